@@ -1,0 +1,31 @@
+"""Named access checks. Views and viewsets call these, never filter by hand."""
+
+from __future__ import annotations
+
+from django.db.models import Model, QuerySet
+from django.http import Http404
+
+from planner.accounts.models import Team
+
+
+def team_of(user) -> Team | None:
+    if not getattr(user, "is_authenticated", False):
+        return None
+    membership = getattr(user, "membership", None)
+    return membership.team if membership is not None else None
+
+
+def visible_to(user, queryset: QuerySet) -> QuerySet:
+    """Rows of ``queryset`` that the user's team owns (nothing for a user without a team)."""
+    team = team_of(user)
+    if team is None:
+        return queryset.none()
+    return queryset.filter(team=team)
+
+
+def get_for_user_or_404(user, queryset: QuerySet, **lookup) -> Model:
+    """One row the user's team owns; another team's row is a 404, never a 403 (no existence leak)."""
+    try:
+        return visible_to(user, queryset).get(**lookup)
+    except queryset.model.DoesNotExist:
+        raise Http404("not found") from None

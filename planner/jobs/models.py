@@ -1,0 +1,51 @@
+"""Jobs: every piece of long work is a row here, driven by a Celery task that gets only the id."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from planner.accounts.models import TeamOwned
+
+
+class Job(TeamOwned):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    ACTIVE = (Status.QUEUED, Status.RUNNING)
+
+    kind = models.CharField(max_length=64, db_index=True, help_text="handler name, e.g. trace.characterise")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    progress = models.FloatField(default=0.0, help_text="0-100")
+    message = models.CharField(max_length=300, blank=True, default="")
+    params = models.JSONField(default=dict, blank=True)
+    result = models.JSONField(default=dict, blank=True, help_text="small summary; big results live on the domain row")
+    last_error = models.JSONField(null=True, blank=True, help_text="{type, message, where, hint}")
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="children")
+    celery_task_id = models.CharField(max_length=64, blank=True, default="")
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} #{self.pk} ({self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in self.ACTIVE
+
+    @property
+    def duration_s(self) -> float | None:
+        if self.started is None:
+            return None
+        end = self.finished
+        if end is None:
+            from django.utils import timezone
+
+            end = timezone.now()
+        return (end - self.started).total_seconds()

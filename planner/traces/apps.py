@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class TracesConfig(AppConfig):
+    name = "planner.traces"
+    label = "traces"

@@ -1,0 +1,21 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from planner import views
+
+urlpatterns = [
+    path("", views.dashboard, name="dashboard"),
+    path("healthz", views.healthz, name="healthz"),
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+    path("api/", include("planner.api.urls")),
+    path("jobs/", include("planner.jobs.urls")),
+    path("traces/", include("planner.traces.urls")),
+    path("hardware/", include("planner.hardware.urls")),
+    path("plans/", include("planner.plans.urls")),
+    path("comparisons/", include("planner.comparisons.urls")),
+    path("simulations/", include("simulations.urls")),
+    path("forecasts/", include("forecasts.urls")),
+]
