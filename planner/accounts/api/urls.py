@@ -1,4 +1,5 @@
-from rest_framework.routers import SimpleRouter
+from django.urls import path
 
-router = SimpleRouter()
-urlpatterns = router.urls
+from planner.accounts.api.views import TokenView
+
+urlpatterns = [path("auth/token/", TokenView.as_view(), name="api-token")]

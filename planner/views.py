@@ -1,0 +1,19 @@
+from django.contrib.auth.decorators import login_required
+from django.db import connection
+from django.http import JsonResponse
+from django.shortcuts import render
+
+from planner.accounts.access import team_of, visible_to
+from planner.jobs.models import Job
+
+
+@login_required
+def dashboard(request):
+    jobs = visible_to(request.user, Job.objects.filter(parent=None))[:10]
+    return render(request, "dashboard.html", {"team": team_of(request.user), "jobs": jobs})
+
+
+def healthz(request):
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+    return JsonResponse({"ok": True})
