@@ -1,0 +1,15 @@
+"""Settings for the test suite: jobs run inline at commit and files go to a temporary directory.
+
+Integration tests (``-m integration``) run with ``JOBS_RUNNER=celery`` plus ``DATABASE_URL`` and
+``REDIS_URL`` in the environment, so the same suite exercises PostgreSQL, Redis and a real worker.
+"""
+
+import os
+import tempfile
+
+os.environ.setdefault("JOBS_RUNNER", "inline")
+os.environ.setdefault("PLANNER_DATA_DIR", tempfile.mkdtemp(prefix="planner-test-"))
+
+from planner.settings import *  # noqa: E402,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
