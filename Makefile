@@ -1,0 +1,50 @@
+# Two commands do everything on a fresh machine:
+#   make run    install, migrate, load the demo data and serve on http://127.0.0.1:8000 (SQLite, in-process jobs)
+#   make test   install, then the whole suite: unit tests, then integration tests on PostgreSQL + Redis + a real
+#               celery worker + headless Chromium (services started if they are stopped)
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: install run serve worker test test-unit test-integration lint bench demo
+
+$(BIN)/.installed: requirements.txt requirements-dev.txt
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -r requirements-dev.txt
+	touch $@
+
+install: $(BIN)/.installed
+
+demo: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py load_demo
+
+run: demo
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+# The PostgreSQL + Redis path: export DATABASE_URL and REDIS_URL (see .env.example), then
+# `make serve` in one shell and `make worker` in another.
+serve: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+worker: install
+	$(BIN)/celery -A planner worker --loglevel=INFO --concurrency=2
+
+test: install
+	bash .ci/test-all
+
+test-unit: install
+	$(BIN)/pytest -m "not integration and not browser" -q
+
+test-integration: install
+	bash .ci/test-integration
+
+lint: install
+	$(BIN)/ruff check .
+
+bench: install
+	for b in tests/benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b | tail -n 1; done
