@@ -1,0 +1,139 @@
+"""Opening a trace file: plain or gzip, with a guard against huge lines and broken streams.
+
+``open_binary`` returns a file object whose ``read`` checks, in bounded memory, that no line is
+longer than ``max_line_bytes`` and converts gzip and decoding failures into ``TraceFormatError``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from planner.ingest.errors import TraceFormatError
+
+GZIP_MAGIC = b"\x1f\x8b"
+DEFAULT_MAX_LINE_BYTES = 1024 * 1024  # 1 MiB: a Mooncake line with 2,000 prefix blocks is ~14 kB
+SNIFF_BYTES = 64 * 1024
+
+
+def is_gzip(path: str | Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(2) == GZIP_MAGIC
+
+
+class GuardedStream(io.RawIOBase):
+    """Wraps a binary stream: counts bytes and lines, rejects over-long lines, names gzip damage."""
+
+    def __init__(self, raw, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, compressed: bool = False,
+                 size_hint: int | None = None) -> None:
+        super().__init__()
+        self._raw = raw
+        self._max = max_line_bytes
+        self._compressed = compressed
+        self._run = 0  # bytes since the last newline
+        self.lines = 0  # complete lines seen so far
+        self.bytes_read = 0
+        self.size_hint = size_hint
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        data = self.read(len(buffer))
+        n = len(data)
+        buffer[:n] = data
+        return n
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            data = self._raw.read(size if size is not None and size >= 0 else 8 * 1024 * 1024)
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            raise TraceFormatError(
+                f"the gzip stream is truncated or corrupt after {self.bytes_read:,} decompressed bytes "
+                f"({exc})",
+                line=self.lines + 1,
+                hint="upload the complete file again, or decompress it and check it with `gzip -t`",
+            ) from None
+        if not data:
+            return b""
+        self._check_lines(data)
+        self.bytes_read += len(data)
+        return data
+
+    def _check_lines(self, data: bytes) -> None:
+        newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+        if newlines.size == 0:
+            self._run += len(data)
+            longest = self._run
+        else:
+            first = self._run + int(newlines[0])
+            inner = int(np.diff(newlines).max()) - 1 if newlines.size > 1 else 0
+            longest = max(first, inner)
+            self.lines += int(newlines.size)
+            self._run = len(data) - int(newlines[-1]) - 1
+            longest = max(longest, self._run)
+        if longest > self._max:
+            raise TraceFormatError(
+                f"a line is longer than {self._max:,} bytes (at least {longest:,}); this is not a "
+                "line-oriented trace or it lacks line breaks",
+                line=self.lines + 1,
+                hint="one request per line; check the file is CSV or JSON lines and not binary or minified JSON",
+            )
+
+    def close(self) -> None:
+        try:
+            self._raw.close()
+        finally:
+            super().close()
+
+
+def open_binary(path: str | Path, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> GuardedStream:
+    path = Path(path)
+    size = path.stat().st_size
+    if is_gzip(path):
+        return GuardedStream(gzip.open(path, "rb"), max_line_bytes=max_line_bytes, compressed=True,
+                             size_hint=size)
+    return GuardedStream(open(path, "rb"), max_line_bytes=max_line_bytes, size_hint=size)
+
+
+def sniff(path: str | Path, n: int = SNIFF_BYTES) -> bytes:
+    """The first ``n`` decompressed bytes (gzip damage in them is reported as such)."""
+    stream = open_binary(path, max_line_bytes=1 << 62)
+    try:
+        out = b""
+        while len(out) < n:
+            block = stream.read(n - len(out))
+            if not block:
+                break
+            out += block
+        return out
+    finally:
+        stream.close()
+
+
+def check_text(head: bytes) -> str:
+    """Decode the sniffed head as UTF-8 text or raise a clear error for binary content."""
+    if not head.strip():
+        raise TraceFormatError("the file is empty", line=1,
+                               hint="upload a CSV with a header row and one request per line, or JSON lines")
+    if b"\x00" in head:
+        raise TraceFormatError(
+            "the file is binary (it contains NUL bytes), not a CSV or JSON-lines trace",
+            line=head[: head.index(b"\x00")].count(b"\n") + 1,
+            hint="upload the trace as text (CSV or JSON lines), optionally gzip-compressed",
+        )
+    try:
+        # A multi-byte character may be cut at the end of the sniffed block.
+        return head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start >= len(head) - 4:
+            return head[: exc.start].decode("utf-8")
+        raise TraceFormatError(
+            f"the file is not UTF-8 text (byte 0x{head[exc.start]:02x} at offset {exc.start})",
+            line=head[: exc.start].count(b"\n") + 1,
+            hint="save the trace as UTF-8 CSV or JSON lines",
+        ) from None
