@@ -1,0 +1,283 @@
+"""SageServe's hourly ILP (paper section 5, Table 2), as published, plus the limits the paper mentions.
+
+Decision: delta[i,j,k], the integer change in instances of model i in region j on GPU type k.
+
+    regional coverage  sum_k (n+delta)[i,j,k] * theta[i,k] >= max_w eps * rho[i,j](w)      for all i, j
+    global coverage    sum_j sum_k (n+delta)[i,j,k] * theta[i,k] >= max_w sum_j rho[i,j](w)  for all i
+    no over-removal    delta[i,j,k] >= -n[i,j,k]
+    objective          min gamma + mu,
+                       gamma = sum_k alpha[k] * sum_{i,j} delta[i,j,k]          (signed, as written)
+                       mu    = sum_{i,j,k} sigma[i,k] * max(0, delta[i,j,k])    (linearised with p >= delta, p >= 0)
+
+rho includes SageServe's buffer beta (section 6.3): beta_fraction (10 %) of the past hour's NIW load of
+(model, region), added to every window. Optional extras the paper mentions but does not formulate
+(spec section 8, row 11): min / max instances per endpoint (model, region), GPU quotas per (region, GPU
+type), and penalised shortfall so an over-constrained hour still returns a plan with the gap named.
+
+Everything is keyed by names (strings) so the simulator can call ``solve_hourly(HourlyInputs(...))``
+every simulated hour without building index arrays. Django-free.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pulp
+
+from planner.optimizer.solver import HAS_SOLUTION, SolverOptions, solve
+
+Key3 = tuple[str, str, str]  # (model, region, gpu)
+Key2 = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class HourlyInputs:
+    """Inputs of one hourly decision. Missing entries mean 0 (n, rho, niw) or "not possible" (theta).
+
+    models, regions, gpus: the index sets (l, r, g in Table 2).
+    n[(model, region, gpu)]: instances running now (int >= 0).
+    rho[(model, region)]: forecast input TPS per window w of the next hour (any number of windows >= 1).
+    theta[(model, gpu)]: input TPS one instance sustains at its SLA; absent or 0 = the model cannot be
+        placed on that GPU type (existing instances there may only be removed).
+    alpha[gpu]: cost of one VM (instance) of that GPU type, e.g. $ per instance-hour.
+    startup_s[(model, gpu)]: average start-up time in seconds; sigma = alpha * startup_s / 3600
+        (paper: "the product of alpha_k with the average start-up time"). ``sigma`` overrides it if given.
+    epsilon: in (0, 1], share of its own peak each region must serve locally (default 1: no reliance on
+        rerouting, the public code's behaviour).
+    niw_past_hour_tps[(model, region)] and beta_fraction: the buffer beta = beta_fraction * NIW load of the
+        past hour (unit: mean NIW input TPS over the past hour, spec section 8 row 14), added to rho.
+    min_instances / max_instances[(model, region)]: bounds on the endpoint's total instances over GPU types.
+    quota_gpus[(region, gpu)] with gpus_per_instance[(model, gpu)] (default 1): sum_i (n+delta)*gpus <= quota.
+    gamma_mode: "signed" (as published: removals earn alpha) or "additions" (alpha only on max(0, delta),
+        spec section 8 row 12); with "additions" a tiny holding cost breaks ties towards fewer instances.
+    shortfall_penalty: None = coverage is hard (an impossible hour is "infeasible"); a number = cost per TPS
+        of uncovered demand, so the solve always returns a plan and reports the shortfall.
+    """
+
+    models: Sequence[str]
+    regions: Sequence[str]
+    gpus: Sequence[str]
+    n: Mapping[Key3, int]
+    rho: Mapping[Key2, Sequence[float]]
+    theta: Mapping[Key2, float]
+    alpha: Mapping[str, float]
+    startup_s: Mapping[Key2, float] = field(default_factory=dict)
+    sigma: Mapping[Key2, float] | None = None
+    epsilon: float = 1.0
+    niw_past_hour_tps: Mapping[Key2, float] = field(default_factory=dict)
+    beta_fraction: float = 0.10
+    min_instances: Mapping[Key2, int] = field(default_factory=dict)
+    max_instances: Mapping[Key2, int] = field(default_factory=dict)
+    quota_gpus: Mapping[Key2, int] = field(default_factory=dict)
+    gpus_per_instance: Mapping[Key2, int] = field(default_factory=dict)
+    regional_coverage: bool = True
+    global_coverage: bool = True
+    gamma_mode: str = "signed"
+    shortfall_penalty: float | None = None
+    options: SolverOptions = field(default_factory=lambda: SolverOptions(time_limit_s=10.0, gap_rel=1e-4))
+
+    def validate(self) -> None:
+        if not (0 < self.epsilon <= 1):
+            raise ValueError(f"epsilon must be in (0, 1], got {self.epsilon}")
+        if self.gamma_mode not in ("signed", "additions"):
+            raise ValueError(f"gamma_mode must be 'signed' or 'additions', got {self.gamma_mode!r}")
+        for name, seq in (("models", self.models), ("regions", self.regions), ("gpus", self.gpus)):
+            if len(set(seq)) != len(seq) or not seq:
+                raise ValueError(f"{name} must be a non-empty list of distinct names")
+        for key, value in self.n.items():
+            if int(value) != value or value < 0:
+                raise ValueError(f"n{key} must be a non-negative integer, got {value}")
+        for key, windows in self.rho.items():
+            if len(windows) == 0:
+                raise ValueError(f"rho{key} has no windows")
+            if any((not math.isfinite(x)) or x < 0 for x in windows):
+                raise ValueError(f"rho{key} must hold finite non-negative TPS values")
+        for gpu in self.gpus:
+            if gpu not in self.alpha:
+                raise ValueError(f"alpha has no cost for GPU type {gpu!r}")
+        if self.shortfall_penalty is not None and self.shortfall_penalty <= 0:
+            raise ValueError("shortfall_penalty must be positive (or None for hard coverage)")
+
+
+@dataclass(frozen=True)
+class HourlyPlan:
+    status: str  # optimal | time_limit | infeasible | no_solution | error (see planner.optimizer.solver)
+    objective: float | None  # gamma + mu (+ shortfall penalty); None without a solution
+    gamma: float | None
+    mu: float | None
+    delta: dict[Key3, int]  # only non-zero changes
+    instances: dict[Key3, int]  # n + delta, only non-zero counts
+    per_endpoint_delta: dict[Key2, int]  # delta summed over GPU types: what the paper's scaler receives
+    demand_tps: dict[Key2, float]  # max_w rho (+ beta): the peak each endpoint plans for
+    capacity_tps: dict[Key2, float]  # sum_k (n+delta) theta after the change
+    rerouted_tps: dict[Key2, float]  # peak demand above local capacity, to be served elsewhere (eps < 1)
+    shortfall_tps: dict[str, float]  # uncovered peak TPS (shortfall_penalty only): "model@region" / "model"
+    solve_time_s: float  # the solver call
+    build_time_s: float  # building the PuLP model
+    gap: float | None
+    solver: str
+    detail: str
+
+    @property
+    def ok(self) -> bool:
+        return self.status in HAS_SOLUTION
+
+    def target(self, model: str, region: str) -> int:
+        """Instances the endpoint should have after this hour's change (all GPU types)."""
+        return sum(v for (i, j, _k), v in self.instances.items() if i == model and j == region)
+
+
+def sigma_of(inputs: HourlyInputs, model: str, gpu: str) -> float:
+    if inputs.sigma is not None and (model, gpu) in inputs.sigma:
+        return float(inputs.sigma[(model, gpu)])
+    return float(inputs.alpha[gpu]) * float(inputs.startup_s.get((model, gpu), 0.0)) / 3600.0
+
+
+def planned_demand(inputs: HourlyInputs) -> tuple[dict[Key2, float], dict[str, float]]:
+    """(max_w rho[i,j](w) + beta[i,j] per endpoint, max_w sum_j (rho+beta)[i,j](w) per model).
+
+    Windows of different endpoints are aligned by position; a shorter series is padded with its last
+    value. The global peak is the peak of the sum, which can be lower than the sum of the peaks.
+    """
+    local: dict[Key2, float] = {}
+    global_: dict[str, float] = {}
+    for i in inputs.models:
+        series = []
+        for j in inputs.regions:
+            windows = [float(x) for x in inputs.rho.get((i, j), [0.0])]
+            beta = inputs.beta_fraction * float(inputs.niw_past_hour_tps.get((i, j), 0.0))
+            windows = [x + beta for x in windows]
+            local[(i, j)] = max(windows)
+            series.append(windows)
+        width = max(len(s) for s in series)
+        totals = [sum(s[min(w, len(s) - 1)] for s in series) for w in range(width)]
+        global_[i] = max(totals)
+    return local, global_
+
+
+def solve_hourly(inputs: HourlyInputs) -> HourlyPlan:
+    """Solve one hourly decision. Raises ValueError only for malformed inputs, never for a hard hour."""
+    inputs.validate()
+    started = time.perf_counter()
+    models, regions, gpus = list(inputs.models), list(inputs.regions), list(inputs.gpus)
+    local_peak, global_peak = planned_demand(inputs)
+    prob = pulp.LpProblem("sageserve_hourly", pulp.LpMinimize)
+
+    delta: dict[Key3, pulp.LpVariable] = {}
+    plus: dict[Key3, pulp.LpVariable] = {}
+    n_of: dict[Key3, int] = {}
+    for a, i in enumerate(models):
+        for b, j in enumerate(regions):
+            for c, k in enumerate(gpus):
+                n = int(inputs.n.get((i, j, k), 0))
+                theta = float(inputs.theta.get((i, k), 0.0))
+                if theta <= 0 and n == 0:
+                    continue  # not placeable and nothing to remove
+                up = None if theta > 0 else 0  # a model that cannot run on k may only shrink there
+                key = (i, j, k)
+                n_of[key] = n
+                delta[key] = pulp.LpVariable(f"d_{a}_{b}_{c}", lowBound=-n, upBound=up, cat=pulp.LpInteger)
+                plus[key] = pulp.LpVariable(f"p_{a}_{b}_{c}", lowBound=0)  # p >= max(0, delta); = at optimum
+                prob += plus[key] - delta[key] >= 0, f"plus_{a}_{b}_{c}"
+
+    def theta_of(i: str, k: str) -> float:
+        return float(inputs.theta.get((i, k), 0.0))
+
+    # shortfall slacks (only with shortfall_penalty): "model@region" for regional, "model" for global
+    short: dict[str, pulp.LpVariable] = {}
+    soft = inputs.shortfall_penalty is not None
+
+    for a, i in enumerate(models):
+        if inputs.regional_coverage:
+            for b, j in enumerate(regions):
+                need = inputs.epsilon * local_peak[(i, j)]
+                if need <= 0:
+                    continue
+                keys = [(i, j, k) for k in gpus if (i, j, k) in delta and theta_of(i, k) > 0]
+                have = sum(n_of[key] * theta_of(i, key[2]) for key in keys)
+                expr = pulp.lpSum(theta_of(i, key[2]) * delta[key] for key in keys)
+                if soft:
+                    short[f"{i}@{j}"] = pulp.LpVariable(f"lshort_{a}_{b}", lowBound=0)
+                    expr = expr + short[f"{i}@{j}"]
+                # with no placeable GPU type and hard coverage this row reads 0 >= need: infeasible
+                prob += expr >= need - have, f"local_{a}_{b}"
+        if inputs.global_coverage and global_peak[i] > 0:
+            keys = [key for key in delta if key[0] == i and theta_of(i, key[2]) > 0]
+            have = sum(n_of[key] * theta_of(i, key[2]) for key in keys)
+            expr = pulp.lpSum(theta_of(i, key[2]) * delta[key] for key in keys)
+            if soft:
+                short[i] = pulp.LpVariable(f"gshort_{a}", lowBound=0)
+                expr = expr + short[i]
+            prob += expr >= global_peak[i] - have, f"global_{a}"
+
+    for b, j in enumerate(regions):
+        for a, i in enumerate(models):
+            keys = [(i, j, k) for k in gpus if (i, j, k) in delta]
+            total = pulp.lpSum(delta[key] for key in keys)
+            have = sum(n_of[key] for key in keys)
+            if (i, j) in inputs.min_instances:
+                lo = int(inputs.min_instances[(i, j)])
+                if lo > 0:
+                    prob += total >= lo - have, f"min_{a}_{b}"
+            if (i, j) in inputs.max_instances:
+                prob += total <= int(inputs.max_instances[(i, j)]) - have, f"max_{a}_{b}"
+        for c, k in enumerate(gpus):
+            if (j, k) in inputs.quota_gpus:
+                keys = [(i, j, k) for i in models if (i, j, k) in delta]
+                gpi = {key: int(inputs.gpus_per_instance.get((key[0], k), 1)) for key in keys}
+                used = sum(gpi[key] * n_of[key] for key in keys)
+                prob += (
+                    pulp.lpSum(gpi[key] * delta[key] for key in keys) <= int(inputs.quota_gpus[(j, k)]) - used,
+                    f"quota_{b}_{c}",
+                )
+
+    if inputs.gamma_mode == "signed":
+        gamma_expr = pulp.lpSum(float(inputs.alpha[key[2]]) * delta[key] for key in delta)
+    else:
+        gamma_expr = pulp.lpSum(float(inputs.alpha[key[2]]) * plus[key] for key in delta)
+        # tie-break: a holding cost 1e-6 * alpha per instance so surplus instances are released
+        gamma_expr = gamma_expr + pulp.lpSum(1e-6 * float(inputs.alpha[key[2]]) * delta[key] for key in delta)
+    mu_expr = pulp.lpSum(sigma_of(inputs, key[0], key[2]) * plus[key] for key in delta)
+    objective = gamma_expr + mu_expr
+    if short:
+        objective = objective + pulp.lpSum(float(inputs.shortfall_penalty) * v for v in short.values())
+    prob += objective
+    build_time = time.perf_counter() - started
+
+    info = solve(prob, inputs.options)
+    if not info.has_solution:
+        return HourlyPlan(
+            status=info.status, objective=None, gamma=None, mu=None, delta={}, instances={},
+            per_endpoint_delta={}, demand_tps=local_peak, capacity_tps={}, rerouted_tps={}, shortfall_tps={},
+            solve_time_s=info.solve_time_s, build_time_s=build_time, gap=info.gap_rel, solver=info.solver,
+            detail=info.detail,
+        )
+
+    d_val = {key: int(round(var.varValue or 0.0)) for key, var in delta.items()}
+    instances = {key: n_of[key] + d for key, d in d_val.items() if n_of[key] + d}
+    per_endpoint: dict[Key2, int] = {}
+    capacity: dict[Key2, float] = {(i, j): 0.0 for i in models for j in regions}
+    for (i, j, k), d in d_val.items():
+        per_endpoint[(i, j)] = per_endpoint.get((i, j), 0) + d
+        capacity[(i, j)] += (n_of[(i, j, k)] + d) * theta_of(i, k)
+    gamma = sum(float(inputs.alpha[k]) * d for (_i, _j, k), d in d_val.items())
+    if inputs.gamma_mode == "additions":
+        gamma = sum(float(inputs.alpha[k]) * max(0, d) for (_i, _j, k), d in d_val.items())
+    mu = sum(sigma_of(inputs, i, k) * max(0, d) for (i, _j, k), d in d_val.items())
+    rerouted = {key: max(0.0, local_peak[key] - capacity[key]) for key in capacity if local_peak[key] > capacity[key] + 1e-9}
+    shortfall: dict[str, float] = {}
+    for name, var in short.items():
+        value = float(var.varValue or 0.0)
+        if value > 1e-6:
+            shortfall[name] = value
+    return HourlyPlan(
+        status=info.status, objective=info.objective, gamma=gamma, mu=mu,
+        delta={k: v for k, v in d_val.items() if v}, instances=instances,
+        per_endpoint_delta={k: v for k, v in per_endpoint.items() if v}, demand_tps=local_peak,
+        capacity_tps=capacity, rerouted_tps=rerouted, shortfall_tps=shortfall,
+        solve_time_s=info.solve_time_s, build_time_s=build_time, gap=info.gap_rel, solver=info.solver,
+        detail=info.detail,
+    )

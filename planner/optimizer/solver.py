@@ -1,0 +1,146 @@
+"""Running a PuLP model with an explicit solver, time limit and gap, and reading back an honest status.
+
+HiGHS (through PuLP's in-process ``HiGHS`` API, i.e. highspy) is the default; CBC (``PULP_CBC_CMD``) is
+the alternative. PuLP maps HiGHS's "time limit reached" to ``LpStatusOptimal`` with
+``sol_status = LpSolutionIntegerFeasible``: we never call that "optimal". Our status is one of
+
+- ``optimal``     proven optimal, or stopped because the relative gap fell under ``gap_rel``
+- ``time_limit``  stopped by the time limit with a feasible incumbent (its gap is reported)
+- ``infeasible``  the solver proved there is no solution
+- ``no_solution`` stopped (time limit or error) before any feasible solution was found
+- ``error``       anything else (unbounded, solver failure)
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import pulp
+
+OPTIMAL = "optimal"
+TIME_LIMIT = "time_limit"
+INFEASIBLE = "infeasible"
+NO_SOLUTION = "no_solution"
+ERROR = "error"
+HAS_SOLUTION = (OPTIMAL, TIME_LIMIT)
+
+SOLVERS = ("highs", "cbc")
+
+
+@dataclass(frozen=True)
+class SolverOptions:
+    """Which solver, and when to stop. Every solve has both a time limit and a gap."""
+
+    solver: str = "highs"  # "highs" (highspy, default) or "cbc"
+    time_limit_s: float = 30.0
+    gap_rel: float = 1e-4  # stop when (incumbent - bound) / |incumbent| <= gap_rel
+    threads: int | None = 1  # the machine is shared; HiGHS's MIP is mostly serial anyway
+    msg: bool = False
+
+    def __post_init__(self) -> None:
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+        if not (self.time_limit_s > 0 and math.isfinite(self.time_limit_s)):
+            raise ValueError(f"time_limit_s must be a positive finite number, got {self.time_limit_s!r}")
+        if not (0 <= self.gap_rel < 1):
+            raise ValueError(f"gap_rel must be in [0, 1), got {self.gap_rel!r}")
+
+
+@dataclass(frozen=True)
+class SolveInfo:
+    status: str  # one of the constants above
+    solver: str
+    objective: float | None
+    best_bound: float | None
+    gap_rel: float | None  # relative MIP gap at the end (0 when proven optimal), None when unknown
+    solve_time_s: float  # wall time of the solver call (model hand-over included)
+    detail: str  # the solver's own words for its status
+
+    @property
+    def has_solution(self) -> bool:
+        return self.status in HAS_SOLUTION
+
+
+def solve(problem: pulp.LpProblem, options: SolverOptions) -> SolveInfo:
+    """Solve ``problem`` in place and return what happened. Never raises for an unsolvable model."""
+    if options.solver == "highs":
+        return _solve_highs(problem, options)
+    return _solve_cbc(problem, options)
+
+
+def _solve_highs(problem: pulp.LpProblem, options: SolverOptions) -> SolveInfo:
+    import highspy
+
+    kwargs: dict = {"msg": options.msg, "timeLimit": options.time_limit_s, "gapRel": options.gap_rel}
+    if options.threads:
+        kwargs["threads"] = options.threads
+    solver = pulp.HiGHS(**kwargs)
+    started = time.perf_counter()
+    try:
+        problem.solve(solver)
+    except pulp.PulpSolverError as exc:
+        return SolveInfo(ERROR, "highs", None, None, None, time.perf_counter() - started, str(exc))
+    elapsed = time.perf_counter() - started
+    h = problem.solverModel
+    model_status = h.getModelStatus()
+    detail = h.modelStatusToString(model_status)
+    info = h.getInfo()
+    S = highspy.HighsModelStatus
+    has_primal = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    offset = float(problem.objective.constant) if problem.objective is not None else 0.0  # PuLP drops it
+    objective = h.getObjectiveValue() + offset if has_primal else None
+    is_mip = any(v.cat == pulp.LpInteger for v in problem.variables())
+    bound = info.mip_dual_bound + offset if is_mip else objective
+    gap = _gap(objective, bound) if is_mip else (0.0 if objective is not None else None)
+    if model_status == S.kOptimal:
+        status = OPTIMAL
+        gap = gap if gap is not None else 0.0
+    elif model_status in (S.kInfeasible, S.kUnboundedOrInfeasible):
+        status = INFEASIBLE
+    elif model_status in (S.kTimeLimit, S.kIterationLimit, S.kInterrupt, S.kSolutionLimit):
+        status = TIME_LIMIT if has_primal else NO_SOLUTION
+        if status == TIME_LIMIT and gap is not None and gap <= options.gap_rel:
+            status = OPTIMAL  # the gap target was met exactly as the clock ran out
+    else:
+        status = ERROR
+    return SolveInfo(status, "highs", objective, bound, gap, elapsed, detail)
+
+
+def _solve_cbc(problem: pulp.LpProblem, options: SolverOptions) -> SolveInfo:
+    kwargs: dict = {"msg": options.msg, "timeLimit": options.time_limit_s, "gapRel": options.gap_rel}
+    if options.threads:
+        kwargs["threads"] = options.threads
+    solver = pulp.PULP_CBC_CMD(**kwargs)
+    started = time.perf_counter()
+    try:
+        problem.solve(solver)
+    except pulp.PulpSolverError as exc:
+        return SolveInfo(ERROR, "cbc", None, None, None, time.perf_counter() - started, str(exc))
+    elapsed = time.perf_counter() - started
+    st, sol = problem.status, problem.sol_status
+    detail = f"{pulp.LpStatus.get(st, st)} / solution status {pulp.LpSolution.get(sol, sol)}"
+    objective = pulp.value(problem.objective) if sol in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible) else None
+    if st == pulp.LpStatusOptimal and sol == pulp.LpSolutionOptimal:
+        status = OPTIMAL
+    elif st == pulp.LpStatusOptimal and sol == pulp.LpSolutionIntegerFeasible:
+        status = TIME_LIMIT  # CBC's command line does not report its final bound through PuLP
+    elif st == pulp.LpStatusInfeasible:
+        status = INFEASIBLE
+    elif st == pulp.LpStatusNotSolved:
+        status = NO_SOLUTION
+    else:
+        status = ERROR
+    gap = 0.0 if status == OPTIMAL else None
+    bound = objective if status == OPTIMAL else None
+    return SolveInfo(status, "cbc", objective, bound, gap, elapsed, detail)
+
+
+def _gap(objective: float | None, bound: float | None) -> float | None:
+    if objective is None or bound is None or not math.isfinite(bound):
+        return None
+    diff = abs(objective - bound)
+    if diff <= 1e-9:
+        return 0.0
+    return diff / max(abs(objective), 1e-9)
