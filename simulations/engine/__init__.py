@@ -1,0 +1,28 @@
+"""Django-free fleet simulator for LLM serving (SageServe-style multi-region fleets).
+
+    from simulations.engine import parse_scenario, build_workload, simulate
+    scenario = parse_scenario(json.load(open("fixtures/scenarios/code_anchor.json")))
+    result = simulate(scenario)          # SimulationResult; result.to_dict() is JSON-able
+"""
+
+from __future__ import annotations
+
+import time
+
+from simulations.engine.config import DeploymentSpec, ScenarioError  # noqa: F401
+from simulations.engine.metrics import SimulationResult, build_result
+from simulations.engine.scenario import Scenario, build_workload, parse_scenario  # noqa: F401
+from simulations.engine.workload import Workload  # noqa: F401
+
+
+def simulate(scenario: Scenario, workload: Workload | None = None, *, progress=None) -> SimulationResult:
+    """Run one scenario. ``progress(fraction, message)`` is called by simulated time (may raise to cancel)."""
+    from simulations.engine.loop import Simulator
+
+    start = time.perf_counter()
+    if workload is None:
+        workload = build_workload(scenario)
+    sim = Simulator(scenario, workload, progress=progress)
+    sim.run()
+    wall = time.perf_counter() - start
+    return build_result(sim, wall)

@@ -1,0 +1,242 @@
+"""Frozen, typed configuration of one simulation run (Django-free).
+
+A scenario dict (see docs/simulator.md) is parsed into these dataclasses by
+``parse_scenario``; every validation failure raises ``ScenarioError`` naming the field.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+TIERS = ("IW-F", "IW-N", "NIW")
+TIER_INDEX = {name: i for i, name in enumerate(TIERS)}
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot run: ``field`` is the dotted path of the offending value."""
+
+    def __init__(self, field_path: str, message: str) -> None:
+        super().__init__(f"{field_path}: {message}")
+        self.field = field_path
+        self.message = message
+
+
+def _num(d: dict, key: str, where: str, default: Any = None, *, minimum: float | None = None) -> float:
+    value = d.get(key, default)
+    if value is None:
+        raise ScenarioError(f"{where}.{key}", "is required")
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ScenarioError(f"{where}.{key}", f"must be a number, got {value!r}") from None
+    if not math.isfinite(value):
+        raise ScenarioError(f"{where}.{key}", "must be finite")
+    if minimum is not None and value < minimum:
+        raise ScenarioError(f"{where}.{key}", f"must be >= {minimum}, got {value}")
+    return value
+
+
+def _int(d: dict, key: str, where: str, default: Any = None, *, minimum: int | None = None) -> int:
+    value = _num(d, key, where, default, minimum=minimum)
+    if value != int(value):
+        raise ScenarioError(f"{where}.{key}", f"must be an integer, got {value}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class PrefillCoeffs:
+    c0: float
+    c1: float
+    c2: float = 0.0
+
+
+@dataclass(frozen=True)
+class DecodeCoeffs:
+    c0: float
+    c_batch: float
+    c_ctx: float
+
+
+@dataclass(frozen=True)
+class StartupDelays:
+    vm_acquire_s: float = 155.0
+    load_same_region_s: float = 600.0
+    load_cross_region_s: float = 7200.0
+    spot_reclaim_s: float = 65.0
+
+
+@dataclass(frozen=True)
+class DeploymentSpec:
+    """One instance type: a model on the GPUs of one hardware profile (contract format, seconds)."""
+
+    name: str
+    model: str
+    gpu: str
+    tp: int
+    gpus_per_instance: int
+    weights_gb: float
+    kv_capacity_tokens: int
+    max_batch_size: int
+    max_batch_tokens: int
+    prefill: PrefillCoeffs
+    decode: DecodeCoeffs
+    theta_tps: float = 0.0
+    startup: StartupDelays = field(default_factory=StartupDelays)
+    price_per_instance_hour: dict = field(default_factory=lambda: {"on_demand": 98.32})
+    estimated: bool = False
+
+    @classmethod
+    def from_dict(cls, d: dict, where: str = "deployment") -> DeploymentSpec:
+        if not isinstance(d, dict):
+            raise ScenarioError(where, "must be an object (contract deployment spec) or a catalogue name")
+        for key in ("prefill", "decode"):
+            if not isinstance(d.get(key), dict):
+                raise ScenarioError(f"{where}.{key}", "is required: an object of latency coefficients")
+        pre, dec = d["prefill"], d["decode"]
+        st = d.get("startup") or {}
+        if not isinstance(st, dict):
+            raise ScenarioError(f"{where}.startup", "must be an object")
+        name = str(d.get("name") or f"{d.get('model', 'model')}/{d.get('gpu', 'gpu')}/tp{d.get('tp', 1)}")
+        price = d.get("price_per_instance_hour") or {"on_demand": 98.32}
+        if not isinstance(price, dict):
+            raise ScenarioError(f"{where}.price_per_instance_hour", "must be an object like {\"on_demand\": 98.32}")
+        spec = cls(
+            name=name,
+            model=str(d.get("model") or name.split("/")[0]),
+            gpu=str(d.get("gpu") or ""),
+            tp=_int(d, "tp", where, 1, minimum=1),
+            gpus_per_instance=_int(d, "gpus_per_instance", where, d.get("tp", 1), minimum=1),
+            weights_gb=_num(d, "weights_gb", where, 0.0, minimum=0.0),
+            kv_capacity_tokens=_int(d, "kv_capacity_tokens", where, minimum=1),
+            max_batch_size=_int(d, "max_batch_size", where, 256, minimum=1),
+            max_batch_tokens=_int(d, "max_batch_tokens", where, 8192, minimum=1),
+            prefill=PrefillCoeffs(
+                c0=_num(pre, "c0", f"{where}.prefill", minimum=0.0),
+                c1=_num(pre, "c1", f"{where}.prefill", minimum=0.0),
+                c2=_num(pre, "c2", f"{where}.prefill", 0.0, minimum=0.0),
+            ),
+            decode=DecodeCoeffs(
+                c0=_num(dec, "c0", f"{where}.decode", minimum=0.0),
+                c_batch=_num(dec, "c_batch", f"{where}.decode", minimum=0.0),
+                c_ctx=_num(dec, "c_ctx", f"{where}.decode", minimum=0.0),
+            ),
+            theta_tps=_num(d, "theta_tps", where, 0.0, minimum=0.0),
+            startup=StartupDelays(
+                vm_acquire_s=_num(st, "vm_acquire_s", f"{where}.startup", 155.0, minimum=0.0),
+                load_same_region_s=_num(st, "load_same_region_s", f"{where}.startup", 600.0, minimum=0.0),
+                load_cross_region_s=_num(st, "load_cross_region_s", f"{where}.startup", 7200.0, minimum=0.0),
+                spot_reclaim_s=_num(st, "spot_reclaim_s", f"{where}.startup", 65.0, minimum=0.0),
+            ),
+            price_per_instance_hour={str(k): float(v) for k, v in price.items()},
+            estimated=bool(d.get("estimated", False)),
+        )
+        if spec.prefill.c0 + spec.prefill.c1 <= 0:
+            raise ScenarioError(f"{where}.prefill", "c0 and c1 cannot both be 0 (prefill would take no time)")
+        if spec.decode.c0 + spec.decode.c_batch <= 0:
+            raise ScenarioError(f"{where}.decode", "c0 and c_batch cannot both be 0 (decode would take no time)")
+        return spec
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name, "model": self.model, "gpu": self.gpu, "tp": self.tp,
+            "gpus_per_instance": self.gpus_per_instance, "weights_gb": self.weights_gb,
+            "kv_capacity_tokens": self.kv_capacity_tokens, "max_batch_size": self.max_batch_size,
+            "max_batch_tokens": self.max_batch_tokens,
+            "prefill": {"c0": self.prefill.c0, "c1": self.prefill.c1, "c2": self.prefill.c2},
+            "decode": {"c0": self.decode.c0, "c_batch": self.decode.c_batch, "c_ctx": self.decode.c_ctx},
+            "theta_tps": self.theta_tps,
+            "startup": {"vm_acquire_s": self.startup.vm_acquire_s,
+                        "load_same_region_s": self.startup.load_same_region_s,
+                        "load_cross_region_s": self.startup.load_cross_region_s,
+                        "spot_reclaim_s": self.startup.spot_reclaim_s},
+            "price_per_instance_hour": dict(self.price_per_instance_hour), "estimated": self.estimated,
+        }
+
+    @property
+    def on_demand_price(self) -> float:
+        return float(self.price_per_instance_hour.get("on_demand", 0.0))
+
+
+@dataclass(frozen=True)
+class EndpointConfig:
+    """A (region, model) endpoint: its deployment and instance bounds.
+
+    ``pool`` is "all" for a unified endpoint, or "iw" / "niw" for the siloed pools.
+    """
+
+    region: str
+    model: str
+    deployment: DeploymentSpec
+    initial: int = 2
+    min_instances: int = 1
+    max_instances: int = 1_000_000
+    pool: str = "all"
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.region, self.model, self.pool)
+
+
+@dataclass(frozen=True)
+class SLOConfig:
+    """Per-tier targets: TTFT deadline (seconds) for IW tiers, completion deadline for NIW."""
+
+    ttft_s: dict = field(default_factory=lambda: {"IW-F": 1.0, "IW-N": 60.0, "NIW": 86400.0})
+    e2e_s: dict = field(default_factory=lambda: {"IW-F": math.inf, "IW-N": math.inf, "NIW": 86400.0})
+    percentile: float = 95.0
+
+
+@dataclass(frozen=True)
+class NetworkConfig:
+    """Inter-region latency: a discrete mixture ``[(prob, low_s, high_s), ...]`` (uniform within a bin).
+
+    Default after SageServe 7.1: 90% under 500 ms, 8% 0.5-2.5 s, 2% at 2.5 s. Applied to requests served
+    outside their origin region (``apply_to="cross_region"``) or to all requests (``"all"``).
+    """
+
+    bins: tuple = ((0.90, 0.05, 0.5), (0.08, 0.5, 2.5), (0.02, 2.5, 2.5))
+    apply_to: str = "cross_region"
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    autoscaler: str = "static"
+    autoscaler_params: dict = field(default_factory=dict)
+    region_router: str = "sageserve"
+    endpoint_router: str = "least-utilised"
+    instance_router: str = "jsq-tokens"
+    scheduler: str = "fcfs"
+    scheduler_params: dict = field(default_factory=dict)
+    region_threshold: float = 0.70
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    mode: str = "fast"  # "fast" (analytic multi-iteration steps) or "reference" (every iteration)
+    chunked_prefill: bool = False
+    timeline_step_s: float = 60.0
+    max_time_s: float = math.inf  # stop simulating after this simulated time (unfinished = dropped)
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class RegionConfig:
+    name: str
+    spot_pool: dict = field(default_factory=dict)  # model -> donated instances available to reclaim
+    vm_capacity: int = 0  # extra VMs that can be acquired fresh (instances), beyond the spot pool
+
+
+@dataclass(frozen=True)
+class FleetConfig:
+    regions: tuple[RegionConfig, ...]
+    endpoints: tuple[EndpointConfig, ...]
+    network: NetworkConfig = field(default_factory=NetworkConfig)
+
+    @property
+    def region_names(self) -> list[str]:
+        return [r.name for r in self.regions]
+
+    def with_endpoints(self, endpoints) -> FleetConfig:
+        return replace(self, endpoints=tuple(endpoints))

@@ -1,0 +1,145 @@
+"""Fleet entities: regions -> endpoints -> instances. Plain mutable objects with __slots__.
+
+Request state is not here: requests live in flat per-field lists/arrays owned by the simulator,
+indexed by request id (rid), so an instance only holds rids.
+"""
+
+from __future__ import annotations
+
+from simulations.engine.config import DeploymentSpec, EndpointConfig
+
+# Instance life-cycle states
+PROVISIONING, SERVING, DRAINING, RELEASED = 0, 1, 2, 3
+STATE_NAMES = {PROVISIONING: "provisioning", SERVING: "serving", DRAINING: "draining", RELEASED: "released"}
+
+# What the instance is doing between two events
+IDLE, PREFILL, DECODE = 0, 1, 2
+
+
+class Instance:
+    """One model copy on the GPUs of one deployment. Iteration-level continuous batching state.
+
+    Running requests use a virtual decode clock ``it`` (decode iterations done so far): a request that
+    joined with context ``ctx`` at clock ``j`` has context ``ctx + (it - j)``; so the batch context is
+    ``S + B * it`` with ``S`` the sum of ``ctx - j`` over the batch, and its last token comes at clock
+    ``fin`` (kept in a heap).
+    """
+
+    __slots__ = (
+        "iid", "endpoint", "spec", "state", "cap", "max_b", "max_bt", "pc0", "pc1", "pc2", "dc0", "dcb", "dcc",
+        "waiting", "running", "fin_heap", "B", "S", "it", "kv", "work", "phase", "seg_t0", "seg_n", "seg_d0",
+        "seg_B", "seg_end", "version", "batch", "busy_s", "t_requested", "t_ready", "t_released", "source",
+        "rr", "donate_on_release", "grow",
+    )
+
+    def __init__(self, iid: int, endpoint: Endpoint, t_requested: float, t_ready: float, source: str) -> None:
+        spec: DeploymentSpec = endpoint.spec
+        self.iid = iid
+        self.endpoint = endpoint
+        self.spec = spec
+        self.state = PROVISIONING
+        self.cap = spec.kv_capacity_tokens
+        self.max_b = spec.max_batch_size
+        self.max_bt = spec.max_batch_tokens
+        self.pc0, self.pc1, self.pc2 = spec.prefill.c0, spec.prefill.c1, spec.prefill.c2
+        self.dc0, self.dcb, self.dcc = spec.decode.c0, spec.decode.c_batch, spec.decode.c_ctx
+        self.waiting: list = []  # heap of (key, seq, rid)
+        self.running: dict = {}  # rid -> ctx offset (ctx - join clock)
+        self.fin_heap: list = []  # heap of (fin clock, rid); stale entries skipped lazily
+        self.B = 0
+        self.S = 0
+        self.it = 0
+        self.kv = 0  # KV tokens in use at the last update (what routers and autoscalers see)
+        self.work = 0  # remaining tokens to process (unprefilled prompt + remaining output), for JSQ
+        self.phase = IDLE
+        self.seg_t0 = 0.0
+        self.seg_n = 0
+        self.seg_d0 = 0.0
+        self.seg_B = 0
+        self.seg_end = 0.0
+        self.version = 0
+        self.batch: list = []
+        self.busy_s = 0.0
+        self.t_requested = t_requested
+        self.t_ready = t_ready
+        self.t_released = float("nan")
+        self.source = source
+        self.rr = 0
+        self.donate_on_release = True
+        self.grow = 0.0  # KV growth rate (tokens/s) this instance adds to its endpoint's signal during a decode run
+
+    @property
+    def queue_len(self) -> int:
+        return len(self.waiting)
+
+    @property
+    def utilisation(self) -> float:
+        return self.kv / self.cap
+
+    def __repr__(self) -> str:
+        return f"<Instance {self.iid} {self.endpoint.name} state={self.state} B={self.B} q={len(self.waiting)}>"
+
+
+class Endpoint:
+    """A (region, model[, pool]) endpoint: the serving instances and the aggregate load signal."""
+
+    __slots__ = ("eid", "config", "spec", "region", "region_idx", "model", "model_idx", "pool", "serving",
+                 "provisioning", "draining", "kv_sum", "cap_sum", "backlog", "rr", "last_scale_t", "name",
+                 "min_instances", "max_instances", "state", "grow_rate", "grow_base", "clock")
+
+    def __init__(self, eid: int, config: EndpointConfig, region_idx: int, model_idx: int) -> None:
+        self.eid = eid
+        self.config = config
+        self.spec = config.deployment
+        self.region = config.region
+        self.region_idx = region_idx
+        self.model = config.model
+        self.model_idx = model_idx
+        self.pool = config.pool
+        self.serving: list[Instance] = []
+        self.provisioning: list[Instance] = []
+        self.draining: list[Instance] = []
+        self.kv_sum = 0
+        self.cap_sum = 0
+        self.backlog: list[int] = []  # rids that arrived while no instance was serving
+        self.rr = 0
+        self.last_scale_t = -1e18
+        self.min_instances = config.min_instances
+        self.max_instances = config.max_instances
+        self.name = f"{config.region}/{config.model}" + ("" if config.pool == "all" else f"/{config.pool}")
+        self.state: dict = {}  # free-form per-policy state (autoscalers may keep things here)
+        # KV grows by B tokens per decode iteration between events; the signal interpolates it linearly:
+        # kv(t) = kv_sum + grow_rate * t - grow_base
+        self.grow_rate = 0.0
+        self.grow_base = 0.0
+        self.clock = None  # the simulator (for .now)
+
+    @property
+    def utilisation(self) -> float:
+        """Effective memory utilisation now: KV in use / KV capacity over serving instances (weights excluded)."""
+        return self.util_at(self.clock.now if self.clock is not None else 0.0)
+
+    def util_at(self, t: float) -> float:
+        if not self.cap_sum:
+            return 1.0
+        return (self.kv_sum + self.grow_rate * t - self.grow_base) / self.cap_sum
+
+    @property
+    def n_serving(self) -> int:
+        return len(self.serving)
+
+    @property
+    def n_provisioning(self) -> int:
+        return len(self.provisioning)
+
+    @property
+    def n_active(self) -> int:
+        return len(self.serving) + len(self.provisioning)
+
+    @property
+    def queue_len(self) -> int:
+        return sum(len(i.waiting) for i in self.serving) + sum(len(i.waiting) for i in self.draining) + len(
+            self.backlog)
+
+    def __repr__(self) -> str:
+        return f"<Endpoint {self.name} serving={len(self.serving)} prov={len(self.provisioning)}>"

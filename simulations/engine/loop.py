@@ -1,0 +1,587 @@
+"""The discrete-event loop: arrivals, routing, iteration-level batching, life cycle, control ticks.
+
+Heap entries are ``(time, seq, kind, obj, version)`` with a per-run counter ``seq`` (deterministic
+tie-breaks, no globals). Arrivals are not pushed: the loop merges the sorted arrival array with the heap.
+
+Fast mode: between two events an instance's decode batch is fixed, so a whole run of decode iterations
+(until the next completion or KV exhaustion) is one event whose duration is summed analytically:
+iteration k of a run lasts d0 + c_ctx * B * k, so n iterations last n*d0 + c_ctx*B*n(n-1)/2. A request
+reaching a decoding instance truncates the run at the end of the iteration in progress (the earliest
+point a continuous-batching scheduler could admit it). Reference mode steps every decode iteration as
+its own event; both modes share all other code.
+"""
+
+from __future__ import annotations
+
+import math
+from heapq import heappop, heappush
+
+import numpy as np
+
+from simulations.engine.config import TIER_INDEX, TIERS
+from simulations.engine.entities import (
+    DECODE, DRAINING, IDLE, PREFILL, PROVISIONING, RELEASED, SERVING, Endpoint, Instance,
+)
+from simulations.engine.policies import get_policy
+from simulations.engine.policies.registry import PolicyKind
+
+EV_INST, EV_DELIVER, EV_READY, EV_TICK, EV_SAMPLE = 0, 1, 2, 3, 4
+NIW = TIER_INDEX["NIW"]
+NAN = float("nan")
+
+
+def iters_done(inst: Instance, t: float) -> int:
+    """Decode iterations of the current run completed by time t (exact, from the run's quadratic)."""
+    d0 = inst.seg_d0
+    a = inst.dcc * inst.seg_B * 0.5
+    e = t - inst.seg_t0
+    if e <= 0:
+        return 0
+    if a > 0:
+        b = d0 - a
+        k = int((-b + math.sqrt(b * b + 4 * a * e)) / (2 * a))
+    else:
+        k = int(e / d0)
+    while k > 0 and k * d0 + a * k * (k - 1) > e:  # float rounding
+        k -= 1
+    while (k + 1) * d0 + a * (k + 1) * k <= e:
+        k += 1
+    n = inst.seg_n
+    return k if k < n else n
+
+
+def work_now(inst: Instance, t: float) -> int:
+    """Remaining tokens at time t, counting decode iterations completed inside the current run."""
+    if inst.phase == DECODE and inst.seg_n > 1:
+        return inst.work - inst.seg_B * iters_done(inst, t)
+    return inst.work
+
+
+class Simulator:
+    """One run. Build with a parsed Scenario and a Workload (already remapped to the fleet's names)."""
+
+    def __init__(self, scenario, workload, progress=None) -> None:
+        self.scenario = scenario
+        self.engine = scenario.engine
+        self.fast = scenario.engine.mode == "fast"
+        self.progress = progress
+        ss = np.random.SeedSequence(scenario.engine.seed)
+        net_ss, policy_ss, spot_ss = ss.spawn(3)
+        self.rng = np.random.default_rng(policy_ss)
+        self.spot_rng = np.random.default_rng(spot_ss)
+
+        self.autoscaler = get_policy(PolicyKind.AUTOSCALER, scenario.policy.autoscaler)(
+            scenario.policy.autoscaler_params, self.rng)
+        fleet = self.autoscaler.prepare_fleet(scenario.fleet, workload)
+        self.fleet = fleet
+        self.region_names = fleet.region_names
+        self.model_names = sorted({e.model for e in fleet.endpoints})
+        self.workload = workload.remap(self.model_names, self.region_names)
+        w = self.workload
+        n = len(w)
+        self.n = n
+        # request state: flat Python lists (fast scalar access in the hot loop), numpy at the boundary
+        self.req_arr = w.arrival_s.tolist()
+        self.req_inp = w.input_tokens.tolist()
+        self.req_out = w.output_tokens.tolist()
+        self.req_tier = w.tier.tolist()
+        self.req_model = w.model.tolist()
+        self.req_region = w.region.tolist()
+        self.req_prio = [1 if t == NIW else 0 for t in self.req_tier]
+        self.gen = [0] * n  # tokens generated before the current admission
+        self.join = [0] * n  # instance decode clock at admission
+        self.fin = [0] * n  # decode clock of the last token
+        self.t_first = [NAN] * n
+        self.t_done = [NAN] * n
+        self.t_admit = [NAN] * n
+        self.served_ep = [-1] * n
+        self.preempted = [0] * n
+        self.dropped: dict[int, str] = {}
+        # network delay per request, pre-sampled (used only when the request crosses regions)
+        self.net_delay = self._sample_network(np.random.default_rng(net_ss), n)
+        self.net_all = fleet.network.apply_to == "all"
+
+        slo = scenario.slo
+        self.ttft_slo = [float(slo.ttft_s.get(t, math.inf)) for t in TIERS]
+        sched_cls = get_policy(PolicyKind.SCHEDULER, scenario.policy.scheduler)
+        self.scheduler = sched_cls(scenario.policy.scheduler_params, self.ttft_slo)
+        self.sched_dynamic = sched_cls.dynamic
+
+        # fleet
+        self.endpoints: list[Endpoint] = []
+        self.instances: list[Instance] = []
+        self._cands: dict = {}
+        for cfg in fleet.endpoints:
+            ep = Endpoint(len(self.endpoints), cfg, self.region_names.index(cfg.region),
+                          self.model_names.index(cfg.model))
+            ep.clock = self
+            self.endpoints.append(ep)
+        self._build_candidates()
+        self.spot = [{m: int(c) for m, c in r.spot_pool.items()} for r in fleet.regions]
+        self.vm_free = [int(r.vm_capacity) for r in fleet.regions]
+        self._spot_last_t = 0.0
+        self.spot_seconds = [0.0] * len(fleet.regions)
+
+        params = dict(scenario.policy.autoscaler_params)
+        params["region_threshold"] = scenario.policy.region_threshold
+        self.region_router = get_policy(PolicyKind.REGION_ROUTER, scenario.policy.region_router)(self, params)
+        self.endpoint_router = get_policy(PolicyKind.ENDPOINT_ROUTER, scenario.policy.endpoint_router)(self, params)
+        self.instance_router = get_policy(PolicyKind.INSTANCE_ROUTER, scenario.policy.instance_router)(self, params)
+
+        self.heap: list = []
+        self.seq = 0
+        self.now = 0.0
+        self.n_arrived = 0
+        self.n_done = 0
+        self.events = 0
+        self.scaling_events: list[dict] = []
+        self.timeline: list[tuple] = []
+
+    # ------------------------------------------------------------------ setup helpers
+    def _sample_network(self, rng, n):
+        bins = self.scenario.fleet.network.bins
+        probs = np.array([b[0] for b in bins], dtype=float)
+        probs = probs / probs.sum()
+        which = rng.choice(len(bins), size=n, p=probs)
+        lo = np.array([b[1] for b in bins])[which]
+        hi = np.array([b[2] for b in bins])[which]
+        return (lo + (hi - lo) * rng.random(n)).tolist()
+
+    def _build_candidates(self):
+        """(region, model, tier) -> endpoints eligible for that tier (siloed pools split IW / NIW)."""
+        self._cands = {}
+        for ep in self.endpoints:
+            for tier in range(len(TIERS)):
+                if ep.pool == "all" or (ep.pool == "niw") == (tier == NIW):
+                    self._cands.setdefault((ep.region_idx, ep.model_idx, tier), []).append(ep)
+
+    def candidates(self, region: int, model: int, tier: int):
+        return self._cands.get((region, model, tier))
+
+    def push(self, t, kind, obj, version=0):
+        self.seq += 1
+        heappush(self.heap, (t, self.seq, kind, obj, version))
+
+    # ------------------------------------------------------------------ control API for policies
+    def endpoints_for(self, region: str, model: str) -> list[Endpoint]:
+        return [ep for ep in self.endpoints if ep.region == region and ep.model == model]
+
+    def observed(self, now: float | None = None) -> dict:
+        """Arrivals seen so far (never the future): numpy views of the workload up to the current time."""
+        k = self.n_arrived
+        w = self.workload
+        return {"arrival_s": w.arrival_s[:k], "input_tokens": w.input_tokens[:k],
+                "output_tokens": w.output_tokens[:k], "tier": w.tier[:k], "model": w.model[:k],
+                "region": w.region[:k], "model_names": w.model_names, "region_names": w.region_names}
+
+    def spot_count(self, region: str, model: str | None = None) -> int:
+        pool = self.spot[self.region_names.index(region)]
+        return pool.get(model, 0) if model is not None else sum(pool.values())
+
+    def spot_flush(self, now: float) -> None:
+        """Integrate spot-pool occupancy (instance-seconds per region) up to ``now``."""
+        dt = now - self._spot_last_t
+        if dt > 0:
+            for ri, pool in enumerate(self.spot):
+                self.spot_seconds[ri] += dt * sum(pool.values())
+            self._spot_last_t = now
+
+    def _spot_change(self, r: int, model: str, delta: int, now: float) -> None:
+        self.spot_flush(now)
+        self.spot[r][model] = self.spot[r].get(model, 0) + delta
+
+    def add_instance(self, ep: Endpoint, now: float, delay_s: float, source: str) -> Instance:
+        """Start provisioning one instance of ``ep`` that serves after ``delay_s`` (paid, not serving)."""
+        inst = Instance(len(self.instances), ep, now, now + delay_s, source)
+        self.instances.append(inst)
+        if delay_s <= 0:
+            self._ready(inst, now)
+        else:
+            ep.provisioning.append(inst)
+            self.push(now + delay_s, EV_READY, inst)
+        return inst
+
+    def scale_out(self, ep: Endpoint, now: float, source: str = "auto") -> Instance | None:
+        """Add one instance: reclaim spot of the same model (spot_reclaim_s), else spot of another model
+        (redeploy, load_same_region_s), else a new VM (vm_acquire_s + load_same_region_s)."""
+        r = ep.region_idx
+        st = ep.spec.startup
+        pool = self.spot[r]
+        chosen = None
+        if source in ("auto", "spot-same") and pool.get(ep.model, 0) > 0:
+            chosen, delay, model = "spot-same", st.spot_reclaim_s, ep.model
+        elif source in ("auto", "spot-other") and any(c > 0 for m, c in pool.items() if m != ep.model):
+            model = max((m for m, c in pool.items() if c > 0 and m != ep.model), key=lambda m: (pool[m], m))
+            chosen, delay = "spot-other", st.load_same_region_s
+        elif source in ("auto", "new-vm") and self.vm_free[r] > 0:
+            chosen, delay, model = "new-vm", st.vm_acquire_s + st.load_same_region_s, None
+        if chosen is None:
+            self.scaling_events.append({"t": now, "endpoint": ep.name, "action": "scale_out_blocked",
+                                        "source": source, "delay_s": 0.0})
+            return None
+        if model is None:
+            self.vm_free[r] -= 1
+        else:
+            self._spot_change(r, model, -1, now)
+        self.scaling_events.append({"t": now, "endpoint": ep.name, "action": "scale_out", "source": chosen,
+                                    "delay_s": delay})
+        return self.add_instance(ep, now, delay, chosen)
+
+    def scale_in(self, ep: Endpoint, now: float, donate: bool = True) -> Instance | None:
+        """Drain the serving instance with the least remaining work (never the last one)."""
+        if len(ep.serving) <= 1:
+            return None
+        inst = min(ep.serving, key=lambda i: (i.work, i.iid))
+        self.drain(inst, now, donate=donate)
+        self.scaling_events.append({"t": now, "endpoint": ep.name, "action": "scale_in",
+                                    "source": "spot" if donate else "release", "delay_s": 0.0})
+        return inst
+
+    def drain(self, inst: Instance, now: float, donate: bool = True) -> None:
+        """Stop routing to ``inst``; it finishes its queue, then is released (donated to spot if asked)."""
+        ep = inst.endpoint
+        if inst.state == PROVISIONING:
+            ep.provisioning.remove(inst)
+            inst.state = DRAINING
+            inst.donate_on_release = donate
+            self._release(inst, now)
+            return
+        if inst.state != SERVING:
+            return
+        ep.serving.remove(inst)
+        if inst.grow:
+            ep.grow_rate -= inst.grow
+            ep.grow_base -= inst.grow * inst.seg_t0
+            inst.grow = 0.0
+        ep.kv_sum -= inst.kv
+        ep.cap_sum -= inst.cap
+        inst.state = DRAINING
+        inst.donate_on_release = donate
+        ep.draining.append(inst)
+        if inst.phase == IDLE and not inst.waiting and inst.B == 0:
+            self._release(inst, now)
+
+    def _release(self, inst: Instance, now: float) -> None:
+        ep = inst.endpoint
+        if inst in ep.draining:
+            ep.draining.remove(inst)
+        inst.state = RELEASED
+        inst.t_released = now
+        if inst.donate_on_release:
+            self._spot_change(ep.region_idx, ep.model, +1, now)
+        else:
+            self.vm_free[ep.region_idx] += 1
+
+    def _ready(self, inst: Instance, now: float) -> None:
+        ep = inst.endpoint
+        if inst.state != PROVISIONING:
+            return
+        if inst in ep.provisioning:
+            ep.provisioning.remove(inst)
+        inst.state = SERVING
+        inst.t_ready = now
+        ep.serving.append(inst)
+        ep.cap_sum += inst.cap
+        ep.kv_sum += inst.kv
+        if ep.backlog:
+            backlog, ep.backlog = ep.backlog, []
+            for rid in backlog:
+                self._enqueue(self.instance_router.choose(ep), rid, now)
+        self.autoscaler.on_instance_ready(self, inst, now)
+
+    # ------------------------------------------------------------------ request path
+    def _drop(self, rid: int, reason: str) -> None:
+        self.dropped[rid] = reason
+
+    def _arrive(self, rid: int, t: float) -> None:
+        origin = self.req_region[rid]
+        eps = self.region_router.choose(self.req_model[rid], origin, self.req_tier[rid])
+        if not eps:
+            self._drop(rid, "no_endpoint")
+            return
+        ep = eps[0] if len(eps) == 1 else self.endpoint_router.choose(eps)
+        if self.net_all or ep.region_idx != origin:
+            self.push(t + self.net_delay[rid], EV_DELIVER, rid, ep.eid)
+        else:
+            self._deliver(rid, ep, t)
+
+    def _deliver(self, rid: int, ep: Endpoint, t: float) -> None:
+        self.served_ep[rid] = ep.eid
+        if self.autoscaler.wants_request_hook:
+            self.autoscaler.on_request(self, ep, t, rid)
+        if not ep.serving:
+            ep.backlog.append(rid)
+            return
+        self._enqueue(self.instance_router.choose(ep), rid, t)
+
+    def _enqueue(self, inst: Instance, rid: int, t: float) -> None:
+        need = self.req_inp[rid] + self.gen[rid]
+        if need >= inst.cap:
+            self._drop(rid, "prompt_exceeds_kv_capacity")
+            return
+        self.seq += 1
+        heappush(inst.waiting, (self.scheduler.key(self.req_arr[rid], self.req_tier[rid], self.req_prio[rid]),
+                                self.seq, rid))
+        inst.work += need + self.req_out[rid] - self.gen[rid]
+        phase = inst.phase
+        if phase == IDLE:
+            self._step(inst, t)
+        elif phase == DECODE and inst.seg_n > 1:
+            # truncate the decode run at the end of the iteration in progress if the request could join then
+            B = inst.seg_B
+            if inst.B >= inst.max_b:
+                return
+            d0 = inst.seg_d0
+            a = inst.dcc * B * 0.5
+            k = iters_done(inst, t) + 1  # the iteration in progress completes
+            if k >= inst.seg_n:
+                return
+            if need > inst.cap - (inst.S + B * (inst.it + k)):
+                return  # would not fit at that boundary; KV only grows during the run
+            inst.seg_n = k
+            inst.seg_end = inst.seg_t0 + k * d0 + a * k * (k - 1)
+            inst.version += 1
+            self.seq += 1
+            heappush(self.heap, (inst.seg_end, self.seq, EV_INST, inst, inst.version))
+
+    # ------------------------------------------------------------------ instance engine
+    def _segment_end(self, inst: Instance, t: float) -> None:
+        inst.busy_s += t - inst.seg_t0
+        if inst.grow:
+            ep = inst.endpoint
+            ep.grow_rate -= inst.grow
+            ep.grow_base -= inst.grow * inst.seg_t0
+            inst.grow = 0.0
+        if inst.phase == PREFILL:
+            gen, out, t_first, fin = self.gen, self.req_out, self.t_first, self.fin
+            it = inst.it
+            done = 0
+            for rid in inst.batch:
+                g1 = gen[rid] + 1
+                if t_first[rid] != t_first[rid]:
+                    t_first[rid] = t
+                rem = out[rid] - g1
+                if rem <= 0:
+                    self._complete(inst, rid, t)
+                else:
+                    fin[rid] = it + rem
+                    heappush(inst.fin_heap, (it + rem, rid))
+                done += 1
+            inst.work -= inst.seg_n  # prompt tokens (seg_n holds the prefill's token count)
+            inst.batch = []
+        else:
+            n = inst.seg_n
+            inst.it += n
+            inst.work -= inst.seg_B * n
+            it = inst.it
+            fh = inst.fin_heap
+            running = inst.running
+            fin = self.fin
+            while fh and fh[0][0] <= it:
+                f, rid = heappop(fh)
+                if rid in running and fin[rid] == f:
+                    self._complete(inst, rid, t)
+        self._step(inst, t)
+
+    def _complete(self, inst: Instance, rid: int, t: float) -> None:
+        inst.S -= inst.running.pop(rid)
+        inst.B -= 1
+        self.t_done[rid] = t
+        self.n_done += 1
+
+    def _step(self, inst: Instance, t: float) -> None:
+        """At an iteration boundary: admit (prefill) if possible, else run decode iterations, else idle."""
+        B = inst.B
+        kv_used = inst.S + B * inst.it
+        waiting = inst.waiting
+        if waiting and B < inst.max_b:
+            free = inst.cap - kv_used
+            inp, gen, join = self.req_inp, self.gen, self.join
+            it = inst.it
+            batch = []
+            tokens = 0
+            max_bt = inst.max_bt
+            room_b = inst.max_b - B
+            if self.sched_dynamic:
+                order = self.scheduler.order(waiting, t, self)
+                taken = 0
+                for _key, _seq, rid in order:
+                    need = inp[rid] + gen[rid]
+                    if need > free or len(batch) >= room_b or (batch and tokens + need > max_bt):
+                        break
+                    batch.append(rid)
+                    tokens += need
+                    free -= need
+                    taken += 1
+                if taken:
+                    chosen = set(batch)
+                    inst.waiting = [e for e in waiting if e[2] not in chosen]
+                    import heapq
+                    heapq.heapify(inst.waiting)
+            else:
+                while waiting:
+                    rid = waiting[0][2]
+                    need = inp[rid] + gen[rid]
+                    if need > free or len(batch) >= room_b or (batch and tokens + need > max_bt):
+                        break
+                    heappop(waiting)
+                    batch.append(rid)
+                    tokens += need
+                    free -= need
+            if batch:
+                running = inst.running
+                t_admit = self.t_admit
+                for rid in batch:
+                    ctx = inp[rid] + gen[rid]
+                    running[rid] = ctx - it
+                    inst.S += ctx - it
+                    join[rid] = it
+                    if t_admit[rid] != t_admit[rid]:
+                        t_admit[rid] = t
+                inst.B += len(batch)
+                inst.batch = batch
+                inst.phase = PREFILL
+                inst.seg_t0 = t
+                inst.seg_n = tokens
+                dur = inst.pc0 + inst.pc1 * tokens + inst.pc2 * tokens * tokens
+                inst.seg_end = t + dur
+                inst.version += 1
+                self._sync(inst)
+                self.seq += 1
+                heappush(self.heap, (t + dur, self.seq, EV_INST, inst, inst.version))
+                return
+        if B > 0:
+            room = inst.cap - kv_used
+            if room < B:
+                self._preempt(inst, t)
+                return self._step(inst, t)
+            fh = inst.fin_heap
+            running = inst.running
+            fin = self.fin
+            while True:  # drop stale heap tops (preempted / re-admitted requests)
+                f, rid = fh[0]
+                if rid in running and fin[rid] == f:
+                    break
+                heappop(fh)
+            if self.fast:
+                n = f - inst.it
+                n_kv = room // B
+                if n_kv < n:
+                    n = n_kv
+            else:
+                n = 1
+            d0 = inst.dc0 + inst.dcb * B + inst.dcc * kv_used
+            dur = n * d0 + inst.dcc * B * n * (n - 1) * 0.5
+            inst.phase = DECODE
+            inst.seg_t0 = t
+            inst.seg_n = n
+            inst.seg_d0 = d0
+            inst.seg_B = B
+            inst.seg_end = t + dur
+            inst.version += 1
+            self._sync(inst)
+            if inst.state == SERVING:
+                g = B * n / dur
+                inst.grow = g
+                ep = inst.endpoint
+                ep.grow_rate += g
+                ep.grow_base += g * t
+            self.seq += 1
+            heappush(self.heap, (t + dur, self.seq, EV_INST, inst, inst.version))
+            return
+        inst.phase = IDLE
+        self._sync(inst)
+        if inst.state == DRAINING and not waiting:
+            self._release(inst, t)
+
+    def _preempt(self, inst: Instance, t: float) -> None:
+        """KV exhausted: evict the newest running request (latest arrival); it is recomputed later."""
+        arr = self.req_arr
+        rid = max(inst.running, key=lambda r: (arr[r], r))
+        gen_now = self.gen[rid] + 1 + (inst.it - self.join[rid])
+        inst.S -= inst.running.pop(rid)
+        inst.B -= 1
+        self.preempted[rid] += 1
+        if inst.B == 0 and self.req_inp[rid] + gen_now >= inst.cap:
+            self.gen[rid] = gen_now
+            self._drop(rid, "context_exceeds_kv_capacity")
+            return
+        self.gen[rid] = gen_now
+        self.seq += 1
+        heappush(inst.waiting, (self.scheduler.key(arr[rid], self.req_tier[rid], self.req_prio[rid]), self.seq, rid))
+        inst.work += self.req_inp[rid] + gen_now
+
+    def _sync(self, inst: Instance) -> None:
+        kv = inst.S + inst.B * inst.it
+        if inst.state == SERVING:
+            inst.endpoint.kv_sum += kv - inst.kv
+        inst.kv = kv
+
+    # ------------------------------------------------------------------ main loop
+    def run(self):
+        for ep in self.endpoints:
+            for _ in range(ep.config.initial):
+                self.add_instance(ep, 0.0, 0.0, "initial")
+        self.autoscaler.on_start(self, 0.0)
+        step = self.engine.timeline_step_s
+        if step and step > 0:
+            self.push(0.0, EV_SAMPLE, None)
+        if self.autoscaler.tick_s:
+            self.push(self.autoscaler.tick_s, EV_TICK, None)
+
+        heap = self.heap
+        arr = self.req_arr
+        n = self.n
+        max_time = self.engine.max_time_s
+        horizon = arr[-1] if n else 1.0
+        progress = self.progress
+        i = 0
+        next_arr = arr[0] if n else math.inf
+        events = 0
+        segment_end = self._segment_end
+        arrive = self._arrive
+        while True:
+            events += 1
+            if progress is not None and not events & 0x3FFF:
+                progress(min(1.0, self.now / horizon) if horizon > 0 else 1.0,
+                         f"simulated {self.now:,.0f} of {horizon:,.0f} s")
+            if heap and heap[0][0] <= next_arr:
+                t, _, kind, obj, ver = heappop(heap)
+                if t > max_time:
+                    break
+                self.now = t
+                if kind == EV_INST:
+                    if ver == obj.version:
+                        segment_end(obj, t)
+                elif kind == EV_DELIVER:
+                    self._deliver(obj, self.endpoints[ver], t)
+                elif kind == EV_READY:
+                    self._ready(obj, t)
+                elif kind == EV_TICK:
+                    self.autoscaler.on_tick(self, t)
+                    if i < n or len(heap) > 1:
+                        self.push(t + self.autoscaler.tick_s, EV_TICK, None)
+                elif kind == EV_SAMPLE:
+                    self._sample(t)
+                    if i < n or any(e[2] != EV_SAMPLE and e[2] != EV_TICK for e in heap):
+                        self.push(t + step, EV_SAMPLE, None)
+            elif i < n:
+                if next_arr > max_time:
+                    break
+                self.now = next_arr
+                arrive(i, next_arr)
+                i += 1
+                self.n_arrived = i
+                next_arr = arr[i] if i < n else math.inf
+            else:
+                break
+        self.events = events
+        if progress is not None:
+            progress(1.0, "simulation finished")
+        return self.now
+
+    def _sample(self, t: float) -> None:
+        for ep in self.endpoints:
+            self.timeline.append((t, ep.eid, len(ep.serving), len(ep.provisioning), len(ep.draining),
+                                  ep.util_at(t) if ep.cap_sum else 0.0, ep.queue_len,
+                                  sum(i.B for i in ep.serving) + sum(i.B for i in ep.draining)))

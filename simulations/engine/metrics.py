@@ -1,0 +1,193 @@
+"""Turn a finished Simulator into a typed, JSON-able SimulationResult (numpy at this boundary only)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from simulations.engine.config import TIERS
+from simulations.engine.entities import RELEASED
+
+PCTS = (50, 90, 95, 99)
+
+
+def _pcts(x: np.ndarray) -> dict:
+    if x.size == 0:
+        return {f"p{p}": None for p in PCTS} | {"mean": None}
+    q = np.percentile(x, PCTS)
+    return {f"p{p}": float(v) for p, v in zip(PCTS, q, strict=True)} | {"mean": float(x.mean())}
+
+
+def _hist(x: np.ndarray, lo=1e-3, hi=1e5, bins=64) -> dict:
+    edges = np.logspace(math.log10(lo), math.log10(hi), bins + 1)
+    counts, _ = np.histogram(np.clip(x, lo, hi), bins=edges)
+    return {"edges": edges.tolist(), "counts": counts.tolist()}
+
+
+@dataclass
+class SimulationResult:
+    summary: dict
+    tiers: dict
+    usage: list
+    timeline: dict
+    scaling_events: list
+    histograms: dict
+    requests: dict = field(default_factory=dict, repr=False)  # per-request numpy arrays (not in to_dict)
+
+    def to_dict(self, *, max_events: int = 5000) -> dict:
+        events = self.scaling_events
+        return {
+            "summary": self.summary, "tiers": self.tiers, "usage": self.usage, "timeline": self.timeline,
+            "scaling_events": events[:max_events], "scaling_events_total": len(events),
+            "histograms": self.histograms,
+        }
+
+    def latency(self, metric: str = "ttft", tier: str | None = None) -> dict:
+        return (self.tiers[tier] if tier else self.summary)[metric]
+
+
+def build_result(sim, wall_s: float) -> SimulationResult:
+    w = sim.workload
+    arr = w.arrival_s
+    t_first = np.asarray(sim.t_first, dtype=np.float64)
+    t_done = np.asarray(sim.t_done, dtype=np.float64)
+    t_admit = np.asarray(sim.t_admit, dtype=np.float64)
+    out = w.output_tokens
+    dropped = np.zeros(len(w), dtype=bool)
+    if sim.dropped:
+        dropped[np.fromiter(sim.dropped.keys(), dtype=np.int64)] = True
+    done = ~np.isnan(t_done) & ~dropped
+    unfinished = ~done & ~dropped
+    ttft = t_first - arr
+    e2e = t_done - arr
+    queueing = t_admit - arr
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tbt = np.where(out > 1, (t_done - t_first) / np.maximum(out - 1, 1), np.nan)
+    deadline = w.deadline_s
+    slo_ttft = np.array([sim.ttft_slo[t] for t in range(3)])[w.tier]
+    e2e_slo = np.array([float(sim.scenario.slo.e2e_s.get(t, math.inf)) for t in TIERS])[w.tier]
+    abs_deadline = arr + e2e_slo
+    if deadline is not None:
+        abs_deadline = np.where(np.isnan(deadline), abs_deadline, deadline)
+    met = done & (ttft <= slo_ttft) & (t_done <= abs_deadline)
+
+    def block(mask) -> dict:
+        d = done & mask
+        total = int(mask.sum())
+        reasons: dict[str, int] = {}
+        for rid, why in sim.dropped.items():
+            if mask[rid]:
+                reasons[why] = reasons.get(why, 0) + 1
+        if unfinished[mask].any():
+            reasons["unfinished"] = int(unfinished[mask].sum())
+        tt = ttft[d]
+        return {
+            "requests": total, "completed": int(d.sum()), "dropped": total - int(d.sum()), "drop_reasons": reasons,
+            "ttft": _pcts(tt), "e2e": _pcts(e2e[d]), "queueing": _pcts(queueing[d]),
+            "tbt_mean": _pcts(tbt[d & (out > 1)]),
+            "slo_attainment": float(met[mask].sum() / total) if total else None,
+            "preempted_requests": int((np.asarray(sim.preempted)[mask] > 0).sum()),
+        }
+
+    tiers = {}
+    for i, name in enumerate(TIERS):
+        mask = w.tier == i
+        if mask.any():
+            b = block(mask)
+            b["slo_ttft_s"] = sim.ttft_slo[i]
+            pct = sim.scenario.slo.percentile
+            q = float(np.percentile(ttft[done & mask], pct)) if (done & mask).any() else math.inf
+            b[f"ttft_p{int(pct)}_meets_slo"] = bool(q <= sim.ttft_slo[i])
+            tiers[name] = b
+
+    end = max(sim.now, float(arr[-1]) if len(arr) else 0.0)
+    usage_map: dict = {}
+    for inst in sim.instances:
+        ep = inst.endpoint
+        key = (ep.region, ep.model)
+        u = usage_map.setdefault(key, {"region": ep.region, "model": ep.model, "deployment": ep.spec.name,
+                                        "gpus_per_instance": ep.spec.gpus_per_instance,
+                                        "price_per_instance_hour": ep.spec.on_demand_price,
+                                        "provisioning_s": 0.0, "busy_s": 0.0, "idle_s": 0.0, "instances_used": 0})
+        stop = inst.t_released if inst.state == RELEASED else end
+        ready = min(inst.t_ready, stop)
+        u["provisioning_s"] += max(0.0, ready - inst.t_requested)
+        window = max(0.0, stop - ready)
+        busy = min(inst.busy_s, window)
+        u["busy_s"] += busy
+        u["idle_s"] += window - busy
+        u["instances_used"] += 1
+    usage = []
+    tot = {"instance_hours": 0.0, "gpu_hours": 0.0, "serving_gpu_hours": 0.0, "idle_gpu_hours": 0.0,
+           "provisioning_gpu_hours": 0.0, "cost_usd": 0.0}
+    for key in sorted(usage_map):
+        u = usage_map.pop(key)
+        g = u["gpus_per_instance"]
+        prov_h, busy_h, idle_h = u.pop("provisioning_s") / 3600, u.pop("busy_s") / 3600, u.pop("idle_s") / 3600
+        inst_h = prov_h + busy_h + idle_h
+        u.update({
+            "instance_hours": inst_h, "serving_instance_hours": busy_h, "idle_instance_hours": idle_h,
+            "provisioning_instance_hours": prov_h, "gpu_hours": inst_h * g, "serving_gpu_hours": busy_h * g,
+            "idle_gpu_hours": idle_h * g, "provisioning_gpu_hours": prov_h * g,
+            "cost_usd": inst_h * u["price_per_instance_hour"],
+        })
+        usage.append(u)
+        for k in tot:
+            tot[k] += u[k]
+
+    # spot pool occupancy up to the end
+    sim.spot_flush(end)
+    spot_hours = {name: s / 3600 for name, s in zip(sim.region_names, sim.spot_seconds, strict=False)}
+
+    summary = {
+        "requests": len(w), "completed": int(done.sum()), "dropped": int((~done).sum()),
+        "duration_s": end, "ttft": _pcts(ttft[done]), "e2e": _pcts(e2e[done]), "queueing": _pcts(queueing[done]),
+        "tbt_mean": _pcts(tbt[done & (out > 1)]),
+        "slo_attainment": float(met.mean()) if len(w) else None,
+        **tot, "scaling_waste_gpu_hours": tot["provisioning_gpu_hours"],
+        "spot_instance_hours": spot_hours,
+        "scale_outs": sum(1 for e in sim.scaling_events if e["action"] == "scale_out"),
+        "scale_ins": sum(1 for e in sim.scaling_events if e["action"] == "scale_in"),
+        "preemptions": int(np.sum(sim.preempted)),
+        "mode": sim.engine.mode, "events": sim.events, "wall_s": wall_s,
+        "requests_per_wall_s": len(w) / wall_s if wall_s > 0 else None,
+        "strategy": sim.scenario.policy.autoscaler, "scheduler": sim.scenario.policy.scheduler,
+        "seed": sim.engine.seed,
+    }
+    timeline = _timeline(sim, done, end)
+    hist = {name: {"ttft": _hist(ttft[done & (w.tier == i)]), "e2e": _hist(e2e[done & (w.tier == i)])}
+            for i, name in enumerate(TIERS) if (w.tier == i).any()}
+    requests = {"arrival_s": arr, "ttft_s": ttft, "e2e_s": e2e, "queueing_s": queueing, "tbt_mean_s": tbt,
+                "completed": done, "endpoint": np.asarray(sim.served_ep), "tier": w.tier}
+    return SimulationResult(summary=summary, tiers=tiers, usage=usage, timeline=timeline,
+                            scaling_events=sim.scaling_events, histograms=hist, requests=requests)
+
+
+def _timeline(sim, done, end) -> dict:
+    step = sim.engine.timeline_step_s or 60.0
+    names = [ep.name for ep in sim.endpoints]
+    if not sim.timeline:
+        return {"step_s": step, "endpoints": names, "t": [], "series": {}}
+    tl = np.asarray(sim.timeline, dtype=np.float64)
+    ts = np.unique(tl[:, 0])
+    nb = len(ts)
+    idx_t = np.searchsorted(ts, tl[:, 0])
+    series = {}
+    for col, name in ((2, "serving"), (3, "provisioning"), (4, "draining"), (5, "utilisation"), (6, "queue"),
+                      (7, "running")):
+        m = np.zeros((len(names), nb))
+        m[tl[:, 1].astype(int), idx_t] = tl[:, col]
+        series[name] = m.round(4).tolist()
+    w = sim.workload
+    ep_of = np.asarray(sim.served_ep)
+    ok = ep_of >= 0
+    bins = np.minimum((w.arrival_s[ok] // step).astype(np.int64), nb - 1)
+    flat = ep_of[ok] * nb + bins
+    rps = np.bincount(flat, minlength=len(names) * nb).reshape(len(names), nb) / step
+    tps = np.bincount(flat, weights=(w.input_tokens + w.output_tokens)[ok],
+                      minlength=len(names) * nb).reshape(len(names), nb) / step
+    series["rps"] = rps.round(4).tolist()
+    series["tps"] = tps.round(2).tolist()
+    return {"step_s": step, "endpoints": names, "t": ts.tolist(), "series": series}

@@ -1,0 +1,57 @@
+"""Performance model: the contract's latency form, plus a small least-squares fitter for tests/tools.
+
+prefill(T) = c0 + c1*T + c2*T^2       (one prefill iteration over T prompt tokens in the batch)
+decode(B, C) = c0 + c_batch*B + c_ctx*C  (one decode iteration, B requests, C context tokens in total)
+
+The hardware catalogue (planner/catalogue) owns the production fitter; ``fit_contract`` here is a plain
+non-negative least-squares fit used by the engine's fidelity test and to build fixture specs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simulations.engine.config import DeploymentSpec
+
+
+def prefill_time(spec: DeploymentSpec, tokens) -> np.ndarray:
+    t = np.asarray(tokens, dtype=float)
+    p = spec.prefill
+    return p.c0 + p.c1 * t + p.c2 * t * t
+
+
+def decode_time(spec: DeploymentSpec, batch, context) -> np.ndarray:
+    d = spec.decode
+    return d.c0 + d.c_batch * np.asarray(batch, dtype=float) + d.c_ctx * np.asarray(context, dtype=float)
+
+
+def decode_run_time(spec: DeploymentSpec, batch: int, context: int, n: int) -> float:
+    """Total time of n decode iterations with a fixed batch whose context grows by ``batch`` per iteration."""
+    d = spec.decode
+    d0 = d.c0 + d.c_batch * batch + d.c_ctx * context
+    return n * d0 + d.c_ctx * batch * n * (n - 1) / 2
+
+
+def _nnls(features: np.ndarray, y: np.ndarray, relative: bool = True) -> np.ndarray:
+    from scipy.optimize import nnls
+
+    w = 1.0 / np.maximum(y, 1e-12) if relative else np.ones_like(y)
+    coef, _ = nnls(features * w[:, None], y * w)
+    return coef
+
+
+def fit_contract(prompt_size, batch_size, token_size, prompt_time_s, token_time_s) -> tuple[dict, dict]:
+    """Fit prefill/decode coefficients from perf-table rows (times in seconds, token_time per iteration).
+
+    Prefill tokens T = prompt_size * batch_size; decode context C = batch * (prompt + token_size / 2)
+    (the mean context over the generation). Relative (percentage) errors are minimised, non-negative.
+    """
+    p = np.asarray(prompt_size, float)
+    b = np.asarray(batch_size, float)
+    k = np.asarray(token_size, float)
+    tt = p * b
+    pre = _nnls(np.column_stack([np.ones_like(tt), tt, tt * tt]), np.asarray(prompt_time_s, float))
+    ctx = b * (p + k / 2)
+    dec = _nnls(np.column_stack([np.ones_like(b), b, ctx]), np.asarray(token_time_s, float))
+    return ({"c0": float(pre[0]), "c1": float(pre[1]), "c2": float(pre[2])},
+            {"c0": float(dec[0]), "c_batch": float(dec[1]), "c_ctx": float(dec[2])})

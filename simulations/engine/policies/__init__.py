@@ -1,0 +1,16 @@
+"""Pluggable policies, registered by name: autoscalers, routers (region / endpoint / instance), schedulers.
+
+A later policy is one class plus one ``@register_*("name")`` line; the loop never changes.
+"""
+
+from simulations.engine.policies.registry import (  # noqa: F401
+    AUTOSCALERS,
+    ENDPOINT_ROUTERS,
+    INSTANCE_ROUTERS,
+    REGION_ROUTERS,
+    SCHEDULERS,
+    PolicyKind,
+    get_policy,
+    register,
+)
+from simulations.engine.policies import autoscalers, routers, schedulers  # noqa: F401,E402  (registers)

@@ -1,0 +1,143 @@
+"""Autoscalers: a control tick plus a per-request hook, with access to the fleet and the past only.
+
+Interface (subclass ``Autoscaler``, decorate with ``@register(PolicyKind.AUTOSCALER, "name")``):
+
+- ``prepare_fleet(fleet, workload)`` -> FleetConfig: may rewrite the initial fleet before the run (split
+  pools, size it). It receives the whole workload; only oracle baselines (``peak``) may look at it.
+- ``on_start(sim, now)``: once, at t=0, after the initial instances exist.
+- ``tick_s``: if set, ``on_tick(sim, now)`` runs every ``tick_s`` simulated seconds.
+- ``on_request(sim, endpoint, now, rid)``: every request as it reaches a regional endpoint (only if
+  ``wants_request_hook``).
+- ``on_instance_ready(sim, instance, now)``: an instance finished provisioning.
+
+What a policy may call on ``sim`` (see ``FleetControl`` in loop.py): ``sim.endpoints``,
+``sim.endpoints_for(region, model)``, ``sim.scale_out(ep, now, source="auto")``,
+``sim.add_instance(ep, now, delay_s, source)``, ``sim.scale_in(ep, now, donate=True)``,
+``sim.drain(instance, now, donate=True)``, ``sim.spot_count(region, model=None)``,
+``sim.observed(now)`` (arrivals so far, as arrays), ``sim.rng`` (its own numpy Generator).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from simulations.engine.config import TIER_INDEX, FleetConfig
+from simulations.engine.policies.registry import PolicyKind, register
+
+
+class Autoscaler:
+    tick_s: float | None = None
+    wants_request_hook = False
+
+    def __init__(self, params: dict, rng: np.random.Generator) -> None:
+        self.params = dict(params or {})
+        self.rng = rng
+
+    def prepare_fleet(self, fleet: FleetConfig, workload) -> FleetConfig:
+        return fleet
+
+    def on_start(self, sim, now: float) -> None:
+        pass
+
+    def on_tick(self, sim, now: float) -> None:
+        pass
+
+    def on_request(self, sim, endpoint, now: float, rid: int) -> None:
+        pass
+
+    def on_instance_ready(self, sim, instance, now: float) -> None:
+        pass
+
+
+@register(PolicyKind.AUTOSCALER, "static")
+class Static(Autoscaler):
+    """Fixed instance counts per endpoint (the scenario's ``initial``)."""
+
+
+@register(PolicyKind.AUTOSCALER, "peak")
+class PeakProvisioning(Autoscaler):
+    """Static counts sized from the trace itself (an oracle baseline): for each (region, model), the peak
+    input TPS over ``window_s`` windows of requests originating there, / theta_tps x (1 + headroom)."""
+
+    def prepare_fleet(self, fleet, workload):
+        window = float(self.params.get("window_s", 60.0))
+        headroom = float(self.params.get("headroom", 0.0))
+        endpoints = []
+        for ep in fleet.endpoints:
+            theta = ep.deployment.theta_tps
+            if theta <= 0 or ep.region not in workload.region_names or ep.model not in workload.model_names:
+                endpoints.append(ep)
+                continue
+            mask = (workload.region == workload.region_names.index(ep.region)) & (
+                workload.model == workload.model_names.index(ep.model))
+            if not mask.any():
+                count = ep.min_instances
+            else:
+                bins = (workload.arrival_s[mask] // window).astype(np.int64)
+                tps = np.bincount(bins, weights=workload.input_tokens[mask]).max() / window
+                count = math.ceil(tps * (1 + headroom) / theta)
+            count = max(ep.min_instances, min(ep.max_instances, count))
+            endpoints.append(replace(ep, initial=count))
+        return fleet.with_endpoints(endpoints)
+
+
+@register(PolicyKind.AUTOSCALER, "reactive-unified")
+class ReactiveUnified(Autoscaler):
+    """SageServe's reactive heuristic (sec. 4, 7.1): on each request at a regional endpoint, if effective
+    memory utilisation > 70% scale out by one (spot of the same model first, then of another model, then
+    a new VM), if < 30% scale in by one (donated to the spot pool), with a 15 s cooldown per endpoint and
+    the endpoint's min/max bounds. One pool per (region, model) shared by all tiers."""
+
+    wants_request_hook = True
+
+    def __init__(self, params, rng):
+        super().__init__(params, rng)
+        self.hi = float(self.params.get("scale_out_above", 0.70))
+        self.lo = float(self.params.get("scale_in_below", 0.30))
+        self.cooldown = float(self.params.get("cooldown_s", 15.0))
+        self.donate = bool(self.params.get("donate_to_spot", True))
+        tick = self.params.get("tick_s")
+        self.tick_s = float(tick) if tick else None
+
+    def _check(self, sim, ep, now):
+        if now - ep.last_scale_t < self.cooldown:
+            return
+        u = ep.utilisation
+        if u > self.hi and ep.n_active < ep.max_instances:
+            if sim.scale_out(ep, now) is not None:
+                ep.last_scale_t = now
+        elif u < self.lo and ep.n_serving > max(1, ep.min_instances) and not ep.provisioning:
+            if sim.scale_in(ep, now, donate=self.donate) is not None:
+                ep.last_scale_t = now
+
+    def on_request(self, sim, endpoint, now, rid):
+        self._check(sim, endpoint, now)
+
+    def on_tick(self, sim, now):
+        for ep in sim.endpoints:
+            self._check(sim, ep, now)
+
+
+@register(PolicyKind.AUTOSCALER, "reactive-siloed")
+class ReactiveSiloed(ReactiveUnified):
+    """As reactive-unified, but every (region, model) endpoint is split into an IW pool and an NIW pool
+    (default 80% / 20% of the initial count, as SageServe's 16 + 4); IW requests only use the IW pool."""
+
+    def prepare_fleet(self, fleet, workload):
+        share = float(self.params.get("niw_share", 0.2))
+        endpoints = []
+        for ep in fleet.endpoints:
+            if ep.pool != "all":
+                endpoints.append(ep)
+                continue
+            niw = max(ep.min_instances, int(round(ep.initial * share)))
+            iw = max(ep.min_instances, ep.initial - niw)
+            endpoints.append(replace(ep, pool="iw", initial=iw))
+            endpoints.append(replace(ep, pool="niw", initial=niw))
+        return fleet.with_endpoints(endpoints)
+
+
+NIW = TIER_INDEX["NIW"]

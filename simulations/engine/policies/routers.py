@@ -1,0 +1,156 @@
+"""Routers (SageServe 6.1): region -> endpoint -> instance. Each is a small class with ``choose``.
+
+Candidates with no serving instance report utilisation 1.0, so they are avoided when anything else exists.
+"""
+
+from __future__ import annotations
+
+from simulations.engine.policies.registry import PolicyKind, register
+
+
+class RegionRouter:
+    def __init__(self, sim, params: dict) -> None:
+        self.sim = sim
+        self.threshold = float(params.get("region_threshold", 0.70))
+        n = len(sim.region_names)
+        order = params.get("preference") or {}
+        # preference[origin] = region indices in order; default: origin first, then the others by index
+        self.preference = []
+        for r in range(n):
+            names = order.get(sim.region_names[r]) if isinstance(order, dict) else None
+            if names:
+                pref = [sim.region_names.index(x) for x in names if x in sim.region_names]
+            else:
+                pref = [r] + [x for x in range(n) if x != r]
+            self.preference.append(pref)
+
+    def choose(self, model: int, origin: int, tier: int) -> list | None:
+        """Return the list of candidate endpoints in the chosen region (or None if the model has none)."""
+        raise NotImplementedError
+
+
+@register(PolicyKind.REGION_ROUTER, "sageserve")
+class PreferenceThresholdRouter(RegionRouter):
+    """First region in preference order whose utilisation is under the threshold, else the least utilised."""
+
+    def choose(self, model, origin, tier):
+        cands = self.sim.candidates
+        t = self.sim.now
+        best = None
+        best_u = 2.0
+        thr = self.threshold
+        for r in self.preference[origin]:
+            eps = cands(r, model, tier)
+            if not eps:
+                continue
+            u = eps[0].util_at(t) if len(eps) == 1 else min(ep.util_at(t) for ep in eps)
+            if u < thr:
+                return eps
+            if u < best_u:
+                best, best_u = eps, u
+        return best
+
+
+@register(PolicyKind.REGION_ROUTER, "local")
+class LocalRouter(RegionRouter):
+    """Always the origin region when it hosts the model, else the least utilised region."""
+
+    def choose(self, model, origin, tier):
+        eps = self.sim.candidates(origin, model, tier)
+        if eps:
+            return eps
+        return PreferenceThresholdRouter.choose(self, model, origin, tier)
+
+
+@register(PolicyKind.REGION_ROUTER, "round-robin")
+class RoundRobinRegionRouter(RegionRouter):
+    def __init__(self, sim, params):
+        super().__init__(sim, params)
+        self.counter = 0
+
+    def choose(self, model, origin, tier):
+        n = len(self.sim.region_names)
+        for _ in range(n):
+            r = self.counter % n
+            self.counter += 1
+            eps = self.sim.candidates(r, model, tier)
+            if eps:
+                return eps
+        return None
+
+
+class EndpointRouter:
+    def __init__(self, sim, params: dict) -> None:
+        self.sim = sim
+
+    def choose(self, eps: list):
+        raise NotImplementedError
+
+
+@register(PolicyKind.ENDPOINT_ROUTER, "least-utilised")
+class LeastUtilisedEndpoint(EndpointRouter):
+    def choose(self, eps):
+        if len(eps) == 1:
+            return eps[0]
+        t = self.sim.now
+        return min(eps, key=lambda ep: ep.util_at(t))
+
+
+@register(PolicyKind.ENDPOINT_ROUTER, "round-robin")
+class RoundRobinEndpoint(EndpointRouter):
+    def __init__(self, sim, params):
+        super().__init__(sim, params)
+        self.counter = 0
+
+    def choose(self, eps):
+        self.counter += 1
+        return eps[self.counter % len(eps)]
+
+
+class InstanceRouter:
+    def __init__(self, sim, params: dict) -> None:
+        self.sim = sim
+
+    def choose(self, ep):
+        raise NotImplementedError
+
+
+def _work(inst):
+    return inst.work
+
+
+def _kv(inst):
+    return inst.kv
+
+
+@register(PolicyKind.INSTANCE_ROUTER, "jsq-tokens")
+class JoinShortestQueueTokens(InstanceRouter):
+    """Join the shortest queue by remaining tokens (unprefilled prompt + remaining output)."""
+
+    def choose(self, ep):
+        serving = ep.serving
+        if len(serving) == 1:
+            return serving[0]
+        from simulations.engine.loop import work_now
+
+        t = self.sim.now
+        best = None
+        best_w = None
+        for inst in serving:
+            w = work_now(inst, t) if inst.phase == 2 else inst.work
+            if best_w is None or w < best_w:
+                best, best_w = inst, w
+        return best
+
+
+@register(PolicyKind.INSTANCE_ROUTER, "least-kv")
+class LeastKV(InstanceRouter):
+    def choose(self, ep):
+        return min(ep.serving, key=_kv)
+
+
+@register(PolicyKind.INSTANCE_ROUTER, "round-robin")
+class RoundRobinInstance(InstanceRouter):
+    def choose(self, ep):
+        ep.rr += 1
+        return ep.serving[ep.rr % len(ep.serving)]
