@@ -1,0 +1,336 @@
+"""The catalogue JSON format (built-in and user files), its validation, and the engine spec (Django-free).
+
+A catalogue file is one JSON object with any of three lists::
+
+    {"gpu_types":   [{"name", "memory_gb", "bf16_tflops"?, "memory_bandwidth_tbs"?, "gpus_per_vm"?,
+                      "vendor"?, "display_name"?, "source"?,
+                      "prices": [{"cloud", "region", "kind": on_demand|spot|reserved,
+                                  "usd_per_gpu_hour", "source", "as_of": "YYYY-MM-DD", "assumed"?}]}],
+     "models":      [{"name", "parameters_billion", "layers", "kv_bytes_per_token"? (or kv_heads+head_dim),
+                      "weights_gb"?, "kv_heads"?, "head_dim"?, "dtype_bytes"?, "aliases"?, "source"?}],
+     "deployments": [{"model", "gpu", "tp", "prefill": {c0,c1,c2}, "decode": {c0,c_batch,c_ctx},
+                      "gpus_per_instance"?, "kv_capacity_tokens"?, "theta_tps"?, "startup"?, ...}]}
+
+Missing computed fields (weights, KV bytes, KV capacity, theta) are derived; see ``complete_*``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+from planner.catalogue.capacity import (
+    DEFAULT_MEMORY_UTILISATION,
+    ThetaTarget,
+    kv_bytes_per_token,
+    kv_capacity_tokens,
+    theta_tps,
+    weights_gb,
+)
+from planner.catalogue.errors import ProfileError
+
+PRICE_KINDS = ("on_demand", "spot", "reserved")
+BASES = ("fitted", "derived", "estimated", "manual")
+# Start-up times (seconds). vm_acquire 155 s and spot reclaim 65 s: SageServe's public code
+# (configs/arbiter_repo/arbiters/*.yaml spin_up / reclaim_spot); model load 10 min in the same
+# region, 2 h from another region; spot reclaim median 1 min, max 5 min: SageServe paper section 7.1.
+DEFAULT_STARTUP = {
+    "vm_acquire_s": 155.0,
+    "load_same_region_s": 600.0,
+    "load_cross_region_s": 7200.0,
+    "spot_reclaim_s": 65.0,
+    "spot_reclaim_median_s": 60.0,
+    "spot_reclaim_max_s": 300.0,
+}
+ENGINE_STARTUP_KEYS = ("vm_acquire_s", "load_same_region_s", "load_cross_region_s", "spot_reclaim_s")
+DEFAULT_MAX_BATCH_SIZE = 512  # SageServe public code: ORCA scheduler, max batch 512 (us3-new.yaml)
+DEFAULT_MAX_BATCH_TOKENS = 8192
+PREFILL_KEYS = ("c0", "c1", "c2")
+DECODE_KEYS = ("c0", "c_batch", "c_ctx")
+
+
+def deployment_name(model: str, gpu: str, tp: int) -> str:
+    return f"{model}/{gpu}/tp{int(tp)}"
+
+
+def _number(obj: dict, key: str, where: str, *, minimum: float | None = 0.0, strict: bool = False,
+            required: bool = True, integer: bool = False):
+    if key not in obj or obj[key] is None:
+        if required:
+            raise ProfileError(f"missing {key}", where=f"{where}.{key}", hint=f"add a numeric {key}")
+        return None
+    value = obj[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ProfileError(f"{key} is {value!r}, not a number", where=f"{where}.{key}", hint="use a plain number")
+    if integer and value != int(value):
+        raise ProfileError(f"{key} is {value!r}, not a whole number", where=f"{where}.{key}")
+    if minimum is not None and (value <= minimum if strict else value < minimum):
+        op = ">" if strict else ">="
+        raise ProfileError(f"{key} is {value!r}; it must be {op} {minimum:g}", where=f"{where}.{key}")
+    return int(value) if integer else float(value)
+
+
+def _name(obj: dict, key: str, where: str) -> str:
+    value = obj.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise ProfileError(f"missing or empty {key}", where=f"{where}.{key}", hint=f"give a text {key}")
+    if len(value) > 120:
+        raise ProfileError(f"{key} longer than 120 characters", where=f"{where}.{key}")
+    return value.strip()
+
+
+def complete_price(p: dict, where: str) -> dict:
+    if not isinstance(p, dict):
+        raise ProfileError("a price must be an object", where=where)
+    kind = p.get("kind")
+    if kind not in PRICE_KINDS:
+        raise ProfileError(f"kind is {kind!r}", where=f"{where}.kind", hint="use on_demand, spot or reserved")
+    as_of = p.get("as_of")
+    try:
+        dt.date.fromisoformat(str(as_of))
+    except ValueError:
+        raise ProfileError(f"as_of is {as_of!r}", where=f"{where}.as_of", hint="give the date as YYYY-MM-DD") from None
+    source = p.get("source")
+    if not isinstance(source, str) or not source.strip():
+        raise ProfileError("every price needs a source", where=f"{where}.source", hint="say where the figure comes from")
+    return {
+        "cloud": _name(p, "cloud", where),
+        "region": _name(p, "region", where),
+        "kind": kind,
+        "usd_per_gpu_hour": _number(p, "usd_per_gpu_hour", where),
+        "source": source.strip(),
+        "as_of": str(as_of),
+        "assumed": bool(p.get("assumed", False)),
+    }
+
+
+def complete_gpu(g: dict, where: str) -> dict:
+    if not isinstance(g, dict):
+        raise ProfileError("a GPU type must be an object", where=where)
+    prices = g.get("prices", [])
+    if not isinstance(prices, list):
+        raise ProfileError("prices must be a list", where=f"{where}.prices")
+    out = {
+        "name": _name(g, "name", where),
+        "display_name": str(g.get("display_name") or g["name"]),
+        "vendor": str(g.get("vendor", "")),
+        "memory_gb": _number(g, "memory_gb", where, strict=True),
+        "bf16_tflops": _number(g, "bf16_tflops", where, required=False, strict=True),
+        "memory_bandwidth_tbs": _number(g, "memory_bandwidth_tbs", where, required=False, strict=True),
+        "gpus_per_vm": _number(g, "gpus_per_vm", where, required=False, strict=True, integer=True) or 8,
+        "source": str(g.get("source", "")),
+        "prices": [complete_price(p, f"{where}.prices[{i}]") for i, p in enumerate(prices)],
+    }
+    seen = set()
+    for i, p in enumerate(out["prices"]):
+        key = (p["cloud"], p["region"], p["kind"])
+        if key in seen:
+            raise ProfileError(f"two {p['kind']} prices for {p['cloud']}/{p['region']}", where=f"{where}.prices[{i}]")
+        seen.add(key)
+    return out
+
+
+def complete_model(m: dict, where: str) -> dict:
+    if not isinstance(m, dict):
+        raise ProfileError("a model must be an object", where=where)
+    params = _number(m, "parameters_billion", where, strict=True)
+    layers = _number(m, "layers", where, strict=True, integer=True)
+    dtype_bytes = _number(m, "dtype_bytes", where, required=False, strict=True) or 2.0
+    kvb = _number(m, "kv_bytes_per_token", where, required=False, strict=True, integer=True)
+    kv_heads = _number(m, "kv_heads", where, required=False, strict=True, integer=True)
+    head_dim = _number(m, "head_dim", where, required=False, strict=True, integer=True)
+    if kvb is None:
+        if kv_heads is None or head_dim is None:
+            raise ProfileError(
+                "missing kv_bytes_per_token", where=f"{where}.kv_bytes_per_token",
+                hint="give kv_bytes_per_token, or kv_heads and head_dim to compute it",
+            )
+        kvb = kv_bytes_per_token(layers, kv_heads, head_dim, int(dtype_bytes))
+    aliases = m.get("aliases", [])
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        raise ProfileError("aliases must be a list of names", where=f"{where}.aliases")
+    return {
+        "name": _name(m, "name", where),
+        "display_name": str(m.get("display_name") or m["name"]),
+        "parameters_billion": params,
+        "layers": layers,
+        "kv_heads": kv_heads,
+        "head_dim": head_dim,
+        "dtype_bytes": dtype_bytes,
+        "kv_bytes_per_token": kvb,
+        "weights_gb": _number(m, "weights_gb", where, required=False, strict=True)
+        or round(weights_gb(params, dtype_bytes), 3),
+        "aliases": aliases,
+        "source": str(m.get("source", "")),
+    }
+
+
+def _coefficients(d: dict, key: str, names: tuple[str, ...], where: str) -> dict:
+    block = d.get(key)
+    if not isinstance(block, dict):
+        raise ProfileError(
+            f"missing {key} coefficients", where=f"{where}.{key}",
+            hint=f"give {{{', '.join(names)}}} in seconds, or fit them from a perf_model.csv table",
+        )
+    return {n: _number(block, n, f"{where}.{key}") for n in names}
+
+
+def complete_deployment(d: dict, where: str, *, gpus: dict, models: dict) -> dict:
+    """Validate one deployment and fill derived fields; ``gpus``/``models`` map names to completed dicts."""
+    if not isinstance(d, dict):
+        raise ProfileError("a deployment must be an object", where=where)
+    model_name, gpu_name = _name(d, "model", where), _name(d, "gpu", where)
+    if model_name not in models:
+        raise ProfileError(f"unknown model {model_name!r}", where=f"{where}.model",
+                           hint="define it in the models list or use a catalogue model name")
+    if gpu_name not in gpus:
+        raise ProfileError(f"unknown GPU type {gpu_name!r}", where=f"{where}.gpu",
+                           hint="define it in the gpu_types list or use a catalogue GPU name")
+    model, gpu = models[model_name], gpus[gpu_name]
+    tp = _number(d, "tp", where, strict=True, integer=True)
+    gpi = _number(d, "gpus_per_instance", where, required=False, strict=True, integer=True) or tp
+    if gpi < tp:
+        raise ProfileError(f"gpus_per_instance {gpi} < tp {tp}", where=f"{where}.gpus_per_instance")
+    util = _number(d, "memory_utilisation", where, required=False, strict=True) or DEFAULT_MEMORY_UTILISATION
+    if util > 1:
+        raise ProfileError(f"memory_utilisation {util} > 1", where=f"{where}.memory_utilisation", hint="use 0-1")
+    prefill = _coefficients(d, "prefill", PREFILL_KEYS, where)
+    decode = _coefficients(d, "decode", DECODE_KEYS, where)
+    if prefill["c0"] + prefill["c1"] <= 0 or decode["c0"] + decode["c_batch"] <= 0:
+        raise ProfileError("latency coefficients are all zero", where=where, hint="a prefill/decode step takes time")
+    startup = dict(DEFAULT_STARTUP)
+    given = d.get("startup") or {}
+    if not isinstance(given, dict):
+        raise ProfileError("startup must be an object", where=f"{where}.startup")
+    for k in given:
+        if k not in DEFAULT_STARTUP:
+            raise ProfileError(f"unknown startup key {k!r}", where=f"{where}.startup.{k}",
+                               hint="use " + ", ".join(DEFAULT_STARTUP))
+        startup[k] = _number(given, k, f"{where}.startup")
+    kv = _number(d, "kv_capacity_tokens", where, required=False, integer=True)
+    if kv is None:
+        try:
+            kv = kv_capacity_tokens(gpu_memory_gb=gpu["memory_gb"], gpus=gpi, weights_gb=model["weights_gb"],
+                                    kv_bytes_per_token=model["kv_bytes_per_token"], memory_utilisation=util)
+        except ProfileError as exc:
+            raise ProfileError(exc.message, where=f"{where}.tp", hint=exc.hint) from None
+    max_b = _number(d, "max_batch_size", where, required=False, strict=True, integer=True) or DEFAULT_MAX_BATCH_SIZE
+    max_t = (_number(d, "max_batch_tokens", where, required=False, strict=True, integer=True)
+             or DEFAULT_MAX_BATCH_TOKENS)
+    target_in = d.get("theta_target") or {}
+    if not isinstance(target_in, dict):
+        raise ProfileError("theta_target must be an object", where=f"{where}.theta_target")
+    try:
+        target = ThetaTarget(**{**ThetaTarget().as_dict(), **target_in})
+    except TypeError:
+        raise ProfileError("unknown theta_target key", where=f"{where}.theta_target",
+                           hint="use prompt_tokens, output_tokens, ttft_s, tbt_s") from None
+    theta = _number(d, "theta_tps", where, required=False)
+    theta_detail = d.get("theta_detail")
+    if theta is None:
+        theta_detail = theta_tps(prefill, decode, kv_capacity_tokens=kv, max_batch_size=max_b, target=target)
+        theta = theta_detail["theta_tps"]
+    basis = d.get("basis", "manual")
+    if basis not in BASES:
+        raise ProfileError(f"basis {basis!r}", where=f"{where}.basis", hint="use " + ", ".join(BASES))
+    return {
+        "name": deployment_name(model_name, gpu_name, tp),
+        "model": model_name,
+        "gpu": gpu_name,
+        "tp": tp,
+        "gpus_per_instance": gpi,
+        "memory_utilisation": util,
+        "max_batch_size": max_b,
+        "max_batch_tokens": max_t,
+        "prefill": prefill,
+        "decode": decode,
+        "kv_capacity_tokens": kv,
+        "theta_tps": float(theta),
+        "theta_target": target.as_dict(),
+        "theta_detail": theta_detail or {},
+        "startup": startup,
+        "price_cloud": str(d.get("price_cloud") or "azure"),
+        "price_region": str(d.get("price_region") or "eastus"),
+        "basis": basis,
+        "estimated": bool(d.get("estimated", basis in ("derived", "estimated"))),
+        "estimate_rule": str(d.get("estimate_rule", "")),
+        "source": str(d.get("source", "")),
+        "fit_report": d.get("fit_report") or {},
+        "points": d.get("points") or [],
+    }
+
+
+def complete_catalogue(doc, *, known_gpus: dict | None = None, known_models: dict | None = None) -> dict:
+    """Validate a whole catalogue document. ``known_*``: entries it may refer to without defining."""
+    if not isinstance(doc, dict):
+        raise ProfileError("a catalogue file is one JSON object", where="$",
+                           hint='use {"gpu_types": [...], "models": [...], "deployments": [...]}')
+    unknown = set(doc) - {"gpu_types", "models", "deployments", "version", "generated", "notes", "scaling"}
+    if unknown:
+        raise ProfileError(f"unknown key(s) {sorted(unknown)}", where="$",
+                           hint="allowed: gpu_types, models, deployments (and version, generated, notes)")
+    out: dict = {"gpu_types": [], "models": [], "deployments": []}
+    for key in out:
+        if not isinstance(doc.get(key, []), list):
+            raise ProfileError(f"{key} must be a list", where=f"$.{key}")
+    gpus = dict(known_gpus or {})
+    models = dict(known_models or {})
+    for i, g in enumerate(doc.get("gpu_types", [])):
+        g = complete_gpu(g, f"$.gpu_types[{i}]")
+        if g["name"] in {x["name"] for x in out["gpu_types"]}:
+            raise ProfileError(f"GPU type {g['name']!r} defined twice", where=f"$.gpu_types[{i}].name")
+        out["gpu_types"].append(g)
+        gpus[g["name"]] = g
+    for i, m in enumerate(doc.get("models", [])):
+        m = complete_model(m, f"$.models[{i}]")
+        if m["name"] in {x["name"] for x in out["models"]}:
+            raise ProfileError(f"model {m['name']!r} defined twice", where=f"$.models[{i}].name")
+        out["models"].append(m)
+        models[m["name"]] = m
+    names = set()
+    for i, d in enumerate(doc.get("deployments", [])):
+        d = complete_deployment(d, f"$.deployments[{i}]", gpus=gpus, models=models)
+        if d["name"] in names:
+            raise ProfileError(f"deployment {d['name']!r} defined twice", where=f"$.deployments[{i}]")
+        names.add(d["name"])
+        out["deployments"].append(d)
+    return out
+
+
+def instance_prices(gpu: dict, gpus_per_instance: int, cloud: str, region: str) -> dict:
+    """USD per instance-hour for each kind at (cloud, region): per-GPU price x GPUs per instance."""
+    out = {}
+    for kind in PRICE_KINDS:
+        match = [p for p in gpu.get("prices", []) if (p["cloud"], p["region"], p["kind"]) == (cloud, region, kind)]
+        if not match:
+            raise ProfileError(
+                f"GPU type {gpu['name']!r} has no {kind} price for {cloud}/{region}",
+                where=f"gpu {gpu['name']} prices",
+                hint="add the price, or set the deployment's price_cloud/price_region to one that has all three",
+            )
+        out[kind] = round(match[0]["usd_per_gpu_hour"] * gpus_per_instance, 4)
+    return out
+
+
+def engine_spec(deployment: dict, gpu: dict, model: dict) -> dict:
+    """The contract's engine deployment dict (all times in seconds)."""
+    startup = {k: float(deployment["startup"][k]) for k in ENGINE_STARTUP_KEYS}
+    return {
+        "name": deployment["name"],
+        "model": deployment["model"],
+        "gpu": deployment["gpu"],
+        "tp": int(deployment["tp"]),
+        "gpus_per_instance": int(deployment["gpus_per_instance"]),
+        "weights_gb": float(model["weights_gb"]),
+        "kv_capacity_tokens": int(deployment["kv_capacity_tokens"]),
+        "max_batch_size": int(deployment["max_batch_size"]),
+        "max_batch_tokens": int(deployment["max_batch_tokens"]),
+        "prefill": {k: float(deployment["prefill"][k]) for k in PREFILL_KEYS},
+        "decode": {k: float(deployment["decode"][k]) for k in DECODE_KEYS},
+        "theta_tps": float(deployment["theta_tps"]),
+        "startup": startup,
+        "price_per_instance_hour": instance_prices(
+            gpu, int(deployment["gpus_per_instance"]), deployment["price_cloud"], deployment["price_region"]
+        ),
+        "estimated": bool(deployment["estimated"]),
+    }
