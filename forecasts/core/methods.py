@@ -1,0 +1,563 @@
+"""Forecasting methods (Django-free, statsmodels).
+
+Every method works on a regular series of bins and has the same small interface:
+
+    m = METHODS[name](resolution_s, **params)
+    m.fit(y, start)        # y: 1-D float array, start: absolute bin number of y[0]
+    m.update(y_new)        # append the next observations; never refits
+    m.predict(h, level)    # -> (mean, lower, upper) for the h bins after the last observation
+
+``IncrementalForecaster`` (incremental.py) wraps them with the history buffer, refit schedule and
+the Forecast result. Intervals: statsmodels' analytic ones for the ARIMA family and Holt-Winters,
+empirical quantiles of past errors at the same lead time for the naive methods.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+from scipy.stats import norm
+
+DAY_S = 86400
+WEEK_S = 7 * DAY_S
+
+
+class InsufficientHistory(ValueError):
+    """The series is too short for this method (e.g. a weekly seasonal naive on three days)."""
+
+
+def _quiet():
+    ctx = warnings.catch_warnings()
+    ctx.__enter__()
+    warnings.simplefilter("ignore")
+    return ctx
+
+
+class Method:
+    name = "base"
+
+    def __init__(self, resolution_s: int, **params):
+        if params:
+            raise TypeError(f"{self.name}: unknown parameters {sorted(params)}")
+        self.resolution_s = int(resolution_s)
+        self.day = max(1, DAY_S // self.resolution_s)
+        self.week = 7 * self.day
+        self.end = 0  # absolute bin number after the last observation
+
+    # subclasses implement these
+    def fit(self, y: np.ndarray, start: int) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def update(self, y_new: np.ndarray) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def predict(self, h: int, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover
+        raise NotImplementedError
+
+    def describe(self) -> dict:
+        return {"method": self.name}
+
+
+# ---------------------------------------------------------------- empirical-error methods
+
+
+def _lead_quantiles(errors: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    lo = (1.0 - level) / 2.0
+    return np.nanquantile(errors, lo, axis=0), np.nanquantile(errors, 1.0 - lo, axis=0)
+
+
+class MovingAverage(Method):
+    """Mean of the last ``window_s`` seconds, flat over the horizon. ``window_s=resolution`` = naive."""
+
+    name = "moving_average"
+    MAX_ORIGINS = 1500
+
+    def __init__(self, resolution_s: int, window_s: int = 3600, **params):
+        super().__init__(resolution_s, **params)
+        self.window = max(1, int(round(window_s / self.resolution_s)))
+        self._err_cache: dict[float, tuple[np.ndarray, np.ndarray]] = {}
+
+    def fit(self, y, start):
+        y = np.asarray(y, dtype=float)
+        if len(y) < self.window + 2:
+            raise InsufficientHistory(f"{self.name} needs at least {self.window + 2} bins, got {len(y)}")
+        self.tail = y[-self.window:].copy()
+        self.history = y
+        self.end = start + len(y)
+        self._err_cache = {}
+        self._err_h = 0
+
+    def update(self, y_new):
+        y_new = np.asarray(y_new, dtype=float)
+        self.tail = np.concatenate([self.tail, y_new])[-self.window:]
+        self.end += len(y_new)
+
+    def _errors(self, h: int) -> np.ndarray:
+        y = self.history
+        n, w = len(y), self.window
+        last_origin = n - 1 - 1  # at least one lead observed
+        origins = np.arange(w - 1, last_origin + 1)
+        if len(origins) > self.MAX_ORIGINS:
+            origins = origins[np.linspace(0, len(origins) - 1, self.MAX_ORIGINS).astype(int)]
+        csum = np.concatenate([[0.0], np.cumsum(y)])
+        ma = (csum[origins + 1] - csum[origins + 1 - w]) / w
+        leads = np.arange(1, h + 1)
+        idx = origins[:, None] + leads[None, :]
+        valid = idx < n
+        actual = np.where(valid, y[np.minimum(idx, n - 1)], np.nan)
+        return actual - ma[:, None]
+
+    def predict(self, h, level):
+        key = level
+        if key not in self._err_cache or len(self._err_cache[key][0]) < h:
+            self._err_cache[key] = _lead_quantiles(self._errors(max(h, 1)), level)
+        q_lo, q_hi = self._err_cache[key]
+        q_lo, q_hi = np.nan_to_num(q_lo[:h]), np.nan_to_num(q_hi[:h])
+        mean = np.full(h, self.tail.mean())
+        return mean, mean + q_lo, mean + q_hi
+
+    def describe(self):
+        return {"method": self.name, "window_bins": self.window}
+
+
+class Naive(MovingAverage):
+    name = "naive"
+
+    def __init__(self, resolution_s: int, **params):
+        super().__init__(resolution_s, window_s=resolution_s, **params)
+
+
+class SeasonalNaive(Method):
+    """The value one season (day or week) earlier. Intervals: quantiles of the seasonal differences."""
+
+    name = "seasonal_naive"
+
+    def __init__(self, resolution_s: int, season: str = "daily", **params):
+        super().__init__(resolution_s, **params)
+        if season not in ("daily", "weekly"):
+            raise ValueError("season must be 'daily' or 'weekly'")
+        self.season = season
+        self.m = self.day if season == "daily" else self.week
+        self.name = f"seasonal_naive_{season}"
+
+    def fit(self, y, start):
+        y = np.asarray(y, dtype=float)
+        if len(y) < self.m + 1:
+            raise InsufficientHistory(
+                f"{self.name} needs more than one {self.season} season ({self.m} bins), got {len(y)}"
+            )
+        self.tail = y[-self.m:].copy()
+        self.diffs = y[self.m:] - y[: -self.m]
+        self.end = start + len(y)
+        self._q: dict[float, tuple[float, float]] = {}
+
+    def update(self, y_new):
+        self.tail = np.concatenate([self.tail, np.asarray(y_new, dtype=float)])[-self.m:]
+        self.end += len(y_new)
+
+    def predict(self, h, level):
+        if level not in self._q:
+            lo, hi = _lead_quantiles(self.diffs[:, None], level)
+            self._q[level] = (float(lo[0]), float(hi[0]))
+        q_lo, q_hi = self._q[level]
+        j = np.arange(h)
+        mean = self.tail[j % self.m]
+        seasons_ahead = np.sqrt(j // self.m + 1)
+        return mean, mean + q_lo * seasons_ahead, mean + q_hi * seasons_ahead
+
+    def describe(self):
+        return {"method": self.name, "season_bins": self.m}
+
+
+# ---------------------------------------------------------------- ARIMA family
+
+ORDER_GRID_PQ = [(p, q) for p in range(3) for q in range(3)]
+
+
+def _fit_arima(y: np.ndarray, order: tuple[int, int, int]):
+    from statsmodels.tsa.arima.model import ARIMA
+
+    trend = "c" if order[1] == 0 else "n"
+    model = ARIMA(y, order=order, trend=trend)
+    if order[0] == 0 and order[2] == 0:
+        return model.fit()  # white noise (+ drift): closed-form enough for the default optimiser
+    return model.fit(method="hannan_rissanen")
+
+
+def choose_d(y: np.ndarray) -> int:
+    """KPSS level-stationarity test at 5 % (the auto_arima rule): 1 if it rejects, else 0."""
+    from statsmodels.tsa.stattools import kpss
+
+    if np.std(y) == 0:
+        return 0
+    ctx = _quiet()
+    try:
+        _, p_value, *_ = kpss(y, regression="c", nlags="auto")
+    except Exception:
+        return 0
+    finally:
+        ctx.__exit__(None, None, None)
+    return 1 if p_value < 0.05 else 0
+
+
+def select_arima_order(y: np.ndarray, grid=ORDER_GRID_PQ) -> tuple[tuple[int, int, int], list[dict]]:
+    """d by KPSS, then (p, q) by AIC (Hannan-Rissanen estimates, Kalman log-likelihood)."""
+    d = choose_d(y)
+    table = []
+    best, best_aic = None, math.inf
+    ctx = _quiet()
+    try:
+        for p, q in grid:
+            order = (p, d, q)
+            try:
+                aic = float(_fit_arima(y, order).aic)
+            except Exception:  # a singular or non-invertible candidate is skipped
+                continue
+            if not math.isfinite(aic):
+                continue
+            table.append({"order": list(order), "aic": aic})
+            if aic < best_aic:
+                best, best_aic = order, aic
+    finally:
+        ctx.__exit__(None, None, None)
+    if best is None:
+        best = (0, 1, 0)
+    return best, table
+
+
+class Arima(Method):
+    """SageServe's load predictor: ARIMA on the series itself, order by AIC.
+
+    d by KPSS and (p, q) in 0..2 by AIC on the last ``select_window_s`` seconds; the chosen order is
+    estimated (Hannan-Rissanen) on the last ``fit_window_s``; ``update`` extends the Kalman filter
+    with the new observations (statsmodels ``results.extend``) without re-estimating.
+    """
+
+    name = "arima"
+
+    def __init__(self, resolution_s: int, select_window_s: int = DAY_S, fit_window_s: int = 2 * DAY_S,
+                 order: tuple[int, int, int] | None = None, **params):
+        super().__init__(resolution_s, **params)
+        self.select_window = max(48, select_window_s // self.resolution_s)
+        self.fit_window = max(48, fit_window_s // self.resolution_s)
+        self.fixed_order = tuple(order) if order else None
+
+    # the part of y that the ARIMA models (subclasses remove a seasonal mean first)
+    def _target(self, y: np.ndarray, start: int) -> np.ndarray:
+        return y
+
+    def _seasonal(self, start: int, n: int) -> np.ndarray:
+        return np.zeros(n)
+
+    def _fit_seasonal(self, y: np.ndarray, start: int) -> None:
+        pass
+
+    def fit(self, y, start):
+        y = np.asarray(y, dtype=float)
+        if len(y) < 48:
+            raise InsufficientHistory(f"{self.name} needs at least 48 bins, got {len(y)}")
+        self._fit_seasonal(y, start)
+        resid = y - self._seasonal(start, len(y))
+        if self.fixed_order:
+            self.order, self.order_table = self.fixed_order, []
+        else:
+            self.order, self.order_table = select_arima_order(resid[-self.select_window:])
+        ctx = _quiet()
+        try:
+            self.results = _fit_arima(resid[-self.fit_window:], self.order)
+        finally:
+            ctx.__exit__(None, None, None)
+        self.end = start + len(y)
+
+    def update(self, y_new):
+        y_new = np.asarray(y_new, dtype=float)
+        resid = y_new - self._seasonal(self.end, len(y_new))
+        ctx = _quiet()
+        try:
+            self.results = self.results.extend(resid)
+        finally:
+            ctx.__exit__(None, None, None)
+        self.end += len(y_new)
+
+    def predict(self, h, level):
+        ctx = _quiet()
+        try:
+            fc = self.results.get_forecast(h)
+            mean = np.asarray(fc.predicted_mean, dtype=float)
+            ci = np.asarray(fc.conf_int(alpha=1.0 - level), dtype=float)
+        finally:
+            ctx.__exit__(None, None, None)
+        seasonal = self._seasonal(self.end, h)
+        return mean + seasonal, ci[:, 0] + seasonal, ci[:, 1] + seasonal
+
+    def describe(self):
+        return {"method": self.name, "order": list(self.order), "aic": float(self.results.aic)}
+
+
+class ArimaFourier(Arima):
+    """Dynamic harmonic regression: Fourier terms for the daily (and, with two weeks of history,
+    weekly) season fitted by least squares, ARIMA (order by AIC) on what is left.
+
+    Two-step rather than joint MLE so a week of 1-minute data fits in well under a second; the
+    interval ignores the uncertainty of the Fourier coefficients (small with thousands of bins).
+    """
+
+    name = "arima_fourier"
+
+    def __init__(self, resolution_s: int, daily_terms: int = 8, weekly_terms: int = 3,
+                 weekly: str = "auto", history_window_s: int = 3 * WEEK_S, **params):
+        super().__init__(resolution_s, **params)
+        self.daily_terms = max(0, min(int(daily_terms), self.day // 2 - 1))
+        self.weekly_terms = max(0, min(int(weekly_terms), 6))  # 7 would be the first daily harmonic
+        self.weekly = weekly
+        self.history_window = history_window_s // self.resolution_s
+
+    def _design(self, start: int, n: int) -> np.ndarray:
+        a = np.arange(start, start + n, dtype=float)
+        cols = [np.ones(n)]
+        for k in range(1, self.daily_terms + 1):
+            w = 2 * np.pi * k * a / self.day
+            cols += [np.sin(w), np.cos(w)]
+        if self.use_weekly:
+            for k in range(1, self.weekly_terms + 1):
+                w = 2 * np.pi * k * a / self.week
+                cols += [np.sin(w), np.cos(w)]
+        return np.column_stack(cols)
+
+    def _fit_seasonal(self, y, start):
+        if self.weekly == "auto":
+            self.use_weekly = len(y) >= 2 * self.week and self.weekly_terms > 0
+        else:
+            self.use_weekly = bool(self.weekly) and self.weekly_terms > 0
+        y_fit = y[-self.history_window:]
+        fit_start = start + len(y) - len(y_fit)
+        X = self._design(fit_start, len(y_fit))
+        self.beta, *_ = np.linalg.lstsq(X, y_fit, rcond=None)
+
+    def _seasonal(self, start, n):
+        return self._design(start, n) @ self.beta
+
+    def describe(self):
+        out = super().describe()
+        out.update(daily_terms=self.daily_terms, weekly_terms=self.weekly_terms if self.use_weekly else 0)
+        return out
+
+
+class MstlArima(Arima):
+    """MSTL decomposition (daily, and weekly with two weeks of history), ARIMA on trend+remainder.
+
+    STL at 1-minute resolution with a 1440-bin period takes ~9 s for a week, so the decomposition is
+    run on block means with at most 288 bins per day (5-minute blocks at 1-minute resolution) and
+    the average of the last cycles of each seasonal component is interpolated back to the series' bins.
+    """
+
+    name = "mstl_arima"
+
+    def __init__(self, resolution_s: int, max_bins_per_day: int = 288, weekly: str = "auto",
+                 history_window_s: int = 3 * WEEK_S, **params):
+        super().__init__(resolution_s, **params)
+        self.factor = max(1, math.ceil(self.day / max_bins_per_day))
+        self.weekly = weekly
+        self.history_window = history_window_s // self.resolution_s
+
+    def _fit_seasonal(self, y, start):
+        from statsmodels.tsa.seasonal import MSTL
+
+        f = self.factor
+        start = start + len(y) - len(y[-self.history_window:])
+        y = y[-self.history_window:]
+        offset = (-start) % f  # drop head bins so blocks align with absolute multiples of f
+        n_blocks = (len(y) - offset) // f
+        day_c = self.day // f
+        if self.day % f:
+            raise InsufficientHistory(f"{self.name}: {self.day} bins per day do not split into blocks of {f}")
+        if n_blocks < 2 * day_c + 1:
+            raise InsufficientHistory(f"{self.name} needs more than two days of history")
+        blocks = y[offset: offset + n_blocks * f].reshape(n_blocks, f).mean(axis=1)
+        first_block = (start + offset) // f
+        week_c = 7 * day_c
+        use_weekly = (self.weekly == "auto" and n_blocks >= 2 * week_c) or self.weekly is True
+        periods = (day_c, week_c) if use_weekly else (day_c,)
+        ctx = _quiet()
+        try:
+            res = MSTL(blocks, periods=periods).fit()
+        finally:
+            ctx.__exit__(None, None, None)
+        seasonal = np.asarray(res.seasonal).reshape(n_blocks, -1)
+        self.profiles = []
+        for col, period in enumerate(periods):
+            # average the component's last cycles (up to 7): the last cycle alone still carries the
+            # noise of the day it was fitted on, which makes the residual ARIMA's intervals too narrow
+            cycles = max(1, min(7, n_blocks // period))
+            phase = (first_block + np.arange(n_blocks - cycles * period, n_blocks)) % period
+            values = seasonal[n_blocks - cycles * period:, col]
+            profile = np.bincount(phase, weights=values, minlength=period) / cycles
+            self.profiles.append((period * f, profile))
+        self.use_weekly = use_weekly
+
+    def _seasonal(self, start, n):
+        a = np.arange(start, start + n, dtype=float)
+        f = self.factor
+        total = np.zeros(n)
+        for period_bins, profile in self.profiles:
+            centres = (np.arange(len(profile)) + 0.5) * f - 0.5
+            total += np.interp(a % period_bins, centres, profile, period=period_bins)
+        return total
+
+    def describe(self):
+        out = super().describe()
+        out.update(block_bins=self.factor, weekly=self.use_weekly)
+        return out
+
+
+# ---------------------------------------------------------------- Holt-Winters
+
+
+class HoltWinters(Method):
+    """Additive Holt-Winters with damped trend and a daily season (ETS(A,Ad,A)).
+
+    Parameters are estimated by statsmodels on the last ``fit_window_s``; ``update`` runs the
+    smoothing recursions on the new observations with those parameters (no re-estimation).
+    Intervals: the ETS(A,Ad,A) analytic variance, sigma^2 * (1 + sum_{j<h} c_j^2) with
+    c_j = alpha * (1 + beta * phi_j) + gamma * [j is a multiple of m], phi_j = phi + ... + phi^j
+    (statsmodels' smoothing_trend beta is the "starred" weight: the ETS beta is alpha * beta).
+    """
+
+    name = "holt_winters"
+
+    def __init__(self, resolution_s: int, fit_window_s: int = 4 * DAY_S, damped: bool = True, **params):
+        super().__init__(resolution_s, **params)
+        self.fit_window = fit_window_s // self.resolution_s
+        self.damped = damped
+        self.m = self.day
+
+    def fit(self, y, start):
+        from statsmodels.tsa.holtwinters import ExponentialSmoothing
+
+        y = np.asarray(y, dtype=float)
+        end = start + len(y)
+        y = y[-self.fit_window:]
+        if len(y) < 2 * self.m + 1:
+            raise InsufficientHistory(f"{self.name} needs more than two days of history")
+        ctx = _quiet()
+        try:
+            res = ExponentialSmoothing(
+                y, trend="add", damped_trend=self.damped, seasonal="add", seasonal_periods=self.m,
+                initialization_method="heuristic",
+            ).fit()
+        finally:
+            ctx.__exit__(None, None, None)
+        p = res.params
+        self.alpha = float(p["smoothing_level"])
+        self.beta = float(p["smoothing_trend"])
+        self.gamma = float(p["smoothing_seasonal"])
+        self.phi = float(p["damping_trend"]) if self.damped else 1.0
+        self.level = float(res.level[-1])
+        self.trend = float(res.trend[-1])
+        self.seas = np.asarray(res.season[-self.m:], dtype=float).copy()  # s_{n-m+1} .. s_n
+        self.ptr = 0  # index in self.seas of the oldest seasonal state (used next)
+        # residual variance as R's forecast::ets: SSE / (n - number of parameters), counting the
+        # initial states (level, trend, m - 1 seasons) since they were read off the data
+        n_params = (4 if self.damped else 3) + 2 + (self.m - 1)
+        dof = len(y) - n_params if len(y) > 2 * n_params else len(y)
+        self.sigma2 = float(res.sse) / dof
+        self.end = end
+
+    def update(self, y_new):
+        a, b, g, phi = self.alpha, self.beta, self.gamma, self.phi
+        level, trend, seas, ptr, m = self.level, self.trend, self.seas, self.ptr, self.m
+        for value in np.asarray(y_new, dtype=float):
+            s_old = seas[ptr]
+            prev_level, prev_trend = level, trend
+            level = a * (value - s_old) + (1 - a) * (prev_level + phi * prev_trend)
+            trend = b * (level - prev_level) + (1 - b) * phi * prev_trend
+            seas[ptr] = g * (value - prev_level - phi * prev_trend) + (1 - g) * s_old
+            ptr = (ptr + 1) % m
+        self.level, self.trend, self.ptr = level, trend, ptr
+        self.end += len(y_new)
+
+    def predict(self, h, level):
+        j = np.arange(1, h + 1)
+        if self.phi == 1.0:
+            phi_j = j.astype(float)
+        else:
+            phi_j = np.cumsum(self.phi ** j)
+        seasonal = self.seas[(self.ptr + j - 1) % self.m]
+        mean = self.level + phi_j * self.trend + seasonal
+        c = self.alpha * (1 + self.beta * phi_j) + self.gamma * ((j % self.m) == 0)
+        var = self.sigma2 * (1 + np.concatenate([[0.0], np.cumsum(c[:-1] ** 2)]))
+        z = norm.ppf(0.5 + level / 2.0)
+        half = z * np.sqrt(var)
+        return mean, mean - half, mean + half
+
+    def describe(self):
+        return {"method": self.name, "alpha": self.alpha, "beta": self.beta, "gamma": self.gamma,
+                "phi": self.phi}
+
+
+# ---------------------------------------------------------------- ensemble
+
+DEFAULT_ENSEMBLE = ("seasonal_naive_daily", "arima_fourier", "holt_winters")
+
+
+class Ensemble(Method):
+    """Equal-weight average of member forecasts (means and interval bounds averaged).
+
+    Members that cannot fit the history (too short) are left out; the ones used are in describe().
+    """
+
+    name = "ensemble"
+
+    def __init__(self, resolution_s: int, members=DEFAULT_ENSEMBLE, **params):
+        super().__init__(resolution_s, **params)
+        self.member_names = tuple(members)
+
+    def fit(self, y, start):
+        self.members = []
+        self.skipped = {}
+        for name in self.member_names:
+            member = make_method(name, self.resolution_s)
+            try:
+                member.fit(y, start)
+            except InsufficientHistory as exc:
+                self.skipped[name] = str(exc)
+                continue
+            self.members.append(member)
+        if not self.members:
+            raise InsufficientHistory(f"ensemble: no member can fit ({'; '.join(self.skipped.values())})")
+        self.end = start + len(y)
+
+    def update(self, y_new):
+        for member in self.members:
+            member.update(y_new)
+        self.end += len(y_new)
+
+    def predict(self, h, level):
+        parts = [member.predict(h, level) for member in self.members]
+        return tuple(np.mean([p[i] for p in parts], axis=0) for i in range(3))
+
+    def describe(self):
+        return {"method": self.name, "members": [m.describe() for m in self.members], "skipped": self.skipped}
+
+
+METHODS: dict[str, tuple[type, dict]] = {
+    "naive": (Naive, {}),
+    "seasonal_naive_daily": (SeasonalNaive, {"season": "daily"}),
+    "seasonal_naive_weekly": (SeasonalNaive, {"season": "weekly"}),
+    "moving_average": (MovingAverage, {}),
+    "arima": (Arima, {}),
+    "arima_fourier": (ArimaFourier, {}),
+    "mstl_arima": (MstlArima, {}),
+    "holt_winters": (HoltWinters, {}),
+    "ensemble": (Ensemble, {}),
+}
+
+
+def make_method(name: str, resolution_s: int, **params) -> Method:
+    try:
+        cls, defaults = METHODS[name]
+    except KeyError:
+        raise ValueError(f"unknown forecasting method {name!r}; choose from {', '.join(METHODS)}") from None
+    return cls(resolution_s, **{**defaults, **params})
