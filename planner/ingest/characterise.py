@@ -181,7 +181,7 @@ def characterise(path: str | Path, *, progress: Callable[[float, str], None] | N
                 values[: min(nbins, len(src))] = src[:nbins]
                 if len(src) > nbins:
                     values[-1] += src[nbins:].sum()
-                arrays.append(np.round(values / width, 6).tolist())
+                arrays.append(np.round(values / width, 9).tolist())
             out["groups"][key] = {"rps": arrays[0], "input_tps": arrays[1], "output_tps": arrays[2]}
         series[str(width)] = out
     for key, acc in sorted(accs.items()):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from planner.ingest.errors import TraceFormatError
-from planner.ingest.reader import DEFAULT_MAX_LINE_BYTES, check_text, open_binary, sniff
+from planner.ingest.reader import DEFAULT_MAX_LINE_BYTES, SNIFF_BYTES, check_text, open_binary, sniff
 
 FORMATS = ("azure", "burstgpt", "mooncake", "native")
 TIERS = ("IW-F", "IW-N", "NIW")
@@ -76,7 +77,11 @@ def _csv_header(text: str) -> list[str]:
 
 def detect(path: str | Path, fmt: str = "auto") -> Detected:
     """Work out the format from the first bytes (or check the one the user named)."""
-    text = check_text(sniff(path))
+    head = sniff(path)
+    text = check_text(head)
+    if b"\n" not in head and len(head) >= SNIFF_BYTES:
+        raise TraceFormatError(f"the first line is longer than {SNIFF_BYTES:,} bytes", line=1,
+                               hint="one request per line, starting with a header; check the file is CSV or JSON lines")
     stripped = text.lstrip("\ufeff \t\r\n")
     if stripped.startswith("{"):
         line = stripped.splitlines()[0]
@@ -140,9 +145,9 @@ def _check_csv_columns(fmt: str, header: list[str]) -> None:
         raise TraceFormatError(f"duplicate column(s) {dupes} in the header", line=1,
                                hint="give every column a distinct name")
     if fmt == "azure":
-        required, optional = AZURE_COLUMNS, AZURE_OPTIONAL
+        required = AZURE_COLUMNS
     elif fmt == "burstgpt":
-        required, optional = BURSTGPT_COLUMNS, BURSTGPT_OPTIONAL
+        required = BURSTGPT_COLUMNS
     else:
         missing = [group[0] for group in (NATIVE_ARRIVAL, NATIVE_INPUT, NATIVE_OUTPUT) if not set(lower) & set(group)]
         if missing:
@@ -244,9 +249,11 @@ def timestamp_column(values: pd.Series, name: str, first_line: int) -> np.ndarra
 
 
 def looks_numeric(values: pd.Series) -> bool:
+    """Decided by the first non-empty value, so one bad value later is reported as bad, not as a mode."""
     if values.dtype.kind in "iuf":
         return True
-    sample = values.dropna().astype(str).str.strip().head(50)
+    sample = values.dropna().astype(str).str.strip()
+    sample = sample[sample != ""].head(1)
     return bool(len(sample)) and bool(pd.to_numeric(sample, errors="coerce").notna().all())
 
 
@@ -285,7 +292,7 @@ def _csv_chunks(path: Path, usecols: list[str], dtypes: dict, chunk_rows: int, m
     stream = open_binary(path, max_line_bytes=max_line_bytes)
     try:
         reader = pd.read_csv(
-            io.BufferedReader(stream, buffer_size=1 << 20), usecols=usecols, dtype=dtypes,
+            io.BufferedReader(stream, buffer_size=1 << 20), index_col=False, dtype=dtypes,
             chunksize=chunk_rows, skip_blank_lines=False, encoding="utf-8-sig", skipinitialspace=True,
             engine="c", on_bad_lines="error",
         )
@@ -297,7 +304,9 @@ def _csv_chunks(path: Path, usecols: list[str], dtypes: dict, chunk_rows: int, m
                 except StopIteration:
                     break
                 except pd.errors.ParserError as exc:
-                    raise TraceFormatError(f"the CSV does not parse: {exc}", line=stream.lines + 1,
+                    found = re.search(r"line (\d+)", str(exc))
+                    line = int(found.group(1)) if found else None
+                    raise TraceFormatError(f"the CSV does not parse: {exc}", line=line,
                                            hint="every line needs the same number of comma-separated fields as the header") from None
                 except UnicodeDecodeError as exc:
                     raise TraceFormatError(f"the file is not UTF-8 text ({exc.reason})", line=stream.lines + 1,

@@ -66,23 +66,32 @@ class GuardedStream(io.RawIOBase):
 
     def _check_lines(self, data: bytes) -> None:
         newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+        before = self.lines
         if newlines.size == 0:
             self._run += len(data)
-            longest = self._run
-        else:
-            first = self._run + int(newlines[0])
-            inner = int(np.diff(newlines).max()) - 1 if newlines.size > 1 else 0
-            longest = max(first, inner)
-            self.lines += int(newlines.size)
-            self._run = len(data) - int(newlines[-1]) - 1
-            longest = max(longest, self._run)
-        if longest > self._max:
-            raise TraceFormatError(
-                f"a line is longer than {self._max:,} bytes (at least {longest:,}); this is not a "
-                "line-oriented trace or it lacks line breaks",
-                line=self.lines + 1,
-                hint="one request per line; check the file is CSV or JSON lines and not binary or minified JSON",
-            )
+            if self._run > self._max:
+                self._too_long(before + 1, self._run)
+            return
+        first = self._run + int(newlines[0])
+        if first > self._max:
+            self._too_long(before + 1, first)
+        if newlines.size > 1:
+            inner = np.diff(newlines) - 1
+            worst = int(np.argmax(inner))
+            if inner[worst] > self._max:
+                self._too_long(before + 2 + worst, int(inner[worst]))
+        self.lines += int(newlines.size)
+        self._run = len(data) - int(newlines[-1]) - 1
+        if self._run > self._max:
+            self._too_long(self.lines + 1, self._run)
+
+    def _too_long(self, line: int, length: int) -> None:
+        raise TraceFormatError(
+            f"a line is longer than {self._max:,} bytes (at least {length:,}); this is not a "
+            "line-oriented trace or it lacks line breaks",
+            line=line,
+            hint="one request per line; check the file is CSV or JSON lines and not binary or minified JSON",
+        )
 
     def close(self) -> None:
         try:
