@@ -1,4 +1,13 @@
 from django.urls import path
 
+from planner.comparisons import views
+
 app_name = "comparisons"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.comparison_list, name="list"),
+    path("new/", views.comparison_create, name="create"),
+    path("<int:pk>/", views.comparison_detail, name="detail"),
+    path("<int:pk>/export.csv", views.comparison_csv, name="csv"),
+    path("<int:pk>/export.json", views.comparison_json, name="json"),
+    path("<int:pk>/report.pdf", views.comparison_pdf, name="pdf"),
+]

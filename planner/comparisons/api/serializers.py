@@ -1,0 +1,67 @@
+from rest_framework import serializers
+
+from planner.comparisons.core.variants import SCHEDULERS, STRATEGIES
+from planner.comparisons.models import Comparison, VariantResult
+from planner.jobs.api.serializers import JobSerializer
+
+
+class VariantResultSerializer(serializers.ModelSerializer):
+    job = serializers.PrimaryKeyRelatedField(read_only=True)
+    job_status = serializers.CharField(source="job.status", read_only=True, default=None)
+    progress = serializers.FloatField(source="job.progress", read_only=True, default=None)
+    totals = serializers.SerializerMethodField()
+
+    class Meta:
+        model = VariantResult
+        fields = ["key", "strategy", "scheduler", "knobs", "status", "job", "job_status", "progress", "wall_s",
+                  "error", "totals"]
+        read_only_fields = fields
+
+    def get_totals(self, obj) -> dict:
+        return (obj.metrics or {}).get("totals", {})
+
+
+class ComparisonSerializer(serializers.ModelSerializer):
+    job = JobSerializer(read_only=True)
+    results = VariantResultSerializer(many=True, read_only=True)
+    status = serializers.CharField(read_only=True)
+
+    class Meta:
+        model = Comparison
+        fields = ["id", "name", "status", "baseline", "variants", "projection", "scenario", "job", "results",
+                  "summary", "created"]
+        read_only_fields = fields
+
+
+class ComparisonCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    scenario = serializers.JSONField(required=False, help_text="an engine scenario object (see docs/comparisons.md)")
+    scenario_fixture = serializers.CharField(required=False, help_text="or the name of a file in fixtures/scenarios/")
+    strategies = serializers.ListField(child=serializers.ChoiceField(choices=sorted(STRATEGIES)), required=False,
+                                      default=list)
+    schedulers = serializers.ListField(child=serializers.ChoiceField(choices=list(SCHEDULERS)), required=False,
+                                      default=list)
+    variants = serializers.ListField(child=serializers.DictField(), required=False, default=list,
+                                     help_text='knob variants: [{"strategy": "lt-ua", "knobs": {...}, "key": "..."}]')
+    baseline = serializers.CharField(required=False, allow_blank=True)
+    projection = serializers.DictField(required=False, default=dict,
+                                       help_text='paper-style extrapolation multipliers, e.g. {"models": 3, "regions": 4}')
+
+    def validate(self, attrs):
+        from planner.comparisons.selectors import load_fixture, scenario_fixtures
+
+        if not attrs.get("scenario") and not attrs.get("scenario_fixture"):
+            raise serializers.ValidationError({"scenario": "give a scenario object or scenario_fixture "
+                                                           f"(one of {scenario_fixtures()})"})
+        if attrs.get("scenario_fixture"):
+            try:
+                attrs["scenario"] = load_fixture(attrs["scenario_fixture"])
+            except KeyError:
+                raise serializers.ValidationError({"scenario_fixture": f"unknown fixture; use one of "
+                                                                       f"{scenario_fixtures()}"}) from None
+        if not isinstance(attrs["scenario"], dict):
+            raise serializers.ValidationError({"scenario": "must be a JSON object"})
+        if not attrs.get("strategies") and not attrs.get("variants"):
+            raise serializers.ValidationError({"strategies": "give at least one strategy, e.g. "
+                                                             "[\"reactive-unified\", \"lt-ua\"]"})
+        return attrs

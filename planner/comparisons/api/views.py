@@ -1,0 +1,72 @@
+from django.http import HttpResponse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from planner.accounts.access import team_of
+from planner.comparisons import selectors
+from planner.comparisons.api.serializers import ComparisonCreateSerializer, ComparisonSerializer
+from planner.comparisons.core.variants import VariantError
+from planner.comparisons.services import start_comparison, validate_scenario
+
+
+class ComparisonViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Strategy comparisons of the caller's team: one scenario x strategies, a child job per strategy."""
+
+    serializer_class = ComparisonSerializer
+    ordering_fields = ["created"]
+
+    def get_queryset(self):
+        return selectors.comparisons_for(self.request.user)
+
+    @extend_schema(request=ComparisonCreateSerializer, responses={201: ComparisonSerializer})
+    def create(self, request, *args, **kwargs):
+        from simulations.engine import ScenarioError
+
+        ser = ComparisonCreateSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        data = ser.validated_data
+        team = team_of(request.user)
+        if team is None:
+            raise ValidationError({"team": "your account belongs to no team; ask an admin to add you to one"})
+        try:
+            validate_scenario(data["scenario"])
+            comp = start_comparison(team=team, user=request.user, scenario=data["scenario"],
+                                    strategies=data.get("strategies"), schedulers=data.get("schedulers"),
+                                    variants=data.get("variants"), baseline=data.get("baseline") or None,
+                                    name=data.get("name", ""), projection=data.get("projection"))
+        except ScenarioError as exc:
+            raise ValidationError({"scenario": f"{exc.field}: {exc.message}"}) from None
+        except VariantError as exc:
+            raise ValidationError({exc.field: exc.message}) from None
+        comp.refresh_from_db()
+        return Response(ComparisonSerializer(comp).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses={(200, "text/csv"): OpenApiResponse(description="every number, long format")})
+    @action(detail=True, methods=["get"], url_path="csv")
+    def export_csv(self, request, pk=None):
+        comp = self.get_object()
+        resp = HttpResponse(selectors.export_csv(comp), content_type="text/csv")
+        resp["Content-Disposition"] = f'attachment; filename="comparison-{comp.pk}.csv"'
+        return resp
+
+    @extend_schema(responses={(200, "application/json"): OpenApiResponse(description="every number")})
+    @action(detail=True, methods=["get"], url_path="export")
+    def export_json(self, request, pk=None):
+        comp = self.get_object()
+        resp = HttpResponse(selectors.export_json(comp), content_type="application/json")
+        resp["Content-Disposition"] = f'attachment; filename="comparison-{comp.pk}.json"'
+        return resp
+
+    @extend_schema(responses={(200, "application/pdf"): OpenApiResponse(description="cost report for finance")})
+    @action(detail=True, methods=["get"], url_path="pdf")
+    def export_pdf(self, request, pk=None):
+        comp = self.get_object()
+        if not comp.summary.get("rows"):
+            raise ValidationError({"comparison": f"not aggregated yet (status {comp.status}); the report needs the "
+                                                 "finished savings table"})
+        resp = HttpResponse(selectors.export_pdf(comp), content_type="application/pdf")
+        resp["Content-Disposition"] = f'attachment; filename="comparison-{comp.pk}-cost-report.pdf"'
+        return resp

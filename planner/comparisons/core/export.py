@@ -1,0 +1,70 @@
+"""CSV / JSON export of every number of a comparison. Django-free.
+
+CSV is long format, one number per row: ``section,variant,region,model,tier,metric,value``, so every
+figure and table on the page can be rebuilt from it (timelines included).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+COLUMNS = ["section", "variant", "region", "model", "tier", "metric", "value"]
+
+
+def _num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def iter_rows(summaries: dict[str, dict], aggregate: dict | None):
+    if aggregate:
+        for row in aggregate.get("rows", []):
+            for metric, value in row.items():
+                if _num(value):
+                    yield ("savings", row["key"], "", "", "", metric, value)
+            for tier, t in (row.get("tiers") or {}).items():
+                for metric, value in t.items():
+                    if _num(value):
+                        yield ("savings", row["key"], "", "", tier, metric, value)
+    for key, s in summaries.items():
+        for metric, value in (s.get("totals") or {}).items():
+            if _num(value):
+                yield ("totals", key, "", "", "", metric, value)
+        for ep in s.get("endpoints", []):
+            for metric, value in ep.items():
+                if _num(value):
+                    yield ("endpoint", key, ep.get("region", ""), ep.get("model", ""), "", metric, value)
+        for tier, t in (s.get("tiers") or {}).items():
+            for metric, value in t.items():
+                if _num(value):
+                    yield ("tier", key, "", "", tier, metric, value)
+        for src, value in (s.get("waste_by_source") or {}).items():
+            if _num(value):
+                yield ("waste", key, "", "", "", src, value)
+        tl = s.get("timeline") or {}
+        t_s = tl.get("t_s") or []
+        for name in ("instances", "utilisation"):
+            for ep_name, series in (tl.get(name) or {}).items():
+                region, _, model = ep_name.partition("/")
+                for t, value in zip(t_s, series, strict=False):
+                    if _num(value):
+                        yield (f"timeline_{name}", key, region, model, "", f"t={t:g}", value)
+        for hour in s.get("decisions") or []:
+            for metric, value in hour.items():
+                if _num(value):
+                    yield ("decisions", key, hour.get("region", ""), hour.get("model", ""), "",
+                           f"h{hour.get('hour', '')}:{metric}", value)
+
+
+def to_csv(summaries: dict[str, dict], aggregate: dict | None) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(COLUMNS)
+    for row in iter_rows(summaries, aggregate):
+        w.writerow(row)
+    return buf.getvalue()
+
+
+def to_json(meta: dict, summaries: dict[str, dict], aggregate: dict | None) -> str:
+    return json.dumps({**meta, "aggregate": aggregate, "results": summaries}, indent=1, default=str)

@@ -1,0 +1,113 @@
+"""Plotly figures after SageServe's Fig. 11, 12a, 12b, 13a / Table 1, 13b and 15. Django-free.
+
+Each function takes the per-variant summaries (and the aggregate) and returns a ``plotly.graph_objects
+.Figure``; ``all_figures`` returns ``{id: figure}`` for the page (``fig.to_json()``).
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+TIERS = ("IW-F", "IW-N", "NIW")
+_LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=60, b=50), height=380,
+               legend=dict(orientation="h", y=-0.2))
+
+
+def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
+    fig.update_layout(title=title, **_LAYOUT, **kw)
+    return fig
+
+
+def instances_over_time(summaries: dict[str, dict], order: list[str]) -> go.Figure:
+    """Fig. 11: instances deployed (summed over regions and models) per strategy, area = instance-hours."""
+    fig = go.Figure()
+    for key in order:
+        s = summaries[key]
+        tl = s.get("timeline") or {}
+        t = [x / 3600.0 for x in tl.get("t_s", [])]
+        total = tl.get("instances_total") or []
+        ih = (s.get("totals") or {}).get("instance_hours", 0.0)
+        fig.add_trace(go.Scatter(x=t, y=total, mode="lines", line_shape="hv", name=f"{key} ({ih:.1f} inst-h)"))
+    return _layout(fig, "Instances over time (Fig. 11): area under each curve = instance-hours",
+                   xaxis_title="simulated hour", yaxis_title="instances (serving + provisioning)")
+
+
+def hours_per_endpoint(summaries: dict[str, dict], order: list[str], metric: str = "instance_hours") -> go.Figure:
+    """Fig. 12a: instance-hours (or GPU-hours) per (region, model), grouped by strategy."""
+    fig = go.Figure()
+    for key in order:
+        eps = summaries[key].get("endpoints", [])
+        fig.add_trace(go.Bar(x=[f"{e['region']}/{e['model']}" for e in eps], y=[e.get(metric, 0.0) for e in eps],
+                             name=key))
+    label = "GPU-hours" if metric == "gpu_hours" else "instance-hours"
+    return _layout(fig, f"{label} per region and model (Fig. 12a)", barmode="group", yaxis_title=label)
+
+
+def utilisation(summaries: dict[str, dict], order: list[str]) -> go.Figure:
+    """Fig. 12b: mean effective memory utilisation per (region, model) and strategy."""
+    fig = go.Figure()
+    for key in order:
+        eps = summaries[key].get("endpoints", [])
+        fig.add_trace(go.Bar(x=[f"{e['region']}/{e['model']}" for e in eps],
+                             y=[100.0 * (e.get("mean_utilisation") or 0.0) for e in eps], name=key))
+    return _layout(fig, "Effective memory utilisation, time-weighted mean (Fig. 12b)", barmode="group",
+                   yaxis_title="% of KV memory (weights excluded)")
+
+
+def latency_per_tier(summaries: dict[str, dict], order: list[str]) -> go.Figure:
+    """Fig. 13a / Table 1: p95 TTFT and p95 E2E per tier and strategy."""
+    fig = go.Figure()
+    for key in order:
+        tiers = summaries[key].get("tiers") or {}
+        present = [t for t in TIERS if tiers.get(t, {}).get("n")]
+        fig.add_trace(go.Bar(x=[f"{t} TTFT" for t in present], y=[tiers[t].get("ttft_p95") for t in present],
+                             name=f"{key}", legendgroup=key))
+        fig.add_trace(go.Bar(x=[f"{t} E2E" for t in present], y=[tiers[t].get("e2e_p95") for t in present],
+                             name=f"{key} (E2E)", legendgroup=key, showlegend=False))
+    return _layout(fig, "p95 TTFT and E2E per tier (Fig. 13a, Table 1)", barmode="group",
+                   yaxis_title="seconds (log)", yaxis_type="log")
+
+
+def scaling_waste(summaries: dict[str, dict], order: list[str]) -> go.Figure:
+    """Fig. 13b: GPU-hours spent provisioning (paid, serving nothing), split by where the instance came from."""
+    sources = []
+    for key in order:
+        for src in (summaries[key].get("waste_by_source") or {}):
+            if src not in sources:
+                sources.append(src)
+    fig = go.Figure()
+    if not sources:
+        fig.add_trace(go.Bar(x=order, y=[(summaries[k].get("totals") or {}).get("provisioning_gpu_hours", 0.0)
+                                         for k in order], name="provisioning"))
+    for src in sources:
+        fig.add_trace(go.Bar(x=order, y=[(summaries[k].get("waste_by_source") or {}).get(src, 0.0) for k in order],
+                             name=src))
+    return _layout(fig, "Scaling waste: GPU-hours while provisioning (Fig. 13b)", barmode="stack",
+                   yaxis_title="GPU-hours")
+
+
+def violations_per_scheduler(summaries: dict[str, dict], order: list[str]) -> go.Figure:
+    """Fig. 15: SLO violations (%) per IW tier for each variant (scheduler variants side by side)."""
+    fig = go.Figure()
+    for tier in ("IW-F", "IW-N"):
+        ys = []
+        for key in order:
+            t = (summaries[key].get("tiers") or {}).get(tier) or {}
+            att = t.get("attainment")
+            ys.append(None if att is None else 100.0 * (1.0 - att))
+        fig.add_trace(go.Bar(x=order, y=ys, name=f"{tier} violations"))
+    return _layout(fig, "SLO violations per tier (Fig. 15b): a request violates when TTFT > its tier's deadline",
+                   barmode="group", yaxis_title="% of requests")
+
+
+def all_figures(summaries: dict[str, dict], order: list[str]) -> dict[str, go.Figure]:
+    order = [k for k in order if k in summaries]
+    return {
+        "fig11": instances_over_time(summaries, order),
+        "fig12a": hours_per_endpoint(summaries, order, "instance_hours"),
+        "fig12a_gpu": hours_per_endpoint(summaries, order, "gpu_hours"),
+        "fig12b": utilisation(summaries, order),
+        "fig13a": latency_per_tier(summaries, order),
+        "fig13b": scaling_waste(summaries, order),
+        "fig15": violations_per_scheduler(summaries, order),
+    }

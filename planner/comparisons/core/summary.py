@@ -1,0 +1,143 @@
+"""Normalise one engine run (``simulations.engine.metrics.SimulationResult``) into the comparison summary.
+
+Shape (all JSON-able; everything the page, the exports and the PDF use)::
+
+    {"key", "strategy", "scheduler", "duration_s", "requests", "wall_s", "price_per_instance_hour",
+     "totals": {instance_hours, gpu_hours, cost_usd, provisioning_gpu_hours, serving_gpu_hours,
+                idle_gpu_hours, spot_pool_instance_hours, scale_out_events, scale_in_events,
+                mean_utilisation},
+     "endpoints": [{region, model, gpu, deployment, instance_hours, gpu_hours, cost_usd,
+                    provisioning_gpu_hours, mean_utilisation, price_per_instance_hour}],
+     "tiers": {tier: {n, completed, ttft_p50, ttft_q3, ttft_p95, ttft_p99, e2e_p50, e2e_p95, e2e_p99,
+                      attainment, slo}},
+     "waste_by_source": {"spot-same": GPU-h, "spot-other": GPU-h, "new-vm": GPU-h},
+     "timeline": {"t_s": [...], "instances": {"region/model": [...]}, "utilisation": {...},
+                  "instances_total": [...]},
+     "decisions": [ {hour, region, model, forecast_tps, target, ...} ]   # LT policies only
+    }
+
+Siloed runs have two pools per (region, model); they are summed here so every strategy reports the
+same (region, model) rows. Django-free.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+TIERS = ("IW-F", "IW-N", "NIW")
+
+
+def _ep_key(name: str) -> str:
+    parts = name.split("/")
+    return "/".join(parts[:2])
+
+
+def _clean(x):
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def summarise(result, *, key: str = "", strategy: str = "", scheduler: str = "") -> dict:
+    summ = result.summary
+    usage = result.usage
+    tl = result.timeline or {}
+    names = tl.get("endpoints", [])
+    series = tl.get("series", {})
+    t_s = list(tl.get("t", []))
+
+    # timeline per (region, model): serving + provisioning + draining instances are all paid for
+    inst: dict[str, np.ndarray] = {}
+    util_num: dict[str, np.ndarray] = {}
+    serv: dict[str, np.ndarray] = {}
+    if t_s:
+        S = np.asarray(series.get("serving", []), dtype=float)
+        P = np.asarray(series.get("provisioning", []), dtype=float)
+        D = np.asarray(series.get("draining", []), dtype=float)
+        U = np.asarray(series.get("utilisation", []), dtype=float)
+        for e, name in enumerate(names):
+            k = _ep_key(name)
+            total = S[e] + P[e] + (D[e] if D.size else 0.0)
+            inst[k] = inst.get(k, 0.0) + total
+            util_num[k] = util_num.get(k, 0.0) + U[e] * S[e]
+            serv[k] = serv.get(k, 0.0) + S[e]
+    utilisation = {k: np.where(serv[k] > 0, util_num[k] / np.maximum(serv[k], 1e-12), 0.0) for k in inst}
+    mean_util = {k: (float(util_num[k].sum() / serv[k].sum()) if serv[k].sum() > 0 else None) for k in inst}
+
+    endpoints: dict[str, dict] = {}
+    for u in usage:
+        k = f"{u['region']}/{u['model']}"
+        e = endpoints.setdefault(k, {"region": u["region"], "model": u["model"],
+                                     "deployment": u.get("deployment", ""),
+                                     "gpu": (u.get("deployment", "").split("/") + ["", ""])[1],
+                                     "gpus_per_instance": u.get("gpus_per_instance"),
+                                     "price_per_instance_hour": u.get("price_per_instance_hour"),
+                                     "instance_hours": 0.0, "gpu_hours": 0.0, "cost_usd": 0.0,
+                                     "provisioning_gpu_hours": 0.0, "serving_gpu_hours": 0.0,
+                                     "idle_gpu_hours": 0.0, "instances_used": 0})
+        for f in ("instance_hours", "gpu_hours", "cost_usd", "provisioning_gpu_hours", "serving_gpu_hours",
+                  "idle_gpu_hours", "instances_used"):
+            e[f] += u.get(f, 0.0) or 0.0
+        e["mean_utilisation"] = mean_util.get(k)
+
+    gpus_of = {f"{u['region']}/{u['model']}": u.get("gpus_per_instance", 1) for u in usage}
+    waste: dict[str, float] = {}
+    outs = ins = 0
+    decisions = []
+    for ev in result.scaling_events:
+        action = ev.get("action")
+        if action == "scale_out":
+            outs += 1
+            g = gpus_of.get(_ep_key(ev["endpoint"]), 1)
+            waste[ev.get("source", "?")] = waste.get(ev.get("source", "?"), 0.0) + ev.get("delay_s", 0.0) * g / 3600
+        elif action == "scale_in":
+            ins += 1
+        elif action == "plan":
+            decisions.append({k: v for k, v in ev.items() if k != "action"})
+
+    tiers = {}
+    req = getattr(result, "requests", None) or {}
+    for name in TIERS:
+        t = result.tiers.get(name)
+        if not t:
+            continue
+        q3 = None
+        if req:
+            idx = TIERS.index(name)
+            mask = (np.asarray(req["tier"]) == idx) & np.asarray(req["completed"], dtype=bool)
+            if mask.any():
+                q3 = float(np.percentile(np.asarray(req["ttft_s"])[mask], 75))
+        tiers[name] = {
+            "n": t.get("requests"), "completed": t.get("completed"), "dropped": t.get("dropped"),
+            "ttft_p50": _clean(t["ttft"].get("p50")), "ttft_q3": q3, "ttft_p95": _clean(t["ttft"].get("p95")),
+            "ttft_p99": _clean(t["ttft"].get("p99")), "e2e_p50": _clean(t["e2e"].get("p50")),
+            "e2e_p95": _clean(t["e2e"].get("p95")), "e2e_p99": _clean(t["e2e"].get("p99")),
+            "attainment": _clean(t.get("slo_attainment")), "slo": {"ttft_s": t.get("slo_ttft_s")},
+        }
+
+    tot_serv = sum(float(v.sum()) for v in serv.values())
+    totals = {
+        "instance_hours": summ.get("instance_hours", 0.0), "gpu_hours": summ.get("gpu_hours", 0.0),
+        "cost_usd": summ.get("cost_usd", 0.0), "provisioning_gpu_hours": summ.get("provisioning_gpu_hours", 0.0),
+        "serving_gpu_hours": summ.get("serving_gpu_hours", 0.0), "idle_gpu_hours": summ.get("idle_gpu_hours", 0.0),
+        "spot_pool_instance_hours": float(sum((summ.get("spot_instance_hours") or {}).values())),
+        "scale_out_events": outs, "scale_in_events": ins,
+        "mean_utilisation": (sum(float(util_num[k].sum()) for k in util_num) / tot_serv) if tot_serv else None,
+    }
+    prices = [u.get("price_per_instance_hour") for u in usage if u.get("price_per_instance_hour")]
+    total_series = np.sum(list(inst.values()), axis=0).tolist() if inst else []
+    return {
+        "key": key, "strategy": strategy or summ.get("strategy", ""), "scheduler": scheduler or summ.get("scheduler", ""),
+        "duration_s": summ.get("duration_s"), "requests": summ.get("requests"), "completed": summ.get("completed"),
+        "wall_s": summ.get("wall_s"), "requests_per_wall_s": summ.get("requests_per_wall_s"),
+        "price_per_instance_hour": prices[0] if prices else None,
+        "totals": totals, "endpoints": [endpoints[k] for k in sorted(endpoints)], "tiers": tiers,
+        "waste_by_source": waste,
+        "timeline": {"t_s": t_s, "instances": {k: v.round(3).tolist() for k, v in inst.items()},
+                     "utilisation": {k: v.round(4).tolist() for k, v in utilisation.items()},
+                     "instances_total": [round(x, 3) for x in total_series]},
+        "decisions": decisions,
+    }

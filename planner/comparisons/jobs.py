@@ -1,0 +1,74 @@
+"""Job handlers: one child job per variant (a simulation), and the parent's aggregation step."""
+
+from __future__ import annotations
+
+import time
+
+from planner.comparisons.models import Comparison, VariantResult
+from planner.comparisons.services import aggregate_comparison, maybe_trigger_aggregation, record_variant
+from planner.jobs.registry import JobCancelled, JobError, handler
+
+
+def _run(scenario: dict, variant: dict, *, progress, base_dir: str):
+    """Indirection so tests can replace the engine run with a canned summary."""
+    from planner.comparisons.core.runner import run_variant
+
+    return run_variant(scenario, variant, progress=progress, base_dir=base_dir or None)
+
+
+@handler("comparisons.variant")
+def run_variant_job(job, ctx):
+    comp_id, key = job.params.get("comparison"), job.params.get("key")
+    try:
+        result = VariantResult.objects.select_related("comparison").get(comparison_id=comp_id, key=key)
+    except VariantResult.DoesNotExist:
+        raise JobError(f"comparison {comp_id} has no variant {key!r}", where="job params",
+                       hint="the comparison was deleted; nothing to run") from None
+    comp = result.comparison
+    VariantResult.objects.filter(pk=result.pk).update(status=VariantResult.Status.RUNNING)
+    variant = {"key": result.key, "strategy": result.strategy, "scheduler": result.scheduler, "knobs": result.knobs}
+    ctx.progress(1, f"{key}: building the workload", force=True)
+    started = time.perf_counter()
+    try:
+        metrics = _run(comp.scenario, variant, progress=ctx.callback(2, 99), base_dir=job.params.get("base_dir", ""))
+    except JobCancelled:
+        record_variant(result, status=VariantResult.Status.CANCELLED, wall_s=time.perf_counter() - started)
+        maybe_trigger_aggregation(comp)
+        raise
+    except Exception as exc:
+        from simulations.engine import ScenarioError
+
+        if isinstance(exc, ScenarioError):
+            error = {"type": "ScenarioError", "message": exc.message, "where": exc.field,
+                     "hint": "fix this field of the scenario and start the comparison again"}
+        else:
+            error = {"type": type(exc).__name__, "message": str(exc) or type(exc).__name__,
+                     "where": f"strategy {variant['strategy']}", "hint": "internal error; see the worker log"}
+        record_variant(result, status=VariantResult.Status.FAILED, error=error, wall_s=time.perf_counter() - started)
+        maybe_trigger_aggregation(comp)
+        if isinstance(exc, ScenarioError):
+            raise JobError(exc.message, where=exc.field, hint=error["hint"]) from exc
+        raise
+    wall = time.perf_counter() - started
+    record_variant(result, status=VariantResult.Status.DONE, metrics=metrics, wall_s=wall)
+    maybe_trigger_aggregation(comp)
+    tot = metrics.get("totals", {})
+    return {"key": key, "instance_hours": tot.get("instance_hours"), "gpu_hours": tot.get("gpu_hours"),
+            "cost_usd": tot.get("cost_usd"), "wall_s": round(wall, 3)}
+
+
+@handler("comparisons.aggregate")
+def aggregate_job(job, ctx):
+    try:
+        comp = Comparison.objects.get(pk=job.params.get("comparison"))
+    except Comparison.DoesNotExist:
+        raise JobError("the comparison no longer exists", where="job params", hint="nothing to do") from None
+    ctx.progress(95, "aggregating", force=True)
+    summary = aggregate_comparison(comp)
+    if "error" in summary:
+        raise JobError(summary["error"], where=f"variant {comp.baseline}",
+                       hint="open the failed strategy's job for its error, fix the scenario and run again")
+    best = next((r for r in summary["rows"] if r["key"] == summary.get("best")), None)
+    return {"baseline": comp.baseline, "best": summary.get("best"),
+            "best_saved_gpu_hours_pct": best["saved_gpu_hours_pct"] if best else None,
+            "missing": summary.get("missing", {})}

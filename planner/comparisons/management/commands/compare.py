@@ -1,0 +1,106 @@
+"""python manage.py compare SCENARIO.json --strategies reactive-unified,lt-i,lt-u,lt-ua [--json] [--pdf FILE]
+
+Creates a Comparison row (team --team, default "cli") and runs it through the job system: inline in
+this process without Redis, or on the Celery workers with REDIS_URL set (the command then waits).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from planner.accounts.models import Team
+from planner.comparisons.core.variants import VariantError
+from planner.comparisons.models import Comparison
+from planner.comparisons.services import start_comparison, validate_scenario
+
+
+def _csv_list(value: str) -> list[str]:
+    return [x.strip() for x in (value or "").split(",") if x.strip()]
+
+
+class Command(BaseCommand):
+    help = "Compare scaling strategies on one scenario: savings vs a baseline with SLO attainment."
+
+    def add_arguments(self, parser):
+        parser.add_argument("scenario", help="scenario JSON file (e.g. fixtures/scenarios/sageserve_day.json)")
+        parser.add_argument("--strategies", default="reactive-unified,lt-i,lt-u,lt-ua")
+        parser.add_argument("--schedulers", default="", help="e.g. fcfs,edf,pf,dpa: every strategy once per scheduler")
+        parser.add_argument("--baseline", default="", help="variant key or strategy (default reactive-unified)")
+        parser.add_argument("--knobs", default="", help='JSON merged into every strategy\'s params, e.g. {"beta_fraction": 0.2}')
+        parser.add_argument("--projection", default="", help='JSON, e.g. {"models": 3, "regions": 4}')
+        parser.add_argument("--team", default="cli")
+        parser.add_argument("--name", default="")
+        parser.add_argument("--json", action="store_true", help="print ONE JSON object (the aggregate + meta)")
+        parser.add_argument("--pdf", default="", help="write the PDF cost report here")
+        parser.add_argument("--csv", default="", help="write every number (long CSV) here")
+        parser.add_argument("--timeout", type=float, default=4 * 3600, help="seconds to wait for workers")
+
+    def handle(self, *args, **opts):
+        path = Path(opts["scenario"])
+        if not path.exists():
+            raise CommandError(f"{path}: no such scenario file")
+        try:
+            scenario = json.loads(path.read_text())
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"{path}: not valid JSON ({exc})") from None
+        from simulations.engine import ScenarioError
+
+        knobs = json.loads(opts["knobs"]) if opts["knobs"] else {}
+        if knobs:
+            sp = scenario.setdefault("strategy_params", {})
+            for s in _csv_list(opts["strategies"]):
+                sp[s] = {**sp.get(s, {}), **knobs}
+        team, _ = Team.objects.get_or_create(name=opts["team"])
+        try:
+            validate_scenario(scenario)
+            comp = start_comparison(team=team, scenario=scenario, strategies=_csv_list(opts["strategies"]),
+                                    schedulers=_csv_list(opts["schedulers"]), baseline=opts["baseline"] or None,
+                                    name=opts["name"] or scenario.get("name", path.stem),
+                                    projection=json.loads(opts["projection"]) if opts["projection"] else None,
+                                    base_dir=str(path.resolve().parent))
+        except ScenarioError as exc:
+            raise CommandError(f"{path}: {exc.field}: {exc.message}") from None
+        except VariantError as exc:
+            raise CommandError(f"{exc.field}: {exc.message}") from None
+        deadline = time.monotonic() + opts["timeout"]
+        comp.refresh_from_db()
+        while comp.job is not None and comp.job.is_active:
+            if time.monotonic() > deadline:
+                raise CommandError(f"comparison {comp.pk} still running after {opts['timeout']} s; see /comparisons/{comp.pk}/")
+            time.sleep(1.0)
+            comp = Comparison.objects.select_related("job").get(pk=comp.pk)
+        comp.refresh_from_db()
+        from planner.comparisons import selectors
+
+        if opts["pdf"] and comp.summary.get("rows"):
+            Path(opts["pdf"]).write_bytes(selectors.export_pdf(comp))
+        if opts["csv"]:
+            Path(opts["csv"]).write_text(selectors.export_csv(comp))
+        results = {r.key: {"status": r.status, "error": r.error, "wall_s": r.wall_s} for r in comp.results.all()}
+        if opts["json"]:
+            self.stdout.write(json.dumps({"comparison": comp.pk, "status": comp.status, "baseline": comp.baseline,
+                                          "variants": results, "aggregate": comp.summary}, default=str))
+            return
+        self.stdout.write(f"comparison {comp.pk}: {comp.status}")
+        for key, r in results.items():
+            if r["status"] != "done":
+                self.stdout.write(f"  {key}: {r['status']} {(r['error'] or {}).get('message', '')}")
+        rows = comp.summary.get("rows", [])
+        if not rows:
+            self.stdout.write(comp.summary.get("error", "no aggregate"))
+            return
+        self.stdout.write(f"{'variant':24} {'inst-h':>9} {'GPU-h':>9} {'cost $':>10} {'saved%':>7} {'$/week':>10} "
+                          f"{'waste':>7} {'IW-F':>6} {'IW-N':>6} {'NIW':>6}")
+        for r in rows:
+            att = {t: (r["tiers"].get(t) or {}).get("attainment") for t in ("IW-F", "IW-N", "NIW")}
+            fmt = lambda x: "   -  " if x is None else f"{100 * x:5.1f}%"  # noqa: E731
+            saved = r["saved_gpu_hours_pct"]
+            self.stdout.write(f"{r['key']:24} {r['instance_hours']:9.1f} {r['gpu_hours']:9.1f} {r['cost_usd']:10.0f} "
+                              f"{(saved if saved is not None else 0):6.1f}% {r['saved_usd_per_week']:10.0f} "
+                              f"{r['waste_gpu_hours']:7.2f} {fmt(att['IW-F'])} {fmt(att['IW-N'])} {fmt(att['NIW'])}")
+        if opts["pdf"]:
+            self.stdout.write(f"PDF cost report: {opts['pdf']}")

@@ -1,0 +1,103 @@
+"""Writes: create a comparison and fan its variants out as child jobs; record results; aggregate.
+
+Fan-out / fan-in. ``start_comparison`` creates the parent Job (kind ``comparisons.aggregate``) WITHOUT
+dispatching it, and one child Job (kind ``comparisons.variant``) per variant, dispatched after commit:
+with JOBS_RUNNER=celery each child is its own Celery task, so several workers on several machines run
+the variants in parallel. Each child records its VariantResult; the child that finds every variant
+final claims ``Comparison.aggregation_started`` with a conditional UPDATE (exactly one wins, even when
+two finish together) and dispatches the parent, which aggregates. That is a Celery chord without the
+chord: it works the same with the thread and inline runners, and it survives a worker restart between
+children because the state is in the database. Cancelling the parent (queued while children run)
+cancels the children (planner.jobs.services.cancel_job).
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from planner.comparisons.core.variants import build_variants, pick_baseline
+from planner.comparisons.models import Comparison, VariantResult
+from planner.jobs.models import Job
+from planner.jobs.services import create_job, dispatch
+
+
+def validate_scenario(scenario) -> None:
+    """Parse the scenario with the engine once, so a bad one fails at creation, not in every child."""
+    from planner.comparisons.core.runner import engine_scenario_dict
+    from simulations.engine import ScenarioError, parse_scenario
+
+    if not isinstance(scenario, dict):
+        raise ScenarioError("scenario", "must be a JSON object (an engine scenario, see docs/comparisons.md)")
+    parse_scenario(engine_scenario_dict(scenario, {"strategy": "static", "key": "check"}))
+
+
+@transaction.atomic
+def start_comparison(*, team, user=None, scenario: dict, strategies=None, schedulers=None, variants=None,
+                     baseline: str | None = None, name: str = "", projection: dict | None = None,
+                     base_dir: str = "") -> Comparison:
+    """Create the comparison, its parent job and one child job per variant (dispatched after commit)."""
+    vs = build_variants(strategies, schedulers, variants)
+    base = pick_baseline(vs, baseline)
+    parent = create_job(team=team, user=user, kind="comparisons.aggregate", params={}, enqueue=False)
+    comp = Comparison.objects.create(team=team, created_by=user, name=name or scenario.get("name", ""),
+                                     scenario=scenario, variants=vs, baseline=base,
+                                     projection=projection or {}, job=parent)
+    Job.objects.filter(pk=parent.pk).update(
+        params={"comparison": comp.pk, "variants": [v["key"] for v in vs], "base_dir": base_dir},
+        message=f"waiting for {len(vs)} strategy runs")
+    for i, v in enumerate(vs):
+        child = create_job(team=team, user=user, kind="comparisons.variant", parent=parent,
+                           params={"comparison": comp.pk, "key": v["key"], "base_dir": base_dir})
+        VariantResult.objects.create(comparison=comp, key=v["key"], position=i, strategy=v["strategy"],
+                                     scheduler=v["scheduler"], knobs=v["knobs"], job=child)
+    return comp
+
+
+def record_variant(result: VariantResult, *, status: str, metrics: dict | None = None, error: dict | None = None,
+                   wall_s: float | None = None) -> None:
+    result.status = status
+    if metrics is not None:
+        result.metrics = metrics
+    result.error = error
+    result.wall_s = wall_s
+    result.save(update_fields=["status", "metrics", "error", "wall_s"])
+    _report_parent_progress(result.comparison)
+
+
+def _report_parent_progress(comp: Comparison) -> None:
+    rows = list(comp.results.values_list("key", "status"))
+    final = [k for k, s in rows if s in VariantResult.FINAL]
+    if comp.job_id:
+        Job.objects.filter(pk=comp.job_id, status=Job.Status.QUEUED).update(
+            progress=90.0 * len(final) / max(1, len(rows)),
+            message=f"{len(final)}/{len(rows)} strategy runs finished")
+
+
+def maybe_trigger_aggregation(comp: Comparison) -> bool:
+    """If every variant is final, claim the aggregation (once) and dispatch the parent job after commit."""
+    if comp.results.exclude(status__in=VariantResult.FINAL).exists():
+        return False
+    claimed = Comparison.objects.filter(pk=comp.pk, aggregation_started=False).update(aggregation_started=True)
+    if not claimed or not comp.job_id:
+        return False
+    job_id = comp.job_id
+    transaction.on_commit(lambda: dispatch(job_id))
+    return True
+
+
+def aggregate_comparison(comp: Comparison) -> dict:
+    """Savings table and breakdown from the finished variants (failed ones are listed, not counted)."""
+    from planner.comparisons.core.aggregate import aggregate
+
+    results = list(comp.results.all())
+    summaries = {r.key: r.metrics for r in results if r.status == VariantResult.Status.DONE and r.metrics}
+    missing = {r.key: r.status for r in results if r.key not in summaries}
+    if comp.baseline not in summaries:
+        summary = {"error": f"the baseline {comp.baseline!r} did not finish ({missing.get(comp.baseline)}); "
+                            "no savings can be computed", "missing": missing}
+    else:
+        summary = aggregate(summaries, comp.baseline, order=[r.key for r in results], projection=comp.projection)
+        summary["missing"] = missing
+    comp.summary = summary
+    comp.save(update_fields=["summary"])
+    return summary
