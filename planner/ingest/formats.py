@@ -236,25 +236,29 @@ def seconds_column(values: pd.Series, name: str, first_line: int, *, scale: floa
 
 def timestamp_column(values: pd.Series, name: str, first_line: int) -> np.ndarray:
     """ISO-8601-ish timestamps, mixed precision and zones allowed (naive = UTC) -> epoch ns."""
-    text = values.astype("string").str.strip()
-    parsed = pd.to_datetime(text, format="ISO8601", utc=True, errors="coerce")
+    parsed = pd.to_datetime(values, format="ISO8601", utc=True, errors="coerce")
     bad = parsed.isna().to_numpy()
     if bad.any():
         i = _first_bad(bad)
         raise TraceFormatError(
             f"has {str(values.iloc[i])[:40]!r}, which is not a timestamp", line=first_line + i, column=name,
             hint="use ISO 8601, e.g. 2024-05-10 00:00:00.009930+00:00 or 2024-10-15T12:00:00.269Z")
-    return parsed.to_numpy(dtype="datetime64[ns]").view(np.int64) if parsed.dtype.kind == "M" else \
-        parsed.dt.tz_convert(None).to_numpy(dtype="datetime64[ns]").view(np.int64)
+    return parsed.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy(dtype="datetime64[ns]").view(np.int64)
 
 
 def looks_numeric(values: pd.Series) -> bool:
     """Decided by the first non-empty value, so one bad value later is reported as bad, not as a mode."""
     if values.dtype.kind in "iuf":
         return True
-    sample = values.dropna().astype(str).str.strip()
-    sample = sample[sample != ""].head(1)
-    return bool(len(sample)) and bool(pd.to_numeric(sample, errors="coerce").notna().all())
+    for value in values.head(1000):
+        if value is None or (isinstance(value, float) and np.isnan(value)) or not str(value).strip():
+            continue
+        try:
+            float(str(value).strip())
+            return True
+        except ValueError:
+            return False
+    return False
 
 
 def tier_column(values: pd.Series, name: str, first_line: int) -> np.ndarray:

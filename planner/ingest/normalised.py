@@ -23,9 +23,9 @@ ARROW_TYPES = {
     "arrival_s": pa.float64(),
     "input_tokens": pa.int32(),
     "output_tokens": pa.int32(),
-    "region": pa.string(),
-    "model": pa.string(),
-    "tier": pa.string(),
+    "region": pa.dictionary(pa.int32(), pa.string()),
+    "model": pa.dictionary(pa.int32(), pa.string()),
+    "tier": pa.dictionary(pa.int32(), pa.string()),
     "deadline_s": pa.float64(),
     "session_id": pa.string(),
     "failed": pa.bool_(),
@@ -48,7 +48,11 @@ def read_trace(path: str | Path, columns: Sequence[str] | None = None) -> pd.Dat
     if missing:
         raise KeyError(f"{path.name} has no column(s) {missing}; it has {available}")
     table = pq.read_table(path, columns=cols, read_dictionary=[c for c in CATEGORIES if c in cols])
-    return table.to_pandas()
+    frame = table.to_pandas()
+    for name in CATEGORIES:  # pandas categories, whichever dictionary index width was stored
+        if name in frame.columns and not isinstance(frame[name].dtype, pd.CategoricalDtype):
+            frame[name] = frame[name].astype("category")
+    return frame
 
 
 def iter_trace(path: str | Path, columns: Sequence[str] | None = None,
@@ -67,7 +71,12 @@ def frame_to_table(frame: pd.DataFrame, schema: pa.Schema) -> pa.Table:
     arrays = []
     for f in schema:
         values = frame[f.name]
-        if f.name in CATEGORIES or f.name == "session_id":
+        if f.name in CATEGORIES:
+            cat = values.array if isinstance(values.dtype, pd.CategoricalDtype) else pd.Categorical(values.astype(object))
+            arrays.append(pa.DictionaryArray.from_arrays(pa.array(cat.codes.astype(np.int32)),
+                                                          pa.array(cat.categories.astype(str), type=pa.string())))
+            continue
+        if f.name == "session_id":
             values = values.astype(object)
         arrays.append(pa.array(values, type=f.type, from_pandas=True))
     return pa.Table.from_arrays(arrays, schema=schema)

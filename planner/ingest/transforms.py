@@ -209,13 +209,15 @@ class Transformer:
         a: Assignment = getattr(self.opt, target)
         n = len(frame)
         if a.kind == "fixed":
-            return np.full(n, a.value, dtype=object)
+            return pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[a.value])
         if a.kind == "split":
-            names = np.array([r[0] for r in a.ratios], dtype=object)
+            names = [r[0] for r in a.ratios]
             cum = np.cumsum([r[1] for r in a.ratios])
             cum[-1] = 1.0
             u = self.rng[target].random(n)
-            return names[np.searchsorted(cum, u, side="right").clip(0, len(names) - 1)]
+            codes = np.searchsorted(cum, u, side="right").clip(0, len(names) - 1)
+            return pd.Categorical.from_codes(codes, categories=pd.Index(names).unique()) if len(set(names)) == len(names) \
+                else pd.Categorical(np.asarray(names, dtype=object)[codes])
         if a.kind == "column":
             src = frame[f"src:{a.column}"].astype(object)
             mapping = dict(a.mapping)
@@ -238,10 +240,10 @@ class Transformer:
                         column=a.column,
                         hint='map every value of the column to IW-F, IW-N or NIW, or give "default"')
                 values = norm.to_numpy(dtype=object)
-            return values
+            return pd.Categorical(values)
         if target in frame.columns:
-            return frame[target].to_numpy(dtype=object)
-        return np.full(n, DEFAULTS[target], dtype=object)
+            return pd.Categorical(frame[target].to_numpy(dtype=object))
+        return pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[DEFAULTS[target]])
 
     def apply(self, frame: pd.DataFrame, *, last: bool = False) -> pd.DataFrame:
         """Transform one sorted chunk; with replication, rows that could still be overtaken are held
