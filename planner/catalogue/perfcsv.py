@@ -81,7 +81,7 @@ def read_perf_csv(source) -> pd.DataFrame:
 
     Raises ProfileError naming the line and column of the first problem.
     """
-    if isinstance(source, (str, Path)) and not (isinstance(source, str) and "\n" in source):
+    if isinstance(source, Path) or (isinstance(source, str) and source.strip() and "\n" not in source):
         try:
             data = Path(source).read_bytes()
         except OSError as exc:

@@ -1,0 +1,135 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from planner.accounts.access import team_of
+from planner.catalogue.capacity import ThetaTarget
+from planner.catalogue.perfcsv import TIME_UNITS, TOKEN_TIME_MODES
+from planner.hardware.models import Deployment, GpuPrice, GpuType, ModelProfile
+from planner.hardware.selectors import can_edit, gpus_for, models_for
+
+
+class _EditableMixin(serializers.Serializer):
+    editable = serializers.SerializerMethodField(help_text="true when the caller's team may change this entry")
+
+    def get_editable(self, obj) -> bool:
+        request = self.context.get("request")
+        return bool(request and can_edit(request.user, obj))
+
+
+class GpuPriceSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = GpuPrice
+        fields = ["cloud", "region", "kind", "usd_per_gpu_hour", "source", "as_of", "assumed"]
+
+
+class GpuTypeSerializer(_EditableMixin, serializers.ModelSerializer):
+    prices = GpuPriceSerializer(many=True, required=False, help_text="replaces all prices when given")
+
+    class Meta:
+        model = GpuType
+        fields = ["id", "name", "display_name", "vendor", "memory_gb", "bf16_tflops", "memory_bandwidth_tbs",
+                  "gpus_per_vm", "source", "prices", "builtin", "editable", "created"]
+        read_only_fields = ["builtin", "created"]
+        validators: list = []  # uniqueness per team is enforced by the service (update_or_create by name)
+
+    def to_service_dict(self) -> dict:
+        data = dict(self.validated_data)
+        if "prices" in data:
+            data["prices"] = [
+                {**p, "as_of": p["as_of"].isoformat(), "usd_per_gpu_hour": float(p["usd_per_gpu_hour"])}
+                for p in data["prices"]
+            ]
+        return data
+
+
+class ModelProfileSerializer(_EditableMixin, serializers.ModelSerializer):
+    kv_bytes_per_token = serializers.IntegerField(required=False, min_value=1,
+                                                  help_text="computed from layers, kv_heads, head_dim when omitted")
+    weights_gb = serializers.FloatField(required=False, help_text="parameters x dtype bytes when omitted")
+
+    class Meta:
+        model = ModelProfile
+        fields = ["id", "name", "display_name", "parameters_billion", "layers", "kv_heads", "head_dim",
+                  "dtype_bytes", "kv_bytes_per_token", "weights_gb", "aliases", "source", "builtin", "editable",
+                  "created"]
+        read_only_fields = ["builtin", "created"]
+        validators: list = []
+
+
+class CoefficientsField(serializers.DictField):
+    child = serializers.FloatField(min_value=0)
+
+
+class DeploymentSerializer(_EditableMixin, serializers.ModelSerializer):
+    model = serializers.PrimaryKeyRelatedField(queryset=ModelProfile.objects.none())
+    gpu = serializers.PrimaryKeyRelatedField(queryset=GpuType.objects.none())
+    model_name = serializers.CharField(source="model.name", read_only=True)
+    gpu_name = serializers.CharField(source="gpu.name", read_only=True)
+    prefill = CoefficientsField(help_text="{c0 s, c1 s/token, c2 s/token^2}: one prefill iteration over T tokens")
+    decode = CoefficientsField(help_text="{c0 s, c_batch s/request, c_ctx s/context token}: one decode iteration")
+    startup = CoefficientsField(required=False, help_text="seconds: vm_acquire_s, load_same_region_s, ...")
+    kv_capacity_tokens = serializers.IntegerField(required=False, min_value=1,
+                                                  help_text="recomputed from memory and model when omitted")
+    theta_tps = serializers.FloatField(required=False, min_value=0,
+                                       help_text="recomputed from the latency model at theta_target when omitted")
+    theta_target = serializers.DictField(required=False, help_text=f"defaults {ThetaTarget().as_dict()}")
+    gpus_per_instance = serializers.IntegerField(required=False, min_value=1)
+
+    class Meta:
+        model = Deployment
+        fields = ["id", "name", "model", "gpu", "model_name", "gpu_name", "tp", "gpus_per_instance",
+                  "memory_utilisation", "max_batch_size", "max_batch_tokens", "prefill", "decode",
+                  "kv_capacity_tokens", "theta_tps", "theta_target", "theta_detail", "startup", "price_cloud",
+                  "price_region", "basis", "estimated", "estimate_rule", "source", "fit_report", "builtin",
+                  "editable", "created"]
+        read_only_fields = ["name", "theta_detail", "fit_report", "builtin", "created"]
+        validators: list = []
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        request = self.context.get("request")
+        if request is not None:
+            self.fields["model"].queryset = models_for(request.user)
+            self.fields["gpu"].queryset = gpus_for(request.user)
+
+    def to_service_dict(self) -> dict:
+        """Catalogue-style dict for services.save_deployment; a PATCH merges into the stored entry and
+        recomputes KV capacity and theta unless the request gives them."""
+        data = dict(self.validated_data)
+        if self.instance is not None:
+            base = self.instance.as_catalogue_dict()
+            base.pop("kv_capacity_tokens")
+            base.pop("theta_tps")
+            base.update({"model": self.instance.model, "gpu": self.instance.gpu})
+            base.update(data)
+            data = base
+        data.pop("name", None)
+        return data
+
+
+class DeploymentListSerializer(DeploymentSerializer):
+    class Meta(DeploymentSerializer.Meta):
+        fields = [f for f in DeploymentSerializer.Meta.fields if f not in ("fit_report", "theta_detail")]
+
+
+class ProfileUploadSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="a catalogue JSON file or a perf_model.csv-format table")
+    time_unit = serializers.ChoiceField(choices=TIME_UNITS, default="auto")
+    token_time = serializers.ChoiceField(choices=TOKEN_TIME_MODES, default="auto",
+                                         help_text="per_token: per decode iteration; total: for token_size tokens")
+    split = serializers.ChoiceField(choices=["rows", "configs"], default="rows")
+    holdout = serializers.FloatField(default=0.2, min_value=0.01, max_value=0.9)
+    seed = serializers.IntegerField(default=0)
+    loss = serializers.ChoiceField(choices=["l1", "l2"], default="l1")
+
+
+class ImportSummarySerializer(serializers.Serializer):
+    format = serializers.CharField()
+    gpu_types = serializers.ListField(child=serializers.DictField())
+    models = serializers.ListField(child=serializers.DictField())
+    deployments = serializers.ListField(child=serializers.DictField())
+
+
+def team_for(request):
+    return team_of(request.user)

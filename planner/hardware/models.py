@@ -1,0 +1,199 @@
+"""Hardware catalogue: GPU types with prices, model profiles, deployments (model x GPU x TP).
+
+Built-in entries (``builtin=True``) have no team: every team sees them, nobody edits them; a team copies
+one to change it (``services.copy_deployment`` / POST .../copy/). Team entries subclass TeamOwned.
+Names are unique per team (and among built-ins), so a team's copy may keep the built-in's name.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from planner.accounts.models import Team, TeamOwned
+from planner.catalogue import spec as catalogue_spec
+
+
+class CatalogueEntry(TeamOwned):
+    team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    builtin = models.BooleanField(default=False, help_text="shipped with the planner; read-only, visible to all")
+    source = models.TextField(blank=True, default="")
+
+    class Meta:
+        abstract = True
+
+
+class GpuType(CatalogueEntry):
+    name = models.SlugField(max_length=120, help_text="e.g. h100-80gb (the perf_model.csv hardware label)")
+    display_name = models.CharField(max_length=200, blank=True, default="")
+    vendor = models.CharField(max_length=60, blank=True, default="")
+    memory_gb = models.FloatField(help_text="memory per GPU, GB")
+    bf16_tflops = models.FloatField(null=True, blank=True, help_text="dense BF16 TFLOPS (for scaling rules)")
+    memory_bandwidth_tbs = models.FloatField(null=True, blank=True, help_text="HBM bandwidth, TB/s")
+    gpus_per_vm = models.PositiveIntegerField(default=8)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "name"], name="hardware_gpu_unique_per_team"),
+            models.UniqueConstraint(fields=["name"], condition=Q(team__isnull=True), name="hardware_gpu_unique_builtin"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def as_catalogue_dict(self) -> dict:
+        return {
+            "name": self.name, "display_name": self.display_name, "vendor": self.vendor,
+            "memory_gb": self.memory_gb, "bf16_tflops": self.bf16_tflops,
+            "memory_bandwidth_tbs": self.memory_bandwidth_tbs, "gpus_per_vm": self.gpus_per_vm,
+            "source": self.source,
+            "prices": [p.as_catalogue_dict() for p in self.prices.all()],
+        }
+
+
+class GpuPrice(models.Model):
+    class Kind(models.TextChoices):
+        ON_DEMAND = "on_demand", "On-demand"
+        SPOT = "spot", "Spot"
+        RESERVED = "reserved", "Reserved"
+
+    gpu = models.ForeignKey(GpuType, on_delete=models.CASCADE, related_name="prices")
+    cloud = models.CharField(max_length=60)
+    region = models.CharField(max_length=60)
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    usd_per_gpu_hour = models.FloatField()
+    source = models.TextField(help_text="where the figure comes from")
+    as_of = models.DateField(help_text="date of the figure")
+    assumed = models.BooleanField(default=False, help_text="an assumption, not a quoted price")
+
+    class Meta:
+        ordering = ["cloud", "region", "kind"]
+        constraints = [
+            models.UniqueConstraint(fields=["gpu", "cloud", "region", "kind"], name="hardware_price_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.gpu} {self.cloud}/{self.region} {self.kind} ${self.usd_per_gpu_hour}/GPU-h"
+
+    def as_catalogue_dict(self) -> dict:
+        return {
+            "cloud": self.cloud, "region": self.region, "kind": self.kind,
+            "usd_per_gpu_hour": self.usd_per_gpu_hour, "source": self.source,
+            "as_of": self.as_of.isoformat() if hasattr(self.as_of, "isoformat") else str(self.as_of),
+            "assumed": self.assumed,
+        }
+
+
+class ModelProfile(CatalogueEntry):
+    name = models.CharField(max_length=120, help_text="e.g. llama2-70b")
+    display_name = models.CharField(max_length=200, blank=True, default="")
+    parameters_billion = models.FloatField()
+    layers = models.PositiveIntegerField()
+    kv_heads = models.PositiveIntegerField(null=True, blank=True)
+    head_dim = models.PositiveIntegerField(null=True, blank=True)
+    dtype_bytes = models.FloatField(default=2.0)
+    kv_bytes_per_token = models.PositiveBigIntegerField()
+    weights_gb = models.FloatField()
+    aliases = models.JSONField(default=list, blank=True, help_text="other names used in profile files")
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "name"], name="hardware_model_unique_per_team"),
+            models.UniqueConstraint(
+                fields=["name"], condition=Q(team__isnull=True), name="hardware_model_unique_builtin"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def as_catalogue_dict(self) -> dict:
+        return {
+            "name": self.name, "display_name": self.display_name, "parameters_billion": self.parameters_billion,
+            "layers": self.layers, "kv_heads": self.kv_heads, "head_dim": self.head_dim,
+            "dtype_bytes": self.dtype_bytes, "kv_bytes_per_token": self.kv_bytes_per_token,
+            "weights_gb": self.weights_gb, "aliases": list(self.aliases or []), "source": self.source,
+        }
+
+
+class Deployment(CatalogueEntry):
+    class Basis(models.TextChoices):
+        FITTED = "fitted", "Fitted from measurements"
+        DERIVED = "derived", "Derived by a measured ratio"
+        ESTIMATED = "estimated", "Estimated by a datasheet rule"
+        MANUAL = "manual", "Entered by hand"
+
+    name = models.CharField(max_length=200, help_text="model/gpu/tpN")
+    model = models.ForeignKey(ModelProfile, on_delete=models.PROTECT, related_name="deployments")
+    gpu = models.ForeignKey(GpuType, on_delete=models.PROTECT, related_name="deployments")
+    tp = models.PositiveIntegerField("tensor-parallel degree")
+    gpus_per_instance = models.PositiveIntegerField()
+    memory_utilisation = models.FloatField(default=0.9)
+    max_batch_size = models.PositiveIntegerField(default=512)
+    max_batch_tokens = models.PositiveIntegerField(default=8192)
+    prefill_c0 = models.FloatField("prefill c0 (s)")
+    prefill_c1 = models.FloatField("prefill c1 (s per batch token)")
+    prefill_c2 = models.FloatField("prefill c2 (s per batch token squared)", default=0.0)
+    decode_c0 = models.FloatField("decode c0 (s)")
+    decode_c_batch = models.FloatField("decode c_batch (s per request)")
+    decode_c_ctx = models.FloatField("decode c_ctx (s per context token)", default=0.0)
+    kv_capacity_tokens = models.PositiveBigIntegerField()
+    theta_tps = models.FloatField("theta (input tokens/s at the target latency)")
+    theta_target = models.JSONField(default=dict, blank=True)
+    theta_detail = models.JSONField(default=dict, blank=True)
+    vm_acquire_s = models.FloatField(default=155.0)
+    load_same_region_s = models.FloatField(default=600.0)
+    load_cross_region_s = models.FloatField(default=7200.0)
+    spot_reclaim_s = models.FloatField(default=65.0)
+    spot_reclaim_median_s = models.FloatField(default=60.0)
+    spot_reclaim_max_s = models.FloatField(default=300.0)
+    price_cloud = models.CharField(max_length=60, default="azure")
+    price_region = models.CharField(max_length=60, default="eastus")
+    basis = models.CharField(max_length=12, choices=Basis.choices, default=Basis.MANUAL)
+    estimated = models.BooleanField(default=False)
+    estimate_rule = models.TextField(blank=True, default="")
+    fit_report = models.JSONField(default=dict, blank=True)
+    points = models.JSONField(default=list, blank=True, help_text="per-configuration measured vs fitted times")
+
+    class Meta:
+        ordering = ["model__name", "gpu__name", "tp"]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "name"], name="hardware_deployment_unique_per_team"),
+            models.UniqueConstraint(
+                fields=["name"], condition=Q(team__isnull=True), name="hardware_deployment_unique_builtin"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def prefill(self) -> dict:
+        return {"c0": self.prefill_c0, "c1": self.prefill_c1, "c2": self.prefill_c2}
+
+    @property
+    def decode(self) -> dict:
+        return {"c0": self.decode_c0, "c_batch": self.decode_c_batch, "c_ctx": self.decode_c_ctx}
+
+    @property
+    def startup(self) -> dict:
+        return {k: getattr(self, k) for k in catalogue_spec.DEFAULT_STARTUP}
+
+    def as_catalogue_dict(self) -> dict:
+        return {
+            "name": self.name, "model": self.model.name, "gpu": self.gpu.name, "tp": self.tp,
+            "gpus_per_instance": self.gpus_per_instance, "memory_utilisation": self.memory_utilisation,
+            "max_batch_size": self.max_batch_size, "max_batch_tokens": self.max_batch_tokens,
+            "prefill": self.prefill, "decode": self.decode, "kv_capacity_tokens": self.kv_capacity_tokens,
+            "theta_tps": self.theta_tps, "theta_target": self.theta_target, "startup": self.startup,
+            "price_cloud": self.price_cloud, "price_region": self.price_region, "basis": self.basis,
+            "estimated": self.estimated, "estimate_rule": self.estimate_rule, "source": self.source,
+        }
+
+    def engine_spec(self) -> dict:
+        """The contract's engine deployment dict (all times in seconds, prices per instance-hour)."""
+        return catalogue_spec.engine_spec(
+            self.as_catalogue_dict(), self.gpu.as_catalogue_dict(), self.model.as_catalogue_dict()
+        )
