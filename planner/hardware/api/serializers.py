@@ -16,6 +16,9 @@ class _EditableMixin(serializers.Serializer):
         request = self.context.get("request")
         return bool(request and can_edit(request.user, obj))
 
+    def to_service_dict(self) -> dict:
+        return dict(self.validated_data)
+
 
 class GpuPriceSerializer(serializers.ModelSerializer):
     class Meta:
