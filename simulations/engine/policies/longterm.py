@@ -1,0 +1,310 @@
+"""SageServe's long-term autoscalers LT-I, LT-U and LT-UA (sections 5, 6.3, 6.4), Django-free.
+
+Every ``decision_period_s`` (1 h) of simulated time, for each (region, model) endpoint:
+
+1. Input TPS of the IW requests that *arrived before now* from clients of that region (origin region),
+   in ``resolution_s`` bins, feeds an incremental forecaster (forecasts.core.incremental; ARIMA with
+   AIC orders by default, fitted once, then extended each hour, refitted daily). The forecaster only
+   ever receives bins that ended at or before the decision time, so no strategy sees the future.
+   Optional ``history_tps`` (bins of earlier days, given by the caller) warms it up; without history the
+   first decision waits for ``min_history_s`` of observations and the initial fleet runs unchanged.
+2. rho = the forecast for the next hour's bins; beta = ``beta_fraction`` (10 %) x the mean NIW input
+   TPS of the past hour (spec section 8 row 14) is added by the ILP.
+3. The hourly ILP (planner.optimizer.solve_hourly, published objective gamma + mu, regional and global
+   coverage, endpoint min/max) gives the target instance count per endpoint. GPU "types" are the
+   deployments, so alpha is each deployment's on-demand price per instance-hour and sigma = alpha x
+   its same-region load time.
+4. Applying the target (scale-out: ``sim.scale_out`` reclaims spot of the same model first, then spot
+   of another model with a redeploy, then a new VM; scale-in donates to the spot pool):
+   - LT-I: immediately, all at once.
+   - LT-U: one instance at a time (15 s cooldown), only when the endpoint's effective memory
+     utilisation, checked on every request it receives, is above 70 % (out, while below the target) or
+     below 30 % (in, while above the target).
+   - LT-UA: LT-U, plus in the last 20 minutes of the hour it keeps going past the target when the
+     observed IW input TPS (trailing ``observe_window_s``) is >= 5x the forecast for this bin (out) or
+     <= 0.5x (in), still gated by the 70 % / 30 % utilisation and the cooldown.
+NIW requests go through the Queue Manager (niw_queue.py) unless ``niw_queue`` is false.
+
+Every decision is logged as a scaling event with action "plan" (hour, forecast, target, solve status).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+import numpy as np
+
+from simulations.engine.config import TIER_INDEX
+from simulations.engine.policies.autoscalers import Autoscaler
+from simulations.engine.policies.niw_queue import NIWQueueManager
+from simulations.engine.policies.registry import PolicyKind, register
+
+NIW = TIER_INDEX["NIW"]
+
+
+def binned_tps(arrival_s: np.ndarray, tokens: np.ndarray, start: float, end: float, resolution_s: float) -> np.ndarray:
+    """Input TPS per bin of [start, end): tokens arriving in each bin / bin length (arrivals must be sorted)."""
+    nb = int(round((end - start) / resolution_s))
+    if nb <= 0:
+        return np.zeros(0)
+    lo, hi = np.searchsorted(arrival_s, [start, end], side="left")
+    idx = ((arrival_s[lo:hi] - start) // resolution_s).astype(np.int64)
+    idx = np.minimum(idx, nb - 1)
+    return np.bincount(idx, weights=tokens[lo:hi].astype(np.float64), minlength=nb) / resolution_s
+
+
+class LongTerm(Autoscaler):
+    mode = "immediate"
+    wants_request_hook = True
+
+    def __init__(self, params, rng):
+        super().__init__(params, rng)
+        p = self.params
+        self.period = float(p.get("decision_period_s", 3600.0))
+        self.resolution = int(p.get("resolution_s", 300))
+        self.method = str(p.get("forecast_method", "arima"))
+        self.refit_every_s = int(p.get("refit_every_s", 86400))
+        self.min_history_s = float(p.get("min_history_s", 3600.0))
+        self.beta_fraction = float(p.get("beta_fraction", 0.10))
+        self.epsilon = float(p.get("epsilon", 1.0))
+        self.use_upper = str(p.get("forecast_value", "mean")) == "upper"
+        self.hi = float(p.get("scale_out_above", 0.70))
+        self.lo = float(p.get("scale_in_below", 0.30))
+        self.cooldown = float(p.get("cooldown_s", 15.0))
+        self.ua_window = float(p.get("ua_window_s", 1200.0))
+        self.ua_up = float(p.get("ua_up_ratio", 5.0))
+        self.ua_down = float(p.get("ua_down_ratio", 0.5))
+        self.observe_window = float(p.get("observe_window_s", 60.0))
+        self.time_limit = float(p.get("ilp_time_limit_s", 10.0))
+        self.history = p.get("history_tps") or {}  # "region|model" -> list of bin TPS (bins before t=0)
+        self.queue = NIWQueueManager(p) if p.get("niw_queue", True) else None
+        self.tick_s = self.queue.period_s if self.queue else float(p.get("tick_s", 60.0))
+        self.next_decision = 0.0
+        self.forecasters: dict = {}
+        self.fed_until = 0.0
+        self.targets: dict[int, int] = {}  # endpoint id -> target instances
+        self.forecast_bins: dict[int, tuple[float, np.ndarray]] = {}  # eid -> (start time, per-bin TPS)
+        self.recent: dict[int, deque] = {}  # eid -> (t, tokens) of IW requests over observe_window
+        self.recent_sum: dict[int, float] = {}
+        self.decisions = 0
+        self.solve_s = 0.0
+        self.forecast_s = 0.0
+
+    # ------------------------------------------------------------------ life cycle
+    def on_start(self, sim, now):
+        if self.queue is not None:
+            self.queue.attach(sim)
+        self.eps = [ep for ep in sim.endpoints if ep.pool != "niw"]
+        missing = [ep.spec.name for ep in self.eps if ep.spec.theta_tps <= 0]
+        if missing:
+            from simulations.engine.config import ScenarioError
+
+            raise ScenarioError("deployments.theta_tps", f"{self.policy_name} needs theta_tps (input TPS one instance "
+                                f"sustains) > 0 for {sorted(set(missing))}; take it from the hardware catalogue")
+        for ep in self.eps:
+            self.targets[ep.eid] = ep.n_active
+        self.next_decision = 0.0 if self.history else self.min_history_s
+        if self.history:
+            self._decide(sim, 0.0)
+
+    def on_tick(self, sim, now):
+        if self.queue is not None:
+            self.queue.on_tick(sim, now)
+        if now >= self.next_decision:
+            self._decide(sim, now)
+
+    def on_request(self, sim, ep, now, rid):
+        if sim.req_tier[rid] != NIW:
+            q = self.recent.get(ep.eid)
+            if q is None:
+                q = self.recent[ep.eid] = deque()
+                self.recent_sum[ep.eid] = 0.0
+            tok = float(sim.req_inp[rid])
+            q.append((now, tok))
+            s = self.recent_sum[ep.eid] + tok
+            edge = now - self.observe_window
+            while q and q[0][0] < edge:
+                s -= q.popleft()[1]
+            self.recent_sum[ep.eid] = s
+        if self.mode != "immediate":
+            self._gate(sim, ep, now)
+
+    # ------------------------------------------------------------------ the hourly decision
+    def _series_key(self, ep) -> str:
+        return f"{ep.region}|{ep.model}"
+
+    def _feed(self, sim, now: float) -> None:
+        """Give each forecaster the complete bins observed since the last feed (arrivals before ``now``)."""
+        from forecasts.core.incremental import IncrementalForecaster
+
+        end = math.floor(now / self.resolution) * self.resolution
+        if end <= self.fed_until and self.forecasters:
+            return
+        obs = sim.observed(now)
+        arr = obs["arrival_s"]
+        lo, hi = np.searchsorted(arr, [self.fed_until, now], side="left")  # only arrivals before ``now``
+        sl = slice(lo, hi)
+        arr, tier, model, region = arr[sl], obs["tier"][sl], obs["model"][sl], obs["region"][sl]
+        inp = obs["input_tokens"][sl]
+        mnames, rnames = obs["model_names"], obs["region_names"]
+        for ep in self.eps:
+            key = self._series_key(ep)
+            mask = (tier != NIW) & (model == mnames.index(ep.model)) & (region == rnames.index(ep.region))
+            new = binned_tps(arr[mask], inp[mask], self.fed_until, end, self.resolution)
+            f = self.forecasters.get(key)
+            if f is None:
+                hist = np.asarray(self.history.get(key, []), dtype=float)
+                values = np.concatenate([hist, new]) if hist.size else new
+                if values.size == 0:
+                    continue
+                f = IncrementalForecaster(self.method, resolution_s=self.resolution, refit_every_s=self.refit_every_s,
+                                          peak_window_s=int(self.period))
+                f.fit(values, start=int(self.fed_until // self.resolution) - int(hist.size))
+                self.forecasters[key] = f
+            elif new.size:
+                f.update(new)
+        self.fed_until = end
+
+    def _niw_past_hour(self, sim, now: float) -> dict:
+        obs = sim.observed(now)
+        arr = obs["arrival_s"]
+        lo, hi = np.searchsorted(arr, [now - 3600.0, now], side="left")
+        tier, model, region = obs["tier"][lo:hi], obs["model"][lo:hi], obs["region"][lo:hi]
+        inp = obs["input_tokens"][lo:hi]
+        out = {}
+        span = max(1.0, min(3600.0, now))
+        for ep in self.eps:
+            mask = (tier == NIW) & (model == obs["model_names"].index(ep.model)) & (
+                region == obs["region_names"].index(ep.region))
+            out[(ep.model, ep.region)] = float(inp[mask].sum()) / span
+        return out
+
+    def _decide(self, sim, now: float) -> None:
+        import time
+
+        from planner.optimizer import HourlyInputs, SolverOptions, solve_hourly
+
+        self.next_decision = now + self.period
+        t0 = time.perf_counter()
+        self._feed(sim, now)
+        steps = max(1, int(round(self.period / self.resolution)))
+        rho = {}
+        for ep in self.eps:
+            f = self.forecasters.get(self._series_key(ep))
+            if f is None:
+                continue
+            fc = f.forecast(steps)
+            bins = np.asarray(fc.upper if self.use_upper else fc.mean, dtype=float)
+            bins = np.where(np.isfinite(bins), np.maximum(bins, 0.0), 0.0)
+            rho[(ep.model, ep.region)] = bins.tolist()
+            self.forecast_bins[ep.eid] = (now, bins)
+        self.forecast_s += time.perf_counter() - t0
+        if not rho:
+            return
+        niw = self._niw_past_hour(sim, now)
+        models = sorted({ep.model for ep in self.eps})
+        regions = sorted({ep.region for ep in self.eps})
+        gpus = sorted({ep.spec.name for ep in self.eps})
+        n = {(ep.model, ep.region, ep.spec.name): ep.n_active for ep in self.eps}
+        theta = {(ep.model, ep.spec.name): ep.spec.theta_tps for ep in self.eps if ep.spec.theta_tps > 0}
+        alpha = {}
+        startup = {}
+        for ep in self.eps:
+            alpha[ep.spec.name] = ep.spec.on_demand_price or 1.0
+            startup[(ep.model, ep.spec.name)] = ep.spec.startup.load_same_region_s
+        inputs = HourlyInputs(
+            models=models, regions=regions, gpus=gpus, n=n, rho=rho, theta=theta, alpha=alpha, startup_s=startup,
+            epsilon=self.epsilon, niw_past_hour_tps=niw, beta_fraction=self.beta_fraction,
+            min_instances={(ep.model, ep.region): max(1, ep.min_instances) for ep in self.eps},
+            max_instances={(ep.model, ep.region): ep.max_instances for ep in self.eps},
+            shortfall_penalty=1e6, options=SolverOptions(time_limit_s=self.time_limit),
+        )
+        t1 = time.perf_counter()
+        plan = solve_hourly(inputs)
+        self.solve_s += time.perf_counter() - t1
+        self.decisions += 1
+        hour = int(round(now / self.period))
+        for ep in self.eps:
+            if (ep.model, ep.region) not in rho or not plan.ok or ep.spec.theta_tps <= 0:
+                continue
+            target = max(ep.min_instances, min(ep.max_instances, plan.target(ep.model, ep.region)))
+            self.targets[ep.eid] = target
+            sim.scaling_events.append({
+                "t": now, "endpoint": ep.name, "action": "plan", "hour": hour, "region": ep.region, "model": ep.model,
+                "forecast_peak_tps": round(max(rho[(ep.model, ep.region)]), 3),
+                "beta_tps": round(self.beta_fraction * niw.get((ep.model, ep.region), 0.0), 3),
+                "current": ep.n_active, "target": target, "status": plan.status,
+            })
+            if self.mode == "immediate":
+                self._apply_now(sim, ep, target, now)
+
+    # ------------------------------------------------------------------ applying targets
+    def _apply_now(self, sim, ep, target: int, now: float) -> None:
+        diff = target - ep.n_active
+        for _ in range(max(0, diff)):
+            if ep.n_active >= ep.max_instances or sim.scale_out(ep, now) is None:
+                break
+        for _ in range(max(0, -diff)):
+            if ep.provisioning:  # cancel a pending start first: it serves nothing yet
+                sim.drain(ep.provisioning[-1], now, donate=True)
+                sim.scaling_events.append({"t": now, "endpoint": ep.name, "action": "scale_in", "source": "cancel",
+                                           "delay_s": 0.0})
+                continue
+            if ep.n_serving <= max(1, ep.min_instances) or sim.scale_in(ep, now, donate=True) is None:
+                break
+        ep.last_scale_t = now
+
+    def _gate(self, sim, ep, now: float) -> None:
+        if now - ep.last_scale_t < self.cooldown:
+            return
+        target = self.targets.get(ep.eid)
+        if target is None:
+            return
+        u = ep.utilisation
+        if u > self.hi:
+            beyond = self.mode == "utilisation+arima" and self._traffic_ratio(ep, now) >= self.ua_up
+            if (ep.n_active < target or beyond) and ep.n_active < ep.max_instances:
+                if sim.scale_out(ep, now) is not None:
+                    ep.last_scale_t = now
+        elif u < self.lo:
+            beyond = self.mode == "utilisation+arima" and self._traffic_ratio(ep, now) <= self.ua_down
+            if (ep.n_serving > target or beyond) and ep.n_serving > max(1, ep.min_instances) and not ep.provisioning:
+                if sim.scale_in(ep, now, donate=True) is not None:
+                    ep.last_scale_t = now
+
+    def _traffic_ratio(self, ep, now: float) -> float:
+        """Observed / forecast IW input TPS for this bin, only in the last ``ua_window`` of the hour (else 1)."""
+        fb = self.forecast_bins.get(ep.eid)
+        if fb is None:
+            return 1.0
+        start, bins = fb
+        into = now - start
+        if into < self.period - self.ua_window or into >= self.period:
+            return 1.0
+        forecast = float(bins[min(len(bins) - 1, int(into // self.resolution))])
+        observed = self.recent_sum.get(ep.eid, 0.0) / self.observe_window
+        if forecast <= 0:
+            return math.inf if observed > 0 else 1.0
+        return observed / forecast
+
+
+@register(PolicyKind.AUTOSCALER, "lt-i")
+class LongTermImmediate(LongTerm):
+    """LT-I: apply the hourly ILP target at once."""
+
+    mode = "immediate"
+
+
+@register(PolicyKind.AUTOSCALER, "lt-u")
+class LongTermUtilisation(LongTerm):
+    """LT-U: move towards the hourly target one instance at a time as utilisation crosses 70 % / 30 %."""
+
+    mode = "utilisation"
+
+
+@register(PolicyKind.AUTOSCALER, "lt-ua")
+class LongTermUtilisationArima(LongTerm):
+    """LT-UA: LT-U, plus past the target in the hour's last 20 min when traffic is >= 5x / <= 0.5x the forecast."""
+
+    mode = "utilisation+arima"

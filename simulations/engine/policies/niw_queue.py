@@ -1,0 +1,138 @@
+"""SageServe's NIW Queue Manager (sections 6.1-6.2), Django-free.
+
+NIW requests do not go to an endpoint when they arrive: they wait in a global queue per model (oldest
+first). Every ``signal_period_s`` each endpoint that can serve NIW (a unified pool, or a siloed NIW pool)
+"signals" its effective memory utilisation U: under ``one_below`` (60 %) the manager sends it one
+queued request of its model, under ``two_below`` (50 %) two. A released request older than
+``escalate_after_s`` (10 h) gets priority 0 (on par with IW), younger ones priority 1 (admitted only
+when no priority-0 request waits). So that the 24 h deadline can still be met when every endpoint stays
+busy, a request that reaches 10 h in the queue is released to the least utilised endpoint of its model
+regardless of the thresholds (spec section 8 row 20; the paper does not say what happens then).
+
+The manager is driven by an autoscaler (``attach`` at start, ``on_tick`` on the autoscaler's tick):
+``reactive-unified-niwq`` below is the unified reactive baseline with the queue (SageServe's "Reactive"
+in section 7 has it, section 4), and the LT policies (longterm.py) use it too.
+
+Hook. The engine has no "hold this arrival" extension point yet, so ``attach`` wraps the simulator's
+``_arrive`` for NIW requests; the loop binds ``_arrive`` after ``on_start``, which is where this is
+called. A test pins this (tests/test_longterm.py) so an engine change cannot silently bypass the queue.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from simulations.engine.config import TIER_INDEX
+from simulations.engine.policies.autoscalers import ReactiveUnified
+from simulations.engine.policies.registry import PolicyKind, register
+
+NIW = TIER_INDEX["NIW"]
+EV_DELIVER = 1  # simulations.engine.loop.EV_DELIVER (not imported: loop imports the policies package)
+
+
+class NIWQueueManager:
+    def __init__(self, params: dict | None = None) -> None:
+        p = dict(params or {})
+        self.one_below = float(p.get("niw_one_below", 0.60))
+        self.two_below = float(p.get("niw_two_below", 0.50))
+        self.escalate_after_s = float(p.get("niw_escalate_after_s", 36000.0))
+        self.period_s = float(p.get("niw_signal_period_s", 1.0))
+        self.queues: dict[int, deque] = {}
+        self.held = 0
+        self.released = 0
+        self.forced = 0
+        self.max_len = 0
+        self._next_signal = 0.0
+        self._turn = 0
+
+    # ------------------------------------------------------------------ wiring
+    def attach(self, sim) -> None:
+        original = sim._arrive
+        tiers = sim.req_tier
+
+        def arrive(rid: int, t: float) -> None:
+            if tiers[rid] == NIW:
+                self.hold(sim, rid, t)
+            else:
+                original(rid, t)
+
+        sim._arrive = arrive
+        self.sim = sim
+
+    def hold(self, sim, rid: int, t: float) -> None:
+        q = self.queues.get(sim.req_model[rid])
+        if q is None:
+            q = self.queues[sim.req_model[rid]] = deque()
+        q.append(rid)
+        self.held += 1
+        if len(q) > self.max_len:
+            self.max_len = len(q)
+
+    @property
+    def waiting(self) -> int:
+        return sum(len(q) for q in self.queues.values())
+
+    # ------------------------------------------------------------------ signals and release
+    def on_tick(self, sim, now: float) -> None:
+        if now < self._next_signal or not self.waiting:
+            return
+        self._next_signal = now + self.period_s
+        arr = sim.req_arr
+        # deadline-forced release: requests that reached the escalation age go out with priority 0
+        for model, q in self.queues.items():
+            while q and now - arr[q[0]] >= self.escalate_after_s:
+                eps = [ep for ep in sim.endpoints if ep.model_idx == model and ep.pool != "iw" and ep.serving]
+                if not eps:
+                    break
+                ep = min(eps, key=lambda e: (e.utilisation, e.eid))
+                self.release(sim, q.popleft(), ep, now)
+                self.forced += 1
+        eps = sim.endpoints
+        n = len(eps)
+        self._turn = (self._turn + 1) % max(1, n)
+        for k in range(n):  # rotate who signals first so no endpoint is always served first
+            ep = eps[(k + self._turn) % n]
+            if ep.pool == "iw" or not ep.serving:
+                continue
+            q = self.queues.get(ep.model_idx)
+            if not q:
+                continue
+            u = ep.utilisation
+            take = 2 if u < self.two_below else 1 if u < self.one_below else 0
+            for _ in range(take):
+                if not q:
+                    break
+                self.release(sim, q.popleft(), ep, now)
+
+    def release(self, sim, rid: int, ep, now: float) -> None:
+        age = now - sim.req_arr[rid]
+        sim.req_prio[rid] = 0 if age >= self.escalate_after_s else 1
+        self.released += 1
+        if sim.net_all or ep.region_idx != sim.req_region[rid]:
+            sim.push(now + sim.net_delay[rid], EV_DELIVER, rid, ep.eid)
+        else:
+            sim._deliver(rid, ep, now)
+
+    def stats(self) -> dict:
+        return {"held": self.held, "released": self.released, "forced_at_escalation": self.forced,
+                "still_waiting": self.waiting, "max_queue": self.max_len}
+
+
+@register(PolicyKind.AUTOSCALER, "reactive-unified-niwq")
+class ReactiveUnifiedWithQueue(ReactiveUnified):
+    """SageServe's unified reactive heuristic (70 % / 30 %, 15 s cooldown) with NIW requests held by the
+    Queue Manager and released only to endpoints under 60 % / 50 % (paper sections 4 and 7.1)."""
+
+    def __init__(self, params, rng):
+        super().__init__(params, rng)
+        self.queue = NIWQueueManager(self.params)
+        self.tick_s = min(self.tick_s or self.queue.period_s, self.queue.period_s)
+        self._react_on_tick = bool(self.params.get("tick_s"))
+
+    def on_start(self, sim, now):
+        self.queue.attach(sim)
+
+    def on_tick(self, sim, now):
+        if self._react_on_tick:
+            super().on_tick(sim, now)
+        self.queue.on_tick(sim, now)
