@@ -14,3 +14,4 @@ from simulations.engine.policies.registry import (  # noqa: F401
     register,
 )
 from simulations.engine.policies import autoscalers, routers, schedulers  # noqa: F401,E402  (registers)
+from simulations.engine.policies import longterm, niw_queue  # noqa: F401,E402  (SageServe LT-I/U/UA + NIW queue)
