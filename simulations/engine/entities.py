@@ -13,7 +13,7 @@ PROVISIONING, SERVING, DRAINING, RELEASED = 0, 1, 2, 3
 STATE_NAMES = {PROVISIONING: "provisioning", SERVING: "serving", DRAINING: "draining", RELEASED: "released"}
 
 # What the instance is doing between two events
-IDLE, PREFILL, DECODE = 0, 1, 2
+IDLE, PREFILL, DECODE, WAKE = 0, 1, 2, 3  # WAKE: a step is due now (lets simultaneous arrivals batch)
 
 
 class Instance:

@@ -20,7 +20,7 @@ import numpy as np
 
 from simulations.engine.config import TIER_INDEX, TIERS
 from simulations.engine.entities import (
-    DECODE, DRAINING, IDLE, PREFILL, PROVISIONING, RELEASED, SERVING, Endpoint, Instance,
+    DECODE, DRAINING, IDLE, PREFILL, PROVISIONING, RELEASED, SERVING, WAKE, Endpoint, Instance,
 )
 from simulations.engine.policies import get_policy
 from simulations.engine.policies.registry import PolicyKind
@@ -95,6 +95,7 @@ class Simulator:
         self.t_done = [NAN] * n
         self.t_admit = [NAN] * n
         self.served_ep = [-1] * n
+        self.served_inst = [-1] * n
         self.preempted = [0] * n
         self.dropped: dict[int, str] = {}
         # network delay per request, pre-sampled (used only when the request crosses regions)
@@ -320,12 +321,18 @@ class Simulator:
             self._drop(rid, "prompt_exceeds_kv_capacity")
             return
         self.seq += 1
+        self.served_inst[rid] = inst.iid
         heappush(inst.waiting, (self.scheduler.key(self.req_arr[rid], self.req_tier[rid], self.req_prio[rid]),
                                 self.seq, rid))
         inst.work += need + self.req_out[rid] - self.gen[rid]
         phase = inst.phase
         if phase == IDLE:
-            self._step(inst, t)
+            # step at the same instant, after every other arrival at this time (they batch together)
+            inst.phase = WAKE
+            inst.seg_t0 = t
+            inst.version += 1
+            self.seq += 1
+            heappush(self.heap, (t, self.seq, EV_INST, inst, inst.version))
         elif phase == DECODE and inst.seg_n > 1:
             # truncate the decode run at the end of the iteration in progress if the request could join then
             B = inst.seg_B
@@ -352,6 +359,8 @@ class Simulator:
             ep.grow_rate -= inst.grow
             ep.grow_base -= inst.grow * inst.seg_t0
             inst.grow = 0.0
+        if inst.phase == WAKE:
+            return self._step(inst, t)
         if inst.phase == PREFILL:
             gen, out, t_first, fin = self.gen, self.req_out, self.t_first, self.fin
             it = inst.it
@@ -545,7 +554,7 @@ class Simulator:
             if progress is not None and not events & 0x3FFF:
                 progress(min(1.0, self.now / horizon) if horizon > 0 else 1.0,
                          f"simulated {self.now:,.0f} of {horizon:,.0f} s")
-            if heap and heap[0][0] <= next_arr:
+            if heap and heap[0][0] < next_arr:  # arrivals first at ties: they can join the same step
                 t, _, kind, obj, ver = heappop(heap)
                 if t > max_time:
                     break

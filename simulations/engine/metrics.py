@@ -35,6 +35,7 @@ class SimulationResult:
     scaling_events: list
     histograms: dict
     requests: dict = field(default_factory=dict, repr=False)  # per-request numpy arrays (not in to_dict)
+    instances: list = field(default_factory=list, repr=False)  # life cycle of every instance
 
     def to_dict(self, *, max_events: int = 5000) -> dict:
         events = self.scaling_events
@@ -160,9 +161,14 @@ def build_result(sim, wall_s: float) -> SimulationResult:
     hist = {name: {"ttft": _hist(ttft[done & (w.tier == i)]), "e2e": _hist(e2e[done & (w.tier == i)])}
             for i, name in enumerate(TIERS) if (w.tier == i).any()}
     requests = {"arrival_s": arr, "ttft_s": ttft, "e2e_s": e2e, "queueing_s": queueing, "tbt_mean_s": tbt,
-                "completed": done, "endpoint": np.asarray(sim.served_ep), "tier": w.tier}
+                "completed": done, "endpoint": np.asarray(sim.served_ep), "instance": np.asarray(sim.served_inst),
+                "first_token_s": t_first, "done_s": t_done, "preemptions": np.asarray(sim.preempted), "tier": w.tier}
+    instances = [{"iid": i.iid, "endpoint": i.endpoint.name, "source": i.source, "t_requested": i.t_requested,
+                  "t_ready": i.t_ready, "t_released": None if i.t_released != i.t_released else i.t_released}
+                 for i in sim.instances]
     return SimulationResult(summary=summary, tiers=tiers, usage=usage, timeline=timeline,
-                            scaling_events=sim.scaling_events, histograms=hist, requests=requests)
+                            scaling_events=sim.scaling_events, histograms=hist, requests=requests,
+                            instances=instances)
 
 
 def _timeline(sim, done, end) -> dict:

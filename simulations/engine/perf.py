@@ -40,18 +40,44 @@ def _nnls(features: np.ndarray, y: np.ndarray, relative: bool = True) -> np.ndar
     return coef
 
 
-def fit_contract(prompt_size, batch_size, token_size, prompt_time_s, token_time_s) -> tuple[dict, dict]:
+def _l1(features: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Non-negative least absolute relative error: min sum |X c - y| / y, c >= 0 (a linear programme)."""
+    from scipy.optimize import linprog
+
+    w = 1.0 / np.maximum(y, 1e-12)
+    a = features * w[:, None]
+    b = y * w
+    n, k = a.shape
+    # variables: c (k), u (n) with -u <= a c - b <= u
+    cost = np.concatenate([np.zeros(k), np.ones(n)])
+    a_ub = np.block([[a, -np.eye(n)], [-a, -np.eye(n)]])
+    b_ub = np.concatenate([b, -b])
+    res = linprog(cost, A_ub=a_ub, b_ub=b_ub, bounds=[(0, None)] * (k + n), method="highs")
+    return res.x[:k] if res.success else _nnls(features, y)
+
+
+def fit_contract(prompt_size, batch_size, token_size, prompt_time_s, token_time_s, *,
+                 loss: str = "l1") -> tuple[dict, dict]:
     """Fit prefill/decode coefficients from perf-table rows (times in seconds, token_time per iteration).
 
     Prefill tokens T = prompt_size * batch_size; decode context C = batch * (prompt + token_size / 2)
-    (the mean context over the generation). Relative (percentage) errors are minimised, non-negative.
+    (the mean context over the generation). Relative (percentage) errors are minimised, non-negative;
+    ``loss="l1"`` (default, robust to the tables' outliers) or ``"l2"``.
     """
-    p = np.asarray(prompt_size, float)
-    b = np.asarray(batch_size, float)
-    k = np.asarray(token_size, float)
+    solve = _l1 if loss == "l1" else _nnls
+    # one point per measured configuration (median of its repetitions), so a configuration measured
+    # 15 times does not outweigh the others
+    import pandas as pd
+
+    frame = pd.DataFrame({"p": np.asarray(prompt_size, float), "b": np.asarray(batch_size, float),
+                          "k": np.asarray(token_size, float), "pt": np.asarray(prompt_time_s, float),
+                          "tt": np.asarray(token_time_s, float)})
+    frame = frame.groupby(["p", "b", "k"], as_index=False).median()
+    p, b, k = frame["p"].to_numpy(), frame["b"].to_numpy(), frame["k"].to_numpy()
+    prompt_time_s, token_time_s = frame["pt"].to_numpy(), frame["tt"].to_numpy()
     tt = p * b
-    pre = _nnls(np.column_stack([np.ones_like(tt), tt, tt * tt]), np.asarray(prompt_time_s, float))
+    pre = solve(np.column_stack([np.ones_like(tt), tt, tt * tt]), np.asarray(prompt_time_s, float))
     ctx = b * (p + k / 2)
-    dec = _nnls(np.column_stack([np.ones_like(b), b, ctx]), np.asarray(token_time_s, float))
+    dec = solve(np.column_stack([np.ones_like(b), b, ctx]), np.asarray(token_time_s, float))
     return ({"c0": float(pre[0]), "c1": float(pre[1]), "c2": float(pre[2])},
             {"c0": float(dec[0]), "c_batch": float(dec[1]), "c_ctx": float(dec[2])})

@@ -1,0 +1,131 @@
+"""Hand-computed cases for the instance engine (toy latency model, numbers worked out by hand).
+
+Toy deployment: prefill(T) = 0.1 + 0.001*T; decode(B, C) = 0.01 + 0.001*B + 0.0001*C.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from simulations.engine import simulate
+from simulations.tests.engine_helpers import scenario, workload
+
+MODES = ["fast", "reference"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_one_request_on_an_idle_instance_takes_one_prefill_then_one_decode_per_extra_token(mode):
+    # prompt 100, 5 output tokens: TTFT = 0.1 + 0.1 = 0.2 s;
+    # 4 decode iterations at context 100,101,102,103: 0.0210 + 0.0211 + 0.0212 + 0.0213 = 0.0846 s
+    r = simulate(scenario(mode=mode), workload([0.0], [100], [5]))
+    assert r.summary["completed"] == 1
+    assert r.requests["ttft_s"][0] == pytest.approx(0.2, abs=1e-12)
+    assert r.requests["e2e_s"][0] == pytest.approx(0.2846, abs=1e-12)
+    assert r.requests["tbt_mean_s"][0] == pytest.approx(0.0846 / 4, abs=1e-12)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_two_requests_arriving_together_share_one_prefill_and_decode_as_a_batch(mode):
+    # prefill over 200 tokens: 0.3 s for both. Batch of 2 at context 200, 202: 0.0320 + 0.0322 -> A (3 tokens)
+    # done at 0.3642. Then B alone at context 102, 103: 0.0212 + 0.0213 -> done at 0.4067.
+    r = simulate(scenario(mode=mode), workload([0.0, 0.0], [100, 100], [3, 5]))
+    assert list(r.requests["ttft_s"]) == pytest.approx([0.3, 0.3], abs=1e-12)
+    assert r.requests["e2e_s"][0] == pytest.approx(0.3642, abs=1e-12)
+    assert r.requests["e2e_s"][1] == pytest.approx(0.4067, abs=1e-12)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_request_arriving_mid_decode_joins_at_the_end_of_the_iteration_in_progress(mode):
+    # A: prompt 100, 10 tokens; first token at 0.2; iterations end at 0.2210, 0.2421, 0.2633.
+    # B (prompt 50) arrives at 0.25 -> prefilled from 0.2633 for 0.15 s -> first token at 0.4133, TTFT 0.1633.
+    r = simulate(scenario(mode=mode), workload([0.0, 0.25], [100, 50], [10, 2]))
+    assert r.requests["ttft_s"][1] == pytest.approx(0.2633 + 0.15 - 0.25, abs=1e-12)
+    # B's single decode runs in a batch of two: contexts A 103, B 50 -> 0.01 + 0.002 + 0.0153 = 0.0273
+    assert r.requests["e2e_s"][1] == pytest.approx(0.2633 + 0.15 + 0.0273 - 0.25, abs=1e-12)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_kv_exhaustion_preempts_the_newest_request_and_recomputes_it_after(mode):
+    # KV 230 tokens. A (t=0) and B (t=0.001) both prompt 100. A alone: prefill 0.2 s. B arrives during A's
+    # prefill and is prefilled at 0.2 (0.2 s) with A's context 100 -> both run from 0.4 at context 200.
+    # KV 200 + 2 per iteration: 15 iterations fit (230 - 200 = 30), then B (newest) is evicted with
+    # 1 + 15 = 16 tokens generated. B needs 116 tokens back but only 230 - 115 = 115 are free -> it waits
+    # until A (20 tokens: 19 decode iterations) finishes, then is re-prefilled over 116 tokens and generates its last 4 tokens.
+    r = simulate(scenario(mode=mode, spec={"kv_capacity_tokens": 230}),
+                 workload([0.0, 0.001], [100, 100], [20, 21]))
+    req = r.requests
+    assert list(req["preemptions"]) == [0, 1]
+    assert req["ttft_s"][0] == pytest.approx(0.2, abs=1e-12)
+    assert req["ttft_s"][1] == pytest.approx(0.4 - 0.001, abs=1e-12)
+    # A: 15 iterations with B=2 (context 200 + 2k), then 4 alone (context 115..118):
+    # 15 x 0.012 + 0.0001 x (3000 + 210) = 0.501; 4 x 0.011 + 0.0001 x 466 = 0.0906 -> done at 0.9916
+    batch = sum(0.01 + 0.002 + 0.0001 * (200 + 2 * k) for k in range(15))
+    alone = sum(0.01 + 0.001 + 0.0001 * (115 + k) for k in range(4))
+    assert 0.4 + batch + alone == pytest.approx(0.9916, abs=1e-12)
+    a_done = 0.4 + batch + alone
+    assert req["done_s"][0] == pytest.approx(a_done, abs=1e-9)
+    # B: recompute prefill over 116 tokens -> its 17th token; then 4 decode iterations at context 116..119
+    b_done = a_done + 0.1 + 0.116 + sum(0.01 + 0.001 + 0.0001 * (116 + k) for k in range(4))
+    assert req["done_s"][1] == pytest.approx(b_done, abs=1e-9)
+    assert r.summary["preemptions"] == 1
+
+
+def test_a_scale_out_serves_only_after_its_spot_reclaim_delay():
+    # One instance with a tiny KV; the reactive autoscaler sees > 70% and reclaims the one spot instance of the
+    # same model (65 s). Nothing is routed to the new instance before it is ready.
+    sc = scenario(spec={"kv_capacity_tokens": 1000}, initial=1, lo=1, hi=2, spot={"toy": 1},
+                  strategy={"autoscaler": "reactive-unified", "params": {"scale_in_below": 0.0}})
+    n = 400
+    arrivals = [i * 0.5 for i in range(n)]
+    r = simulate(sc, workload(arrivals, [300] * n, [400] * n))
+    outs = [e for e in r.scaling_events if e["action"] == "scale_out"]
+    assert len(outs) == 1
+    assert outs[0]["source"] == "spot-same" and outs[0]["delay_s"] == 65.0
+    new = [i for i in r.instances if i["source"] == "spot-same"][0]
+    assert new["t_ready"] == pytest.approx(outs[0]["t"] + 65.0)
+    served_by_new = r.requests["instance"] == new["iid"]
+    assert served_by_new.any()
+    first = r.requests["first_token_s"][served_by_new]
+    assert first.min() > new["t_ready"]
+    # the 65 s of reclaim are paid provisioning time: 65/3600 instance-hours x 8 GPUs
+    assert r.summary["provisioning_gpu_hours"] == pytest.approx(65 / 3600 * 8)
+
+
+def test_a_scale_out_from_a_new_vm_waits_for_acquisition_plus_model_load():
+    sc = scenario(spec={"kv_capacity_tokens": 1000}, initial=1, lo=1, hi=2, vm=1,
+                  strategy={"autoscaler": "reactive-unified", "params": {"scale_in_below": 0.0}})
+    n = 100
+    r = simulate(sc, workload([i * 0.5 for i in range(n)], [300] * n, [400] * n))
+    out = [e for e in r.scaling_events if e["action"] == "scale_out"][0]
+    assert out["source"] == "new-vm" and out["delay_s"] == 155.0 + 600.0
+    new = [i for i in r.instances if i["source"] == "new-vm"][0]
+    assert new["t_ready"] - new["t_requested"] == pytest.approx(755.0)
+
+
+def test_scale_in_donates_an_idle_instance_to_the_spot_pool_and_stops_paying_for_it():
+    sc = scenario(initial=3, lo=1, hi=3, strategy={"autoscaler": "reactive-unified", "params": {"cooldown_s": 15}})
+    r = simulate(sc, workload([0.0, 20.0, 40.0], [100] * 3, [5] * 3))
+    ins = [e for e in r.scaling_events if e["action"] == "scale_in"]
+    assert [e["t"] for e in ins] == [0.0, 20.0]  # cooldown: not two within 15 s; never below min 1
+    released = [i for i in r.instances if i["t_released"] is not None]
+    assert len(released) == 2
+    assert r.summary["spot_instance_hours"]["r1"] > 0
+
+
+def test_the_same_seed_gives_identical_results_and_another_seed_differs():
+    import json
+
+    from simulations.engine import build_workload, parse_scenario
+
+    d = json.load(open("fixtures/scenarios/small_reactive.json"))
+    d["workload"]["synthetic"]["total_requests"] = 3000
+    a = simulate(parse_scenario(d)).to_dict()
+    b = simulate(parse_scenario(d)).to_dict()
+    for x in (a, b):
+        x["summary"].pop("wall_s")
+        x["summary"].pop("requests_per_wall_s")
+    assert a == b
+    d["seed"] = 99
+    sc = parse_scenario(d)
+    c = simulate(sc, build_workload(sc)).to_dict()
+    assert c["summary"]["e2e"] != a["summary"]["e2e"]
