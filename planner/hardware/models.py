@@ -181,6 +181,20 @@ class Deployment(CatalogueEntry):
     def startup(self) -> dict:
         return {k: getattr(self, k) for k in catalogue_spec.DEFAULT_STARTUP}
 
+    @property
+    def prefill_1024_ms(self) -> float:
+        """One prefill of a single 1024-token prompt, ms (a quick comparison figure)."""
+        return 1e3 * (self.prefill_c0 + self.prefill_c1 * 1024 + self.prefill_c2 * 1024**2)
+
+    @property
+    def heldout_percent(self) -> tuple[float, float] | None:
+        """Median absolute percentage error on held-out rows (prompt_time, token_time), if fitted."""
+        held = (self.fit_report or {}).get("heldout") or {}
+        try:
+            return 100 * held["prompt_time"]["median_ape"], 100 * held["token_time"]["median_ape"]
+        except (KeyError, TypeError):
+            return None
+
     def as_catalogue_dict(self) -> dict:
         return {
             "name": self.name, "model": self.model.name, "gpu": self.gpu.name, "tp": self.tp,

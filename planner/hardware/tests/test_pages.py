@@ -1,0 +1,106 @@
+"""Catalogue pages: list, detail with the fit plot and error table, forms, upload; team scoping."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from planner.hardware.models import Deployment, GpuType, ModelProfile
+
+pytestmark = pytest.mark.django_db
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "hardware"
+
+
+@pytest.fixture
+def owner_client(client, cast):
+    client.force_login(cast.owner.user)
+    return client
+
+
+def test_the_catalogue_page_lists_builtins_and_filters(owner_client):
+    r = owner_client.get("/hardware/")
+    assert r.status_code == 200
+    html = r.content.decode()
+    assert "llama2-70b/a100-80gb/tp8" in html and "mi300x-192gb" in html and "(assumed)" in html
+    r = owner_client.get("/hardware/", {"gpu": "h200-141gb"})
+    assert "llama2-70b/a100-80gb/tp8" not in r.content.decode()
+
+
+def test_a_fitted_deployment_page_shows_the_plot_errors_and_flags(owner_client):
+    dep = Deployment.objects.get(builtin=True, name="llama2-70b/a100-80gb/tp2")
+    r = owner_client.get(f"/hardware/deployments/{dep.pk}/")
+    html = r.content.decode()
+    assert r.status_code == 200
+    assert 'id="fit-plot"' in html and "vendor/plotly.min.js" in html and "cdn" not in html.lower()
+    assert 'id="errors"' in html and "held-out rows" in html
+    assert "prompt_time:non_monotonic" in html  # the batch-64 collapse
+    figure = json.loads(r.context["figure_json"])
+    assert len(figure["data"]) >= 4
+    assert json.loads(r.context["spec_json"])["kv_capacity_tokens"] == 18432
+    assert "Copy to my team" in html and "/edit/" not in html
+
+
+def test_an_estimated_deployment_page_states_its_rule(owner_client):
+    dep = Deployment.objects.get(builtin=True, name="llama2-70b/mi300x-192gb/tp8")
+    html = owner_client.get(f"/hardware/deployments/{dep.pk}/").content.decode()
+    assert "Scaling rule" in html and "spec_ratio" in html and "estimated" in html
+
+
+def test_copy_then_edit_through_the_pages(owner_client, cast):
+    dep = Deployment.objects.get(builtin=True, name="bloom-176b/h100-80gb/tp8")
+    r = owner_client.post(f"/hardware/deployments/{dep.pk}/copy/")
+    copy = Deployment.objects.get(team=cast.owner.team)
+    assert r.status_code == 302 and r["Location"].endswith(f"/hardware/deployments/{copy.pk}/")
+    form = owner_client.get(f"/hardware/deployments/{copy.pk}/edit/")
+    assert form.status_code == 200
+    data = {k: v for k, v in form.context["form"].initial.items() if v is not None}
+    data.update({"max_batch_size": 32, "theta_tps": ""})
+    r = owner_client.post(f"/hardware/deployments/{copy.pk}/edit/", data)
+    assert r.status_code == 302, r.context["form"].errors if r.context else r
+    copy.refresh_from_db()
+    assert copy.max_batch_size == 32
+    assert owner_client.get(f"/hardware/deployments/{dep.pk}/edit/").status_code == 403
+
+
+def test_an_outsider_gets_404_for_another_teams_deployment_page(client, cast):
+    dep = Deployment.objects.get(builtin=True, name="bloom-176b/h100-80gb/tp8")
+    client.force_login(cast.owner.user)
+    client.post(f"/hardware/deployments/{dep.pk}/copy/")
+    copy = Deployment.objects.get(team=cast.owner.team)
+    client.force_login(cast.outsider.user)
+    assert client.get(f"/hardware/deployments/{copy.pk}/").status_code == 404
+    assert client.get(f"/hardware/deployments/{dep.pk}/").status_code == 200
+
+
+def test_new_gpu_with_prices_and_new_model_through_the_forms(owner_client, cast):
+    r = owner_client.post("/hardware/gpus/new/", {
+        "name": "l4-24gb", "memory_gb": 24, "gpus_per_vm": 8,
+        "prices-TOTAL_FORMS": 3, "prices-INITIAL_FORMS": 0,
+        "prices-0-cloud": "gcp", "prices-0-region": "us-central1", "prices-0-kind": "on_demand",
+        "prices-0-usd_per_gpu_hour": 0.8, "prices-0-source": "a quote", "prices-0-as_of": "2026-11-01",
+    })
+    assert r.status_code == 302
+    gpu = GpuType.objects.get(team=cast.owner.team, name="l4-24gb")
+    assert gpu.prices.get().source == "a quote"
+    r = owner_client.post("/hardware/models/new/", {"name": "qwen-7b", "parameters_billion": 7.6, "layers": 28,
+                                                    "kv_heads": 4, "head_dim": 128, "dtype_bytes": 2})
+    assert r.status_code == 302
+    assert ModelProfile.objects.get(team=cast.owner.team).kv_bytes_per_token == 2 * 28 * 4 * 128 * 2
+
+
+def test_upload_page_imports_a_table_and_shows_errors(owner_client, cast):
+    data = (FIXTURES / "sageserve" / "Llama-3.1-8B-tp-4.csv").read_bytes()
+    r = owner_client.post("/hardware/upload/", {"file": SimpleUploadedFile("t.csv", data), "time_unit": "auto",
+                                                "token_time": "auto", "split": "rows", "holdout": 0.2, "seed": 0,
+                                                "loss": "l1"})
+    assert r.status_code == 200 and "llama3.1-8b/a100-80gb/tp4" in r.content.decode()
+    assert Deployment.objects.filter(team=cast.owner.team).count() == 1
+    bad = data.replace(b"0.03297734260559082", b"fast", 1)
+    r = owner_client.post("/hardware/upload/", {"file": SimpleUploadedFile("t.csv", bad), "time_unit": "auto",
+                                                "token_time": "auto", "split": "rows", "holdout": 0.2, "seed": 0,
+                                                "loss": "l1"})
+    html = r.content.decode()
+    assert "line 2, column prompt_time" in html and "fix the value" in html
