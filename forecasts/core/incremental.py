@@ -93,7 +93,9 @@ class IncrementalForecaster:
         try:
             if np.ptp(self.history) == 0 and self.method_name not in ("naive", "moving_average"):
                 raise InsufficientHistory("the series is constant")
-            model.fit(self.history, start)
+            previous = getattr(self, "model", None)
+            warm = previous if previous is not None and self.used_method == self.method_name else None
+            model.fit(self.history, start, warm=warm)
             self.used_method, self.fallback_reason = self.method_name, ""
         except (InsufficientHistory, np.linalg.LinAlgError, ValueError) as exc:
             model = make_method(self.fallback, self.resolution_s)

@@ -139,13 +139,28 @@ def test_hourly_updates_do_not_refit_until_a_day_has_passed():
     assert f.n_updates == 24
 
 
-def test_arima_extended_state_matches_statsmodels_filtering_the_whole_series():
+def test_arima_hourly_steps_match_statsmodels_filtering_the_whole_series():
     y = syn.sinusoid(5 * DAY, period=DAY, seed=10)
     f = IncrementalForecaster("arima", RES, refit_every_s=None).fit(y[: 4 * DAY])
-    fitted = f.model.results
-    f.update(y[4 * DAY: 4 * DAY + 8])
-    reference = fitted.append(y[4 * DAY: 4 * DAY + 8], refit=False).get_forecast(4).predicted_mean
-    np.testing.assert_allclose(f.forecast(4).mean, np.maximum(reference, 0), rtol=1e-6)
+    fitted, mu = f.model.results, f.model.mu
+    new = y[4 * DAY: 4 * DAY + 8]
+    f.update(new)
+    fc = f.forecast(4)
+    reference = fitted.append(new - mu, refit=False).get_forecast(4)
+    np.testing.assert_allclose(fc.mean, reference.predicted_mean + mu, rtol=1e-6)
+    ci = np.asarray(reference.conf_int(alpha=0.1)) + mu
+    np.testing.assert_allclose(fc.lower, ci[:, 0], rtol=1e-6)
+    np.testing.assert_allclose(fc.upper, ci[:, 1], rtol=1e-6)
+
+
+def test_daily_refits_keep_the_arima_order_and_reselect_it_weekly():
+    y = syn.sinusoid(12 * DAY, period=DAY, seed=14)
+    f = IncrementalForecaster("arima_fourier", RES).fit(y[: 4 * DAY])
+    table = f.model.order_table
+    for day in range(4, 11):
+        f.update(y[day * DAY: (day + 1) * DAY])
+        assert f.model.fits_since_selection == (day - 3) % 7
+    assert f.model.order_table is not table  # the seventh refit selected the order again
 
 
 def test_holt_winters_updates_reproduce_statsmodels_with_the_same_parameters():
