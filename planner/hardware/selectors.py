@@ -59,3 +59,16 @@ def resolve_model(team, name: str) -> ModelProfile | None:
             if m.name.lower() == wanted or wanted in {a.lower() for a in (m.aliases or [])}:
                 return m
     return None
+
+
+def deployment_by_name(team, name: str) -> Deployment | None:
+    """The team's deployment of that name, else the built-in one (what a scenario's name refers to)."""
+    qs = Deployment.objects.select_related("model", "gpu")
+    own = qs.filter(team=team, name=name).first() if team is not None else None
+    return own or qs.filter(builtin=True, team__isnull=True, name=name).first()
+
+
+def engine_spec_for(team, name: str) -> dict | None:
+    """Engine spec (contract dict) of a deployment a team may use, by name; None if there is none."""
+    dep = deployment_by_name(team, name)
+    return dep.engine_spec() if dep is not None else None

@@ -136,3 +136,15 @@ def test_a_model_profile_computes_kv_bytes_and_weights(cast):
     assert r.json()["kv_bytes_per_token"] == 2 * 32 * 8 * 128 * 2
     assert r.json()["weights_gb"] == pytest.approx(14.48)
     assert cast.outsider.api.get(f"/api/hardware/models/{r.json()['id']}/").status_code == 404
+
+
+def test_a_teams_own_deployment_shadows_the_builtin_of_the_same_name(cast):
+    from planner.hardware.selectors import engine_spec_for
+
+    name = "llama2-70b/a100-80gb/tp8"
+    assert engine_spec_for(cast.owner.team, name)["max_batch_size"] == 512
+    mine = _own_deployment(cast)
+    cast.owner.api.patch(f"/api/hardware/deployments/{mine['id']}/", {"max_batch_size": 16}, format="json")
+    assert engine_spec_for(cast.owner.team, name)["max_batch_size"] == 16
+    assert engine_spec_for(cast.outsider.team, name)["max_batch_size"] == 512
+    assert engine_spec_for(cast.owner.team, "nope/none/tp1") is None
