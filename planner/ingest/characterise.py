@@ -134,6 +134,23 @@ def _summary(acc: _Acc, span_s: float) -> dict:
     }
 
 
+def _group_codes(frame: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+    """Integer group per row and the "region|model|tier" key of each (no per-row strings)."""
+    parts = []
+    for name in ("region", "model", "tier"):
+        cat = frame[name].astype("category")
+        parts.append((cat.cat.codes.to_numpy(np.int64), [str(c) for c in cat.cat.categories]))
+    (rc, rn), (mc, mn), (tc, tn) = parts
+    combined = (rc * len(mn) + mc) * len(tn) + tc
+    codes, uniq = pd.factorize(combined, sort=False)
+    keys = []
+    for value in uniq:
+        r, rest = divmod(int(value), len(mn) * len(tn))
+        m, t = divmod(rest, len(tn))
+        keys.append(f"{rn[r]}|{mn[m]}|{tn[t]}")
+    return codes, keys
+
+
 def characterise(path: str | Path, *, progress: Callable[[float, str], None] | None = None,
                  batch_rows: int = 1_000_000) -> dict:
     """Return {"summary": {...}, "series": {...}, "cdf": {...}} for a normalised trace."""
@@ -150,8 +167,7 @@ def characterise(path: str | Path, *, progress: Callable[[float, str], None] | N
         out = frame["output_tokens"].to_numpy(dtype=np.int64)
         span = float(arrival[-1])
         accs[ALL].add(arrival, inp, out)
-        keys = (frame["region"].astype(str) + "|" + frame["model"].astype(str) + "|" + frame["tier"].astype(str))
-        codes, uniques = pd.factorize(keys, sort=False)
+        codes, uniques = _group_codes(frame)
         order = np.argsort(codes, kind="stable")
         bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
         for g, key in enumerate(uniques):

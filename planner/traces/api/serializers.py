@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from planner.jobs.api.serializers import JobSerializer
+from planner.traces.models import Trace
+
+FORMAT_CHOICES = ["auto", "azure", "burstgpt", "mooncake", "native"]
+
+
+class TraceSerializer(serializers.ModelSerializer):
+    job = JobSerializer(read_only=True)
+    normalised_url = serializers.SerializerMethodField()
+    original_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Trace
+        fields = [
+            "id", "name", "description", "source", "format", "original_name", "size_bytes", "content_sha256",
+            "options", "requests", "span_s", "input_tokens", "output_tokens", "failed_requests", "source_rows",
+            "was_sorted", "start_epoch_s", "columns", "groups", "characterisation", "characterised", "job",
+            "created", "normalised_url", "original_url",
+        ]
+        read_only_fields = fields
+
+    def get_normalised_url(self, obj) -> str:
+        return f"/api/traces/{obj.pk}/download/?kind=normalised"
+
+    def get_original_url(self, obj) -> str:
+        return f"/api/traces/{obj.pk}/download/?kind=original"
+
+
+class TraceListSerializer(TraceSerializer):
+    class Meta(TraceSerializer.Meta):
+        fields = [f for f in TraceSerializer.Meta.fields if f not in ("characterisation", "groups", "columns")]
+        read_only_fields = fields
+
+
+class TraceUploadSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="CSV or JSON lines, plain or gzip", allow_empty_file=True)
+    name = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True)
+    format = serializers.ChoiceField(choices=FORMAT_CHOICES, default="auto")
+    region = serializers.CharField(required=False, allow_blank=True,
+                                   help_text='a value, ratios "a:0.6,b:0.4", or JSON {"column": ..., "map": {...}}')
+    model = serializers.CharField(required=False, allow_blank=True)
+    tier = serializers.CharField(required=False, allow_blank=True, help_text="IW-F, IW-N, NIW, ratios or a mapping")
+    time_scale = serializers.FloatField(required=False, help_text="multiply all times (0.5 halves the span)")
+    rate = serializers.FloatField(required=False, help_text="<1 thins, >1 replicates with jitter")
+    jitter_s = serializers.FloatField(required=False)
+    seed = serializers.IntegerField(required=False, min_value=0)
+
+
+class TraceSynthSerializer(serializers.Serializer):
+    spec = serializers.JSONField(help_text="synthesiser spec (see fixtures/workloads/sageserve_day.json)")
+    name = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    seed = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+    token_trace = serializers.IntegerField(required=False, allow_null=True,
+                                           help_text="sample token lengths from this trace of yours")
