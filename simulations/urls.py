@@ -1,4 +1,9 @@
 from django.urls import path
 
+from simulations import views
+
 app_name = "simulations"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.run_list, name="list"),
+    path("<int:pk>/", views.run_detail, name="detail"),
+]

@@ -20,7 +20,16 @@ import numpy as np
 
 from simulations.engine.config import TIER_INDEX, TIERS
 from simulations.engine.entities import (
-    DECODE, DRAINING, IDLE, PREFILL, PROVISIONING, RELEASED, SERVING, WAKE, Endpoint, Instance,
+    DECODE,
+    DRAINING,
+    IDLE,
+    PREFILL,
+    PROVISIONING,
+    RELEASED,
+    SERVING,
+    WAKE,
+    Endpoint,
+    Instance,
 )
 from simulations.engine.policies import get_policy
 from simulations.engine.policies.registry import PolicyKind
@@ -134,6 +143,7 @@ class Simulator:
         self.now = 0.0
         self.n_arrived = 0
         self.n_done = 0
+        self.t_work = 0.0  # time of the last arrival / instance / life-cycle event (the run's end)
         self.events = 0
         self.scaling_events: list[dict] = []
         self.timeline: list[tuple] = []
@@ -559,6 +569,8 @@ class Simulator:
                 if t > max_time:
                     break
                 self.now = t
+                if kind <= EV_READY:
+                    self.t_work = t
                 if kind == EV_INST:
                     if ver == obj.version:
                         segment_end(obj, t)
@@ -578,6 +590,7 @@ class Simulator:
                 if next_arr > max_time:
                     break
                 self.now = next_arr
+                self.t_work = next_arr
                 arrive(i, next_arr)
                 i += 1
                 self.n_arrived = i

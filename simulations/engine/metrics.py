@@ -103,7 +103,7 @@ def build_result(sim, wall_s: float) -> SimulationResult:
             b[f"ttft_p{int(pct)}_meets_slo"] = bool(q <= sim.ttft_slo[i])
             tiers[name] = b
 
-    end = max(sim.now, float(arr[-1]) if len(arr) else 0.0)
+    end = max(sim.t_work, float(arr[-1]) if len(arr) else 0.0)
     usage_map: dict = {}
     for inst in sim.instances:
         ep = inst.endpoint

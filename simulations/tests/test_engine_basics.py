@@ -129,3 +129,26 @@ def test_the_same_seed_gives_identical_results_and_another_seed_differs():
     sc = parse_scenario(d)
     c = simulate(sc, build_workload(sc)).to_dict()
     assert c["summary"]["e2e"] != a["summary"]["e2e"]
+
+
+def test_progress_is_reported_by_simulated_time_and_an_exception_from_it_cancels_the_run():
+    import json
+
+    from simulations.engine import build_workload, parse_scenario
+
+    d = json.load(open("fixtures/scenarios/small_reactive.json"))
+    sc = parse_scenario(d)
+    w = build_workload(sc)
+    seen = []
+
+    class Stop(Exception):
+        pass
+
+    def progress(fraction, message):
+        seen.append(fraction)
+        if fraction > 0.3:
+            raise Stop()
+
+    with pytest.raises(Stop):
+        simulate(sc, w, progress=progress)
+    assert seen == sorted(seen) and 0.3 < seen[-1] < 1.0

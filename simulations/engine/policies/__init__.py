@@ -3,6 +3,13 @@
 A later policy is one class plus one ``@register_*("name")`` line; the loop never changes.
 """
 
+from simulations.engine.policies import (  # noqa: F401,E402  (registers)  # noqa: F401,E402  (SageServe LT-I/U/UA + NIW queue)
+    autoscalers,
+    longterm,
+    niw_queue,
+    routers,
+    schedulers,
+)
 from simulations.engine.policies.registry import (  # noqa: F401
     AUTOSCALERS,
     ENDPOINT_ROUTERS,
@@ -13,5 +20,3 @@ from simulations.engine.policies.registry import (  # noqa: F401
     get_policy,
     register,
 )
-from simulations.engine.policies import autoscalers, routers, schedulers  # noqa: F401,E402  (registers)
-from simulations.engine.policies import longterm, niw_queue  # noqa: F401,E402  (SageServe LT-I/U/UA + NIW queue)

@@ -1,0 +1,42 @@
+from rest_framework import serializers
+
+from simulations.models import SimulationRun
+
+
+class SimulationRunSerializer(serializers.ModelSerializer):
+    status = serializers.CharField(read_only=True)
+    progress = serializers.SerializerMethodField()
+    summary = serializers.SerializerMethodField()
+
+    class Meta:
+        model = SimulationRun
+        fields = ["id", "name", "strategy", "mode", "job", "status", "progress", "created", "requests_simulated",
+                  "wall_s", "summary", "scenario"]
+        read_only_fields = fields
+
+    def get_progress(self, obj) -> float:
+        return obj.job.progress if obj.job_id else 0.0
+
+    def get_summary(self, obj) -> dict:
+        return obj.summary
+
+
+class SimulationRunListSerializer(SimulationRunSerializer):
+    class Meta(SimulationRunSerializer.Meta):
+        fields = [f for f in SimulationRunSerializer.Meta.fields if f != "scenario"]
+        read_only_fields = fields
+
+
+class SimulationRunCreateSerializer(serializers.Serializer):
+    scenario = serializers.JSONField(required=False, help_text="scenario JSON object (docs/simulator.md)")
+    fixture = serializers.CharField(required=False, help_text="name of a scenario in fixtures/scenarios/")
+    strategy = serializers.CharField(required=False, allow_blank=True, default="")
+    mode = serializers.ChoiceField(choices=["fast", "reference"], default="fast")
+    name = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+
+    def validate(self, attrs):
+        if not attrs.get("scenario") and not attrs.get("fixture"):
+            raise serializers.ValidationError({"scenario": "give a scenario JSON object or a fixture name"})
+        if attrs.get("scenario") is not None and not isinstance(attrs["scenario"], dict):
+            raise serializers.ValidationError({"scenario": "must be a JSON object"})
+        return attrs

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import json
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+from rest_framework.exceptions import ValidationError
+
+from planner.accounts.access import get_for_user_or_404, team_of
+from simulations import selectors, services
+from simulations.engine.policies import AUTOSCALERS
+
+
+def _errors(exc: ValidationError) -> list[str]:
+    detail = exc.detail
+    if isinstance(detail, dict):
+        return [f"{field}: {' '.join(str(m) for m in (msgs if isinstance(msgs, list) else [msgs]))}"
+                for field, msgs in detail.items()]
+    return [str(detail)]
+
+
+@login_required
+def run_list(request):
+    fixtures = services.fixture_scenarios()
+    form = {"scenario": "", "fixture": "small_reactive", "strategy": "", "mode": "fast", "name": ""}
+    errors: list[str] = []
+    if request.method == "POST":
+        form.update({k: request.POST.get(k, "") for k in form})
+        team = team_of(request.user)
+        try:
+            if team is None:
+                raise ValidationError({"team": "your account belongs to no team"})
+            if form["scenario"].strip():
+                try:
+                    scenario = json.loads(form["scenario"])
+                except ValueError as exc:
+                    raise ValidationError({"scenario": f"is not valid JSON: {exc}"}) from None
+                if not isinstance(scenario, dict):
+                    raise ValidationError({"scenario": "must be a JSON object"})
+            elif form["fixture"] in fixtures:
+                scenario = fixtures[form["fixture"]]
+            else:
+                raise ValidationError({"scenario": "paste a scenario JSON or pick a fixture scenario"})
+            run = services.create_run(team=team, user=request.user, scenario=scenario, strategy=form["strategy"],
+                                      mode=form["mode"] or "fast", name=form["name"])
+            messages.info(request, f"Simulation #{run.pk} started.")
+            return redirect("simulations:detail", pk=run.pk)
+        except ValidationError as exc:
+            errors = _errors(exc)
+    runs = selectors.runs_for(request.user)[:200]
+    return render(request, "simulations/run_list.html", {
+        "runs": runs, "fixtures": sorted(fixtures), "strategies": sorted(AUTOSCALERS), "form": form,
+        "errors": errors, "example": json.dumps(fixtures.get("code_anchor", {}), indent=2),
+    }, status=400 if errors else 200)
+
+
+@login_required
+def run_detail(request, pk: int):
+    run = get_for_user_or_404(request.user, selectors.runs_for(request.user), pk=pk)
+    ctx = {"run": run, "job": run.job, "scenario_json": json.dumps(run.scenario, indent=2)}
+    if run.result:
+        ctx["timeline_json"] = selectors.timeline_figure(run.result).to_json()
+        ctx["latency_json"] = selectors.latency_figure(run.result).to_json()
+        ctx["summary"] = run.result.get("summary", {})
+        ctx["tiers"] = run.result.get("tiers", {})
+        ctx["usage"] = run.result.get("usage", [])
+        ctx["events"] = run.result.get("scaling_events", [])[:200]
+    return render(request, "simulations/run_detail.html", ctx)
