@@ -36,89 +36,198 @@ ASSUMED_RESERVED = 0.63  # 1-year reservation at ~37 % off on-demand (assumption
 
 def _prices(cloud: str, region: str, on_demand: float, source: str, as_of: str, assumed: bool) -> list[dict]:
     return [
-        {"cloud": cloud, "region": region, "kind": "on_demand", "usd_per_gpu_hour": round(on_demand, 4),
-         "source": source, "as_of": as_of, "assumed": assumed},
-        {"cloud": cloud, "region": region, "kind": "spot", "usd_per_gpu_hour": round(on_demand * ASSUMED_SPOT, 4),
-         "source": f"assumption: {ASSUMED_SPOT:.0%} of the on-demand price ({source})", "as_of": TODAY,
-         "assumed": True},
-        {"cloud": cloud, "region": region, "kind": "reserved",
-         "usd_per_gpu_hour": round(on_demand * ASSUMED_RESERVED, 4),
-         "source": f"assumption: {ASSUMED_RESERVED:.0%} of the on-demand price, ~1-year reservation ({source})",
-         "as_of": TODAY, "assumed": True},
+        {
+            "cloud": cloud,
+            "region": region,
+            "kind": "on_demand",
+            "usd_per_gpu_hour": round(on_demand, 4),
+            "source": source,
+            "as_of": as_of,
+            "assumed": assumed,
+        },
+        {
+            "cloud": cloud,
+            "region": region,
+            "kind": "spot",
+            "usd_per_gpu_hour": round(on_demand * ASSUMED_SPOT, 4),
+            "source": f"assumption: {ASSUMED_SPOT:.0%} of the on-demand price ({source})",
+            "as_of": TODAY,
+            "assumed": True,
+        },
+        {
+            "cloud": cloud,
+            "region": region,
+            "kind": "reserved",
+            "usd_per_gpu_hour": round(on_demand * ASSUMED_RESERVED, 4),
+            "source": f"assumption: {ASSUMED_RESERVED:.0%} of the on-demand price, ~1-year reservation ({source})",
+            "as_of": TODAY,
+            "assumed": True,
+        },
     ]
 
 
 H100_AZURE = 98.32 / 8
 GPU_TYPES = [
     {
-        "name": "a100-80gb", "display_name": "NVIDIA A100 80GB SXM", "vendor": "NVIDIA", "memory_gb": 80,
-        "bf16_tflops": 312, "memory_bandwidth_tbs": 2.039, "gpus_per_vm": 8,
+        "name": "a100-80gb",
+        "display_name": "NVIDIA A100 80GB SXM",
+        "vendor": "NVIDIA",
+        "memory_gb": 80,
+        "bf16_tflops": 312,
+        "memory_bandwidth_tbs": 2.039,
+        "gpus_per_vm": 8,
         "source": "NVIDIA A100 datasheet (dense BF16 312 TFLOPS, 2,039 GB/s); figures as recalled, not re-checked "
-                  "online on " + TODAY,
-        "prices": _prices("azure", "eastus", 32.77 / 8,
-                          "Azure ND96amsr A100 v4 (8 x A100 80GB) pay-as-you-go, East US, $32.77/h per VM as listed "
-                          "in 2024; not re-verified (no internet here)", "2024-06-01", True)
-        + _prices("aws", "us-east-1", 40.9656 / 8,
-                  "AWS p4de.24xlarge (8 x A100 80GB) on-demand, $40.97/h as listed in 2023; not re-verified",
-                  "2023-07-01", True),
+        "online on " + TODAY,
+        "prices": _prices(
+            "azure",
+            "eastus",
+            32.77 / 8,
+            "Azure ND96amsr A100 v4 (8 x A100 80GB) pay-as-you-go, East US, $32.77/h per VM as listed "
+            "in 2024; not re-verified (no internet here)",
+            "2024-06-01",
+            True,
+        )
+        + _prices(
+            "aws",
+            "us-east-1",
+            40.9656 / 8,
+            "AWS p4de.24xlarge (8 x A100 80GB) on-demand, $40.97/h as listed in 2023; not re-verified",
+            "2023-07-01",
+            True,
+        ),
     },
     {
-        "name": "h100-80gb", "display_name": "NVIDIA H100 80GB SXM", "vendor": "NVIDIA", "memory_gb": 80,
-        "bf16_tflops": 989, "memory_bandwidth_tbs": 3.35, "gpus_per_vm": 8,
+        "name": "h100-80gb",
+        "display_name": "NVIDIA H100 80GB SXM",
+        "vendor": "NVIDIA",
+        "memory_gb": 80,
+        "bf16_tflops": 989,
+        "memory_bandwidth_tbs": 3.35,
+        "gpus_per_vm": 8,
         "source": "NVIDIA H100 SXM datasheet (dense BF16 989 TFLOPS, 3.35 TB/s); figures as recalled",
-        "prices": _prices("azure", "eastus", H100_AZURE,
-                          PAPER + ": 'H100 cluster cost on Azure $98.32/hour' for an 8 x H100 VM", "2025-02-20", False)
-        + _prices("aws", "us-east-1", 98.32 / 8,
-                  "AWS p5.48xlarge (8 x H100) on-demand at launch, $98.32/h; AWS cut p5 prices in 2025, "
-                  "not reflected; not re-verified", "2023-07-26", True),
+        "prices": _prices(
+            "azure",
+            "eastus",
+            H100_AZURE,
+            PAPER + ": 'H100 cluster cost on Azure $98.32/hour' for an 8 x H100 VM",
+            "2025-02-20",
+            False,
+        )
+        + _prices(
+            "aws",
+            "us-east-1",
+            98.32 / 8,
+            "AWS p5.48xlarge (8 x H100) on-demand at launch, $98.32/h; AWS cut p5 prices in 2025, "
+            "not reflected; not re-verified",
+            "2023-07-26",
+            True,
+        ),
     },
     {
-        "name": "h100-80gb-pcap", "display_name": "NVIDIA H100 80GB, power-capped (splitwise profile)",
-        "vendor": "NVIDIA", "memory_gb": 80, "bf16_tflops": 989, "memory_bandwidth_tbs": 3.35, "gpus_per_vm": 8,
+        "name": "h100-80gb-pcap",
+        "display_name": "NVIDIA H100 80GB, power-capped (splitwise profile)",
+        "vendor": "NVIDIA",
+        "memory_gb": 80,
+        "bf16_tflops": 989,
+        "memory_bandwidth_tbs": 3.35,
+        "gpus_per_vm": 8,
         "source": "the hardware label of the power-capped H100 rows of perf_model.csv (splitwise-sim)",
-        "prices": _prices("azure", "eastus", H100_AZURE, "assumed equal to the H100 price (" + PAPER + ")",
-                          TODAY, True),
+        "prices": _prices(
+            "azure", "eastus", H100_AZURE, "assumed equal to the H100 price (" + PAPER + ")", TODAY, True
+        ),
     },
     {
-        "name": "h200-141gb", "display_name": "NVIDIA H200 141GB SXM", "vendor": "NVIDIA", "memory_gb": 141,
-        "bf16_tflops": 989, "memory_bandwidth_tbs": 4.8, "gpus_per_vm": 8,
+        "name": "h200-141gb",
+        "display_name": "NVIDIA H200 141GB SXM",
+        "vendor": "NVIDIA",
+        "memory_gb": 141,
+        "bf16_tflops": 989,
+        "memory_bandwidth_tbs": 4.8,
+        "gpus_per_vm": 8,
         "source": "NVIDIA H200 datasheet (141 GB HBM3e, 4.8 TB/s, H100-class compute); figures as recalled",
-        "prices": _prices("azure", "eastus", H100_AZURE * 1.15,
-                          "assumption: 1.15 x the H100 per-GPU price (no verified public figure at hand)", TODAY,
-                          True),
+        "prices": _prices(
+            "azure",
+            "eastus",
+            H100_AZURE * 1.15,
+            "assumption: 1.15 x the H100 per-GPU price (no verified public figure at hand)",
+            TODAY,
+            True,
+        ),
     },
     {
-        "name": "mi300x-192gb", "display_name": "AMD Instinct MI300X 192GB", "vendor": "AMD", "memory_gb": 192,
-        "bf16_tflops": 1307, "memory_bandwidth_tbs": 5.3, "gpus_per_vm": 8,
+        "name": "mi300x-192gb",
+        "display_name": "AMD Instinct MI300X 192GB",
+        "vendor": "AMD",
+        "memory_gb": 192,
+        "bf16_tflops": 1307,
+        "memory_bandwidth_tbs": 5.3,
+        "gpus_per_vm": 8,
         "source": "AMD MI300X datasheet (192 GB HBM3, 5.3 TB/s, dense BF16 1,307 TFLOPS); figures as recalled",
-        "prices": _prices("azure", "eastus", H100_AZURE,
-                          "assumption: equal to the H100 per-GPU price (no verified public figure at hand)", TODAY,
-                          True),
+        "prices": _prices(
+            "azure",
+            "eastus",
+            H100_AZURE,
+            "assumption: equal to the H100 per-GPU price (no verified public figure at hand)",
+            TODAY,
+            True,
+        ),
     },
 ]
 
 MODELS = [
-    {"name": "llama2-70b", "display_name": "Llama-2-70B", "parameters_billion": 68.98, "layers": 80, "kv_heads": 8,
-     "head_dim": 128, "dtype_bytes": 2,
-     "aliases": ["llama-2-70b", "Llama-2-70b-hf", "meta-llama/Llama-2-70b-hf"],
-     "source": "Llama 2 paper / HF config: 80 layers, GQA with 8 KV heads of 128; BF16 weights (paper: ~140 GB)"},
-    {"name": "bloom-176b", "display_name": "BLOOM-176B", "parameters_billion": 176.25, "layers": 70,
-     "kv_heads": 112, "head_dim": 128, "dtype_bytes": 2, "aliases": ["bloom", "bigscience/bloom"],
-     "source": "BLOOM paper / HF config: 70 layers, 112 heads of 128 (multi-head attention); BF16 weights"},
-    {"name": "llama3.1-8b", "display_name": "Llama-3.1-8B", "parameters_billion": 8.03, "layers": 32,
-     "kv_heads": 8, "head_dim": 128, "dtype_bytes": 2,
-     "aliases": ["Llama-3.1-8B", "llama-3.1-8b", "meta-llama/Llama-3.1-8B-Instruct"],
-     "source": "HF config: 32 layers, GQA with 8 KV heads of 128; BF16 weights"},
-    {"name": "llama3.2-3b", "display_name": "Llama-3.2-3B", "parameters_billion": 3.21, "layers": 28,
-     "kv_heads": 8, "head_dim": 128, "dtype_bytes": 2,
-     "aliases": ["Llama-3.2-3B", "llama-3.2-3b", "meta-llama/Llama-3.2-3B-Instruct"],
-     "source": "HF config: 28 layers, GQA with 8 KV heads of 128; BF16 weights"},
+    {
+        "name": "llama2-70b",
+        "display_name": "Llama-2-70B",
+        "parameters_billion": 68.98,
+        "layers": 80,
+        "kv_heads": 8,
+        "head_dim": 128,
+        "dtype_bytes": 2,
+        "aliases": ["llama-2-70b", "Llama-2-70b-hf", "meta-llama/Llama-2-70b-hf"],
+        "source": "Llama 2 paper / HF config: 80 layers, GQA with 8 KV heads of 128; BF16 weights (paper: ~140 GB)",
+    },
+    {
+        "name": "bloom-176b",
+        "display_name": "BLOOM-176B",
+        "parameters_billion": 176.25,
+        "layers": 70,
+        "kv_heads": 112,
+        "head_dim": 128,
+        "dtype_bytes": 2,
+        "aliases": ["bloom", "bigscience/bloom"],
+        "source": "BLOOM paper / HF config: 70 layers, 112 heads of 128 (multi-head attention); BF16 weights",
+    },
+    {
+        "name": "llama3.1-8b",
+        "display_name": "Llama-3.1-8B",
+        "parameters_billion": 8.03,
+        "layers": 32,
+        "kv_heads": 8,
+        "head_dim": 128,
+        "dtype_bytes": 2,
+        "aliases": ["Llama-3.1-8B", "llama-3.1-8b", "meta-llama/Llama-3.1-8B-Instruct"],
+        "source": "HF config: 32 layers, GQA with 8 KV heads of 128; BF16 weights",
+    },
+    {
+        "name": "llama3.2-3b",
+        "display_name": "Llama-3.2-3B",
+        "parameters_billion": 3.21,
+        "layers": 28,
+        "kv_heads": 8,
+        "head_dim": 128,
+        "dtype_bytes": 2,
+        "aliases": ["Llama-3.2-3B", "llama-3.2-3b", "meta-llama/Llama-3.2-3B-Instruct"],
+        "source": "HF config: 28 layers, GQA with 8 KV heads of 128; BF16 weights",
+    },
 ]
 
 # (file, model label in file, hardware, tp in file) -> (catalogue model, tp)
 FITTED = [
-    *[("perf_model.csv", "llama2-70b", hw, tp, "llama2-70b", tp) for hw in ("a100-80gb", "h100-80gb")
-      for tp in (2, 4, 8)],
+    *[
+        ("perf_model.csv", "llama2-70b", hw, tp, "llama2-70b", tp)
+        for hw in ("a100-80gb", "h100-80gb")
+        for tp in (2, 4, 8)
+    ],
     *[("perf_model.csv", "bloom-176b", hw, 8, "bloom-176b", 8) for hw in ("a100-80gb", "h100-80gb")],
     ("Llama-3.1-8B-tp-2.csv", "Llama-3.1-8B", "a100-80gb", 2, "llama3.1-8b", 2),
     ("Llama-3.1-8B-tp-4.csv", "Llama-3.1-8B", "a100-80gb", 4, "llama3.1-8b", 4),
@@ -147,10 +256,17 @@ def _fit_entry(profiles: Path, spec) -> tuple[dict, object]:
     }
     relabel = f" (file label tensor_parallel={tp_file}, read as TP{tp}; see build.py)" if tp_file != tp else ""
     entry = {
-        "model": model, "gpu": hw, "tp": tp, "basis": "fitted", "estimated": False,
+        "model": model,
+        "gpu": hw,
+        "tp": tp,
+        "basis": "fitted",
+        "estimated": False,
         "source": f"fitted from fixtures/hardware/sageserve/{fname}, model={label}, hardware={hw}, "
-                  f"tensor_parallel={tp_file}{relabel}; {len(frame)} rows, 80:20 row split, seed {SEED}",
-        "prefill": res.prefill, "decode": res.decode, "fit_report": report, "points": res.points,
+        f"tensor_parallel={tp_file}{relabel}; {len(frame)} rows, 80:20 row split, seed {SEED}",
+        "prefill": res.prefill,
+        "decode": res.decode,
+        "fit_report": report,
+        "points": res.points,
     }
     return entry, frame
 
@@ -172,15 +288,24 @@ def build(profiles: Path = DEFAULT_PROFILES) -> dict:
             ratio = measured_ratios(frames[("llama2-70b", "a100-80gb", tp)], frames[("llama2-70b", "h100-80gb", tp)])
             scaling_notes[f"llama2-70b a100->h100 tp{tp}"] = ratio
             base = by_key[(model, "a100-80gb", tp)]
-            rule = (f"measured_ratio: the {model}/a100-80gb/tp{tp} fit with prefill x {ratio['prefill']:.3f} and "
-                    f"decode x {ratio['decode']:.3f}, the median H100/A100 ratios of Llama-2-70B TP{tp} "
-                    f"prompt_time/token_time over {ratio['configurations']} measured configurations")
-            deployments.append({
-                "model": model, "gpu": "h100-80gb", "tp": tp, "basis": "derived", "estimated": True,
-                "estimate_rule": rule, "source": "derived (no H100 measurement of this model is public)",
-                "prefill": scale_coefficients(base["prefill"], ratio["prefill"]),
-                "decode": scale_coefficients(base["decode"], ratio["decode"]),
-            })
+            rule = (
+                f"measured_ratio: the {model}/a100-80gb/tp{tp} fit with prefill x {ratio['prefill']:.3f} and "
+                f"decode x {ratio['decode']:.3f}, the median H100/A100 ratios of Llama-2-70B TP{tp} "
+                f"prompt_time/token_time over {ratio['configurations']} measured configurations"
+            )
+            deployments.append(
+                {
+                    "model": model,
+                    "gpu": "h100-80gb",
+                    "tp": tp,
+                    "basis": "derived",
+                    "estimated": True,
+                    "estimate_rule": rule,
+                    "source": "derived (no H100 measurement of this model is public)",
+                    "prefill": scale_coefficients(base["prefill"], ratio["prefill"]),
+                    "decode": scale_coefficients(base["decode"], ratio["decode"]),
+                }
+            )
 
     # Estimated: H200 and MI300X from every H100 entry with datasheet ratios damped by exponents
     # calibrated on Llama-2-70B TP8 A100 -> H100.
@@ -192,17 +317,26 @@ def build(profiles: Path = DEFAULT_PROFILES) -> dict:
         f = spec_ratio_factors(gpu_spec["h100-80gb"], gpu_spec[new], exps)
         scaling_notes[f"h100->{new}"] = f
         for base in h100:
-            rule = (f"spec_ratio from {base['model']}/h100-80gb/tp{base['tp']}: prefill x (989/"
-                    f"{gpu_spec[new]['bf16_tflops']:g} TFLOPS)^{exps['prefill']:.3f} = {f['prefill']:.3f}, decode x "
-                    f"(3.35/{gpu_spec[new]['memory_bandwidth_tbs']:g} TB/s)^{exps['decode']:.3f} = {f['decode']:.3f}; "
-                    f"exponents calibrated on the measured Llama-2-70B TP8 A100->H100 speed-up"
-                    + ("; the H100 base is itself derived" if base["basis"] == "derived" else ""))
-            deployments.append({
-                "model": base["model"], "gpu": new, "tp": base["tp"], "basis": "estimated", "estimated": True,
-                "estimate_rule": rule, "source": "estimated (no measurement on this GPU)",
-                "prefill": scale_coefficients(base["prefill"], f["prefill"]),
-                "decode": scale_coefficients(base["decode"], f["decode"]),
-            })
+            rule = (
+                f"spec_ratio from {base['model']}/h100-80gb/tp{base['tp']}: prefill x (989/"
+                f"{gpu_spec[new]['bf16_tflops']:g} TFLOPS)^{exps['prefill']:.3f} = {f['prefill']:.3f}, decode x "
+                f"(3.35/{gpu_spec[new]['memory_bandwidth_tbs']:g} TB/s)^{exps['decode']:.3f} = {f['decode']:.3f}; "
+                f"exponents calibrated on the measured Llama-2-70B TP8 A100->H100 speed-up"
+                + ("; the H100 base is itself derived" if base["basis"] == "derived" else "")
+            )
+            deployments.append(
+                {
+                    "model": base["model"],
+                    "gpu": new,
+                    "tp": base["tp"],
+                    "basis": "estimated",
+                    "estimated": True,
+                    "estimate_rule": rule,
+                    "source": "estimated (no measurement on this GPU)",
+                    "prefill": scale_coefficients(base["prefill"], f["prefill"]),
+                    "decode": scale_coefficients(base["decode"], f["decode"]),
+                }
+            )
 
     # Check of the derivation rule on a pair we can measure: Bloom-176B TP8 H100 predicted from its A100
     # fit with Llama-2-70B TP8's ratios, against Bloom's measured H100 rows.

@@ -69,7 +69,7 @@ def theta_tps(
     *,
     kv_capacity_tokens: int,
     max_batch_size: int,
-    target: ThetaTarget = ThetaTarget(),
+    target: ThetaTarget | None = None,
 ) -> dict:
     """Largest input-token rate one instance sustains with the targets met, by a steady-state model.
 
@@ -81,6 +81,7 @@ def theta_tps(
     1..max_batch_size limited by KV capacity ``B*(P+D) <= kv_capacity_tokens``; theta = max r*P over
     feasible B (0 if none is feasible).
     """
+    target = target or ThetaTarget()
     p, d = int(target.prompt_tokens), int(target.output_tokens)
     t_p = float(prefill_time(prefill, p))
     b_max = min(int(max_batch_size), int(kv_capacity_tokens // max(1, p + d)))

@@ -250,10 +250,15 @@ def fit_group(
         for f in fl:
             flag_counts[f] = flag_counts.get(f, 0) + 1
     flagged_rows = [
-        {"line": int(frame["line"].iat[i]), "prompt_size": int(frame["prompt_size"].iat[i]),
-         "batch_size": int(frame["batch_size"].iat[i]), "token_size": int(frame["token_size"].iat[i]),
-         "flags": flags[i]}
-        for i in range(len(frame)) if flags[i]
+        {
+            "line": int(frame["line"].iat[i]),
+            "prompt_size": int(frame["prompt_size"].iat[i]),
+            "batch_size": int(frame["batch_size"].iat[i]),
+            "token_size": int(frame["token_size"].iat[i]),
+            "flags": flags[i],
+        }
+        for i in range(len(frame))
+        if flags[i]
     ]
     report = {
         "loss": loss,
@@ -274,11 +279,17 @@ def fit_group(
     for key, g in cfg.groupby(["prompt_size", "batch_size", "token_size"], sort=True):
         points.append(
             {
-                "prompt_size": int(key[0]), "batch_size": int(key[1]), "token_size": int(key[2]),
-                "batch_tokens": int(key[0] * key[1]), "context_tokens": float(decode_context(g.iloc[:1])[0]),
-                "prompt_time_s": float(g["prompt_time_s"].median()), "prompt_time_fit_s": float(g["_pp"].iat[0]),
-                "token_time_s": float(g["token_time_s"].median()), "token_time_fit_s": float(g["_dp"].iat[0]),
-                "repeats": int(len(g)), "heldout_repeats": int(g["_held"].sum()),
+                "prompt_size": int(key[0]),
+                "batch_size": int(key[1]),
+                "token_size": int(key[2]),
+                "batch_tokens": int(key[0] * key[1]),
+                "context_tokens": float(decode_context(g.iloc[:1])[0]),
+                "prompt_time_s": float(g["prompt_time_s"].median()),
+                "prompt_time_fit_s": float(g["_pp"].iat[0]),
+                "token_time_s": float(g["token_time_s"].median()),
+                "token_time_fit_s": float(g["_dp"].iat[0]),
+                "repeats": int(len(g)),
+                "heldout_repeats": int(g["_held"].sum()),
                 "flags": sorted({f for s in g["_flags"] for f in s.split(";") if f}),
             }
         )

@@ -221,8 +221,7 @@ def normalise(raw: pd.DataFrame, *, time_unit: str = "auto", token_time: str = "
                 "batch_size": frame["batch_size"],
                 "token_size": frame["token_size"],
                 "prompt_time_s": frame["prompt_time"] * scale,
-                "token_time_s": frame["token_time"] * scale
-                / (frame["token_size"] if g.token_time == "total" else 1),
+                "token_time_s": frame["token_time"] * scale / (frame["token_size"] if g.token_time == "total" else 1),
                 "e2e_s": frame["e2e_time"] * scale,
                 "line": frame["line"],
             }

@@ -28,19 +28,25 @@ def rows(seeds: int = 10) -> list[dict]:
         t = cache[fname]
         frame = t[(t.model == label) & (t.hardware == hw) & (t.tp == tp_file)]
 
-        def figures(**kw):
+        def figures(frame=frame, **kw):
             h = fit_group(frame, **kw).report["heldout"]
-            return [h["prompt_time"]["median_ape"], h["prompt_time"]["p90_ape"],
-                    h["token_time"]["median_ape"], h["token_time"]["p90_ape"]]
+            return [
+                h["prompt_time"]["median_ape"],
+                h["prompt_time"]["p90_ape"],
+                h["token_time"]["median_ape"],
+                h["token_time"]["p90_ape"],
+            ]
 
         per_seed = np.array([figures(seed=s) for s in range(seeds)])
-        out.append({
-            "deployment": f"{model}/{hw}/tp{tp}",
-            "seed0": figures(seed=0),
-            "seeds_median": list(np.median(per_seed, axis=0)),
-            "configs_split": figures(split="configs", seed=0),
-            "l2": figures(loss="l2", seed=0),
-        })
+        out.append(
+            {
+                "deployment": f"{model}/{hw}/tp{tp}",
+                "seed0": figures(seed=0),
+                "seeds_median": list(np.median(per_seed, axis=0)),
+                "configs_split": figures(split="configs", seed=0),
+                "l2": figures(loss="l2", seed=0),
+            }
+        )
     return out
 
 
@@ -57,15 +63,19 @@ def main(argv=None) -> int:
     if args.json:
         print(json.dumps(data))
         return 0
-    print("| deployment | prompt med / p90 (seed 0) | token med / p90 (seed 0) | prompt med / p90 "
-          f"(median of {args.seeds} seeds) | token med / p90 ({args.seeds} seeds) | prompt med / p90, "
-          "configs split | prompt med / p90, L2 |")
+    print(
+        "| deployment | prompt med / p90 (seed 0) | token med / p90 (seed 0) | prompt med / p90 "
+        f"(median of {args.seeds} seeds) | token med / p90 ({args.seeds} seeds) | prompt med / p90, "
+        "configs split | prompt med / p90, L2 |"
+    )
     print("|---|---|---|---|---|---|---|")
     for r in data:
         s0, sm, cs, l2 = r["seed0"], r["seeds_median"], r["configs_split"], r["l2"]
-        print(f"| {r['deployment']} | {_pct(s0[0])} / {_pct(s0[1])} | {_pct(s0[2])} / {_pct(s0[3])} | "
-              f"{_pct(sm[0])} / {_pct(sm[1])} | {_pct(sm[2])} / {_pct(sm[3])} | {_pct(cs[0])} / {_pct(cs[1])} | "
-              f"{_pct(l2[0])} / {_pct(l2[1])} |")
+        print(
+            f"| {r['deployment']} | {_pct(s0[0])} / {_pct(s0[1])} | {_pct(s0[2])} / {_pct(s0[3])} | "
+            f"{_pct(sm[0])} / {_pct(sm[1])} | {_pct(sm[2])} / {_pct(sm[3])} | {_pct(cs[0])} / {_pct(cs[1])} | "
+            f"{_pct(l2[0])} / {_pct(l2[1])} |"
+        )
     return 0
 
 

@@ -42,9 +42,7 @@ def measured_ratios(ref: pd.DataFrame, new: pd.DataFrame) -> dict:
 def calibrate_exponents(spec_ref: dict, spec_new: dict, measured: dict) -> dict:
     """Exponents a_p, a_d such that (F_ref/F_new)**a_p == measured prefill ratio (same for decode)."""
     a_p = math.log(measured["prefill"]) / math.log(spec_ref["bf16_tflops"] / spec_new["bf16_tflops"])
-    a_d = math.log(measured["decode"]) / math.log(
-        spec_ref["memory_bandwidth_tbs"] / spec_new["memory_bandwidth_tbs"]
-    )
+    a_d = math.log(measured["decode"]) / math.log(spec_ref["memory_bandwidth_tbs"] / spec_new["memory_bandwidth_tbs"])
     return {"prefill": a_p, "decode": a_d}
 
 

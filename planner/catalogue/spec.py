@@ -53,8 +53,16 @@ def deployment_name(model: str, gpu: str, tp: int) -> str:
     return f"{model}/{gpu}/tp{int(tp)}"
 
 
-def _number(obj: dict, key: str, where: str, *, minimum: float | None = 0.0, strict: bool = False,
-            required: bool = True, integer: bool = False):
+def _number(
+    obj: dict,
+    key: str,
+    where: str,
+    *,
+    minimum: float | None = 0.0,
+    strict: bool = False,
+    required: bool = True,
+    integer: bool = False,
+):
     if key not in obj or obj[key] is None:
         if required:
             raise ProfileError(f"missing {key}", where=f"{where}.{key}", hint=f"add a numeric {key}")
@@ -92,7 +100,9 @@ def complete_price(p: dict, where: str) -> dict:
         raise ProfileError(f"as_of is {as_of!r}", where=f"{where}.as_of", hint="give the date as YYYY-MM-DD") from None
     source = p.get("source")
     if not isinstance(source, str) or not source.strip():
-        raise ProfileError("every price needs a source", where=f"{where}.source", hint="say where the figure comes from")
+        raise ProfileError(
+            "every price needs a source", where=f"{where}.source", hint="say where the figure comes from"
+        )
     return {
         "cloud": _name(p, "cloud", where),
         "region": _name(p, "region", where),
@@ -142,7 +152,8 @@ def complete_model(m: dict, where: str) -> dict:
     if kvb is None:
         if kv_heads is None or head_dim is None:
             raise ProfileError(
-                "missing kv_bytes_per_token", where=f"{where}.kv_bytes_per_token",
+                "missing kv_bytes_per_token",
+                where=f"{where}.kv_bytes_per_token",
                 hint="give kv_bytes_per_token, or kv_heads and head_dim to compute it",
             )
         kvb = kv_bytes_per_token(layers, kv_heads, head_dim, int(dtype_bytes))
@@ -169,7 +180,8 @@ def _coefficients(d: dict, key: str, names: tuple[str, ...], where: str) -> dict
     block = d.get(key)
     if not isinstance(block, dict):
         raise ProfileError(
-            f"missing {key} coefficients", where=f"{where}.{key}",
+            f"missing {key} coefficients",
+            where=f"{where}.{key}",
             hint=f"give {{{', '.join(names)}}} in seconds, or fit them from a perf_model.csv table",
         )
     return {n: _number(block, n, f"{where}.{key}") for n in names}
@@ -181,11 +193,17 @@ def complete_deployment(d: dict, where: str, *, gpus: dict, models: dict) -> dic
         raise ProfileError("a deployment must be an object", where=where)
     model_name, gpu_name = _name(d, "model", where), _name(d, "gpu", where)
     if model_name not in models:
-        raise ProfileError(f"unknown model {model_name!r}", where=f"{where}.model",
-                           hint="define it in the models list or use a catalogue model name")
+        raise ProfileError(
+            f"unknown model {model_name!r}",
+            where=f"{where}.model",
+            hint="define it in the models list or use a catalogue model name",
+        )
     if gpu_name not in gpus:
-        raise ProfileError(f"unknown GPU type {gpu_name!r}", where=f"{where}.gpu",
-                           hint="define it in the gpu_types list or use a catalogue GPU name")
+        raise ProfileError(
+            f"unknown GPU type {gpu_name!r}",
+            where=f"{where}.gpu",
+            hint="define it in the gpu_types list or use a catalogue GPU name",
+        )
     model, gpu = models[model_name], gpus[gpu_name]
     tp = _number(d, "tp", where, strict=True, integer=True)
     gpi = _number(d, "gpus_per_instance", where, required=False, strict=True, integer=True) or tp
@@ -204,27 +222,35 @@ def complete_deployment(d: dict, where: str, *, gpus: dict, models: dict) -> dic
         raise ProfileError("startup must be an object", where=f"{where}.startup")
     for k in given:
         if k not in DEFAULT_STARTUP:
-            raise ProfileError(f"unknown startup key {k!r}", where=f"{where}.startup.{k}",
-                               hint="use " + ", ".join(DEFAULT_STARTUP))
+            raise ProfileError(
+                f"unknown startup key {k!r}", where=f"{where}.startup.{k}", hint="use " + ", ".join(DEFAULT_STARTUP)
+            )
         startup[k] = _number(given, k, f"{where}.startup")
     kv = _number(d, "kv_capacity_tokens", where, required=False, integer=True)
     if kv is None:
         try:
-            kv = kv_capacity_tokens(gpu_memory_gb=gpu["memory_gb"], gpus=gpi, weights_gb=model["weights_gb"],
-                                    kv_bytes_per_token=model["kv_bytes_per_token"], memory_utilisation=util)
+            kv = kv_capacity_tokens(
+                gpu_memory_gb=gpu["memory_gb"],
+                gpus=gpi,
+                weights_gb=model["weights_gb"],
+                kv_bytes_per_token=model["kv_bytes_per_token"],
+                memory_utilisation=util,
+            )
         except ProfileError as exc:
             raise ProfileError(exc.message, where=f"{where}.tp", hint=exc.hint) from None
     max_b = _number(d, "max_batch_size", where, required=False, strict=True, integer=True) or DEFAULT_MAX_BATCH_SIZE
-    max_t = (_number(d, "max_batch_tokens", where, required=False, strict=True, integer=True)
-             or DEFAULT_MAX_BATCH_TOKENS)
+    max_t = _number(d, "max_batch_tokens", where, required=False, strict=True, integer=True) or DEFAULT_MAX_BATCH_TOKENS
     target_in = d.get("theta_target") or {}
     if not isinstance(target_in, dict):
         raise ProfileError("theta_target must be an object", where=f"{where}.theta_target")
     try:
         target = ThetaTarget(**{**ThetaTarget().as_dict(), **target_in})
     except TypeError:
-        raise ProfileError("unknown theta_target key", where=f"{where}.theta_target",
-                           hint="use prompt_tokens, output_tokens, ttft_s, tbt_s") from None
+        raise ProfileError(
+            "unknown theta_target key",
+            where=f"{where}.theta_target",
+            hint="use prompt_tokens, output_tokens, ttft_s, tbt_s",
+        ) from None
     theta = _number(d, "theta_tps", where, required=False)
     theta_detail = d.get("theta_detail")
     if theta is None:
@@ -263,12 +289,18 @@ def complete_deployment(d: dict, where: str, *, gpus: dict, models: dict) -> dic
 def complete_catalogue(doc, *, known_gpus: dict | None = None, known_models: dict | None = None) -> dict:
     """Validate a whole catalogue document. ``known_*``: entries it may refer to without defining."""
     if not isinstance(doc, dict):
-        raise ProfileError("a catalogue file is one JSON object", where="$",
-                           hint='use {"gpu_types": [...], "models": [...], "deployments": [...]}')
+        raise ProfileError(
+            "a catalogue file is one JSON object",
+            where="$",
+            hint='use {"gpu_types": [...], "models": [...], "deployments": [...]}',
+        )
     unknown = set(doc) - {"gpu_types", "models", "deployments", "version", "generated", "notes", "scaling"}
     if unknown:
-        raise ProfileError(f"unknown key(s) {sorted(unknown)}", where="$",
-                           hint="allowed: gpu_types, models, deployments (and version, generated, notes)")
+        raise ProfileError(
+            f"unknown key(s) {sorted(unknown)}",
+            where="$",
+            hint="allowed: gpu_types, models, deployments (and version, generated, notes)",
+        )
     out: dict = {"gpu_types": [], "models": [], "deployments": []}
     for key in out:
         if not isinstance(doc.get(key, []), list):

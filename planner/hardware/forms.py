@@ -42,26 +42,61 @@ class DeploymentForm(forms.Form):
     @staticmethod
     def initial_from(dep: Deployment) -> dict:
         names = [
-            "tp", "gpus_per_instance", "prefill_c0", "prefill_c1", "prefill_c2", "decode_c0", "decode_c_batch",
-            "decode_c_ctx", "max_batch_size", "max_batch_tokens", "memory_utilisation", "vm_acquire_s",
-            "load_same_region_s", "load_cross_region_s", "spot_reclaim_s", "spot_reclaim_median_s",
-            "spot_reclaim_max_s", "price_cloud", "price_region", "basis", "estimate_rule", "source",
+            "tp",
+            "gpus_per_instance",
+            "prefill_c0",
+            "prefill_c1",
+            "prefill_c2",
+            "decode_c0",
+            "decode_c_batch",
+            "decode_c_ctx",
+            "max_batch_size",
+            "max_batch_tokens",
+            "memory_utilisation",
+            "vm_acquire_s",
+            "load_same_region_s",
+            "load_cross_region_s",
+            "spot_reclaim_s",
+            "spot_reclaim_median_s",
+            "spot_reclaim_max_s",
+            "price_cloud",
+            "price_region",
+            "basis",
+            "estimate_rule",
+            "source",
         ]
         return {"model": dep.model_id, "gpu": dep.gpu_id, **{n: getattr(dep, n) for n in names}}
 
     def to_service_dict(self) -> dict:
         c = self.cleaned_data
-        startup = {k: c[k] for k in ("vm_acquire_s", "load_same_region_s", "load_cross_region_s", "spot_reclaim_s",
-                                     "spot_reclaim_median_s", "spot_reclaim_max_s")}
+        startup = {
+            k: c[k]
+            for k in (
+                "vm_acquire_s",
+                "load_same_region_s",
+                "load_cross_region_s",
+                "spot_reclaim_s",
+                "spot_reclaim_median_s",
+                "spot_reclaim_max_s",
+            )
+        }
         out = {
-            "model": c["model"], "gpu": c["gpu"], "tp": c["tp"], "gpus_per_instance": c["gpus_per_instance"],
+            "model": c["model"],
+            "gpu": c["gpu"],
+            "tp": c["tp"],
+            "gpus_per_instance": c["gpus_per_instance"],
             "prefill": {"c0": c["prefill_c0"], "c1": c["prefill_c1"], "c2": c["prefill_c2"] or 0.0},
             "decode": {"c0": c["decode_c0"], "c_batch": c["decode_c_batch"], "c_ctx": c["decode_c_ctx"] or 0.0},
-            "max_batch_size": c["max_batch_size"], "max_batch_tokens": c["max_batch_tokens"],
-            "memory_utilisation": c["memory_utilisation"], "startup": startup,
-            "price_cloud": c["price_cloud"], "price_region": c["price_region"], "basis": c["basis"],
+            "max_batch_size": c["max_batch_size"],
+            "max_batch_tokens": c["max_batch_tokens"],
+            "memory_utilisation": c["memory_utilisation"],
+            "startup": startup,
+            "price_cloud": c["price_cloud"],
+            "price_region": c["price_region"],
+            "basis": c["basis"],
             "estimated": c["basis"] in ("derived", "estimated"),
-            "estimate_rule": c["estimate_rule"], "source": c["source"],
+            "estimate_rule": c["estimate_rule"],
+            "source": c["source"],
         }
         for k in ("kv_capacity_tokens", "theta_tps"):
             if c.get(k) is not None:
@@ -115,10 +150,15 @@ class ModelProfileForm(forms.Form):
 class UploadForm(forms.Form):
     file = forms.FileField(help_text="a catalogue JSON file or a perf_model.csv-format table")
     time_unit = forms.ChoiceField(choices=[(u, u) for u in TIME_UNITS], initial="auto")
-    token_time = forms.ChoiceField(choices=[(u, u) for u in TOKEN_TIME_MODES], initial="auto",
-                                   help_text="per_token: per decode iteration; total: for token_size tokens")
-    split = forms.ChoiceField(choices=[("rows", "rows (80:20 of rows)"), ("configs", "configs (hold out whole configurations)")],
-                              initial="rows")
+    token_time = forms.ChoiceField(
+        choices=[(u, u) for u in TOKEN_TIME_MODES],
+        initial="auto",
+        help_text="per_token: per decode iteration; total: for token_size tokens",
+    )
+    split = forms.ChoiceField(
+        choices=[("rows", "rows (80:20 of rows)"), ("configs", "configs (hold out whole configurations)")],
+        initial="rows",
+    )
     holdout = forms.FloatField(min_value=0.05, max_value=0.9, initial=0.2)
     seed = forms.IntegerField(initial=0)
     loss = forms.ChoiceField(choices=[("l1", "l1 (median error)"), ("l2", "l2 (least squares)")], initial="l1")

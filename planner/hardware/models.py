@@ -36,7 +36,9 @@ class GpuType(CatalogueEntry):
         ordering = ["name"]
         constraints = [
             models.UniqueConstraint(fields=["team", "name"], name="hardware_gpu_unique_per_team"),
-            models.UniqueConstraint(fields=["name"], condition=Q(team__isnull=True), name="hardware_gpu_unique_builtin"),
+            models.UniqueConstraint(
+                fields=["name"], condition=Q(team__isnull=True), name="hardware_gpu_unique_builtin"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -44,9 +46,13 @@ class GpuType(CatalogueEntry):
 
     def as_catalogue_dict(self) -> dict:
         return {
-            "name": self.name, "display_name": self.display_name, "vendor": self.vendor,
-            "memory_gb": self.memory_gb, "bf16_tflops": self.bf16_tflops,
-            "memory_bandwidth_tbs": self.memory_bandwidth_tbs, "gpus_per_vm": self.gpus_per_vm,
+            "name": self.name,
+            "display_name": self.display_name,
+            "vendor": self.vendor,
+            "memory_gb": self.memory_gb,
+            "bf16_tflops": self.bf16_tflops,
+            "memory_bandwidth_tbs": self.memory_bandwidth_tbs,
+            "gpus_per_vm": self.gpus_per_vm,
             "source": self.source,
             "prices": [p.as_catalogue_dict() for p in self.prices.all()],
         }
@@ -78,8 +84,11 @@ class GpuPrice(models.Model):
 
     def as_catalogue_dict(self) -> dict:
         return {
-            "cloud": self.cloud, "region": self.region, "kind": self.kind,
-            "usd_per_gpu_hour": self.usd_per_gpu_hour, "source": self.source,
+            "cloud": self.cloud,
+            "region": self.region,
+            "kind": self.kind,
+            "usd_per_gpu_hour": self.usd_per_gpu_hour,
+            "source": self.source,
             "as_of": self.as_of.isoformat() if hasattr(self.as_of, "isoformat") else str(self.as_of),
             "assumed": self.assumed,
         }
@@ -111,10 +120,17 @@ class ModelProfile(CatalogueEntry):
 
     def as_catalogue_dict(self) -> dict:
         return {
-            "name": self.name, "display_name": self.display_name, "parameters_billion": self.parameters_billion,
-            "layers": self.layers, "kv_heads": self.kv_heads, "head_dim": self.head_dim,
-            "dtype_bytes": self.dtype_bytes, "kv_bytes_per_token": self.kv_bytes_per_token,
-            "weights_gb": self.weights_gb, "aliases": list(self.aliases or []), "source": self.source,
+            "name": self.name,
+            "display_name": self.display_name,
+            "parameters_billion": self.parameters_billion,
+            "layers": self.layers,
+            "kv_heads": self.kv_heads,
+            "head_dim": self.head_dim,
+            "dtype_bytes": self.dtype_bytes,
+            "kv_bytes_per_token": self.kv_bytes_per_token,
+            "weights_gb": self.weights_gb,
+            "aliases": list(self.aliases or []),
+            "source": self.source,
         }
 
 
@@ -197,13 +213,26 @@ class Deployment(CatalogueEntry):
 
     def as_catalogue_dict(self) -> dict:
         return {
-            "name": self.name, "model": self.model.name, "gpu": self.gpu.name, "tp": self.tp,
-            "gpus_per_instance": self.gpus_per_instance, "memory_utilisation": self.memory_utilisation,
-            "max_batch_size": self.max_batch_size, "max_batch_tokens": self.max_batch_tokens,
-            "prefill": self.prefill, "decode": self.decode, "kv_capacity_tokens": self.kv_capacity_tokens,
-            "theta_tps": self.theta_tps, "theta_target": self.theta_target, "startup": self.startup,
-            "price_cloud": self.price_cloud, "price_region": self.price_region, "basis": self.basis,
-            "estimated": self.estimated, "estimate_rule": self.estimate_rule, "source": self.source,
+            "name": self.name,
+            "model": self.model.name,
+            "gpu": self.gpu.name,
+            "tp": self.tp,
+            "gpus_per_instance": self.gpus_per_instance,
+            "memory_utilisation": self.memory_utilisation,
+            "max_batch_size": self.max_batch_size,
+            "max_batch_tokens": self.max_batch_tokens,
+            "prefill": self.prefill,
+            "decode": self.decode,
+            "kv_capacity_tokens": self.kv_capacity_tokens,
+            "theta_tps": self.theta_tps,
+            "theta_target": self.theta_target,
+            "startup": self.startup,
+            "price_cloud": self.price_cloud,
+            "price_region": self.price_region,
+            "basis": self.basis,
+            "estimated": self.estimated,
+            "estimate_rule": self.estimate_rule,
+            "source": self.source,
         }
 
     def engine_spec(self) -> dict:

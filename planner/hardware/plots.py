@@ -15,35 +15,75 @@ def fit_figure(deployment) -> go.Figure | None:
     points = deployment.points or []
     if not points:
         return None
-    fig = make_subplots(rows=1, cols=2, subplot_titles=(
-        "Prefill: one iteration over T batch tokens", "Decode: per-iteration time, fitted vs measured"))
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        subplot_titles=("Prefill: one iteration over T batch tokens", "Decode: per-iteration time, fitted vs measured"),
+    )
     t_max = max(p["batch_tokens"] for p in points)
     grid = np.unique(np.geomspace(1, t_max * 1.1, 200).round())
-    fig.add_trace(go.Scatter(x=grid, y=prefill_time(deployment.prefill, grid) * 1e3, mode="lines",
-                             name="fit c0 + c1·T + c2·T²", line={"color": "#1f77b4"}), row=1, col=1)
+    fig.add_trace(
+        go.Scatter(
+            x=grid,
+            y=prefill_time(deployment.prefill, grid) * 1e3,
+            mode="lines",
+            name="fit c0 + c1·T + c2·T²",
+            line={"color": "#1f77b4"},
+        ),
+        row=1,
+        col=1,
+    )
     for flagged, color, label in ((False, "#2ca02c", "measured"), (True, "#d62728", "measured, flagged")):
-        sel = [p for p in points if bool([f for f in p["flags"] if f.startswith("prompt_time:") and
-                                          not f.endswith("noisy")]) == flagged]
+        sel = [
+            p
+            for p in points
+            if bool([f for f in p["flags"] if f.startswith("prompt_time:") and not f.endswith("noisy")]) == flagged
+        ]
         if sel:
-            fig.add_trace(go.Scatter(
-                x=[p["batch_tokens"] for p in sel], y=[p["prompt_time_s"] * 1e3 for p in sel], mode="markers",
-                name=f"prefill {label}", marker={"color": color, "size": 8},
-                text=[f"prompt {p['prompt_size']} × batch {p['batch_size']}<br>{', '.join(p['flags'])}" for p in sel],
-            ), row=1, col=1)
+            fig.add_trace(
+                go.Scatter(
+                    x=[p["batch_tokens"] for p in sel],
+                    y=[p["prompt_time_s"] * 1e3 for p in sel],
+                    mode="markers",
+                    name=f"prefill {label}",
+                    marker={"color": color, "size": 8},
+                    text=[
+                        f"prompt {p['prompt_size']} × batch {p['batch_size']}<br>{', '.join(p['flags'])}" for p in sel
+                    ],
+                ),
+                row=1,
+                col=1,
+            )
     lo = min(min(p["token_time_s"], p["token_time_fit_s"]) for p in points) * 1e3
     hi = max(max(p["token_time_s"], p["token_time_fit_s"]) for p in points) * 1e3
-    fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="fitted = measured",
-                             line={"color": "#999", "dash": "dash"}), row=1, col=2)
+    fig.add_trace(
+        go.Scatter(
+            x=[lo, hi], y=[lo, hi], mode="lines", name="fitted = measured", line={"color": "#999", "dash": "dash"}
+        ),
+        row=1,
+        col=2,
+    )
     for flagged, color, label in ((False, "#2ca02c", "measured"), (True, "#d62728", "measured, flagged")):
-        sel = [p for p in points if bool([f for f in p["flags"] if f.startswith("token_time:") and
-                                          not f.endswith("noisy")]) == flagged]
+        sel = [
+            p
+            for p in points
+            if bool([f for f in p["flags"] if f.startswith("token_time:") and not f.endswith("noisy")]) == flagged
+        ]
         if sel:
-            fig.add_trace(go.Scatter(
-                x=[p["token_time_s"] * 1e3 for p in sel], y=[p["token_time_fit_s"] * 1e3 for p in sel],
-                mode="markers", name=f"decode {label}", marker={"color": color, "size": 8, "symbol": "diamond"},
-                text=[f"prompt {p['prompt_size']} × batch {p['batch_size']}, {p['token_size']} tokens"
-                      for p in sel],
-            ), row=1, col=2)
+            fig.add_trace(
+                go.Scatter(
+                    x=[p["token_time_s"] * 1e3 for p in sel],
+                    y=[p["token_time_fit_s"] * 1e3 for p in sel],
+                    mode="markers",
+                    name=f"decode {label}",
+                    marker={"color": color, "size": 8, "symbol": "diamond"},
+                    text=[
+                        f"prompt {p['prompt_size']} × batch {p['batch_size']}, {p['token_size']} tokens" for p in sel
+                    ],
+                ),
+                row=1,
+                col=2,
+            )
     fig.update_xaxes(type="log", title_text="batch prompt tokens T", row=1, col=1)
     fig.update_yaxes(type="log", title_text="prompt_time (ms)", row=1, col=1)
     fig.update_xaxes(title_text="measured token_time per iteration (ms)", row=1, col=2)

@@ -23,44 +23,76 @@ from planner.hardware.selectors import resolve_gpu, resolve_model
 log = logging.getLogger(__name__)
 
 GPU_FIELDS = ("display_name", "vendor", "memory_gb", "bf16_tflops", "memory_bandwidth_tbs", "gpus_per_vm", "source")
-MODEL_FIELDS = ("display_name", "parameters_billion", "layers", "kv_heads", "head_dim", "dtype_bytes",
-                "kv_bytes_per_token", "weights_gb", "aliases", "source")
+MODEL_FIELDS = (
+    "display_name",
+    "parameters_billion",
+    "layers",
+    "kv_heads",
+    "head_dim",
+    "dtype_bytes",
+    "kv_bytes_per_token",
+    "weights_gb",
+    "aliases",
+    "source",
+)
 
 
 def _deployment_fields(d: dict) -> dict:
     """Model fields of a completed catalogue deployment dict (without team/model/gpu)."""
     return {
-        "name": d["name"], "tp": d["tp"], "gpus_per_instance": d["gpus_per_instance"],
-        "memory_utilisation": d["memory_utilisation"], "max_batch_size": d["max_batch_size"],
+        "name": d["name"],
+        "tp": d["tp"],
+        "gpus_per_instance": d["gpus_per_instance"],
+        "memory_utilisation": d["memory_utilisation"],
+        "max_batch_size": d["max_batch_size"],
         "max_batch_tokens": d["max_batch_tokens"],
-        "prefill_c0": d["prefill"]["c0"], "prefill_c1": d["prefill"]["c1"], "prefill_c2": d["prefill"]["c2"],
-        "decode_c0": d["decode"]["c0"], "decode_c_batch": d["decode"]["c_batch"],
+        "prefill_c0": d["prefill"]["c0"],
+        "prefill_c1": d["prefill"]["c1"],
+        "prefill_c2": d["prefill"]["c2"],
+        "decode_c0": d["decode"]["c0"],
+        "decode_c_batch": d["decode"]["c_batch"],
         "decode_c_ctx": d["decode"]["c_ctx"],
-        "kv_capacity_tokens": d["kv_capacity_tokens"], "theta_tps": d["theta_tps"],
-        "theta_target": d["theta_target"], "theta_detail": d.get("theta_detail") or {},
+        "kv_capacity_tokens": d["kv_capacity_tokens"],
+        "theta_tps": d["theta_tps"],
+        "theta_target": d["theta_target"],
+        "theta_detail": d.get("theta_detail") or {},
         **{k: d["startup"][k] for k in catalogue_spec.DEFAULT_STARTUP},
-        "price_cloud": d["price_cloud"], "price_region": d["price_region"], "basis": d["basis"],
-        "estimated": d["estimated"], "estimate_rule": d["estimate_rule"], "source": d["source"],
-        "fit_report": d.get("fit_report") or {}, "points": d.get("points") or [],
+        "price_cloud": d["price_cloud"],
+        "price_region": d["price_region"],
+        "basis": d["basis"],
+        "estimated": d["estimated"],
+        "estimate_rule": d["estimate_rule"],
+        "source": d["source"],
+        "fit_report": d.get("fit_report") or {},
+        "points": d.get("points") or [],
     }
 
 
 def _upsert_gpu(team, user, g: dict, *, builtin: bool = False) -> tuple[GpuType, bool]:
     gpu, created = GpuType.objects.update_or_create(
-        team=team, name=g["name"], builtin=builtin,
+        team=team,
+        name=g["name"],
+        builtin=builtin,
         defaults={**{k: g[k] for k in GPU_FIELDS}, **({"created_by": user} if user else {})},
     )
     gpu.prices.all().delete()
     GpuPrice.objects.bulk_create(
-        [GpuPrice(gpu=gpu, **{k: p[k] for k in ("cloud", "region", "kind", "usd_per_gpu_hour", "source",
-                                                  "as_of", "assumed")}) for p in g["prices"]]
+        [
+            GpuPrice(
+                gpu=gpu,
+                **{k: p[k] for k in ("cloud", "region", "kind", "usd_per_gpu_hour", "source", "as_of", "assumed")},
+            )
+            for p in g["prices"]
+        ]
     )
     return gpu, created
 
 
 def _upsert_model(team, user, m: dict, *, builtin: bool = False) -> tuple[ModelProfile, bool]:
     return ModelProfile.objects.update_or_create(
-        team=team, name=m["name"], builtin=builtin,
+        team=team,
+        name=m["name"],
+        builtin=builtin,
         defaults={**{k: m[k] for k in MODEL_FIELDS}, **({"created_by": user} if user else {})},
     )
 
@@ -69,7 +101,9 @@ def _upsert_deployment(team, user, d: dict, model: ModelProfile, gpu: GpuType, *
     fields = _deployment_fields(d)
     name = fields.pop("name")
     return Deployment.objects.update_or_create(
-        team=team, name=name, builtin=builtin,
+        team=team,
+        name=name,
+        builtin=builtin,
         defaults={**fields, "model": model, "gpu": gpu, **({"created_by": user} if user else {})},
     )
 
@@ -117,8 +151,16 @@ def import_catalogue(team, user, doc) -> dict:
 
 @transaction.atomic
 def import_perf_table(
-    team, user, data, *, time_unit: str = "auto", token_time: str = "auto", split: str = "rows",
-    holdout: float = 0.2, seed: int = 0, loss: str = "l1",
+    team,
+    user,
+    data,
+    *,
+    time_unit: str = "auto",
+    token_time: str = "auto",
+    split: str = "rows",
+    holdout: float = 0.2,
+    seed: int = 0,
+    loss: str = "l1",
 ) -> dict:
     """Fit one deployment per (model, hardware, tensor_parallel) group of a perf_model.csv-format table."""
     if not 0 < holdout < 1:
@@ -131,13 +173,15 @@ def import_perf_table(
         model, gpu = resolve_model(team, model_name), resolve_gpu(team, hw)
         if model is None:
             raise ProfileError(
-                f"unknown model {model_name!r}", where=f"{first}, column model",
+                f"unknown model {model_name!r}",
+                where=f"{first}, column model",
                 hint="use a catalogue model name or alias (e.g. llama2-70b), or create the model first "
-                     "(page Hardware > New model, POST /api/hardware/models/, or a catalogue JSON)",
+                "(page Hardware > New model, POST /api/hardware/models/, or a catalogue JSON)",
             )
         if gpu is None:
             raise ProfileError(
-                f"unknown GPU type {hw!r}", where=f"{first}, column hardware",
+                f"unknown GPU type {hw!r}",
+                where=f"{first}, column hardware",
                 hint="use a catalogue GPU name (e.g. a100-80gb, h100-80gb) or create the GPU type first",
             )
         try:
@@ -146,24 +190,46 @@ def import_perf_table(
             raise ProfileError(exc.message, where=f"{exc.where} (from {first})", hint=exc.hint) from None
         report = dict(res.report)
         report["units"] = table.units[(model_name, hw, tp)].as_dict()
-        source = (f"fitted from an uploaded table: model={model_name}, hardware={hw}, tensor_parallel={tp}, "
-                  f"{len(frame)} rows, {split} split, seed {seed}")
-        plans.append((model, gpu, {
-            "model": model.name, "gpu": gpu.name, "tp": tp, "basis": "fitted", "estimated": False,
-            "source": source, "prefill": res.prefill, "decode": res.decode, "fit_report": report,
-            "points": res.points,
-        }))
+        source = (
+            f"fitted from an uploaded table: model={model_name}, hardware={hw}, tensor_parallel={tp}, "
+            f"{len(frame)} rows, {split} split, seed {seed}"
+        )
+        plans.append(
+            (
+                model,
+                gpu,
+                {
+                    "model": model.name,
+                    "gpu": gpu.name,
+                    "tp": tp,
+                    "basis": "fitted",
+                    "estimated": False,
+                    "source": source,
+                    "prefill": res.prefill,
+                    "decode": res.decode,
+                    "fit_report": report,
+                    "points": res.points,
+                },
+            )
+        )
     for model, gpu, d in plans:
         completed = catalogue_spec.complete_deployment(
-            d, f"deployment {d['model']}/{d['gpu']}/tp{d['tp']}",
-            gpus={gpu.name: gpu.as_catalogue_dict()}, models={model.name: model.as_catalogue_dict()},
+            d,
+            f"deployment {d['model']}/{d['gpu']}/tp{d['tp']}",
+            gpus={gpu.name: gpu.as_catalogue_dict()},
+            models={model.name: model.as_catalogue_dict()},
         )
         dep, created = _upsert_deployment(team, user, completed, model, gpu)
-        summary["deployments"].append({
-            "id": dep.pk, "name": dep.name, "created": created,
-            "heldout": dep.fit_report.get("heldout"), "flag_counts": dep.fit_report.get("flag_counts"),
-            "units": dep.fit_report.get("units"),
-        })
+        summary["deployments"].append(
+            {
+                "id": dep.pk,
+                "name": dep.name,
+                "created": created,
+                "heldout": dep.fit_report.get("heldout"),
+                "flag_counts": dep.fit_report.get("flag_counts"),
+                "units": dep.fit_report.get("units"),
+            }
+        )
     return summary
 
 
@@ -178,8 +244,9 @@ def import_profile(team, user, data: bytes, *, filename: str = "", **options) ->
         except UnicodeDecodeError:
             raise ProfileError("the file is not UTF-8 text", where=filename or "file") from None
         except json.JSONDecodeError as exc:
-            raise ProfileError(f"invalid JSON: {exc.msg}", where=f"line {exc.lineno}, column {exc.colno}",
-                               hint="fix the JSON syntax") from None
+            raise ProfileError(
+                f"invalid JSON: {exc.msg}", where=f"line {exc.lineno}, column {exc.colno}", hint="fix the JSON syntax"
+            ) from None
         return import_catalogue(team, user, doc)
     return import_perf_table(team, user, data, **options)
 
@@ -219,16 +286,23 @@ def save_deployment(team, user, data: dict, *, instance: Deployment | None = Non
 @transaction.atomic
 def copy_deployment(team, user, source: Deployment) -> Deployment:
     """An editable copy of a (built-in or own) deployment in the caller's team, same name if free."""
-    fields = _deployment_fields({**source.as_catalogue_dict(), "theta_detail": source.theta_detail,
-                                 "fit_report": source.fit_report, "points": source.points})
+    fields = _deployment_fields(
+        {
+            **source.as_catalogue_dict(),
+            "theta_detail": source.theta_detail,
+            "fit_report": source.fit_report,
+            "points": source.points,
+        }
+    )
     name = fields.pop("name")
     candidate, n = name, 1
     while Deployment.objects.filter(team=team, name=candidate).exists():
         n += 1
         candidate = f"{name} (copy {n})"
     fields["source"] = f"copy of {'built-in ' if source.builtin else ''}{name}. " + fields["source"]
-    return Deployment.objects.create(team=team, created_by=user, name=candidate, model=source.model,
-                                     gpu=source.gpu, **fields)
+    return Deployment.objects.create(
+        team=team, created_by=user, name=candidate, model=source.model, gpu=source.gpu, **fields
+    )
 
 
 @transaction.atomic
@@ -262,8 +336,9 @@ def save_model(team, user, data: dict, *, instance: ModelProfile | None = None) 
         _require_editable(team, instance)
     base = instance.as_catalogue_dict() if instance is not None else {}
     merged = {**base, **data}
-    if instance is not None and ({"layers", "kv_heads", "head_dim", "dtype_bytes"} & set(data)
-                                 and "kv_bytes_per_token" not in data):
+    if instance is not None and (
+        {"layers", "kv_heads", "head_dim", "dtype_bytes"} & set(data) and "kv_bytes_per_token" not in data
+    ):
         merged.pop("kv_bytes_per_token", None)  # recompute from the new shape
     if instance is not None and ("parameters_billion" in data or "dtype_bytes" in data) and "weights_gb" not in data:
         merged.pop("weights_gb", None)
@@ -280,5 +355,8 @@ def delete_entry(team, entry) -> None:
         entry.delete()
     except ProtectedError as exc:
         users = sorted({str(o) for o in exc.protected_objects})[:5]
-        raise ProfileError(f"{entry} is used by {', '.join(users)}", where=str(entry),
-                           hint="delete or re-point those deployments first") from None
+        raise ProfileError(
+            f"{entry} is used by {', '.join(users)}",
+            where=str(entry),
+            hint="delete or re-point those deployments first",
+        ) from None

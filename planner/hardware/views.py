@@ -18,8 +18,11 @@ from planner.hardware.models import Deployment, GpuType, ModelProfile
 from planner.hardware.plots import fit_figure
 from planner.hardware.selectors import can_edit, deployments_for, get_visible_or_404, gpus_for, models_for
 
-ERROR_ROWS = [("train", "training rows"), ("heldout", "held-out rows (flagged rows excluded)"),
-              ("heldout_all_rows", "held-out rows, all")]
+ERROR_ROWS = [
+    ("train", "training rows"),
+    ("heldout", "held-out rows (flagged rows excluded)"),
+    ("heldout_all_rows", "held-out rows, all"),
+]
 
 
 @login_required
@@ -32,10 +35,17 @@ def catalogue_list(request):
         deps = deps.filter(gpu__name=filters["gpu"])
     if "basis" in filters:
         deps = deps.filter(basis=filters["basis"])
-    return render(request, "hardware/catalogue_list.html", {
-        "deployments": deps, "gpus": gpus_for(request.user), "models": models_for(request.user),
-        "filters": filters, "bases": Deployment.Basis.choices,
-    })
+    return render(
+        request,
+        "hardware/catalogue_list.html",
+        {
+            "deployments": deps,
+            "gpus": gpus_for(request.user),
+            "models": models_for(request.user),
+            "filters": filters,
+            "bases": Deployment.Basis.choices,
+        },
+    )
 
 
 def _error_table(report: dict) -> list[dict]:
@@ -45,8 +55,10 @@ def _error_table(report: dict) -> list[dict]:
         if block:
             rows.append({"label": label, "prompt": block.get("prompt_time"), "token": block.get("token_time")})
     also = report.get("also") or {}
-    for key, label in (("split_configs_heldout", "held-out whole configurations (other split)"),
-                       ("loss_l2_heldout", "held-out rows with the least-squares fit")):
+    for key, label in (
+        ("split_configs_heldout", "held-out whole configurations (other split)"),
+        ("loss_l2_heldout", "held-out rows with the least-squares fit"),
+    ):
         if also.get(key):
             rows.append({"label": label, "prompt": also[key]["prompt_time"], "token": also[key]["token_time"]})
     return rows
@@ -60,13 +72,19 @@ def deployment_detail(request, pk: int):
         spec, spec_error = dep.engine_spec(), None
     except ProfileError as exc:
         spec, spec_error = None, exc
-    return render(request, "hardware/deployment_detail.html", {
-        "dep": dep, "editable": can_edit(request.user, dep),
-        "figure_json": fig.to_json() if fig is not None else None,
-        "error_rows": _error_table(dep.fit_report or {}),
-        "spec_json": json.dumps(spec, indent=1) if spec else None, "spec_error": spec_error,
-        "report": dep.fit_report or {},
-    })
+    return render(
+        request,
+        "hardware/deployment_detail.html",
+        {
+            "dep": dep,
+            "editable": can_edit(request.user, dep),
+            "figure_json": fig.to_json() if fig is not None else None,
+            "error_rows": _error_table(dep.fit_report or {}),
+            "spec_json": json.dumps(spec, indent=1) if spec else None,
+            "spec_error": spec_error,
+            "report": dep.fit_report or {},
+        },
+    )
 
 
 def _deployment_form(request, instance: Deployment | None):
@@ -75,18 +93,21 @@ def _deployment_form(request, instance: Deployment | None):
         form = DeploymentForm(request.POST, **kwargs)
         if form.is_valid():
             try:
-                dep = services.save_deployment(team_of(request.user), request.user, form.to_service_dict(),
-                                               instance=instance)
+                dep = services.save_deployment(
+                    team_of(request.user), request.user, form.to_service_dict(), instance=instance
+                )
             except ProfileError as exc:
                 form.add_error(None, str(exc))
             else:
-                messages.success(request, f"Saved {dep.name} (theta {dep.theta_tps:.0f} TPS, "
-                                          f"KV {dep.kv_capacity_tokens:,} tokens).")
+                messages.success(
+                    request, f"Saved {dep.name} (theta {dep.theta_tps:.0f} TPS, KV {dep.kv_capacity_tokens:,} tokens)."
+                )
                 return redirect("hardware:deployment", pk=dep.pk)
     else:
         form = DeploymentForm(initial=DeploymentForm.initial_from(instance) if instance else None, **kwargs)
-    return render(request, "hardware/form.html", {"form": form, "title": f"Edit {instance}" if instance
-                                                  else "New deployment"})
+    return render(
+        request, "hardware/form.html", {"form": form, "title": f"Edit {instance}" if instance else "New deployment"}
+    )
 
 
 @login_required
@@ -147,8 +168,11 @@ def _gpu_form(request, instance: GpuType | None):
         initial = instance.as_catalogue_dict() if instance else None
         form = GpuTypeForm(initial=initial)
         prices = PriceFormSet(prefix="prices", initial=initial["prices"] if initial else None)
-    return render(request, "hardware/form.html", {"form": form, "formset": prices,
-                                                  "title": f"Edit {instance}" if instance else "New GPU type"})
+    return render(
+        request,
+        "hardware/form.html",
+        {"form": form, "formset": prices, "title": f"Edit {instance}" if instance else "New GPU type"},
+    )
 
 
 @login_required
@@ -178,8 +202,7 @@ def _model_form(request, instance: ModelProfile | None):
         form = ModelProfileForm(request.POST)
         if form.is_valid():
             try:
-                m = services.save_model(team_of(request.user), request.user, form.to_service_dict(),
-                                        instance=instance)
+                m = services.save_model(team_of(request.user), request.user, form.to_service_dict(), instance=instance)
             except ProfileError as exc:
                 form.add_error(None, str(exc))
             else:
@@ -190,8 +213,9 @@ def _model_form(request, instance: ModelProfile | None):
         if initial:
             initial["aliases"] = ", ".join(initial["aliases"])
         form = ModelProfileForm(initial=initial)
-    return render(request, "hardware/form.html", {"form": form, "title": f"Edit {instance}" if instance
-                                                  else "New model"})
+    return render(
+        request, "hardware/form.html", {"form": form, "title": f"Edit {instance}" if instance else "New model"}
+    )
 
 
 @login_required
@@ -216,13 +240,17 @@ def upload(request):
             f = form.cleaned_data["file"]
             opts = {k: form.cleaned_data[k] for k in ("time_unit", "token_time", "split", "holdout", "seed", "loss")}
             try:
-                summary = services.import_profile(team_of(request.user), request.user, f.read(),
-                                                  filename=f.name or "", **opts)
+                summary = services.import_profile(
+                    team_of(request.user), request.user, f.read(), filename=f.name or "", **opts
+                )
             except ProfileError as exc:
                 form.add_error(None, str(exc))
             else:
-                messages.success(request, f"Imported {len(summary['deployments'])} deployment(s), "
-                                          f"{len(summary['gpu_types'])} GPU type(s), {len(summary['models'])} model(s).")
+                messages.success(
+                    request,
+                    f"Imported {len(summary['deployments'])} deployment(s), "
+                    f"{len(summary['gpu_types'])} GPU type(s), {len(summary['models'])} model(s).",
+                )
     else:
         form = UploadForm()
     return render(request, "hardware/upload.html", {"form": form, "summary": summary})

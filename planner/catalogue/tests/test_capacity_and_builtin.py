@@ -10,9 +10,23 @@ from planner.catalogue.capacity import ThetaTarget, kv_bytes_per_token, kv_capac
 from planner.catalogue.errors import ProfileError
 
 ROOT = Path(__file__).resolve().parents[3]
-CONTRACT_KEYS = {"name", "model", "gpu", "tp", "gpus_per_instance", "weights_gb", "kv_capacity_tokens",
-                 "max_batch_size", "max_batch_tokens", "prefill", "decode", "theta_tps", "startup",
-                 "price_per_instance_hour", "estimated"}
+CONTRACT_KEYS = {
+    "name",
+    "model",
+    "gpu",
+    "tp",
+    "gpus_per_instance",
+    "weights_gb",
+    "kv_capacity_tokens",
+    "max_batch_size",
+    "max_batch_tokens",
+    "prefill",
+    "decode",
+    "theta_tps",
+    "startup",
+    "price_per_instance_hour",
+    "estimated",
+}
 
 
 def test_llama2_70b_kv_cache_is_320_kib_per_token():
@@ -34,16 +48,25 @@ def test_a_model_that_does_not_fit_is_refused_with_a_hint():
 def test_theta_of_a_constant_latency_instance_matches_the_hand_computed_rate():
     # decode 50 ms whatever the batch, free prefill, one request at a time, 100-token prompts, 10 outputs:
     # a request takes 10 x 0.05 = 0.5 s -> 2 requests/s -> 200 input tokens/s.
-    out = theta_tps({"c0": 0.0, "c1": 0.0, "c2": 0.0}, {"c0": 0.05, "c_batch": 0.0, "c_ctx": 0.0},
-                    kv_capacity_tokens=10_000, max_batch_size=1,
-                    target=ThetaTarget(prompt_tokens=100, output_tokens=10, ttft_s=1.0, tbt_s=0.1))
+    out = theta_tps(
+        {"c0": 0.0, "c1": 0.0, "c2": 0.0},
+        {"c0": 0.05, "c_batch": 0.0, "c_ctx": 0.0},
+        kv_capacity_tokens=10_000,
+        max_batch_size=1,
+        target=ThetaTarget(prompt_tokens=100, output_tokens=10, ttft_s=1.0, tbt_s=0.1),
+    )
     assert out["theta_tps"] == pytest.approx(200.0)
     assert out["batch"] == 1
 
 
 def test_theta_is_zero_when_the_latency_target_cannot_be_met():
-    out = theta_tps({"c0": 0.0, "c1": 0.0, "c2": 0.0}, {"c0": 0.2, "c_batch": 0.0, "c_ctx": 0.0},
-                    kv_capacity_tokens=10_000, max_batch_size=8, target=ThetaTarget(tbt_s=0.1))
+    out = theta_tps(
+        {"c0": 0.0, "c1": 0.0, "c2": 0.0},
+        {"c0": 0.2, "c_batch": 0.0, "c_ctx": 0.0},
+        kv_capacity_tokens=10_000,
+        max_batch_size=8,
+        target=ThetaTarget(tbt_s=0.1),
+    )
     assert out["theta_tps"] == 0.0
 
 
@@ -55,9 +78,11 @@ def test_theta_is_capped_by_kv_capacity():
 
 
 def test_the_catalogue_core_imports_without_django():
-    code = ("import sys, planner.catalogue.builtin, planner.catalogue.fit, planner.catalogue.perfcsv, "
-            "planner.catalogue.build; planner.catalogue.builtin.engine_spec('llama2-70b/a100-80gb/tp8'); "
-            "assert 'django' not in sys.modules, 'django imported'")
+    code = (
+        "import sys, planner.catalogue.builtin, planner.catalogue.fit, planner.catalogue.perfcsv, "
+        "planner.catalogue.build; planner.catalogue.builtin.engine_spec('llama2-70b/a100-80gb/tp8'); "
+        "assert 'django' not in sys.modules, 'django imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
@@ -65,8 +90,12 @@ def test_engine_spec_has_exactly_the_contract_keys_in_seconds():
     spec = engine_spec("llama2-70b/a100-80gb/tp8")
     assert set(spec) == CONTRACT_KEYS
     assert set(spec["prefill"]) == {"c0", "c1", "c2"} and set(spec["decode"]) == {"c0", "c_batch", "c_ctx"}
-    assert spec["startup"] == {"vm_acquire_s": 155.0, "load_same_region_s": 600.0, "load_cross_region_s": 7200.0,
-                               "spot_reclaim_s": 65.0}
+    assert spec["startup"] == {
+        "vm_acquire_s": 155.0,
+        "load_same_region_s": 600.0,
+        "load_cross_region_s": 7200.0,
+        "spot_reclaim_s": 65.0,
+    }
     # one prefill of 512 tokens: the measured median is 94 ms (seconds, not ms)
     pre = spec["prefill"]
     assert pre["c0"] + pre["c1"] * 512 + pre["c2"] * 512**2 == pytest.approx(0.094, rel=0.05)
@@ -90,8 +119,14 @@ def test_every_price_has_a_source_and_a_date_and_assumptions_say_so():
 def test_the_required_combinations_are_fitted_and_the_rest_say_how_they_were_derived():
     doc = load_builtin()
     basis = {d["name"]: d["basis"] for d in doc["deployments"]}
-    for name in ["llama2-70b/a100-80gb/tp8", "llama2-70b/h100-80gb/tp8", "bloom-176b/a100-80gb/tp8",
-                 "bloom-176b/h100-80gb/tp8", "llama3.1-8b/a100-80gb/tp2", "llama3.2-3b/a100-80gb/tp2"]:
+    for name in [
+        "llama2-70b/a100-80gb/tp8",
+        "llama2-70b/h100-80gb/tp8",
+        "bloom-176b/a100-80gb/tp8",
+        "bloom-176b/h100-80gb/tp8",
+        "llama3.1-8b/a100-80gb/tp2",
+        "llama3.2-3b/a100-80gb/tp2",
+    ]:
         assert basis[name] == "fitted"
     for name in ["llama3.1-8b/h100-80gb/tp2", "llama3.2-3b/h100-80gb/tp2"]:
         assert basis[name] == "derived"

@@ -27,15 +27,38 @@ def _group(model, hw, tp, fname="perf_model.csv"):
 def _synthetic(prefill, decode, noise=0.0, seed=1):
     rng = np.random.default_rng(seed)
     recs = []
-    for p, b, n in [(128, 1, 128), (256, 1, 128), (512, 1, 128), (1024, 1, 128), (2048, 1, 128), (4096, 1, 128),
-                    (512, 2, 128), (512, 4, 128), (512, 8, 128), (512, 16, 128), (512, 1, 1024), (512, 1, 4096)]:
+    for p, b, n in [
+        (128, 1, 128),
+        (256, 1, 128),
+        (512, 1, 128),
+        (1024, 1, 128),
+        (2048, 1, 128),
+        (4096, 1, 128),
+        (512, 2, 128),
+        (512, 4, 128),
+        (512, 8, 128),
+        (512, 16, 128),
+        (512, 1, 1024),
+        (512, 1, 4096),
+    ]:
         for _ in range(5):
             t = b * p
             pt = prefill_time(prefill, t) * (1 + noise * rng.standard_normal())
             tt = decode_time(decode, b, b * (p + (n + 1) / 2)) * (1 + noise * rng.standard_normal())
-            recs.append({"model": "m", "hardware": "g", "tp": 8, "prompt_size": p, "batch_size": b,
-                         "token_size": n, "prompt_time_s": pt, "token_time_s": tt, "e2e_s": pt + n * tt,
-                         "line": len(recs) + 2})
+            recs.append(
+                {
+                    "model": "m",
+                    "hardware": "g",
+                    "tp": 8,
+                    "prompt_size": p,
+                    "batch_size": b,
+                    "token_size": n,
+                    "prompt_time_s": pt,
+                    "token_time_s": tt,
+                    "e2e_s": pt + n * tt,
+                    "line": len(recs) + 2,
+                }
+            )
     return pd.DataFrame(recs)
 
 
@@ -89,9 +112,20 @@ def test_a_hand_made_non_monotonic_configuration_is_the_one_flagged():
     rows = []
     for p, pt in [(128, 0.05), (256, 0.06), (512, 0.09), (1024, 0.02), (2048, 0.30)]:  # 1024 is impossible
         for _ in range(3):
-            rows.append({"model": "m", "hardware": "g", "tp": 1, "prompt_size": p, "batch_size": 1,
-                         "token_size": 128, "prompt_time_s": pt, "token_time_s": 0.04, "e2e_s": np.nan,
-                         "line": len(rows) + 2})
+            rows.append(
+                {
+                    "model": "m",
+                    "hardware": "g",
+                    "tp": 1,
+                    "prompt_size": p,
+                    "batch_size": 1,
+                    "token_size": 128,
+                    "prompt_time_s": pt,
+                    "token_time_s": 0.04,
+                    "e2e_s": np.nan,
+                    "line": len(rows) + 2,
+                }
+            )
     flags = flag_rows(pd.DataFrame(rows))
     flagged = {rows[i]["prompt_size"] for i, f in enumerate(flags) if "prompt_time:non_monotonic" in f}
     assert flagged == {1024}
@@ -100,8 +134,20 @@ def test_a_hand_made_non_monotonic_configuration_is_the_one_flagged():
 def test_noisy_and_outlier_repeats_are_flagged():
     rows = []
     for v in (0.10, 0.10, 0.10, 0.10, 0.20):  # one repeat 100 % off: an outlier, and the config is noisy
-        rows.append({"model": "m", "hardware": "g", "tp": 1, "prompt_size": 512, "batch_size": 1, "token_size": 128,
-                     "prompt_time_s": v, "token_time_s": 0.04, "e2e_s": np.nan, "line": len(rows) + 2})
+        rows.append(
+            {
+                "model": "m",
+                "hardware": "g",
+                "tp": 1,
+                "prompt_size": 512,
+                "batch_size": 1,
+                "token_size": 128,
+                "prompt_time_s": v,
+                "token_time_s": 0.04,
+                "e2e_s": np.nan,
+                "line": len(rows) + 2,
+            }
+        )
     flags = flag_rows(pd.DataFrame(rows))
     assert all("prompt_time:noisy" in f for f in flags)
     assert ["prompt_time:outlier" in f for f in flags] == [False] * 4 + [True]
@@ -116,8 +162,12 @@ def test_llama3_batched_prompt_rows_that_do_not_grow_with_batch_tokens_are_flagg
 
 @pytest.mark.parametrize(
     "model, hw, tp, fname",
-    [("llama2-70b", "a100-80gb", 8, "perf_model.csv"), ("llama2-70b", "h100-80gb", 8, "perf_model.csv"),
-     ("bloom-176b", "h100-80gb", 8, "perf_model.csv"), ("Llama-3.1-8B", "a100-80gb", 2, "Llama-3.1-8B-tp-2.csv")],
+    [
+        ("llama2-70b", "a100-80gb", 8, "perf_model.csv"),
+        ("llama2-70b", "h100-80gb", 8, "perf_model.csv"),
+        ("bloom-176b", "h100-80gb", 8, "perf_model.csv"),
+        ("Llama-3.1-8B", "a100-80gb", 2, "Llama-3.1-8B-tp-2.csv"),
+    ],
 )
 def test_held_out_decode_error_is_within_the_5_percent_target(model, hw, tp, fname):
     res = fit_group(_group(model, hw, tp, fname))

@@ -71,8 +71,11 @@ def test_without_e2e_the_token_time_mode_comes_from_its_growth_with_token_size()
         ("", "line 1", "empty"),
         ("model,hardware,prompt_size\nm,g,1\n", "line 1 (header)", "missing column"),
         (HEADER, "line 2", "no data rows"),
-        (HEADER + "m,g,512,1,128,0,0,94,45,5800,8\nm,g,512,1,128,0,0,abc,45,5800,8\n", "line 3, column prompt_time",
-         "not a number"),
+        (
+            HEADER + "m,g,512,1,128,0,0,94,45,5800,8\nm,g,512,1,128,0,0,abc,45,5800,8\n",
+            "line 3, column prompt_time",
+            "not a number",
+        ),
         (HEADER + "m,g,512,1,128,0,0,94,-45,5800,8\n", "line 2, column token_time", "must be > 0"),
         (HEADER + "m,g,512,1.5,128,0,0,94,45,5800,8\n", "line 2, column batch_size", "whole number"),
         (HEADER + ",g,512,1,128,0,0,94,45,5800,8\n", "line 2, column model", "empty model"),

@@ -31,8 +31,21 @@ class GpuTypeSerializer(_EditableMixin, serializers.ModelSerializer):
 
     class Meta:
         model = GpuType
-        fields = ["id", "name", "display_name", "vendor", "memory_gb", "bf16_tflops", "memory_bandwidth_tbs",
-                  "gpus_per_vm", "source", "prices", "builtin", "editable", "created"]
+        fields = [
+            "id",
+            "name",
+            "display_name",
+            "vendor",
+            "memory_gb",
+            "bf16_tflops",
+            "memory_bandwidth_tbs",
+            "gpus_per_vm",
+            "source",
+            "prices",
+            "builtin",
+            "editable",
+            "created",
+        ]
         read_only_fields = ["builtin", "created"]
         validators: list = []  # uniqueness per team is enforced by the service (update_or_create by name)
 
@@ -47,15 +60,30 @@ class GpuTypeSerializer(_EditableMixin, serializers.ModelSerializer):
 
 
 class ModelProfileSerializer(_EditableMixin, serializers.ModelSerializer):
-    kv_bytes_per_token = serializers.IntegerField(required=False, min_value=1,
-                                                  help_text="computed from layers, kv_heads, head_dim when omitted")
+    kv_bytes_per_token = serializers.IntegerField(
+        required=False, min_value=1, help_text="computed from layers, kv_heads, head_dim when omitted"
+    )
     weights_gb = serializers.FloatField(required=False, help_text="parameters x dtype bytes when omitted")
 
     class Meta:
         model = ModelProfile
-        fields = ["id", "name", "display_name", "parameters_billion", "layers", "kv_heads", "head_dim",
-                  "dtype_bytes", "kv_bytes_per_token", "weights_gb", "aliases", "source", "builtin", "editable",
-                  "created"]
+        fields = [
+            "id",
+            "name",
+            "display_name",
+            "parameters_billion",
+            "layers",
+            "kv_heads",
+            "head_dim",
+            "dtype_bytes",
+            "kv_bytes_per_token",
+            "weights_gb",
+            "aliases",
+            "source",
+            "builtin",
+            "editable",
+            "created",
+        ]
         read_only_fields = ["builtin", "created"]
         validators: list = []
 
@@ -72,20 +100,47 @@ class DeploymentSerializer(_EditableMixin, serializers.ModelSerializer):
     prefill = CoefficientsField(help_text="{c0 s, c1 s/token, c2 s/token^2}: one prefill iteration over T tokens")
     decode = CoefficientsField(help_text="{c0 s, c_batch s/request, c_ctx s/context token}: one decode iteration")
     startup = CoefficientsField(required=False, help_text="seconds: vm_acquire_s, load_same_region_s, ...")
-    kv_capacity_tokens = serializers.IntegerField(required=False, min_value=1,
-                                                  help_text="recomputed from memory and model when omitted")
-    theta_tps = serializers.FloatField(required=False, min_value=0,
-                                       help_text="recomputed from the latency model at theta_target when omitted")
+    kv_capacity_tokens = serializers.IntegerField(
+        required=False, min_value=1, help_text="recomputed from memory and model when omitted"
+    )
+    theta_tps = serializers.FloatField(
+        required=False, min_value=0, help_text="recomputed from the latency model at theta_target when omitted"
+    )
     theta_target = serializers.DictField(required=False, help_text=f"defaults {ThetaTarget().as_dict()}")
     gpus_per_instance = serializers.IntegerField(required=False, min_value=1)
 
     class Meta:
         model = Deployment
-        fields = ["id", "name", "model", "gpu", "model_name", "gpu_name", "tp", "gpus_per_instance",
-                  "memory_utilisation", "max_batch_size", "max_batch_tokens", "prefill", "decode",
-                  "kv_capacity_tokens", "theta_tps", "theta_target", "theta_detail", "startup", "price_cloud",
-                  "price_region", "basis", "estimated", "estimate_rule", "source", "fit_report", "builtin",
-                  "editable", "created"]
+        fields = [
+            "id",
+            "name",
+            "model",
+            "gpu",
+            "model_name",
+            "gpu_name",
+            "tp",
+            "gpus_per_instance",
+            "memory_utilisation",
+            "max_batch_size",
+            "max_batch_tokens",
+            "prefill",
+            "decode",
+            "kv_capacity_tokens",
+            "theta_tps",
+            "theta_target",
+            "theta_detail",
+            "startup",
+            "price_cloud",
+            "price_region",
+            "basis",
+            "estimated",
+            "estimate_rule",
+            "source",
+            "fit_report",
+            "builtin",
+            "editable",
+            "created",
+        ]
         read_only_fields = ["name", "theta_detail", "fit_report", "builtin", "created"]
         validators: list = []
 
@@ -119,8 +174,11 @@ class DeploymentListSerializer(DeploymentSerializer):
 class ProfileUploadSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="a catalogue JSON file or a perf_model.csv-format table")
     time_unit = serializers.ChoiceField(choices=TIME_UNITS, default="auto")
-    token_time = serializers.ChoiceField(choices=TOKEN_TIME_MODES, default="auto",
-                                         help_text="per_token: per decode iteration; total: for token_size tokens")
+    token_time = serializers.ChoiceField(
+        choices=TOKEN_TIME_MODES,
+        default="auto",
+        help_text="per_token: per decode iteration; total: for token_size tokens",
+    )
     split = serializers.ChoiceField(choices=["rows", "configs"], default="rows")
     holdout = serializers.FloatField(default=0.2, min_value=0.01, max_value=0.9)
     seed = serializers.IntegerField(default=0)

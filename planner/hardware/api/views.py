@@ -37,15 +37,20 @@ class _CatalogueViewSet(viewsets.ModelViewSet):
 
     def perform_create(self, serializer):
         try:
-            serializer.instance = type(self).save(team_of(self.request.user), self.request.user,
-                                                  serializer.to_service_dict())
+            serializer.instance = type(self).save(
+                team_of(self.request.user), self.request.user, serializer.to_service_dict()
+            )
         except ProfileError as exc:
             raise _invalid(exc) from None
 
     def perform_update(self, serializer):
         try:
-            serializer.instance = type(self).save(team_of(self.request.user), self.request.user,
-                                                  serializer.to_service_dict(), instance=serializer.instance)
+            serializer.instance = type(self).save(
+                team_of(self.request.user),
+                self.request.user,
+                serializer.to_service_dict(),
+                instance=serializer.instance,
+            )
         except ProfileError as exc:
             raise _invalid(exc) from None
 
@@ -96,8 +101,12 @@ class DeploymentViewSet(_CatalogueViewSet):
     times, prices. Filter by model, gpu, tp, basis, estimated, builtin."""
 
     filterset_fields = {
-        "model__name": ["exact"], "gpu__name": ["exact"], "tp": ["exact"], "basis": ["exact"],
-        "estimated": ["exact"], "builtin": ["exact"],
+        "model__name": ["exact"],
+        "gpu__name": ["exact"],
+        "tp": ["exact"],
+        "basis": ["exact"],
+        "estimated": ["exact"],
+        "builtin": ["exact"],
     }
     ordering_fields = ["name", "theta_tps", "kv_capacity_tokens", "tp"]
     save = staticmethod(services.save_deployment)
@@ -131,19 +140,27 @@ class ProfileImportView(APIView):
 
     parser_classes = [MultiPartParser, FormParser]
 
-    @extend_schema(request={"multipart/form-data": ProfileUploadSerializer},
-                   responses={201: ImportSummarySerializer, 400: OpenApiResponse(description="error with where/hint")})
+    @extend_schema(
+        request={"multipart/form-data": ProfileUploadSerializer},
+        responses={201: ImportSummarySerializer, 400: OpenApiResponse(description="error with where/hint")},
+    )
     def post(self, request):
         form = ProfileUploadSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         upload = form.validated_data["file"]
         if upload.size > UPLOAD_MAX_BYTES:
-            raise _invalid(ProfileError(f"the file is {upload.size} bytes; the limit is {UPLOAD_MAX_BYTES}",
-                                        where="file", hint="split it per model"))
+            raise _invalid(
+                ProfileError(
+                    f"the file is {upload.size} bytes; the limit is {UPLOAD_MAX_BYTES}",
+                    where="file",
+                    hint="split it per model",
+                )
+            )
         opts = {k: form.validated_data[k] for k in ("time_unit", "token_time", "split", "holdout", "seed", "loss")}
         try:
-            summary = services.import_profile(team_of(request.user), request.user, upload.read(),
-                                              filename=upload.name or "", **opts)
+            summary = services.import_profile(
+                team_of(request.user), request.user, upload.read(), filename=upload.name or "", **opts
+            )
         except ProfileError as exc:
             raise _invalid(exc) from None
         return Response(summary, status=status.HTTP_201_CREATED)

@@ -9,9 +9,20 @@ from planner.hardware.models import Deployment, GpuType, ModelProfile
 pytestmark = pytest.mark.django_db
 
 NEW_GPU = {
-    "name": "l40s-48gb", "memory_gb": 48, "vendor": "NVIDIA",
-    "prices": [{"cloud": "acme", "region": "eu-1", "kind": "on_demand", "usd_per_gpu_hour": 1.5,
-                "source": "quote from acme sales", "as_of": "2026-11-01", "assumed": False}],
+    "name": "l40s-48gb",
+    "memory_gb": 48,
+    "vendor": "NVIDIA",
+    "prices": [
+        {
+            "cloud": "acme",
+            "region": "eu-1",
+            "kind": "on_demand",
+            "usd_per_gpu_hour": 1.5,
+            "source": "quote from acme sales",
+            "as_of": "2026-11-01",
+            "assumed": False,
+        }
+    ],
 }
 
 
@@ -82,8 +93,13 @@ def test_changing_coefficients_recomputes_theta_unless_it_is_given(cast):
 def test_a_deployment_can_be_created_by_hand_and_gets_kv_capacity_and_theta(cast):
     model = ModelProfile.objects.get(builtin=True, name="llama2-70b")
     gpu = GpuType.objects.get(builtin=True, name="h100-80gb")
-    body = {"model": model.pk, "gpu": gpu.pk, "tp": 4, "prefill": {"c0": 0.02, "c1": 1e-4, "c2": 0.0},
-            "decode": {"c0": 0.03, "c_batch": 3e-4, "c_ctx": 0.0}}
+    body = {
+        "model": model.pk,
+        "gpu": gpu.pk,
+        "tp": 4,
+        "prefill": {"c0": 0.02, "c1": 1e-4, "c2": 0.0},
+        "decode": {"c0": 0.03, "c_batch": 3e-4, "c_ctx": 0.0},
+    }
     r = cast.owner.api.post("/api/hardware/deployments/", body, format="json")
     assert r.status_code == 201, r.content
     d = r.json()
@@ -97,8 +113,13 @@ def test_a_deployment_can_be_created_by_hand_and_gets_kv_capacity_and_theta(cast
 def test_a_deployment_that_cannot_hold_its_weights_is_refused_with_a_hint(cast):
     model = ModelProfile.objects.get(builtin=True, name="bloom-176b")
     gpu = GpuType.objects.get(builtin=True, name="a100-80gb")
-    body = {"model": model.pk, "gpu": gpu.pk, "tp": 2, "prefill": {"c0": 0.02, "c1": 1e-4, "c2": 0.0},
-            "decode": {"c0": 0.03, "c_batch": 3e-4, "c_ctx": 0.0}}
+    body = {
+        "model": model.pk,
+        "gpu": gpu.pk,
+        "tp": 2,
+        "prefill": {"c0": 0.02, "c1": 1e-4, "c2": 0.0},
+        "decode": {"c0": 0.03, "c_batch": 3e-4, "c_ctx": 0.0},
+    }
     r = cast.owner.api.post("/api/hardware/deployments/", body, format="json")
     assert r.status_code == 400
     assert "do not fit" in r.json()["error"]["message"] and r.json()["error"]["hint"]
@@ -108,8 +129,13 @@ def test_another_teams_gpu_cannot_be_referenced(cast):
     r = cast.owner.api.post("/api/hardware/gpus/", NEW_GPU, format="json")
     assert r.status_code == 201, r.content
     model = ModelProfile.objects.get(builtin=True, name="llama3.2-3b")
-    body = {"model": model.pk, "gpu": r.json()["id"], "tp": 1, "prefill": {"c0": 0.02, "c1": 1e-5, "c2": 0.0},
-            "decode": {"c0": 0.01, "c_batch": 1e-4, "c_ctx": 0.0}}
+    body = {
+        "model": model.pk,
+        "gpu": r.json()["id"],
+        "tp": 1,
+        "prefill": {"c0": 0.02, "c1": 1e-5, "c2": 0.0},
+        "decode": {"c0": 0.01, "c_batch": 1e-4, "c_ctx": 0.0},
+    }
     assert cast.outsider.api.post("/api/hardware/deployments/", body, format="json").status_code == 400
     assert cast.teammate.api.post("/api/hardware/deployments/", body, format="json").status_code == 201
 

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from django.core.management import CommandError, call_command
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import CommandError, call_command
 
 from planner.hardware.models import Deployment, GpuPrice, GpuType, ModelProfile
 
@@ -20,8 +20,7 @@ HEADER = "model,hardware,prompt_size,batch_size,token_size,peak_power,average_po
 
 
 def _counts():
-    return (Deployment.objects.count(), GpuType.objects.count(), ModelProfile.objects.count(),
-            GpuPrice.objects.count())
+    return (Deployment.objects.count(), GpuType.objects.count(), ModelProfile.objects.count(), GpuPrice.objects.count())
 
 
 def _run(*args) -> dict:
@@ -50,8 +49,11 @@ def test_importing_again_updates_instead_of_duplicating(cast):
     assert [d["created"] for d in out["deployments"]] == [False]
     dep = Deployment.objects.get(team=cast.owner.team)
     assert dep.name == "llama3.1-8b/a100-80gb/tp2"  # the file's "Llama-3.1-8B" is an alias
-    assert dep.fit_report["units"] == {"time_unit": "s", "token_time": "total",
-                                       "reason": dep.fit_report["units"]["reason"]}
+    assert dep.fit_report["units"] == {
+        "time_unit": "s",
+        "token_time": "total",
+        "reason": dep.fit_report["units"]["reason"],
+    }
 
 
 def test_importing_the_example_catalogue_json(cast):
@@ -67,24 +69,55 @@ def test_importing_the_example_catalogue_json(cast):
 @pytest.mark.parametrize(
     "name, content, where, words",
     [
-        ("bad.csv", HEADER + "llama2-70b,a100-80gb,512,1,128,1,1,94,45,5800,8\n"
-                             "llama2-70b,a100-80gb,512,1,128,1,1,n/a,45,5800,8\n", "line 3, column prompt_time",
-         "not a number"),
-        ("unknown.csv", HEADER + "".join(f"llama2-70b,a100-80gb,{p},1,128,1,1,{p / 5},45,5800,8\n"
-                                         for p in (128, 256, 512, 1024))
-         + "".join(f"mystery-9b,a100-80gb,{p},1,128,1,1,{p / 9},20,2600,1\n" for p in (128, 256, 512, 1024)),
-         "line 6, column model", "unknown model"),
-        ("gpu.csv", HEADER + "llama2-70b,tpu-v9,512,1,128,1,1,94,45,5800,8\n", "line 2, column hardware",
-         "unknown GPU type"),
-        ("cat.json", json.dumps({"gpu_types": [{"name": "ok-gpu", "memory_gb": 40}],
-                                 "deployments": [{"model": "llama2-70b", "gpu": "ok-gpu", "tp": 1,
-                                                  "prefill": {"c0": 0.1, "c1": 0.001, "c2": 0},
-                                                  "decode": {"c0": 0.1, "c_batch": 0.001, "c_ctx": 0}}]}),
-         "$.deployments[0].tp", "do not fit"),
+        (
+            "bad.csv",
+            HEADER + "llama2-70b,a100-80gb,512,1,128,1,1,94,45,5800,8\n"
+            "llama2-70b,a100-80gb,512,1,128,1,1,n/a,45,5800,8\n",
+            "line 3, column prompt_time",
+            "not a number",
+        ),
+        (
+            "unknown.csv",
+            HEADER
+            + "".join(f"llama2-70b,a100-80gb,{p},1,128,1,1,{p / 5},45,5800,8\n" for p in (128, 256, 512, 1024))
+            + "".join(f"mystery-9b,a100-80gb,{p},1,128,1,1,{p / 9},20,2600,1\n" for p in (128, 256, 512, 1024)),
+            "line 6, column model",
+            "unknown model",
+        ),
+        (
+            "gpu.csv",
+            HEADER + "llama2-70b,tpu-v9,512,1,128,1,1,94,45,5800,8\n",
+            "line 2, column hardware",
+            "unknown GPU type",
+        ),
+        (
+            "cat.json",
+            json.dumps(
+                {
+                    "gpu_types": [{"name": "ok-gpu", "memory_gb": 40}],
+                    "deployments": [
+                        {
+                            "model": "llama2-70b",
+                            "gpu": "ok-gpu",
+                            "tp": 1,
+                            "prefill": {"c0": 0.1, "c1": 0.001, "c2": 0},
+                            "decode": {"c0": 0.1, "c_batch": 0.001, "c_ctx": 0},
+                        }
+                    ],
+                }
+            ),
+            "$.deployments[0].tp",
+            "do not fit",
+        ),
         ("cat.json", '{"models": [}', "line 1, column 13", "invalid JSON"),
-        ("cat.json", json.dumps({"deployments": [{"model": "llama2-70b", "gpu": "h100-80gb", "tp": 8,
-                                                  "prefill": {"c0": "fast"}}]}),
-         "$.deployments[0].prefill.c0", "not a number"),
+        (
+            "cat.json",
+            json.dumps(
+                {"deployments": [{"model": "llama2-70b", "gpu": "h100-80gb", "tp": 8, "prefill": {"c0": "fast"}}]}
+            ),
+            "$.deployments[0].prefill.c0",
+            "not a number",
+        ),
     ],
 )
 def test_a_bad_file_names_the_place_and_stores_nothing(cast, tmp_path, name, content, where, words):

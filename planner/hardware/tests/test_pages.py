@@ -76,31 +76,61 @@ def test_an_outsider_gets_404_for_another_teams_deployment_page(client, cast):
 
 
 def test_new_gpu_with_prices_and_new_model_through_the_forms(owner_client, cast):
-    r = owner_client.post("/hardware/gpus/new/", {
-        "name": "l4-24gb", "memory_gb": 24, "gpus_per_vm": 8,
-        "prices-TOTAL_FORMS": 3, "prices-INITIAL_FORMS": 0,
-        "prices-0-cloud": "gcp", "prices-0-region": "us-central1", "prices-0-kind": "on_demand",
-        "prices-0-usd_per_gpu_hour": 0.8, "prices-0-source": "a quote", "prices-0-as_of": "2026-11-01",
-    })
+    r = owner_client.post(
+        "/hardware/gpus/new/",
+        {
+            "name": "l4-24gb",
+            "memory_gb": 24,
+            "gpus_per_vm": 8,
+            "prices-TOTAL_FORMS": 3,
+            "prices-INITIAL_FORMS": 0,
+            "prices-0-cloud": "gcp",
+            "prices-0-region": "us-central1",
+            "prices-0-kind": "on_demand",
+            "prices-0-usd_per_gpu_hour": 0.8,
+            "prices-0-source": "a quote",
+            "prices-0-as_of": "2026-11-01",
+        },
+    )
     assert r.status_code == 302
     gpu = GpuType.objects.get(team=cast.owner.team, name="l4-24gb")
     assert gpu.prices.get().source == "a quote"
-    r = owner_client.post("/hardware/models/new/", {"name": "qwen-7b", "parameters_billion": 7.6, "layers": 28,
-                                                    "kv_heads": 4, "head_dim": 128, "dtype_bytes": 2})
+    r = owner_client.post(
+        "/hardware/models/new/",
+        {"name": "qwen-7b", "parameters_billion": 7.6, "layers": 28, "kv_heads": 4, "head_dim": 128, "dtype_bytes": 2},
+    )
     assert r.status_code == 302
     assert ModelProfile.objects.get(team=cast.owner.team).kv_bytes_per_token == 2 * 28 * 4 * 128 * 2
 
 
 def test_upload_page_imports_a_table_and_shows_errors(owner_client, cast):
     data = (FIXTURES / "sageserve" / "Llama-3.1-8B-tp-4.csv").read_bytes()
-    r = owner_client.post("/hardware/upload/", {"file": SimpleUploadedFile("t.csv", data), "time_unit": "auto",
-                                                "token_time": "auto", "split": "rows", "holdout": 0.2, "seed": 0,
-                                                "loss": "l1"})
+    r = owner_client.post(
+        "/hardware/upload/",
+        {
+            "file": SimpleUploadedFile("t.csv", data),
+            "time_unit": "auto",
+            "token_time": "auto",
+            "split": "rows",
+            "holdout": 0.2,
+            "seed": 0,
+            "loss": "l1",
+        },
+    )
     assert r.status_code == 200 and "llama3.1-8b/a100-80gb/tp4" in r.content.decode()
     assert Deployment.objects.filter(team=cast.owner.team).count() == 1
     bad = data.replace(b"0.03297734260559082", b"fast", 1)
-    r = owner_client.post("/hardware/upload/", {"file": SimpleUploadedFile("t.csv", bad), "time_unit": "auto",
-                                                "token_time": "auto", "split": "rows", "holdout": 0.2, "seed": 0,
-                                                "loss": "l1"})
+    r = owner_client.post(
+        "/hardware/upload/",
+        {
+            "file": SimpleUploadedFile("t.csv", bad),
+            "time_unit": "auto",
+            "token_time": "auto",
+            "split": "rows",
+            "holdout": 0.2,
+            "seed": 0,
+            "loss": "l1",
+        },
+    )
     html = r.content.decode()
     assert "line 2, column prompt_time" in html and "fix the value" in html

@@ -26,8 +26,12 @@ class Command(BaseCommand):
         parser.add_argument("--team", help="team that will own the entries (default: the only team, if one)")
         parser.add_argument("--user", help="username recorded as creator (optional)")
         parser.add_argument("--time-unit", choices=TIME_UNITS, default="auto")
-        parser.add_argument("--token-time", choices=TOKEN_TIME_MODES, default="auto",
-                            help="per_token: token_time per decode iteration; total: for token_size tokens")
+        parser.add_argument(
+            "--token-time",
+            choices=TOKEN_TIME_MODES,
+            default="auto",
+            help="per_token: token_time per decode iteration; total: for token_size tokens",
+        )
         parser.add_argument("--split", choices=["rows", "configs"], default="rows")
         parser.add_argument("--holdout", type=float, default=0.2)
         parser.add_argument("--seed", type=int, default=0)
@@ -37,8 +41,11 @@ class Command(BaseCommand):
     def _fail(self, opts, error: dict):
         if opts["json"]:
             self.stdout.write(json.dumps({"ok": False, "error": error}))
-        raise CommandError(" ".join(x for x in (error["message"], f"(at {error['where']})" if error["where"]
-                                                 else "", error["hint"]) if x))
+        raise CommandError(
+            " ".join(
+                x for x in (error["message"], f"(at {error['where']})" if error["where"] else "", error["hint"]) if x
+            )
+        )
 
     def handle(self, *args, **opts):
         path = Path(opts["file"])
@@ -47,19 +54,37 @@ class Command(BaseCommand):
         if opts["team"]:
             team = Team.objects.filter(name=opts["team"]).first()
             if team is None:
-                self._fail(opts, {"message": f"no team {opts['team']!r}", "where": "--team",
-                                  "hint": "create it (manage.py create_user USER PASSWORD TEAM) or name an existing one"})
+                self._fail(
+                    opts,
+                    {
+                        "message": f"no team {opts['team']!r}",
+                        "where": "--team",
+                        "hint": "create it (manage.py create_user USER PASSWORD TEAM) or name an existing one",
+                    },
+                )
         else:
             teams = list(Team.objects.all()[:2])
             if len(teams) != 1:
-                self._fail(opts, {"message": "--team is required" if teams else "there is no team yet",
-                                  "where": "--team", "hint": "pass --team NAME"})
+                self._fail(
+                    opts,
+                    {
+                        "message": "--team is required" if teams else "there is no team yet",
+                        "where": "--team",
+                        "hint": "pass --team NAME",
+                    },
+                )
             team = teams[0]
         user = None
         if opts["user"]:
             user = get_user_model().objects.filter(username=opts["user"]).first()
-        fit_opts = {"time_unit": opts["time_unit"], "token_time": opts["token_time"], "split": opts["split"],
-                    "holdout": opts["holdout"], "seed": opts["seed"], "loss": opts["loss"]}
+        fit_opts = {
+            "time_unit": opts["time_unit"],
+            "token_time": opts["token_time"],
+            "split": opts["split"],
+            "holdout": opts["holdout"],
+            "seed": opts["seed"],
+            "loss": opts["loss"],
+        }
         try:
             summary = import_profile(team, user, path.read_bytes(), filename=path.name, **fit_opts)
         except ProfileError as exc:
@@ -76,6 +101,8 @@ class Command(BaseCommand):
             held = d.get("heldout")
             if held:
                 pt, tt = held["prompt_time"], held["token_time"]
-                line += (f": held-out prompt_time median {pt['median_ape']:.1%} p90 {pt['p90_ape']:.1%}, "
-                         f"token_time median {tt['median_ape']:.1%} p90 {tt['p90_ape']:.1%}")
+                line += (
+                    f": held-out prompt_time median {pt['median_ape']:.1%} p90 {pt['p90_ape']:.1%}, "
+                    f"token_time median {tt['median_ape']:.1%} p90 {tt['p90_ape']:.1%}"
+                )
             self.stdout.write(line)
