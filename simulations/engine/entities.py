@@ -29,7 +29,7 @@ class Instance:
         "iid", "endpoint", "spec", "state", "cap", "max_b", "max_bt", "pc0", "pc1", "pc2", "dc0", "dcb", "dcc",
         "waiting", "running", "fin_heap", "B", "S", "it", "kv", "work", "phase", "seg_t0", "seg_n", "seg_d0",
         "seg_B", "seg_end", "version", "batch", "busy_s", "t_requested", "t_ready", "t_released", "source",
-        "rr", "donate_on_release", "grow",
+        "rr", "donate_on_release", "grow", "seg_a",
     )
 
     def __init__(self, iid: int, endpoint: Endpoint, t_requested: float, t_ready: float, source: str) -> None:
@@ -55,6 +55,7 @@ class Instance:
         self.seg_t0 = 0.0
         self.seg_n = 0
         self.seg_d0 = 0.0
+        self.seg_a = 0.0  # c_ctx * B / 2 of the current decode run: n iterations last n*d0 + a*n*(n-1)
         self.seg_B = 0
         self.seg_end = 0.0
         self.version = 0

@@ -42,7 +42,7 @@ NAN = float("nan")
 def iters_done(inst: Instance, t: float) -> int:
     """Decode iterations of the current run completed by time t (exact, from the run's quadratic)."""
     d0 = inst.seg_d0
-    a = inst.dcc * inst.seg_B * 0.5
+    a = inst.seg_a
     e = t - inst.seg_t0
     if e <= 0:
         return 0
@@ -143,6 +143,8 @@ class Simulator:
         self.now = 0.0
         self.n_arrived = 0
         self.n_done = 0
+        self.next_arr = math.inf  # time of the next arrival not yet processed
+        self._batching = False  # True while several requests are handed over at one instant
         self.t_work = 0.0  # time of the last arrival / instance / life-cycle event (the run's end)
         self.events = 0
         self.scaling_events: list[dict] = []
@@ -296,8 +298,10 @@ class Simulator:
         ep.kv_sum += inst.kv
         if ep.backlog:
             backlog, ep.backlog = ep.backlog, []
+            self._batching = True
             for rid in backlog:
                 self._enqueue(self.instance_router.choose(ep), rid, now)
+            self._batching = False
         self.autoscaler.on_instance_ready(self, inst, now)
 
     # ------------------------------------------------------------------ request path
@@ -337,6 +341,10 @@ class Simulator:
         inst.work += need + self.req_out[rid] - self.gen[rid]
         phase = inst.phase
         if phase == IDLE:
+            heap = self.heap
+            if self.next_arr > t and (not heap or heap[0][0] > t) and not self._batching:
+                self._step(inst, t)  # nothing else can happen at this instant: step now
+                return
             # step at the same instant, after every other arrival at this time (they batch together)
             inst.phase = WAKE
             inst.seg_t0 = t
@@ -349,7 +357,7 @@ class Simulator:
             if inst.B >= inst.max_b:
                 return
             d0 = inst.seg_d0
-            a = inst.dcc * B * 0.5
+            a = inst.seg_a
             k = iters_done(inst, t) + 1  # the iteration in progress completes
             if k >= inst.seg_n:
                 return
@@ -490,21 +498,24 @@ class Simulator:
             else:
                 n = 1
             d0 = inst.dc0 + inst.dcb * B + inst.dcc * kv_used
-            dur = n * d0 + inst.dcc * B * n * (n - 1) * 0.5
+            a = inst.dcc * B * 0.5
+            dur = n * d0 + a * n * (n - 1)
             inst.phase = DECODE
             inst.seg_t0 = t
             inst.seg_n = n
             inst.seg_d0 = d0
+            inst.seg_a = a
             inst.seg_B = B
             inst.seg_end = t + dur
             inst.version += 1
-            self._sync(inst)
             if inst.state == SERVING:
+                ep = inst.endpoint
+                ep.kv_sum += kv_used - inst.kv
                 g = B * n / dur
                 inst.grow = g
-                ep = inst.endpoint
                 ep.grow_rate += g
                 ep.grow_base += g * t
+            inst.kv = kv_used
             self.seq += 1
             heappush(self.heap, (t + dur, self.seq, EV_INST, inst, inst.version))
             return
@@ -556,6 +567,7 @@ class Simulator:
         progress = self.progress
         i = 0
         next_arr = arr[0] if n else math.inf
+        self.next_arr = next_arr
         events = 0
         segment_end = self._segment_end
         arrive = self._arrive
@@ -589,12 +601,14 @@ class Simulator:
             elif i < n:
                 if next_arr > max_time:
                     break
-                self.now = next_arr
-                self.t_work = next_arr
-                arrive(i, next_arr)
+                t = next_arr
+                self.now = t
+                self.t_work = t
                 i += 1
                 self.n_arrived = i
                 next_arr = arr[i] if i < n else math.inf
+                self.next_arr = next_arr
+                arrive(i - 1, t)
             else:
                 break
         self.events = events

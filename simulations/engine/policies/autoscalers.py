@@ -105,7 +105,7 @@ class ReactiveUnified(Autoscaler):
     def _check(self, sim, ep, now):
         if now - ep.last_scale_t < self.cooldown:
             return
-        u = ep.utilisation
+        u = ep.util_at(now)
         if u > self.hi and ep.n_active < ep.max_instances:
             if sim.scale_out(ep, now) is not None:
                 ep.last_scale_t = now

@@ -5,6 +5,8 @@ Candidates with no serving instance report utilisation 1.0, so they are avoided 
 
 from __future__ import annotations
 
+from math import sqrt
+
 from simulations.engine.policies.registry import PolicyKind, register
 
 
@@ -23,6 +25,11 @@ class RegionRouter:
             else:
                 pref = [r] + [x for x in range(n) if x != r]
             self.preference.append(pref)
+        self._cache: dict = {}  # (origin, model, tier) -> candidate lists in preference order
+
+    def invalidate(self) -> None:
+        """Call after adding or removing endpoints."""
+        self._cache.clear()
 
     def choose(self, model: int, origin: int, tier: int) -> list | None:
         """Return the list of candidate endpoints in the chosen region (or None if the model has none)."""
@@ -34,16 +41,22 @@ class PreferenceThresholdRouter(RegionRouter):
     """First region in preference order whose utilisation is under the threshold, else the least utilised."""
 
     def choose(self, model, origin, tier):
-        cands = self.sim.candidates
+        key = (origin, model, tier)
+        lists = self._cache.get(key)
+        if lists is None:
+            lists = [eps for r in self.preference[origin] if (eps := self.sim.candidates(r, model, tier))]
+            self._cache[key] = lists
         t = self.sim.now
+        thr = self.threshold
         best = None
         best_u = 2.0
-        thr = self.threshold
-        for r in self.preference[origin]:
-            eps = cands(r, model, tier)
-            if not eps:
-                continue
-            u = eps[0].util_at(t) if len(eps) == 1 else min(ep.util_at(t) for ep in eps)
+        for eps in lists:
+            u = 2.0
+            for ep in eps:
+                cap = ep.cap_sum
+                v = (ep.kv_sum + ep.grow_rate * t - ep.grow_base) / cap if cap else 1.0
+                if v < u:
+                    u = v
             if u < thr:
                 return eps
             if u < best_u:
@@ -131,13 +144,28 @@ class JoinShortestQueueTokens(InstanceRouter):
         serving = ep.serving
         if len(serving) == 1:
             return serving[0]
-        from simulations.engine.loop import work_now
-
         t = self.sim.now
         best = None
         best_w = None
         for inst in serving:
-            w = work_now(inst, t) if inst.phase == 2 else inst.work
+            w = inst.work
+            if inst.phase == 2 and inst.seg_n > 1:  # DECODE run: count the iterations done by now (exact)
+                e = t - inst.seg_t0
+                if e > 0:
+                    d0 = inst.seg_d0
+                    a = inst.seg_a
+                    if a > 0:
+                        b = d0 - a
+                        k = int((-b + sqrt(b * b + 4 * a * e)) / (2 * a))
+                    else:
+                        k = int(e / d0)
+                    while k > 0 and k * d0 + a * k * (k - 1) > e:
+                        k -= 1
+                    while (k + 1) * d0 + a * (k + 1) * k <= e:
+                        k += 1
+                    if k > inst.seg_n:
+                        k = inst.seg_n
+                    w -= inst.seg_B * k
             if best_w is None or w < best_w:
                 best, best_w = inst, w
         return best

@@ -1,0 +1,81 @@
+"""Fast mode vs reference mode on larger cases: TTFT/E2E p50/p95/p99 and GPU-hours within 1%.
+
+    python tests/benchmarks/check_fast_vs_reference.py [--requests N]
+
+Cases: the Azure code trace at 1x (anchor: 8 fixed instances) and at 20x, a 2-instance overload of the code
+trace (queueing), and a slice of fixtures/scenarios/bench_day.json (3 regions x 4 models, unified reactive,
+same arrival density as the full day; N requests, default 100,000). Prints one JSON object (last line);
+exits 1 if any figure differs by more than 1%.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from simulations.engine import build_workload, parse_scenario, simulate  # noqa: E402
+
+TOL = 0.01
+
+
+def scenarios(n_day: int) -> dict[str, dict]:
+    load = lambda name: json.loads((ROOT / "fixtures" / "scenarios" / name).read_text())  # noqa: E731
+    out = {"code_anchor": load("code_anchor.json"), "code_x20": load("code_x20.json")}
+    two = load("code_anchor.json")
+    two["fleet"]["endpoints"][0].update(initial=2, min=2, max=2)
+    two["workload"]["rate_scale"] = 2.0
+    out["code_2x_on_2_instances"] = two
+    day = load("bench_day.json")
+    syn = day["workload"]["synthetic"]
+    scale = n_day / syn["total_requests"]
+    syn.update(total_requests=n_day, duration_s=syn["duration_s"] * scale)
+    syn["peak_hour"] = syn["duration_s"] / 7200
+    out[f"bench_day_slice_{n_day}"] = day
+    return out
+
+
+def compare(d: dict) -> dict:
+    sc = parse_scenario(d)
+    w = build_workload(sc)
+    res = {}
+    for mode in ("fast", "reference"):
+        t0 = time.process_time()
+        r = simulate(sc.with_strategy(mode=mode), w)
+        res[mode] = (r.summary, time.process_time() - t0)
+    fast, ref = res["fast"][0], res["reference"][0]
+    diffs = {}
+    for metric in ("ttft", "e2e"):
+        for p in ("p50", "p95", "p99"):
+            a, b = fast[metric][p], ref[metric][p]
+            diffs[f"{metric}_{p}"] = {"fast": round(a, 4), "reference": round(b, 4),
+                                      "rel_diff": round(abs(a - b) / abs(b), 5) if b else 0.0}
+    for key in ("gpu_hours", "serving_gpu_hours"):
+        a, b = fast[key], ref[key]
+        diffs[key] = {"fast": round(a, 4), "reference": round(b, 4), "rel_diff": round(abs(a - b) / abs(b), 5)}
+    worst = max(v["rel_diff"] for v in diffs.values())
+    return {"requests": fast["requests"], "worst_rel_diff": worst, "ok": worst <= TOL,
+            "cpu_s": {"fast": round(res["fast"][1], 2), "reference": round(res["reference"][1], 2)},
+            "events": {"fast": fast["events"], "reference": ref["events"]},
+            "scale_events": {"fast": [fast["scale_outs"], fast["scale_ins"]],
+                             "reference": [ref["scale_outs"], ref["scale_ins"]]},
+            "figures": diffs}
+
+
+def main(argv: list[str]) -> int:
+    n = int(argv[argv.index("--requests") + 1]) if "--requests" in argv else 100_000
+    out = {name: compare(d) for name, d in scenarios(n).items()}
+    for name, r in out.items():
+        print(f"{name}: worst relative difference {r['worst_rel_diff']:.5f} ({'ok' if r['ok'] else 'FAIL'})",
+              file=sys.stderr)
+    out["all_ok"] = all(r["ok"] for r in out.values() if isinstance(r, dict))
+    print(json.dumps(out))
+    return 0 if out["all_ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
