@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -102,3 +103,9 @@ def summarise_run(run: ForecastRun) -> dict:
                "mean_wmape_of_chosen": float(np.mean(errors)) if errors else None}
     ForecastRun.objects.filter(pk=run.pk).update(summary=json.loads(json.dumps(summary)))
     return summary
+
+
+def delete_run(run: ForecastRun) -> None:
+    folder = run_dir(run)
+    run.delete()
+    shutil.rmtree(folder, ignore_errors=True)

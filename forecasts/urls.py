@@ -1,4 +1,10 @@
 from django.urls import path
 
+from forecasts import views
+
 app_name = "forecasts"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.run_list, name="list"),
+    path("<int:pk>/", views.run_detail, name="detail"),
+    path("<int:pk>/delete/", views.run_delete, name="delete"),
+]

@@ -60,6 +60,9 @@ class ForecastRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixin
         run = ForecastRun.objects.select_related("job").prefetch_related("series__job").get(pk=run.pk)
         return Response(ForecastRunSerializer(run).data, status=status.HTTP_201_CREATED)
 
+    def perform_destroy(self, instance):
+        services.delete_run(instance)
+
     @extend_schema(responses={200: ForecastSeriesDetailSerializer})
     @action(detail=True, methods=["get"], url_path=r"series/(?P<series_id>\d+)")
     def series(self, request, pk=None, series_id=None):
