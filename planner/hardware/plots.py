@@ -6,7 +6,12 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from planner.catalogue.fit import prefill_time
+from planner.catalogue.fit import EXCLUDING, prefill_time
+
+
+def _excluded(flags: list[str], target: str) -> bool:
+    """True when the fit left this configuration out for ``target`` (see catalogue.fit.EXCLUDING)."""
+    return any(f in EXCLUDING[target] for f in flags)
 
 
 def fit_figure(deployment) -> go.Figure | None:
@@ -33,12 +38,8 @@ def fit_figure(deployment) -> go.Figure | None:
         row=1,
         col=1,
     )
-    for flagged, color, label in ((False, "#2ca02c", "measured"), (True, "#d62728", "measured, flagged")):
-        sel = [
-            p
-            for p in points
-            if bool([f for f in p["flags"] if f.startswith("prompt_time:") and not f.endswith("noisy")]) == flagged
-        ]
+    for flagged, color, label in ((False, "#2ca02c", "measured"), (True, "#d62728", "flagged, not fitted")):
+        sel = [p for p in points if _excluded(p["flags"], "prompt_time") == flagged]
         if sel:
             fig.add_trace(
                 go.Scatter(
@@ -63,12 +64,8 @@ def fit_figure(deployment) -> go.Figure | None:
         row=1,
         col=2,
     )
-    for flagged, color, label in ((False, "#2ca02c", "measured"), (True, "#d62728", "measured, flagged")):
-        sel = [
-            p
-            for p in points
-            if bool([f for f in p["flags"] if f.startswith("token_time:") and not f.endswith("noisy")]) == flagged
-        ]
+    for flagged, color, label in ((False, "#2ca02c", "measured"), (True, "#d62728", "flagged, not fitted")):
+        sel = [p for p in points if _excluded(p["flags"], "token_time") == flagged]
         if sel:
             fig.add_trace(
                 go.Scatter(

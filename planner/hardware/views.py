@@ -48,19 +48,34 @@ def catalogue_list(request):
     )
 
 
+def _pct(block: dict | None) -> dict | None:
+    """The error summary with percentages as text (one decimal), for the template."""
+    if not block:
+        return None
+    out = {"n": block.get("n", 0)}
+    for k in ("median_ape", "p90_ape", "max_ape"):
+        v = block.get(k)
+        out[k] = "" if v is None else f"{100 * v:.1f} %"
+    return out
+
+
 def _error_table(report: dict) -> list[dict]:
     rows = []
     for key, label in ERROR_ROWS:
         block = report.get(key)
         if block:
-            rows.append({"label": label, "prompt": block.get("prompt_time"), "token": block.get("token_time")})
+            rows.append(
+                {"label": label, "prompt": _pct(block.get("prompt_time")), "token": _pct(block.get("token_time"))}
+            )
     also = report.get("also") or {}
     for key, label in (
         ("split_configs_heldout", "held-out whole configurations (other split)"),
         ("loss_l2_heldout", "held-out rows with the least-squares fit"),
     ):
         if also.get(key):
-            rows.append({"label": label, "prompt": also[key]["prompt_time"], "token": also[key]["token_time"]})
+            rows.append(
+                {"label": label, "prompt": _pct(also[key]["prompt_time"]), "token": _pct(also[key]["token_time"])}
+            )
     return rows
 
 
@@ -246,6 +261,10 @@ def upload(request):
             except ProfileError as exc:
                 form.add_error(None, str(exc))
             else:
+                for d in summary["deployments"]:
+                    held = d.get("heldout") or {}
+                    p, t = _pct(held.get("prompt_time")), _pct(held.get("token_time"))
+                    d["heldout_text"] = f"{p['median_ape']} / {t['median_ape']}" if p and t else ""
                 messages.success(
                     request,
                     f"Imported {len(summary['deployments'])} deployment(s), "

@@ -118,6 +118,8 @@ def test_upload_page_imports_a_table_and_shows_errors(owner_client, cast):
         },
     )
     assert r.status_code == 200 and "llama3.1-8b/a100-80gb/tp4" in r.content.decode()
+    held = Deployment.objects.get(team=cast.owner.team).fit_report["heldout"]["prompt_time"]["median_ape"]
+    assert f"{100 * held:.1f} %" in r.content.decode()
     assert Deployment.objects.filter(team=cast.owner.team).count() == 1
     bad = data.replace(b"0.03297734260559082", b"fast", 1)
     r = owner_client.post(
