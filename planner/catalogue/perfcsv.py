@@ -17,7 +17,9 @@ seconds with ``token_time_s`` per decode iteration. The detection is recorded so
 
 from __future__ import annotations
 
+import gzip
 import io
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,7 +79,7 @@ def _line(index: int) -> str:
 
 
 def read_perf_csv(source) -> pd.DataFrame:
-    """Read the raw table (path, bytes, text or file object) and validate it; raw units kept.
+    """Read the raw table (path, bytes, text or file object; plain or gzip) and validate it; raw units kept.
 
     Raises ProfileError naming the line and column of the first problem.
     """
@@ -94,6 +96,13 @@ def read_perf_csv(source) -> pd.DataFrame:
         data = source.read()
         if isinstance(data, str):
             data = data.encode()
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (EOFError, OSError, zlib.error) as exc:
+            raise ProfileError(
+                f"the gzip file is damaged or truncated ({exc})", where="file", hint="upload the complete file"
+            ) from None
     if not data.strip():
         raise ProfileError("the file is empty", where="line 1", hint="upload a perf_model.csv-format table")
     if b"\x00" in data[:65536]:

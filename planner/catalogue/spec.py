@@ -176,6 +176,9 @@ def complete_model(m: dict, where: str) -> dict:
     }
 
 
+OPTIONAL_COEFFICIENTS = ("c2", "c_ctx")  # default 0: a linear prefill, a context-independent decode
+
+
 def _coefficients(d: dict, key: str, names: tuple[str, ...], where: str) -> dict:
     block = d.get(key)
     if not isinstance(block, dict):
@@ -184,7 +187,12 @@ def _coefficients(d: dict, key: str, names: tuple[str, ...], where: str) -> dict
             where=f"{where}.{key}",
             hint=f"give {{{', '.join(names)}}} in seconds, or fit them from a perf_model.csv table",
         )
-    return {n: _number(block, n, f"{where}.{key}") for n in names}
+    unknown = set(block) - set(names)
+    if unknown:
+        raise ProfileError(
+            f"unknown {key} coefficient(s) {sorted(unknown)}", where=f"{where}.{key}", hint=f"use {', '.join(names)}"
+        )
+    return {n: _number(block, n, f"{where}.{key}", required=n not in OPTIONAL_COEFFICIENTS) or 0.0 for n in names}
 
 
 def complete_deployment(d: dict, where: str, *, gpus: dict, models: dict) -> dict:

@@ -274,6 +274,15 @@ def save_deployment(team, user, data: dict, *, instance: Deployment | None = Non
         doc, "deployment", gpus={gpu.name: gpu.as_catalogue_dict()}, models={model.name: model.as_catalogue_dict()}
     )
     fields = _deployment_fields(completed)
+    clash = Deployment.objects.filter(team=team, name=fields["name"])
+    if instance is not None:
+        clash = clash.exclude(pk=instance.pk)
+    if clash.exists():
+        raise ProfileError(
+            f"your team already has a deployment named {fields['name']!r}",
+            where="model / gpu / tp",
+            hint=f"edit that one (id {clash.first().pk}) instead, or delete it first",
+        )
     if instance is None:
         return Deployment.objects.create(team=team, created_by=user, model=model, gpu=gpu, **fields)
     for k, v in fields.items():
@@ -316,6 +325,18 @@ def copy_gpu(team, user, source: GpuType) -> GpuType:
     return _upsert_gpu(team, user, g)[0]
 
 
+def _refuse_name_clash(model_cls, team, name: str, instance, noun: str) -> None:
+    clash = model_cls.objects.filter(team=team, name=name)
+    if instance is not None:
+        clash = clash.exclude(pk=instance.pk)
+    if clash.exists():
+        raise ProfileError(
+            f"your team already has a {noun} named {name!r}",
+            where="name",
+            hint=f"edit that one (id {clash.first().pk}) or choose another name",
+        )
+
+
 @transaction.atomic
 def save_gpu(team, user, data: dict, *, instance: GpuType | None = None) -> GpuType:
     """Create/update a team GPU type; ``data['prices']`` (a list) replaces all its prices when given."""
@@ -324,6 +345,7 @@ def save_gpu(team, user, data: dict, *, instance: GpuType | None = None) -> GpuT
     base = instance.as_catalogue_dict() if instance is not None else {"prices": []}
     merged = {**base, **data}
     g = catalogue_spec.complete_gpu(merged, "gpu_type")
+    _refuse_name_clash(GpuType, team, g["name"], instance, "GPU type")
     if instance is not None and g["name"] != instance.name:
         instance.name = g["name"]
         instance.save(update_fields=["name"])
@@ -343,6 +365,7 @@ def save_model(team, user, data: dict, *, instance: ModelProfile | None = None) 
     if instance is not None and ("parameters_billion" in data or "dtype_bytes" in data) and "weights_gb" not in data:
         merged.pop("weights_gb", None)
     m = catalogue_spec.complete_model(merged, "model")
+    _refuse_name_clash(ModelProfile, team, m["name"], instance, "model")
     if instance is not None and m["name"] != instance.name:
         instance.name = m["name"]
         instance.save(update_fields=["name"])

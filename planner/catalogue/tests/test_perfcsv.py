@@ -91,3 +91,13 @@ def test_bad_tables_are_rejected_naming_the_line_and_column(text, where, words):
 def test_binary_garbage_is_rejected_as_not_a_csv():
     with pytest.raises(ProfileError, match="binary"):
         load_perf_table(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
+
+
+def test_a_gzipped_table_is_read_and_a_truncated_one_is_refused():
+    import gzip
+
+    raw = (PROFILES / "Llama-3.2-3B-tp-2.csv").read_bytes()
+    packed = gzip.compress(raw)
+    assert len(load_perf_table(packed).rows) == 100
+    with pytest.raises(ProfileError, match="truncated"):
+        load_perf_table(packed[: len(packed) // 2])

@@ -174,3 +174,41 @@ def test_a_teams_own_deployment_shadows_the_builtin_of_the_same_name(cast):
     assert engine_spec_for(cast.owner.team, name)["max_batch_size"] == 16
     assert engine_spec_for(cast.outsider.team, name)["max_batch_size"] == 512
     assert engine_spec_for(cast.owner.team, "nope/none/tp1") is None
+
+
+def test_a_second_deployment_with_the_same_name_is_refused_not_crashed(cast):
+    mine = _own_deployment(cast)
+    body = {
+        "model": mine["model"],
+        "gpu": mine["gpu"],
+        "tp": 8,
+        "prefill": {"c0": 0.02, "c1": 1e-4},
+        "decode": {"c0": 0.03, "c_batch": 3e-4},
+    }
+    r = cast.owner.api.post("/api/hardware/deployments/", body, format="json")
+    assert r.status_code == 400
+    assert "already has a deployment" in r.json()["error"]["message"]
+    body["tp"] = 4  # c2 and c_ctx may be left out: they default to 0
+    r = cast.owner.api.post("/api/hardware/deployments/", body, format="json")
+    assert r.status_code == 201 and r.json()["prefill"]["c2"] == 0.0
+    r = cast.owner.api.patch(f"/api/hardware/deployments/{r.json()['id']}/", {"tp": 8}, format="json")
+    assert r.status_code == 400 and Deployment.objects.filter(team=cast.owner.team).count() == 2
+
+
+def test_unknown_coefficient_names_are_refused(cast):
+    body = {
+        "model": ModelProfile.objects.get(builtin=True, name="llama3.2-3b").pk,
+        "gpu": GpuType.objects.get(builtin=True, name="h100-80gb").pk,
+        "tp": 1,
+        "prefill": {"c0": 0.02, "c1": 1e-5, "c3": 1.0},
+        "decode": {"c0": 0.01, "c_batch": 1e-4},
+    }
+    r = cast.owner.api.post("/api/hardware/deployments/", body, format="json")
+    assert r.status_code == 400 and r.json()["error"]["where"] == "deployment.prefill"
+
+
+def test_a_gpu_name_already_used_by_the_team_is_refused(cast):
+    assert cast.owner.api.post("/api/hardware/gpus/", NEW_GPU, format="json").status_code == 201
+    r = cast.teammate.api.post("/api/hardware/gpus/", NEW_GPU, format="json")
+    assert r.status_code == 400 and "already has a GPU type" in r.json()["error"]["message"]
+    assert cast.outsider.api.post("/api/hardware/gpus/", NEW_GPU, format="json").status_code == 201

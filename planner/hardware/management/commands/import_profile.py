@@ -99,7 +99,7 @@ class Command(BaseCommand):
         for d in summary["deployments"]:
             line = f"deployment {d['name']} #{d['id']} ({'created' if d['created'] else 'updated'})"
             held = d.get("heldout")
-            if held:
+            if held and held["prompt_time"]["n"] and held["token_time"]["n"]:
                 pt, tt = held["prompt_time"], held["token_time"]
                 line += (
                     f": held-out prompt_time median {pt['median_ape']:.1%} p90 {pt['p90_ape']:.1%}, "
