@@ -64,10 +64,9 @@ class IncrementalForecaster:
         self.history = np.concatenate([self.history, values])[-self.history_bins:]
         self.end += len(values)
         self.n_updates += 1
+        self.model.update(values)  # cheap; a warm refit below may reuse this state
         if self.refit_every and self.end - self.fitted_end >= self.refit_every:
             self._refit()
-        else:
-            self.model.update(values)
 
     def forecast(self, steps: int | None = None) -> Forecast:
         """The next ``steps`` bins (default: one peak window, i.e. the next hour)."""

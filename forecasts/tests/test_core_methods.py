@@ -169,12 +169,13 @@ def test_holt_winters_updates_reproduce_statsmodels_with_the_same_parameters():
     y = syn.sinusoid(5 * DAY, period=DAY, seed=12)
     f = IncrementalForecaster("holt_winters", RES, refit_every_s=None).fit(y[: 4 * DAY])
     hw = f.model
-    fit_res = ExponentialSmoothing(y[: 4 * DAY], trend="add", damped_trend=True, seasonal="add",
+    # the method estimates on its fit window, the last three days
+    fit_res = ExponentialSmoothing(y[DAY: 4 * DAY], trend="add", damped_trend=True, seasonal="add",
                                    seasonal_periods=DAY, initialization_method="heuristic").fit()
     p = fit_res.params
     f.update(y[4 * DAY:])
     full = ExponentialSmoothing(
-        y, trend="add", damped_trend=True, seasonal="add", seasonal_periods=DAY, initialization_method="known",
+        y[DAY:], trend="add", damped_trend=True, seasonal="add", seasonal_periods=DAY, initialization_method="known",
         initial_level=p["initial_level"], initial_trend=p["initial_trend"], initial_seasonal=p["initial_seasons"],
     ).fit(smoothing_level=hw.alpha, smoothing_trend=hw.beta, smoothing_seasonal=hw.gamma,
           damping_trend=hw.phi, optimized=False)
@@ -194,3 +195,17 @@ def test_unknown_methods_and_parameters_are_refused_by_name():
         IncrementalForecaster("prophet", RES)
     with pytest.raises(TypeError, match="bogus"):
         IncrementalForecaster("arima", RES, bogus=1)
+
+
+def test_holt_winters_daily_refits_keep_the_state_and_reestimate_weekly():
+    y = syn.sinusoid(12 * DAY, period=DAY, seed=15)
+    f = IncrementalForecaster("holt_winters", RES).fit(y[: 4 * DAY])
+    first_alpha = f.model.alpha
+    kept = IncrementalForecaster("holt_winters", RES, refit_every_s=None).fit(y[: 4 * DAY])
+    f.update(y[4 * DAY: 5 * DAY])
+    kept.update(y[4 * DAY: 5 * DAY])
+    assert f.n_fits == 2 and f.model.fits_since_estimation == 1 and f.model.alpha == first_alpha
+    np.testing.assert_allclose(f.forecast(4).mean, kept.forecast(4).mean)  # same as never refitting
+    for day in range(5, 11):
+        f.update(y[day * DAY: (day + 1) * DAY])
+    assert f.model.fits_since_estimation == 0  # the seventh refit re-estimated
