@@ -14,6 +14,7 @@ its own event; both modes share all other code.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from heapq import heappop, heappush
 
 import numpy as np
@@ -106,6 +107,8 @@ class Simulator:
         self.served_ep = [-1] * n
         self.served_inst = [-1] * n
         self.preempted = [0] * n
+        self.tok_t = [NAN] * n  # time of the request's latest token when it (re)joined a batch
+        self.tbt_max = [0.0] * n  # longest gap between two of its tokens so far (closed stints)
         self.dropped: dict[int, str] = {}
         # network delay per request, pre-sampled (used only when the request crosses regions)
         self.net_delay = self._sample_network(np.random.default_rng(net_ss), n)
@@ -383,10 +386,15 @@ class Simulator:
             gen, out, t_first, fin = self.gen, self.req_out, self.t_first, self.fin
             it = inst.it
             done = 0
+            tok_t, tbt_max = self.tok_t, self.tbt_max
             for rid in inst.batch:
                 g1 = gen[rid] + 1
                 if t_first[rid] != t_first[rid]:
                     t_first[rid] = t
+                prev = tok_t[rid]
+                if prev == prev and t - prev > tbt_max[rid]:  # recomputed after a preemption
+                    tbt_max[rid] = t - prev
+                tok_t[rid] = t
                 rem = out[rid] - g1
                 if rem <= 0:
                     self._complete(inst, rid, t)
@@ -398,6 +406,19 @@ class Simulator:
             inst.batch = []
         else:
             n = inst.seg_n
+            d0 = inst.seg_d0
+            rest = d0 + 2 * inst.seg_a * (n - 1) if n > 1 else 0.0
+            prev = inst.last_dec_end
+            old = inst.seg_t0 - prev + d0 if prev == prev else d0
+            runs_i0 = inst.runs_i0
+            if len(runs_i0) > 4096:
+                self._trim_runs(inst)
+            runs_i0.append(inst.it)
+            inst.runs_t0.append(inst.seg_t0)
+            inst.runs_d0.append(d0)
+            inst.runs_rest.append(rest)
+            inst.runs_old.append(old if old > rest else rest)
+            inst.last_dec_end = t
             inst.it += n
             inst.work -= inst.seg_B * n
             it = inst.it
@@ -410,7 +431,35 @@ class Simulator:
                     self._complete(inst, rid, t)
         self._step(inst, t)
 
+    def _trim_runs(self, inst: Instance) -> None:
+        """Forget decode runs older than every running request's join clock (bounded memory)."""
+        join = self.join
+        oldest = min((join[r] for r in inst.running), default=inst.it)
+        cut = bisect_left(inst.runs_i0, oldest)
+        if cut:
+            for lst in (inst.runs_i0, inst.runs_t0, inst.runs_d0, inst.runs_rest, inst.runs_old):
+                del lst[:cut]
+
+    def _close_stint(self, inst: Instance, rid: int) -> None:
+        """Fold the token gaps of the request's decode iterations since it joined into tbt_max."""
+        j = self.join[rid]
+        if inst.it == j:
+            return  # no decode iteration since joining
+        runs_i0 = inst.runs_i0
+        idx = bisect_left(runs_i0, j)
+        m = inst.runs_t0[idx] - self.tok_t[rid] + inst.runs_d0[idx]
+        r = inst.runs_rest[idx]
+        if r > m:
+            m = r
+        if idx + 1 < len(runs_i0):
+            r = max(inst.runs_old[idx + 1:])
+            if r > m:
+                m = r
+        if m > self.tbt_max[rid]:
+            self.tbt_max[rid] = m
+
     def _complete(self, inst: Instance, rid: int, t: float) -> None:
+        self._close_stint(inst, rid)
         inst.S -= inst.running.pop(rid)
         inst.B -= 1
         self.t_done[rid] = t
@@ -529,6 +578,9 @@ class Simulator:
         arr = self.req_arr
         rid = max(inst.running, key=lambda r: (arr[r], r))
         gen_now = self.gen[rid] + 1 + (inst.it - self.join[rid])
+        self._close_stint(inst, rid)
+        if inst.it > self.join[rid]:
+            self.tok_t[rid] = inst.last_dec_end  # its last token came from the last decode iteration
         inst.S -= inst.running.pop(rid)
         inst.B -= 1
         self.preempted[rid] += 1

@@ -66,6 +66,7 @@ def build_result(sim, wall_s: float) -> SimulationResult:
     queueing = t_admit - arr
     with np.errstate(invalid="ignore", divide="ignore"):
         tbt = np.where(out > 1, (t_done - t_first) / np.maximum(out - 1, 1), np.nan)
+    tbt_max = np.where(done & (out > 1), np.asarray(sim.tbt_max, dtype=np.float64), np.nan)
     deadline = w.deadline_s
     slo_ttft = np.array([sim.ttft_slo[t] for t in range(3)])[w.tier]
     e2e_slo = np.array([float(sim.scenario.slo.e2e_s.get(t, math.inf)) for t in TIERS])[w.tier]
@@ -87,7 +88,7 @@ def build_result(sim, wall_s: float) -> SimulationResult:
         return {
             "requests": total, "completed": int(d.sum()), "dropped": total - int(d.sum()), "drop_reasons": reasons,
             "ttft": _pcts(tt), "e2e": _pcts(e2e[d]), "queueing": _pcts(queueing[d]),
-            "tbt_mean": _pcts(tbt[d & (out > 1)]),
+            "tbt_mean": _pcts(tbt[d & (out > 1)]), "tbt_max": _pcts(tbt_max[d & (out > 1)]),
             "slo_attainment": float(met[mask].sum() / total) if total else None,
             "preempted_requests": int((np.asarray(sim.preempted)[mask] > 0).sum()),
         }
@@ -145,7 +146,7 @@ def build_result(sim, wall_s: float) -> SimulationResult:
     summary = {
         "requests": len(w), "completed": int(done.sum()), "dropped": int((~done).sum()),
         "duration_s": end, "ttft": _pcts(ttft[done]), "e2e": _pcts(e2e[done]), "queueing": _pcts(queueing[done]),
-        "tbt_mean": _pcts(tbt[done & (out > 1)]),
+        "tbt_mean": _pcts(tbt[done & (out > 1)]), "tbt_max": _pcts(tbt_max[done & (out > 1)]),
         "slo_attainment": float(met.mean()) if len(w) else None,
         **tot, "scaling_waste_gpu_hours": tot["provisioning_gpu_hours"],
         "spot_instance_hours": spot_hours,
@@ -160,7 +161,7 @@ def build_result(sim, wall_s: float) -> SimulationResult:
     timeline = _timeline(sim, done, end)
     hist = {name: {"ttft": _hist(ttft[done & (w.tier == i)]), "e2e": _hist(e2e[done & (w.tier == i)])}
             for i, name in enumerate(TIERS) if (w.tier == i).any()}
-    requests = {"arrival_s": arr, "ttft_s": ttft, "e2e_s": e2e, "queueing_s": queueing, "tbt_mean_s": tbt,
+    requests = {"arrival_s": arr, "ttft_s": ttft, "e2e_s": e2e, "queueing_s": queueing, "tbt_mean_s": tbt, "tbt_max_s": tbt_max,
                 "completed": done, "endpoint": np.asarray(sim.served_ep), "instance": np.asarray(sim.served_inst),
                 "first_token_s": t_first, "done_s": t_done, "preemptions": np.asarray(sim.preempted), "tier": w.tier}
     instances = [{"iid": i.iid, "endpoint": i.endpoint.name, "source": i.source, "t_requested": i.t_requested,

@@ -22,6 +22,7 @@ def test_one_request_on_an_idle_instance_takes_one_prefill_then_one_decode_per_e
     assert r.requests["ttft_s"][0] == pytest.approx(0.2, abs=1e-12)
     assert r.requests["e2e_s"][0] == pytest.approx(0.2846, abs=1e-12)
     assert r.requests["tbt_mean_s"][0] == pytest.approx(0.0846 / 4, abs=1e-12)
+    assert r.requests["tbt_max_s"][0] == pytest.approx(0.0213, abs=1e-12)  # the last (longest) iteration
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -42,6 +43,9 @@ def test_a_request_arriving_mid_decode_joins_at_the_end_of_the_iteration_in_prog
     assert r.requests["ttft_s"][1] == pytest.approx(0.2633 + 0.15 - 0.25, abs=1e-12)
     # B's single decode runs in a batch of two: contexts A 103, B 50 -> 0.01 + 0.002 + 0.0153 = 0.0273
     assert r.requests["e2e_s"][1] == pytest.approx(0.2633 + 0.15 + 0.0273 - 0.25, abs=1e-12)
+    # A's longest token gap spans B's prefill: 0.15 + 0.0273 (its own iterations are all shorter)
+    assert r.requests["tbt_max_s"][0] == pytest.approx(0.15 + 0.0273, abs=1e-12)
+    assert r.requests["tbt_max_s"][1] == pytest.approx(0.0273, abs=1e-12)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -67,6 +71,9 @@ def test_kv_exhaustion_preempts_the_newest_request_and_recomputes_it_after(mode)
     # B: recompute prefill over 116 tokens -> its 17th token; then 4 decode iterations at context 116..119
     b_done = a_done + 0.1 + 0.116 + sum(0.01 + 0.001 + 0.0001 * (116 + k) for k in range(4))
     assert req["done_s"][1] == pytest.approx(b_done, abs=1e-9)
+    # B's longest gap: from its 16th token (end of the 15th batched iteration) to the recompute prefill's token
+    b_16th = 0.4 + batch
+    assert req["tbt_max_s"][1] == pytest.approx(a_done + 0.1 + 0.116 - b_16th, abs=1e-9)
     assert r.summary["preemptions"] == 1
 
 
