@@ -10,7 +10,9 @@ from forecasts.core import synthetic as syn
 
 
 @pytest.fixture(autouse=True)
-def media(settings, tmp_path):
+def media(request, settings, tmp_path):
+    if request.node.get_closest_marker("integration"):
+        return settings.MEDIA_ROOT  # the worker process reads the same data directory
     settings.MEDIA_ROOT = tmp_path / "media"
     return settings.MEDIA_ROOT
 
