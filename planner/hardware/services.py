@@ -15,7 +15,7 @@ from django.db.models import ProtectedError
 from planner.catalogue import spec as catalogue_spec
 from planner.catalogue.builtin import load_builtin
 from planner.catalogue.errors import ProfileError
-from planner.catalogue.fit import fit_group
+from planner.catalogue.fit import decode_time, fit_group, prefill_time
 from planner.catalogue.perfcsv import load_perf_table
 from planner.hardware.models import Deployment, GpuPrice, GpuType, ModelProfile
 from planner.hardware.selectors import resolve_gpu, resolve_model
@@ -270,6 +270,8 @@ def save_deployment(team, user, data: dict, *, instance: Deployment | None = Non
     model, gpu = data["model"], data["gpu"]
     doc = {k: v for k, v in data.items() if k not in ("model", "gpu")}
     doc.update({"model": model.name, "gpu": gpu.name})
+    if instance is not None:
+        _carry_fit(instance, doc)
     completed = catalogue_spec.complete_deployment(
         doc, "deployment", gpus={gpu.name: gpu.as_catalogue_dict()}, models={model.name: model.as_catalogue_dict()}
     )
@@ -290,6 +292,27 @@ def save_deployment(team, user, data: dict, *, instance: Deployment | None = Non
     instance.model, instance.gpu = model, gpu
     instance.save()
     return instance
+
+
+def _carry_fit(instance: Deployment, doc: dict) -> None:
+    """Keep the measurement and fit report of an edited deployment. If its coefficients were changed by
+    hand, the points' fitted values are recomputed with the new coefficients (the plot then compares the
+    edited model with the measurements) and the report says its error figures describe the original fit."""
+    doc.setdefault("fit_report", dict(instance.fit_report or {}))
+    doc.setdefault("points", [dict(p) for p in (instance.points or [])])
+    prefill, decode = doc.get("prefill", instance.prefill), doc.get("decode", instance.decode)
+    full_prefill = {"c2": 0.0, **prefill}
+    full_decode = {"c_ctx": 0.0, **decode}
+    if full_prefill == instance.prefill and full_decode == instance.decode:
+        return
+    for p in doc["points"]:
+        p["prompt_time_fit_s"] = float(prefill_time(full_prefill, p["batch_tokens"]))
+        p["token_time_fit_s"] = float(decode_time(full_decode, p["batch_size"], p["context_tokens"]))
+    if doc["fit_report"]:
+        doc["fit_report"]["edited"] = (
+            "coefficients edited by hand after the fit: the plot uses the edited coefficients, the error "
+            "figures describe the original fit"
+        )
 
 
 @transaction.atomic
@@ -349,7 +372,9 @@ def save_gpu(team, user, data: dict, *, instance: GpuType | None = None) -> GpuT
     if instance is not None and g["name"] != instance.name:
         instance.name = g["name"]
         instance.save(update_fields=["name"])
-    return _upsert_gpu(team, user, g)[0]
+    gpu = _upsert_gpu(team, user, g)[0]
+    _refresh_dependents(team, gpu)
+    return gpu
 
 
 @transaction.atomic
@@ -369,7 +394,22 @@ def save_model(team, user, data: dict, *, instance: ModelProfile | None = None) 
     if instance is not None and m["name"] != instance.name:
         instance.name = m["name"]
         instance.save(update_fields=["name"])
-    return _upsert_model(team, user, m)[0]
+    model = _upsert_model(team, user, m)[0]
+    _refresh_dependents(team, model)
+    return model
+
+
+def _refresh_dependents(team, entry) -> None:
+    """Recompute name, KV capacity and theta of the team's deployments on an edited GPU type or model."""
+    for dep in entry.deployments.filter(team=team).select_related("model", "gpu"):
+        data = dep.as_catalogue_dict()
+        for k in ("kv_capacity_tokens", "theta_tps", "name"):
+            data.pop(k)
+        data.update({"model": dep.model, "gpu": dep.gpu})
+        try:
+            save_deployment(team, dep.created_by, data, instance=dep)
+        except ProfileError as exc:
+            raise ProfileError(f"{exc.message} (deployment {dep.name})", where=exc.where, hint=exc.hint) from None
 
 
 def delete_entry(team, entry) -> None:

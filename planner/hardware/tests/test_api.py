@@ -212,3 +212,40 @@ def test_a_gpu_name_already_used_by_the_team_is_refused(cast):
     r = cast.teammate.api.post("/api/hardware/gpus/", NEW_GPU, format="json")
     assert r.status_code == 400 and "already has a GPU type" in r.json()["error"]["message"]
     assert cast.outsider.api.post("/api/hardware/gpus/", NEW_GPU, format="json").status_code == 201
+
+
+def test_editing_a_deployment_keeps_its_fit_report_and_replots_hand_edited_coefficients(cast):
+    mine = _own_deployment(cast)
+    dep = Deployment.objects.get(pk=mine["id"])
+    report, points = dep.fit_report, dep.points
+    cast.owner.api.patch(f"/api/hardware/deployments/{dep.pk}/", {"max_batch_size": 64}, format="json")
+    dep.refresh_from_db()
+    assert dep.fit_report == report and dep.points == points
+    doubled = {k: 2 * v for k, v in dep.decode.items()}
+    cast.owner.api.patch(f"/api/hardware/deployments/{dep.pk}/", {"decode": doubled}, format="json")
+    dep.refresh_from_db()
+    assert "edited" in dep.fit_report
+    assert [p["token_time_fit_s"] for p in dep.points] == pytest.approx([2 * p["token_time_fit_s"] for p in points])
+
+
+def test_editing_a_teams_gpu_recomputes_its_deployments(cast):
+    gpu = cast.owner.api.post("/api/hardware/gpus/", NEW_GPU, format="json").json()
+    model = ModelProfile.objects.get(builtin=True, name="llama3.1-8b")
+    body = {
+        "model": model.pk,
+        "gpu": gpu["id"],
+        "tp": 1,
+        "prefill": {"c0": 0.02, "c1": 1e-4},
+        "decode": {"c0": 0.03, "c_batch": 3e-4},
+    }
+    dep = cast.owner.api.post("/api/hardware/deployments/", body, format="json").json()
+    # 48 GB x 0.9 - 16.06 GB = 27.14 GB of KV at 131,072 B/token
+    assert dep["kv_capacity_tokens"] == int(27.14e9 // 131_072)
+    r = cast.owner.api.patch(f"/api/hardware/gpus/{gpu['id']}/", {"memory_gb": 24, "name": "l40s-24gb"}, format="json")
+    assert r.status_code == 200, r.content
+    d = Deployment.objects.get(pk=dep["id"])
+    assert d.kv_capacity_tokens == int((24 * 0.9 - 16.06) * 1e9 // 131_072)
+    assert d.name == "llama3.1-8b/l40s-24gb/tp1"
+    r = cast.owner.api.patch(f"/api/hardware/gpus/{gpu['id']}/", {"memory_gb": 16}, format="json")
+    assert r.status_code == 400 and "do not fit" in r.json()["error"]["message"]
+    assert GpuType.objects.get(pk=gpu["id"]).memory_gb == 24  # nothing half-stored
