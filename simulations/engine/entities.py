@@ -13,7 +13,8 @@ PROVISIONING, SERVING, DRAINING, RELEASED = 0, 1, 2, 3
 STATE_NAMES = {PROVISIONING: "provisioning", SERVING: "serving", DRAINING: "draining", RELEASED: "released"}
 
 # What the instance is doing between two events
-IDLE, PREFILL, DECODE, WAKE = 0, 1, 2, 3  # WAKE: a step is due now (lets simultaneous arrivals batch)
+IDLE, PREFILL, DECODE, WAKE, MIXED = 0, 1, 2, 3, 4  # WAKE: a step is due now (simultaneous arrivals batch);
+# MIXED: a chunked-prefill iteration (prefill chunks + one decode step of the running batch)
 
 
 class Instance:
@@ -30,7 +31,7 @@ class Instance:
         "waiting", "running", "fin_heap", "B", "S", "it", "kv", "work", "phase", "seg_t0", "seg_n", "seg_d0",
         "seg_B", "seg_end", "version", "batch", "busy_s", "t_requested", "t_ready", "t_released", "source",
         "rr", "donate_on_release", "grow", "seg_a", "runs_i0", "runs_old", "runs_d0", "runs_rest", "runs_t0",
-        "last_dec_end",
+        "last_dec_end", "prefilling", "kv_prefill",
     )
 
     def __init__(self, iid: int, endpoint: Endpoint, t_requested: float, t_ready: float, source: str) -> None:
@@ -76,6 +77,8 @@ class Instance:
         self.runs_rest: list = []
         self.runs_old: list = []
         self.last_dec_end = float("nan")
+        self.prefilling: list = []  # chunked prefill: [rid, prompt tokens left, KV reserved] in admission order
+        self.kv_prefill = 0  # KV reserved by requests still in chunked prefill
         self.grow = 0.0  # KV growth rate (tokens/s) this instance adds to its endpoint's signal during a decode run
 
     @property

@@ -24,6 +24,7 @@ from simulations.engine.entities import (
     DECODE,
     DRAINING,
     IDLE,
+    MIXED,
     PREFILL,
     PROVISIONING,
     RELEASED,
@@ -74,6 +75,7 @@ class Simulator:
         self.scenario = scenario
         self.engine = scenario.engine
         self.fast = scenario.engine.mode == "fast"
+        self.chunked = bool(scenario.engine.chunked_prefill)
         self.progress = progress
         ss = np.random.SeedSequence(scenario.engine.seed)
         net_ss, policy_ss, spot_ss = ss.spawn(3)
@@ -364,7 +366,7 @@ class Simulator:
             k = iters_done(inst, t) + 1  # the iteration in progress completes
             if k >= inst.seg_n:
                 return
-            if need > inst.cap - (inst.S + B * (inst.it + k)):
+            if need > inst.cap - (inst.S + B * (inst.it + k) + inst.kv_prefill):
                 return  # would not fit at that boundary; KV only grows during the run
             inst.seg_n = k
             inst.seg_end = inst.seg_t0 + k * d0 + a * k * (k - 1)
@@ -382,6 +384,8 @@ class Simulator:
             inst.grow = 0.0
         if inst.phase == WAKE:
             return self._step(inst, t)
+        if inst.phase == MIXED:
+            return self._mixed_end(inst, t)
         if inst.phase == PREFILL:
             gen, out, t_first, fin = self.gen, self.req_out, self.t_first, self.fin
             it = inst.it
@@ -468,9 +472,12 @@ class Simulator:
     def _step(self, inst: Instance, t: float) -> None:
         """At an iteration boundary: admit (prefill) if possible, else run decode iterations, else idle."""
         B = inst.B
-        kv_used = inst.S + B * inst.it
+        if self.chunked and (inst.waiting or inst.prefilling) and self._mixed_step(inst, t):
+            return
+        ctx = inst.S + B * inst.it
+        kv_used = ctx + inst.kv_prefill
         waiting = inst.waiting
-        if waiting and B < inst.max_b:
+        if waiting and B < inst.max_b and not self.chunked:
             free = inst.cap - kv_used
             inp, gen, join = self.req_inp, self.gen, self.join
             it = inst.it
@@ -546,7 +553,7 @@ class Simulator:
                     n = n_kv
             else:
                 n = 1
-            d0 = inst.dc0 + inst.dcb * B + inst.dcc * kv_used
+            d0 = inst.dc0 + inst.dcb * B + inst.dcc * ctx
             a = inst.dcc * B * 0.5
             dur = n * d0 + a * n * (n - 1)
             inst.phase = DECODE
@@ -573,6 +580,133 @@ class Simulator:
         if inst.state == DRAINING and not waiting:
             self._release(inst, t)
 
+    # ------------------------------------------------------------------ chunked prefill (option)
+    def _mixed_step(self, inst: Instance, t: float) -> bool:
+        """Chunked prefill (Sarathi-style): one iteration = one decode step of the running batch plus prompt
+        chunks filling the token budget (max_batch_tokens - B). Its time is prefill(T) + decode(B, C) with the
+        fixed overhead counted once (minus min(c0_prefill, c0_decode)). Returns False if nothing to prefill."""
+        B = inst.B
+        ctx = inst.S + B * inst.it
+        free = inst.cap - ctx - inst.kv_prefill
+        prefilling = inst.prefilling
+        waiting = inst.waiting
+        if waiting:
+            inp, gen = self.req_inp, self.gen
+            if self.sched_dynamic:
+                order = self.scheduler.order(waiting, t, self)
+            else:
+                order = None
+            taken = []
+            while True:
+                if order is not None:
+                    if len(taken) >= len(order):
+                        break
+                    entry = order[len(taken)]
+                else:
+                    if not waiting:
+                        break
+                    entry = waiting[0]
+                rid = entry[2]
+                need = inp[rid] + gen[rid]
+                if need > free or B + len(prefilling) >= inst.max_b:
+                    break
+                if order is None:
+                    heappop(waiting)
+                taken.append(rid)
+                prefilling.append([rid, need, need])
+                inst.kv_prefill += need
+                free -= need
+                if self.t_admit[rid] != self.t_admit[rid]:
+                    self.t_admit[rid] = t
+            if order is not None and taken:
+                chosen = set(taken)
+                inst.waiting = [e for e in waiting if e[2] not in chosen]
+                import heapq
+
+                heapq.heapify(inst.waiting)
+        if not prefilling:
+            return False
+        if B and free < B:  # the decode step needs one KV slot per running request
+            self._preempt(inst, t)
+            self._step(inst, t)
+            return True
+        budget = max(inst.max_bt - B, 1)
+        tokens = 0
+        plan = []
+        for entry in prefilling:
+            if tokens >= budget:
+                break
+            take = min(entry[1], budget - tokens)
+            plan.append((entry, take))
+            tokens += take
+        dur = inst.pc0 + inst.pc1 * tokens + inst.pc2 * tokens * tokens
+        if B:
+            dur += inst.dc0 + inst.dcb * B + inst.dcc * ctx - min(inst.pc0, inst.dc0)
+        inst.batch = plan
+        inst.phase = MIXED
+        inst.seg_t0 = t
+        inst.seg_n = 1
+        inst.seg_d0 = dur
+        inst.seg_a = 0.0
+        inst.seg_B = B
+        inst.seg_end = t + dur
+        inst.version += 1
+        self._sync(inst)
+        self.seq += 1
+        heappush(self.heap, (t + dur, self.seq, EV_INST, inst, inst.version))
+        return True
+
+    def _mixed_end(self, inst: Instance, t: float) -> None:
+        B = inst.seg_B
+        if B:  # the running batch advanced one token (logged as a one-iteration decode run for max TBT)
+            prev = inst.last_dec_end
+            d0 = inst.seg_d0
+            inst.runs_i0.append(inst.it)
+            inst.runs_t0.append(inst.seg_t0)
+            inst.runs_d0.append(d0)
+            inst.runs_rest.append(0.0)
+            inst.runs_old.append(inst.seg_t0 - prev + d0 if prev == prev else d0)
+            if len(inst.runs_i0) > 4096:
+                self._trim_runs(inst)
+            inst.last_dec_end = t
+            inst.it += 1
+            inst.work -= B
+            fh, running, fin = inst.fin_heap, inst.running, self.fin
+            while fh and fh[0][0] <= inst.it:
+                f, rid = heappop(fh)
+                if rid in running and fin[rid] == f:
+                    self._complete(inst, rid, t)
+        it = inst.it
+        gen, out, t_first, tok_t, tbt_max = self.gen, self.req_out, self.t_first, self.tok_t, self.tbt_max
+        finished = []
+        for entry, take in inst.batch:
+            entry[1] -= take
+            inst.work -= take
+            if entry[1] == 0:
+                finished.append(entry)
+        for entry in finished:
+            inst.prefilling.remove(entry)
+            rid, _, need = entry
+            inst.kv_prefill -= need
+            inst.running[rid] = need - it
+            inst.S += need - it
+            inst.B += 1
+            self.join[rid] = it
+            if t_first[rid] != t_first[rid]:
+                t_first[rid] = t
+            prev = tok_t[rid]
+            if prev == prev and t - prev > tbt_max[rid]:
+                tbt_max[rid] = t - prev
+            tok_t[rid] = t
+            rem = out[rid] - (gen[rid] + 1)
+            if rem <= 0:
+                self._complete(inst, rid, t)
+            else:
+                self.fin[rid] = it + rem
+                heappush(inst.fin_heap, (it + rem, rid))
+        inst.batch = []
+        self._step(inst, t)
+
     def _preempt(self, inst: Instance, t: float) -> None:
         """KV exhausted: evict the newest running request (latest arrival); it is recomputed later."""
         arr = self.req_arr
@@ -594,7 +728,7 @@ class Simulator:
         inst.work += self.req_inp[rid] + gen_now
 
     def _sync(self, inst: Instance) -> None:
-        kv = inst.S + inst.B * inst.it
+        kv = inst.S + inst.B * inst.it + inst.kv_prefill
         if inst.state == SERVING:
             inst.endpoint.kv_sum += kv - inst.kv
         inst.kv = kv

@@ -179,9 +179,7 @@ def parse_scenario(d: dict, *, base_dir: str | Path | None = None) -> Scenario:
     mode = en.get("mode", "fast")
     if mode not in ("fast", "reference"):
         raise ScenarioError("engine.mode", "must be 'fast' or 'reference'")
-    if en.get("chunked_prefill"):
-        raise ScenarioError("engine.chunked_prefill", "chunked prefill is not implemented yet; leave it false")
-    engine = EngineConfig(mode=mode, chunked_prefill=False, timeline_step_s=float(en.get("timeline_step_s", 60.0)),
+    engine = EngineConfig(mode=mode, chunked_prefill=bool(en.get("chunked_prefill", False)), timeline_step_s=float(en.get("timeline_step_s", 60.0)),
                           max_time_s=float(en.get("max_time_s", math.inf)), seed=int(d.get("seed", en.get("seed", 0))))
     wl = d.get("workload")
     if not isinstance(wl, dict):

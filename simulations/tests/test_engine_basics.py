@@ -159,3 +159,25 @@ def test_progress_is_reported_by_simulated_time_and_an_exception_from_it_cancels
     with pytest.raises(Stop):
         simulate(sc, w, progress=progress)
     assert seen == sorted(seen) and 0.3 < seen[-1] < 1.0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_chunked_prefill_splits_a_long_prompt_into_budget_sized_iterations(mode):
+    # budget 128 tokens: chunks 128, 128, 44 -> 0.228 + 0.228 + 0.144 = 0.6 s to the first token
+    sc = scenario(mode=mode, spec={"max_batch_tokens": 128}, engine={"mode": mode, "chunked_prefill": True})
+    r = simulate(sc, workload([0.0], [300], [2]))
+    assert r.requests["ttft_s"][0] == pytest.approx(0.6, abs=1e-12)
+    assert r.requests["e2e_s"][0] == pytest.approx(0.6 + 0.01 + 0.001 + 0.0001 * 300, abs=1e-12)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_chunked_prefill_mixes_prompt_chunks_with_the_running_decodes(mode):
+    # A and B (prompt 100 each) at t=0, budget 128: iteration 1 prefills A (100) + 28 of B: 0.228 -> A's first
+    # token. Iteration 2: B's last 72 tokens + A's decode at context 100: 0.172 + 0.021 - 0.01 = 0.183 -> 0.411
+    # (A's 2nd token, B's first). Iteration 3: decode both, context 201: 0.0321 -> 0.4431 (A done, 3 tokens).
+    # Iteration 4: B alone at context 101: 0.0211 -> 0.4642.
+    sc = scenario(mode=mode, spec={"max_batch_tokens": 128}, engine={"mode": mode, "chunked_prefill": True})
+    r = simulate(sc, workload([0.0, 0.0], [100, 100], [3, 3]))
+    assert list(r.requests["ttft_s"]) == pytest.approx([0.228, 0.411], abs=1e-12)
+    assert list(r.requests["e2e_s"]) == pytest.approx([0.4431, 0.4642], abs=1e-12)
+    assert r.requests["tbt_max_s"][0] == pytest.approx(0.183, abs=1e-12)

@@ -144,3 +144,23 @@ def test_a_bad_scenario_names_the_field(field, value, where):
     with pytest.raises(ScenarioError) as err:
         parse_scenario(d)
     assert err.value.field == where
+
+
+def test_fast_mode_matches_the_reference_mode_with_chunked_prefill():
+    d = json.loads((ROOT / "fixtures/scenarios/code_anchor.json").read_text())
+    d["engine"]["chunked_prefill"] = True
+    d["workload"].update(limit=2000, rate_scale=2.0)
+    d["fleet"]["endpoints"][0].update(initial=2, min=2, max=2)
+    sc = parse_scenario(d)
+    problems, fast, ref = _compare(sc, build_workload(sc))
+    assert not problems, problems
+
+
+def test_a_named_deployment_resolves_from_the_hardware_catalogue():
+    catalogue = pytest.importorskip("planner.catalogue")
+    d = json.loads((ROOT / "fixtures/scenarios/code_anchor.json").read_text())
+    d.pop("deployments")
+    sc = parse_scenario(d)
+    spec = sc.fleet.endpoints[0].deployment
+    assert spec.name == "llama2-70b/a100-80gb/tp8"
+    assert spec.kv_capacity_tokens == catalogue.engine_spec("llama2-70b/a100-80gb/tp8")["kv_capacity_tokens"]
