@@ -41,11 +41,8 @@ class Command(BaseCommand):
     def _fail(self, opts, error: dict):
         if opts["json"]:
             self.stdout.write(json.dumps({"ok": False, "error": error}))
-        raise CommandError(
-            " ".join(
-                x for x in (error["message"], f"(at {error['where']})" if error["where"] else "", error["hint"]) if x
-            )
-        )
+        text = error["message"] + (f" (at {error['where']})" if error["where"] else "")
+        raise CommandError(text + (f". Fix: {error['hint']}" if error["hint"] else ""))
 
     def handle(self, *args, **opts):
         path = Path(opts["file"])
