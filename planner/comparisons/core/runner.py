@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
+LT_STRATEGIES = ("lt-i", "lt-u", "lt-ua")
 
 
 def deep_merge(base: dict, over: dict) -> dict:
@@ -41,7 +42,7 @@ def _resolve_path(value: str, base_dir: Path | None) -> Path:
     return (REPO_ROOT / p).resolve()
 
 
-def synth_frame(workload: dict, base_dir: Path | None = None, default_seed: int = 0):
+def synth_frame(workload: dict, base_dir: Path | None = None, default_seed: int = 0, history_days: int = 0):
     """The DataFrame of a ``workload.synthesize`` block (planner.ingest.synth)."""
     from planner.ingest.synth import synthesize
 
@@ -50,7 +51,36 @@ def synth_frame(workload: dict, base_dir: Path | None = None, default_seed: int 
         spec = json.loads(_resolve_path(spec, base_dir).read_text())
     spec = deep_merge(spec, workload.get("spec_overrides") or {})
     seed = workload.get("seed", spec.get("seed", default_seed))
-    return synthesize(spec, seed=seed)
+    if history_days:
+        # the days BEFORE the simulated one: same spec, another seed, weekday shifted back
+        spec = dict(spec, days=int(history_days),
+                    start_weekday=(int(spec.get("start_weekday", 0)) - int(history_days)) % 7)
+        seed = int(seed) + 1000
+    frame = synthesize(spec, seed=seed)
+    for col, mapping in (workload.get("rename") or {}).items():
+        if col in frame.columns:
+            frame[col] = frame[col].astype(str).replace(mapping)
+    return frame
+
+
+def history_tps(scenario: dict, base_dir: Path | None = None, resolution_s: int = 300) -> dict[str, list[float]]:
+    """IW input TPS per "region|model" in ``resolution_s`` bins over ``forecast_history.days`` synthetic days
+    before the simulated day (the traffic an operator's forecaster was trained on; never the simulated day)."""
+    import numpy as np
+
+    days = int((scenario.get("forecast_history") or {}).get("days", 0))
+    wl = scenario.get("workload") or {}
+    if days <= 0 or "synthesize" not in wl:
+        return {}
+    frame = synth_frame(wl, base_dir, default_seed=int(scenario.get("seed", 0)), history_days=days)
+    frame = frame[frame["tier"].astype(str) != "NIW"]
+    nb = int(days * 86400 // resolution_s)
+    out = {}
+    for (region, model), g in frame.groupby([frame["region"].astype(str), frame["model"].astype(str)]):
+        idx = np.minimum((g["arrival_s"].to_numpy() // resolution_s).astype(int), nb - 1)
+        tps = np.bincount(idx, weights=g["input_tokens"].to_numpy(dtype=float), minlength=nb) / resolution_s
+        out[f"{region}|{model}"] = [round(float(x), 4) for x in tps]
+    return out
 
 
 def engine_scenario_dict(scenario: dict, variant: dict) -> dict:
@@ -62,14 +92,19 @@ def engine_scenario_dict(scenario: dict, variant: dict) -> dict:
     params = dict(st.get("params") or {})
     params.update((d.get("strategy_params") or {}).get(variant["strategy"], {}))
     params.update(variant.get("knobs") or {})
-    st = {**st, "autoscaler": variant["strategy"], "params": params}
+    engine_name = variant["strategy"]
+    if engine_name == "reactive-unified" and d.get("niw_queue", True):
+        engine_name = "reactive-unified-niwq"  # SageServe's Reactive holds NIW in the queue manager (sec. 4, 7.1)
+    st = {**st, "autoscaler": engine_name, "params": params}
     if variant.get("scheduler"):
         st["scheduler"] = variant["scheduler"]
     d["strategy"] = st
     d.pop("strategy_params", None)
+    for key in ("forecast_history", "niw_queue", "price_sources", "description", "paper"):
+        d.pop(key, None)
     wl = dict(d.get("workload") or {})
     if "synthesize" in wl:
-        wl = {k: v for k, v in wl.items() if k not in ("synthesize", "spec_overrides", "seed")}
+        wl = {k: v for k, v in wl.items() if k not in ("synthesize", "spec_overrides", "seed", "rename")}
         wl["frame"] = True
     d["workload"] = wl
     return d
@@ -92,6 +127,15 @@ def run_variant(scenario: dict, variant: dict, *, progress=None, base_dir: str |
     from simulations.engine import parse_scenario, simulate
 
     base = Path(base_dir) if base_dir else None
+    variant = dict(variant)
+    if variant["strategy"] in LT_STRATEGIES:
+        knobs = dict(variant.get("knobs") or {})
+        knobs.setdefault("niw_queue", bool(scenario.get("niw_queue", True)))
+        if "history_tps" not in knobs:
+            hist = history_tps(scenario, base)
+            if hist:
+                knobs["history_tps"] = hist
+        variant["knobs"] = knobs
     eng = parse_scenario(engine_scenario_dict(scenario, variant), base_dir=base)
     if workload is None:
         workload = load_workload(scenario, eng, base)
