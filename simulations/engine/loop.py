@@ -14,6 +14,7 @@ its own event; both modes share all other code.
 from __future__ import annotations
 
 import math
+from array import array
 from bisect import bisect_left
 from heapq import heappop, heappush
 
@@ -93,24 +94,27 @@ class Simulator:
         n = len(w)
         self.n = n
         # request state: flat Python lists (fast scalar access in the hot loop), numpy at the boundary
+        # Per-request state lives in flat typed arrays (array.array: 8 bytes a value, no boxed objects), read
+        # and written by index in the hot loop; the arrival times stay a list (read most often).
         self.req_arr = w.arrival_s.tolist()
-        self.req_inp = w.input_tokens.tolist()
-        self.req_out = w.output_tokens.tolist()
-        self.req_tier = w.tier.tolist()
-        self.req_model = w.model.tolist()
-        self.req_region = w.region.tolist()
-        self.req_prio = [1 if t == NIW else 0 for t in self.req_tier]
-        self.gen = [0] * n  # tokens generated before the current admission
-        self.join = [0] * n  # instance decode clock at admission
-        self.fin = [0] * n  # decode clock of the last token
-        self.t_first = [NAN] * n
-        self.t_done = [NAN] * n
-        self.t_admit = [NAN] * n
-        self.served_ep = [-1] * n
-        self.served_inst = [-1] * n
-        self.preempted = [0] * n
-        self.tok_t = [NAN] * n  # time of the request's latest token when it (re)joined a batch
-        self.tbt_max = [0.0] * n  # longest gap between two of its tokens so far (closed stints)
+        self.req_inp = array("q", w.input_tokens.astype(np.int64).tobytes())
+        self.req_out = array("q", w.output_tokens.astype(np.int64).tobytes())
+        self.req_tier = array("b", w.tier.astype(np.int8).tobytes())
+        self.req_model = array("i", w.model.astype(np.int32).tobytes())
+        self.req_region = array("i", w.region.astype(np.int32).tobytes())
+        self.req_prio = array("b", (w.tier == NIW).astype(np.int8).tobytes())
+        self.gen = array("q", bytes(8 * n))  # tokens generated before the current admission
+        self.join = array("q", bytes(8 * n))  # instance decode clock at admission
+        self.fin = array("q", bytes(8 * n))  # decode clock of the last token
+        nan = np.full(n, np.nan).tobytes()
+        self.t_first = array("d", nan)
+        self.t_done = array("d", nan)
+        self.t_admit = array("d", nan)
+        self.served_ep = array("i", np.full(n, -1, dtype=np.int32).tobytes())
+        self.served_inst = array("i", np.full(n, -1, dtype=np.int32).tobytes())
+        self.preempted = array("i", bytes(4 * n))
+        self.tok_t = array("d", nan)  # time of the request's latest token when it (re)joined a batch
+        self.tbt_max = array("d", bytes(8 * n))  # longest gap between two of its tokens so far (closed stints)
         self.dropped: dict[int, str] = {}
         # network delay per request, pre-sampled (used only when the request crosses regions)
         self.net_delay = self._sample_network(np.random.default_rng(net_ss), n)
@@ -163,7 +167,7 @@ class Simulator:
         which = rng.choice(len(bins), size=n, p=probs)
         lo = np.array([b[1] for b in bins])[which]
         hi = np.array([b[2] for b in bins])[which]
-        return (lo + (hi - lo) * rng.random(n)).tolist()
+        return array("d", (lo + (hi - lo) * rng.random(n)).tobytes())
 
     def _build_candidates(self):
         """(region, model, tier) -> endpoints eligible for that tier (siloed pools split IW / NIW)."""
