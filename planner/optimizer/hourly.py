@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pulp
 
@@ -77,6 +77,7 @@ class HourlyInputs:
     global_coverage: bool = True
     gamma_mode: str = "signed"
     shortfall_penalty: float | None = None
+    decompose: bool = True  # solve independent blocks separately (exact); False = one monolithic model
     options: SolverOptions = field(default_factory=lambda: SolverOptions(time_limit_s=10.0, gap_rel=1e-4))
 
     def validate(self) -> None:
@@ -117,7 +118,7 @@ class HourlyPlan:
     shortfall_tps: dict[str, float]  # uncovered peak TPS (shortfall_penalty only): "model@region" / "model"
     solve_time_s: float  # the solver call
     build_time_s: float  # building the PuLP model
-    gap: float | None
+    gap: float | None  # relative to the fleet cost sum alpha (n + delta) + mu (see solve_hourly)
     solver: str
     detail: str
 
@@ -159,37 +160,167 @@ def planned_demand(inputs: HourlyInputs) -> tuple[dict[Key2, float], dict[str, f
 
 
 def solve_hourly(inputs: HourlyInputs) -> HourlyPlan:
-    """Solve one hourly decision. Raises ValueError only for malformed inputs, never for a hard hour."""
+    """Solve one hourly decision. Raises ValueError only for malformed inputs, never for a hard hour.
+
+    The ILP is split, exactly, into independent blocks before solving (``decompose=True``): keys of one
+    endpoint are always together; the global row of model i joins its endpoints unless it is implied
+    (hard coverage with epsilon = 1: the sum of regional peaks is at least the peak of the sum); a quota
+    joins the models of its (region, GPU type). With SageServe's defaults (epsilon = 1, no quotas) this
+    gives one 1-to-g-variable knapsack per endpoint, which HiGHS solves in milliseconds, whereas the
+    monolithic 20 x 20 x 5 model stalls HiGHS's root node for tens of seconds (see docs/optimizer.md).
+    """
     inputs.validate()
     started = time.perf_counter()
     models, regions, gpus = list(inputs.models), list(inputs.regions), list(inputs.gpus)
     local_peak, global_peak = planned_demand(inputs)
-    prob = pulp.LpProblem("sageserve_hourly", pulp.LpMinimize)
-
-    delta: dict[Key3, pulp.LpVariable] = {}
-    plus: dict[Key3, pulp.LpVariable] = {}
     n_of: dict[Key3, int] = {}
-    for a, i in enumerate(models):
-        for b, j in enumerate(regions):
-            for c, k in enumerate(gpus):
+    for i in models:
+        for j in regions:
+            for k in gpus:
                 n = int(inputs.n.get((i, j, k), 0))
-                theta = float(inputs.theta.get((i, k), 0.0))
-                if theta <= 0 and n == 0:
-                    continue  # not placeable and nothing to remove
-                up = None if theta > 0 else 0  # a model that cannot run on k may only shrink there
-                key = (i, j, k)
-                n_of[key] = n
-                delta[key] = pulp.LpVariable(f"d_{a}_{b}_{c}", lowBound=-n, upBound=up, cat=pulp.LpInteger)
-                plus[key] = pulp.LpVariable(f"p_{a}_{b}_{c}", lowBound=0)  # p >= max(0, delta); = at optimum
-                prob += plus[key] - delta[key] >= 0, f"plus_{a}_{b}_{c}"
+                if float(inputs.theta.get((i, k), 0.0)) > 0 or n > 0:
+                    n_of[(i, j, k)] = n
+    soft = inputs.shortfall_penalty is not None
+    global_implied = inputs.regional_coverage and inputs.epsilon >= 1.0 and not soft
+    blocks = _blocks(inputs, n_of, global_implied) if inputs.decompose else [(models, regions)]
+    build_time = time.perf_counter() - started
+
+    deadline = time.perf_counter() + inputs.options.time_limit_s
+    d_val: dict[Key3, int] = {}
+    shortfall: dict[str, float] = {}
+    statuses: list[str] = []
+    objective = bound = 0.0
+    solve_time = 0.0
+    details: set[str] = set()
+    for block_models, block_regions in blocks:
+        t0 = time.perf_counter()
+        prob, delta, short, offset = _build(inputs, block_models, block_regions, n_of, local_peak, global_peak,
+                                            with_global=not (global_implied and inputs.decompose))
+        build_time += time.perf_counter() - t0
+        remaining = max(0.01, deadline - time.perf_counter())
+        info = solve(prob, replace(inputs.options, time_limit_s=min(inputs.options.time_limit_s, remaining)))
+        solve_time += info.solve_time_s
+        statuses.append(info.status)
+        details.add(info.detail)
+        if not info.has_solution:
+            break
+        objective += info.objective - offset
+        bound += (info.best_bound if info.best_bound is not None else info.objective) - offset
+        for key, var in delta.items():
+            d_val[key] = int(round(var.varValue or 0.0))
+        for name, var in short.items():
+            value = float(var.varValue or 0.0)
+            if value > 1e-6:
+                shortfall[name] = value
+    status = _worst(statuses)
+    detail = "; ".join(sorted(details)) + (f" ({len(blocks)} independent blocks)" if len(blocks) > 1 else "")
+    if status not in HAS_SOLUTION:
+        return HourlyPlan(
+            status=status, objective=None, gamma=None, mu=None, delta={}, instances={}, per_endpoint_delta={},
+            demand_tps=local_peak, capacity_tps={}, rerouted_tps={}, shortfall_tps={}, solve_time_s=solve_time,
+            build_time_s=build_time, gap=None, solver=inputs.options.solver, detail=detail,
+        )
 
     def theta_of(i: str, k: str) -> float:
         return float(inputs.theta.get((i, k), 0.0))
 
+    instances = {key: n_of[key] + d for key, d in d_val.items() if n_of[key] + d}
+    per_endpoint: dict[Key2, int] = {}
+    capacity: dict[Key2, float] = {(i, j): 0.0 for i in models for j in regions}
+    for (i, j, k), d in d_val.items():
+        per_endpoint[(i, j)] = per_endpoint.get((i, j), 0) + d
+        capacity[(i, j)] += (n_of[(i, j, k)] + d) * theta_of(i, k)
+    if inputs.gamma_mode == "signed":
+        gamma = sum(float(inputs.alpha[k]) * d for (_i, _j, k), d in d_val.items())
+    else:
+        gamma = sum(float(inputs.alpha[k]) * max(0, d) for (_i, _j, k), d in d_val.items())
+    mu = sum(sigma_of(inputs, i, k) * max(0, d) for (i, _j, k), d in d_val.items())
+    fleet_cost = sum(float(inputs.alpha[k]) * (n_of[(i, j, k)] + d) for (i, j, k), d in d_val.items()) + mu
+    gap = 0.0 if status == "optimal" and abs(objective - bound) < 1e-9 else abs(objective - bound) / max(abs(fleet_cost), 1e-9)
+    rerouted = {key: local_peak[key] - capacity[key] for key in capacity if local_peak[key] > capacity[key] + 1e-9}
+    return HourlyPlan(
+        status=status, objective=objective, gamma=gamma, mu=mu,
+        delta={k: v for k, v in d_val.items() if v}, instances=instances,
+        per_endpoint_delta={k: v for k, v in per_endpoint.items() if v}, demand_tps=local_peak,
+        capacity_tps=capacity, rerouted_tps=rerouted, shortfall_tps=shortfall,
+        solve_time_s=solve_time, build_time_s=build_time, gap=gap, solver=inputs.options.solver, detail=detail,
+    )
+
+
+_SEVERITY = {"optimal": 0, "time_limit": 1, "no_solution": 2, "infeasible": 3, "error": 4}
+
+
+def _worst(statuses: list[str]) -> str:
+    return max(statuses, key=lambda st: _SEVERITY.get(st, 4)) if statuses else "optimal"
+
+
+def _blocks(inputs: HourlyInputs, n_of: dict[Key3, int], global_implied: bool) -> list[tuple[list[str], list[str]]]:
+    """Independent sub-problems as (models, regions) pairs whose keys are exactly their cross product
+    (within n_of). Union-find over endpoints: global rows join a model's regions, quotas a region's models."""
+    parent: dict[Key2, Key2] = {(i, j): (i, j) for i in inputs.models for j in inputs.regions}
+
+    def find(x: Key2) -> Key2:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def union(a: Key2, b: Key2) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[rb] = ra
+
+    if inputs.global_coverage and not global_implied:
+        for i in inputs.models:
+            for j in inputs.regions[1:]:
+                union((i, inputs.regions[0]), (i, j))
+    for j, _k in inputs.quota_gpus:
+        if j in inputs.regions:
+            for i in inputs.models[1:]:
+                union((inputs.models[0], j), (i, j))
+    groups: dict[Key2, list[Key2]] = {}
+    for endpoint in parent:
+        groups.setdefault(find(endpoint), []).append(endpoint)
+    blocks = []
+    for members in groups.values():
+        ms = sorted({i for i, _ in members}, key=list(inputs.models).index)
+        rs = sorted({j for _, j in members}, key=list(inputs.regions).index)
+        # a block is always a full cross product: a model's global row spans all regions, a quota all models
+        blocks.append((ms, rs))
+    return blocks
+
+
+def _build(inputs: HourlyInputs, models: list[str], regions: list[str], n_of: dict[Key3, int],
+           local_peak: dict[Key2, float], global_peak: dict[str, float], *, with_global: bool):
+    """PuLP model of the ILP restricted to ``models`` x ``regions`` (every GPU type)."""
+    gpus = list(inputs.gpus)
+    prob = pulp.LpProblem("sageserve_hourly", pulp.LpMinimize)
+
+    def theta_of(i: str, k: str) -> float:
+        return float(inputs.theta.get((i, k), 0.0))
+
+    delta: dict[Key3, pulp.LpVariable] = {}
+    plus: dict[Key3, pulp.LpVariable] = {}
+    for a, i in enumerate(models):
+        for b, j in enumerate(regions):
+            for c, k in enumerate(gpus):
+                key = (i, j, k)
+                if key not in n_of:
+                    continue
+                n = n_of[key]
+                # An explicit upper bound (more than the model's global peak needs is never useful) keeps
+                # HiGHS's domain propagation effective; a model that cannot run on k may only shrink there.
+                up = 0
+                if theta_of(i, k) > 0:
+                    need = max(global_peak[i], local_peak[(i, j)])
+                    up = max(0, math.ceil(need / theta_of(i, k)) + int(inputs.min_instances.get((i, j), 0)) - n)
+                delta[key] = pulp.LpVariable(f"d_{a}_{b}_{c}", lowBound=-n, upBound=up, cat=pulp.LpInteger)
+                plus[key] = pulp.LpVariable(f"p_{a}_{b}_{c}", lowBound=0)  # p >= max(0, delta); = at optimum
+                prob += plus[key] - delta[key] >= 0, f"plus_{a}_{b}_{c}"
+
     # shortfall slacks (only with shortfall_penalty): "model@region" for regional, "model" for global
     short: dict[str, pulp.LpVariable] = {}
     soft = inputs.shortfall_penalty is not None
-
     for a, i in enumerate(models):
         if inputs.regional_coverage:
             for b, j in enumerate(regions):
@@ -204,7 +335,7 @@ def solve_hourly(inputs: HourlyInputs) -> HourlyPlan:
                     expr = expr + short[f"{i}@{j}"]
                 # with no placeable GPU type and hard coverage this row reads 0 >= need: infeasible
                 prob += expr >= need - have, f"local_{a}_{b}"
-        if inputs.global_coverage and global_peak[i] > 0:
+        if with_global and inputs.global_coverage and global_peak[i] > 0:
             keys = [key for key in delta if key[0] == i and theta_of(i, key[2]) > 0]
             have = sum(n_of[key] * theta_of(i, key[2]) for key in keys)
             expr = pulp.lpSum(theta_of(i, key[2]) * delta[key] for key in keys)
@@ -218,10 +349,8 @@ def solve_hourly(inputs: HourlyInputs) -> HourlyPlan:
             keys = [(i, j, k) for k in gpus if (i, j, k) in delta]
             total = pulp.lpSum(delta[key] for key in keys)
             have = sum(n_of[key] for key in keys)
-            if (i, j) in inputs.min_instances:
-                lo = int(inputs.min_instances[(i, j)])
-                if lo > 0:
-                    prob += total >= lo - have, f"min_{a}_{b}"
+            if (i, j) in inputs.min_instances and int(inputs.min_instances[(i, j)]) > 0:
+                prob += total >= int(inputs.min_instances[(i, j)]) - have, f"min_{a}_{b}"
             if (i, j) in inputs.max_instances:
                 prob += total <= int(inputs.max_instances[(i, j)]) - have, f"max_{a}_{b}"
         for c, k in enumerate(gpus):
@@ -241,43 +370,12 @@ def solve_hourly(inputs: HourlyInputs) -> HourlyPlan:
         # tie-break: a holding cost 1e-6 * alpha per instance so surplus instances are released
         gamma_expr = gamma_expr + pulp.lpSum(1e-6 * float(inputs.alpha[key[2]]) * delta[key] for key in delta)
     mu_expr = pulp.lpSum(sigma_of(inputs, key[0], key[2]) * plus[key] for key in delta)
-    objective = gamma_expr + mu_expr
+    # The constant sum_k alpha_k sum_ij n_ijk turns gamma + mu into the cost of the fleet after the change
+    # (same argmin). The solver's relative gap is then a share of that cost; on gamma + mu alone, which can
+    # be zero or negative, a relative gap means nothing. The caller subtracts ``offset`` again.
+    offset = sum(float(inputs.alpha[key[2]]) * n_of[key] for key in delta) if inputs.gamma_mode == "signed" else 0.0
+    objective = gamma_expr + mu_expr + offset
     if short:
         objective = objective + pulp.lpSum(float(inputs.shortfall_penalty) * v for v in short.values())
     prob += objective
-    build_time = time.perf_counter() - started
-
-    info = solve(prob, inputs.options)
-    if not info.has_solution:
-        return HourlyPlan(
-            status=info.status, objective=None, gamma=None, mu=None, delta={}, instances={},
-            per_endpoint_delta={}, demand_tps=local_peak, capacity_tps={}, rerouted_tps={}, shortfall_tps={},
-            solve_time_s=info.solve_time_s, build_time_s=build_time, gap=info.gap_rel, solver=info.solver,
-            detail=info.detail,
-        )
-
-    d_val = {key: int(round(var.varValue or 0.0)) for key, var in delta.items()}
-    instances = {key: n_of[key] + d for key, d in d_val.items() if n_of[key] + d}
-    per_endpoint: dict[Key2, int] = {}
-    capacity: dict[Key2, float] = {(i, j): 0.0 for i in models for j in regions}
-    for (i, j, k), d in d_val.items():
-        per_endpoint[(i, j)] = per_endpoint.get((i, j), 0) + d
-        capacity[(i, j)] += (n_of[(i, j, k)] + d) * theta_of(i, k)
-    gamma = sum(float(inputs.alpha[k]) * d for (_i, _j, k), d in d_val.items())
-    if inputs.gamma_mode == "additions":
-        gamma = sum(float(inputs.alpha[k]) * max(0, d) for (_i, _j, k), d in d_val.items())
-    mu = sum(sigma_of(inputs, i, k) * max(0, d) for (i, _j, k), d in d_val.items())
-    rerouted = {key: max(0.0, local_peak[key] - capacity[key]) for key in capacity if local_peak[key] > capacity[key] + 1e-9}
-    shortfall: dict[str, float] = {}
-    for name, var in short.items():
-        value = float(var.varValue or 0.0)
-        if value > 1e-6:
-            shortfall[name] = value
-    return HourlyPlan(
-        status=info.status, objective=info.objective, gamma=gamma, mu=mu,
-        delta={k: v for k, v in d_val.items() if v}, instances=instances,
-        per_endpoint_delta={k: v for k, v in per_endpoint.items() if v}, demand_tps=local_peak,
-        capacity_tps=capacity, rerouted_tps=rerouted, shortfall_tps=shortfall,
-        solve_time_s=info.solve_time_s, build_time_s=build_time, gap=info.gap_rel, solver=info.solver,
-        detail=info.detail,
-    )
+    return prob, delta, short, offset

@@ -38,6 +38,9 @@ class SolverOptions:
     gap_rel: float = 1e-4  # stop when (incumbent - bound) / |incumbent| <= gap_rel
     threads: int | None = 1  # the machine is shared; HiGHS's MIP is mostly serial anyway
     msg: bool = False
+    # HiGHS 1.11's feasibility-jump heuristic costs ~20 ms per solve even on a 5-variable model, and the
+    # hourly ILP solves hundreds of small blocks; it did not help on the large plans either (measured).
+    feasibility_jump: bool = False
 
     def __post_init__(self) -> None:
         if self.solver not in SOLVERS:
@@ -76,7 +79,9 @@ def _solve_highs(problem: pulp.LpProblem, options: SolverOptions) -> SolveInfo:
     kwargs: dict = {"msg": options.msg, "timeLimit": options.time_limit_s, "gapRel": options.gap_rel}
     if options.threads:
         kwargs["threads"] = options.threads
-    solver = pulp.HiGHS(**kwargs)
+    if not options.feasibility_jump:
+        kwargs["mip_heuristic_run_feasibility_jump"] = False
+    solver = _HiGHSWithOffset(**kwargs)
     started = time.perf_counter()
     try:
         problem.solve(solver)
@@ -89,10 +94,9 @@ def _solve_highs(problem: pulp.LpProblem, options: SolverOptions) -> SolveInfo:
     info = h.getInfo()
     S = highspy.HighsModelStatus
     has_primal = info.primal_solution_status == 2  # kSolutionStatusFeasible
-    offset = float(problem.objective.constant) if problem.objective is not None else 0.0  # PuLP drops it
-    objective = h.getObjectiveValue() + offset if has_primal else None
+    objective = h.getObjectiveValue() if has_primal else None
     is_mip = any(v.cat == pulp.LpInteger for v in problem.variables())
-    bound = info.mip_dual_bound + offset if is_mip else objective
+    bound = info.mip_dual_bound if is_mip else objective
     gap = _gap(objective, bound) if is_mip else (0.0 if objective is not None else None)
     if model_status == S.kOptimal:
         status = OPTIMAL
@@ -106,6 +110,16 @@ def _solve_highs(problem: pulp.LpProblem, options: SolverOptions) -> SolveInfo:
     else:
         status = ERROR
     return SolveInfo(status, "highs", objective, bound, gap, elapsed, detail)
+
+
+class _HiGHSWithOffset(pulp.HiGHS):
+    """PuLP's HiGHS API drops the objective's constant; hand it to HiGHS so that its relative gap is
+    measured against the whole objective (models use the constant to make gaps meaningful)."""
+
+    def callSolver(self, lp):
+        if lp.objective is not None and lp.objective.constant:
+            lp.solverModel.changeObjectiveOffset(float(lp.objective.constant))
+        super().callSolver(lp)
 
 
 def _solve_cbc(problem: pulp.LpProblem, options: SolverOptions) -> SolveInfo:
