@@ -266,30 +266,58 @@ class KalmanState:
         self.RQR = R @ Q @ R.T
         self.a = np.asarray(results.predicted_state)[:, -1].copy()
         self.P = np.asarray(results.predicted_state_cov)[:, :, -1].copy()
+        self.steady = False
+        self.gain = None
+        self._var_cache = None
 
     def update(self, values: np.ndarray) -> None:
         Z, T, c, RQR, H, d = self.Z, self.T, self.c, self.RQR, self.H, self.d
         a, P = self.a, self.P
-        for value in values:
+        i, n = 0, len(values)
+        while i < n and not self.steady:
             PZ = P @ Z
             F = Z @ PZ + H
             K = PZ / F
-            a = a + K * (value - d - Z @ a)
-            P = P - np.outer(K, PZ)
+            a = a + K * (values[i] - d - Z @ a)
+            P_new = T @ (P - np.outer(K, PZ)) @ T.T + RQR
+            P_new = 0.5 * (P_new + P_new.T)
+            # once the predicted covariance stops changing the gain is constant (steady state):
+            # from then on only the state moves, a few vector operations per bin
+            if np.allclose(P_new, P, rtol=1e-9, atol=1e-12 * max(1.0, float(np.abs(P).max()))):
+                self.steady, self.gain = True, T @ K
+                self._var_cache = None
+            P = P_new
             a = c + T @ a
-            P = T @ P @ T.T + RQR
-        self.a, self.P = a, 0.5 * (P + P.T)
+            i += 1
+        if i < n:
+            TK, TmTKZ = self.gain, T - np.outer(self.gain, Z)
+            for value in values[i:]:
+                a = c + TmTKZ @ a + TK * (value - d)
+        self.a, self.P = a, P
 
     def forecast(self, h: int) -> tuple[np.ndarray, np.ndarray]:
-        Z, T, c, RQR, H, d = self.Z, self.T, self.c, self.RQR, self.H, self.d
-        a, P = self.a, self.P
-        mean, var = np.empty(h), np.empty(h)
+        Z, T, c = self.Z, self.T, self.c
+        a = self.a
+        mean = np.empty(h)
         for j in range(h):
-            mean[j] = d + Z @ a
-            var[j] = Z @ P @ Z + H
+            mean[j] = self.d + Z @ a
             a = c + T @ a
+        return mean, self._variances(h)
+
+    def _variances(self, h: int) -> np.ndarray:
+        """Forecast error variances; they depend on P only, so they are cached in steady state."""
+        if self.steady and self._var_cache is not None and len(self._var_cache) >= h:
+            return self._var_cache[:h]
+        Z, T, RQR, H = self.Z, self.T, self.RQR, self.H
+        P = self.P
+        var = np.empty(h)
+        for j in range(h):
+            var[j] = Z @ P @ Z + H
             P = T @ P @ T.T + RQR
-        return mean, np.maximum(var, 0.0)
+        var = np.maximum(var, 0.0)
+        if self.steady:
+            self._var_cache = var
+        return var
 
 
 class Arima(Method):
@@ -297,7 +325,8 @@ class Arima(Method):
 
     d by KPSS and (p, q) in 0..2 by AIC on the last ``select_window_s`` seconds (Hannan-Rissanen
     estimates, exact Kalman log-likelihood); the chosen order is estimated on the last
-    ``fit_window_s`` (demeaned when d = 0). ``update`` runs the Kalman filter over the new bins with
+    ``fit_window_s`` (demeaned when d = 0). Both windows are capped at ``max_fit_bins`` (1,440:
+    one day at 1-minute resolution) to bound the fit time. ``update`` runs the Kalman filter over the new bins with
     the fitted parameters (no re-estimation). A scheduled refit re-estimates the parameters and
     re-selects the order every ``reselect_every`` refits (default 7: weekly with daily refits).
     """
@@ -305,10 +334,11 @@ class Arima(Method):
     name = "arima"
 
     def __init__(self, resolution_s: int, select_window_s: int = DAY_S, fit_window_s: int = 2 * DAY_S,
-                 order: tuple[int, int, int] | None = None, reselect_every: int = 7, **params):
+                 max_fit_bins: int = 1440, order: tuple[int, int, int] | None = None, reselect_every: int = 7,
+                 **params):
         super().__init__(resolution_s, **params)
-        self.select_window = max(48, select_window_s // self.resolution_s)
-        self.fit_window = max(48, fit_window_s // self.resolution_s)
+        self.select_window = max(48, min(select_window_s // self.resolution_s, max_fit_bins))
+        self.fit_window = max(48, min(fit_window_s // self.resolution_s, max_fit_bins))
         self.fixed_order = tuple(order) if order else None
         self.reselect_every = max(1, int(reselect_every))
 

@@ -98,26 +98,51 @@ def build_series(
         n_bins = max(1, int(np.floor(duration_s / resolution_s)))
     bins = np.floor(arrival / resolution_s).astype(np.int64)
     keep = (bins >= 0) & (bins < n_bins)
-    frame = pd.DataFrame({"bin": bins[keep]})
-    frame["input_tps"] = df["input_tokens"].to_numpy(dtype=float)[keep] if "input_tokens" in df else 0.0
-    frame["output_tps"] = df["output_tokens"].to_numpy(dtype=float)[keep] if "output_tokens" in df else 0.0
-    frame["rps"] = 1.0
-    keys = []
+    bins = bins[keep]
+    # one integer code per group (mixed radix over the grouping columns), then one bincount per metric
+    combined = np.zeros(len(bins), dtype=np.int64)
+    labels: list[np.ndarray] = []
     for column in group_by:
         if column in df.columns:
-            values = df[column].astype(str).to_numpy()[keep]
+            col = df[column]
+            if isinstance(col.dtype, pd.CategoricalDtype):
+                codes, uniques = col.cat.codes.to_numpy(), col.cat.categories.astype(str).to_numpy()
+            else:
+                codes, uniques = pd.factorize(col.astype(str), sort=True)
+                uniques = np.asarray(uniques, dtype=str)
+            codes = np.asarray(codes, dtype=np.int64)[keep]
+            if (codes < 0).any():  # missing values take the contract default
+                uniques = np.append(uniques, DEFAULTS[column])
+                codes = np.where(codes < 0, len(uniques) - 1, codes)
         else:
-            values = np.full(int(keep.sum()), DEFAULTS[column])
-        frame[column] = values
-        keys.append(column)
+            codes, uniques = np.zeros(len(bins), dtype=np.int64), np.asarray([DEFAULTS[column]])
+        combined = combined * len(uniques) + codes
+        labels.append(uniques)
+    present, inverse = np.unique(combined, return_inverse=True)
+    cell = inverse.astype(np.int64) * n_bins + bins
+    size = len(present) * n_bins
+    weights = {
+        "input_tps": df["input_tokens"].to_numpy(dtype=float)[keep] if "input_tokens" in df else None,
+        "output_tps": df["output_tokens"].to_numpy(dtype=float)[keep] if "output_tokens" in df else None,
+        "rps": None,
+    }
+    sums = {}
+    for metric in metrics:
+        w = weights[metric]
+        if metric != "rps" and w is None:
+            counts = np.zeros(size)
+        else:
+            counts = np.bincount(cell, weights=w, minlength=size)
+        sums[metric] = counts.reshape(len(present), n_bins) / float(resolution_s)
     index = pd.RangeIndex(n_bins, name="bin")
     out: dict[tuple[str, ...], pd.DataFrame] = {}
-    grouped = frame.groupby(keys, sort=True, observed=True) if keys else [((), frame)]
-    for key, part in grouped:
-        key = key if isinstance(key, tuple) else (key,)
-        sums = part.groupby("bin")[list(metrics)].sum().reindex(index, fill_value=0.0)
-        out[tuple(str(k) for k in key)] = sums / float(resolution_s)
-    return out
+    for g, code in enumerate(present):
+        key = []
+        for uniques in reversed(labels):
+            code, digit = divmod(int(code), len(uniques))
+            key.append(str(uniques[digit]))
+        out[tuple(reversed(key))] = pd.DataFrame({m: sums[m][g] for m in metrics}, index=index)
+    return dict(sorted(out.items()))
 
 
 def series_items(series: dict[tuple[str, ...], pd.DataFrame], group_by, metrics):

@@ -209,3 +209,17 @@ def test_holt_winters_daily_refits_keep_the_state_and_reestimate_weekly():
     for day in range(5, 11):
         f.update(y[day * DAY: (day + 1) * DAY])
     assert f.model.fits_since_estimation == 0  # the seventh refit re-estimated
+
+
+def test_steady_state_kalman_steps_still_match_statsmodels_after_a_day_of_updates():
+    y = syn.sinusoid(6 * DAY, period=DAY, seed=16)
+    f = IncrementalForecaster("arima_fourier", RES, refit_every_s=None).fit(y[: 4 * DAY])
+    fitted, model = f.model.results, f.model
+    new = y[4 * DAY: 5 * DAY]
+    for hour in range(24):
+        f.update(new[4 * hour: 4 * (hour + 1)])
+    assert model.state.steady  # the covariance converged, the cheap path ran
+    resid = new - model._seasonal(4 * DAY, DAY) - model.mu
+    reference = fitted.append(resid, refit=False).get_forecast(4)
+    expected = reference.predicted_mean + model.mu + model._seasonal(5 * DAY, 4)
+    np.testing.assert_allclose(f.forecast(4).mean, expected, rtol=1e-6)

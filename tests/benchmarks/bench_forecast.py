@@ -71,10 +71,60 @@ def bench_fleet(method: str, res: int, n_series: int, days_history: int, days_si
             "used": sorted({f.used_method for f in forecasters})}
 
 
+def evaluate_fixture(total_rps: float, resolution_s: int, backtest_days: int) -> dict:
+    """Backtest every method on the 36 series of fixtures/workloads/sageserve_week.json.
+
+    Not a speed figure: the accuracy of each method on the SageServe-like week (the issue's check),
+    averaged over series, with the share of series each method wins. The trace starts on a Monday,
+    so a 3-day hold-out covers Friday and the weekend dip.
+    """
+    from planner.ingest.synth import synthesize
+
+    from forecasts.core.backtest import leaderboard
+    from forecasts.core.series import build_series
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "fixtures", "workloads", "sageserve_week.json")) as fh:
+        spec = json.load(fh)
+    spec["total_rps"] = total_rps
+    t0 = time.perf_counter()
+    frame = synthesize(spec)
+    series = build_series(frame, resolution_s, metrics=("input_tps",))
+    horizon = 3600 // resolution_s
+    per_method: dict[str, list[dict]] = {}
+    wins: dict[str, int] = {}
+    by_tier: dict[str, dict[str, list[float]]] = {}
+    for key, df in series.items():
+        y = df["input_tps"].to_numpy()
+        initial = len(y) - backtest_days * 86400 // resolution_s
+        rows, _ = leaderboard(y, resolution_s, horizon=horizon, initial=initial, every=horizon)
+        ranked = [r for r in rows if "rank" in r]
+        if ranked:
+            wins[ranked[0]["method"]] = wins.get(ranked[0]["method"], 0) + 1
+        for r in ranked:
+            per_method.setdefault(r["method"], []).append(r)
+            by_tier.setdefault(key[2], {}).setdefault(r["method"], []).append(r["wmape"])
+    summary = {}
+    for method, rows in per_method.items():
+        summary[method] = {k: round(float(np.nanmean([r[k] for r in rows])), 3)
+                           for k in ("wmape", "rel_mae", "coverage", "peak_error", "peak_bias", "peak_upper_coverage")}
+        summary[method]["series"] = len(rows)
+    return {"requests": len(frame), "total_rps": total_rps, "resolution_s": resolution_s,
+            "backtest_days": backtest_days, "series": len(series), "wins": wins, "mean_by_method": summary,
+            "wmape_by_tier": {t: {m: round(float(np.mean(v)), 2) for m, v in d.items()} for t, d in by_tier.items()},
+            "seconds": round(time.perf_counter() - t0, 1)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer methods and a 1-day fleet run")
+    parser.add_argument("--evaluate", action="store_true",
+                        help="accuracy on the SageServe-like fixture week instead of speed")
+    parser.add_argument("--rps", type=float, default=4.0, help="--evaluate: total requests/s of the week")
     args = parser.parse_args()
+    if args.evaluate:
+        print(json.dumps(evaluate_fixture(args.rps, 900, 3)))
+        return
     out: dict = {"fit_s": {}, "step_ms": {}, "fit_5min_s": {}, "step_5min_ms": {}, "fleet": []}
     y1 = syn.sageserve_like(days=15, resolution_s=60, seed=1)
     y5 = syn.sageserve_like(days=15, resolution_s=300, seed=1)
