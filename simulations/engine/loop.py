@@ -153,7 +153,7 @@ class Simulator:
         self.n_arrived = 0
         self.n_done = 0
         self.next_arr = math.inf  # time of the next arrival not yet processed
-        self._batching = False  # True while several requests are handed over at one instant
+        self._in_arrival = False  # True while the loop routes a fresh arrival (nothing else is due at that instant)
         self.t_work = 0.0  # time of the last arrival / instance / life-cycle event (the run's end)
         self.events = 0
         self.scaling_events: list[dict] = []
@@ -307,10 +307,8 @@ class Simulator:
         ep.kv_sum += inst.kv
         if ep.backlog:
             backlog, ep.backlog = ep.backlog, []
-            self._batching = True
             for rid in backlog:
                 self._enqueue(self.instance_router.choose(ep), rid, now)
-            self._batching = False
         self.autoscaler.on_instance_ready(self, inst, now)
 
     # ------------------------------------------------------------------ request path
@@ -325,6 +323,14 @@ class Simulator:
             return
         ep = eps[0] if len(eps) == 1 else self.endpoint_router.choose(eps)
         if self.net_all or ep.region_idx != origin:
+            self.push(t + self.net_delay[rid], EV_DELIVER, rid, ep.eid)
+        else:
+            self._deliver(rid, ep, t)
+
+    def send(self, rid: int, ep: Endpoint, t: float) -> None:
+        """Hand a request (held by a policy, e.g. a queue manager) to endpoint ``ep`` at time ``t``, paying the
+        inter-region network delay when ``ep`` is outside the request's origin region."""
+        if self.net_all or ep.region_idx != self.req_region[rid]:
             self.push(t + self.net_delay[rid], EV_DELIVER, rid, ep.eid)
         else:
             self._deliver(rid, ep, t)
@@ -351,7 +357,7 @@ class Simulator:
         phase = inst.phase
         if phase == IDLE:
             heap = self.heap
-            if self.next_arr > t and (not heap or heap[0][0] > t) and not self._batching:
+            if self._in_arrival and self.next_arr > t and (not heap or heap[0][0] > t):
                 self._step(inst, t)  # nothing else can happen at this instant: step now
                 return
             # step at the same instant, after every other arrival at this time (they batch together)
@@ -752,6 +758,16 @@ class Simulator:
         heap = self.heap
         arr = self.req_arr
         n = self.n
+        if getattr(self.autoscaler, "wants_arrival_hook", False):
+            # a policy may hold arrivals (return True), e.g. a global queue; it later calls sim.send(...)
+            route = self._arrive
+            hook = self.autoscaler.on_arrival
+
+            def hooked(rid: int, t: float) -> None:
+                if not hook(self, rid, t):
+                    route(rid, t)
+
+            self._arrive = hooked
         max_time = self.engine.max_time_s
         horizon = arr[-1] if n else 1.0
         progress = self.progress
@@ -798,7 +814,9 @@ class Simulator:
                 self.n_arrived = i
                 next_arr = arr[i] if i < n else math.inf
                 self.next_arr = next_arr
+                self._in_arrival = True
                 arrive(i - 1, t)
+                self._in_arrival = False
             else:
                 break
         self.events = events

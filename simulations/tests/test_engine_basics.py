@@ -181,3 +181,31 @@ def test_chunked_prefill_mixes_prompt_chunks_with_the_running_decodes(mode):
     assert list(r.requests["ttft_s"]) == pytest.approx([0.228, 0.411], abs=1e-12)
     assert list(r.requests["e2e_s"]) == pytest.approx([0.4431, 0.4642], abs=1e-12)
     assert r.requests["tbt_max_s"][0] == pytest.approx(0.183, abs=1e-12)
+
+
+def test_a_policy_can_hold_arrivals_and_send_them_later_through_the_arrival_hook():
+    from simulations.engine.policies import PolicyKind, register
+    from simulations.engine.policies.autoscalers import Autoscaler
+
+    @register(PolicyKind.AUTOSCALER, "test-hold-until-10s")
+    class HoldUntil10s(Autoscaler):
+        wants_arrival_hook = True
+        tick_s = 10.0
+
+        def __init__(self, params, rng):
+            super().__init__(params, rng)
+            self.held = []
+
+        def on_arrival(self, sim, rid, now):
+            self.held.append(rid)
+            return True
+
+        def on_tick(self, sim, now):
+            for rid in self.held:
+                sim.send(rid, sim.endpoints[0], now)
+            self.held = []
+
+    sc = scenario(strategy={"autoscaler": "test-hold-until-10s"})
+    r = simulate(sc, workload([0.0, 1.0], [100, 100], [5, 5]))
+    # both released at t=10 together: one prefill over 200 tokens (0.3 s) -> TTFT = 10.3 - arrival
+    assert list(r.requests["ttft_s"]) == pytest.approx([10.3, 9.3], abs=1e-12)

@@ -9,6 +9,8 @@ Interface (subclass ``Autoscaler``, decorate with ``@register(PolicyKind.AUTOSCA
 - ``on_request(sim, endpoint, now, rid)``: every request as it reaches a regional endpoint (only if
   ``wants_request_hook``).
 - ``on_instance_ready(sim, instance, now)``: an instance finished provisioning.
+- ``on_arrival(sim, rid, now) -> bool`` (only if ``wants_arrival_hook``): before routing; True holds the
+  request (e.g. a global NIW queue), which the policy later hands over with ``sim.send(rid, endpoint, t)``.
 
 What a policy may call on ``sim`` (see ``FleetControl`` in loop.py): ``sim.endpoints``,
 ``sim.endpoints_for(region, model)``, ``sim.scale_out(ep, now, source="auto")``,
@@ -31,6 +33,7 @@ from simulations.engine.policies.registry import PolicyKind, register
 class Autoscaler:
     tick_s: float | None = None
     wants_request_hook = False
+    wants_arrival_hook = False
 
     def __init__(self, params: dict, rng: np.random.Generator) -> None:
         self.params = dict(params or {})
@@ -50,6 +53,11 @@ class Autoscaler:
 
     def on_instance_ready(self, sim, instance, now: float) -> None:
         pass
+
+    def on_arrival(self, sim, rid: int, now: float) -> bool:
+        """Before routing (only if ``wants_arrival_hook``): return True to hold the request; release it later
+        with ``sim.send(rid, endpoint, t)``."""
+        return False
 
 
 @register(PolicyKind.AUTOSCALER, "static")
