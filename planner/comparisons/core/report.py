@@ -196,7 +196,10 @@ def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict
         if isinstance(items, list) and items and isinstance(items[0], (list, tuple)):
             story.append(_table([list(map(str, r)) for r in items], font_size=7.5))
         elif isinstance(items, dict):
-            story.append(_table([["item", "value"]] + [[str(k), str(v)] for k, v in items.items()], font_size=7.5))
+            cell = ParagraphStyle("cell", parent=small, fontSize=7, leading=8.5)
+            story.append(_table([["item", "value"]] + [[Paragraph(str(k), cell), Paragraph(str(v), cell)]
+                                                       for k, v in items.items()],
+                                col_widths=[5.5 * cm, 12 * cm], font_size=7.5))
         else:
             story.append(Paragraph(str(items), small))
         story.append(Spacer(1, 0.25 * cm))
@@ -204,8 +207,8 @@ def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict
 
     # 3. savings table
     story.append(Paragraph(f"Savings against {base}", h2))
-    head = ["variant", "inst-h", "GPU-h", "cost", "saved GPU-h", "saved $", "$/month", "waste GPU-h",
-            "p95 TTFT IW-F", "p95 TTFT IW-N", "IW-F SLO", "IW-N SLO", "NIW"]
+    head = ["variant", "inst-h", "GPU-h", "cost", "saved\nGPU-h", "saved $", "$/month\nsaved", "waste\nGPU-h",
+            "p95 TTFT\nIW-F (s)", "p95 TTFT\nIW-N (s)", "IW-F\nSLO", "IW-N\nSLO", "NIW\non time"]
     data = [head]
     for k in order:
         r = rows[k]
@@ -216,7 +219,7 @@ def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict
                      _num(t.get("IW-F", {}).get("ttft_p95_s"), 2), _num(t.get("IW-N", {}).get("ttft_p95_s"), 2),
                      _att(t.get("IW-F", {}).get("attainment")), _att(t.get("IW-N", {}).get("attainment")),
                      _att(r.get("niw_deadline_met"))])
-    story.append(_table(data, font_size=6.5))
+    story.append(_table(data, font_size=6.2))
     story.append(Spacer(1, 0.3 * cm))
     story.append(Paragraph("SLO columns: share of requests meeting their tier's target (see Assumptions). "
                            "Waste: GPU-hours of instances that were paid for while acquiring a VM, loading weights or "

@@ -155,14 +155,16 @@ def describe_assumptions(scenario: dict, summaries: dict[str, dict]) -> dict:
         "simulated span (h)": round((any_s.get("duration_s") or 0) / 3600, 2),
         "seed": scenario.get("seed", 0),
     }
-    fleet = [["region", "model", "deployment", "GPUs/inst", "initial", "min", "max", "$/inst-h (on demand)"]]
+    fleet = [["region", "model", "deployment", "GPUs/inst", "initial", "min", "max", "$/inst-h", "theta TPS"]]
     for e in (scenario.get("fleet") or {}).get("endpoints", []):
         dep = e.get("deployment")
         dep_d = dep if isinstance(dep, dict) else (scenario.get("deployments") or {}).get(dep, {})
         name = dep if isinstance(dep, str) else dep_d.get("name", "")
         price = (dep_d.get("price_per_instance_hour") or {}).get("on_demand", "")
         fleet.append([e.get("region"), e.get("model"), name, dep_d.get("gpus_per_instance", ""), e.get("initial", 2),
-                      e.get("min", 1), e.get("max", ""), price])
+                      e.get("min", 1), e.get("max", ""), price, round(float(dep_d.get("theta_tps") or 0))])
+    thetas = {n: dep.get("theta_source") for n, dep in (scenario.get("deployments") or {}).items()
+              if isinstance(dep, dict) and dep.get("theta_source")}
     spot = {r["name"]: r.get("spot_pool", {}) for r in (scenario.get("fleet") or {}).get("regions", [])
             if isinstance(r, dict)}
     prices = scenario.get("price_sources") or {
@@ -175,5 +177,6 @@ def describe_assumptions(scenario: dict, summaries: dict[str, dict]) -> dict:
             "NIW completion (s)": (slo.get("e2e_s") or {}).get("NIW", 86400.0),
             "attainment": "share of requests that completed, met their tier's TTFT target and their deadline"}
     knobs = {k: json.dumps(v) for k, v in (scenario.get("strategy_params") or {}).items()}
-    return {"Trace": trace, "Fleet": fleet, "Spot pool at start (instances)": json.dumps(spot) or "none",
+    out_thetas = {"theta (input TPS per instance, used by the LT policies' ILP)": thetas} if thetas else {}
+    return {"Trace": trace, "Fleet": fleet, **out_thetas, "Spot pool at start (instances)": json.dumps(spot) or "none",
             "Prices and sources": prices, "SLOs": slos, "Strategy knobs": knobs or "engine defaults"}
