@@ -71,7 +71,7 @@ def bench_fleet(method: str, res: int, n_series: int, days_history: int, days_si
             "used": sorted({f.used_method for f in forecasters})}
 
 
-def evaluate_fixture(total_rps: float, resolution_s: int, backtest_days: int) -> dict:
+def evaluate_fixture(total_rps: float, resolution_s: int, backtest_days: int, days: int = 7) -> dict:
     """Backtest every method on the 36 series of fixtures/workloads/sageserve_week.json.
 
     Not a speed figure: the accuracy of each method on the SageServe-like week (the issue's check),
@@ -87,6 +87,7 @@ def evaluate_fixture(total_rps: float, resolution_s: int, backtest_days: int) ->
     with open(os.path.join(root, "fixtures", "workloads", "sageserve_week.json")) as fh:
         spec = json.load(fh)
     spec["total_rps"] = total_rps
+    spec["days"] = days  # 14: two weeks, so weekly seasonality can be learnt before the hold-out
     t0 = time.perf_counter()
     frame = synthesize(spec)
     series = build_series(frame, resolution_s, metrics=("input_tps",))
@@ -109,7 +110,7 @@ def evaluate_fixture(total_rps: float, resolution_s: int, backtest_days: int) ->
         summary[method] = {k: round(float(np.nanmean([r[k] for r in rows])), 3)
                            for k in ("wmape", "rel_mae", "coverage", "peak_error", "peak_bias", "peak_upper_coverage")}
         summary[method]["series"] = len(rows)
-    return {"requests": len(frame), "total_rps": total_rps, "resolution_s": resolution_s,
+    return {"days": days, "requests": len(frame), "total_rps": total_rps, "resolution_s": resolution_s,
             "backtest_days": backtest_days, "series": len(series), "wins": wins, "mean_by_method": summary,
             "wmape_by_tier": {t: {m: round(float(np.mean(v)), 2) for m, v in d.items()} for t, d in by_tier.items()},
             "seconds": round(time.perf_counter() - t0, 1)}
@@ -121,9 +122,10 @@ def main() -> None:
     parser.add_argument("--evaluate", action="store_true",
                         help="accuracy on the SageServe-like fixture week instead of speed")
     parser.add_argument("--rps", type=float, default=4.0, help="--evaluate: total requests/s of the week")
+    parser.add_argument("--days", type=int, default=7, help="--evaluate: days of the fixture (7 or 14)")
     args = parser.parse_args()
     if args.evaluate:
-        print(json.dumps(evaluate_fixture(args.rps, 900, 3)))
+        print(json.dumps(evaluate_fixture(args.rps, 900, 3, args.days)))
         return
     out: dict = {"fit_s": {}, "step_ms": {}, "fit_5min_s": {}, "step_5min_ms": {}, "fleet": []}
     y1 = syn.sageserve_like(days=15, resolution_s=60, seed=1)
