@@ -10,7 +10,8 @@
 It only ever sees what it has been given, and always forecasts the bins right after the last one
 given, so a caller that feeds it bins before the decision time cannot leak the future.
 If the chosen method cannot fit the history yet (e.g. Holt-Winters on one day), it falls back to
-``fallback`` (a moving average) until a scheduled refit succeeds; ``fallback_reason`` says why.
+``fallback`` (a moving average, or the last value when even that is too short) and retries the real
+method every hour (one peak window) until it fits; ``fallback_reason`` says why.
 """
 
 from __future__ import annotations
@@ -65,8 +66,11 @@ class IncrementalForecaster:
         self.end += len(values)
         self.n_updates += 1
         self.model.update(values)  # cheap; a warm refit below may reuse this state
-        if self.refit_every and self.end - self.fitted_end >= self.refit_every:
+        since = self.end - self.fitted_end
+        if self.refit_every and since >= self.refit_every:
             self._refit()
+        elif self.fallback_reason and since >= self.peak_window:
+            self._refit()  # on the fallback: try the real method again every hour as history grows
 
     def forecast(self, steps: int | None = None) -> Forecast:
         """The next ``steps`` bins (default: one peak window, i.e. the next hour)."""

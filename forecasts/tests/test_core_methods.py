@@ -186,7 +186,10 @@ def test_a_method_without_enough_history_falls_back_and_recovers_at_the_next_ref
     y = syn.sinusoid(4 * DAY, period=DAY, seed=13)
     f = IncrementalForecaster("holt_winters", RES).fit(y[:DAY])
     assert f.used_method == "moving_average" and "two days" in f.fallback_reason
-    f.update(y[DAY: 3 * DAY])
+    for hour in range(24, 48):  # hourly retries fail until more than two days are in
+        f.update(y[hour * 4: (hour + 1) * 4])
+        assert f.used_method == "moving_average"
+    f.update(y[48 * 4: 49 * 4])
     assert f.used_method == "holt_winters" and f.fallback_reason == ""
 
 
@@ -223,3 +226,13 @@ def test_steady_state_kalman_steps_still_match_statsmodels_after_a_day_of_update
     reference = fitted.append(resid, refit=False).get_forecast(4)
     expected = reference.predicted_mean + model.mu + model._seasonal(5 * DAY, 4)
     np.testing.assert_allclose(f.forecast(4).mean, expected, rtol=1e-6)
+
+
+def test_a_forecaster_started_without_traffic_forecasts_zero_then_switches_to_arima():
+    f = IncrementalForecaster("arima", 300).fit(np.zeros(12))  # the simulator's first hour: nothing yet
+    fc = f.forecast(12)
+    assert f.used_method == "naive" and fc.peak == 0.0 and fc.peak_upper == 0.0
+    y = syn.sinusoid(96, period=288, seed=17)
+    for hour in range(8):
+        f.update(y[12 * hour: 12 * (hour + 1)])
+    assert f.used_method == "arima" and f.forecast(12).peak > 0
