@@ -1,0 +1,60 @@
+"""A simulation run on a real Celery worker: created through the API, progress, results; and cancellation."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from simulations.models import SimulationRun
+from tests.integration.conftest import celery_worker_process, wait_for_job  # noqa: F401 (fixture)
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_run_created_through_the_api_is_simulated_by_a_worker(cast, celery_worker_process):  # noqa: F811
+    resp = cast.owner.api.post("/api/simulations/", {"fixture": "small_reactive"}, format="json")
+    assert resp.status_code == 201, resp.content
+    run = SimulationRun.objects.get(pk=resp.json()["id"])
+    wait_for_job(run.job, timeout=180)
+    assert run.job.status == "succeeded", run.job.last_error
+    assert run.job.celery_task_id, "the job did not go through Celery"
+    run.refresh_from_db()
+    assert run.requests_simulated == 20000
+    results = cast.owner.api.get(f"/api/simulations/{run.pk}/results/").json()
+    assert results["summary"]["completed"] == 20000
+
+
+def test_cancelling_a_running_simulation_stops_the_worker_at_its_next_progress_report(cast, celery_worker_process):  # noqa: F811
+    scenario = json.loads((ROOT / "fixtures/scenarios/bench_day.json").read_text())
+    scenario["workload"]["synthetic"]["total_requests"] = 1_000_000
+    resp = cast.owner.api.post("/api/simulations/", {"scenario": scenario}, format="json")
+    run = SimulationRun.objects.get(pk=resp.json()["id"])
+    wait_for_job(run.job, timeout=120, until=("running",))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        run.job.refresh_from_db()
+        if run.job.progress > 2:
+            break
+        time.sleep(0.5)
+    assert run.job.progress > 2, "no progress by simulated time was reported"
+    cancel = cast.owner.api.post(f"/api/jobs/{run.job.pk}/cancel/")
+    assert cancel.status_code == 200
+    wait_for_job(run.job, timeout=60, until=("cancelled",))
+    # the worker's task ends early with 'cancelled' (1M requests would take far longer than this wait)
+    from django.conf import settings
+
+    log = Path(settings.DATA_DIR) / "celery-worker.log"
+    deadline = time.monotonic() + 30
+    ended = False
+    while time.monotonic() < deadline and not ended:
+        ended = any(run.job.celery_task_id in line and "'cancelled'" in line
+                    for line in log.read_text(errors="replace").splitlines())
+        time.sleep(0.5)
+    assert ended, "the worker did not stop the cancelled simulation"
+    run.refresh_from_db()
+    assert run.job.status == "cancelled"
+    assert run.result is None
