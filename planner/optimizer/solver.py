@@ -41,6 +41,10 @@ class SolverOptions:
     # HiGHS 1.11's feasibility-jump heuristic costs ~20 ms per solve even on a 5-variable model, and the
     # hourly ILP solves hundreds of small blocks; it did not help on the large plans either (measured).
     feasibility_jump: bool = False
+    # Start the MIP from the LP relaxation with every integer rounded up (HiGHS only). Our models are
+    # covering problems, so rounding up is usually feasible and HiGHS's "repair LP" re-solves the
+    # continuous variables around it; the MIP then starts with an incumbent and a root bound.
+    round_up_start: bool = True
 
     def __post_init__(self) -> None:
         if self.solver not in SOLVERS:
@@ -82,6 +86,7 @@ def _solve_highs(problem: pulp.LpProblem, options: SolverOptions) -> SolveInfo:
     if not options.feasibility_jump:
         kwargs["mip_heuristic_run_feasibility_jump"] = False
     solver = _HiGHSWithOffset(**kwargs)
+    solver.round_up_start = options.round_up_start
     started = time.perf_counter()
     try:
         problem.solve(solver)
@@ -89,6 +94,10 @@ def _solve_highs(problem: pulp.LpProblem, options: SolverOptions) -> SolveInfo:
         return SolveInfo(ERROR, "highs", None, None, None, time.perf_counter() - started, str(exc))
     elapsed = time.perf_counter() - started
     h = problem.solverModel
+    if solver.shortcut_bound is not None:
+        objective = h.getObjectiveValue()
+        return SolveInfo(OPTIMAL, "highs", objective, solver.shortcut_bound, _gap(objective, solver.shortcut_bound),
+                         elapsed, "LP relaxation rounded up, within the gap of the LP bound")
     model_status = h.getModelStatus()
     detail = h.modelStatusToString(model_status)
     info = h.getInfo()
@@ -113,13 +122,67 @@ def _solve_highs(problem: pulp.LpProblem, options: SolverOptions) -> SolveInfo:
 
 
 class _HiGHSWithOffset(pulp.HiGHS):
-    """PuLP's HiGHS API drops the objective's constant; hand it to HiGHS so that its relative gap is
-    measured against the whole objective (models use the constant to make gaps meaningful)."""
+    """PuLP's HiGHS API with two additions.
+
+    - PuLP drops the objective's constant; we hand it to HiGHS so its relative gap is measured against
+      the whole objective (models use the constant to make gaps meaningful).
+    - ``round_up_start``: solve the LP relaxation, round every integer column up (our models are covering
+      problems, so that is usually feasible) and re-solve the continuous columns with the integers fixed.
+      If that solution is within ``mip_rel_gap`` of the LP bound it is returned as is (proven within the
+      gap, no branch and bound); otherwise it is handed to the MIP as its starting incumbent.
+    """
+
+    round_up_start = False
+    shortcut_bound: float | None = None
 
     def callSolver(self, lp):
+        h = lp.solverModel
         if lp.objective is not None and lp.objective.constant:
-            lp.solverModel.changeObjectiveOffset(float(lp.objective.constant))
+            h.changeObjectiveOffset(float(lp.objective.constant))
+        self.shortcut_bound = None
+        if self.round_up_start and self._round_up(h):
+            return
         super().callSolver(lp)
+
+    def _round_up(self, h) -> bool:
+        import highspy
+        import numpy as np
+
+        model = h.getLp()
+        kinds = list(model.integrality_)
+        idx = np.array([n for n, kind in enumerate(kinds) if kind == highspy.HighsVarType.kInteger], dtype=np.int32)
+        if idx.size == 0:
+            return False
+        started = time.perf_counter()
+        limit = float(self.timeLimit) if self.timeLimit else math.inf
+        gap_target = float(self.gapRel) if self.gapRel is not None else 1e-4
+        n = idx.size
+        h.changeColsIntegrality(n, idx, np.full(n, highspy.HighsVarType.kContinuous))
+        h.run()
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            h.changeColsIntegrality(n, idx, np.full(n, highspy.HighsVarType.kInteger))
+            return False
+        bound = h.getObjectiveValue()
+        values = np.array(h.getSolution().col_value, dtype=float)
+        lower, upper = np.array(model.col_lower_)[idx], np.array(model.col_upper_)[idx]
+        rounded = np.clip(np.ceil(values[idx] - 1e-6), lower, upper)
+        h.changeColsBounds(n, idx, rounded, rounded)
+        h.run()
+        fixed_ok = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+        if fixed_ok:
+            incumbent = h.getObjectiveValue()
+            if abs(incumbent - bound) <= gap_target * max(abs(incumbent), 1e-9):
+                self.shortcut_bound = bound  # keep this solution; the model stays the fixed LP
+                return True
+            values = np.array(h.getSolution().col_value, dtype=float)
+        h.changeColsBounds(n, idx, lower, upper)
+        h.changeColsIntegrality(n, idx, np.full(n, highspy.HighsVarType.kInteger))
+        h.setOptionValue("time_limit", max(0.01, limit - (time.perf_counter() - started)))
+        if fixed_ok:
+            start = highspy.HighsSolution()
+            start.col_value = list(values)
+            h.setSolution(start)
+        return False
 
 
 def _solve_cbc(problem: pulp.LpProblem, options: SolverOptions) -> SolveInfo:
