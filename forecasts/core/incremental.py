@@ -100,7 +100,9 @@ class IncrementalForecaster:
             warm = previous if previous is not None and self.used_method == self.method_name else None
             model.fit(self.history, start, warm=warm)
             self.used_method, self.fallback_reason = self.method_name, ""
-        except (InsufficientHistory, np.linalg.LinAlgError, ValueError) as exc:
+        except Exception as exc:  # noqa: BLE001 - a simulation must not die on one series' fit
+            if not isinstance(exc, (InsufficientHistory, np.linalg.LinAlgError, ValueError)):
+                exc = RuntimeError(f"{type(exc).__name__}: {exc}")
             model = make_method(self.fallback, self.resolution_s)
             try:
                 model.fit(self.history, start)

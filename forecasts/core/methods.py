@@ -487,7 +487,7 @@ class MstlArima(Arima):
         blocks = y[offset: offset + n_blocks * f].reshape(n_blocks, f).mean(axis=1)
         first_block = (start + offset) // f
         week_c = 7 * day_c
-        use_weekly = (self.weekly == "auto" and n_blocks >= 2 * week_c) or self.weekly is True
+        use_weekly = (self.weekly == "auto" and n_blocks > 2 * week_c) or self.weekly is True
         periods = (day_c, week_c) if use_weekly else (day_c,)
         ctx = _quiet()
         try:
@@ -495,6 +495,7 @@ class MstlArima(Arima):
         finally:
             ctx.__exit__(None, None, None)
         seasonal = np.asarray(res.seasonal).reshape(n_blocks, -1)
+        periods = periods[: seasonal.shape[1]]  # MSTL drops a period longer than half the series
         self.profiles = []
         for col, period in enumerate(periods):
             # average the component's last cycles (up to 7): the last cycle alone still carries the
@@ -504,7 +505,7 @@ class MstlArima(Arima):
             values = seasonal[n_blocks - cycles * period:, col]
             profile = np.bincount(phase, weights=values, minlength=period) / cycles
             self.profiles.append((period * f, profile))
-        self.use_weekly = use_weekly
+        self.use_weekly = len(periods) > 1
 
     def _seasonal(self, start, n):
         a = np.arange(start, start + n, dtype=float)
@@ -664,6 +665,32 @@ class Ensemble(Method):
         return {"method": self.name, "members": [m.describe() for m in self.members], "skipped": self.skipped}
 
 
+class LogTransformed(Method):
+    """Any method on log(1 + y): multiplicative seasonality (a weekend that scales the whole daily
+    curve) becomes additive. Bounds map back exactly (quantiles survive a monotone transform); the
+    point forecast maps back to the median, not the mean (slightly low for skewed errors)."""
+
+    def __init__(self, resolution_s: int, base: str = "arima_fourier", **params):
+        super().__init__(resolution_s)
+        self.base = make_method(base, resolution_s, **params)
+        self.name = f"{self.base.name}_log"
+
+    def fit(self, y, start, warm=None):
+        self.base.fit(np.log1p(np.maximum(np.asarray(y, dtype=float), 0.0)), start,
+                      warm=getattr(warm, "base", None))
+        self.end = self.base.end
+
+    def update(self, y_new):
+        self.base.update(np.log1p(np.maximum(np.asarray(y_new, dtype=float), 0.0)))
+        self.end = self.base.end
+
+    def predict(self, h, level):
+        return tuple(np.expm1(np.clip(part, -50.0, 50.0)) for part in self.base.predict(h, level))
+
+    def describe(self):
+        return {**self.base.describe(), "method": self.name, "transform": "log1p"}
+
+
 METHODS: dict[str, tuple[type, dict]] = {
     "naive": (Naive, {}),
     "seasonal_naive_daily": (SeasonalNaive, {"season": "daily"}),
@@ -673,6 +700,8 @@ METHODS: dict[str, tuple[type, dict]] = {
     "arima_fourier": (ArimaFourier, {}),
     "mstl_arima": (MstlArima, {}),
     "holt_winters": (HoltWinters, {}),
+    "arima_fourier_log": (LogTransformed, {"base": "arima_fourier"}),
+    "mstl_arima_log": (LogTransformed, {"base": "mstl_arima"}),
     "ensemble": (Ensemble, {}),
 }
 

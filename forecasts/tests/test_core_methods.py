@@ -236,3 +236,22 @@ def test_a_forecaster_started_without_traffic_forecasts_zero_then_switches_to_ar
     for hour in range(8):
         f.update(y[12 * hour: 12 * (hour + 1)])
     assert f.used_method == "arima" and f.forecast(12).peak > 0
+
+
+def test_the_log_variant_forecasts_a_multiplicative_weekend_from_three_weeks():
+    # weekends scale the whole daily curve by 0.45: additive in logs once weekly terms are learnt
+    y = syn.sageserve_like(days=21, resolution_s=RES, noise=0.05, seed=1)
+    res = backtest(y, "mstl_arima_log", RES, horizon=4, initial=18 * DAY, every=4)
+    naive = backtest(y, "naive", RES, horizon=4, initial=18 * DAY, every=4)
+    assert res.metrics["wmape"] < 7.0 and res.metrics["wmape"] < 0.7 * naive.metrics["wmape"]
+
+
+def test_a_method_that_crashes_falls_back_instead_of_stopping_the_simulation(monkeypatch):
+    from forecasts.core import methods
+
+    def broken(self, y, start, warm=None):
+        raise IndexError("boom")
+
+    monkeypatch.setattr(methods.ArimaFourier, "fit", broken)
+    f = IncrementalForecaster("arima_fourier", RES).fit(syn.sinusoid(3 * DAY, period=DAY))
+    assert f.used_method == "moving_average" and "IndexError: boom" in f.fallback_reason
