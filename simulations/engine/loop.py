@@ -14,7 +14,6 @@ its own event; both modes share all other code.
 from __future__ import annotations
 
 import math
-from array import array
 from bisect import bisect_left
 from heapq import heappop, heappush
 
@@ -94,27 +93,31 @@ class Simulator:
         n = len(w)
         self.n = n
         # request state: flat Python lists (fast scalar access in the hot loop), numpy at the boundary
-        # Per-request state lives in flat typed arrays (array.array: 8 bytes a value, no boxed objects), read
-        # and written by index in the hot loop; the arrival times stay a list (read most often).
-        self.req_arr = w.arrival_s.tolist()
-        self.req_inp = array("q", w.input_tokens.astype(np.int64).tobytes())
-        self.req_out = array("q", w.output_tokens.astype(np.int64).tobytes())
-        self.req_tier = array("b", w.tier.astype(np.int8).tobytes())
-        self.req_model = array("i", w.model.astype(np.int32).tobytes())
-        self.req_region = array("i", w.region.astype(np.int32).tobytes())
-        self.req_prio = array("b", (w.tier == NIW).astype(np.int8).tobytes())
-        self.gen = array("q", bytes(8 * n))  # tokens generated before the current admission
-        self.join = array("q", bytes(8 * n))  # instance decode clock at admission
-        self.fin = array("q", bytes(8 * n))  # decode clock of the last token
-        nan = np.full(n, np.nan).tobytes()
-        self.t_first = array("d", nan)
-        self.t_done = array("d", nan)
-        self.t_admit = array("d", nan)
-        self.served_ep = array("i", np.full(n, -1, dtype=np.int32).tobytes())
-        self.served_inst = array("i", np.full(n, -1, dtype=np.int32).tobytes())
-        self.preempted = array("i", bytes(4 * n))
-        self.tok_t = array("d", nan)  # time of the request's latest token when it (re)joined a batch
-        self.tbt_max = array("d", bytes(8 * n))  # longest gap between two of its tokens so far (closed stints)
+        # Per-request state lives in flat numpy arrays (8 bytes a value, no boxed objects), read and written by
+        # index in the hot loop through memoryviews (fast scalar access, zero copies); the workload's own
+        # arrays are viewed, not copied.
+        def view(a, dtype):
+            a = np.ascontiguousarray(a, dtype=dtype)
+            return memoryview(a)
+
+        self.req_arr = view(w.arrival_s, np.float64)
+        self.req_inp = view(w.input_tokens, np.int64)
+        self.req_out = view(w.output_tokens, np.int64)
+        self.req_tier = view(w.tier, np.int8)
+        self.req_model = view(w.model, np.int32)
+        self.req_region = view(w.region, np.int32)
+        self.req_prio = memoryview((w.tier == NIW).astype(np.int8))  # writable: a queue manager may escalate
+        self.gen = memoryview(np.zeros(n, dtype=np.int64))  # tokens generated before the current admission
+        self.join = memoryview(np.zeros(n, dtype=np.int64))  # instance decode clock at admission
+        self.fin = memoryview(np.zeros(n, dtype=np.int64))  # decode clock of the last token
+        self.t_first = memoryview(np.full(n, np.nan))
+        self.t_done = memoryview(np.full(n, np.nan))
+        self.t_admit = memoryview(np.full(n, np.nan))
+        self.served_ep = memoryview(np.full(n, -1, dtype=np.int32))
+        self.served_inst = memoryview(np.full(n, -1, dtype=np.int32))
+        self.preempted = memoryview(np.zeros(n, dtype=np.int32))
+        self.tok_t = memoryview(np.full(n, np.nan))  # time of the request's latest token when it (re)joined
+        self.tbt_max = memoryview(np.zeros(n))  # longest gap between two of its tokens so far (closed stints)
         self.dropped: dict[int, str] = {}
         # network delay per request, pre-sampled (used only when the request crosses regions)
         self.net_delay = self._sample_network(np.random.default_rng(net_ss), n)
@@ -167,7 +170,7 @@ class Simulator:
         which = rng.choice(len(bins), size=n, p=probs)
         lo = np.array([b[1] for b in bins])[which]
         hi = np.array([b[2] for b in bins])[which]
-        return array("d", (lo + (hi - lo) * rng.random(n)).tobytes())
+        return memoryview(lo + (hi - lo) * rng.random(n))
 
     def _build_candidates(self):
         """(region, model, tier) -> endpoints eligible for that tier (siloed pools split IW / NIW)."""
@@ -769,7 +772,7 @@ class Simulator:
 
             self._arrive = hooked
         max_time = self.engine.max_time_s
-        horizon = arr[-1] if n else 1.0
+        horizon = arr[n - 1] if n else 1.0
         progress = self.progress
         i = 0
         next_arr = arr[0] if n else math.inf

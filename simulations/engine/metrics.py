@@ -49,7 +49,16 @@ class SimulationResult:
         return (self.tiers[tier] if tier else self.summary)[metric]
 
 
+def _free_run_state(sim) -> None:
+    """Drop the per-request state only the loop needed (keeps peak memory at the loop's, not above it)."""
+    for name in ("gen", "join", "fin", "tok_t", "req_inp", "req_out", "req_arr", "net_delay", "req_model",
+                 "req_region"):
+        if hasattr(sim, name):
+            setattr(sim, name, None)
+
+
 def build_result(sim, wall_s: float) -> SimulationResult:
+    _free_run_state(sim)
     w = sim.workload
     arr = w.arrival_s
     t_first = np.asarray(sim.t_first, dtype=np.float64)

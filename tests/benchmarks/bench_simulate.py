@@ -44,6 +44,11 @@ def run_case(case: str, mode: str, requests: int | None) -> dict:
         d = _load("code_x20.json")
     elif case == "anchor":
         d = _load("code_anchor.json")
+    elif case == "anchor_reactive":
+        d = _load("code_anchor.json")
+        d["fleet"]["regions"][0]["spot_pool"] = {"llama2-70b": 8}
+        d["fleet"]["endpoints"][0].update(initial=8, min=2, max=16)
+        d["strategy"]["autoscaler"] = "reactive-unified"
     elif case == "anchor_2048":
         d = _load("code_anchor.json")
         d["deployments"]["llama2-70b/a100-80gb/tp8"]["max_batch_tokens"] = 2048
@@ -109,6 +114,8 @@ def main(argv: list[str]) -> None:
                              "note": "one core per case; the machine is shared, so cpu-s rates are the fairer figure"}}
     res["anchor"] = sub("anchor", "fast")
     res["anchor_2048_batch_tokens"] = sub("anchor_2048", "fast")
+    res["anchor_reactive"] = sub("anchor_reactive", "fast")
+    res["anchor_reference"] = sub("anchor", "reference")
     res["code_x20_fast"] = sub("code_x20", "fast")
     res["code_x20_reference"] = sub("code_x20", "reference")
     res["day_fast"] = sub("day", "fast", day_n)
