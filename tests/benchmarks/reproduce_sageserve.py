@@ -43,7 +43,7 @@ def tier_shares(iw_to_niw: float) -> dict:
             "NIW": {"share": round(1 - iw, 6)}}
 
 
-def build(name: str, *, hw: str = "h100", overrides: dict | None = None, note: str = "") -> dict:
+def build(name: str, *, hw: str = "h100", overrides: dict | None = None, note: str = "", iwn_ttft_s: float = 60.0) -> dict:
     from planner.catalogue.builtin import engine_spec
 
     deployments = {HW[hw][m]: engine_spec(HW[hw][m]) for m in RENAME.values()}
@@ -73,7 +73,7 @@ def build(name: str, *, hw: str = "h100", overrides: dict | None = None, note: s
             "regions": [{"name": r, "spot_pool": {m: 4 for m in RENAME.values()}, "vm_capacity": 8} for r in REGIONS],
             "endpoints": endpoints,
         },
-        "slo": {"ttft_s": {"IW-F": 1.0, "IW-N": 60.0, "NIW": 86400.0}, "e2e_s": {"NIW": 86400.0}},
+        "slo": {"ttft_s": {"IW-F": 1.0, "IW-N": iwn_ttft_s, "NIW": 86400.0}, "e2e_s": {"NIW": 86400.0}},
         "strategy": {"scheduler": "fcfs"},
         "strategy_params": {s: {"forecast_method": "arima"} for s in ("lt-i", "lt-u", "lt-ua")},
         "engine": {"mode": "fast", "timeline_step_s": 300.0, "max_time_s": 86400.0},
@@ -96,6 +96,10 @@ VARIANTS = {
     "sageserve_day_burst8x": dict(overrides={"tiers": {"IW-F": {"bursts": {"per_day": 3.0, "multiplier": 8.0,
                                                                            "duration_s": 600}}}},
                                   note="Burst test: three 10-minute 8x IW-F bursts at random times (paper Fig. 16a)."),
+    "sageserve_day_schedulers": dict(iwn_ttft_s=6.0,
+                                     note="Scheduler study (paper Fig. 15): IW-N TTFT target 6 s instead of 60 s, "
+                                          "the deadline the paper's Fig. 15 violation rates imply (spec sec. 8 "
+                                          "row 9); run it with --schedulers fcfs,edf,pf,dpa."),
 }
 
 
@@ -121,10 +125,12 @@ def calibrate(d: dict) -> None:
               file=sys.stderr)
 
 
-def write_fixtures() -> list[str]:
+def write_fixtures(only: list[str] | None = None) -> list[str]:
     SCEN_DIR.mkdir(parents=True, exist_ok=True)
     out = []
     for name, kw in VARIANTS.items():
+        if only and name not in only:
+            continue
         d = build(name.replace("_", "-"), **kw)
         calibrate(d)
         (SCEN_DIR / f"{name}.json").write_text(json.dumps(d, indent=1) + "\n")
@@ -133,12 +139,13 @@ def write_fixtures() -> list[str]:
 
 
 def _run_one(args):
-    scen_name, strategy, knobs = args
+    scen_name, key, knobs = args
     from planner.comparisons.core.runner import run_variant
 
+    strategy, _, sched = key.partition("@")
     scenario = json.loads((SCEN_DIR / f"{scen_name}.json").read_text())
     t0 = time.perf_counter()
-    summary = run_variant(scenario, {"key": strategy, "strategy": strategy, "scheduler": "", "knobs": knobs or {}},
+    summary = run_variant(scenario, {"key": key, "strategy": strategy, "scheduler": sched, "knobs": knobs or {}},
                           base_dir=str(ROOT))
     summary["wall_total_s"] = time.perf_counter() - t0
     return scen_name, strategy, summary
@@ -147,20 +154,23 @@ def _run_one(args):
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--write-fixtures", action="store_true")
+    ap.add_argument("--only", default="", help="with --write-fixtures: only these fixtures")
+    ap.add_argument("--schedulers", default="", help="run every strategy once per scheduler (keys strategy@sched)")
     ap.add_argument("--scenarios", default="sageserve_day,sageserve_day_a100")
     ap.add_argument("--strategies", default=",".join(["reactive-siloed"] + STRATEGIES))
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", default=str(ROOT / "docs" / "reproduction_results.json"))
     args = ap.parse_args()
     if args.write_fixtures:
-        print(json.dumps({"fixtures": write_fixtures()}))
+        print(json.dumps({"fixtures": write_fixtures([x for x in args.only.split(",") if x])}))
         return
     import warnings
 
     warnings.filterwarnings("ignore")
     from planner.comparisons.core.aggregate import aggregate
 
-    jobs = [(s, st, None) for s in args.scenarios.split(",") for st in args.strategies.split(",")]
+    keys = [st + (f"@{sc}" if sc else "") for st in args.strategies.split(",") for sc in (args.schedulers.split(",") or [""])]
+    jobs = [(s, k, None) for s in args.scenarios.split(",") for k in keys]
     results: dict = {}
     t0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
@@ -171,7 +181,7 @@ def main() -> None:
                   file=sys.stderr, flush=True)
     out = {"wall_s": time.perf_counter() - t0, "scenarios": {}}
     for scen, sums in results.items():
-        order = [s for s in args.strategies.split(",") if s in sums]
+        order = [k for k in keys if k in sums]
         base = "reactive-unified" if "reactive-unified" in sums else order[0]
         agg = aggregate(sums, base, order=order, projection={"models": 3, "regions": 4})
         llama = {}
@@ -180,7 +190,13 @@ def main() -> None:
         out["scenarios"][scen] = {"aggregate": agg, "llama2_instance_hours": llama,
                                   "summaries": {k: {kk: vv for kk, vv in v.items() if kk != "timeline"}
                                                 for k, v in sums.items()}}
-    Path(args.out).write_text(json.dumps(out, indent=1, default=str))
+    out_path = Path(args.out)
+    if out_path.exists():  # keep the scenarios of earlier runs; replace the ones just run
+        old = json.loads(out_path.read_text())
+        old.setdefault("scenarios", {}).update(out["scenarios"])
+        old["wall_s"] = out["wall_s"]
+        out = old
+    out_path.write_text(json.dumps(out, indent=1, default=str))
     short = {scen: {r["key"]: {"inst_h": round(r["instance_hours"], 2), "gpu_h": round(r["gpu_hours"], 1),
                                "saved_pct": None if r["saved_gpu_hours_pct"] is None else round(r["saved_gpu_hours_pct"], 1),
                                "iwf": r["tiers"].get("IW-F", {}).get("attainment"),
