@@ -151,6 +151,41 @@ def _run_one(args):
     return scen_name, strategy, summary
 
 
+def markdown(path: Path) -> str:
+    """Markdown tables of a results file (what docs/reproduction.md quotes)."""
+    data = json.loads(path.read_text())
+    lines = []
+    for scen, v in data["scenarios"].items():
+        rows = v["aggregate"]["rows"]
+        llama = v["llama2_instance_hours"]
+        base_llama = llama.get(v["aggregate"]["baseline"])
+        lines.append(f"\n#### {scen} (baseline {v['aggregate']['baseline']})\n")
+        lines.append("| strategy | inst-h (all) | inst-h Llama-2 | Llama-2 vs base | GPU-h | cost $ | saved GPU-h | "
+                     "waste GPU-h | scale-outs | p95 TTFT IW-F / IW-N / NIW (s) | SLO IW-F / IW-N / NIW |")
+        lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        for r in rows:
+            t = r["tiers"]
+
+            def f(x, d=2):
+                return "-" if x is None else f"{x:.{d}f}"
+
+            def pc(x):
+                return "-" if x is None else f"{100 * x:.1f}%"
+
+            ll = llama.get(r["key"])
+            rel = None if not base_llama or ll is None else 100.0 * (ll - base_llama) / base_llama
+            lines.append(
+                f"| {r['key']} | {r['instance_hours']:.1f} | {f(ll, 1)} | {'-' if rel is None else f'{rel:+.1f}%'} | "
+                f"{r['gpu_hours']:.0f} | {r['cost_usd']:,.0f} | "
+                f"{'-' if r['saved_gpu_hours_pct'] is None else format(r['saved_gpu_hours_pct'], '+.1f') + '%'} | "
+                f"{r['waste_gpu_hours']:.1f} | {r['scale_out_events']} | "
+                f"{f(t.get('IW-F', {}).get('ttft_p95_s'))} / {f(t.get('IW-N', {}).get('ttft_p95_s'))} / "
+                f"{f(t.get('NIW', {}).get('ttft_p95_s'), 0)} | "
+                f"{pc(t.get('IW-F', {}).get('attainment'))} / {pc(t.get('IW-N', {}).get('attainment'))} / "
+                f"{pc(t.get('NIW', {}).get('attainment'))} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--write-fixtures", action="store_true")
@@ -160,7 +195,11 @@ def main() -> None:
     ap.add_argument("--strategies", default=",".join(["reactive-siloed"] + STRATEGIES))
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", default=str(ROOT / "docs" / "reproduction_results.json"))
+    ap.add_argument("--markdown", action="store_true", help="print the results file as markdown tables")
     args = ap.parse_args()
+    if args.markdown:
+        print(markdown(Path(args.out)))
+        return
     if args.write_fixtures:
         print(json.dumps({"fixtures": write_fixtures([x for x in args.only.split(",") if x])}))
         return
