@@ -41,6 +41,41 @@ NIW = TIER_INDEX["NIW"]
 NAN = float("nan")
 
 
+_MASK64 = (1 << 64) - 1
+
+
+def _splitmix64(x: int) -> int:
+    x = (x + 0x9E3779B97F4A7C15) & _MASK64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return x ^ (x >> 31)
+
+
+class NetworkDelays:
+    """Inter-region delay of request ``rid``: ``delays[rid]``, a counter-based draw (splitmix64 of the run's
+    key and rid) from the mixture ``[(prob, low_s, high_s), ...]``. Deterministic per request whatever the
+    order of use, and no per-request storage."""
+
+    def __init__(self, bins, key: int) -> None:
+        total = sum(b[0] for b in bins)
+        self.cum = []
+        acc = 0.0
+        for p, lo, hi in bins:
+            acc += p / total
+            self.cum.append((acc, lo, hi))
+        self.key = key
+
+    def __getitem__(self, rid: int) -> float:
+        h = _splitmix64(self.key ^ (rid * 0x9E3779B97F4A7C15 & _MASK64))
+        u_bin = (h >> 32) / 4294967296.0
+        u = (h & 0xFFFFFFFF) / 4294967296.0
+        for acc, lo, hi in self.cum:
+            if u_bin < acc:
+                return lo + (hi - lo) * u
+        acc, lo, hi = self.cum[-1]
+        return lo + (hi - lo) * u
+
+
 def iters_done(inst: Instance, t: float) -> int:
     """Decode iterations of the current run completed by time t (exact, from the run's quadratic)."""
     d0 = inst.seg_d0
@@ -107,9 +142,9 @@ class Simulator:
         self.req_model = view(w.model, np.int32)
         self.req_region = view(w.region, np.int32)
         self.req_prio = memoryview((w.tier == NIW).astype(np.int8))  # writable: a queue manager may escalate
-        self.gen = memoryview(np.zeros(n, dtype=np.int64))  # tokens generated before the current admission
-        self.join = memoryview(np.zeros(n, dtype=np.int64))  # instance decode clock at admission
-        self.fin = memoryview(np.zeros(n, dtype=np.int64))  # decode clock of the last token
+        self.gen = memoryview(np.zeros(n, dtype=np.int32))  # tokens generated before the current admission
+        self.join = memoryview(np.zeros(n, dtype=np.int32))  # instance decode clock at admission
+        self.fin = memoryview(np.zeros(n, dtype=np.int32))  # decode clock of the last token (< 2^31 iterations)
         self.t_first = memoryview(np.full(n, np.nan))
         self.t_done = memoryview(np.full(n, np.nan))
         self.t_admit = memoryview(np.full(n, np.nan))
@@ -120,7 +155,7 @@ class Simulator:
         self.tbt_max = memoryview(np.zeros(n))  # longest gap between two of its tokens so far (closed stints)
         self.dropped: dict[int, str] = {}
         # network delay per request, pre-sampled (used only when the request crosses regions)
-        self.net_delay = self._sample_network(np.random.default_rng(net_ss), n)
+        self.net_delay = NetworkDelays(self.scenario.fleet.network.bins, int(net_ss.generate_state(1)[0]))
         self.net_all = fleet.network.apply_to == "all"
 
         slo = scenario.slo
@@ -163,15 +198,6 @@ class Simulator:
         self.timeline: list[tuple] = []
 
     # ------------------------------------------------------------------ setup helpers
-    def _sample_network(self, rng, n):
-        bins = self.scenario.fleet.network.bins
-        probs = np.array([b[0] for b in bins], dtype=float)
-        probs = probs / probs.sum()
-        which = rng.choice(len(bins), size=n, p=probs)
-        lo = np.array([b[1] for b in bins])[which]
-        hi = np.array([b[2] for b in bins])[which]
-        return memoryview(lo + (hi - lo) * rng.random(n))
-
     def _build_candidates(self):
         """(region, model, tier) -> endpoints eligible for that tier (siloed pools split IW / NIW)."""
         self._cands = {}

@@ -209,3 +209,22 @@ def test_a_policy_can_hold_arrivals_and_send_them_later_through_the_arrival_hook
     r = simulate(sc, workload([0.0, 1.0], [100, 100], [5, 5]))
     # both released at t=10 together: one prefill over 200 tokens (0.3 s) -> TTFT = 10.3 - arrival
     assert list(r.requests["ttft_s"]) == pytest.approx([10.3, 9.3], abs=1e-12)
+
+
+def test_a_request_served_outside_its_origin_region_pays_the_network_delay():
+    from simulations.engine import parse_scenario
+    from simulations.engine.loop import NetworkDelays
+    from simulations.tests.engine_helpers import SPEC
+
+    d = {"seed": 4, "workload": {"synthetic": {"total_requests": 1}},
+         "fleet": {"regions": ["r1", "r2"],
+                   "endpoints": [{"region": "r1", "model": "toy", "deployment": SPEC, "initial": 1}],
+                   "network": {"bins": [[1.0, 0.2, 0.4]]}}}
+    sc = parse_scenario(d)
+    r = simulate(sc, workload([0.0, 0.0], [100, 100], [2, 2], regions=[0, 1], region_names=("r1", "r2")))
+    local, remote = r.requests["ttft_s"]
+    assert local == pytest.approx(0.2, abs=1e-12)  # alone: its prefill started at once
+    delays = NetworkDelays(((1.0, 0.2, 0.4),), 0)
+    assert all(0.2 <= delays[i] <= 0.4 for i in range(1000))
+    # the remote one arrives 0.2-0.4 s later, after the local prefill ended or during it
+    assert 0.2 + 0.2 <= remote <= 0.4 + 0.4 + 0.2
