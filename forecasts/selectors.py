@@ -79,6 +79,21 @@ def _paths(result: dict, method: str, steps: int):
     return x, mean, lower, upper
 
 
+def _bands(x, lower, upper):
+    """One closed polygon per forecast path (None-separated), so bands never bridge the gaps."""
+    bx, by = [], []
+    seg_x, seg_lo, seg_hi = [], [], []
+    for xi, lo, hi in list(zip(x, lower, upper)) + [(None, None, None)]:
+        if xi is None:
+            if seg_x:
+                bx += seg_x + seg_x[::-1] + [None]
+                by += seg_hi + seg_lo[::-1] + [None]
+            seg_x, seg_lo, seg_hi = [], [], []
+            continue
+        seg_x.append(xi), seg_lo.append(lo), seg_hi.append(hi)
+    return bx, by
+
+
 def forecast_figure(series: ForecastSeries, method: str, steps: int) -> str:
     result = series.result
     res = result["resolution_s"]
@@ -89,9 +104,9 @@ def forecast_figure(series: ForecastSeries, method: str, steps: int) -> str:
     level = int(round(result["level"] * 100))
     if method in result["methods"]:
         x, mean, lower, upper = _paths(result, method, steps)
-        fig.add_trace(go.Scatter(x=x, y=upper, mode="lines", line={"width": 0}, showlegend=False, hoverinfo="skip"))
-        fig.add_trace(go.Scatter(x=x, y=lower, mode="lines", line={"width": 0}, fill="tonexty",
-                                 fillcolor="rgba(255,127,14,0.25)", name=f"{level}% interval"))
+        bx, by = _bands(x, lower, upper)
+        fig.add_trace(go.Scatter(x=bx, y=by, mode="lines", line={"width": 0}, fill="toself",
+                                 fillcolor="rgba(255,127,14,0.25)", name=f"{level}% interval", hoverinfo="skip"))
         fig.add_trace(go.Scatter(x=x, y=mean, mode="lines", line={"color": "#ff7f0e", "width": 1.5},
                                  name=f"{method} (backtest, hourly origins)"))
         bad = failures(result, method)
@@ -104,10 +119,9 @@ def forecast_figure(series: ForecastSeries, method: str, steps: int) -> str:
                              name="actual"))
     fc = result["forecast"]
     fx = (fc["start"] + np.arange(len(fc["mean"]))) * res / 3600
-    fig.add_trace(go.Scatter(x=fx, y=fc["upper"], mode="lines", line={"width": 0}, showlegend=False,
-                             hoverinfo="skip"))
-    fig.add_trace(go.Scatter(x=fx, y=fc["lower"], mode="lines", line={"width": 0}, fill="tonexty",
-                             fillcolor="rgba(44,160,44,0.25)", showlegend=False))
+    bx, by = _bands(list(fx), fc["lower"], fc["upper"])
+    fig.add_trace(go.Scatter(x=bx, y=by, mode="lines", line={"width": 0}, fill="toself",
+                             fillcolor="rgba(44,160,44,0.25)", showlegend=False, hoverinfo="skip"))
     fig.add_trace(go.Scatter(x=fx, y=fc["mean"], mode="lines", line={"color": "#2ca02c", "dash": "dash"},
                              name=f"forecast past the end ({fc['method']}), peak {fc['peak']:.4g}"))
     fig.update_layout(title=f"{series.label}: actual vs forecast", height=440, margin={"l": 60, "r": 20, "t": 50,

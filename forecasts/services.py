@@ -47,7 +47,7 @@ def create_run(*, trace, team, user=None, params: dict | None = None, inline: bo
         from planner.jobs.tasks import execute
 
         execute(run.job.pk)
-        run.refresh_from_db()
+    run.refresh_from_db()  # with the inline/thread runners the job may already have run at commit
     return run
 
 

@@ -59,7 +59,10 @@ def run_detail(request, pk: int):
         except ValueError:
             steps = result["horizon_steps"]
         steps = min(max(1, steps), result["horizon_steps"])
-        context.update(series=selected, result=result, methods=methods, method=method, horizons=horizons,
+        model_text = ", ".join(
+            f"{k} {v if not isinstance(v, float) else round(v, 4)}" for k, v in result["model"].items()
+            if k not in ("requested", "fits", "updates", "members"))
+        context.update(series=selected, result=result, model_text=model_text, methods=methods, method=method, horizons=horizons,
                        steps=steps, backtest_bins=result["n_bins"] - result["initial"], leaderboard=selectors.leaderboard_at(result, steps) if methods else [],
                        failures=selectors.failures(result, method) if method else [],
                        figures={
