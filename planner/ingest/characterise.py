@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from planner.ingest.normalised import iter_trace, trace_rows
+from planner.ingest.normalised import iter_trace, trace_rows, use_returning_memory_pool
 
 INTERVALS_S = (60, 900)
 PERCENTILES = (50, 90, 95, 99)
@@ -154,6 +154,7 @@ def _group_codes(frame: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
 def characterise(path: str | Path, *, progress: Callable[[float, str], None] | None = None,
                  batch_rows: int = 1_000_000) -> dict:
     """Return {"summary": {...}, "series": {...}, "cdf": {...}} for a normalised trace."""
+    use_returning_memory_pool()
     total = trace_rows(path)
     accs: dict[str, _Acc] = {ALL: _Acc()}
     span = 0.0

@@ -177,3 +177,19 @@ def write_frame(frame: pd.DataFrame, path: str | Path) -> Totals:
     except BaseException:
         writer.abort()
         raise
+
+
+def use_returning_memory_pool() -> None:
+    """Switch Arrow's default pool from mimalloc (which keeps freed pages, so RSS grew with the file:
+    ~60 MB per million rows read) to jemalloc, or the system allocator, unless the user chose one
+    with ARROW_DEFAULT_MEMORY_POOL. Measured with tests/benchmarks/bench_ingest.py; see docs/traces.md."""
+    import os
+
+    if os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
+        return
+    if pa.default_memory_pool().backend_name != "mimalloc":
+        return
+    try:
+        pa.set_memory_pool(pa.jemalloc_memory_pool())
+    except (NotImplementedError, pa.ArrowNotImplementedError):
+        pa.set_memory_pool(pa.system_memory_pool())

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 from planner.ingest import formats
 from planner.ingest.errors import TraceFormatError
-from planner.ingest.normalised import NormalisedWriter
+from planner.ingest.normalised import NormalisedWriter, use_returning_memory_pool
 from planner.ingest.reader import DEFAULT_MAX_LINE_BYTES
 from planner.ingest.transforms import Transformer, TransformOptions
 
@@ -69,6 +69,24 @@ def _noop(fraction: float, message: str = "") -> None:
     return None
 
 
+def _load_trim():
+    try:
+        import ctypes
+
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc: nothing to trim
+        return None
+
+
+_MALLOC_TRIM = _load_trim()
+
+
+def _trim() -> None:
+    """Hand freed heap pages back to the OS between chunks (parsing churns many small strings)."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
+
+
 def _stage_schema(frame: pd.DataFrame) -> pa.Schema:
     fields = []
     for name in frame.columns:
@@ -92,10 +110,11 @@ def _to_stage_table(frame: pd.DataFrame, schema: pa.Schema) -> pa.Table:
 
 
 def ingest(src: str | Path, dst: str | Path, *, fmt: str = "auto", options: TransformOptions | dict | None = None,
-           chunk_rows: int = 1_000_000, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+           chunk_rows: int = 500_000, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
            progress: Progress | None = None, work_dir: str | Path | None = None,
            sort_in_memory_rows: int = SORT_IN_MEMORY_ROWS, bucket_rows: int = BUCKET_ROWS) -> IngestResult:
     """Parse ``src`` (any supported format, plain or gzip) and write the normalised trace to ``dst``."""
+    use_returning_memory_pool()
     src, dst = Path(src), Path(dst)
     opts = options if isinstance(options, TransformOptions) else TransformOptions.from_dict(options)
     report = progress or _noop
@@ -172,7 +191,10 @@ def _pass_one(src: Path, det: formats.Detected, stage: Path, opts: TransformOpti
                 writer = pq.ParquetWriter(stage, schema, compression="lz4")
             writer.write_table(_to_stage_table(frame, schema))
             rows += len(frame)
-            report(0.7 * chunk.progress, f"read {rows:,} requests")
+            fraction = chunk.progress
+            del frame, chunk
+            _trim()
+            report(0.7 * fraction, f"read {rows:,} requests")
     finally:
         if writer is not None:
             writer.close()
