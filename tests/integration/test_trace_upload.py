@@ -1,0 +1,75 @@
+"""A trace uploaded over HTTP is characterised by a real worker through Redis; a browser sees its charts."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import requests
+
+from planner.traces.models import Trace
+from tests.integration.conftest import wait_for_job
+
+ROOT = Path(__file__).resolve().parents[2]
+AZURE_CODE = ROOT / "fixtures" / "traces" / "azure_code_2023.csv"
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+
+@pytest.mark.integration
+def test_an_upload_over_http_is_characterised_by_the_worker(cast, live_server, celery_worker_process):
+    with AZURE_CODE.open("rb") as fh:
+        response = requests.post(
+            f"{live_server.url}/api/traces/",
+            headers={"Authorization": f"Token {cast.owner.token}"},
+            files={"file": ("azure_code_2023.csv", fh, "text/csv")},
+            data={"name": "code trace", "region": "eastus", "model": "llama2-70b", "tier": "IW-F"},
+            timeout=60,
+        )
+    assert response.status_code == 201, response.text
+    body = response.json()
+    assert body["requests"] == 8819
+    trace = Trace.objects.get(pk=body["id"])
+    assert trace.job is not None and trace.job.celery_task_id, "characterisation was not sent to the worker"
+    wait_for_job(trace.job)
+    assert trace.job.status == "succeeded", trace.job.last_error
+    trace.refresh_from_db()
+    assert trace.characterisation is not None and trace.characterised is not None
+    # The outsider neither sees it through the API nor can delete it.
+    other = requests.get(f"{live_server.url}/api/traces/{trace.pk}/",
+                         headers={"Authorization": f"Token {cast.outsider.token}"}, timeout=30)
+    assert other.status_code == 404
+
+
+@pytest.mark.browser
+def test_a_user_logs_in_uploads_a_trace_and_sees_its_charts(cast, live_server, celery_worker_process, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+        )
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"{live_server.url}/login/")
+        page.fill("#id_username", "owner")
+        page.fill("#id_password", "owner-pass-123")
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{live_server.url}/")
+        page.goto(f"{live_server.url}/traces/upload/")
+        page.set_input_files("input[name=file]", str(AZURE_CODE))
+        page.fill("input[name=name]", "browser upload")
+        page.click("form button[type=submit]")
+        page.wait_for_url("**/traces/*/", timeout=60_000)
+        # The job status poller reloads the page when the worker has finished; then Plotly draws.
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=120_000)
+        charts = page.locator(".js-plotly-plot").count()
+        artifacts = Path(os.environ.get("TEST_ARTIFACTS", tmp_path))
+        artifacts.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(artifacts / "trace-page.png"), full_page=True)
+        browser.close()
+    assert charts >= 2
+    trace = Trace.objects.get(name="browser upload")
+    assert trace.team == cast.owner.team and trace.characterisation is not None
