@@ -245,7 +245,39 @@ def solve_plan(sc: Scenario, progress=None) -> PlanResult:
     report(0.4, f"solving {size['variables']} variables, {size['constraints']} constraints")
 
     options = SolverOptions(solver=sc.solver, time_limit_s=sc.time_limit_s, gap_rel=sc.gap_rel)
-    info = solve(prob, options)
+
+    def rounder(lp_value):
+        """Per endpoint, hour by hour: floor every GPU type, then cover what the LP's capacity (start-up
+        losses included) still lacks with the fewest instances of the single cheapest type. Rounding every
+        type up instead adds one instance per type in use (~30 % on mixed fleets). Reserved GPUs round up."""
+        out = {}
+        for i, j in endpoints:
+            ks = gpus_of[i]
+            dep = {k: sc.deployments[(i, k)] for k in ks}
+            loss = {k: min(1.0, dep[k].startup_s / 3600.0) for k in ks}
+            prev = {k: sc.initial.get((i, j, k), 0) for k in ks}
+            for t in T:
+                vals = {k: lp_value(x[(i, j, k, t)]) for k in ks}
+                starts = {k: lp_value(s[(i, j, k, t)]) for k in ks}
+                need = sum(dep[k].theta_tps * (vals[k] - loss[k] * starts[k]) for k in ks)
+                ints = {k: math.floor(v + 1e-6) for k, v in vals.items()}
+                have = sum(dep[k].theta_tps * (ints[k] - loss[k] * max(0, ints[k] - prev[k])) for k in ks)
+                deficit = need - have
+                if deficit > 1e-6:
+                    def extra(k):
+                        eff = dep[k].theta_tps * max(1.0 - loss[k], 0.05)
+                        n = math.ceil(deficit / eff - 1e-9)
+                        return n * dep[k].gpus_per_instance * min(sc.gpus[k].price_per_gpu_hour.values()), n
+                    best = min(ks, key=lambda k: extra(k)[0])
+                    ints[best] += extra(best)[1]
+                for k in ks:
+                    out[x[(i, j, k, t)]] = ints[k]
+                prev = ints
+        for v in R.values():
+            out[v] = math.ceil(lp_value(v) - 1e-6)
+        return out
+
+    info = solve(prob, options, rounder=rounder)
     report(0.9, f"solver: {info.status}")
     result = PlanResult(
         status=info.status, solver=info.solver, solve_time_s=info.solve_time_s, build_time_s=build_time,

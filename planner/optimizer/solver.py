@@ -70,14 +70,19 @@ class SolveInfo:
         return self.status in HAS_SOLUTION
 
 
-def solve(problem: pulp.LpProblem, options: SolverOptions) -> SolveInfo:
-    """Solve ``problem`` in place and return what happened. Never raises for an unsolvable model."""
+def solve(problem: pulp.LpProblem, options: SolverOptions, rounder=None) -> SolveInfo:
+    """Solve ``problem`` in place and return what happened. Never raises for an unsolvable model.
+
+    ``rounder`` (HiGHS with ``round_up_start`` only): ``fn(lp_value) -> {variable: integer value}``, a
+    model-specific rounding of the LP relaxation (``lp_value(var)`` reads it); integer variables it
+    leaves out are rounded up.
+    """
     if options.solver == "highs":
-        return _solve_highs(problem, options)
+        return _solve_highs(problem, options, rounder)
     return _solve_cbc(problem, options)
 
 
-def _solve_highs(problem: pulp.LpProblem, options: SolverOptions) -> SolveInfo:
+def _solve_highs(problem: pulp.LpProblem, options: SolverOptions, rounder=None) -> SolveInfo:
     import highspy
 
     kwargs: dict = {"msg": options.msg, "timeLimit": options.time_limit_s, "gapRel": options.gap_rel}
@@ -87,6 +92,7 @@ def _solve_highs(problem: pulp.LpProblem, options: SolverOptions) -> SolveInfo:
         kwargs["mip_heuristic_run_feasibility_jump"] = False
     solver = _HiGHSWithOffset(**kwargs)
     solver.round_up_start = options.round_up_start
+    solver.rounder = rounder
     started = time.perf_counter()
     try:
         problem.solve(solver)
@@ -133,6 +139,7 @@ class _HiGHSWithOffset(pulp.HiGHS):
     """
 
     round_up_start = False
+    rounder = None
     shortcut_bound: float | None = None
 
     def callSolver(self, lp):
@@ -140,11 +147,11 @@ class _HiGHSWithOffset(pulp.HiGHS):
         if lp.objective is not None and lp.objective.constant:
             h.changeObjectiveOffset(float(lp.objective.constant))
         self.shortcut_bound = None
-        if self.round_up_start and self._round_up(h):
+        if self.round_up_start and self._round_up(h, lp):
             return
         super().callSolver(lp)
 
-    def _round_up(self, h) -> bool:
+    def _round_up(self, h, problem) -> bool:
         import highspy
         import numpy as np
 
@@ -165,10 +172,19 @@ class _HiGHSWithOffset(pulp.HiGHS):
         bound = h.getObjectiveValue()
         values = np.array(h.getSolution().col_value, dtype=float)
         lower, upper = np.array(model.col_lower_)[idx], np.array(model.col_upper_)[idx]
-        rounded = np.clip(np.ceil(values[idx] - 1e-6), lower, upper)
+        rounded = np.ceil(values[idx] - 1e-6)
+        if self.rounder is not None:
+            position = {int(col): n for n, col in enumerate(idx)}
+            for var, value in self.rounder(lambda var: float(values[var.index])).items():
+                if var.index in position:
+                    rounded[position[var.index]] = value
+        rounded = np.clip(rounded, lower, upper)
         h.changeColsBounds(n, idx, rounded, rounded)
         h.run()
         fixed_ok = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+        self.start_report = {"lp_bound": bound, "lp_s": None, "rounded_status": h.modelStatusToString(h.getModelStatus()),
+                             "rounded_objective": h.getObjectiveValue() if fixed_ok else None,
+                             "seconds": time.perf_counter() - started}
         if fixed_ok:
             incumbent = h.getObjectiveValue()
             if abs(incumbent - bound) <= gap_target * max(abs(incumbent), 1e-9):
