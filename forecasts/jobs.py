@@ -19,12 +19,18 @@ def forecast_run(job, ctx):
 
     run = ForecastRun.objects.select_related("trace").filter(pk=job.params.get("run_id"), team=job.team).first()
     if run is None:
-        raise JobError("the forecast run no longer exists", where=f"run #{job.params.get('run_id')}",
-                       hint="it was deleted; start a new run")
+        raise JobError(
+            "the forecast run no longer exists",
+            where=f"run #{job.params.get('run_id')}",
+            hint="it was deleted; start a new run",
+        )
     trace = run.trace
     if not trace.normalised_file.exists():
-        raise JobError("the normalised file of this trace is missing", where=str(trace.normalised_file),
-                       hint="import the trace again")
+        raise JobError(
+            "the normalised file of this trace is missing",
+            where=str(trace.normalised_file),
+            hint="import the trace again",
+        )
     ctx.progress(5, "reading the trace", force=True)
     columns = ["arrival_s", "input_tokens", "output_tokens", *run.params["group_by"]]
     frame = read_trace(trace.normalised_file, columns=columns)
@@ -35,8 +41,14 @@ def forecast_run(job, ctx):
     inline = bool(job.params.get("inline_children"))
     children = []
     for row in rows:
-        child = create_job(team=job.team, kind=services.SERIES_KIND, user=job.created_by, parent=job,
-                           params={"series_id": row.pk, "label": row.label}, enqueue=not inline)
+        child = create_job(
+            team=job.team,
+            kind=services.SERIES_KIND,
+            user=job.created_by,
+            parent=job,
+            params={"series_id": row.pk, "label": row.label},
+            enqueue=not inline,
+        )
         ForecastSeries.objects.filter(pk=row.pk).update(job=child)
         children.append(child)
     if inline:
@@ -52,8 +64,9 @@ def forecast_run(job, ctx):
 def forecast_series(job, ctx):
     series = ForecastSeries.objects.select_related("run").filter(pk=job.params.get("series_id")).first()
     if series is None or series.run.team_id != job.team_id:
-        raise JobError("the series no longer exists", where=f"series #{job.params.get('series_id')}",
-                       hint="its run was deleted")
+        raise JobError(
+            "the series no longer exists", where=f"series #{job.params.get('series_id')}", hint="its run was deleted"
+        )
     p = series.run.params
     allowed = {f.name for f in fields(SeriesOptions)}
     options = SeriesOptions(**{k: (tuple(v) if k == "candidates" else v) for k, v in p.items() if k in allowed})

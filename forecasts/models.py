@@ -12,8 +12,10 @@ class ForecastRun(TeamOwned):
 
     trace = models.ForeignKey("traces.Trace", on_delete=models.CASCADE, related_name="forecast_runs")
     job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    params = models.JSONField(default=dict, help_text="group_by, metrics, method, candidates, resolution_s, "
-                                                       "horizon_s, level, backtest_s, rank_metric")
+    params = models.JSONField(
+        default=dict,
+        help_text="group_by, metrics, method, candidates, resolution_s, horizon_s, level, backtest_s, rank_metric",
+    )
     summary = models.JSONField(default=dict, blank=True, help_text="filled when every series has finished")
 
     class Meta:

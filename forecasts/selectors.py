@@ -12,7 +12,7 @@ from forecasts.core.pipeline import metrics_at_horizon
 from forecasts.models import ForecastSeries
 
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22"]
-FAIL_FACTOR = 2.0   # an hour is flagged when its error is this many times the method's median ...
+FAIL_FACTOR = 2.0  # an hour is flagged when its error is this many times the method's median ...
 FAIL_MIN_WMAPE = 10.0  # ... and above this many percent
 
 
@@ -50,12 +50,19 @@ def failures(result: dict, method: str) -> list[dict]:
     y = np.asarray(result["values"], dtype=float)
     h = result["horizon_steps"]
     out = []
-    for origin, err, peak in zip(data["origins"], errors, data["peak"]):
+    for origin, err, peak in zip(data["origins"], errors, data["peak"], strict=False):
         if np.isfinite(err) and err > threshold:
-            actual_peak = float(y[origin: origin + min(h, result["peak_window_steps"])].max())
-            out.append({"origin": origin, "hour": origin * res / 3600, "wmape": float(err), "peak": peak,
-                        "actual_peak": actual_peak,
-                        "peak_error": (peak - actual_peak) / actual_peak * 100 if actual_peak > 0 else None})
+            actual_peak = float(y[origin : origin + min(h, result["peak_window_steps"])].max())
+            out.append(
+                {
+                    "origin": origin,
+                    "hour": origin * res / 3600,
+                    "wmape": float(err),
+                    "peak": peak,
+                    "actual_peak": actual_peak,
+                    "peak_error": (peak - actual_peak) / actual_peak * 100 if actual_peak > 0 else None,
+                }
+            )
     return out
 
 
@@ -83,7 +90,7 @@ def _bands(x, lower, upper):
     """One closed polygon per forecast path (None-separated), so bands never bridge the gaps."""
     bx, by = [], []
     seg_x, seg_lo, seg_hi = [], [], []
-    for xi, lo, hi in list(zip(x, lower, upper)) + [(None, None, None)]:
+    for xi, lo, hi in list(zip(x, lower, upper, strict=False)) + [(None, None, None)]:
         if xi is None:
             if seg_x:
                 bx += seg_x + seg_x[::-1] + [None]
@@ -105,27 +112,70 @@ def forecast_figure(series: ForecastSeries, method: str, steps: int) -> str:
     if method in result["methods"]:
         x, mean, lower, upper = _paths(result, method, steps)
         bx, by = _bands(x, lower, upper)
-        fig.add_trace(go.Scatter(x=bx, y=by, mode="lines", line={"width": 0}, fill="toself",
-                                 fillcolor="rgba(255,127,14,0.25)", name=f"{level}% interval", hoverinfo="skip"))
-        fig.add_trace(go.Scatter(x=x, y=mean, mode="lines", line={"color": "#ff7f0e", "width": 1.5},
-                                 name=f"{method} (backtest, hourly origins)"))
+        fig.add_trace(
+            go.Scatter(
+                x=bx,
+                y=by,
+                mode="lines",
+                line={"width": 0},
+                fill="toself",
+                fillcolor="rgba(255,127,14,0.25)",
+                name=f"{level}% interval",
+                hoverinfo="skip",
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=mean,
+                mode="lines",
+                line={"color": "#ff7f0e", "width": 1.5},
+                name=f"{method} (backtest, hourly origins)",
+            )
+        )
         bad = failures(result, method)
         if bad:
-            fig.add_trace(go.Scatter(
-                x=[b["hour"] for b in bad], y=[b["actual_peak"] for b in bad], mode="markers",
-                marker={"symbol": "x", "size": 10, "color": "#d62728"}, name="failed hour (error >> median)",
-                text=[f"wMAPE {b['wmape']:.1f}%" for b in bad]))
-    fig.add_trace(go.Scatter(x=hours, y=y[first:], mode="lines", line={"color": "#1f77b4", "width": 1},
-                             name="actual"))
+            fig.add_trace(
+                go.Scatter(
+                    x=[b["hour"] for b in bad],
+                    y=[b["actual_peak"] for b in bad],
+                    mode="markers",
+                    marker={"symbol": "x", "size": 10, "color": "#d62728"},
+                    name="failed hour (error >> median)",
+                    text=[f"wMAPE {b['wmape']:.1f}%" for b in bad],
+                )
+            )
+    fig.add_trace(go.Scatter(x=hours, y=y[first:], mode="lines", line={"color": "#1f77b4", "width": 1}, name="actual"))
     fc = result["forecast"]
     fx = (fc["start"] + np.arange(len(fc["mean"]))) * res / 3600
     bx, by = _bands(list(fx), fc["lower"], fc["upper"])
-    fig.add_trace(go.Scatter(x=bx, y=by, mode="lines", line={"width": 0}, fill="toself",
-                             fillcolor="rgba(44,160,44,0.25)", showlegend=False, hoverinfo="skip"))
-    fig.add_trace(go.Scatter(x=fx, y=fc["mean"], mode="lines", line={"color": "#2ca02c", "dash": "dash"},
-                             name=f"forecast past the end ({fc['method']}), peak {fc['peak']:.4g}"))
-    fig.update_layout(title=f"{series.label}: actual vs forecast", height=440, margin={"l": 60, "r": 20, "t": 50,
-                      "b": 40}, legend={"orientation": "h", "y": -0.2})
+    fig.add_trace(
+        go.Scatter(
+            x=bx,
+            y=by,
+            mode="lines",
+            line={"width": 0},
+            fill="toself",
+            fillcolor="rgba(44,160,44,0.25)",
+            showlegend=False,
+            hoverinfo="skip",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=fx,
+            y=fc["mean"],
+            mode="lines",
+            line={"color": "#2ca02c", "dash": "dash"},
+            name=f"forecast past the end ({fc['method']}), peak {fc['peak']:.4g}",
+        )
+    )
+    fig.update_layout(
+        title=f"{series.label}: actual vs forecast",
+        height=440,
+        margin={"l": 60, "r": 20, "t": 50, "b": 40},
+        legend={"orientation": "h", "y": -0.2},
+    )
     fig.update_xaxes(title_text="hours from trace start")
     fig.update_yaxes(title_text=series.metric.replace("_", " "))
     return _html(fig)
@@ -136,12 +186,22 @@ def error_figure(series: ForecastSeries) -> str:
     res = result["resolution_s"]
     fig = go.Figure()
     for i, (name, data) in enumerate(result["methods"].items()):
-        fig.add_trace(go.Scatter(x=np.asarray(data["origins"]) * res / 3600, y=data["per_origin_wmape"],
-                                 mode="lines+markers", marker={"size": 4}, name=name,
-                                 line={"color": PALETTE[i % len(PALETTE)], "width": 1},
-                                 visible=True if name in (result["chosen"], "naive") else "legendonly"))
-    fig.update_layout(title="Error of each hourly forecast (wMAPE over the horizon): where forecasts fail",
-                      height=340, margin={"l": 60, "r": 20, "t": 50, "b": 40})
+        fig.add_trace(
+            go.Scatter(
+                x=np.asarray(data["origins"]) * res / 3600,
+                y=data["per_origin_wmape"],
+                mode="lines+markers",
+                marker={"size": 4},
+                name=name,
+                line={"color": PALETTE[i % len(PALETTE)], "width": 1},
+                visible=True if name in (result["chosen"], "naive") else "legendonly",
+            )
+        )
+    fig.update_layout(
+        title="Error of each hourly forecast (wMAPE over the horizon): where forecasts fail",
+        height=340,
+        margin={"l": 60, "r": 20, "t": 50, "b": 40},
+    )
     fig.update_xaxes(title_text="forecast origin, hours from trace start")
     fig.update_yaxes(title_text="wMAPE %")
     return _html(fig)
@@ -153,14 +213,17 @@ def residual_figure(series: ForecastSeries, method: str, steps: int) -> str:
     y = np.asarray(result["values"], dtype=float)
     x, mean, _, _ = _paths(result, method, steps)
     xs, resid = [], []
-    for xi, m in zip(x, mean):
+    for xi, m in zip(x, mean, strict=False):
         if xi is None:
             continue
         xs.append(xi)
         resid.append(y[int(round(xi * 3600 / res))] - m)
     fig = go.Figure(go.Bar(x=xs, y=resid, marker={"color": "#7f7f7f"}, name="actual - forecast"))
-    fig.update_layout(title=f"Residuals of {method} (actual - forecast; negative = over-forecast)", height=300,
-                      margin={"l": 60, "r": 20, "t": 50, "b": 40})
+    fig.update_layout(
+        title=f"Residuals of {method} (actual - forecast; negative = over-forecast)",
+        height=300,
+        margin={"l": 60, "r": 20, "t": 50, "b": 40},
+    )
     fig.update_xaxes(title_text="hours from trace start")
     return _html(fig)
 
@@ -171,8 +234,15 @@ def lead_figure(series: ForecastSeries) -> str:
     fig = go.Figure()
     for i, (name, data) in enumerate(result["methods"].items()):
         leads = (np.arange(len(data["mae_by_lead"])) + 1) * res / 60
-        fig.add_trace(go.Scatter(x=leads, y=data["mae_by_lead"], mode="lines+markers", name=name,
-                                 line={"color": PALETTE[i % len(PALETTE)]}))
+        fig.add_trace(
+            go.Scatter(
+                x=leads,
+                y=data["mae_by_lead"],
+                mode="lines+markers",
+                name=name,
+                line={"color": PALETTE[i % len(PALETTE)]},
+            )
+        )
     fig.update_layout(title="Mean absolute error by lead time", height=300, margin={"l": 60, "r": 20, "t": 50, "b": 40})
     fig.update_xaxes(title_text="minutes ahead")
     fig.update_yaxes(title_text="MAE")

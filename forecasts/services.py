@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import transaction
 
 from forecasts.core.backtest import DEFAULT_CANDIDATES
-from forecasts.core.series import GROUP_COLUMNS, METRICS, SeriesKey, build_series
+from forecasts.core.series import GROUP_COLUMNS, SeriesKey, build_series
 from forecasts.models import ForecastRun, ForecastSeries
 from planner.jobs.services import create_job
 
@@ -40,8 +40,13 @@ def create_run(*, trace, team, user=None, params: dict | None = None, inline: bo
     merged = {**DEFAULT_PARAMS, **(params or {})}
     with transaction.atomic():
         run = ForecastRun.objects.create(team=team, created_by=user, trace=trace, params=merged)
-        run.job = create_job(team=team, kind=RUN_KIND, user=user, enqueue=not inline,
-                             params={"run_id": run.pk, "inline_children": inline})
+        run.job = create_job(
+            team=team,
+            kind=RUN_KIND,
+            user=user,
+            enqueue=not inline,
+            params={"run_id": run.pk, "inline_children": inline},
+        )
         run.save(update_fields=["job"])
     if inline:
         from planner.jobs.tasks import execute
@@ -59,10 +64,11 @@ def build_run_series(run: ForecastRun, frame) -> list[ForecastSeries]:
     position = 0
     for key, frame_ in series.items():
         for metric in p["metrics"]:
-            skey = SeriesKey(tuple(zip(p["group_by"], key)), metric)
+            skey = SeriesKey(tuple(zip(p["group_by"], key, strict=False)), metric)
             arrays[f"s{position}"] = frame_[metric].to_numpy(dtype=float)
-            rows.append(ForecastSeries(run=run, position=position, label=skey.label, group=dict(skey.group),
-                                       metric=metric))
+            rows.append(
+                ForecastSeries(run=run, position=position, label=skey.label, group=dict(skey.group), metric=metric)
+            )
             position += 1
     folder = run_dir(run)
     folder.mkdir(parents=True, exist_ok=True)
@@ -99,8 +105,12 @@ def summarise_run(run: ForecastRun) -> dict:
         for row in s.leaderboard:
             if row.get("method") == s.chosen_method and row.get("wmape") is not None:
                 errors.append(row["wmape"])
-    summary = {"series": len(rows), "finished": sum(1 for s in rows if s.chosen_method), "chosen": chosen,
-               "mean_wmape_of_chosen": float(np.mean(errors)) if errors else None}
+    summary = {
+        "series": len(rows),
+        "finished": sum(1 for s in rows if s.chosen_method),
+        "chosen": chosen,
+        "mean_wmape_of_chosen": float(np.mean(errors)) if errors else None,
+    }
     ForecastRun.objects.filter(pk=run.pk).update(summary=json.loads(json.dumps(summary)))
     return summary
 

@@ -16,8 +16,11 @@ from planner.traces.models import Trace
 @login_required
 def run_list(request):
     traces = visible_to(request.user, Trace.objects.all())[:200]
-    form = ForecastRunForm(request.POST or None, traces=traces,
-                           initial={"trace": request.GET.get("trace")} if request.GET.get("trace") else None)
+    form = ForecastRunForm(
+        request.POST or None,
+        traces=traces,
+        initial={"trace": request.GET.get("trace")} if request.GET.get("trace") else None,
+    )
     status = 200
     if request.method == "POST":
         if form.is_valid() and team_of(request.user) is not None:
@@ -25,8 +28,9 @@ def run_list(request):
             ser = ForecastRunCreateSerializer(data=data)
             if ser.is_valid():
                 trace = visible_to(request.user, Trace.objects.all()).get(pk=data["trace"])
-                run = services.create_run(trace=trace, team=team_of(request.user), user=request.user,
-                                          params=ser.to_params())
+                run = services.create_run(
+                    trace=trace, team=team_of(request.user), user=request.user, params=ser.to_params()
+                )
                 messages.success(request, f"Forecast run #{run.pk} started.")
                 return redirect("forecasts:detail", pk=run.pk)
             for field, errors in ser.errors.items():
@@ -51,8 +55,11 @@ def run_detail(request, pk: int):
         selected = run.series.get(pk=selected.pk)  # now with its result
         result = selected.result
         methods = list(result["methods"])
-        method = request.GET.get("method") if request.GET.get("method") in methods else (
-            result["chosen"] if result["chosen"] in methods else (methods[0] if methods else ""))
+        method = (
+            request.GET.get("method")
+            if request.GET.get("method") in methods
+            else (result["chosen"] if result["chosen"] in methods else (methods[0] if methods else ""))
+        )
         horizons = selectors.horizon_choices(result)
         try:
             steps = int(request.GET.get("horizon", result["horizon_steps"]))
@@ -60,17 +67,28 @@ def run_detail(request, pk: int):
             steps = result["horizon_steps"]
         steps = min(max(1, steps), result["horizon_steps"])
         model_text = ", ".join(
-            f"{k} {v if not isinstance(v, float) else round(v, 4)}" for k, v in result["model"].items()
-            if k not in ("requested", "fits", "updates", "members"))
-        context.update(series=selected, result=result, model_text=model_text, methods=methods, method=method, horizons=horizons,
-                       steps=steps, backtest_bins=result["n_bins"] - result["initial"], leaderboard=selectors.leaderboard_at(result, steps) if methods else [],
-                       failures=selectors.failures(result, method) if method else [],
-                       figures={
-                           "forecast": selectors.forecast_figure(selected, method, steps),
-                           "errors": selectors.error_figure(selected) if methods else "",
-                           "residuals": selectors.residual_figure(selected, method, steps) if method else "",
-                           "leads": selectors.lead_figure(selected) if methods else "",
-                       })
+            f"{k} {v if not isinstance(v, float) else round(v, 4)}"
+            for k, v in result["model"].items()
+            if k not in ("requested", "fits", "updates", "members")
+        )
+        context.update(
+            series=selected,
+            result=result,
+            model_text=model_text,
+            methods=methods,
+            method=method,
+            horizons=horizons,
+            steps=steps,
+            backtest_bins=result["n_bins"] - result["initial"],
+            leaderboard=selectors.leaderboard_at(result, steps) if methods else [],
+            failures=selectors.failures(result, method) if method else [],
+            figures={
+                "forecast": selectors.forecast_figure(selected, method, steps),
+                "errors": selectors.error_figure(selected) if methods else "",
+                "residuals": selectors.residual_figure(selected, method, steps) if method else "",
+                "leads": selectors.lead_figure(selected) if methods else "",
+            },
+        )
     return render(request, "forecasts/detail.html", context)
 
 

@@ -23,13 +23,18 @@ class ForecastRunCreateSerializer(serializers.Serializer):
     """What a new run needs. Durations accept 1h, 30min, 2d or seconds."""
 
     trace = serializers.IntegerField(help_text="id of a trace of your team")
-    group_by = serializers.JSONField(required=False, default="region,model,tier",
-                                     help_text="columns to split series by: region, model, tier (any subset)")
-    metrics = serializers.JSONField(required=False, default="input_tps",
-                                    help_text="input_tps, output_tps, rps (any subset)")
+    group_by = serializers.JSONField(
+        required=False,
+        default="region,model,tier",
+        help_text="columns to split series by: region, model, tier (any subset)",
+    )
+    metrics = serializers.JSONField(
+        required=False, default="input_tps", help_text="input_tps, output_tps, rps (any subset)"
+    )
     method = serializers.CharField(required=False, default="auto", help_text="auto or a method name")
-    candidates = serializers.JSONField(required=False, default=None, allow_null=True,
-                                       help_text="methods compared when method=auto (default: all)")
+    candidates = serializers.JSONField(
+        required=False, default=None, allow_null=True, help_text="methods compared when method=auto (default: all)"
+    )
     resolution = serializers.CharField(required=False, default="5min", help_text="1min, 5min, 15min or 60min")
     horizon = serializers.CharField(required=False, default="1h", help_text="forecast horizon, at most 1d")
     backtest = serializers.CharField(required=False, default="2d", help_text="trailing span held out for backtests")
@@ -41,7 +46,8 @@ class ForecastRunCreateSerializer(serializers.Serializer):
         bad = [c for c in cols if c not in GROUP_COLUMNS]
         if bad or len(set(cols)) != len(cols):
             raise serializers.ValidationError(
-                f"{bad or cols} is not a set of distinct columns; use any of {', '.join(GROUP_COLUMNS)}")
+                f"{bad or cols} is not a set of distinct columns; use any of {', '.join(GROUP_COLUMNS)}"
+            )
         return cols
 
     def validate_metrics(self, value):
@@ -103,9 +109,16 @@ class ForecastRunCreateSerializer(serializers.Serializer):
 
     def to_params(self) -> dict:
         d = self.validated_data
-        params = {"group_by": d["group_by"], "metrics": d["metrics"], "method": d["method"],
-                  "resolution_s": d["resolution"], "horizon_s": d["horizon"], "backtest_s": d["backtest"],
-                  "level": d["level"], "rank_metric": d["rank_metric"]}
+        params = {
+            "group_by": d["group_by"],
+            "metrics": d["metrics"],
+            "method": d["method"],
+            "resolution_s": d["resolution"],
+            "horizon_s": d["horizon"],
+            "backtest_s": d["backtest"],
+            "level": d["level"],
+            "rank_metric": d["rank_metric"],
+        }
         if d.get("candidates"):
             params["candidates"] = d["candidates"]
         return params
@@ -117,8 +130,21 @@ class ForecastSeriesSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ForecastSeries
-        fields = ["id", "position", "label", "group", "metric", "job", "job_status", "chosen_method",
-                  "best_method", "peak", "peak_upper", "leaderboard", "forecast"]
+        fields = [
+            "id",
+            "position",
+            "label",
+            "group",
+            "metric",
+            "job",
+            "job_status",
+            "chosen_method",
+            "best_method",
+            "peak",
+            "peak_upper",
+            "leaderboard",
+            "forecast",
+        ]
         read_only_fields = fields
 
     def get_forecast(self, obj) -> dict | None:

@@ -20,8 +20,9 @@ from planner.accounts.access import team_of, visible_to
 from planner.traces.models import Trace
 
 
-class ForecastRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin,
-                         viewsets.GenericViewSet):
+class ForecastRunViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet
+):
     """Forecast runs of the caller's team: per-series forecasts, intervals, backtests and leaderboards.
 
     POST starts a run (a parent job that fans out one job per series); GET /<id>/ returns the
@@ -34,8 +35,7 @@ class ForecastRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixin
     def get_queryset(self):
         qs = ForecastRun.objects.select_related("job", "trace")
         if self.action == "retrieve":
-            qs = qs.prefetch_related(Prefetch("series", ForecastSeries.objects.select_related("job")
-                                              .defer("result")))
+            qs = qs.prefetch_related(Prefetch("series", ForecastSeries.objects.select_related("job").defer("result")))
         return visible_to(self.request.user, qs)
 
     def get_serializer_class(self):
@@ -54,8 +54,9 @@ class ForecastRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixin
         ser.is_valid(raise_exception=True)
         trace = visible_to(request.user, Trace.objects.all()).filter(pk=ser.validated_data["trace"]).first()
         if trace is None:
-            raise ValidationError({"trace": f"no trace #{ser.validated_data['trace']} in your team; "
-                                            "list yours at /api/traces/"})
+            raise ValidationError(
+                {"trace": f"no trace #{ser.validated_data['trace']} in your team; list yours at /api/traces/"}
+            )
         run = services.create_run(trace=trace, team=team, user=request.user, params=ser.to_params())
         run = ForecastRun.objects.select_related("job").prefetch_related("series__job").get(pk=run.pk)
         return Response(ForecastRunSerializer(run).data, status=status.HTTP_201_CREATED)

@@ -10,7 +10,18 @@ from forecasts.core.result import Forecast
 from forecasts.core.series import METRICS, build_series, parse_duration, parse_resolution
 
 __all__ = [
-    "BacktestResult", "Forecast", "IncrementalForecaster", "InsufficientHistory", "METHODS", "METRICS",
-    "backtest", "best_method", "build_series", "compute_metrics", "leaderboard", "make_method",
-    "parse_duration", "parse_resolution",
+    "BacktestResult",
+    "Forecast",
+    "IncrementalForecaster",
+    "InsufficientHistory",
+    "METHODS",
+    "METRICS",
+    "backtest",
+    "best_method",
+    "build_series",
+    "compute_metrics",
+    "leaderboard",
+    "make_method",
+    "parse_duration",
+    "parse_resolution",
 ]

@@ -28,11 +28,29 @@ import numpy as np
 from forecasts.core.incremental import IncrementalForecaster
 from forecasts.core.methods import METHODS, InsufficientHistory
 
-METRIC_NAMES = ("mape", "smape", "wmape", "mase", "rel_mae", "coverage", "peak_error", "peak_bias",
-                "peak_upper_coverage")
+METRIC_NAMES = (
+    "mape",
+    "smape",
+    "wmape",
+    "mase",
+    "rel_mae",
+    "coverage",
+    "peak_error",
+    "peak_bias",
+    "peak_upper_coverage",
+)
 LOWER_IS_BETTER = {"mape", "smape", "wmape", "mase", "rel_mae", "peak_error"}
-DEFAULT_CANDIDATES = ("naive", "seasonal_naive_daily", "seasonal_naive_weekly", "moving_average", "arima",
-                      "arima_fourier", "mstl_arima", "holt_winters", "ensemble")
+DEFAULT_CANDIDATES = (
+    "naive",
+    "seasonal_naive_daily",
+    "seasonal_naive_weekly",
+    "moving_average",
+    "arima",
+    "arima_fourier",
+    "mstl_arima",
+    "holt_winters",
+    "ensemble",
+)
 
 
 @dataclass
@@ -40,15 +58,15 @@ class BacktestResult:
     method: str
     used_methods: list[str]
     origins: np.ndarray  # absolute bin of each origin
-    actual: np.ndarray   # origins x horizon
+    actual: np.ndarray  # origins x horizon
     mean: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
     peak: np.ndarray
     peak_upper: np.ndarray
     actual_peak: np.ndarray
-    naive: np.ndarray    # origins x horizon, last value held flat
-    scale: float         # in-sample one-step naive MAE
+    naive: np.ndarray  # origins x horizon, last value held flat
+    scale: float  # in-sample one-step naive MAE
     every: int
     level: float
     seconds: float
@@ -103,19 +121,30 @@ def compute_metrics(actual, mean, lower, upper, naive, scale, peak, peak_upper, 
     return out
 
 
-def backtest(y, method: str, resolution_s: int, *, horizon: int, initial: int, every: int | None = None,
-             start: int = 0, level: float = 0.9, refit_every_s: int | None = 86400, peak_window_s: int = 3600,
-             **params) -> BacktestResult:
+def backtest(
+    y,
+    method: str,
+    resolution_s: int,
+    *,
+    horizon: int,
+    initial: int,
+    every: int | None = None,
+    start: int = 0,
+    level: float = 0.9,
+    refit_every_s: int | None = 86400,
+    peak_window_s: int = 3600,
+    **params,
+) -> BacktestResult:
     """Rolling-origin backtest of one method on one series (bins ``start`` .. ``start+len(y)-1``)."""
     y = np.asarray(y, dtype=float)
     n = len(y)
     every = int(every or horizon)
     if initial < 2 or initial + horizon > n:
-        raise InsufficientHistory(
-            f"backtest needs initial ({initial}) + horizon ({horizon}) <= series length ({n})")
+        raise InsufficientHistory(f"backtest needs initial ({initial}) + horizon ({horizon}) <= series length ({n})")
     t0 = time.perf_counter()
-    forecaster = IncrementalForecaster(method, resolution_s, level=level, refit_every_s=refit_every_s,
-                                       peak_window_s=peak_window_s, **params)
+    forecaster = IncrementalForecaster(
+        method, resolution_s, level=level, refit_every_s=refit_every_s, peak_window_s=peak_window_s, **params
+    )
     forecaster.fit(y[:initial], start=start)
     window = forecaster.peak_window
     rows = {k: [] for k in ("origin", "mean", "lower", "upper", "peak", "peak_upper")}
@@ -141,13 +170,25 @@ def backtest(y, method: str, resolution_s: int, *, horizon: int, initial: int, e
     scale = float(np.mean(np.abs(np.diff(train)))) if initial > 1 else math.nan
     actual_peak = actual[:, : min(window, horizon)].max(axis=1)
     result = BacktestResult(
-        method=method, used_methods=used, origins=origins + start, actual=actual,
-        mean=np.vstack(rows["mean"]), lower=np.vstack(rows["lower"]), upper=np.vstack(rows["upper"]),
-        peak=np.asarray(rows["peak"]), peak_upper=np.asarray(rows["peak_upper"]), actual_peak=actual_peak,
-        naive=naive, scale=scale, every=every, level=level, seconds=time.perf_counter() - t0,
+        method=method,
+        used_methods=used,
+        origins=origins + start,
+        actual=actual,
+        mean=np.vstack(rows["mean"]),
+        lower=np.vstack(rows["lower"]),
+        upper=np.vstack(rows["upper"]),
+        peak=np.asarray(rows["peak"]),
+        peak_upper=np.asarray(rows["peak_upper"]),
+        actual_peak=actual_peak,
+        naive=naive,
+        scale=scale,
+        every=every,
+        level=level,
+        seconds=time.perf_counter() - t0,
     )
-    result.metrics = compute_metrics(actual, result.mean, result.lower, result.upper, naive, scale,
-                                     result.peak, result.peak_upper, actual_peak)
+    result.metrics = compute_metrics(
+        actual, result.mean, result.lower, result.upper, naive, scale, result.peak, result.peak_upper, actual_peak
+    )
     return result
 
 
@@ -157,9 +198,19 @@ def default_initial(n: int, resolution_s: int, horizon: int, backtest_s: int = 2
     return max(2, n - max(hold, horizon))
 
 
-def leaderboard(y, resolution_s: int, *, horizon: int, initial: int | None = None, every: int | None = None,
-                candidates=DEFAULT_CANDIDATES, metric: str = "wmape", level: float = 0.9, start: int = 0,
-                progress=None) -> tuple[list[dict], dict[str, BacktestResult]]:
+def leaderboard(
+    y,
+    resolution_s: int,
+    *,
+    horizon: int,
+    initial: int | None = None,
+    every: int | None = None,
+    candidates=DEFAULT_CANDIDATES,
+    metric: str = "wmape",
+    level: float = 0.9,
+    start: int = 0,
+    progress=None,
+) -> tuple[list[dict], dict[str, BacktestResult]]:
     """Backtest every candidate; rows sorted best first by ``metric`` (skipped methods last)."""
     if metric not in METRIC_NAMES or metric not in LOWER_IS_BETTER:
         raise ValueError(f"rank metric must be one of {', '.join(sorted(LOWER_IS_BETTER))}")
@@ -174,8 +225,9 @@ def leaderboard(y, resolution_s: int, *, horizon: int, initial: int | None = Non
         if progress:
             progress(i / len(candidates), f"backtesting {name}")
         try:
-            res = backtest(y, name, resolution_s, horizon=horizon, initial=initial, every=every, level=level,
-                           start=start)
+            res = backtest(
+                y, name, resolution_s, horizon=horizon, initial=initial, every=every, level=level, start=start
+            )
         except InsufficientHistory as exc:
             rows.append({"method": name, "skipped": str(exc)})
             continue
@@ -183,8 +235,15 @@ def leaderboard(y, resolution_s: int, *, horizon: int, initial: int | None = Non
             rows.append({"method": name, "skipped": f"cannot fit the first {initial} bins of history"})
             continue
         results[name] = res
-        rows.append({"method": name, **res.metrics, "origins": len(res.origins), "seconds": res.seconds,
-                     "fallback_origins": sum(u != name for u in res.used_methods)})
+        rows.append(
+            {
+                "method": name,
+                **res.metrics,
+                "origins": len(res.origins),
+                "seconds": res.seconds,
+                "fallback_origins": sum(u != name for u in res.used_methods),
+            }
+        )
     scored = [r for r in rows if "skipped" not in r and math.isfinite(r.get(metric, math.nan))]
     scored.sort(key=lambda r: (r[metric], r.get("peak_error", math.inf)))
     for rank, r in enumerate(scored, 1):

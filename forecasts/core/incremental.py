@@ -23,9 +23,19 @@ from forecasts.core.result import Forecast, make_forecast
 
 
 class IncrementalForecaster:
-    def __init__(self, method: str = "arima_fourier", resolution_s: int = 300, *, level: float = 0.9,
-                 refit_every_s: int | None = 86400, history_s: int = 3 * WEEK_S, peak_window_s: int = 3600,
-                 fallback: str = "moving_average", nonnegative: bool = True, **params):
+    def __init__(
+        self,
+        method: str = "arima_fourier",
+        resolution_s: int = 300,
+        *,
+        level: float = 0.9,
+        refit_every_s: int | None = 86400,
+        history_s: int = 3 * WEEK_S,
+        peak_window_s: int = 3600,
+        fallback: str = "moving_average",
+        nonnegative: bool = True,
+        **params,
+    ):
         if not 0 < level < 1:
             raise ValueError("level must be between 0 and 1, e.g. 0.9")
         self.method_name = method
@@ -43,14 +53,14 @@ class IncrementalForecaster:
         self.fallback_reason = ""
 
     # ------------------------------------------------------------------ public API
-    def fit(self, values, start: int = 0) -> "IncrementalForecaster":
+    def fit(self, values, start: int = 0) -> IncrementalForecaster:
         """Fit on ``values`` (bins ``start`` .. ``start+len-1``); later calls continue from there."""
         values = np.asarray(values, dtype=float)
         if values.ndim != 1 or len(values) == 0:
             raise ValueError("fit needs a non-empty 1-D array of bin values")
         if not np.all(np.isfinite(values)):
             raise ValueError("fit values contain NaN or infinity; fill empty bins with 0 first")
-        self.history = values[-self.history_bins:].copy()
+        self.history = values[-self.history_bins :].copy()
         self.end = int(start) + len(values)
         self._refit()
         return self
@@ -62,7 +72,7 @@ class IncrementalForecaster:
             return
         if not np.all(np.isfinite(values)):
             raise ValueError("update values contain NaN or infinity")
-        self.history = np.concatenate([self.history, values])[-self.history_bins:]
+        self.history = np.concatenate([self.history, values])[-self.history_bins :]
         self.end += len(values)
         self.n_updates += 1
         self.model.update(values)  # cheap; a warm refit below may reuse this state
@@ -78,9 +88,17 @@ class IncrementalForecaster:
         if steps < 1:
             raise ValueError("steps must be at least 1")
         mean, lower, upper = self.model.predict(steps, self.level)
-        return make_forecast(mean, lower, upper, level=self.level, start=self.end, resolution_s=self.resolution_s,
-                             peak_window_steps=self.peak_window, method=self.used_method,
-                             nonnegative=self.nonnegative)
+        return make_forecast(
+            mean,
+            lower,
+            upper,
+            level=self.level,
+            start=self.end,
+            resolution_s=self.resolution_s,
+            peak_window_steps=self.peak_window,
+            method=self.used_method,
+            nonnegative=self.nonnegative,
+        )
 
     def describe(self) -> dict:
         out = dict(self.model.describe())

@@ -83,7 +83,7 @@ class MovingAverage(Method):
         y = np.asarray(y, dtype=float)
         if len(y) < self.window + 2:
             raise InsufficientHistory(f"{self.name} needs at least {self.window + 2} bins, got {len(y)}")
-        self.tail = y[-self.window:].copy()
+        self.tail = y[-self.window :].copy()
         self.history = y
         self.end = start + len(y)
         self._err_cache = {}
@@ -91,7 +91,7 @@ class MovingAverage(Method):
 
     def update(self, y_new):
         y_new = np.asarray(y_new, dtype=float)
-        self.tail = np.concatenate([self.tail, y_new])[-self.window:]
+        self.tail = np.concatenate([self.tail, y_new])[-self.window :]
         self.end += len(y_new)
 
     def _errors(self, h: int) -> np.ndarray:
@@ -148,13 +148,13 @@ class SeasonalNaive(Method):
             raise InsufficientHistory(
                 f"{self.name} needs more than one {self.season} season ({self.m} bins), got {len(y)}"
             )
-        self.tail = y[-self.m:].copy()
-        self.diffs = y[self.m:] - y[: -self.m]
+        self.tail = y[-self.m :].copy()
+        self.diffs = y[self.m :] - y[: -self.m]
         self.end = start + len(y)
         self._q: dict[float, tuple[float, float]] = {}
 
     def update(self, y_new):
-        self.tail = np.concatenate([self.tail, np.asarray(y_new, dtype=float)])[-self.m:]
+        self.tail = np.concatenate([self.tail, np.asarray(y_new, dtype=float)])[-self.m :]
         self.end += len(y_new)
 
     def predict(self, h, level):
@@ -333,9 +333,16 @@ class Arima(Method):
 
     name = "arima"
 
-    def __init__(self, resolution_s: int, select_window_s: int = DAY_S, fit_window_s: int = 2 * DAY_S,
-                 max_fit_bins: int = 1440, order: tuple[int, int, int] | None = None, reselect_every: int = 7,
-                 **params):
+    def __init__(
+        self,
+        resolution_s: int,
+        select_window_s: int = DAY_S,
+        fit_window_s: int = 2 * DAY_S,
+        max_fit_bins: int = 1440,
+        order: tuple[int, int, int] | None = None,
+        reselect_every: int = 7,
+        **params,
+    ):
         super().__init__(resolution_s, **params)
         self.select_window = max(48, min(select_window_s // self.resolution_s, max_fit_bins))
         self.fit_window = max(48, min(fit_window_s // self.resolution_s, max_fit_bins))
@@ -361,10 +368,10 @@ class Arima(Method):
             candidates = [tuple(r["order"]) for r in warm.order_table] or [warm.order]
             self.order_table, self.fits_since_selection = warm.order_table, warm.fits_since_selection + 1
         else:
-            _, self.order_table = select_arima_order(resid[-self.select_window:])
+            _, self.order_table = select_arima_order(resid[-self.select_window :])
             candidates = [tuple(r["order"]) for r in self.order_table]
             self.fits_since_selection = 0
-        window = resid[-self.fit_window:]
+        window = resid[-self.fit_window :]
         results = None
         ctx = _quiet()
         try:
@@ -410,8 +417,15 @@ class ArimaFourier(Arima):
 
     name = "arima_fourier"
 
-    def __init__(self, resolution_s: int, daily_terms: int = 8, weekly_terms: int = 3,
-                 weekly: str = "auto", history_window_s: int = 3 * WEEK_S, **params):
+    def __init__(
+        self,
+        resolution_s: int,
+        daily_terms: int = 8,
+        weekly_terms: int = 3,
+        weekly: str = "auto",
+        history_window_s: int = 3 * WEEK_S,
+        **params,
+    ):
         super().__init__(resolution_s, **params)
         self.daily_terms = max(0, min(int(daily_terms), self.day // 2 - 1))
         self.weekly_terms = max(0, min(int(weekly_terms), 6))  # 7 would be the first daily harmonic
@@ -435,7 +449,7 @@ class ArimaFourier(Arima):
             self.use_weekly = len(y) >= 2 * self.week and self.weekly_terms > 0
         else:
             self.use_weekly = bool(self.weekly) and self.weekly_terms > 0
-        y_fit = y[-self.history_window:]
+        y_fit = y[-self.history_window :]
         fit_start = start + len(y) - len(y_fit)
         X = self._design(fit_start, len(y_fit))
         # normal equations: the columns are near-orthogonal sines, so this is well conditioned and
@@ -464,8 +478,14 @@ class MstlArima(Arima):
 
     name = "mstl_arima"
 
-    def __init__(self, resolution_s: int, max_bins_per_day: int = 288, weekly: str = "auto",
-                 history_window_s: int = 3 * WEEK_S, **params):
+    def __init__(
+        self,
+        resolution_s: int,
+        max_bins_per_day: int = 288,
+        weekly: str = "auto",
+        history_window_s: int = 3 * WEEK_S,
+        **params,
+    ):
         super().__init__(resolution_s, **params)
         self.factor = max(1, math.ceil(self.day / max_bins_per_day))
         self.weekly = weekly
@@ -475,8 +495,8 @@ class MstlArima(Arima):
         from statsmodels.tsa.seasonal import MSTL
 
         f = self.factor
-        start = start + len(y) - len(y[-self.history_window:])
-        y = y[-self.history_window:]
+        start = start + len(y) - len(y[-self.history_window :])
+        y = y[-self.history_window :]
         offset = (-start) % f  # drop head bins so blocks align with absolute multiples of f
         n_blocks = (len(y) - offset) // f
         day_c = self.day // f
@@ -484,7 +504,7 @@ class MstlArima(Arima):
             raise InsufficientHistory(f"{self.name}: {self.day} bins per day do not split into blocks of {f}")
         if n_blocks < 2 * day_c + 1:
             raise InsufficientHistory(f"{self.name} needs more than two days of history")
-        blocks = y[offset: offset + n_blocks * f].reshape(n_blocks, f).mean(axis=1)
+        blocks = y[offset : offset + n_blocks * f].reshape(n_blocks, f).mean(axis=1)
         first_block = (start + offset) // f
         week_c = 7 * day_c
         use_weekly = (self.weekly == "auto" and n_blocks > 2 * week_c) or self.weekly is True
@@ -502,7 +522,7 @@ class MstlArima(Arima):
             # noise of the day it was fitted on, which makes the residual ARIMA's intervals too narrow
             cycles = max(1, min(7, n_blocks // period))
             phase = (first_block + np.arange(n_blocks - cycles * period, n_blocks)) % period
-            values = seasonal[n_blocks - cycles * period:, col]
+            values = seasonal[n_blocks - cycles * period :, col]
             profile = np.bincount(phase, weights=values, minlength=period) / cycles
             self.profiles.append((period * f, profile))
         self.use_weekly = len(periods) > 1
@@ -539,8 +559,9 @@ class HoltWinters(Method):
 
     name = "holt_winters"
 
-    def __init__(self, resolution_s: int, fit_window_s: int = 3 * DAY_S, damped: bool = True,
-                 reestimate_every: int = 7, **params):
+    def __init__(
+        self, resolution_s: int, fit_window_s: int = 3 * DAY_S, damped: bool = True, reestimate_every: int = 7, **params
+    ):
         super().__init__(resolution_s, **params)
         self.fit_window = fit_window_s // self.resolution_s
         self.damped = damped
@@ -552,7 +573,7 @@ class HoltWinters(Method):
 
         y = np.asarray(y, dtype=float)
         end = start + len(y)
-        if (warm is not None and warm.end == end and warm.fits_since_estimation + 1 < self.reestimate_every):
+        if warm is not None and warm.end == end and warm.fits_since_estimation + 1 < self.reestimate_every:
             # a scheduled refit between weekly re-estimations: the recursions have already absorbed
             # every bin, so keep the state and the parameters (re-estimating costs ~0.4-1 s per series)
             self.__dict__.update({k: v for k, v in warm.__dict__.items() if k != "seas"})
@@ -560,13 +581,17 @@ class HoltWinters(Method):
             self.fits_since_estimation = warm.fits_since_estimation + 1
             return
         self.fits_since_estimation = 0
-        y = y[-self.fit_window:]
+        y = y[-self.fit_window :]
         if len(y) < 2 * self.m + 1:
             raise InsufficientHistory(f"{self.name} needs more than two days of history")
         ctx = _quiet()
         try:
             res = ExponentialSmoothing(
-                y, trend="add", damped_trend=self.damped, seasonal="add", seasonal_periods=self.m,
+                y,
+                trend="add",
+                damped_trend=self.damped,
+                seasonal="add",
+                seasonal_periods=self.m,
                 initialization_method="heuristic",
             ).fit()
         finally:
@@ -578,7 +603,7 @@ class HoltWinters(Method):
         self.phi = float(p["damping_trend"]) if self.damped else 1.0
         self.level = float(res.level[-1])
         self.trend = float(res.trend[-1])
-        self.seas = np.asarray(res.season[-self.m:], dtype=float).copy()  # s_{n-m+1} .. s_n
+        self.seas = np.asarray(res.season[-self.m :], dtype=float).copy()  # s_{n-m+1} .. s_n
         self.ptr = 0  # index in self.seas of the oldest seasonal state (used next)
         # residual variance as R's forecast::ets: SSE / (n - number of parameters), counting the
         # initial states (level, trend, m - 1 seasons) since they were read off the data
@@ -605,7 +630,7 @@ class HoltWinters(Method):
         if self.phi == 1.0:
             phi_j = j.astype(float)
         else:
-            phi_j = np.cumsum(self.phi ** j)
+            phi_j = np.cumsum(self.phi**j)
         seasonal = self.seas[(self.ptr + j - 1) % self.m]
         mean = self.level + phi_j * self.trend + seasonal
         c = self.alpha * (1 + self.beta * phi_j) + self.gamma * ((j % self.m) == 0)
@@ -615,8 +640,7 @@ class HoltWinters(Method):
         return mean, mean - half, mean + half
 
     def describe(self):
-        return {"method": self.name, "alpha": self.alpha, "beta": self.beta, "gamma": self.gamma,
-                "phi": self.phi}
+        return {"method": self.name, "alpha": self.alpha, "beta": self.beta, "gamma": self.gamma, "phi": self.phi}
 
 
 # ---------------------------------------------------------------- ensemble
@@ -676,8 +700,7 @@ class LogTransformed(Method):
         self.name = f"{self.base.name}_log"
 
     def fit(self, y, start, warm=None):
-        self.base.fit(np.log1p(np.maximum(np.asarray(y, dtype=float), 0.0)), start,
-                      warm=getattr(warm, "base", None))
+        self.base.fit(np.log1p(np.maximum(np.asarray(y, dtype=float), 0.0)), start, warm=getattr(warm, "base", None))
         self.end = self.base.end
 
     def update(self, y_new):

@@ -79,9 +79,17 @@ def analyse_series(y, options: SeriesOptions, progress=None) -> dict:
 
     rows, results = ([], {})
     if initial + horizon <= n and initial >= 2:
-        rows, results = leaderboard(y, res, horizon=horizon, initial=initial, every=every, candidates=candidates,
-                                    metric=options.rank_metric, level=options.level,
-                                    progress=sub_progress)
+        rows, results = leaderboard(
+            y,
+            res,
+            horizon=horizon,
+            initial=initial,
+            every=every,
+            candidates=candidates,
+            metric=options.rank_metric,
+            level=options.level,
+            progress=sub_progress,
+        )
     best = next((r["method"] for r in rows if r.get("rank") == 1), None)
     if options.method == "auto":
         chosen = best or "moving_average"
@@ -138,5 +146,14 @@ def metrics_at_horizon(result: dict, method: str, steps: int) -> dict:
     initial = result["initial"]
     scale = float(np.mean(np.abs(np.diff(y[:initial])))) if initial > 1 else math.nan
     window = min(k, result["peak_window_steps"])
-    return compute_metrics(actual, mean, lower, upper, naive, scale, mean[:, :window].max(axis=1),
-                           upper[:, :window].max(axis=1), actual[:, :window].max(axis=1))
+    return compute_metrics(
+        actual,
+        mean,
+        lower,
+        upper,
+        naive,
+        scale,
+        mean[:, :window].max(axis=1),
+        upper[:, :window].max(axis=1),
+        actual[:, :window].max(axis=1),
+    )

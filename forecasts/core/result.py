@@ -49,8 +49,9 @@ class Forecast:
         }
 
 
-def make_forecast(mean, lower, upper, *, level, start, resolution_s, peak_window_steps, method="",
-                  nonnegative=True) -> Forecast:
+def make_forecast(
+    mean, lower, upper, *, level, start, resolution_s, peak_window_steps, method="", nonnegative=True
+) -> Forecast:
     mean = np.asarray(mean, dtype=float)
     lower = np.asarray(lower, dtype=float)
     upper = np.asarray(upper, dtype=float)
@@ -62,7 +63,12 @@ def make_forecast(mean, lower, upper, *, level, start, resolution_s, peak_window
     upper = np.maximum(upper, mean)
     window = max(1, min(int(peak_window_steps), len(mean)))
     return Forecast(
-        mean=mean, lower=lower, upper=upper, level=level, start=int(start), resolution_s=int(resolution_s),
+        mean=mean,
+        lower=lower,
+        upper=upper,
+        level=level,
+        start=int(start),
+        resolution_s=int(resolution_s),
         peak=float(mean[:window].max()) if len(mean) else float("nan"),
         peak_upper=float(upper[:window].max()) if len(mean) else float("nan"),
         method=method,

@@ -149,4 +149,4 @@ def series_items(series: dict[tuple[str, ...], pd.DataFrame], group_by, metrics)
     """Flatten ``build_series`` output into (SeriesKey, numpy array) pairs."""
     for key, frame in series.items():
         for metric in metrics:
-            yield SeriesKey(tuple(zip(group_by, key)), metric), frame[metric].to_numpy(dtype=float)
+            yield SeriesKey(tuple(zip(group_by, key, strict=False)), metric), frame[metric].to_numpy(dtype=float)

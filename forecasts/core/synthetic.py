@@ -15,8 +15,14 @@ def diurnal_profile(hours: np.ndarray) -> np.ndarray:
     return 0.25 + 0.75 * bump
 
 
-def sageserve_like(days: int = 7, resolution_s: int = 60, base: float = 20000.0, weekend_factor: float = 0.45,
-                   noise: float = 0.04, seed: int = 0) -> np.ndarray:
+def sageserve_like(
+    days: int = 7,
+    resolution_s: int = 60,
+    base: float = 20000.0,
+    weekend_factor: float = 0.45,
+    noise: float = 0.04,
+    seed: int = 0,
+) -> np.ndarray:
     """Input TPS of an IW tier: diurnal, weekends quieter (day 5 and 6), multiplicative noise.
 
     Mirrors SageServe's characterisation (diurnal periodicity, weekends quiescing; §3, Fig. 3).
@@ -30,8 +36,9 @@ def sageserve_like(days: int = 7, resolution_s: int = 60, base: float = 20000.0,
     return level * (1.0 + noise * rng.standard_normal(n))
 
 
-def sinusoid(n: int, period: int, mean: float = 1000.0, amplitude: float = 400.0, noise: float = 40.0,
-             seed: int = 0) -> np.ndarray:
+def sinusoid(
+    n: int, period: int, mean: float = 1000.0, amplitude: float = 400.0, noise: float = 40.0, seed: int = 0
+) -> np.ndarray:
     rng = np.random.default_rng(seed)
     t = np.arange(n)
     return mean + amplitude * np.sin(2 * np.pi * t / period) + noise * rng.standard_normal(n)
@@ -50,18 +57,24 @@ def with_step(y: np.ndarray, at: int, factor: float) -> np.ndarray:
 
 def with_burst(y: np.ndarray, at: int, length: int, factor: float) -> np.ndarray:
     out = y.copy()
-    out[at: at + length] *= factor
+    out[at : at + length] *= factor
     return out
 
 
 def with_holiday(y: np.ndarray, day: int, bins_per_day: int, factor: float = 0.3) -> np.ndarray:
     out = y.copy()
-    out[day * bins_per_day: (day + 1) * bins_per_day] *= factor
+    out[day * bins_per_day : (day + 1) * bins_per_day] *= factor
     return out
 
 
-def synthetic_trace(days: float = 2.0, regions=("region-1", "region-2"), models=("llama2-70b",),
-                    tiers=("IW-F", "NIW"), peak_rps: float = 2.0, seed: int = 0) -> pd.DataFrame:
+def synthetic_trace(
+    days: float = 2.0,
+    regions=("region-1", "region-2"),
+    models=("llama2-70b",),
+    tiers=("IW-F", "NIW"),
+    peak_rps: float = 2.0,
+    seed: int = 0,
+) -> pd.DataFrame:
     """A normalised trace (contract columns) with diurnal IW arrivals and flat NIW arrivals."""
     rng = np.random.default_rng(seed)
     duration = days * DAY_S
@@ -74,12 +87,18 @@ def synthetic_trace(days: float = 2.0, regions=("region-1", "region-2"), models=
                 t = np.sort(rng.uniform(0, duration, n))
                 keep_p = 0.5 * np.ones(n) if tier == "NIW" else diurnal_profile(t / 3600.0)
                 t = t[rng.uniform(size=n) < keep_p]
-                frames.append(pd.DataFrame({
-                    "arrival_s": t,
-                    "input_tokens": rng.integers(100, 2000, len(t)).astype(np.int32),
-                    "output_tokens": rng.integers(10, 500, len(t)).astype(np.int32),
-                    "region": region, "model": model, "tier": tier,
-                }))
+                frames.append(
+                    pd.DataFrame(
+                        {
+                            "arrival_s": t,
+                            "input_tokens": rng.integers(100, 2000, len(t)).astype(np.int32),
+                            "output_tokens": rng.integers(10, 500, len(t)).astype(np.int32),
+                            "region": region,
+                            "model": model,
+                            "tier": tier,
+                        }
+                    )
+                )
     df = pd.concat(frames, ignore_index=True).sort_values("arrival_s", kind="stable").reset_index(drop=True)
     df["arrival_s"] -= df["arrival_s"].iloc[0]
     return df

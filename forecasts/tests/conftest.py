@@ -27,8 +27,14 @@ def make_trace():
             frame = syn.synthetic_trace(days=3, peak_rps=0.05, seed=1)
         key = uuid.uuid4().hex
         trace = Trace.objects.create(
-            team=team, name=name, format="native", storage_key=key, content_sha256=key, fingerprint=key,
-            requests=len(frame), span_s=float(frame["arrival_s"].max()),
+            team=team,
+            name=name,
+            format="native",
+            storage_key=key,
+            content_sha256=key,
+            fingerprint=key,
+            requests=len(frame),
+            span_s=float(frame["arrival_s"].max()),
         )
         trace.directory.mkdir(parents=True, exist_ok=True)
         write_frame(frame, trace.normalised_file)

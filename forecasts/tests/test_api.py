@@ -32,7 +32,7 @@ def test_a_run_created_through_the_api_fans_out_one_job_per_series_and_stores_th
         assert row["chosen_method"] == row["best_method"] == row["leaderboard"][0]["method"]
         fc = row["forecast"]
         assert len(fc["mean"]) == 4 and fc["peak"] == pytest.approx(max(fc["mean"]), rel=1e-4)
-        assert all(lo <= m <= hi for lo, m, hi in zip(fc["lower"], fc["mean"], fc["upper"]))
+        assert all(lo <= m <= hi for lo, m, hi in zip(fc["lower"], fc["mean"], fc["upper"], strict=False))
         detail = cast.owner.api.get(f"/api/forecasts/{run.pk}/series/{row['id']}/").json()
         values = np.asarray(detail["result"]["values"])
         group = frame[(frame["region"] == row["group"]["region"]) & (frame["tier"] == row["group"]["tier"])]
@@ -44,8 +44,9 @@ def test_a_run_created_through_the_api_fans_out_one_job_per_series_and_stores_th
 
 def test_a_run_is_visible_to_the_team_and_not_to_outsiders(cast, make_trace):
     trace = make_trace(cast.owner.team)
-    run_id = cast.owner.api.post("/api/forecasts/", {"trace": trace.pk, **QUICK, "method": "naive"},
-                                 format="json").json()["id"]
+    run_id = cast.owner.api.post(
+        "/api/forecasts/", {"trace": trace.pk, **QUICK, "method": "naive"}, format="json"
+    ).json()["id"]
     assert cast.teammate.api.get(f"/api/forecasts/{run_id}/").status_code == 200
     assert [r["id"] for r in cast.teammate.api.get("/api/forecasts/").json()["results"]] == [run_id]
     assert cast.outsider.api.get(f"/api/forecasts/{run_id}/").status_code == 404
@@ -57,11 +58,20 @@ def test_a_run_is_visible_to_the_team_and_not_to_outsiders(cast, make_trace):
     assert response.status_code == 400 and "trace" in response.json()["error"]["fields"]
 
 
-@pytest.mark.parametrize("field,value", [
-    ("resolution", "7min"), ("method", "prophet"), ("horizon", "2d"), ("horizon", "soon"),
-    ("group_by", "country"), ("metrics", "latency"), ("level", 1.5), ("rank_metric", "coverage"),
-    ("candidates", "naive,oracle"),
-])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("resolution", "7min"),
+        ("method", "prophet"),
+        ("horizon", "2d"),
+        ("horizon", "soon"),
+        ("group_by", "country"),
+        ("metrics", "latency"),
+        ("level", 1.5),
+        ("rank_metric", "coverage"),
+        ("candidates", "naive,oracle"),
+    ],
+)
 def test_bad_parameters_are_a_400_naming_the_field_and_store_nothing(cast, make_trace, field, value):
     trace = make_trace(cast.owner.team)
     response = cast.owner.api.post("/api/forecasts/", {"trace": trace.pk, field: value}, format="json")
@@ -73,6 +83,7 @@ def test_bad_parameters_are_a_400_naming_the_field_and_store_nothing(cast, make_
 
 def test_a_horizon_shorter_than_one_bin_is_refused(cast, make_trace):
     trace = make_trace(cast.owner.team)
-    response = cast.owner.api.post("/api/forecasts/", {"trace": trace.pk, "resolution": "15min",
-                                                      "horizon": "5min"}, format="json")
+    response = cast.owner.api.post(
+        "/api/forecasts/", {"trace": trace.pk, "resolution": "15min", "horizon": "5min"}, format="json"
+    )
     assert response.status_code == 400 and "horizon" in response.json()["error"]["fields"]

@@ -16,19 +16,24 @@ DAY = 86400 // RES
 
 
 def test_the_core_imports_without_django():
-    code = ("import sys, forecasts.core, forecasts.core.synthetic; "
-            "assert 'django' not in sys.modules, 'django was imported'")
+    code = (
+        "import sys, forecasts.core, forecasts.core.synthetic; "
+        "assert 'django' not in sys.modules, 'django was imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_series_are_token_and_request_rates_per_bin_per_group():
-    df = pd.DataFrame({
-        "arrival_s": [0.0, 10.0, 59.0, 61.0, 130.0, 20.0],
-        "input_tokens": [60, 120, 60, 600, 6, 1200],
-        "output_tokens": [6, 6, 6, 60, 60, 0],
-        "region": ["r1", "r1", "r1", "r1", "r1", "r2"],
-        "model": "m", "tier": "IW-F",
-    }).sort_values("arrival_s")
+    df = pd.DataFrame(
+        {
+            "arrival_s": [0.0, 10.0, 59.0, 61.0, 130.0, 20.0],
+            "input_tokens": [60, 120, 60, 600, 6, 1200],
+            "output_tokens": [6, 6, 6, 60, 60, 0],
+            "region": ["r1", "r1", "r1", "r1", "r1", "r2"],
+            "model": "m",
+            "tier": "IW-F",
+        }
+    ).sort_values("arrival_s")
     out = build_series(df, 60, duration_s=180)
     r1 = out[("r1", "m", "IW-F")]
     # bin 0 holds 3 requests with 240 input tokens; bin 1 one request with 600; bin 2 one with 6
@@ -48,13 +53,13 @@ def test_grouping_by_region_only_sums_the_other_columns():
 
 
 def test_the_peak_is_the_largest_point_forecast_in_the_next_hour():
-    fc = make_forecast([1, 5, 3, 9], [0, 4, 2, 8], [2, 7, 4, 12], level=0.9, start=10, resolution_s=1800,
-                       peak_window_steps=2)
+    fc = make_forecast(
+        [1, 5, 3, 9], [0, 4, 2, 8], [2, 7, 4, 12], level=0.9, start=10, resolution_s=1800, peak_window_steps=2
+    )
     assert fc.peak == 5 and fc.peak_upper == 7  # the 9 is beyond the one-hour window
 
 
-@pytest.mark.parametrize("method", ["seasonal_naive_daily", "arima_fourier", "mstl_arima", "holt_winters",
-                                    "ensemble"])
+@pytest.mark.parametrize("method", ["seasonal_naive_daily", "arima_fourier", "mstl_arima", "holt_winters", "ensemble"])
 def test_a_daily_sinusoid_with_noise_is_forecast_within_noise_level(method):
     # mean 1000, amplitude 400, noise sd 40: a perfect forecaster has MAE 0.8 * 40 = 32 (3.2 % wMAPE).
     # The stated bound: wMAPE under 6 %, better than naive, and the 90 % interval covers 75-99 %.
@@ -79,8 +84,9 @@ def test_plain_arima_beats_naive_on_an_autoregressive_series():
 
 def test_a_random_walk_is_not_claimed_to_be_forecastable():
     y = syn.random_walk(6 * DAY, seed=2)
-    rows, _ = leaderboard(y, RES, horizon=4, initial=4 * DAY, every=4,
-                          candidates=("naive", "arima", "arima_fourier", "holt_winters"))
+    rows, _ = leaderboard(
+        y, RES, horizon=4, initial=4 * DAY, every=4, candidates=("naive", "arima", "arima_fourier", "holt_winters")
+    )
     ranked = [r for r in rows if "rank" in r]
     assert len(ranked) == 4
     # no method is much better than "tomorrow = now" (rel_mae ~ 1), none reaches sinusoid-grade error
@@ -133,7 +139,7 @@ def test_hourly_updates_do_not_refit_until_a_day_has_passed():
     y = syn.sinusoid(6 * DAY, period=DAY, seed=9)
     f = IncrementalForecaster("arima_fourier", RES).fit(y[: 4 * DAY])
     for hour in range(24):
-        f.update(y[4 * DAY + 4 * hour: 4 * DAY + 4 * (hour + 1)])
+        f.update(y[4 * DAY + 4 * hour : 4 * DAY + 4 * (hour + 1)])
         f.forecast(4)
         assert f.n_fits == (1 if hour < 23 else 2)
     assert f.n_updates == 24
@@ -143,7 +149,7 @@ def test_arima_hourly_steps_match_statsmodels_filtering_the_whole_series():
     y = syn.sinusoid(5 * DAY, period=DAY, seed=10)
     f = IncrementalForecaster("arima", RES, refit_every_s=None).fit(y[: 4 * DAY])
     fitted, mu = f.model.results, f.model.mu
-    new = y[4 * DAY: 4 * DAY + 8]
+    new = y[4 * DAY : 4 * DAY + 8]
     f.update(new)
     fc = f.forecast(4)
     reference = fitted.append(new - mu, refit=False).get_forecast(4)
@@ -158,7 +164,7 @@ def test_daily_refits_keep_the_arima_order_and_reselect_it_weekly():
     f = IncrementalForecaster("arima_fourier", RES).fit(y[: 4 * DAY])
     table = f.model.order_table
     for day in range(4, 11):
-        f.update(y[day * DAY: (day + 1) * DAY])
+        f.update(y[day * DAY : (day + 1) * DAY])
         assert f.model.fits_since_selection == (day - 3) % 7
     assert f.model.order_table is not table  # the seventh refit selected the order again
 
@@ -170,15 +176,33 @@ def test_holt_winters_updates_reproduce_statsmodels_with_the_same_parameters():
     f = IncrementalForecaster("holt_winters", RES, refit_every_s=None).fit(y[: 4 * DAY])
     hw = f.model
     # the method estimates on its fit window, the last three days
-    fit_res = ExponentialSmoothing(y[DAY: 4 * DAY], trend="add", damped_trend=True, seasonal="add",
-                                   seasonal_periods=DAY, initialization_method="heuristic").fit()
+    fit_res = ExponentialSmoothing(
+        y[DAY : 4 * DAY],
+        trend="add",
+        damped_trend=True,
+        seasonal="add",
+        seasonal_periods=DAY,
+        initialization_method="heuristic",
+    ).fit()
     p = fit_res.params
-    f.update(y[4 * DAY:])
+    f.update(y[4 * DAY :])
     full = ExponentialSmoothing(
-        y[DAY:], trend="add", damped_trend=True, seasonal="add", seasonal_periods=DAY, initialization_method="known",
-        initial_level=p["initial_level"], initial_trend=p["initial_trend"], initial_seasonal=p["initial_seasons"],
-    ).fit(smoothing_level=hw.alpha, smoothing_trend=hw.beta, smoothing_seasonal=hw.gamma,
-          damping_trend=hw.phi, optimized=False)
+        y[DAY:],
+        trend="add",
+        damped_trend=True,
+        seasonal="add",
+        seasonal_periods=DAY,
+        initialization_method="known",
+        initial_level=p["initial_level"],
+        initial_trend=p["initial_trend"],
+        initial_seasonal=p["initial_seasons"],
+    ).fit(
+        smoothing_level=hw.alpha,
+        smoothing_trend=hw.beta,
+        smoothing_seasonal=hw.gamma,
+        damping_trend=hw.phi,
+        optimized=False,
+    )
     np.testing.assert_allclose(f.forecast(8).mean, full.forecast(8), rtol=1e-6)
 
 
@@ -187,9 +211,9 @@ def test_a_method_without_enough_history_falls_back_and_recovers_at_the_next_ref
     f = IncrementalForecaster("holt_winters", RES).fit(y[:DAY])
     assert f.used_method == "moving_average" and "two days" in f.fallback_reason
     for hour in range(24, 48):  # hourly retries fail until more than two days are in
-        f.update(y[hour * 4: (hour + 1) * 4])
+        f.update(y[hour * 4 : (hour + 1) * 4])
         assert f.used_method == "moving_average"
-    f.update(y[48 * 4: 49 * 4])
+    f.update(y[48 * 4 : 49 * 4])
     assert f.used_method == "holt_winters" and f.fallback_reason == ""
 
 
@@ -205,12 +229,12 @@ def test_holt_winters_daily_refits_keep_the_state_and_reestimate_weekly():
     f = IncrementalForecaster("holt_winters", RES).fit(y[: 4 * DAY])
     first_alpha = f.model.alpha
     kept = IncrementalForecaster("holt_winters", RES, refit_every_s=None).fit(y[: 4 * DAY])
-    f.update(y[4 * DAY: 5 * DAY])
-    kept.update(y[4 * DAY: 5 * DAY])
+    f.update(y[4 * DAY : 5 * DAY])
+    kept.update(y[4 * DAY : 5 * DAY])
     assert f.n_fits == 2 and f.model.fits_since_estimation == 1 and f.model.alpha == first_alpha
     np.testing.assert_allclose(f.forecast(4).mean, kept.forecast(4).mean)  # same as never refitting
     for day in range(5, 11):
-        f.update(y[day * DAY: (day + 1) * DAY])
+        f.update(y[day * DAY : (day + 1) * DAY])
     assert f.model.fits_since_estimation == 0  # the seventh refit re-estimated
 
 
@@ -218,9 +242,9 @@ def test_steady_state_kalman_steps_still_match_statsmodels_after_a_day_of_update
     y = syn.sinusoid(6 * DAY, period=DAY, seed=16)
     f = IncrementalForecaster("arima_fourier", RES, refit_every_s=None).fit(y[: 4 * DAY])
     fitted, model = f.model.results, f.model
-    new = y[4 * DAY: 5 * DAY]
+    new = y[4 * DAY : 5 * DAY]
     for hour in range(24):
-        f.update(new[4 * hour: 4 * (hour + 1)])
+        f.update(new[4 * hour : 4 * (hour + 1)])
     assert model.state.steady  # the covariance converged, the cheap path ran
     resid = new - model._seasonal(4 * DAY, DAY) - model.mu
     reference = fitted.append(resid, refit=False).get_forecast(4)
@@ -234,7 +258,7 @@ def test_a_forecaster_started_without_traffic_forecasts_zero_then_switches_to_ar
     assert f.used_method == "naive" and fc.peak == 0.0 and fc.peak_upper == 0.0
     y = syn.sinusoid(96, period=288, seed=17)
     for hour in range(8):
-        f.update(y[12 * hour: 12 * (hour + 1)])
+        f.update(y[12 * hour : 12 * (hour + 1)])
     assert f.used_method == "arima" and f.forecast(12).peak > 0
 
 

@@ -44,8 +44,9 @@ def test_the_run_result_flags_the_weekend_hours_as_failures(week):
     from forecasts.selectors import failures
 
     y = week[("us-east", "model-a", "IW-F")]["input_tps"].to_numpy()
-    result = analyse_series(y, SeriesOptions(resolution_s=HOUR, method="seasonal_naive_daily",
-                                             backtest_s=3 * 86400, horizon_s=HOUR))
+    result = analyse_series(
+        y, SeriesOptions(resolution_s=HOUR, method="seasonal_naive_daily", backtest_s=3 * 86400, horizon_s=HOUR)
+    )
     flagged = failures(result, "seasonal_naive_daily")
     assert flagged, "no hour was flagged"
     assert all(f["origin"] >= 5 * 24 for f in flagged)  # only Saturday and Sunday hours

@@ -33,8 +33,14 @@ def test_the_run_page_shows_the_forecast_leaderboard_errors_and_residuals(cast, 
     page = client.get(f"/forecasts/{run.pk}/")
     assert page.status_code == 200
     html = page.content.decode()
-    for text in ("actual vs forecast", "Backtest leaderboard", "where forecasts fail", "Residuals of",
-                 "Mean absolute error by lead time", series.label):
+    for text in (
+        "actual vs forecast",
+        "Backtest leaderboard",
+        "where forecasts fail",
+        "Residuals of",
+        "Mean absolute error by lead time",
+        series.label,
+    ):
         assert text in html, text
     # method and horizon are selectable: the naive method at the first bin only
     page = client.get(f"/forecasts/{run.pk}/?series={series.pk}&method=naive&horizon=1")
@@ -47,13 +53,31 @@ def test_the_list_page_starts_a_run_and_shows_field_errors(cast, make_trace):
     trace = make_trace(cast.owner.team)
     client = login(cast.owner.user)
     assert client.get("/forecasts/").status_code == 200
-    bad = client.post("/forecasts/", {"trace": trace.pk, "metrics": ["input_tps"], "method": "naive",
-                                      "resolution": "15min", "horizon": "never", "backtest": "2d"})
+    bad = client.post(
+        "/forecasts/",
+        {
+            "trace": trace.pk,
+            "metrics": ["input_tps"],
+            "method": "naive",
+            "resolution": "15min",
+            "horizon": "never",
+            "backtest": "2d",
+        },
+    )
     assert bad.status_code == 400 and "cannot read duration" in bad.content.decode()
     assert ForecastRun.objects.count() == 0
-    ok = client.post("/forecasts/", {"trace": trace.pk, "metrics": ["input_tps"], "method": "naive",
-                                     "group_by": ["region"], "resolution": "15min", "horizon": "1h",
-                                     "backtest": "1d"})
+    ok = client.post(
+        "/forecasts/",
+        {
+            "trace": trace.pk,
+            "metrics": ["input_tps"],
+            "method": "naive",
+            "group_by": ["region"],
+            "resolution": "15min",
+            "horizon": "1h",
+            "backtest": "1d",
+        },
+    )
     run = ForecastRun.objects.get()
     assert ok.status_code == 302 and ok["Location"] == f"/forecasts/{run.pk}/"
     assert run.status == "succeeded" and run.series.count() == 2
@@ -62,9 +86,23 @@ def test_the_list_page_starts_a_run_and_shows_field_errors(cast, make_trace):
 def test_the_command_prints_one_json_object_with_every_series(cast, make_trace):
     trace = make_trace(cast.owner.team)
     out = StringIO()
-    call_command("forecast", "--trace", str(trace.pk), "--group", "region", "--method", "auto",
-                 "--candidates", "naive,seasonal_naive_daily", "--resolution", "15min", "--horizon", "1h",
-                 "--json", stdout=out)
+    call_command(
+        "forecast",
+        "--trace",
+        str(trace.pk),
+        "--group",
+        "region",
+        "--method",
+        "auto",
+        "--candidates",
+        "naive,seasonal_naive_daily",
+        "--resolution",
+        "15min",
+        "--horizon",
+        "1h",
+        "--json",
+        stdout=out,
+    )
     body = json.loads(out.getvalue())
     assert body["status"] == "succeeded" and len(body["series"]) == 2
     for row in body["series"]:
@@ -82,5 +120,5 @@ def test_the_command_names_the_bad_option(cast, make_trace):
 
 
 def test_the_forecasts_app_core_stays_importable_without_django():
-    code = ("import sys, forecasts.core.pipeline; assert 'django' not in sys.modules")
+    code = "import sys, forecasts.core.pipeline; assert 'django' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)

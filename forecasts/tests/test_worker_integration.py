@@ -15,9 +15,11 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 def test_a_run_is_fanned_out_to_series_jobs_that_a_worker_finishes(cast, make_trace, celery_worker_process):  # noqa: F811
     trace = make_trace(cast.owner.team)
-    response = cast.owner.api.post("/api/forecasts/", {"trace": trace.pk, "resolution": "15min",
-                                                      "candidates": "naive,seasonal_naive_daily,arima"},
-                                   format="json")
+    response = cast.owner.api.post(
+        "/api/forecasts/",
+        {"trace": trace.pk, "resolution": "15min", "candidates": "naive,seasonal_naive_daily,arima"},
+        format="json",
+    )
     assert response.status_code == 201, response.content
     run = ForecastRun.objects.get(pk=response.json()["id"])
     wait_for_job(run.job, timeout=120)

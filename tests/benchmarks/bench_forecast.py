@@ -30,8 +30,17 @@ import numpy as np  # noqa: E402
 from forecasts.core import IncrementalForecaster  # noqa: E402
 from forecasts.core import synthetic as syn  # noqa: E402
 
-METHODS = ("naive", "seasonal_naive_daily", "seasonal_naive_weekly", "moving_average", "arima",
-           "arima_fourier", "mstl_arima", "holt_winters", "ensemble")
+METHODS = (
+    "naive",
+    "seasonal_naive_daily",
+    "seasonal_naive_weekly",
+    "moving_average",
+    "arima",
+    "arima_fourier",
+    "mstl_arima",
+    "holt_winters",
+    "ensemble",
+)
 
 
 def bench_fit_and_step(method: str, y: np.ndarray, history: int, res: int, steps_per_hour: int) -> tuple[float, float]:
@@ -42,7 +51,7 @@ def bench_fit_and_step(method: str, y: np.ndarray, history: int, res: int, steps
     for hour in range(24):
         a = history + hour * steps_per_hour
         t0 = time.perf_counter()
-        f.update(y[a: a + steps_per_hour])
+        f.update(y[a : a + steps_per_hour])
         f.forecast(steps_per_hour)
         times.append(time.perf_counter() - t0)
     assert f.used_method == method, (method, f.fallback_reason)
@@ -51,8 +60,10 @@ def bench_fit_and_step(method: str, y: np.ndarray, history: int, res: int, steps
 
 def bench_fleet(method: str, res: int, n_series: int, days_history: int, days_sim: int) -> dict:
     per_hour = 3600 // res
-    series = [syn.sageserve_like(days=days_history + days_sim, resolution_s=res, seed=s,
-                                 base=1000.0 * (1 + s % 5)) for s in range(n_series)]
+    series = [
+        syn.sageserve_like(days=days_history + days_sim, resolution_s=res, seed=s, base=1000.0 * (1 + s % 5))
+        for s in range(n_series)
+    ]
     history = days_history * 86400 // res
     t0 = time.perf_counter()
     forecasters = [IncrementalForecaster(method, res).fit(y[:history]) for y in series]
@@ -60,15 +71,22 @@ def bench_fleet(method: str, res: int, n_series: int, days_history: int, days_si
     peaks = []
     for hour in range(days_sim * 24):
         a = history + hour * per_hour
-        for f, y in zip(forecasters, series):
+        for f, y in zip(forecasters, series, strict=False):
             fc = f.forecast(per_hour)
             peaks.append(fc.peak)
-            f.update(y[a: a + per_hour])
+            f.update(y[a : a + per_hour])
     total = time.perf_counter() - t0
-    return {"method": method, "resolution_s": res, "series": n_series, "history_days": days_history,
-            "simulated_days": days_sim, "fit_s": round(fit_total, 2), "total_s": round(total, 2),
-            "refits_per_series": forecasters[0].n_fits,
-            "used": sorted({f.used_method for f in forecasters})}
+    return {
+        "method": method,
+        "resolution_s": res,
+        "series": n_series,
+        "history_days": days_history,
+        "simulated_days": days_sim,
+        "fit_s": round(fit_total, 2),
+        "total_s": round(total, 2),
+        "refits_per_series": forecasters[0].n_fits,
+        "used": sorted({f.used_method for f in forecasters}),
+    }
 
 
 def evaluate_fixture(total_rps: float, resolution_s: int, backtest_days: int, days: int = 7) -> dict:
@@ -78,10 +96,9 @@ def evaluate_fixture(total_rps: float, resolution_s: int, backtest_days: int, da
     averaged over series, with the share of series each method wins. The trace starts on a Monday,
     so a 3-day hold-out covers Friday and the weekend dip.
     """
-    from planner.ingest.synth import synthesize
-
     from forecasts.core.backtest import leaderboard
     from forecasts.core.series import build_series
+    from planner.ingest.synth import synthesize
 
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     with open(os.path.join(root, "fixtures", "workloads", "sageserve_week.json")) as fh:
@@ -107,20 +124,31 @@ def evaluate_fixture(total_rps: float, resolution_s: int, backtest_days: int, da
             by_tier.setdefault(key[2], {}).setdefault(r["method"], []).append(r["wmape"])
     summary = {}
     for method, rows in per_method.items():
-        summary[method] = {k: round(float(np.nanmean([r[k] for r in rows])), 3)
-                           for k in ("wmape", "rel_mae", "coverage", "peak_error", "peak_bias", "peak_upper_coverage")}
+        summary[method] = {
+            k: round(float(np.nanmean([r[k] for r in rows])), 3)
+            for k in ("wmape", "rel_mae", "coverage", "peak_error", "peak_bias", "peak_upper_coverage")
+        }
         summary[method]["series"] = len(rows)
-    return {"days": days, "requests": len(frame), "total_rps": total_rps, "resolution_s": resolution_s,
-            "backtest_days": backtest_days, "series": len(series), "wins": wins, "mean_by_method": summary,
-            "wmape_by_tier": {t: {m: round(float(np.mean(v)), 2) for m, v in d.items()} for t, d in by_tier.items()},
-            "seconds": round(time.perf_counter() - t0, 1)}
+    return {
+        "days": days,
+        "requests": len(frame),
+        "total_rps": total_rps,
+        "resolution_s": resolution_s,
+        "backtest_days": backtest_days,
+        "series": len(series),
+        "wins": wins,
+        "mean_by_method": summary,
+        "wmape_by_tier": {t: {m: round(float(np.mean(v)), 2) for m, v in d.items()} for t, d in by_tier.items()},
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer methods and a 1-day fleet run")
-    parser.add_argument("--evaluate", action="store_true",
-                        help="accuracy on the SageServe-like fixture week instead of speed")
+    parser.add_argument(
+        "--evaluate", action="store_true", help="accuracy on the SageServe-like fixture week instead of speed"
+    )
     parser.add_argument("--rps", type=float, default=4.0, help="--evaluate: total requests/s of the week")
     parser.add_argument("--days", type=int, default=7, help="--evaluate: days of the fixture (7 or 14)")
     args = parser.parse_args()
@@ -140,11 +168,23 @@ def main() -> None:
         fit_s, step_ms = bench_fit_and_step(method, y5, days * 288, 300, 12)
         out["fit_5min_s"][method] = round(fit_s, 3)
         out["step_5min_ms"][method] = round(step_ms, 2)
-        print(method, out["fit_s"][method], out["step_ms"][method], out["fit_5min_s"][method],
-              out["step_5min_ms"][method], file=sys.stderr, flush=True)
+        print(
+            method,
+            out["fit_s"][method],
+            out["step_ms"][method],
+            out["fit_5min_s"][method],
+            out["step_5min_ms"][method],
+            file=sys.stderr,
+            flush=True,
+        )
     days_sim = 1 if args.quick else 7
-    for method, res in (("arima", 60), ("arima_fourier", 60), ("arima", 300), ("arima_fourier", 300),
-                        ("holt_winters", 300)):
+    for method, res in (
+        ("arima", 60),
+        ("arima_fourier", 60),
+        ("arima", 300),
+        ("arima_fourier", 300),
+        ("holt_winters", 300),
+    ):
         if args.quick and res == 60:
             continue
         row = bench_fleet(method, res, 36, 7, days_sim)

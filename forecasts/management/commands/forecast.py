@@ -35,22 +35,35 @@ class Command(BaseCommand):
         trace = Trace.objects.filter(pk=opts["trace"]).select_related("team").first()
         if trace is None:
             raise CommandError(f"--trace: no trace #{opts['trace']}; list them with the API at /api/traces/")
-        data = {"trace": trace.pk, "group_by": opts["group"] or [], "method": opts["method"],
-                "metrics": opts["metrics"], "resolution": opts["resolution"], "horizon": opts["horizon"],
-                "backtest": opts["backtest"], "level": opts["level"]}
+        data = {
+            "trace": trace.pk,
+            "group_by": opts["group"] or [],
+            "method": opts["method"],
+            "metrics": opts["metrics"],
+            "resolution": opts["resolution"],
+            "horizon": opts["horizon"],
+            "backtest": opts["backtest"],
+            "level": opts["level"],
+        }
         if opts["candidates"]:
             data["candidates"] = opts["candidates"]
         ser = ForecastRunCreateSerializer(data=data)
         if not ser.is_valid():
-            problems = "; ".join(f"--{'group' if k == 'group_by' else k}: {' '.join(map(str, v))}"
-                                 for k, v in ser.errors.items())
+            problems = "; ".join(
+                f"--{'group' if k == 'group_by' else k}: {' '.join(map(str, v))}" for k, v in ser.errors.items()
+            )
             raise CommandError(problems)
-        run = services.create_run(trace=trace, team=trace.team, user=trace.created_by, params=ser.to_params(),
-                                  inline=True)
+        run = services.create_run(
+            trace=trace, team=trace.team, user=trace.created_by, params=ser.to_params(), inline=True
+        )
         run.refresh_from_db()
         series = list(run.series.select_related("job").defer("result"))
         out = {
-            "run": run.pk, "trace": trace.pk, "status": run.status, "params": run.params, "summary": run.summary,
+            "run": run.pk,
+            "trace": trace.pk,
+            "status": run.status,
+            "params": run.params,
+            "summary": run.summary,
             "url": f"/forecasts/{run.pk}/",
             "series": [self._row(s) for s in series],
         }
@@ -61,16 +74,34 @@ class Command(BaseCommand):
             return
         self.stdout.write(f"forecast run #{run.pk} of trace #{trace.pk}: {run.status}  ({out['url']})")
         for row in out["series"]:
-            self.stdout.write(f"  {row['label']:<40} {row['chosen'] or '-':<22} peak {row['peak'] or 0:>12.2f}"
-                              f"  upper {row['peak_upper'] or 0:>12.2f}  wMAPE {row['wmape'] if row['wmape'] is not None else '-'}")
+            self.stdout.write(
+                f"  {row['label']:<40} {row['chosen'] or '-':<22} peak {row['peak'] or 0:>12.2f}"
+                f"  upper {row['peak_upper'] or 0:>12.2f}  wMAPE {row['wmape'] if row['wmape'] is not None else '-'}"
+            )
         if run.job.last_error:
             raise CommandError(run.job.last_error["message"])
 
     @staticmethod
     def _row(s) -> dict:
         chosen = next((r for r in s.leaderboard if r.get("method") == s.chosen_method), {})
-        return {"id": s.pk, "label": s.label, "group": s.group, "metric": s.metric, "status": s.job.status if s.job else None,
-                "chosen": s.chosen_method or None, "best": s.best_method or None, "peak": s.peak,
-                "peak_upper": s.peak_upper, "wmape": chosen.get("wmape"), "peak_error": chosen.get("peak_error"),
-                "leaderboard": [{k: r.get(k) for k in ("method", "rank", "wmape", "mase", "rel_mae", "coverage",
-                                                       "peak_error", "skipped") if k in r} for r in s.leaderboard]}
+        return {
+            "id": s.pk,
+            "label": s.label,
+            "group": s.group,
+            "metric": s.metric,
+            "status": s.job.status if s.job else None,
+            "chosen": s.chosen_method or None,
+            "best": s.best_method or None,
+            "peak": s.peak,
+            "peak_upper": s.peak_upper,
+            "wmape": chosen.get("wmape"),
+            "peak_error": chosen.get("peak_error"),
+            "leaderboard": [
+                {
+                    k: r.get(k)
+                    for k in ("method", "rank", "wmape", "mase", "rel_mae", "coverage", "peak_error", "skipped")
+                    if k in r
+                }
+                for r in s.leaderboard
+            ],
+        }
