@@ -87,3 +87,22 @@ def test_a_horizon_shorter_than_one_bin_is_refused(cast, make_trace):
         "/api/forecasts/", {"trace": trace.pk, "resolution": "15min", "horizon": "5min"}, format="json"
     )
     assert response.status_code == 400 and "horizon" in response.json()["error"]["fields"]
+
+
+def test_a_run_whose_trace_file_is_gone_fails_with_a_message_saying_so(cast, make_trace):
+    trace = make_trace(cast.owner.team)
+    trace.normalised_file.unlink()
+    response = cast.owner.api.post("/api/forecasts/", {"trace": trace.pk, **QUICK}, format="json")
+    assert response.status_code == 201
+    body = response.json()
+    assert body["status"] == "failed"
+    error = body["job"]["last_error"]
+    assert "normalised file" in error["message"] and error["hint"]
+
+
+def test_a_series_job_for_a_deleted_run_fails_cleanly(cast, make_trace):
+    from planner.jobs.services import create_job
+
+    job = create_job(team=cast.owner.team, kind="forecasts.series", params={"series_id": 123456})
+    job.refresh_from_db()
+    assert job.status == "failed" and "no longer exists" in job.last_error["message"]
