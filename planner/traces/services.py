@@ -133,14 +133,22 @@ def _file_chunks(path: Path):
 def import_trace_file(path: str | Path, *, team, user=None, name: str | None = None, fmt: str = "auto",
                       options: dict | TransformOptions | None = None, region: Any = None, model: Any = None,
                       tier: Any = None, description: str = "", original_name: str | None = None,
-                      check_size: bool = False, progress=None) -> Trace:
+                      check_size: bool = False, progress=None, **extra: Any) -> Trace:
     """Import a trace file from disk for ``team`` and queue its characterisation job.
 
-    Keyword options: ``fmt`` (auto|azure|burstgpt|mooncake|native), ``region``/``model``/``tier``
+    Keyword options: ``fmt`` or ``format`` (auto|azure|burstgpt|mooncake|native), ``region``/``model``/``tier``
     (a value, "a:0.6,b:0.4" ratios, or {"column": ..., "map": {...}}), ``options`` (a dict with
-    time_scale, rate, jitter_s, seed and the same assignments). Raises TraceInputError (or
+    time_scale, rate, jitter_s, seed and the same assignments; those four may also be passed as
+    keywords). Raises TraceInputError (or
     DuplicateTrace) for bad input; nothing is stored then.
     """
+    fmt = extra.pop("format", fmt)
+    transform_keys = {"time_scale", "rate", "jitter_s", "seed"}
+    unknown = set(extra) - transform_keys
+    if unknown:
+        raise TypeError(f"import_trace_file() got unknown option(s) {sorted(unknown)}")
+    if extra:
+        options = {**(options.as_dict() if isinstance(options, TransformOptions) else dict(options or {})), **extra}
     path = Path(path)
     if not path.is_file():
         raise TraceInputError(f"{path} is not a file", where="file", hint="give the path of a trace file")

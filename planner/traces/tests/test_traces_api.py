@@ -210,10 +210,13 @@ def test_the_synthesise_page_prefills_a_fixture_and_creates_a_trace(cast):
 def test_import_trace_file_is_callable_for_demo_data_and_queues_characterisation(cast, tmp_path):
     path = tmp_path / "n.csv"
     path.write_text(NATIVE)
-    trace = services.import_trace_file(path, team=cast.owner.team, name="demo", tier="NIW")
+    trace = services.import_trace_file(path, team=cast.owner.team, name="demo", tier="NIW", format="native",
+                                       time_scale=0.5)
     trace.refresh_from_db()
     assert trace.name == "demo" and trace.job.kind == "trace.characterise" and trace.job.status == "succeeded"
-    assert set(read_trace(trace.normalised_file)["tier"]) == {"NIW"}
+    assert set(read_trace(trace.normalised_file)["tier"]) == {"NIW"} and trace.span_s == 32.5
+    with pytest.raises(TypeError):
+        services.import_trace_file(path, team=cast.owner.team, colour="red")
 
 
 def test_the_characterisation_job_fails_cleanly_when_the_trace_is_gone(cast):
