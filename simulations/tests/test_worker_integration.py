@@ -58,3 +58,38 @@ def test_cancelling_a_running_simulation_stops_the_worker_at_its_next_progress_r
     run.refresh_from_db()
     assert run.job.status == "cancelled"
     assert run.result is None
+
+
+@pytest.mark.browser
+def test_a_user_starts_a_simulation_from_the_page_and_sees_its_charts(cast, live_server, celery_worker_process,  # noqa: F811
+                                                                       tmp_path):
+    import os
+
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+        )
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"{live_server.url}/login/")
+        page.fill("#id_username", "owner")
+        page.fill("#id_password", "owner-pass-123")
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{live_server.url}/")
+        page.goto(f"{live_server.url}/simulations/")
+        page.select_option("select[name=fixture]", "small_reactive")
+        page.fill("input[name=name]", "browser run")
+        page.click("#new-run button[type=submit]")
+        page.wait_for_url("**/simulations/*/", timeout=60_000)
+        # the job status poller reloads the page when the worker has finished; then Plotly draws
+        page.wait_for_selector("#timeline .main-svg", timeout=180_000)
+        page.wait_for_selector("#latency .main-svg", timeout=30_000)
+        artifacts = Path(os.environ.get("TEST_ARTIFACTS", tmp_path))
+        artifacts.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(artifacts / "simulation-page.png"), full_page=True)
+        browser.close()
+    run = SimulationRun.objects.get(name="browser run")
+    assert run.team == cast.owner.team and run.job.celery_task_id and run.result["summary"]["completed"] == 20000
