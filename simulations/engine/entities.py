@@ -30,7 +30,7 @@ class Instance:
         "iid", "endpoint", "spec", "state", "cap", "max_b", "max_bt", "pc0", "pc1", "pc2", "dc0", "dcb", "dcc",
         "waiting", "running", "fin_heap", "B", "S", "it", "kv", "work", "phase", "seg_t0", "seg_n", "seg_d0",
         "seg_B", "seg_end", "version", "batch", "busy_s", "t_requested", "t_ready", "t_released", "source",
-        "rr", "donate_on_release", "grow", "seg_a", "runs_i0", "runs_old", "runs_d0", "runs_rest", "runs_t0",
+        "rr", "donate_on_release", "grow", "seg_a", "runs_i0", "runs_old", "runs_meta",
         "last_dec_end", "prefilling", "kv_prefill",
     )
 
@@ -71,10 +71,8 @@ class Instance:
         self.donate_on_release = True
         # decode-run log for max TBT: per run its start clock, start time, first iteration d0, the longest of
         # its later iterations, and max(gap since the previous decode token, that) for requests already running
-        self.runs_i0: list = []
-        self.runs_t0: list = []
-        self.runs_d0: list = []
-        self.runs_rest: list = []
+        self.runs_i0: list = []  # start clock of each run (sorted)
+        self.runs_meta: list = []  # (start time, first-iteration duration, longest later iteration)
         self.runs_old: list = []
         self.last_dec_end = float("nan")
         self.prefilling: list = []  # chunked prefill: [rid, prompt tokens left, KV reserved] in admission order

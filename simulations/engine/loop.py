@@ -457,9 +457,7 @@ class Simulator:
             if len(runs_i0) > 4096:
                 self._trim_runs(inst)
             runs_i0.append(inst.it)
-            inst.runs_t0.append(inst.seg_t0)
-            inst.runs_d0.append(d0)
-            inst.runs_rest.append(rest)
+            inst.runs_meta.append((inst.seg_t0, d0, rest))
             inst.runs_old.append(old if old > rest else rest)
             inst.last_dec_end = t
             inst.it += n
@@ -480,7 +478,7 @@ class Simulator:
         oldest = min((join[r] for r in inst.running), default=inst.it)
         cut = bisect_left(inst.runs_i0, oldest)
         if cut:
-            for lst in (inst.runs_i0, inst.runs_t0, inst.runs_d0, inst.runs_rest, inst.runs_old):
+            for lst in (inst.runs_i0, inst.runs_meta, inst.runs_old):
                 del lst[:cut]
 
     def _close_stint(self, inst: Instance, rid: int) -> None:
@@ -490,8 +488,8 @@ class Simulator:
             return  # no decode iteration since joining
         runs_i0 = inst.runs_i0
         idx = bisect_left(runs_i0, j)
-        m = inst.runs_t0[idx] - self.tok_t[rid] + inst.runs_d0[idx]
-        r = inst.runs_rest[idx]
+        t0, d0, r = inst.runs_meta[idx]
+        m = t0 - self.tok_t[rid] + d0
         if r > m:
             m = r
         if idx + 1 < len(runs_i0):
@@ -701,9 +699,7 @@ class Simulator:
             prev = inst.last_dec_end
             d0 = inst.seg_d0
             inst.runs_i0.append(inst.it)
-            inst.runs_t0.append(inst.seg_t0)
-            inst.runs_d0.append(d0)
-            inst.runs_rest.append(0.0)
+            inst.runs_meta.append((inst.seg_t0, d0, 0.0))
             inst.runs_old.append(inst.seg_t0 - prev + d0 if prev == prev else d0)
             if len(inst.runs_i0) > 4096:
                 self._trim_runs(inst)
