@@ -1,4 +1,11 @@
 from django.urls import path
 
+from planner.plans import views
+
 app_name = "plans"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.plan_list, name="list"),
+    path("new/", views.plan_create, name="create"),
+    path("<int:pk>/", views.plan_detail, name="detail"),
+    path("<int:pk>/plan.csv", views.plan_csv_download, name="csv"),
+]

@@ -1,0 +1,89 @@
+"""Plotly figures for a solved plan (built in Python, rendered with the local plotly.min.js)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import plotly.graph_objects as go
+
+OPTION_COLOURS = {"reserved": "#2b6cb0", "on_demand": "#dd6b20", "spot": "#38a169"}
+
+
+def instances_by_pool(result: dict) -> go.Figure:
+    """Stacked areas: GPUs in use per hour by (region, GPU type)."""
+    hours = list(range(result.get("hours", 0)))
+    used = defaultdict(lambda: [0] * len(hours))
+    for row in result.get("supply", []):
+        used[f"{row['region']} / {row['gpu']}"][row["hour"]] = row["used"]
+    fig = go.Figure()
+    for name in sorted(used):
+        fig.add_trace(go.Scatter(x=hours, y=used[name], name=name, stackgroup="gpus", mode="lines"))
+    fig.update_layout(title="GPUs in use per hour, by region and GPU type", xaxis_title="hour",
+                      yaxis_title="GPUs", height=380, margin=dict(t=50, b=40, l=50, r=10))
+    return fig
+
+
+def supply_by_option(result: dict) -> go.Figure:
+    """Stacked areas: where the GPUs come from each hour (reserved used, on-demand, spot)."""
+    hours = list(range(result.get("hours", 0)))
+    series = {k: [0.0] * len(hours) for k in ("reserved", "on_demand", "spot")}
+    for row in result.get("supply", []):
+        series["reserved"][row["hour"]] += min(row["used"], row["reserved"])
+        series["on_demand"][row["hour"]] += row["on_demand"]
+        series["spot"][row["hour"]] += row["spot"]
+    fig = go.Figure()
+    for name, ys in series.items():
+        fig.add_trace(go.Scatter(x=hours, y=ys, name=name.replace("_", "-"), stackgroup="opt", mode="lines",
+                                 line=dict(color=OPTION_COLOURS[name])))
+    fig.update_layout(title="GPUs per hour by purchase option", xaxis_title="hour", yaxis_title="GPUs",
+                      height=320, margin=dict(t=50, b=40, l=50, r=10))
+    return fig
+
+
+def cost_breakdown(result: dict) -> go.Figure:
+    cost = result.get("cost", {})
+    static = result.get("static_peak", {}).get("total")
+    names = ["reserved", "on_demand", "spot", "start_fees"]
+    fig = go.Figure()
+    for name in names:
+        if cost.get(name):
+            fig.add_trace(go.Bar(x=["this plan"], y=[cost[name]], name=name.replace("_", "-"),
+                                 marker_color=OPTION_COLOURS.get(name, "#718096")))
+    if static:
+        fig.add_trace(go.Bar(x=["static peak, on-demand"], y=[static], name="static peak", marker_color="#a0aec0"))
+    fig.update_layout(barmode="stack", title="Cost over the horizon by purchase option vs static peak provisioning",
+                      yaxis_title="$", height=340, margin=dict(t=50, b=40, l=60, r=10))
+    return fig
+
+
+def coverage(result: dict, limit: int = 12) -> go.Figure:
+    """Per endpoint (first ``limit`` by demand): forecast, covered target and planned capacity."""
+    rows = defaultdict(list)
+    for c in result.get("coverage", []):
+        rows[(c["model"], c["region"])].append(c)
+    ranked = sorted(rows, key=lambda k: -sum(c["target"] for c in rows[k]))[:limit]
+    fig = go.Figure()
+    for n, key in enumerate(ranked):
+        cs = sorted(rows[key], key=lambda c: c["hour"])
+        hours = [c["hour"] for c in cs]
+        label = f"{key[0]} @ {key[1]}"
+        visible = True if n < 3 else "legendonly"
+        fig.add_trace(go.Scatter(x=hours, y=[c["forecast"] for c in cs], name=f"{label} forecast",
+                                 line=dict(dash="dot"), visible=visible, legendgroup=label))
+        fig.add_trace(go.Scatter(x=hours, y=[c["target"] for c in cs], name=f"{label} target (risk level)",
+                                 line=dict(dash="dash"), visible=visible, legendgroup=label))
+        fig.add_trace(go.Scatter(x=hours, y=[c["capacity"] + c["rerouted_out"] - c["rerouted_in"] for c in cs],
+                                 name=f"{label} served (local capacity ± rerouting)", visible=visible, legendgroup=label,
+                                 line=dict(shape="hv")))
+    fig.update_layout(title="Coverage vs forecast (TPS)", xaxis_title="hour", yaxis_title="input TPS",
+                      height=420, margin=dict(t=50, b=40, l=60, r=10))
+    return fig
+
+
+def all_figures(result: dict) -> dict[str, str]:
+    return {
+        "pools": instances_by_pool(result).to_json(),
+        "options": supply_by_option(result).to_json(),
+        "cost": cost_breakdown(result).to_json(),
+        "coverage": coverage(result).to_json(),
+    }

@@ -1,0 +1,86 @@
+import json
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from planner.accounts.access import get_for_user_or_404, team_of
+from planner.optimizer.scenario import ScenarioError
+from planner.plans.charts import all_figures
+from planner.plans.exports import plan_csv
+from planner.plans.models import CapacityPlan
+from planner.plans.selectors import plans_for
+from planner.plans.services import create_plan
+
+EXAMPLES_DIR = Path(settings.BASE_DIR) / "fixtures" / "plans"
+
+
+def examples() -> dict[str, str]:
+    return {p.stem: p.read_text() for p in sorted(EXAMPLES_DIR.glob("*.json"))} if EXAMPLES_DIR.is_dir() else {}
+
+
+@login_required
+def plan_list(request):
+    ex = examples()
+    return render(request, "plans/list.html", {
+        "plans": plans_for(request.user)[:200], "examples": ex,
+        "scenario_text": next(iter(ex.values()), ""), "error": None,
+    })
+
+
+@login_required
+@require_POST
+def plan_create(request):
+    text = request.POST.get("scenario", "")
+    upload = request.FILES.get("scenario_file")
+    if upload is not None:
+        text = upload.read().decode("utf-8", errors="replace")
+    error = None
+    try:
+        scenario = json.loads(text)
+    except json.JSONDecodeError as exc:
+        error = f"scenario: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+    hours = request.POST.get("hours") or None
+    if error is None:
+        try:
+            hours = int(hours) if hours else None
+            team = team_of(request.user)
+            if team is None:
+                raise ScenarioError("team", "your user belongs to no team")
+            plan = create_plan(team=team, user=request.user, scenario=scenario,
+                               name=request.POST.get("name", ""), hours=hours)
+        except ValueError as exc:  # ScenarioError is a ValueError; so is a non-numeric hours
+            error = str(exc) if isinstance(exc, ScenarioError) else "hours: must be a whole number"
+        else:
+            messages.info(request, f"Plan #{plan.pk} queued.")
+            return redirect("plans:detail", pk=plan.pk)
+    return render(request, "plans/list.html", {
+        "plans": plans_for(request.user)[:200], "examples": examples(), "scenario_text": text, "error": error,
+    }, status=400)
+
+
+@login_required
+def plan_detail(request, pk: int):
+    plan = get_for_user_or_404(request.user, CapacityPlan.objects.select_related("job"), pk=pk)
+    result = plan.result or {}
+    context = {"plan": plan, "result": result, "figures": all_figures(result) if result else None,
+               "reserved": result.get("reserved_gpus", []), "cost": result.get("cost", {}),
+               "gpu_hours": result.get("gpu_hours", {}), "diagnosis": result.get("diagnosis", []),
+               "static": result.get("static_peak", {}),
+               "scenario_json": json.dumps(plan.scenario, indent=1)}
+    return render(request, "plans/detail.html", context)
+
+
+@login_required
+def plan_csv_download(request, pk: int):
+    plan = get_for_user_or_404(request.user, CapacityPlan.objects.all(), pk=pk)
+    if not plan.result:
+        messages.warning(request, "The plan has no result yet.")
+        return redirect("plans:detail", pk=plan.pk)
+    response = HttpResponse(plan_csv(plan.result), content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="plan-{plan.pk}.csv"'
+    return response
