@@ -117,3 +117,11 @@ def test_a_mapping_that_yields_an_invalid_tier_is_rejected(tmp_path):
     with pytest.raises(TraceFormatError, match="not a tier"):
         ingest(src, tmp_path / "o.parquet", options={"tier": {"column": "Log Type"}})
     assert TransformOptions.from_dict({"tier": {"column": "Log Type", "default": "NIW"}}).tier.default == "NIW"
+
+
+def test_thinning_everything_away_is_an_error_not_an_empty_trace(tmp_path):
+    src = tmp_path / "a.csv"
+    src.write_text(AZ + "".join(GOOD_ROWS.splitlines(keepends=True)[:3]))
+    with pytest.raises(TraceFormatError, match="no requests are left"):
+        ingest(src, tmp_path / "o.parquet", options={"rate": 1e-9})
+    assert os.listdir(tmp_path) == ["a.csv"]
