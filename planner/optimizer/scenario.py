@@ -170,6 +170,24 @@ def _pairs(items: Any, where: str) -> list[tuple[int, Mapping]]:
     return list(enumerate(items))
 
 
+def _catalogue_specs(items: Any) -> dict[str, dict]:
+    """Engine specs of deployments named from the built-in hardware catalogue (planner/catalogue)."""
+    specs: dict[str, dict] = {}
+    for n, d in _pairs(items, "deployments"):
+        if "name" not in d:
+            continue
+        name = _name(d["name"], f"deployments[{n}].name")
+        try:
+            from planner.catalogue import engine_spec
+        except ImportError:  # pragma: no cover - the catalogue ships with the planner
+            raise ScenarioError(f"deployments[{n}].name", "the hardware catalogue is not installed") from None
+        try:
+            specs[name] = engine_spec(name)
+        except KeyError as exc:
+            raise ScenarioError(f"deployments[{n}].name", str(exc.args[0]) if exc.args else str(exc)) from None
+    return specs
+
+
 def parse_scenario(data: Any, *, hours: int | None = None) -> Scenario:
     """Validate a scenario dict; ``hours`` overrides the scenario's own horizon (CLI --hours)."""
     if not isinstance(data, Mapping):
@@ -191,7 +209,15 @@ def parse_scenario(data: Any, *, hours: int | None = None) -> Scenario:
     if len(set(regions)) != len(regions):
         raise ScenarioError("regions", "has duplicates")
 
-    gpus_in = _req(data, "gpus", "")
+    deployments_in = _req(data, "deployments", "")
+    catalogue = _catalogue_specs(deployments_in)
+    gpus_in = dict(data.get("gpus") or {}) if isinstance(data.get("gpus") or {}, Mapping) else data.get("gpus")
+    if isinstance(gpus_in, dict):
+        for spec in catalogue.values():  # prices of catalogue GPU types not given inline
+            if spec["gpu"] not in gpus_in:
+                per = spec["price_per_instance_hour"]
+                gpus_in[spec["gpu"]] = {k: round(float(v) / spec["gpus_per_instance"], 6)
+                                        for k, v in per.items() if k in OPTIONS and v is not None}
     if not isinstance(gpus_in, Mapping) or not gpus_in:
         raise ScenarioError("gpus", 'must be an object like {"h100": {"on_demand": 12.3, "spot": 4.9}}')
     gpus: dict[str, GpuType] = {}
@@ -212,8 +238,13 @@ def parse_scenario(data: Any, *, hours: int | None = None) -> Scenario:
 
     deployments: dict[tuple[str, str], Deployment] = {}
     models: list[str] = []
-    for n, d in _pairs(_req(data, "deployments", ""), "deployments"):
+    for n, d in _pairs(deployments_in, "deployments"):
         where = f"deployments[{n}]"
+        if "name" in d:  # by name from the hardware catalogue; inline keys override
+            spec = catalogue[d["name"]]
+            d = {"model": spec["model"], "gpu": spec["gpu"], "gpus_per_instance": spec["gpus_per_instance"],
+                 "theta_tps": spec["theta_tps"],
+                 "startup_s": spec["startup"]["vm_acquire_s"] + spec["startup"]["load_same_region_s"], **d}
         model = _name(_req(d, "model", where), f"{where}.model")
         gpu = _name(_req(d, "gpu", where), f"{where}.gpu")
         if gpu not in gpus:

@@ -150,3 +150,22 @@ def test_a_missing_section_is_named():
     with pytest.raises(ScenarioError) as err:
         parse_scenario({"regions": ["A"], "gpus": {"h100": {"on_demand": 1}}})
     assert err.value.field == "deployments"
+
+
+def test_deployments_and_prices_can_come_from_the_hardware_catalogue_by_name():
+    from planner.catalogue import engine_spec
+
+    spec = engine_spec("llama2-70b/h100-80gb/tp8")
+    sc = parse_scenario({
+        "regions": ["A"], "hours": 2,
+        "deployments": [{"name": "llama2-70b/h100-80gb/tp8"}],
+        "demand": [{"model": "llama2-70b", "region": "A", "tps": spec["theta_tps"] * 2.5}],
+    })
+    d = sc.deployments[("llama2-70b", "h100-80gb")]
+    assert d.theta_tps == spec["theta_tps"] and d.gpus_per_instance == 8
+    assert d.startup_s == spec["startup"]["vm_acquire_s"] + spec["startup"]["load_same_region_s"]
+    per_gpu = spec["price_per_instance_hour"]["on_demand"] / 8
+    assert sc.gpus["h100-80gb"].price_per_gpu_hour["on_demand"] == pytest.approx(per_gpu, rel=1e-5)
+    with pytest.raises(ScenarioError) as err:
+        parse_scenario({"regions": ["A"], "deployments": [{"name": "nope/x/tp1"}], "demand": []})
+    assert err.value.field == "deployments[0].name"
