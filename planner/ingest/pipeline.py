@@ -1,9 +1,10 @@
 """Ingest a trace file into a normalised Parquet file, streaming in bounded memory.
 
-Pass 1 parses the file chunk by chunk into a staging Parquet file (absolute nanosecond times),
-noting whether the arrivals were already sorted. Pass 2 reads it back in arrival order (as is when
-sorted; otherwise sorted in memory when small, or bucketed by time range and sorted bucket by
-bucket when large), applies the transforms and writes the normalised file. Nothing is left behind
+A file already in arrival order (the common case) is parsed, transformed and written in one pass.
+When an earlier arrival turns up, that attempt is dropped and the file is read again in two passes:
+pass 1 parses it chunk by chunk into a staging Parquet file (absolute nanosecond times); pass 2 reads
+that back in arrival order (sorted in memory when small, or bucketed by time range and sorted bucket
+by bucket when large), applies the transforms and writes the normalised file. Nothing is left behind
 on failure: the staging directory is removed and the output only appears, by rename, on success.
 """
 
@@ -122,24 +123,11 @@ def ingest(src: str | Path, dst: str | Path, *, fmt: str = "auto", options: Tran
     stage_dir = Path(tempfile.mkdtemp(prefix="ingest-", dir=work_dir or dst.parent))
     tmp_out = stage_dir / "normalised.parquet"
     try:
-        stage = stage_dir / "stage.parquet"
-        info = _pass_one(src, det, stage, opts, chunk_rows, max_line_bytes, report)
-        report(0.7, "sorting and writing")
-        chunks = _sorted_chunks(stage, info, stage_dir, chunk_rows, sort_in_memory_rows, bucket_rows)
-        transformer = Transformer(opts, info["t_min"], set(info["columns"]))
-        out_columns = _output_columns(info["columns"])
-        writer = NormalisedWriter(tmp_out, out_columns)
-        done = 0
         try:
-            for frame in chunks:
-                done += len(frame)
-                writer.write(transformer.apply(frame))
-                report(0.7 + 0.3 * done / max(info["rows"], 1), f"written {done:,} of {info['rows']:,} requests")
-            writer.write(transformer.flush())
-            totals = writer.close()
-        except BaseException:
-            writer.abort()
-            raise
+            info, totals, writer = _direct(src, det, tmp_out, opts, chunk_rows, max_line_bytes, report)
+        except _NotSorted:
+            info, totals, writer = _staged(src, det, stage_dir, tmp_out, opts, chunk_rows, max_line_bytes, report,
+                                           sort_in_memory_rows, bucket_rows)
         if totals.requests == 0:
             raise TraceFormatError(
                 f"no requests are left after the rate multiplier {opts.rate}",
@@ -155,6 +143,76 @@ def ingest(src: str | Path, dst: str | Path, *, fmt: str = "auto", options: Tran
         failed=totals.failed, columns=list(writer.schema.names), groups=totals.groups, options=opts.as_dict(),
         start_epoch_s=epoch,
     )
+
+
+class _NotSorted(Exception):
+    """The direct pass met an arrival earlier than the one before (or a change of columns)."""
+
+
+def _direct(src: Path, det: formats.Detected, tmp_out: Path, opts: TransformOptions, chunk_rows: int,
+            max_line_bytes: int, report: Progress):
+    """One pass for files already in arrival order (the common case): parse, transform, write."""
+    writer = transformer = None
+    columns = None
+    rows = 0
+    t_min = last = None
+    try:
+        for chunk in formats.parse(src, det, keep=opts.source_columns(), chunk_rows=chunk_rows,
+                                   max_line_bytes=max_line_bytes):
+            frame = chunk.frame
+            if not len(frame):
+                continue
+            t = frame["t_ns"].to_numpy()
+            if (last is not None and t[0] < last) or (len(t) > 1 and (np.diff(t) < 0).any()):
+                raise _NotSorted()
+            if columns is None:
+                columns = list(frame.columns)
+                t_min = int(t[0])
+                transformer = Transformer(opts, t_min, set(columns))
+                writer = NormalisedWriter(tmp_out, _output_columns(columns))
+            elif list(frame.columns) != columns:
+                raise _NotSorted()
+            last = int(t[-1])
+            writer.write(transformer.apply(frame))
+            rows += len(frame)
+            fraction = chunk.progress
+            del frame, chunk
+            _trim()
+            report(fraction, f"read {rows:,} requests")
+        if writer is None:
+            raise TraceFormatError("the file has a header but no requests", line=2,
+                                   hint="add one request per line after the header")
+        writer.write(transformer.flush())
+        totals = writer.close()
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        raise
+    info = {"rows": rows, "t_min": t_min, "sorted": True, "timestamps": t_min > 10**18 // 2}
+    return info, totals, writer
+
+
+def _staged(src, det, stage_dir: Path, tmp_out: Path, opts: TransformOptions, chunk_rows: int, max_line_bytes: int,
+            report: Progress, sort_in_memory_rows: int, bucket_rows: int):
+    """Two passes for unsorted files: parse to a staging file, then read it back in arrival order."""
+    stage = stage_dir / "stage.parquet"
+    info = _pass_one(src, det, stage, opts, chunk_rows, max_line_bytes, report)
+    report(0.7, "sorting and writing")
+    chunks = _sorted_chunks(stage, info, stage_dir, chunk_rows, sort_in_memory_rows, bucket_rows)
+    transformer = Transformer(opts, info["t_min"], set(info["columns"]))
+    writer = NormalisedWriter(tmp_out, _output_columns(info["columns"]))
+    done = 0
+    try:
+        for frame in chunks:
+            done += len(frame)
+            writer.write(transformer.apply(frame))
+            report(0.7 + 0.3 * done / max(info["rows"], 1), f"written {done:,} of {info['rows']:,} requests")
+        writer.write(transformer.flush())
+        totals = writer.close()
+    except BaseException:
+        writer.abort()
+        raise
+    return info, totals, writer
 
 
 def _output_columns(stage_columns: list[str]) -> list[str]:
