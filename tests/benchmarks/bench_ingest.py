@@ -46,6 +46,11 @@ def generate(path: str, rows: int, gz: bool, seed: int = 0) -> None:
             fh.write(frame.to_csv(index=False, header=False, lineterminator="\r\n").encode())
 
 
+def cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def peak_rss_mb() -> float:
     with open("/proc/self/status") as fh:
         for line in fh:
@@ -57,19 +62,19 @@ def peak_rss_mb() -> float:
 def run_ingest(src: str, dst: str, queue) -> None:
     from planner.ingest.pipeline import ingest
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu_s()
     result = ingest(src, dst)
     elapsed = time.perf_counter() - t0
-    queue.put({"seconds": elapsed, "requests": result.requests, "span_s": result.span_s,
+    queue.put({"seconds": elapsed, "cpu_s": cpu_s() - c0, "requests": result.requests, "span_s": result.span_s,
                "peak_rss_mb": peak_rss_mb()})
 
 
 def run_characterise(dst: str, queue) -> None:
     from planner.ingest.characterise import characterise
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu_s()
     out = characterise(dst)
-    queue.put({"seconds": time.perf_counter() - t0, "groups": len(out["summary"]["groups"]),
+    queue.put({"seconds": time.perf_counter() - t0, "cpu_s": cpu_s() - c0, "groups": len(out["summary"]["groups"]),
                "peak_rss_mb": peak_rss_mb()})
 
 
@@ -107,11 +112,15 @@ def main() -> None:
         "generate_s": round(gen_s, 1),
         "ingest_s": round(ing["seconds"], 2),
         "rows_per_s": round(ing["requests"] / ing["seconds"]),
+        "ingest_cpu_s": round(ing["cpu_s"], 2),
+        "rows_per_cpu_s": round(ing["requests"] / ing["cpu_s"]),
         "ingest_peak_rss_mb": round(ing["peak_rss_mb"], 1),
         "parquet_mb": round(dst.stat().st_size / 2**20, 1),
         "characterise_s": round(char["seconds"], 2),
         "characterise_rows_per_s": round(ing["requests"] / char["seconds"]),
+        "characterise_cpu_s": round(char["cpu_s"], 2),
         "characterise_peak_rss_mb": round(char["peak_rss_mb"], 1),
+        "load_average_1min": round(os.getloadavg()[0], 1),
         "cpus": os.cpu_count(),
     }
     if not args.keep:
