@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models.fields.json import KeyTextTransform
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
@@ -43,7 +44,9 @@ def run_list(request):
 @login_required
 def run_detail(request, pk: int):
     run = get_for_user_or_404(request.user, ForecastRun.objects.select_related("trace", "job"), pk=pk)
-    all_series = list(run.series.select_related("job").defer("result"))
+    all_series = list(
+        run.series.select_related("job").defer("result").annotate(result_used=KeyTextTransform("used", "result"))
+    )
     context = {"run": run, "all_series": all_series}
     selected = None
     wanted = request.GET.get("series")

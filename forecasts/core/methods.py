@@ -64,8 +64,17 @@ class Method:
 
 
 def _lead_quantiles(errors: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per-lead error quantiles; leads never observed in the history take the last observed lead's."""
     lo = (1.0 - level) / 2.0
-    return np.nanquantile(errors, lo, axis=0), np.nanquantile(errors, 1.0 - lo, axis=0)
+    observed = np.isfinite(errors).any(axis=0)
+    q_lo, q_hi = np.zeros(errors.shape[1]), np.zeros(errors.shape[1])
+    if observed.any():
+        cols = np.flatnonzero(observed)
+        q_lo[cols] = np.nanquantile(errors[:, cols], lo, axis=0)
+        q_hi[cols] = np.nanquantile(errors[:, cols], 1.0 - lo, axis=0)
+        last = cols[-1]
+        q_lo[last + 1 :], q_hi[last + 1 :] = q_lo[last], q_hi[last]
+    return q_lo, q_hi
 
 
 class MovingAverage(Method):

@@ -123,6 +123,7 @@ def analyse_series(y, options: SeriesOptions, progress=None) -> dict:
         "initial": initial,
         "rank_metric": options.rank_metric,
         "chosen": chosen,
+        "used": forecaster.used_method,  # differs from chosen when the history is too short for it
         "best": best,
         "leaderboard": [{k: (_round(v) if isinstance(v, float) else v) for k, v in r.items()} for r in rows],
         "values": _round(y, 6),

@@ -122,3 +122,15 @@ def test_the_command_names_the_bad_option(cast, make_trace):
 def test_the_forecasts_app_core_stays_importable_without_django():
     code = "import sys, forecasts.core.pipeline; assert 'django' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_page_says_when_a_series_fell_back_for_lack_of_history(cast, make_trace):
+    trace = make_trace(cast.owner.team)  # three days: a weekly seasonal naive needs more than a week
+    run = services.create_run(
+        trace=trace,
+        team=cast.owner.team,
+        user=cast.owner.user,
+        params={**QUICK, "resolution_s": 3600, "method": "seasonal_naive_weekly"},
+    )
+    html = login(cast.owner.user).get(f"/forecasts/{run.pk}/").content.decode()
+    assert "seasonal_naive_weekly <span" in html and "(fell back to moving_average)" in html
