@@ -179,3 +179,19 @@ def test_unsorted_timestamps_are_sorted_not_rejected(tmp_path, in_memory):
     order = np.argsort(t, kind="stable")
     assert df["input_tokens"].tolist() == order.tolist()
     assert df["arrival_s"].to_numpy() == pytest.approx(np.sort(t) - t.min())
+
+
+def test_unsorted_rows_keep_their_own_optional_columns_through_the_bucket_sort(tmp_path):
+    rng = np.random.default_rng(2)
+    t = rng.permutation(300).astype(float)
+    lines = [json.dumps({"arrival_s": float(x), "input_tokens": int(x), "output_tokens": 1, "slo_s": 10,
+                         "session_id": f"s{int(x)}", "hash_ids": [int(x), int(x) + 1]}) for x in t]
+    src = tmp_path / "u.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    result = ingest(src, tmp_path / "out.parquet", chunk_rows=40, sort_in_memory_rows=50, bucket_rows=60)
+    df = read_trace(tmp_path / "out.parquet")
+    assert not result.was_sorted and df["arrival_s"].tolist() == list(range(300))
+    assert df["input_tokens"].tolist() == list(range(300))
+    assert df["session_id"].tolist() == [f"s{i}" for i in range(300)]
+    assert [list(h) for h in df["hash_ids"]] == [[i, i + 1] for i in range(300)]
+    assert (df["deadline_s"] - df["arrival_s"]).tolist() == [10.0] * 300
