@@ -194,8 +194,15 @@ def solve_hourly(inputs: HourlyInputs) -> HourlyPlan:
     details: set[str] = set()
     for block_models, block_regions in blocks:
         t0 = time.perf_counter()
-        prob, delta, short, offset = _build(inputs, block_models, block_regions, n_of, local_peak, global_peak,
-                                            with_global=not (global_implied and inputs.decompose))
+        prob, delta, short, offset = _build(
+            inputs,
+            block_models,
+            block_regions,
+            n_of,
+            local_peak,
+            global_peak,
+            with_global=not (global_implied and inputs.decompose),
+        )
         build_time += time.perf_counter() - t0
         remaining = max(0.01, deadline - time.perf_counter())
         info = solve(prob, replace(inputs.options, time_limit_s=min(inputs.options.time_limit_s, remaining)))
@@ -216,9 +223,22 @@ def solve_hourly(inputs: HourlyInputs) -> HourlyPlan:
     detail = "; ".join(sorted(details)) + (f" ({len(blocks)} independent blocks)" if len(blocks) > 1 else "")
     if status not in HAS_SOLUTION:
         return HourlyPlan(
-            status=status, objective=None, gamma=None, mu=None, delta={}, instances={}, per_endpoint_delta={},
-            demand_tps=local_peak, capacity_tps={}, rerouted_tps={}, shortfall_tps={}, solve_time_s=solve_time,
-            build_time_s=build_time, gap=None, solver=inputs.options.solver, detail=detail,
+            status=status,
+            objective=None,
+            gamma=None,
+            mu=None,
+            delta={},
+            instances={},
+            per_endpoint_delta={},
+            demand_tps=local_peak,
+            capacity_tps={},
+            rerouted_tps={},
+            shortfall_tps={},
+            solve_time_s=solve_time,
+            build_time_s=build_time,
+            gap=None,
+            solver=inputs.options.solver,
+            detail=detail,
         )
 
     def theta_of(i: str, k: str) -> float:
@@ -236,14 +256,29 @@ def solve_hourly(inputs: HourlyInputs) -> HourlyPlan:
         gamma = sum(float(inputs.alpha[k]) * max(0, d) for (_i, _j, k), d in d_val.items())
     mu = sum(sigma_of(inputs, i, k) * max(0, d) for (i, _j, k), d in d_val.items())
     fleet_cost = sum(float(inputs.alpha[k]) * (n_of[(i, j, k)] + d) for (i, j, k), d in d_val.items()) + mu
-    gap = 0.0 if status == "optimal" and abs(objective - bound) < 1e-9 else abs(objective - bound) / max(abs(fleet_cost), 1e-9)
+    gap = (
+        0.0
+        if status == "optimal" and abs(objective - bound) < 1e-9
+        else abs(objective - bound) / max(abs(fleet_cost), 1e-9)
+    )
     rerouted = {key: local_peak[key] - capacity[key] for key in capacity if local_peak[key] > capacity[key] + 1e-9}
     return HourlyPlan(
-        status=status, objective=objective, gamma=gamma, mu=mu,
-        delta={k: v for k, v in d_val.items() if v}, instances=instances,
-        per_endpoint_delta={k: v for k, v in per_endpoint.items() if v}, demand_tps=local_peak,
-        capacity_tps=capacity, rerouted_tps=rerouted, shortfall_tps=shortfall,
-        solve_time_s=solve_time, build_time_s=build_time, gap=gap, solver=inputs.options.solver, detail=detail,
+        status=status,
+        objective=objective,
+        gamma=gamma,
+        mu=mu,
+        delta={k: v for k, v in d_val.items() if v},
+        instances=instances,
+        per_endpoint_delta={k: v for k, v in per_endpoint.items() if v},
+        demand_tps=local_peak,
+        capacity_tps=capacity,
+        rerouted_tps=rerouted,
+        shortfall_tps=shortfall,
+        solve_time_s=solve_time,
+        build_time_s=build_time,
+        gap=gap,
+        solver=inputs.options.solver,
+        detail=detail,
     )
 
 
@@ -290,8 +325,16 @@ def _blocks(inputs: HourlyInputs, n_of: dict[Key3, int], global_implied: bool) -
     return blocks
 
 
-def _build(inputs: HourlyInputs, models: list[str], regions: list[str], n_of: dict[Key3, int],
-           local_peak: dict[Key2, float], global_peak: dict[str, float], *, with_global: bool):
+def _build(
+    inputs: HourlyInputs,
+    models: list[str],
+    regions: list[str],
+    n_of: dict[Key3, int],
+    local_peak: dict[Key2, float],
+    global_peak: dict[str, float],
+    *,
+    with_global: bool,
+):
     """PuLP model of the ILP restricted to ``models`` x ``regions`` (every GPU type)."""
     gpus = list(inputs.gpus)
     prob = pulp.LpProblem("sageserve_hourly", pulp.LpMinimize)

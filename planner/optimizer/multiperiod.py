@@ -4,10 +4,10 @@ For every hour t of a horizon of H hours (1..168), model i, region j and GPU typ
 integer instances x[i,j,k,t]; GPUs come from three purchase options per (region, GPU type):
 
     reserved   R[j,k]    integer GPUs, constant over the horizon, paid every hour whether used or not
-    on-demand  O[j,k,t]  GPUs, paid per hour used
+    on-demand  OD[j,k,t]  GPUs, paid per hour used
     spot       S[j,k,t]  GPUs up to the spot availability, priced spot / (1 - risk_discount) in the objective
 
-    supply     sum_i g[i,k] x[i,j,k,t] <= R[j,k] + O[j,k,t] + S[j,k,t]      (and R + O + S <= quota[j,k])
+    supply     sum_i g[i,k] x[i,j,k,t] <= R[j,k] + OD[j,k,t] + S[j,k,t]      (and R + OD + S <= quota[j,k])
     starts     s[i,j,k,t] >= x[i,j,k,t] - x[i,j,k,t-1]      (x[.,-1] = the initial fleet, 0 by default)
     coverage   sum_k theta[i,k] (x - u[i,k] s)[i,j,k,t] + inflow - outflow + short[i,j,t] >= D[i,j,t]
                u = min(1, startup_s / 3600): a started instance is unavailable for its start-up time
@@ -15,7 +15,7 @@ integer instances x[i,j,k,t]; GPUs come from three purchase options per (region,
                at most (1 - min_local_share) of its demand
     limits     min/max instances per (model, region) each hour (min is softened by a penalised slack)
 
-    minimise   sum R * H * p_res + sum O * p_od + sum S * p_spot / (1 - r) + start_fee * sum s
+    minimise   sum R * H * p_res + sum OD * p_od + sum S * p_spot / (1 - r) + start_fee * sum s
                + penalty * (sum short + sum min_short)
 
 D is the forecast quantile the user chose (``risk_quantile``). Because every uncovered TPS-hour has a
@@ -134,7 +134,7 @@ def solve_plan(sc: Scenario, progress=None) -> PlanResult:
     # supply options per (region, gpu) pool that any endpoint uses
     pools = sorted({(j, k) for (_i, j, k) in keys3})
     R: dict[tuple, pulp.LpVariable] = {}
-    O: dict[tuple, pulp.LpVariable] = {}
+    OD: dict[tuple, pulp.LpVariable] = {}
     S: dict[tuple, pulp.LpVariable] = {}
     for j, k in pools:
         prices = sc.gpus[k].price_per_gpu_hour
@@ -144,13 +144,15 @@ def solve_plan(sc: Scenario, progress=None) -> PlanResult:
             n_int += 1
         for t in T:
             if "on_demand" in prices:
-                O[(j, k, t)] = pulp.LpVariable(f"O_{len(O)}", lowBound=0, upBound=quota)
+                OD[(j, k, t)] = pulp.LpVariable(f"O_{len(OD)}", lowBound=0, upBound=quota)
             if "spot" in prices and sc.spot_available_gpus.get((j, k), 0) > 0:
                 cap = sc.spot_available_gpus[(j, k)]
-                S[(j, k, t)] = pulp.LpVariable(f"S_{len(S)}", lowBound=0, upBound=min(cap, quota) if quota is not None else cap)
+                S[(j, k, t)] = pulp.LpVariable(
+                    f"S_{len(S)}", lowBound=0, upBound=min(cap, quota) if quota is not None else cap
+                )
 
     # starts
-    for (i, j, k) in keys3:
+    for i, j, k in keys3:
         prev0 = sc.initial.get((i, j, k), 0)
         for t in T:
             if t > 0:
@@ -203,8 +205,8 @@ def solve_plan(sc: Scenario, progress=None) -> PlanResult:
             supply = []
             if (j, k) in R:
                 supply.append(R[(j, k)])
-            if (j, k, t) in O:
-                supply.append(O[(j, k, t)])
+            if (j, k, t) in OD:
+                supply.append(OD[(j, k, t)])
             if (j, k, t) in S:
                 supply.append(S[(j, k, t)])
             terms += [(v, -1.0) for v in supply]
@@ -227,11 +229,11 @@ def solve_plan(sc: Scenario, progress=None) -> PlanResult:
             prob += pulp.lpSum(x[(i, j, k, t)] for k in gpus_of[i]) <= hi
 
     obj = []
-    for (j, k), v in R.items():
+    for (_j, k), v in R.items():
         obj.append((v, H * sc.gpus[k].price_per_gpu_hour["reserved"]))
-    for (j, k, t), v in O.items():
+    for (_j, k, _t), v in OD.items():
         obj.append((v, sc.gpus[k].price_per_gpu_hour["on_demand"]))
-    for (j, k, t), v in S.items():
+    for (_j, k, _t), v in S.items():
         obj.append((v, _spot_price(sc, k)))
     if sc.start_fee > 0:
         obj += [(v, sc.start_fee) for v in s.values()]
@@ -264,12 +266,14 @@ def solve_plan(sc: Scenario, progress=None) -> PlanResult:
                 have = sum(dep[k].theta_tps * (ints[k] - loss[k] * max(0, ints[k] - prev[k])) for k in ks)
                 deficit = need - have
                 if deficit > 1e-6:
-                    def extra(k):
-                        eff = dep[k].theta_tps * max(1.0 - loss[k], 0.05)
-                        n = math.ceil(deficit / eff - 1e-9)
-                        return n * dep[k].gpus_per_instance * min(sc.gpus[k].price_per_gpu_hour.values()), n
-                    best = min(ks, key=lambda k: extra(k)[0])
-                    ints[best] += extra(best)[1]
+                    options = []
+                    for k in ks:
+                        n = math.ceil(deficit / (dep[k].theta_tps * max(1.0 - loss[k], 0.05)) - 1e-9)
+                        options.append(
+                            (n * dep[k].gpus_per_instance * min(sc.gpus[k].price_per_gpu_hour.values()), n, k)
+                        )
+                    _cost, n, best = min(options, key=lambda o: o[0])
+                    ints[best] += n
                 for k in ks:
                     out[x[(i, j, k, t)]] = ints[k]
                 prev = ints
@@ -280,25 +284,36 @@ def solve_plan(sc: Scenario, progress=None) -> PlanResult:
     info = solve(prob, options, rounder=rounder)
     report(0.9, f"solver: {info.status}")
     result = PlanResult(
-        status=info.status, solver=info.solver, solve_time_s=info.solve_time_s, build_time_s=build_time,
-        gap=info.gap_rel, detail=info.detail, hours=H, size=size, demand_source={f"{i}@{j}": v for (i, j), v in sc.demand_source.items()},
+        status=info.status,
+        solver=info.solver,
+        solve_time_s=info.solve_time_s,
+        build_time_s=build_time,
+        gap=info.gap_rel,
+        detail=info.detail,
+        hours=H,
+        size=size,
+        demand_source={f"{i}@{j}": v for (i, j), v in sc.demand_source.items()},
     )
     result.static_peak = static_peak(sc)
     if not info.has_solution:
-        result.diagnosis = [f"The solver stopped without a plan ({info.status}: {info.detail}). "
-                            f"Try a longer time limit (now {sc.time_limit_s:g} s) or a larger gap (now {sc.gap_rel:g})."]
+        result.diagnosis = [
+            f"The solver stopped without a plan ({info.status}: {info.detail}). "
+            f"Try a longer time limit (now {sc.time_limit_s:g} s) or a larger gap (now {sc.gap_rel:g})."
+        ]
         return result
 
     val = lambda v: float(v.varValue or 0.0)  # noqa: E731
     xv = {key: int(round(val(v))) for key, v in x.items()}
-    for (i, j, k) in keys3:
+    for i, j, k in keys3:
         prev = sc.initial.get((i, j, k), 0)
         for t in T:
             n = xv[(i, j, k, t)]
             starts = max(0, n - prev)
             prev = n
             if n or starts:
-                result.instances.append({"hour": t, "model": i, "region": j, "gpu": k, "instances": n, "starts": starts})
+                result.instances.append(
+                    {"hour": t, "model": i, "region": j, "gpu": k, "instances": n, "starts": starts}
+                )
 
     cash = {"reserved": 0.0, "on_demand": 0.0, "spot": 0.0, "start_fees": 0.0}
     gpu_hours = {"reserved": 0.0, "on_demand": 0.0, "spot": 0.0, "reserved_idle": 0.0}
@@ -324,8 +339,17 @@ def solve_plan(sc: Scenario, progress=None) -> PlanResult:
             prices = sc.gpus[k].price_per_gpu_hour
             cash["spot"] += from_spot * prices.get("spot", 0.0)
             cash["on_demand"] += from_od * prices.get("on_demand", 0.0)
-            result.supply.append({"hour": t, "region": j, "gpu": k, "used": used, "reserved": rv,
-                                  "on_demand": from_od, "spot": from_spot})
+            result.supply.append(
+                {
+                    "hour": t,
+                    "region": j,
+                    "gpu": k,
+                    "used": used,
+                    "reserved": rv,
+                    "on_demand": from_od,
+                    "spot": from_spot,
+                }
+            )
     n_starts = sum(row["starts"] for row in result.instances)
     cash["start_fees"] = sc.start_fee * n_starts
     idle_start_cost = 0.0
@@ -336,7 +360,8 @@ def solve_plan(sc: Scenario, progress=None) -> PlanResult:
     total = sum(cash.values())
     spot_premium = sum(
         row["spot"] * (_spot_price(sc, row["gpu"]) - sc.gpus[row["gpu"]].price_per_gpu_hour["spot"])
-        for row in result.supply if row["spot"]
+        for row in result.supply
+        if row["spot"]
     )
     result.cost = {
         **{k: round(v, 4) for k, v in cash.items()},
@@ -361,11 +386,19 @@ def solve_plan(sc: Scenario, progress=None) -> PlanResult:
                 cap += d.theta_tps * (n - min(1.0, d.startup_s / 3600.0) * max(0, n - prev))
             rin = sum(val(flow[(i, a, j, t)]) for a in into[j] if (i, a, j, t) in flow)
             rout = sum(val(flow[(i, j, b, t)]) for b in out_of[j] if (i, j, b, t) in flow)
-            result.coverage.append({
-                "hour": t, "model": i, "region": j, "forecast": round(point[t], 4), "target": round(target[t], 4),
-                "capacity": round(cap, 4), "rerouted_in": round(rin, 4), "rerouted_out": round(rout, 4),
-                "shortfall": round(shortv.get((i, j, t), 0.0), 4),
-            })
+            result.coverage.append(
+                {
+                    "hour": t,
+                    "model": i,
+                    "region": j,
+                    "forecast": round(point[t], 4),
+                    "target": round(target[t], 4),
+                    "capacity": round(cap, 4),
+                    "rerouted_in": round(rin, 4),
+                    "rerouted_out": round(rout, 4),
+                    "shortfall": round(shortv.get((i, j, t), 0.0), 4),
+                }
+            )
     result.shortfalls, result.diagnosis = diagnose(sc, shortv, {k: val(v) for k, v in min_short.items()}, xv, result)
     report(1.0, "done")
     return result
@@ -390,8 +423,11 @@ def static_peak(sc: Scenario) -> dict:
         if best is not None:
             total += best[0]
             rows.append({"model": i, "region": j, "gpu": best[1], "instances": best[2], "cost": round(best[0], 4)})
-    return {"total": round(total, 4), "endpoints": rows,
-            "note": "constant fleet sized for each endpoint's peak target, on-demand prices, no quotas"}
+    return {
+        "total": round(total, 4),
+        "endpoints": rows,
+        "note": "constant fleet sized for each endpoint's peak target, on-demand prices, no quotas",
+    }
 
 
 def _hours_text(hours: list[int]) -> str:
@@ -422,11 +458,22 @@ def diagnose(sc: Scenario, short: dict, min_short: dict, xv: dict, result: PlanR
         target = sc.demand[(i, j)]
         tps_hours = sum(vals)
         share = tps_hours / max(sum(target), 1e-9)
-        rows.append({"model": i, "region": j, "hours": hours, "max_tps": round(max(vals), 4),
-                     "tps_hours": round(tps_hours, 4), "share": round(share, 6), "worst_hour": worst_t})
+        rows.append(
+            {
+                "model": i,
+                "region": j,
+                "hours": hours,
+                "max_tps": round(max(vals), 4),
+                "tps_hours": round(tps_hours, 4),
+                "share": round(share, 6),
+                "worst_hour": worst_t,
+            }
+        )
         level = f"the p{sc.risk_quantile * 100:g} forecast" if sc.risk_quantile is not None else "the forecast"
-        sentence = (f"{i} in {j}: up to {max(vals):,.1f} TPS of {level} ({target[worst_t]:,.1f} TPS at hour {worst_t}) "
-                    f"could not be served in {_hours_text(hours)}; {share:.1%} of its TPS-hours over the horizon are uncovered.")
+        sentence = (
+            f"{i} in {j}: up to {max(vals):,.1f} TPS of {level} ({target[worst_t]:,.1f} TPS at hour {worst_t}) "
+            f"could not be served in {_hours_text(hours)}; {share:.1%} of its TPS-hours over the horizon are uncovered."
+        )
         causes = []
         gpus = [k for (m, k) in sc.deployments if m == i]
         for k in gpus:
@@ -457,6 +504,8 @@ def diagnose(sc: Scenario, short: dict, min_short: dict, xv: dict, result: PlanR
         if v > 1e-6:
             floors.setdefault((i, j), []).append(t)
     for (i, j), hours in sorted(floors.items()):
-        words.append(f"{i} in {j}: the floor of {sc.min_instances[(i, j)]} instances could not be kept in "
-                     f"{_hours_text(sorted(hours))} (quota too small for it).")
+        words.append(
+            f"{i} in {j}: the floor of {sc.min_instances[(i, j)]} instances could not be kept in "
+            f"{_hours_text(sorted(hours))} (quota too small for it)."
+        )
     return rows, words

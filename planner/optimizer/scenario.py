@@ -70,8 +70,12 @@ class Scenario:
     def reroute_pairs(self) -> list[tuple[str, str]]:
         if not self.rerouting:
             return []
-        return [(a, b) for a in self.regions for b in self.regions
-                if a != b and (a, b) in self.latency_ms and self.latency_ms[(a, b)] <= self.max_latency_ms]
+        return [
+            (a, b)
+            for a in self.regions
+            for b in self.regions
+            if a != b and (a, b) in self.latency_ms and self.latency_ms[(a, b)] <= self.max_latency_ms
+        ]
 
 
 def _req(d: Mapping, key: str, where: str) -> Any:
@@ -134,11 +138,14 @@ def _covered_series(entry: Mapping, where: str, hours: int, q: float | None) -> 
         lower = [lv for lv in levels if lv < q]
         upper = [lv for lv in levels if lv > q]
         if not lower or not upper:
-            raise ScenarioError(f"{where}.quantiles", f"risk_quantile {q:g} is outside the given levels {levels}; "
-                                "add a quantile series on each side or give std")
+            raise ScenarioError(
+                f"{where}.quantiles",
+                f"risk_quantile {q:g} is outside the given levels {levels}; "
+                "add a quantile series on each side or give std",
+            )
         a, b = lower[-1], upper[0]
         w = (q - a) / (b - a)
-        covered = [(1 - w) * x + w * y for x, y in zip(table[a], table[b])]
+        covered = [(1 - w) * x + w * y for x, y in zip(table[a], table[b], strict=True)]
         return covered, point, f"quantile {q:g} interpolated between {a:g} and {b:g}"
     if "std" in entry or "cv" in entry:
         z = NormalDist().inv_cdf(q)
@@ -147,7 +154,7 @@ def _covered_series(entry: Mapping, where: str, hours: int, q: float | None) -> 
         else:
             cv = _num(entry["cv"], f"{where}.cv", lo=0)
             std = [cv * x for x in point]
-        covered = [max(0.0, x + z * s) for x, s in zip(point, std)]
+        covered = [max(0.0, x + z * s) for x, s in zip(point, std, strict=True)]
         return covered, point, f"normal quantile {q:g} (point + {z:.3f} std)"
     return point, point, "point forecast (no uncertainty given, so the risk level has no effect)"
 
@@ -216,8 +223,11 @@ def parse_scenario(data: Any, *, hours: int | None = None) -> Scenario:
         for spec in catalogue.values():  # prices of catalogue GPU types not given inline
             if spec["gpu"] not in gpus_in:
                 per = spec["price_per_instance_hour"]
-                gpus_in[spec["gpu"]] = {k: round(float(v) / spec["gpus_per_instance"], 6)
-                                        for k, v in per.items() if k in OPTIONS and v is not None}
+                gpus_in[spec["gpu"]] = {
+                    k: round(float(v) / spec["gpus_per_instance"], 6)
+                    for k, v in per.items()
+                    if k in OPTIONS and v is not None
+                }
     if not isinstance(gpus_in, Mapping) or not gpus_in:
         raise ScenarioError("gpus", 'must be an object like {"h100": {"on_demand": 12.3, "spot": 4.9}}')
     gpus: dict[str, GpuType] = {}
@@ -242,9 +252,14 @@ def parse_scenario(data: Any, *, hours: int | None = None) -> Scenario:
         where = f"deployments[{n}]"
         if "name" in d:  # by name from the hardware catalogue; inline keys override
             spec = catalogue[d["name"]]
-            d = {"model": spec["model"], "gpu": spec["gpu"], "gpus_per_instance": spec["gpus_per_instance"],
-                 "theta_tps": spec["theta_tps"],
-                 "startup_s": spec["startup"]["vm_acquire_s"] + spec["startup"]["load_same_region_s"], **d}
+            d = {
+                "model": spec["model"],
+                "gpu": spec["gpu"],
+                "gpus_per_instance": spec["gpus_per_instance"],
+                "theta_tps": spec["theta_tps"],
+                "startup_s": spec["startup"]["vm_acquire_s"] + spec["startup"]["load_same_region_s"],
+                **d,
+            }
         model = _name(_req(d, "model", where), f"{where}.model")
         gpu = _name(_req(d, "gpu", where), f"{where}.gpu")
         if gpu not in gpus:
@@ -252,7 +267,8 @@ def parse_scenario(data: Any, *, hours: int | None = None) -> Scenario:
         if (model, gpu) in deployments:
             raise ScenarioError(where, f"a second deployment of {model} on {gpu}")
         deployments[(model, gpu)] = Deployment(
-            model, gpu,
+            model,
+            gpu,
             gpus_per_instance=_int(d.get("gpus_per_instance", 1), f"{where}.gpus_per_instance", lo=1),
             theta_tps=_num(_req(d, "theta_tps", where), f"{where}.theta_tps", lo=0, strict_lo=True),
             startup_s=_num(d.get("startup_s", 600.0), f"{where}.startup_s", lo=0),
@@ -295,15 +311,20 @@ def parse_scenario(data: Any, *, hours: int | None = None) -> Scenario:
             raise ScenarioError(f"{where}.region", f"unknown region {r!r}")
         return m, r
 
-    quotas = {region_gpu(item, f"quotas[{n}]"): _int(_req(item, "max_gpus", f"quotas[{n}]"), f"quotas[{n}].max_gpus")
-              for n, item in _pairs(data.get("quotas"), "quotas")}
+    quotas = {
+        region_gpu(item, f"quotas[{n}]"): _int(_req(item, "max_gpus", f"quotas[{n}]"), f"quotas[{n}].max_gpus")
+        for n, item in _pairs(data.get("quotas"), "quotas")
+    }
     spot = data.get("spot") or {}
     if not isinstance(spot, Mapping):
         raise ScenarioError("spot", "must be an object")
     risk = _num(spot.get("risk_discount", 0.0), "spot.risk_discount", lo=0, hi=0.99)
-    spot_avail = {region_gpu(item, f"spot.available[{n}]"): _int(_req(item, "max_gpus", f"spot.available[{n}]"),
-                                                                 f"spot.available[{n}].max_gpus")
-                  for n, item in _pairs(spot.get("available"), "spot.available")}
+    spot_avail = {
+        region_gpu(item, f"spot.available[{n}]"): _int(
+            _req(item, "max_gpus", f"spot.available[{n}]"), f"spot.available[{n}].max_gpus"
+        )
+        for n, item in _pairs(spot.get("available"), "spot.available")
+    }
     initial = {}
     for n, item in _pairs(data.get("initial"), "initial"):
         m, r = model_region(item, f"initial[{n}]")
@@ -344,16 +365,32 @@ def parse_scenario(data: Any, *, hours: int | None = None) -> Scenario:
         raise ScenarioError("solver.name", f"must be 'highs' or 'cbc', got {solver!r}")
     penalty = data.get("shortfall_penalty_per_tps_hour")
     return Scenario(
-        name=name, hours=h, risk_quantile=q, regions=regions, gpus=gpus, models=models, deployments=deployments,
-        demand=demand, demand_point=point, demand_source=source, quotas_gpus=quotas, spot_available_gpus=spot_avail,
-        spot_risk_discount=risk, initial=initial, min_instances=mins, max_instances=maxs,
+        name=name,
+        hours=h,
+        risk_quantile=q,
+        regions=regions,
+        gpus=gpus,
+        models=models,
+        deployments=deployments,
+        demand=demand,
+        demand_point=point,
+        demand_source=source,
+        quotas_gpus=quotas,
+        spot_available_gpus=spot_avail,
+        spot_risk_discount=risk,
+        initial=initial,
+        min_instances=mins,
+        max_instances=maxs,
         rerouting=bool(rr.get("enabled", False)),
         max_latency_ms=_num(rr.get("max_latency_ms", math.inf), "rerouting.max_latency_ms", lo=0)
-        if rr.get("max_latency_ms") is not None else math.inf,
+        if rr.get("max_latency_ms") is not None
+        else math.inf,
         latency_ms=latency,
         min_local_share=_num(rr.get("min_local_share", 0.0), "rerouting.min_local_share", lo=0, hi=1),
         start_fee=_num(data.get("start_fee", 0.0), "start_fee", lo=0),
-        shortfall_penalty=None if penalty is None else _num(penalty, "shortfall_penalty_per_tps_hour", lo=0, strict_lo=True),
+        shortfall_penalty=None
+        if penalty is None
+        else _num(penalty, "shortfall_penalty_per_tps_hour", lo=0, strict_lo=True),
         solver=solver,
         time_limit_s=_num(solver_in.get("time_limit_s", 60.0), "solver.time_limit_s", lo=0.1, hi=3600),
         gap_rel=_num(solver_in.get("gap_rel", 0.01), "solver.gap_rel", lo=0, hi=0.5),

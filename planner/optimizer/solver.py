@@ -102,8 +102,15 @@ def _solve_highs(problem: pulp.LpProblem, options: SolverOptions, rounder=None) 
     h = problem.solverModel
     if solver.shortcut_bound is not None:
         objective = h.getObjectiveValue()
-        return SolveInfo(OPTIMAL, "highs", objective, solver.shortcut_bound, _gap(objective, solver.shortcut_bound),
-                         elapsed, "LP relaxation rounded up, within the gap of the LP bound")
+        return SolveInfo(
+            OPTIMAL,
+            "highs",
+            objective,
+            solver.shortcut_bound,
+            _gap(objective, solver.shortcut_bound),
+            elapsed,
+            "LP relaxation rounded up, within the gap of the LP bound",
+        )
     model_status = h.getModelStatus()
     detail = h.modelStatusToString(model_status)
     info = h.getInfo()
@@ -182,9 +189,13 @@ class _HiGHSWithOffset(pulp.HiGHS):
         h.changeColsBounds(n, idx, rounded, rounded)
         h.run()
         fixed_ok = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
-        self.start_report = {"lp_bound": bound, "lp_s": None, "rounded_status": h.modelStatusToString(h.getModelStatus()),
-                             "rounded_objective": h.getObjectiveValue() if fixed_ok else None,
-                             "seconds": time.perf_counter() - started}
+        self.start_report = {
+            "lp_bound": bound,
+            "lp_s": None,
+            "rounded_status": h.modelStatusToString(h.getModelStatus()),
+            "rounded_objective": h.getObjectiveValue() if fixed_ok else None,
+            "seconds": time.perf_counter() - started,
+        }
         if fixed_ok:
             incumbent = h.getObjectiveValue()
             if abs(incumbent - bound) <= gap_target * max(abs(incumbent), 1e-9):
@@ -214,7 +225,9 @@ def _solve_cbc(problem: pulp.LpProblem, options: SolverOptions) -> SolveInfo:
     elapsed = time.perf_counter() - started
     st, sol = problem.status, problem.sol_status
     detail = f"{pulp.LpStatus.get(st, st)} / solution status {pulp.LpSolution.get(sol, sol)}"
-    objective = pulp.value(problem.objective) if sol in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible) else None
+    objective = (
+        pulp.value(problem.objective) if sol in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible) else None
+    )
     if st == pulp.LpStatusOptimal and sol == pulp.LpSolutionOptimal:
         status = OPTIMAL
     elif st == pulp.LpStatusOptimal and sol == pulp.LpSolutionIntegerFeasible:

@@ -18,8 +18,13 @@ def instances_by_pool(result: dict) -> go.Figure:
     fig = go.Figure()
     for name in sorted(used):
         fig.add_trace(go.Scatter(x=hours, y=used[name], name=name, stackgroup="gpus", mode="lines"))
-    fig.update_layout(title="GPUs in use per hour, by region and GPU type", xaxis_title="hour",
-                      yaxis_title="GPUs", height=380, margin=dict(t=50, b=40, l=50, r=10))
+    fig.update_layout(
+        title="GPUs in use per hour, by region and GPU type",
+        xaxis_title="hour",
+        yaxis_title="GPUs",
+        height=380,
+        margin=dict(t=50, b=40, l=50, r=10),
+    )
     return fig
 
 
@@ -33,10 +38,23 @@ def supply_by_option(result: dict) -> go.Figure:
         series["spot"][row["hour"]] += row["spot"]
     fig = go.Figure()
     for name, ys in series.items():
-        fig.add_trace(go.Scatter(x=hours, y=ys, name=name.replace("_", "-"), stackgroup="opt", mode="lines",
-                                 line=dict(color=OPTION_COLOURS[name])))
-    fig.update_layout(title="GPUs per hour by purchase option", xaxis_title="hour", yaxis_title="GPUs",
-                      height=320, margin=dict(t=50, b=40, l=50, r=10))
+        fig.add_trace(
+            go.Scatter(
+                x=hours,
+                y=ys,
+                name=name.replace("_", "-"),
+                stackgroup="opt",
+                mode="lines",
+                line=dict(color=OPTION_COLOURS[name]),
+            )
+        )
+    fig.update_layout(
+        title="GPUs per hour by purchase option",
+        xaxis_title="hour",
+        yaxis_title="GPUs",
+        height=320,
+        margin=dict(t=50, b=40, l=50, r=10),
+    )
     return fig
 
 
@@ -47,12 +65,23 @@ def cost_breakdown(result: dict) -> go.Figure:
     fig = go.Figure()
     for name in names:
         if cost.get(name):
-            fig.add_trace(go.Bar(x=["this plan"], y=[cost[name]], name=name.replace("_", "-"),
-                                 marker_color=OPTION_COLOURS.get(name, "#718096")))
+            fig.add_trace(
+                go.Bar(
+                    x=["this plan"],
+                    y=[cost[name]],
+                    name=name.replace("_", "-"),
+                    marker_color=OPTION_COLOURS.get(name, "#718096"),
+                )
+            )
     if static:
         fig.add_trace(go.Bar(x=["static peak, on-demand"], y=[static], name="static peak", marker_color="#a0aec0"))
-    fig.update_layout(barmode="stack", title="Cost over the horizon by purchase option vs static peak provisioning",
-                      yaxis_title="$", height=340, margin=dict(t=50, b=40, l=60, r=10))
+    fig.update_layout(
+        barmode="stack",
+        title="Cost over the horizon by purchase option vs static peak provisioning",
+        yaxis_title="$",
+        height=340,
+        margin=dict(t=50, b=40, l=60, r=10),
+    )
     return fig
 
 
@@ -68,15 +97,43 @@ def coverage(result: dict, limit: int = 12) -> go.Figure:
         hours = [c["hour"] for c in cs]
         label = f"{key[0]} @ {key[1]}"
         visible = True if n < 3 else "legendonly"
-        fig.add_trace(go.Scatter(x=hours, y=[c["forecast"] for c in cs], name=f"{label} forecast",
-                                 line=dict(dash="dot"), visible=visible, legendgroup=label))
-        fig.add_trace(go.Scatter(x=hours, y=[c["target"] for c in cs], name=f"{label} target (risk level)",
-                                 line=dict(dash="dash"), visible=visible, legendgroup=label))
-        fig.add_trace(go.Scatter(x=hours, y=[c["capacity"] + c["rerouted_out"] - c["rerouted_in"] for c in cs],
-                                 name=f"{label} served (local capacity ± rerouting)", visible=visible, legendgroup=label,
-                                 line=dict(shape="hv")))
-    fig.update_layout(title="Coverage vs forecast (TPS)", xaxis_title="hour", yaxis_title="input TPS",
-                      height=420, margin=dict(t=50, b=40, l=60, r=10))
+        fig.add_trace(
+            go.Scatter(
+                x=hours,
+                y=[c["forecast"] for c in cs],
+                name=f"{label} forecast",
+                line=dict(dash="dot"),
+                visible=visible,
+                legendgroup=label,
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=hours,
+                y=[c["target"] for c in cs],
+                name=f"{label} target (risk level)",
+                line=dict(dash="dash"),
+                visible=visible,
+                legendgroup=label,
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=hours,
+                y=[c["capacity"] + c["rerouted_out"] - c["rerouted_in"] for c in cs],
+                name=f"{label} served (local capacity ± rerouting)",
+                visible=visible,
+                legendgroup=label,
+                line=dict(shape="hv"),
+            )
+        )
+    fig.update_layout(
+        title="Coverage vs forecast (TPS)",
+        xaxis_title="hour",
+        yaxis_title="input TPS",
+        height=420,
+        margin=dict(t=50, b=40, l=60, r=10),
+    )
     return fig
 
 

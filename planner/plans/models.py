@@ -11,7 +11,9 @@ class CapacityPlan(TeamOwned):
     name = models.CharField(max_length=200)
     scenario = models.JSONField(help_text="scenario JSON, see docs/optimizer.md")
     hours = models.PositiveIntegerField(default=24, help_text="planning horizon in hours (1-168)")
-    job = models.OneToOneField("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="capacity_plan")
+    job = models.OneToOneField(
+        "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="capacity_plan"
+    )
     result = models.JSONField(null=True, blank=True, help_text="planner.optimizer.multiperiod.PlanResult.to_dict()")
     solver_status = models.CharField(max_length=20, blank=True, default="", help_text="optimal | time_limit | ...")
     total_cost = models.FloatField(null=True, blank=True)

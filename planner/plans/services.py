@@ -22,7 +22,11 @@ def create_plan(*, team, user, scenario: dict, name: str = "", hours: int | None
     """Validate the scenario (ScenarioError on bad input: nothing is stored) and queue its solve."""
     parsed = validate(scenario, hours)
     plan = CapacityPlan.objects.create(
-        team=team, created_by=user, name=(name or parsed.name)[:200], scenario=scenario, hours=parsed.hours,
+        team=team,
+        created_by=user,
+        name=(name or parsed.name)[:200],
+        scenario=scenario,
+        hours=parsed.hours,
     )
     plan.job = create_job(team=team, kind=JOB_KIND, user=user, params={"plan_id": plan.pk})
     plan.save(update_fields=["job"])
@@ -44,6 +48,10 @@ def run_plan(plan: CapacityPlan, progress=None) -> dict:
     plan.feasible = result.feasible if result.ok else None
     plan.save(update_fields=["result", "solver_status", "total_cost", "static_peak_cost", "solve_time_s", "feasible"])
     return {
-        "plan_id": plan.pk, "status": result.status, "total_cost": plan.total_cost, "gap": result.gap,
-        "solve_time_s": round(result.solve_time_s, 3), "uncovered_endpoints": len(result.shortfalls),
+        "plan_id": plan.pk,
+        "status": result.status,
+        "total_cost": plan.total_cost,
+        "gap": result.gap,
+        "solve_time_s": round(result.solve_time_s, 3),
+        "uncovered_endpoints": len(result.shortfalls),
     }

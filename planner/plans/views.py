@@ -26,10 +26,16 @@ def examples() -> dict[str, str]:
 @login_required
 def plan_list(request):
     ex = examples()
-    return render(request, "plans/list.html", {
-        "plans": plans_for(request.user)[:200], "examples": ex,
-        "scenario_text": next(iter(ex.values()), ""), "error": None,
-    })
+    return render(
+        request,
+        "plans/list.html",
+        {
+            "plans": plans_for(request.user)[:200],
+            "examples": ex,
+            "scenario_text": next(iter(ex.values()), ""),
+            "error": None,
+        },
+    )
 
 
 @login_required
@@ -51,27 +57,42 @@ def plan_create(request):
             team = team_of(request.user)
             if team is None:
                 raise ScenarioError("team", "your user belongs to no team")
-            plan = create_plan(team=team, user=request.user, scenario=scenario,
-                               name=request.POST.get("name", ""), hours=hours)
+            plan = create_plan(
+                team=team, user=request.user, scenario=scenario, name=request.POST.get("name", ""), hours=hours
+            )
         except ValueError as exc:  # ScenarioError is a ValueError; so is a non-numeric hours
             error = str(exc) if isinstance(exc, ScenarioError) else "hours: must be a whole number"
         else:
             messages.info(request, f"Plan #{plan.pk} queued.")
             return redirect("plans:detail", pk=plan.pk)
-    return render(request, "plans/list.html", {
-        "plans": plans_for(request.user)[:200], "examples": examples(), "scenario_text": text, "error": error,
-    }, status=400)
+    return render(
+        request,
+        "plans/list.html",
+        {
+            "plans": plans_for(request.user)[:200],
+            "examples": examples(),
+            "scenario_text": text,
+            "error": error,
+        },
+        status=400,
+    )
 
 
 @login_required
 def plan_detail(request, pk: int):
     plan = get_for_user_or_404(request.user, CapacityPlan.objects.select_related("job"), pk=pk)
     result = plan.result or {}
-    context = {"plan": plan, "result": result, "figures": all_figures(result) if result else None,
-               "reserved": result.get("reserved_gpus", []), "cost": result.get("cost", {}),
-               "gpu_hours": result.get("gpu_hours", {}), "diagnosis": result.get("diagnosis", []),
-               "static": result.get("static_peak", {}),
-               "scenario_json": json.dumps(plan.scenario, indent=1)}
+    context = {
+        "plan": plan,
+        "result": result,
+        "figures": all_figures(result) if result else None,
+        "reserved": result.get("reserved_gpus", []),
+        "cost": result.get("cost", {}),
+        "gpu_hours": result.get("gpu_hours", {}),
+        "diagnosis": result.get("diagnosis", []),
+        "static": result.get("static_peak", {}),
+        "scenario_json": json.dumps(plan.scenario, indent=1),
+    }
     return render(request, "plans/detail.html", context)
 
 

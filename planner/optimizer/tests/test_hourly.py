@@ -15,13 +15,20 @@ def two_regions(epsilon, solver="highs"):
     # One model, theta = 100 TPS per instance, alpha = 10 per instance, start-up 2 h -> sigma = 20.
     # Region A has 2 instances for a 300 TPS peak; region B has 3 for a 100 TPS peak.
     # Global peak = max(250 + 100, 300 + 80) = 380 TPS -> 4 instances in total.
-    return solve_hourly(HourlyInputs(
-        models=["m"], regions=["A", "B"], gpus=[H100],
-        n={("m", "A", H100): 2, ("m", "B", H100): 3},
-        rho={("m", "A"): [250, 300], ("m", "B"): [100, 80]},
-        theta={("m", H100): 100}, alpha={H100: 10}, startup_s={("m", H100): 7200},
-        epsilon=epsilon, options=SolverOptions(solver=solver, time_limit_s=10),
-    ))
+    return solve_hourly(
+        HourlyInputs(
+            models=["m"],
+            regions=["A", "B"],
+            gpus=[H100],
+            n={("m", "A", H100): 2, ("m", "B", H100): 3},
+            rho={("m", "A"): [250, 300], ("m", "B"): [100, 80]},
+            theta={("m", H100): 100},
+            alpha={H100: 10},
+            startup_s={("m", H100): 7200},
+            epsilon=epsilon,
+            options=SolverOptions(solver=solver, time_limit_s=10),
+        )
+    )
 
 
 @pytest.mark.parametrize("solver", ["highs", "cbc"])
@@ -49,9 +56,16 @@ def test_rerouting_to_another_region_is_cheaper_than_scaling_locally_when_epsilo
 
 
 def one_endpoint(**kw):
-    base = dict(models=["m"], regions=["r"], gpus=[H100], n={("m", "r", H100): 1},
-                rho={("m", "r"): [150, 420, 300]}, theta={("m", H100): 100}, alpha={H100: 10},
-                startup_s={("m", H100): 1800})
+    base = dict(
+        models=["m"],
+        regions=["r"],
+        gpus=[H100],
+        n={("m", "r", H100): 1},
+        rho={("m", "r"): [150, 420, 300]},
+        theta={("m", H100): 100},
+        alpha={H100: 10},
+        startup_s={("m", H100): 1800},
+    )
     base.update(kw)
     return solve_hourly(HourlyInputs(**base))
 
@@ -89,8 +103,11 @@ def test_min_instances_per_endpoint_keep_an_idle_endpoint_alive():
 
 
 two_gpus = dict(
-    gpus=["a100", H100], n={}, rho={("m", "r"): [300]},
-    theta={("m", "a100"): 100, ("m", H100): 300}, alpha={"a100": 6, H100: 20},
+    gpus=["a100", H100],
+    n={},
+    rho={("m", "r"): [300]},
+    theta={("m", "a100"): 100, ("m", H100): 300},
+    alpha={"a100": 6, H100: 20},
     startup_s={("m", "a100"): 1800, ("m", H100): 1800},
 )
 
@@ -127,21 +144,23 @@ def test_with_a_shortfall_penalty_an_impossible_hour_returns_a_plan_and_names_th
 
 
 def test_a_model_that_cannot_run_on_a_gpu_type_only_shrinks_there():
-    plan = one_endpoint(gpus=["a100", H100], n={("m", "r", "a100"): 2}, theta={("m", H100): 100},
-                        alpha={"a100": 5, H100: 10})
+    plan = one_endpoint(
+        gpus=["a100", H100], n={("m", "r", "a100"): 2}, theta={("m", H100): 100}, alpha={"a100": 5, H100: 10}
+    )
     assert plan.delta == {("m", "r", "a100"): -2, ("m", "r", H100): 5}
 
 
-def random_inputs(l, r, g, seed=0, **kw):
+def random_inputs(n_models, r, g, seed=0, **kw):
     rng = np.random.default_rng(seed)
-    models, regions, gpus = [f"m{i}" for i in range(l)], [f"r{j}" for j in range(r)], [f"g{k}" for k in range(g)]
+    models, regions, gpus = [f"m{i}" for i in range(n_models)], [f"r{j}" for j in range(r)], [f"g{k}" for k in range(g)]
     theta = {(i, k): float(rng.uniform(50, 500)) for i in models for k in gpus}
     alpha = {k: float(rng.uniform(10, 100)) for k in gpus}
     n = {(i, j, k): int(rng.integers(0, 6)) for i in models for j in regions for k in gpus}
     rho = {(i, j): list(rng.uniform(100, 2000, size=12)) for i in models for j in regions}
     startup = {(i, k): 600.0 for i in models for k in gpus}
-    return HourlyInputs(models=models, regions=regions, gpus=gpus, n=n, rho=rho, theta=theta, alpha=alpha,
-                        startup_s=startup, **kw)
+    return HourlyInputs(
+        models=models, regions=regions, gpus=gpus, n=n, rho=rho, theta=theta, alpha=alpha, startup_s=startup, **kw
+    )
 
 
 def test_a_solve_stopped_by_its_time_limit_is_never_called_optimal():

@@ -68,16 +68,23 @@ def test_a_starting_instance_is_unavailable_for_its_startup_time():
     plan = solve_plan(scenario(deployments=deps, hours=1, demand=[{"model": "m", "region": "A", "tps": [250]}]))
     assert plan.instances[0]["instances"] == 5 and plan.instances[0]["starts"] == 5
     # With 3 already running, 3 suffice (300 TPS) and nothing starts.
-    plan = solve_plan(scenario(deployments=deps, hours=1, demand=[{"model": "m", "region": "A", "tps": [250]}],
-                               initial=[{"model": "m", "region": "A", "gpu": "h100", "instances": 3}]))
+    plan = solve_plan(
+        scenario(
+            deployments=deps,
+            hours=1,
+            demand=[{"model": "m", "region": "A", "tps": [250]}],
+            initial=[{"model": "m", "region": "A", "gpu": "h100", "instances": 3}],
+        )
+    )
     assert plan.instances[0]["instances"] == 3 and plan.instances[0]["starts"] == 0
 
 
 def test_the_risk_level_picks_the_forecast_quantile():
     sc = scenario(risk_quantile=0.9, demand=[{"model": "m", "region": "A", "tps": [200, 200, 200], "cv": 0.1}])
     assert sc.demand[("m", "A")][0] == pytest.approx(200 * (1 + 1.2815516 * 0.1))
-    sc = scenario(risk_quantile=0.75, demand=[{"model": "m", "region": "A", "tps": 200,
-                                               "quantiles": {"0.5": 200, "0.9": 300}}])
+    sc = scenario(
+        risk_quantile=0.75, demand=[{"model": "m", "region": "A", "tps": 200, "quantiles": {"0.5": 200, "0.9": 300}}]
+    )
     assert sc.demand[("m", "A")][0] == pytest.approx(262.5)
     # 262.5 TPS needs 3 instances where the median would need 2.
     assert solve_plan(sc).instances[0]["instances"] == 3
@@ -85,14 +92,21 @@ def test_the_risk_level_picks_the_forecast_quantile():
 
 two_regions = dict(
     regions=["A", "B"],
-    demand=[{"model": "m", "region": "A", "tps": [100, 100, 100]}, {"model": "m", "region": "B", "tps": [150, 150, 150]}],
+    demand=[
+        {"model": "m", "region": "A", "tps": [100, 100, 100]},
+        {"model": "m", "region": "B", "tps": [150, 150, 150]},
+    ],
     quotas=[{"region": "A", "gpu": "h100", "max_gpus": 0}],
 )
 
 
 def test_rerouting_within_the_latency_cap_serves_a_region_that_cannot_grow():
-    plan = solve_plan(scenario(**two_regions, rerouting={"enabled": True, "max_latency_ms": 100,
-                                                       "latency_ms": [{"from": "A", "to": "B", "ms": 50}]}))
+    plan = solve_plan(
+        scenario(
+            **two_regions,
+            rerouting={"enabled": True, "max_latency_ms": 100, "latency_ms": [{"from": "A", "to": "B", "ms": 50}]},
+        )
+    )
     assert plan.feasible
     # B serves its own 150 and A's 100: 3 instances there, none in A.
     assert {(r["region"], r["instances"]) for r in plan.instances} == {("B", 3)}
@@ -101,11 +115,24 @@ def test_rerouting_within_the_latency_cap_serves_a_region_that_cannot_grow():
 
 
 def test_an_impossible_demand_is_diagnosed_in_words_instead_of_failing():
-    plan = solve_plan(scenario(**two_regions, rerouting={"enabled": True, "max_latency_ms": 10,
-                                                       "latency_ms": [{"from": "A", "to": "B", "ms": 50}]}))
+    plan = solve_plan(
+        scenario(
+            **two_regions,
+            rerouting={"enabled": True, "max_latency_ms": 10, "latency_ms": [{"from": "A", "to": "B", "ms": 50}]},
+        )
+    )
     assert plan.ok and not plan.feasible
-    assert plan.shortfalls == [{"model": "m", "region": "A", "hours": [0, 1, 2], "max_tps": 100.0,
-                                "tps_hours": 300.0, "share": 1.0, "worst_hour": 0}]
+    assert plan.shortfalls == [
+        {
+            "model": "m",
+            "region": "A",
+            "hours": [0, 1, 2],
+            "max_tps": 100.0,
+            "tps_hours": 300.0,
+            "share": 1.0,
+            "worst_hour": 0,
+        }
+    ]
     text = plan.diagnosis[0]
     assert text.startswith("m in A: up to 100.0 TPS")
     assert "hours 0-2" in text and "quota in A (0 GPUs)" in text and "10 ms latency cap" in text
@@ -130,16 +157,19 @@ def test_the_example_fixtures_parse_and_solve_feasibly():
             assert plan.cost["total"] <= plan.static_peak["total"] * 1.5
 
 
-@pytest.mark.parametrize("change, field", [
-    ({"hours": 500}, "hours"),
-    ({"regions": []}, "regions"),
-    ({"gpus": {"h100": {"on_demand": "ten"}}}, "gpus.h100.on_demand"),
-    ({"deployments": [{"model": "m", "gpu": "tpu", "theta_tps": 1}]}, "deployments[0].gpu"),
-    ({"demand": [{"model": "m", "region": "A", "tps": [1, 2]}]}, "demand[0].tps"),
-    ({"demand": [{"model": "m", "region": "Z", "tps": 1}]}, "demand[0].region"),
-    ({"risk_quantile": 1.5}, "risk_quantile"),
-    ({"spot": {"risk_discount": 2}}, "spot.risk_discount"),
-])
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"hours": 500}, "hours"),
+        ({"regions": []}, "regions"),
+        ({"gpus": {"h100": {"on_demand": "ten"}}}, "gpus.h100.on_demand"),
+        ({"deployments": [{"model": "m", "gpu": "tpu", "theta_tps": 1}]}, "deployments[0].gpu"),
+        ({"demand": [{"model": "m", "region": "A", "tps": [1, 2]}]}, "demand[0].tps"),
+        ({"demand": [{"model": "m", "region": "Z", "tps": 1}]}, "demand[0].region"),
+        ({"risk_quantile": 1.5}, "risk_quantile"),
+        ({"spot": {"risk_discount": 2}}, "spot.risk_discount"),
+    ],
+)
 def test_a_malformed_scenario_names_the_field(change, field):
     with pytest.raises(ScenarioError) as err:
         scenario(**change)
@@ -156,11 +186,14 @@ def test_deployments_and_prices_can_come_from_the_hardware_catalogue_by_name():
     from planner.catalogue import engine_spec
 
     spec = engine_spec("llama2-70b/h100-80gb/tp8")
-    sc = parse_scenario({
-        "regions": ["A"], "hours": 2,
-        "deployments": [{"name": "llama2-70b/h100-80gb/tp8"}],
-        "demand": [{"model": "llama2-70b", "region": "A", "tps": spec["theta_tps"] * 2.5}],
-    })
+    sc = parse_scenario(
+        {
+            "regions": ["A"],
+            "hours": 2,
+            "deployments": [{"name": "llama2-70b/h100-80gb/tp8"}],
+            "demand": [{"model": "llama2-70b", "region": "A", "tps": spec["theta_tps"] * 2.5}],
+        }
+    )
     d = sc.deployments[("llama2-70b", "h100-80gb")]
     assert d.theta_tps == spec["theta_tps"] and d.gpus_per_instance == 8
     assert d.startup_s == spec["startup"]["vm_acquire_s"] + spec["startup"]["load_same_region_s"]

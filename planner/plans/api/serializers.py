@@ -10,10 +10,33 @@ class CapacityPlanSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = CapacityPlan
-        fields = ["id", "name", "hours", "scenario", "job", "solver_status", "feasible", "total_cost",
-                  "static_peak_cost", "savings_vs_static", "solve_time_s", "created", "result"]
-        read_only_fields = ["id", "job", "solver_status", "feasible", "total_cost", "static_peak_cost",
-                            "savings_vs_static", "solve_time_s", "created", "result"]
+        fields = [
+            "id",
+            "name",
+            "hours",
+            "scenario",
+            "job",
+            "solver_status",
+            "feasible",
+            "total_cost",
+            "static_peak_cost",
+            "savings_vs_static",
+            "solve_time_s",
+            "created",
+            "result",
+        ]
+        read_only_fields = [
+            "id",
+            "job",
+            "solver_status",
+            "feasible",
+            "total_cost",
+            "static_peak_cost",
+            "savings_vs_static",
+            "solve_time_s",
+            "created",
+            "result",
+        ]
 
 
 class CapacityPlanListSerializer(CapacityPlanSerializer):

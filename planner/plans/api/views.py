@@ -18,8 +18,9 @@ from planner.plans.selectors import plans_for
 from planner.plans.services import create_plan
 
 
-class CapacityPlanViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
-                          viewsets.GenericViewSet):
+class CapacityPlanViewSet(
+    mixins.CreateModelMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
     """Multi-period capacity plans of the caller's team. POST a scenario; a job solves it."""
 
     ordering_fields = ["created", "total_cost"]
@@ -43,8 +44,9 @@ class CapacityPlanViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins
         if team is None:
             raise ValidationError({"team": "your user belongs to no team; ask an administrator"})
         try:
-            plan = create_plan(team=team, user=request.user, scenario=data["scenario"], name=data["name"],
-                               hours=data["hours"])
+            plan = create_plan(
+                team=team, user=request.user, scenario=data["scenario"], name=data["name"], hours=data["hours"]
+            )
         except ScenarioError as exc:
             raise ValidationError({f"scenario.{exc.field}": exc.message}) from None
         plan.refresh_from_db()
@@ -55,8 +57,16 @@ class CapacityPlanViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins
     def csv(self, request, pk=None):
         plan = self.get_object()
         if not plan.result:
-            return Response({"error": {"message": "the plan has no result yet", "where": "plan",
-                                       "hint": "wait for its job to finish"}}, status=status.HTTP_409_CONFLICT)
+            return Response(
+                {
+                    "error": {
+                        "message": "the plan has no result yet",
+                        "where": "plan",
+                        "hint": "wait for its job to finish",
+                    }
+                },
+                status=status.HTTP_409_CONFLICT,
+            )
         response = HttpResponse(plan_csv(plan.result), content_type="text/csv")
         response["Content-Disposition"] = f'attachment; filename="plan-{plan.pk}.csv"'
         return response

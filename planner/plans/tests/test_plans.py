@@ -17,7 +17,8 @@ FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "plans"
 
 # Hand-checked: instances 3, 3, 1; reserving 3 GPUs (3 x 3 h x $6 = $54) beats every other mix.
 SIMPLE = {
-    "name": "simple", "hours": 3,
+    "name": "simple",
+    "hours": 3,
     "regions": ["A"],
     "gpus": {"h100": {"on_demand": 10.0, "reserved": 6.0}},
     "deployments": [{"model": "m", "gpu": "h100", "theta_tps": 100, "startup_s": 0}],
@@ -38,7 +39,12 @@ def cast(db):
         client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
         return client
 
-    return {"owner": api(owner_key), "teammate": api(mate_key), "outsider": api(out_key), "users": (owner, mate, outsider)}
+    return {
+        "owner": api(owner_key),
+        "teammate": api(mate_key),
+        "outsider": api(out_key),
+        "users": (owner, mate, outsider),
+    }
 
 
 @pytest.mark.django_db(transaction=True)
@@ -81,12 +87,15 @@ def test_an_infeasible_scenario_gets_a_diagnosis_in_words(cast, client):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("scenario, field", [
-    ({**SIMPLE, "demand": [{"model": "m", "region": "A", "tps": [1, 2]}]}, "scenario.demand[0].tps"),
-    ({**SIMPLE, "gpus": {"h100": {"on_demand": -1}}}, "scenario.gpus.h100.on_demand"),
-    ({k: v for k, v in SIMPLE.items() if k != "regions"}, "scenario.regions"),
-    ("not an object", "scenario"),
-])
+@pytest.mark.parametrize(
+    "scenario, field",
+    [
+        ({**SIMPLE, "demand": [{"model": "m", "region": "A", "tps": [1, 2]}]}, "scenario.demand[0].tps"),
+        ({**SIMPLE, "gpus": {"h100": {"on_demand": -1}}}, "scenario.gpus.h100.on_demand"),
+        ({k: v for k, v in SIMPLE.items() if k != "regions"}, "scenario.regions"),
+        ("not an object", "scenario"),
+    ],
+)
 def test_a_malformed_scenario_is_a_400_naming_the_field_and_stores_nothing(cast, scenario, field):
     response = cast["owner"].post("/api/plans/", {"scenario": scenario}, format="json")
     assert response.status_code == 400

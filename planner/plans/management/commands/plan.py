@@ -36,8 +36,11 @@ class Command(BaseCommand):
             sc = parse_scenario(data, hours=opts["hours"])
         except ScenarioError as exc:
             raise CommandError(f"{path}: {exc.field}: {exc.message}") from None
-        changes = {k: v for k, v in (("solver", opts["solver"]), ("time_limit_s", opts["time_limit"]),
-                                     ("gap_rel", opts["gap"])) if v is not None}
+        changes = {
+            k: v
+            for k, v in (("solver", opts["solver"]), ("time_limit_s", opts["time_limit"]), ("gap_rel", opts["gap"]))
+            if v is not None
+        }
         if changes:
             sc = dataclasses.replace(sc, **changes)
         result = solve_plan(sc)
@@ -47,15 +50,19 @@ class Command(BaseCommand):
         w = self.stdout.write
         gap = "n/a" if result.gap is None else f"{result.gap:.4%}"
         w(f"{sc.name}: {sc.hours} h, {len(sc.models)} models x {len(sc.regions)} regions x {len(sc.gpus)} GPU types")
-        w(f"status {result.status} ({result.solver}, gap {gap}), solve {result.solve_time_s:.2f} s, "
-          f"build {result.build_time_s:.2f} s, {result.size['variables']} variables")
+        w(
+            f"status {result.status} ({result.solver}, gap {gap}), solve {result.solve_time_s:.2f} s, "
+            f"build {result.build_time_s:.2f} s, {result.size['variables']} variables"
+        )
         if not result.ok:
             for sentence in result.diagnosis:
                 w(sentence)
             raise CommandError(f"no plan: {result.status}")
         c = result.cost
-        w(f"total cost ${c['total']:,.2f} (reserved ${c['reserved']:,.2f}, on-demand ${c['on_demand']:,.2f}, "
-          f"spot ${c['spot']:,.2f}); static peak provisioning ${result.static_peak['total']:,.2f}")
+        w(
+            f"total cost ${c['total']:,.2f} (reserved ${c['reserved']:,.2f}, on-demand ${c['on_demand']:,.2f}, "
+            f"spot ${c['spot']:,.2f}); static peak provisioning ${result.static_peak['total']:,.2f}"
+        )
         for r in result.reserved_gpus:
             w(f"reserve {r['gpus']} x {r['gpu']} GPUs in {r['region']}")
         w("hour  model  region  gpu  instances  starts")
