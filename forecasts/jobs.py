@@ -70,18 +70,19 @@ def forecast_series(job, ctx):
     p = series.run.params
     allowed = {f.name for f in fields(SeriesOptions)}
     options = SeriesOptions(**{k: (tuple(v) if k == "candidates" else v) for k, v in p.items() if k in allowed})
-    values = services.load_series_values(series)
     try:
+        values = services.load_series_values(series)
         result = analyse_series(values, options, progress=ctx.callback(0.0, 98.0))
+        services.store_series_result(series, result)
     except ValueError as exc:
         raise JobError(str(exc), where=series.label, hint="change the run parameters") from exc
-    services.store_series_result(series, result)
-    _maybe_summarise(series.run)
+    finally:  # failed or not, the last series to end writes the run summary
+        _maybe_summarise(series.run, ending=series.pk)
     return {"series": series.label, "chosen": result["chosen"], "peak": result["forecast"]["peak"]}
 
 
-def _maybe_summarise(run: ForecastRun) -> None:
-    """The last series to finish writes the run summary (idempotent if two finish together)."""
-    pending = run.series.filter(chosen_method="", job__status__in=Job.ACTIVE)
+def _maybe_summarise(run: ForecastRun, ending: int) -> None:
+    """Write the run summary if no other series is still to finish (idempotent if two end together)."""
+    pending = run.series.filter(chosen_method="", job__status__in=Job.ACTIVE).exclude(pk=ending)
     if not pending.exists():
         services.summarise_run(run)

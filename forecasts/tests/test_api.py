@@ -106,3 +106,25 @@ def test_a_series_job_for_a_deleted_run_fails_cleanly(cast, make_trace):
     job = create_job(team=cast.owner.team, kind="forecasts.series", params={"series_id": 123456})
     job.refresh_from_db()
     assert job.status == "failed" and "no longer exists" in job.last_error["message"]
+
+
+def test_the_run_summary_is_written_even_when_the_last_series_fails(cast, make_trace, monkeypatch):
+    from forecasts import jobs
+
+    calls = {"n": 0}
+    real = jobs.analyse_series
+
+    def flaky(values, options, progress=None):
+        calls["n"] += 1
+        if calls["n"] == 4:  # the last of the four series
+            raise ValueError("horizon: broken on purpose")
+        return real(values, options, progress)
+
+    monkeypatch.setattr(jobs, "analyse_series", flaky)
+    trace = make_trace(cast.owner.team)
+    body = cast.owner.api.post("/api/forecasts/", {"trace": trace.pk, **QUICK}, format="json").json()
+    assert body["status"] == "failed"
+    summary = ForecastRun.objects.get(pk=body["id"]).summary
+    assert (summary["series"], summary["finished"]) == (4, 3)
+    failed = [s for s in body["series"] if s["job_status"] == "failed"]
+    assert len(failed) == 1 and failed[0]["chosen_method"] == ""
