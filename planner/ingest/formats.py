@@ -77,6 +77,13 @@ def _csv_header(text: str) -> list[str]:
 
 def detect(path: str | Path, fmt: str = "auto") -> Detected:
     """Work out the format from the first bytes (or check the one the user named)."""
+    with open(path, "rb") as fh:
+        magic = fh.read(4)
+    if magic == b"PAR1":
+        if fmt not in ("auto", "native"):
+            raise TraceFormatError(f"you chose format {fmt!r}, but the file is Parquet", line=None,
+                                   hint="use --format auto or native for a normalised Parquet trace")
+        return _detect_parquet(Path(path))
     head = sniff(path)
     text = check_text(head)
     if b"\n" not in head and len(head) >= SNIFF_BYTES:
@@ -646,10 +653,52 @@ def parse_native_jsonl(path: Path, det: Detected, *, keep: Sequence[str] = (), c
         yield RawChunk(out, int(lines[0]), prog)
 
 
+def _detect_parquet(path: Path) -> Detected:
+    import pyarrow.parquet as pq
+
+    try:
+        names = pq.read_schema(path).names
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for damaged files
+        raise TraceFormatError(f"the Parquet file cannot be read ({exc})",
+                               hint="write it again, e.g. with `manage.py synth_trace --out FILE.parquet`") from None
+    missing = [c for c in ("arrival_s", "input_tokens", "output_tokens") if c not in names]
+    if missing:
+        raise TraceFormatError(f"the Parquet file lacks column(s) {missing} (it has {names})",
+                               hint="a Parquet trace needs the normalised columns (see docs/traces.md)")
+    return Detected("native", "parquet", names)
+
+
+def parse_parquet(path: Path, det: Detected, *, keep: Sequence[str] = (), chunk_rows: int = 500_000,
+                  max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[RawChunk]:
+    """A normalised (or native-columned) Parquet trace, e.g. from the synthesiser. "Lines" are rows + 1."""
+    import pyarrow.parquet as pq
+
+    cols = native_columns(det.header, keep)
+    kept = _keep_columns(det.header, keep)
+    pf = pq.ParquetFile(path)
+    total = max(pf.metadata.num_rows, 1)
+    first = 2
+    mode: list = [None]
+    for batch in pf.iter_batches(batch_size=chunk_rows):
+        frame = batch.to_pandas()
+        for name in frame.columns:
+            if isinstance(frame[name].dtype, pd.CategoricalDtype):
+                frame[name] = frame[name].astype(object)
+        if cols.get("deadline_s") in frame.columns:  # NaN means "no deadline" in the contract
+            frame[cols["deadline_s"]] = frame[cols["deadline_s"]].astype(object).where(
+                frame[cols["deadline_s"]].notna(), "")
+        n = len(frame)
+        out = _native_frame(frame, cols, kept, first, np.zeros(n, bool), mode)
+        first += n
+        yield RawChunk(out, first - n, min((first - 2) / total, 1.0))
+
+
 def parse(path: str | Path, det: Detected, *, keep: Sequence[str] = (), chunk_rows: int = 1_000_000,
           max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[RawChunk]:
     path = Path(path)
     kw = {"keep": keep, "chunk_rows": chunk_rows, "max_line_bytes": max_line_bytes}
+    if det.kind == "parquet":
+        return parse_parquet(path, det, **kw)
     if det.format == "azure":
         return parse_azure(path, det, **kw)
     if det.format == "burstgpt":

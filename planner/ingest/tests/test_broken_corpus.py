@@ -51,6 +51,7 @@ CORPUS = {
     "json_missing_key": (b'{"timestamp": 0, "input_length": 1, "output_length": 1}\n{"timestamp": 5, "input_length": 2}\n',
                          "'output_length' is missing", 2, "every line needs"),
     "json_not_a_trace": (b'{"a": 1}\n', "match no known trace format", 1, "Mooncake lines need"),
+    "broken_parquet": (b"PAR1" + bytes(200), "Parquet file cannot be read", None, "write it again"),
     "mixed_native_times": (b"arrival_s,input_tokens,output_tokens\n0,1,1\n" + b"1,1,1\n" * 10
                            + b"2024-01-01T00:00:00Z,1,1\n", "not a time", 13, "seconds"),
 }

@@ -195,3 +195,17 @@ def test_unsorted_rows_keep_their_own_optional_columns_through_the_bucket_sort(t
     assert df["session_id"].tolist() == [f"s{i}" for i in range(300)]
     assert [list(h) for h in df["hash_ids"]] == [[i, i + 1] for i in range(300)]
     assert (df["deadline_s"] - df["arrival_s"]).tolist() == [10.0] * 300
+
+
+def test_a_normalised_parquet_trace_imports_as_native(tmp_path):
+    from planner.ingest.normalised import write_frame
+
+    frame = pd.DataFrame({"arrival_s": [0.0, 1.5, 3.0], "input_tokens": [10, 20, 30], "output_tokens": [1, 2, 3],
+                          "region": ["a", "b", "a"], "model": "m", "tier": ["IW-F", "NIW", "IW-N"],
+                          "deadline_s": [np.nan, 86401.5, np.nan]})
+    write_frame(frame, tmp_path / "in.parquet")
+    result = ingest(tmp_path / "in.parquet", tmp_path / "out.parquet", options={"time_scale": 2})
+    df = read_trace(tmp_path / "out.parquet")
+    assert result.format == "native" and df["arrival_s"].tolist() == [0.0, 3.0, 6.0]
+    assert df["tier"].astype(str).tolist() == ["IW-F", "NIW", "IW-N"]
+    assert np.isnan(df["deadline_s"].iloc[0]) and df["deadline_s"].iloc[1] == 2 * 86401.5
