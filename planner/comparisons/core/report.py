@@ -134,6 +134,7 @@ def _chart_waste(summaries, order):
     fig, ax = plt.subplots(figsize=(7.2, 2.6))
     vals = [(summaries[k].get("totals") or {}).get("provisioning_gpu_hours", 0.0) for k in order]
     ax.bar(order, vals, color="#c0504d")
+    ax.set_ylim(bottom=0, top=max(max(vals, default=0.0) * 1.15, 0.1))
     ax.set_ylabel("GPU-hours", fontsize=8)
     ax.set_title("Scaling waste: GPU-hours paid while instances provision", fontsize=9)
     ax.tick_params(axis="x", labelsize=7)
@@ -230,8 +231,8 @@ def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict
     story.append(Paragraph("Key charts", h2))
     for png in (_chart_instances(summaries, order), _chart_endpoints(summaries, order),
                 _chart_latency(summaries, order), _chart_waste(summaries, order)):
-        story.append(Image(png, width=17 * cm, height=17 * cm * 0.4, kind="proportional"))
-        story.append(Spacer(1, 0.2 * cm))
+        story.append(Image(png, width=14.5 * cm, height=6.0 * cm, kind="proportional"))
+        story.append(Spacer(1, 0.1 * cm))
     story.append(PageBreak())
 
     # 5. breakdown
