@@ -148,7 +148,7 @@ def _run_one(args):
     summary = run_variant(scenario, {"key": key, "strategy": strategy, "scheduler": sched, "knobs": knobs or {}},
                           base_dir=str(ROOT))
     summary["wall_total_s"] = time.perf_counter() - t0
-    return scen_name, strategy, summary
+    return scen_name, key, summary
 
 
 def markdown(path: Path) -> str:
