@@ -4,6 +4,9 @@ import sys
 
 
 def main() -> None:
+    # Small LAPACK calls (forecast refits, ILP bookkeeping) are 5-100x slower with a BLAS thread pool on a
+    # busy machine; parallelism comes from worker processes instead.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "planner.settings")
     # Without Redis, the web server runs jobs in background threads; a one-shot command would exit
     # before such a thread finished, so commands run their jobs inline instead.

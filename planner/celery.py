@@ -6,6 +6,8 @@ import os
 
 from celery import Celery
 
+# One BLAS thread per process: parallelism comes from worker processes (see manage.py).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "planner.settings")
 
 app = Celery("planner")

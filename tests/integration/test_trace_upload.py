@@ -61,7 +61,7 @@ def test_a_user_logs_in_uploads_a_trace_and_sees_its_charts(cast, live_server, c
         page.goto(f"{live_server.url}/traces/upload/")
         page.set_input_files("input[name=file]", str(AZURE_CODE))
         page.fill("input[name=name]", "browser upload")
-        page.click("form button[type=submit]")
+        page.click("main form[enctype='multipart/form-data'] button[type=submit]")
         page.wait_for_url("**/traces/*/", timeout=60_000)
         # The job status poller reloads the page when the worker has finished; then Plotly draws.
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=120_000)
