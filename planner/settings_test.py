@@ -7,6 +7,7 @@ Integration tests (``-m integration``) run with ``JOBS_RUNNER=celery`` plus ``DA
 import os
 import tempfile
 
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads; see manage.py
 os.environ.setdefault("JOBS_RUNNER", "inline")
 os.environ.setdefault("PLANNER_DATA_DIR", tempfile.mkdtemp(prefix="planner-test-"))
 
