@@ -43,13 +43,15 @@ def tier_shares(iw_to_niw: float) -> dict:
             "NIW": {"share": round(1 - iw, 6)}}
 
 
-def build(name: str, *, hw: str = "h100", overrides: dict | None = None, note: str = "", iwn_ttft_s: float = 60.0) -> dict:
+def build(name: str, *, hw: str = "h100", overrides: dict | None = None, note: str = "", iwn_ttft_s: float = 60.0,
+          models: list[str] | None = None) -> dict:
     from planner.catalogue.builtin import engine_spec
 
-    deployments = {HW[hw][m]: engine_spec(HW[hw][m]) for m in RENAME.values()}
+    models = models or list(RENAME.values())
+    deployments = {HW[hw][m]: engine_spec(HW[hw][m]) for m in models}
     endpoints = []
     for r in REGIONS:
-        for m in RENAME.values():
+        for m in models:
             endpoints.append({"region": r, "model": m, "deployment": HW[hw][m], "initial": 4, "min": 2, "max": 20})
     return {
         "name": name,
@@ -70,7 +72,7 @@ def build(name: str, *, hw: str = "h100", overrides: dict | None = None, note: s
         "niw_queue": True,
         "deployments": deployments,
         "fleet": {
-            "regions": [{"name": r, "spot_pool": {m: 4 for m in RENAME.values()}, "vm_capacity": 8} for r in REGIONS],
+            "regions": [{"name": r, "spot_pool": {m: 4 for m in models}, "vm_capacity": 8} for r in REGIONS],
             "endpoints": endpoints,
         },
         "slo": {"ttft_s": {"IW-F": 1.0, "IW-N": iwn_ttft_s, "NIW": 86400.0}, "e2e_s": {"NIW": 86400.0}},
@@ -96,6 +98,10 @@ VARIANTS = {
     "sageserve_day_burst8x": dict(overrides={"tiers": {"IW-F": {"bursts": {"per_day": 3.0, "multiplier": 8.0,
                                                                            "duration_s": 600}}}},
                                   note="Burst test: three 10-minute 8x IW-F bursts at random times (paper Fig. 16a)."),
+    "sageserve_day_llama2": dict(models=["llama2-70b"],
+                                 overrides={"models": {"model-a": 1.0, "model-b": 0.0, "model-c": 0.0, "model-d": 0.0}},
+                                 note="Fig. 11 setting: Llama-2-70B only, 3 regions, all of the day's 12 req/s on it "
+                                      "(~3.3x the main day's Llama-2 load), so it scales well above the floor."),
     "sageserve_day_schedulers": dict(iwn_ttft_s=6.0,
                                      note="Scheduler study (paper Fig. 15): IW-N TTFT target 6 s instead of 60 s, "
                                           "the deadline the paper's Fig. 15 violation rates imply (spec sec. 8 "
