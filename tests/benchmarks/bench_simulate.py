@@ -61,6 +61,17 @@ def run_case(case: str, mode: str, requests: int | None) -> dict:
             if scale < 1:
                 syn["duration_s"] = syn["duration_s"] * scale
                 syn["peak_hour"] = syn["duration_s"] / 3600 / 2
+            else:
+                # a denser day (e.g. 10M requests): scale the fleet with the traffic so the per-instance load
+                # stays that of the 1.6M-request day (otherwise queues grow without bound)
+                import math
+
+                for r in d["fleet"]["regions"]:
+                    r["vm_capacity"] = math.ceil(r["vm_capacity"] * scale)
+                    r["spot_pool"] = {m: math.ceil(c * scale) for m, c in r["spot_pool"].items()}
+                for e in d["fleet"]["endpoints"]:
+                    e["initial"] = math.ceil(e["initial"] * scale)
+                    e["max"] = math.ceil(e["max"] * scale)
             syn["total_requests"] = requests
     else:
         raise SystemExit(f"unknown case {case}")

@@ -2,8 +2,9 @@
 
     python tests/benchmarks/check_fast_vs_reference.py [--requests N]
 
-Cases: the Azure code trace at 1x (anchor: 8 fixed instances) and at 20x, a 2-instance overload of the code
-trace (queueing), and a slice of fixtures/scenarios/bench_day.json (3 regions x 4 models, unified reactive,
+Cases: the Azure code trace at 1x (anchor: 8 fixed instances), at 20x, with chunked prefill, a 2-instance
+overload of the code trace (queueing), fixtures/scenarios/burst_reactive.json (a 4x burst: scale-outs from
+the spot pool, redeploys, preemptions), and a slice of fixtures/scenarios/bench_day.json (3 regions x 4 models, unified reactive,
 same arrival density as the full day; N requests, default 100,000). Prints one JSON object (last line);
 exits 1 if any figure differs by more than 1%.
 """
@@ -30,6 +31,10 @@ def scenarios(n_day: int) -> dict[str, dict]:
     two["fleet"]["endpoints"][0].update(initial=2, min=2, max=2)
     two["workload"]["rate_scale"] = 2.0
     out["code_2x_on_2_instances"] = two
+    out["burst_reactive"] = load("burst_reactive.json")  # scale-outs from spot, redeploys, preemptions
+    chunked = load("code_anchor.json")
+    chunked["engine"]["chunked_prefill"] = True
+    out["code_anchor_chunked_prefill"] = chunked
     day = load("bench_day.json")
     syn = day["workload"]["synthetic"]
     scale = n_day / syn["total_requests"]
