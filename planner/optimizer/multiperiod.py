@@ -76,16 +76,45 @@ def _spot_price(sc: Scenario, gpu: str) -> float | None:
 
 
 def auto_penalty(sc: Scenario) -> float:
-    """100 x the dearest way to serve one TPS for one hour: slack is used only when nothing else can."""
+    """Per uncovered TPS-hour: 100 instance-hours of the dearest deployment. A linear penalty makes a
+    small shortfall cheap next to a whole instance; at this level even 0.01 TPS costs an instance-hour,
+    so slack is used only where no instance can be added."""
     worst = 0.0
     for d in sc.deployments.values():
-        price = max(sc.gpus[d.gpu].price_per_gpu_hour.values())
-        u = min(1.0, d.startup_s / 3600.0)
-        worst = max(worst, price * d.gpus_per_instance / (d.theta_tps * max(1.0 - u, 0.05)))
+        worst = max(worst, max(sc.gpus[d.gpu].price_per_gpu_hour.values()) * d.gpus_per_instance)
     return 100.0 * max(worst, 1e-6)
 
 
-def solve_plan(sc: Scenario, progress=None) -> PlanResult:
+def _add_mir_cuts(prob, integer_terms, continuous, demand: float) -> None:
+    """Mixed-integer rounding cuts of one endpoint-hour's coverage row.
+
+    Dropping the start-up losses and the inflow (both only make the row harder) leaves
+    sum_k theta_k x_k + y >= D with y = shortfall + outflow >= 0. Divided by delta = theta_m, with
+    a_k = theta_k / delta, b = D / delta, f0 = frac(b), f_k = frac(a_k), the MIR inequality is
+        sum_k (floor(a_k) + min(f_k, f0) / f0) x_k + y / (delta f0) >= ceil(b),
+    valid for every integer x >= 0 and y >= 0. One cut per GPU type as the divisor. HiGHS finds such
+    cuts itself, but slowly on tens of thousands of rows; stating them makes the LP bound tight.
+    """
+    if demand <= 0:
+        return
+    for _var, delta in {round(th, 9): (None, th) for _v, th in integer_terms}.values():
+        b = demand / delta
+        f0 = b - math.floor(b)
+        if f0 < 1e-3 or f0 > 1 - 1e-6:  # tiny f0: ill-conditioned cut (y / (delta f0)), skip it
+            continue
+        terms = []
+        for var, theta in integer_terms:
+            a = theta / delta
+            fk = a - math.floor(a)
+            if fk < 1e-9 or fk > 1 - 1e-9:
+                fk = 0.0
+                a = round(a)
+            terms.append((var, math.floor(a) + min(fk, f0) / f0))
+        terms += [(y, 1.0 / (delta * f0)) for y in continuous]
+        prob += pulp.LpAffineExpression(terms) >= math.ceil(b)
+
+
+def solve_plan(sc: Scenario, progress=None, *, mir_cuts: bool = True) -> PlanResult:
     """Build and solve the plan. ``progress`` is an optional plain ``fn(fraction, message)``."""
     report = progress or (lambda fraction, message="": None)
     started = time.perf_counter()
@@ -192,6 +221,13 @@ def solve_plan(sc: Scenario, progress=None) -> PlanResult:
                 prob += pulp.LpAffineExpression(terms) >= dem[t]
                 if outs:
                     prob += pulp.lpSum(outs) <= (1.0 - sc.min_local_share) * dem[t]
+                if mir_cuts:
+                    _add_mir_cuts(
+                        prob,
+                        [(x[(i, j, k, t)], sc.deployments[(i, k)].theta_tps) for k in gpus_of[i]],
+                        [short[(i, j, t)], *outs],
+                        dem[t],
+                    )
             elif len(terms) > 0 and into[j]:
                 prob += pulp.LpAffineExpression(terms) >= 0
     report(0.3, "coverage built")
@@ -235,10 +271,14 @@ def solve_plan(sc: Scenario, progress=None) -> PlanResult:
         obj.append((v, sc.gpus[k].price_per_gpu_hour["on_demand"]))
     for (_j, k, _t), v in S.items():
         obj.append((v, _spot_price(sc, k)))
-    if sc.start_fee > 0:
-        obj += [(v, sc.start_fee) for v in s.values()]
+    # Each start costs start_fee plus a tie-break of 1 % of an instance-hour at its cheapest price, so
+    # that equally cheap fleets do not swap instances between GPU types from hour to hour.
+    for (i, _j, k, _t), v in s.items():
+        d = sc.deployments[(i, k)]
+        tie = 0.01 * d.gpus_per_instance * min(sc.gpus[k].price_per_gpu_hour.values())
+        obj.append((v, sc.start_fee + tie))
     obj += [(v, penalty) for v in short.values()]
-    inst_penalty = penalty * max(d.theta_tps for d in sc.deployments.values())
+    inst_penalty = penalty
     obj += [(v, inst_penalty) for v in min_short.values()]
     obj += [(v, 1e-6) for v in flow.values()]  # no gratuitous rerouting
     prob += pulp.LpAffineExpression(obj)
@@ -262,17 +302,18 @@ def solve_plan(sc: Scenario, progress=None) -> PlanResult:
                 vals = {k: lp_value(x[(i, j, k, t)]) for k in ks}
                 starts = {k: lp_value(s[(i, j, k, t)]) for k in ks}
                 need = sum(dep[k].theta_tps * (vals[k] - loss[k] * starts[k]) for k in ks)
-                ints = {k: math.floor(v + 1e-6) for k, v in vals.items()}
+                ints = {k: round(v) for k, v in vals.items()}  # nearest, then fill what is missing
                 have = sum(dep[k].theta_tps * (ints[k] - loss[k] * max(0, ints[k] - prev[k])) for k in ks)
                 deficit = need - have
                 if deficit > 1e-6:
                     options = []
                     for k in ks:
                         n = math.ceil(deficit / (dep[k].theta_tps * max(1.0 - loss[k], 0.05)) - 1e-9)
-                        options.append(
-                            (n * dep[k].gpus_per_instance * min(sc.gpus[k].price_per_gpu_hour.values()), n, k)
-                        )
-                    _cost, n, best = min(options, key=lambda o: o[0])
+                        room = x[(i, j, k, t)].upBound
+                        fits = room is None or ints[k] + n <= room
+                        price = n * dep[k].gpus_per_instance * min(sc.gpus[k].price_per_gpu_hour.values())
+                        options.append((not fits, price, n, k))
+                    _full, _cost, n, best = min(options, key=lambda o: (o[0], o[1]))
                     ints[best] += n
                 for k in ks:
                     out[x[(i, j, k, t)]] = ints[k]
@@ -446,7 +487,7 @@ def diagnose(sc: Scenario, short: dict, min_short: dict, xv: dict, result: PlanR
     rows, words = [], []
     by_endpoint: dict[tuple[str, str], list[int]] = {}
     for (i, j, t), v in short.items():
-        if v > 1e-6:
+        if v > 1e-3:  # below 0.001 TPS is solver tolerance
             by_endpoint.setdefault((i, j), []).append(t)
     used = {}
     for row in result.supply:
@@ -501,7 +542,7 @@ def diagnose(sc: Scenario, short: dict, min_short: dict, xv: dict, result: PlanR
         words.append(sentence)
     floors: dict[tuple[str, str], list[int]] = {}
     for (i, j, t), v in min_short.items():
-        if v > 1e-6:
+        if v > 1e-3:
             floors.setdefault((i, j), []).append(t)
     for (i, j), hours in sorted(floors.items()):
         words.append(

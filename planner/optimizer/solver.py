@@ -119,6 +119,12 @@ def _solve_highs(problem: pulp.LpProblem, options: SolverOptions, rounder=None) 
     objective = h.getObjectiveValue() if has_primal else None
     is_mip = any(v.cat == pulp.LpInteger for v in problem.variables())
     bound = info.mip_dual_bound if is_mip else objective
+    if (
+        is_mip
+        and solver.lp_bound is not None
+        and (bound is None or not math.isfinite(bound) or bound < solver.lp_bound)
+    ):
+        bound = solver.lp_bound  # the MIP stopped before its own bound caught up with the LP relaxation
     gap = _gap(objective, bound) if is_mip else (0.0 if objective is not None else None)
     if model_status == S.kOptimal:
         status = OPTIMAL
@@ -148,12 +154,14 @@ class _HiGHSWithOffset(pulp.HiGHS):
     round_up_start = False
     rounder = None
     shortcut_bound: float | None = None
+    lp_bound: float | None = None  # the LP relaxation's value: a valid bound when the MIP reports none
 
     def callSolver(self, lp):
         h = lp.solverModel
         if lp.objective is not None and lp.objective.constant:
             h.changeObjectiveOffset(float(lp.objective.constant))
         self.shortcut_bound = None
+        self.lp_bound = None
         if self.round_up_start and self._round_up(h, lp):
             return
         super().callSolver(lp)
@@ -177,6 +185,7 @@ class _HiGHSWithOffset(pulp.HiGHS):
             h.changeColsIntegrality(n, idx, np.full(n, highspy.HighsVarType.kInteger))
             return False
         bound = h.getObjectiveValue()
+        self.lp_bound = bound
         values = np.array(h.getSolution().col_value, dtype=float)
         lower, upper = np.array(model.col_lower_)[idx], np.array(model.col_upper_)[idx]
         rounded = np.ceil(values[idx] - 1e-6)
@@ -189,13 +198,6 @@ class _HiGHSWithOffset(pulp.HiGHS):
         h.changeColsBounds(n, idx, rounded, rounded)
         h.run()
         fixed_ok = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
-        self.start_report = {
-            "lp_bound": bound,
-            "lp_s": None,
-            "rounded_status": h.modelStatusToString(h.getModelStatus()),
-            "rounded_objective": h.getObjectiveValue() if fixed_ok else None,
-            "seconds": time.perf_counter() - started,
-        }
         if fixed_ok:
             incumbent = h.getObjectiveValue()
             if abs(incumbent - bound) <= gap_target * max(abs(incumbent), 1e-9):
