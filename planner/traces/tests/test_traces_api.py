@@ -253,3 +253,10 @@ def test_the_synth_trace_command_writes_a_trace_that_imports(db, tmp_path):
     imported = io.StringIO()
     call_command("import_trace", str(csv_target), "--json", stdout=imported)
     assert json.loads(imported.getvalue())["requests"] == body["requests"]
+
+
+def test_the_format_field_of_an_upload_is_checked_against_the_file(cast):
+    ok = upload(cast.owner.api, NATIVE, format="native")
+    assert ok.status_code == 201 and ok.json()["format"] == "native"
+    wrong = upload(cast.owner.api, NATIVE, name="other.csv", format="azure", rate="2")
+    assert wrong.status_code == 400 and "missing column" in wrong.json()["error"]["message"]
