@@ -57,10 +57,8 @@ class _Acc:
         self.output_sum += int(out.sum(dtype=np.int64))
         self.input_max = max(self.input_max, int(inp.max()))
         self.output_max = max(self.output_max, int(out.max()))
-        self.input_hist += np.bincount(np.searchsorted(TOKEN_EDGES, inp, side="right") - 1,
-                                       minlength=len(TOKEN_EDGES))
-        self.output_hist += np.bincount(np.searchsorted(TOKEN_EDGES, out, side="right") - 1,
-                                        minlength=len(TOKEN_EDGES))
+        self.input_hist += np.bincount(np.searchsorted(TOKEN_EDGES, inp, side="right") - 1, minlength=len(TOKEN_EDGES))
+        self.output_hist += np.bincount(np.searchsorted(TOKEN_EDGES, out, side="right") - 1, minlength=len(TOKEN_EDGES))
         for width, series in self.bins.items():
             idx = (arrival // width).astype(np.int64)
             size = int(idx[-1]) + 1
@@ -124,10 +122,18 @@ def _summary(acc: _Acc, span_s: float) -> dict:
     return {
         "requests": n,
         "rps_mean": n / span_s if span_s > 0 else None,
-        "input_tokens": {"total": acc.input_sum, "mean": acc.input_sum / n if n else None, "max": acc.input_max,
-                         **_percentiles(acc.input_hist, n)},
-        "output_tokens": {"total": acc.output_sum, "mean": acc.output_sum / n if n else None, "max": acc.output_max,
-                          **_percentiles(acc.output_hist, n)},
+        "input_tokens": {
+            "total": acc.input_sum,
+            "mean": acc.input_sum / n if n else None,
+            "max": acc.input_max,
+            **_percentiles(acc.input_hist, n),
+        },
+        "output_tokens": {
+            "total": acc.output_sum,
+            "mean": acc.output_sum / n if n else None,
+            "max": acc.output_max,
+            **_percentiles(acc.output_hist, n),
+        },
         "interarrival_mean_s": mean_gap,
         "interarrival_cv": cv,
         "peak_to_mean": peak,
@@ -151,8 +157,9 @@ def _group_codes(frame: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
     return codes, keys
 
 
-def characterise(path: str | Path, *, progress: Callable[[float, str], None] | None = None,
-                 batch_rows: int = 1_000_000) -> dict:
+def characterise(
+    path: str | Path, *, progress: Callable[[float, str], None] | None = None, batch_rows: int = 1_000_000
+) -> dict:
     """Return {"summary": {...}, "series": {...}, "cdf": {...}} for a normalised trace."""
     use_returning_memory_pool()
     total = trace_rows(path)
@@ -172,7 +179,7 @@ def characterise(path: str | Path, *, progress: Callable[[float, str], None] | N
         order = np.argsort(codes, kind="stable")
         bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
         for g, key in enumerate(uniques):
-            rows = order[bounds[g]:bounds[g + 1]]
+            rows = order[bounds[g] : bounds[g + 1]]
             accs.setdefault(key, _Acc()).add(arrival[rows], inp[rows], out[rows])
         done += len(frame)
         if progress:
@@ -206,7 +213,15 @@ def characterise(path: str | Path, *, progress: Callable[[float, str], None] | N
         if key == ALL:
             continue
         region, model, tier = key.split("|")
-        summary["groups"].append({"key": key, "region": region, "model": model, "tier": tier,
-                                  "share": acc.requests / n_all if n_all else 0.0, **_summary(acc, span)})
+        summary["groups"].append(
+            {
+                "key": key,
+                "region": region,
+                "model": model,
+                "tier": tier,
+                "share": acc.requests / n_all if n_all else 0.0,
+                **_summary(acc, span),
+            }
+        )
     summary["groups"].sort(key=lambda g: -g["requests"])
     return {"summary": summary, "series": series, "cdf": cdf}

@@ -6,8 +6,7 @@ from __future__ import annotations
 class TraceFormatError(ValueError):
     """A trace the user can fix. ``line`` is 1-based in the (decompressed) file, header = line 1."""
 
-    def __init__(self, message: str, *, line: int | None = None, column: str | None = None,
-                 hint: str = "") -> None:
+    def __init__(self, message: str, *, line: int | None = None, column: str | None = None, hint: str = "") -> None:
         self.message = message
         self.line = line
         self.column = column
@@ -32,5 +31,10 @@ class TraceFormatError(ValueError):
         return text
 
     def as_dict(self) -> dict:
-        return {"message": self.message, "where": self.where, "hint": self.hint, "line": self.line,
-                "column": self.column}
+        return {
+            "message": self.message,
+            "where": self.where,
+            "hint": self.hint,
+            "line": self.line,
+            "column": self.column,
+        }

@@ -81,22 +81,31 @@ def detect(path: str | Path, fmt: str = "auto") -> Detected:
         magic = fh.read(4)
     if magic == b"PAR1":
         if fmt not in ("auto", "native"):
-            raise TraceFormatError(f"you chose format {fmt!r}, but the file is Parquet", line=None,
-                                   hint="use --format auto or native for a normalised Parquet trace")
+            raise TraceFormatError(
+                f"you chose format {fmt!r}, but the file is Parquet",
+                line=None,
+                hint="use --format auto or native for a normalised Parquet trace",
+            )
         return _detect_parquet(Path(path))
     head = sniff(path)
     text = check_text(head)
     if b"\n" not in head and len(head) >= SNIFF_BYTES:
-        raise TraceFormatError(f"the first line is longer than {SNIFF_BYTES:,} bytes", line=1,
-                               hint="one request per line, starting with a header; check the file is CSV or JSON lines")
+        raise TraceFormatError(
+            f"the first line is longer than {SNIFF_BYTES:,} bytes",
+            line=1,
+            hint="one request per line, starting with a header; check the file is CSV or JSON lines",
+        )
     stripped = text.lstrip("\ufeff \t\r\n")
     if stripped.startswith("{"):
         line = stripped.splitlines()[0]
         try:
             first = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise TraceFormatError(f"the first line looks like JSON but does not parse ({exc.msg})", line=1,
-                                   hint="one JSON object per line (JSON lines), no pretty-printing") from None
+            raise TraceFormatError(
+                f"the first line looks like JSON but does not parse ({exc.msg})",
+                line=1,
+                hint="one JSON object per line (JSON lines), no pretty-printing",
+            ) from None
         keys = {k.lower() for k in first}
         if MOONCAKE_KEYS <= keys:
             found = "mooncake"
@@ -105,14 +114,19 @@ def detect(path: str | Path, fmt: str = "auto") -> Detected:
         else:
             found = None
         if fmt != "auto" and fmt not in ("mooncake", "native"):
-            raise TraceFormatError(f"you chose format {fmt!r} (a CSV), but the file is JSON lines", line=1,
-                                   hint="use --format auto, mooncake or native")
+            raise TraceFormatError(
+                f"you chose format {fmt!r} (a CSV), but the file is JSON lines",
+                line=1,
+                hint="use --format auto, mooncake or native",
+            )
         chosen = found if fmt == "auto" else fmt
         if chosen is None:
             raise TraceFormatError(
-                f"JSON lines with keys {sorted(first)} match no known trace format", line=1,
+                f"JSON lines with keys {sorted(first)} match no known trace format",
+                line=1,
                 hint="Mooncake lines need timestamp, input_length, output_length; native lines need "
-                     "arrival_s (or timestamp), input_tokens, output_tokens")
+                "arrival_s (or timestamp), input_tokens, output_tokens",
+            )
         _check_json_keys(chosen, first)
         return Detected(chosen, "jsonl", list(first))
 
@@ -120,23 +134,31 @@ def detect(path: str | Path, fmt: str = "auto") -> Detected:
     lower = [h.lower() for h in header]
     if len(header) < 2:
         raise TraceFormatError(
-            f"the first line {text.splitlines()[0][:80]!r} is not a CSV header", line=1,
-            hint="the first line must name the columns; expected one of: " + expected_formats_hint())
+            f"the first line {text.splitlines()[0][:80]!r} is not a CSV header",
+            line=1,
+            hint="the first line must name the columns; expected one of: " + expected_formats_hint(),
+        )
     candidates = {
         "azure": set(AZURE_COLUMNS) <= set(lower),
         "burstgpt": set(BURSTGPT_COLUMNS) <= set(lower),
-        "native": bool(set(lower) & set(NATIVE_ARRIVAL) and set(lower) & set(NATIVE_INPUT)
-                       and set(lower) & set(NATIVE_OUTPUT)),
+        "native": bool(
+            set(lower) & set(NATIVE_ARRIVAL) and set(lower) & set(NATIVE_INPUT) and set(lower) & set(NATIVE_OUTPUT)
+        ),
     }
     if fmt == "auto":
         found = next((name for name, ok in candidates.items() if ok), None)
         if found is None:
             raise TraceFormatError(
-                f"the header {header} matches no known trace format", line=1,
-                hint="rename the columns to one of: " + expected_formats_hint())
+                f"the header {header} matches no known trace format",
+                line=1,
+                hint="rename the columns to one of: " + expected_formats_hint(),
+            )
     elif fmt == "mooncake":
-        raise TraceFormatError("you chose format 'mooncake' (JSON lines), but the file is a CSV", line=1,
-                               hint="use --format auto, or convert the file to JSON lines")
+        raise TraceFormatError(
+            "you chose format 'mooncake' (JSON lines), but the file is a CSV",
+            line=1,
+            hint="use --format auto, or convert the file to JSON lines",
+        )
     elif fmt in FORMATS:
         found = fmt
     else:
@@ -149,8 +171,9 @@ def _check_csv_columns(fmt: str, header: list[str]) -> None:
     lower = [h.lower() for h in header]
     dupes = sorted({h for h in lower if lower.count(h) > 1})
     if dupes:
-        raise TraceFormatError(f"duplicate column(s) {dupes} in the header", line=1,
-                               hint="give every column a distinct name")
+        raise TraceFormatError(
+            f"duplicate column(s) {dupes} in the header", line=1, hint="give every column a distinct name"
+        )
     if fmt == "azure":
         required = AZURE_COLUMNS
     elif fmt == "burstgpt":
@@ -158,13 +181,19 @@ def _check_csv_columns(fmt: str, header: list[str]) -> None:
     else:
         missing = [group[0] for group in (NATIVE_ARRIVAL, NATIVE_INPUT, NATIVE_OUTPUT) if not set(lower) & set(group)]
         if missing:
-            raise TraceFormatError(f"missing column(s) {missing} for the native format", line=1,
-                                   hint="native CSV needs " + FORMAT_HELP["native"])
+            raise TraceFormatError(
+                f"missing column(s) {missing} for the native format",
+                line=1,
+                hint="native CSV needs " + FORMAT_HELP["native"],
+            )
         return  # native: unknown columns are checked against the mapping later (see native_columns)
     missing = [name for key, name in required.items() if key not in lower]
     if missing:
-        raise TraceFormatError(f"missing column(s) {missing} for the {fmt} format (found {header})", line=1,
-                               hint=f"{fmt} needs " + FORMAT_HELP[fmt])
+        raise TraceFormatError(
+            f"missing column(s) {missing} for the {fmt} format (found {header})",
+            line=1,
+            hint=f"{fmt} needs " + FORMAT_HELP[fmt],
+        )
 
 
 def _check_json_keys(fmt: str, first: dict) -> None:
@@ -172,13 +201,19 @@ def _check_json_keys(fmt: str, first: dict) -> None:
     if fmt == "mooncake":
         missing = sorted(MOONCAKE_KEYS - keys)
         if missing:
-            raise TraceFormatError(f"missing key(s) {missing} for the mooncake format", line=1,
-                                   hint="mooncake needs " + FORMAT_HELP["mooncake"])
+            raise TraceFormatError(
+                f"missing key(s) {missing} for the mooncake format",
+                line=1,
+                hint="mooncake needs " + FORMAT_HELP["mooncake"],
+            )
     else:
         for group in (NATIVE_ARRIVAL, NATIVE_INPUT, NATIVE_OUTPUT):
             if not keys & set(group):
-                raise TraceFormatError(f"missing key {group[0]!r} for the native format", line=1,
-                                       hint="native needs " + FORMAT_HELP["native"])
+                raise TraceFormatError(
+                    f"missing key {group[0]!r} for the native format",
+                    line=1,
+                    hint="native needs " + FORMAT_HELP["native"],
+                )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -200,27 +235,43 @@ def token_column(values: pd.Series, name: str, first_line: int) -> np.ndarray:
         if bad.any():
             i = _first_bad(bad)
             shown = raw.iloc[i]
-            what = "is empty" if shown is None or (isinstance(shown, float) and np.isnan(shown)) or str(shown).strip() == "" \
+            what = (
+                "is empty"
+                if shown is None or (isinstance(shown, float) and np.isnan(shown)) or str(shown).strip() == ""
                 else f"has {str(shown)[:40]!r}, which is not a number"
-            raise TraceFormatError(f"{what}", line=first_line + i, column=name,
-                                   hint=f"{name} must be a whole number of tokens >= 0 on every line; fix or remove the line")
+            )
+            raise TraceFormatError(
+                f"{what}",
+                line=first_line + i,
+                column=name,
+                hint=f"{name} must be a whole number of tokens >= 0 on every line; fix or remove the line",
+            )
         num = num.to_numpy(dtype=np.float64)
         frac = num != np.floor(num)
         if frac.any():
             i = _first_bad(frac)
-            raise TraceFormatError(f"has {num[i]!r}, which is not a whole number", line=first_line + i, column=name,
-                                   hint=f"{name} counts tokens: use whole numbers")
+            raise TraceFormatError(
+                f"has {num[i]!r}, which is not a whole number",
+                line=first_line + i,
+                column=name,
+                hint=f"{name} counts tokens: use whole numbers",
+            )
         arr = num.astype(np.int64)
     neg = arr < 0
     if neg.any():
         i = _first_bad(neg)
-        raise TraceFormatError(f"is negative ({arr[i]})", line=first_line + i, column=name,
-                               hint=f"{name} must be >= 0; fix or remove the line")
+        raise TraceFormatError(
+            f"is negative ({arr[i]})",
+            line=first_line + i,
+            column=name,
+            hint=f"{name} must be >= 0; fix or remove the line",
+        )
     big = arr > INT32_MAX
     if big.any():
         i = _first_bad(big)
-        raise TraceFormatError(f"is too large ({arr[i]})", line=first_line + i, column=name,
-                               hint=f"{name} must be below 2^31")
+        raise TraceFormatError(
+            f"is too large ({arr[i]})", line=first_line + i, column=name, hint=f"{name} must be below 2^31"
+        )
     return arr
 
 
@@ -231,13 +282,21 @@ def seconds_column(values: pd.Series, name: str, first_line: int, *, scale: floa
     bad = ~np.isfinite(arr)
     if bad.any():
         i = _first_bad(bad)
-        raise TraceFormatError(f"has {str(values.iloc[i])[:40]!r}, which is not a time", line=first_line + i,
-                               column=name, hint=f"{name} must be a number of seconds (or an ISO timestamp) on every line")
+        raise TraceFormatError(
+            f"has {str(values.iloc[i])[:40]!r}, which is not a time",
+            line=first_line + i,
+            column=name,
+            hint=f"{name} must be a number of seconds (or an ISO timestamp) on every line",
+        )
     neg = arr < 0
     if neg.any():
         i = _first_bad(neg)
-        raise TraceFormatError(f"is negative ({arr[i]})", line=first_line + i, column=name,
-                               hint="times are seconds from the start of the trace, >= 0")
+        raise TraceFormatError(
+            f"is negative ({arr[i]})",
+            line=first_line + i,
+            column=name,
+            hint="times are seconds from the start of the trace, >= 0",
+        )
     return np.round(arr * (scale * 1e9)).astype(np.int64)
 
 
@@ -248,8 +307,11 @@ def timestamp_column(values: pd.Series, name: str, first_line: int) -> np.ndarra
     if bad.any():
         i = _first_bad(bad)
         raise TraceFormatError(
-            f"has {str(values.iloc[i])[:40]!r}, which is not a timestamp", line=first_line + i, column=name,
-            hint="use ISO 8601, e.g. 2024-05-10 00:00:00.009930+00:00 or 2024-10-15T12:00:00.269Z")
+            f"has {str(values.iloc[i])[:40]!r}, which is not a timestamp",
+            line=first_line + i,
+            column=name,
+            hint="use ISO 8601, e.g. 2024-05-10 00:00:00.009930+00:00 or 2024-10-15T12:00:00.269Z",
+        )
     return parsed.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy(dtype="datetime64[ns]").view(np.int64)
 
 
@@ -274,8 +336,12 @@ def tier_column(values: pd.Series, name: str, first_line: int) -> np.ndarray:
     bad = ~text.isin(TIERS).to_numpy()
     if bad.any():
         i = _first_bad(bad)
-        raise TraceFormatError(f"has {str(values.iloc[i])[:40]!r}, which is not a tier", line=first_line + i,
-                               column=name, hint="tier must be one of IW-F, IW-N, NIW (or empty for IW-F)")
+        raise TraceFormatError(
+            f"has {str(values.iloc[i])[:40]!r}, which is not a tier",
+            line=first_line + i,
+            column=name,
+            hint="tier must be one of IW-F, IW-N, NIW (or empty for IW-F)",
+        )
     return text.to_numpy(dtype=object)
 
 
@@ -285,8 +351,12 @@ def bool_column(values: pd.Series, name: str, first_line: int) -> np.ndarray:
     bad = ~text.isin(list(mapping)).to_numpy()
     if bad.any():
         i = _first_bad(bad)
-        raise TraceFormatError(f"has {str(values.iloc[i])[:40]!r}, which is not true/false", line=first_line + i,
-                               column=name, hint="use 1/0 or true/false")
+        raise TraceFormatError(
+            f"has {str(values.iloc[i])[:40]!r}, which is not true/false",
+            line=first_line + i,
+            column=name,
+            hint="use 1/0 or true/false",
+        )
     return text.map(mapping).to_numpy(dtype=bool)
 
 
@@ -303,9 +373,15 @@ def _csv_chunks(path: Path, usecols: list[str], dtypes: dict, chunk_rows: int, m
     stream = open_binary(path, max_line_bytes=max_line_bytes)
     try:
         reader = pd.read_csv(
-            io.BufferedReader(stream, buffer_size=1 << 20), index_col=False, dtype=dtypes,
-            chunksize=chunk_rows, skip_blank_lines=False, encoding="utf-8-sig", skipinitialspace=True,
-            engine="c", on_bad_lines="error",
+            io.BufferedReader(stream, buffer_size=1 << 20),
+            index_col=False,
+            dtype=dtypes,
+            chunksize=chunk_rows,
+            skip_blank_lines=False,
+            encoding="utf-8-sig",
+            skipinitialspace=True,
+            engine="c",
+            on_bad_lines="error",
         )
         first_line = 2
         with reader:
@@ -317,11 +393,17 @@ def _csv_chunks(path: Path, usecols: list[str], dtypes: dict, chunk_rows: int, m
                 except pd.errors.ParserError as exc:
                     found = re.search(r"line (\d+)", str(exc))
                     line = int(found.group(1)) if found else None
-                    raise TraceFormatError(f"the CSV does not parse: {exc}", line=line,
-                                           hint="every line needs the same number of comma-separated fields as the header") from None
+                    raise TraceFormatError(
+                        f"the CSV does not parse: {exc}",
+                        line=line,
+                        hint="every line needs the same number of comma-separated fields as the header",
+                    ) from None
                 except UnicodeDecodeError as exc:
-                    raise TraceFormatError(f"the file is not UTF-8 text ({exc.reason})", line=stream.lines + 1,
-                                           hint="save the trace as UTF-8 CSV; binary data cannot be ingested") from None
+                    raise TraceFormatError(
+                        f"the file is not UTF-8 text ({exc.reason})",
+                        line=stream.lines + 1,
+                        hint="save the trace as UTF-8 CSV; binary data cannot be ingested",
+                    ) from None
                 n = len(frame)
                 # Blank lines come through as all-empty rows: skip them but keep line numbers right.
                 blank = frame.isna().all(axis=1).to_numpy()
@@ -345,8 +427,11 @@ def _keep_columns(header: list[str], keep: Sequence[str]) -> dict[str, str]:
     for name in keep:
         actual = _resolve(header, [name])
         if actual is None:
-            raise TraceFormatError(f"the mapping refers to column {name!r}, which the file does not have", line=1,
-                                   hint=f"map from one of the file's columns: {header}")
+            raise TraceFormatError(
+                f"the mapping refers to column {name!r}, which the file does not have",
+                line=1,
+                hint=f"map from one of the file's columns: {header}",
+            )
         out[name] = actual
     return out
 
@@ -355,8 +440,14 @@ def _drop_blank(frame: pd.DataFrame, blank: np.ndarray) -> pd.DataFrame:
     return frame[~blank].reset_index(drop=True) if blank.any() else frame
 
 
-def parse_azure(path: Path, det: Detected, *, keep: Sequence[str] = (), chunk_rows: int = 1_000_000,
-                max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[RawChunk]:
+def parse_azure(
+    path: Path,
+    det: Detected,
+    *,
+    keep: Sequence[str] = (),
+    chunk_rows: int = 1_000_000,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> Iterator[RawChunk]:
     ts = _resolve(det.header, ["TIMESTAMP"])
     ctx = _resolve(det.header, ["ContextTokens"])
     gen = _resolve(det.header, ["GeneratedTokens"])
@@ -364,16 +455,21 @@ def parse_azure(path: Path, det: Detected, *, keep: Sequence[str] = (), chunk_ro
     kept = _keep_columns(det.header, keep)
     unknown = [h for h in det.header if h.lower() not in known and h not in kept.values()]
     if unknown:
-        raise TraceFormatError(f"unknown column(s) {unknown} for the azure format", line=1,
-                               hint="azure traces have " + FORMAT_HELP["azure"] + "; remove the extra columns or use the native format")
+        raise TraceFormatError(
+            f"unknown column(s) {unknown} for the azure format",
+            line=1,
+            hint="azure traces have " + FORMAT_HELP["azure"] + "; remove the extra columns or use the native format",
+        )
     usecols = [ts, ctx, gen, *kept.values()]
     dtypes = {ts: str, **{c: str for c in kept.values()}}
     for frame, first, blank, prog in _csv_chunks(path, usecols, dtypes, chunk_rows, max_line_bytes):
-        out = pd.DataFrame({
-            "t_ns": _timed(frame[ts], ts, first, blank),
-            "input_tokens": _tok(frame[ctx], ctx, first, blank),
-            "output_tokens": _tok(frame[gen], gen, first, blank),
-        })
+        out = pd.DataFrame(
+            {
+                "t_ns": _timed(frame[ts], ts, first, blank),
+                "input_tokens": _tok(frame[ctx], ctx, first, blank),
+                "output_tokens": _tok(frame[gen], gen, first, blank),
+            }
+        )
         for name, actual in kept.items():
             out[f"src:{name}"] = string_column(frame[actual][~blank], "")
         yield RawChunk(out, first, prog)
@@ -403,8 +499,14 @@ def _tok(values: pd.Series, name: str, first: int, blank: np.ndarray) -> np.ndar
         raise TraceFormatError(exc.message, line=int(lines[exc.line]), column=exc.column, hint=exc.hint) from None
 
 
-def parse_burstgpt(path: Path, det: Detected, *, keep: Sequence[str] = (), chunk_rows: int = 1_000_000,
-                   max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[RawChunk]:
+def parse_burstgpt(
+    path: Path,
+    det: Detected,
+    *,
+    keep: Sequence[str] = (),
+    chunk_rows: int = 1_000_000,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> Iterator[RawChunk]:
     ts = _resolve(det.header, ["Timestamp"])
     req = _resolve(det.header, ["Request tokens"])
     resp = _resolve(det.header, ["Response tokens"])
@@ -413,8 +515,11 @@ def parse_burstgpt(path: Path, det: Detected, *, keep: Sequence[str] = (), chunk
     kept = _keep_columns(det.header, keep)
     unknown = [h for h in det.header if h.lower() not in known and h not in kept.values()]
     if unknown:
-        raise TraceFormatError(f"unknown column(s) {unknown} for the burstgpt format", line=1,
-                               hint="BurstGPT traces have " + FORMAT_HELP["burstgpt"])
+        raise TraceFormatError(
+            f"unknown column(s) {unknown} for the burstgpt format",
+            line=1,
+            hint="BurstGPT traces have " + FORMAT_HELP["burstgpt"],
+        )
     usecols = list(dict.fromkeys([c for c in (ts, req, resp, model) if c] + list(kept.values())))
     dtypes = {c: str for c in kept.values()}
     if model:
@@ -422,12 +527,14 @@ def parse_burstgpt(path: Path, det: Detected, *, keep: Sequence[str] = (), chunk
     for frame, first, blank, prog in _csv_chunks(path, usecols, dtypes, chunk_rows, max_line_bytes):
         t = _timed(frame[ts], ts, first, blank)
         out_tokens = _tok(frame[resp], resp, first, blank)
-        out = pd.DataFrame({
-            "t_ns": t,
-            "input_tokens": _tok(frame[req], req, first, blank),
-            "output_tokens": out_tokens,
-            "failed": out_tokens == 0,
-        })
+        out = pd.DataFrame(
+            {
+                "t_ns": t,
+                "input_tokens": _tok(frame[req], req, first, blank),
+                "output_tokens": out_tokens,
+                "failed": out_tokens == 0,
+            }
+        )
         if model:
             out["model"] = string_column(frame[model][~blank], "default")
         for name, actual in kept.items():
@@ -453,14 +560,17 @@ def native_columns(header: list[str], keep: Sequence[str] = ()) -> dict[str, str
     unknown = [h for h in header if h not in used]
     if unknown:
         raise TraceFormatError(
-            f"unknown column(s) {unknown} for the native format", line=1,
+            f"unknown column(s) {unknown} for the native format",
+            line=1,
             hint="native columns are arrival_s (or timestamp), input_tokens, output_tokens and optional "
-                 f"{', '.join(NATIVE_OPTIONAL)}; rename or remove the others, or map them with a column mapping")
+            f"{', '.join(NATIVE_OPTIONAL)}; rename or remove the others, or map them with a column mapping",
+        )
     return cols
 
 
-def _native_frame(frame: pd.DataFrame, cols: dict[str, str], kept: dict[str, str], first: int,
-                  blank: np.ndarray, time_mode: list) -> pd.DataFrame:
+def _native_frame(
+    frame: pd.DataFrame, cols: dict[str, str], kept: dict[str, str], first: int, blank: np.ndarray, time_mode: list
+) -> pd.DataFrame:
     arrival = frame[cols["arrival"]]
     sub = arrival[~blank].reset_index(drop=True)
     numeric = looks_numeric(sub) if len(sub) else True
@@ -469,14 +579,19 @@ def _native_frame(frame: pd.DataFrame, cols: dict[str, str], kept: dict[str, str
     elif (time_mode[0] == "seconds") != numeric:
         lines = _line_numbers(first, blank)
         raise TraceFormatError(
-            f"mixes numeric seconds and timestamps (this file started with {time_mode[0]})", line=int(lines[0]),
-            column=cols["arrival"], hint="use one kind of arrival time throughout the file")
+            f"mixes numeric seconds and timestamps (this file started with {time_mode[0]})",
+            line=int(lines[0]),
+            column=cols["arrival"],
+            hint="use one kind of arrival time throughout the file",
+        )
     t = _timed(arrival, cols["arrival"], first, blank)
-    out = pd.DataFrame({
-        "t_ns": t,
-        "input_tokens": _tok(frame[cols["input_tokens"]], cols["input_tokens"], first, blank),
-        "output_tokens": _tok(frame[cols["output_tokens"]], cols["output_tokens"], first, blank),
-    })
+    out = pd.DataFrame(
+        {
+            "t_ns": t,
+            "input_tokens": _tok(frame[cols["input_tokens"]], cols["input_tokens"], first, blank),
+            "output_tokens": _tok(frame[cols["output_tokens"]], cols["output_tokens"], first, blank),
+        }
+    )
     lines = _line_numbers(first, blank)
 
     def sub_col(name):
@@ -510,8 +625,9 @@ def _native_frame(frame: pd.DataFrame, cols: dict[str, str], kept: dict[str, str
                 else:
                     vals = seconds_column(present, cols[name], 0)
             except TraceFormatError as exc:
-                raise TraceFormatError(exc.message, line=int(lines[idx[exc.line]]), column=exc.column,
-                                       hint=exc.hint) from None
+                raise TraceFormatError(
+                    exc.message, line=int(lines[idx[exc.line]]), column=exc.column, hint=exc.hint
+                ) from None
             if name == "slo_s":
                 vals = vals + t[idx]
             deadline[idx] = vals
@@ -532,8 +648,14 @@ def _hash_list(value) -> list[int]:
     return [int(x) for x in text.replace(",", " ").split()] if text else []
 
 
-def parse_native_csv(path: Path, det: Detected, *, keep: Sequence[str] = (), chunk_rows: int = 1_000_000,
-                     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[RawChunk]:
+def parse_native_csv(
+    path: Path,
+    det: Detected,
+    *,
+    keep: Sequence[str] = (),
+    chunk_rows: int = 1_000_000,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> Iterator[RawChunk]:
     cols = native_columns(det.header, keep)
     kept = _keep_columns(det.header, keep)
     text_cols = [c for k, c in cols.items() if k not in ("input_tokens", "output_tokens")]
@@ -559,8 +681,11 @@ def _json_chunks(path: Path, chunk_rows: int, max_line_bytes: int):
             try:
                 raw = text.readline()
             except UnicodeDecodeError as exc:
-                raise TraceFormatError(f"the file is not UTF-8 text ({exc.reason})", line=line_no + 1,
-                                       hint="save the trace as UTF-8 JSON lines") from None
+                raise TraceFormatError(
+                    f"the file is not UTF-8 text ({exc.reason})",
+                    line=line_no + 1,
+                    hint="save the trace as UTF-8 JSON lines",
+                ) from None
             if not raw:
                 break
             line_no += 1
@@ -569,11 +694,17 @@ def _json_chunks(path: Path, chunk_rows: int, max_line_bytes: int):
             try:
                 obj = json.loads(raw)
             except json.JSONDecodeError as exc:
-                raise TraceFormatError(f"not valid JSON ({exc.msg} at character {exc.pos + 1})", line=line_no,
-                                       hint="one complete JSON object per line") from None
+                raise TraceFormatError(
+                    f"not valid JSON ({exc.msg} at character {exc.pos + 1})",
+                    line=line_no,
+                    hint="one complete JSON object per line",
+                ) from None
             if not isinstance(obj, dict):
-                raise TraceFormatError("the line is JSON but not an object", line=line_no,
-                                       hint='each line must be an object like {"timestamp": 0, ...}')
+                raise TraceFormatError(
+                    "the line is JSON but not an object",
+                    line=line_no,
+                    hint='each line must be an object like {"timestamp": 0, ...}',
+                )
             records.append(obj)
             lines.append(line_no)
             if len(records) >= chunk_rows:
@@ -597,8 +728,11 @@ def _records_frame(records: list[dict], lines: np.ndarray, required: Sequence[st
     for key in required:
         if key not in frame.columns or frame[key].isna().any():
             missing = frame[key].isna().to_numpy() if key in frame.columns else np.ones(len(frame), bool)
-            raise TraceFormatError(f"the key {key!r} is missing", line=int(lines[_first_bad(missing)]),
-                                   hint=f"every line needs {', '.join(required)}")
+            raise TraceFormatError(
+                f"the key {key!r} is missing",
+                line=int(lines[_first_bad(missing)]),
+                hint=f"every line needs {', '.join(required)}",
+            )
     return frame
 
 
@@ -609,29 +743,48 @@ def _relined(fn, lines: np.ndarray, *args, **kwargs):
         raise TraceFormatError(exc.message, line=int(lines[exc.line]), column=exc.column, hint=exc.hint) from None
 
 
-def parse_mooncake(path: Path, det: Detected, *, keep: Sequence[str] = (), chunk_rows: int = 200_000,
-                   max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[RawChunk]:
+def parse_mooncake(
+    path: Path,
+    det: Detected,
+    *,
+    keep: Sequence[str] = (),
+    chunk_rows: int = 200_000,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> Iterator[RawChunk]:
     for records, lines, prog in _json_chunks(path, chunk_rows, max_line_bytes):
         frame = _records_frame(records, lines, ["timestamp", "input_length", "output_length"])
         unknown = [c for c in frame.columns if c not in MOONCAKE_KEYS | MOONCAKE_OPTIONAL | {k.lower() for k in keep}]
         if unknown:
             bad = frame[unknown].notna().any(axis=1).to_numpy()
-            raise TraceFormatError(f"unknown key(s) {unknown} for the mooncake format", line=int(lines[_first_bad(bad)]),
-                                   hint="mooncake lines have timestamp (ms), input_length, output_length, hash_ids")
-        out = pd.DataFrame({
-            "t_ns": _relined(seconds_column, lines, frame["timestamp"], "timestamp", 0, scale=1e-3),  # ms
-            "input_tokens": _relined(token_column, lines, frame["input_length"], "input_length", 0),
-            "output_tokens": _relined(token_column, lines, frame["output_length"], "output_length", 0),
-        })
+            raise TraceFormatError(
+                f"unknown key(s) {unknown} for the mooncake format",
+                line=int(lines[_first_bad(bad)]),
+                hint="mooncake lines have timestamp (ms), input_length, output_length, hash_ids",
+            )
+        out = pd.DataFrame(
+            {
+                "t_ns": _relined(seconds_column, lines, frame["timestamp"], "timestamp", 0, scale=1e-3),  # ms
+                "input_tokens": _relined(token_column, lines, frame["input_length"], "input_length", 0),
+                "output_tokens": _relined(token_column, lines, frame["output_length"], "output_length", 0),
+            }
+        )
         if "hash_ids" in frame.columns:
             out["hash_ids"] = [_hash_list(v) for v in frame["hash_ids"]]
         for name in keep:
-            out[f"src:{name}"] = string_column(frame[name.lower()] if name.lower() in frame else pd.Series([""] * len(frame)), "")
+            out[f"src:{name}"] = string_column(
+                frame[name.lower()] if name.lower() in frame else pd.Series([""] * len(frame)), ""
+            )
         yield RawChunk(out, int(lines[0]), prog)
 
 
-def parse_native_jsonl(path: Path, det: Detected, *, keep: Sequence[str] = (), chunk_rows: int = 200_000,
-                       max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[RawChunk]:
+def parse_native_jsonl(
+    path: Path,
+    det: Detected,
+    *,
+    keep: Sequence[str] = (),
+    chunk_rows: int = 200_000,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> Iterator[RawChunk]:
     mode: list = [None]
     for records, lines, prog in _json_chunks(path, chunk_rows, max_line_bytes):
         frame = pd.DataFrame.from_records(records)
@@ -641,15 +794,24 @@ def parse_native_jsonl(path: Path, det: Detected, *, keep: Sequence[str] = (), c
         for key in ("arrival", "input_tokens", "output_tokens"):
             missing = frame[cols[key]].isna().to_numpy()
             if missing.any():
-                raise TraceFormatError(f"the key {cols[key]!r} is missing", line=int(lines[_first_bad(missing)]),
-                                       hint="every line needs arrival_s (or timestamp), input_tokens, output_tokens")
+                raise TraceFormatError(
+                    f"the key {cols[key]!r} is missing",
+                    line=int(lines[_first_bad(missing)]),
+                    hint="every line needs arrival_s (or timestamp), input_tokens, output_tokens",
+                )
         # Lines are all non-blank here, so "blank" is empty and line numbers come from ``lines``.
-        frame = frame.astype({c: object for c in frame.columns if c not in (cols["input_tokens"], cols["output_tokens"])})
+        frame = frame.astype(
+            {c: object for c in frame.columns if c not in (cols["input_tokens"], cols["output_tokens"])}
+        )
         try:
             out = _native_frame(frame, cols, kept, 0, np.zeros(len(frame), bool), mode)
         except TraceFormatError as exc:
-            raise TraceFormatError(exc.message, line=int(lines[exc.line]) if exc.line is not None and exc.line < len(lines) else exc.line,
-                                   column=exc.column, hint=exc.hint) from None
+            raise TraceFormatError(
+                exc.message,
+                line=int(lines[exc.line]) if exc.line is not None and exc.line < len(lines) else exc.line,
+                column=exc.column,
+                hint=exc.hint,
+            ) from None
         yield RawChunk(out, int(lines[0]), prog)
 
 
@@ -659,17 +821,27 @@ def _detect_parquet(path: Path) -> Detected:
     try:
         names = pq.read_schema(path).names
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for damaged files
-        raise TraceFormatError(f"the Parquet file cannot be read ({exc})",
-                               hint="write it again, e.g. with `manage.py synth_trace --out FILE.parquet`") from None
+        raise TraceFormatError(
+            f"the Parquet file cannot be read ({exc})",
+            hint="write it again, e.g. with `manage.py synth_trace --out FILE.parquet`",
+        ) from None
     missing = [c for c in ("arrival_s", "input_tokens", "output_tokens") if c not in names]
     if missing:
-        raise TraceFormatError(f"the Parquet file lacks column(s) {missing} (it has {names})",
-                               hint="a Parquet trace needs the normalised columns (see docs/traces.md)")
+        raise TraceFormatError(
+            f"the Parquet file lacks column(s) {missing} (it has {names})",
+            hint="a Parquet trace needs the normalised columns (see docs/traces.md)",
+        )
     return Detected("native", "parquet", names)
 
 
-def parse_parquet(path: Path, det: Detected, *, keep: Sequence[str] = (), chunk_rows: int = 500_000,
-                  max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[RawChunk]:
+def parse_parquet(
+    path: Path,
+    det: Detected,
+    *,
+    keep: Sequence[str] = (),
+    chunk_rows: int = 500_000,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> Iterator[RawChunk]:
     """A normalised (or native-columned) Parquet trace, e.g. from the synthesiser. "Lines" are rows + 1."""
     import pyarrow.parquet as pq
 
@@ -685,16 +857,23 @@ def parse_parquet(path: Path, det: Detected, *, keep: Sequence[str] = (), chunk_
             if isinstance(frame[name].dtype, pd.CategoricalDtype):
                 frame[name] = frame[name].astype(object)
         if cols.get("deadline_s") in frame.columns:  # NaN means "no deadline" in the contract
-            frame[cols["deadline_s"]] = frame[cols["deadline_s"]].astype(object).where(
-                frame[cols["deadline_s"]].notna(), "")
+            frame[cols["deadline_s"]] = (
+                frame[cols["deadline_s"]].astype(object).where(frame[cols["deadline_s"]].notna(), "")
+            )
         n = len(frame)
         out = _native_frame(frame, cols, kept, first, np.zeros(n, bool), mode)
         first += n
         yield RawChunk(out, first - n, min((first - 2) / total, 1.0))
 
 
-def parse(path: str | Path, det: Detected, *, keep: Sequence[str] = (), chunk_rows: int = 1_000_000,
-          max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Iterator[RawChunk]:
+def parse(
+    path: str | Path,
+    det: Detected,
+    *,
+    keep: Sequence[str] = (),
+    chunk_rows: int = 1_000_000,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> Iterator[RawChunk]:
     path = Path(path)
     kw = {"keep": keep, "chunk_rows": chunk_rows, "max_line_bytes": max_line_bytes}
     if det.kind == "parquet":

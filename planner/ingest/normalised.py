@@ -55,8 +55,9 @@ def read_trace(path: str | Path, columns: Sequence[str] | None = None) -> pd.Dat
     return frame
 
 
-def iter_trace(path: str | Path, columns: Sequence[str] | None = None,
-               batch_rows: int = 1_000_000) -> Iterator[pd.DataFrame]:
+def iter_trace(
+    path: str | Path, columns: Sequence[str] | None = None, batch_rows: int = 1_000_000
+) -> Iterator[pd.DataFrame]:
     """Stream a normalised trace in batches (bounded memory)."""
     pf = pq.ParquetFile(path)
     for batch in pf.iter_batches(batch_size=batch_rows, columns=list(columns) if columns else None):
@@ -72,9 +73,14 @@ def frame_to_table(frame: pd.DataFrame, schema: pa.Schema) -> pa.Table:
     for f in schema:
         values = frame[f.name]
         if f.name in CATEGORIES:
-            cat = values.array if isinstance(values.dtype, pd.CategoricalDtype) else pd.Categorical(values.astype(object))
-            arrays.append(pa.DictionaryArray.from_arrays(pa.array(cat.codes.astype(np.int32)),
-                                                          pa.array(cat.categories.astype(str), type=pa.string())))
+            cat = (
+                values.array if isinstance(values.dtype, pd.CategoricalDtype) else pd.Categorical(values.astype(object))
+            )
+            arrays.append(
+                pa.DictionaryArray.from_arrays(
+                    pa.array(cat.codes.astype(np.int32)), pa.array(cat.categories.astype(str), type=pa.string())
+                )
+            )
             continue
         if f.name == "session_id":
             values = values.astype(object)
@@ -172,7 +178,7 @@ def write_frame(frame: pd.DataFrame, path: str | Path) -> Totals:
     writer = NormalisedWriter(path, [c for c in frame.columns if c in OPTIONAL])
     try:
         for start in range(0, len(frame), ROW_GROUP_ROWS):
-            writer.write(frame.iloc[start:start + ROW_GROUP_ROWS])
+            writer.write(frame.iloc[start : start + ROW_GROUP_ROWS])
         return writer.close()
     except BaseException:
         writer.abort()

@@ -110,10 +110,19 @@ def _to_stage_table(frame: pd.DataFrame, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def ingest(src: str | Path, dst: str | Path, *, fmt: str = "auto", options: TransformOptions | dict | None = None,
-           chunk_rows: int = 500_000, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-           progress: Progress | None = None, work_dir: str | Path | None = None,
-           sort_in_memory_rows: int = SORT_IN_MEMORY_ROWS, bucket_rows: int = BUCKET_ROWS) -> IngestResult:
+def ingest(
+    src: str | Path,
+    dst: str | Path,
+    *,
+    fmt: str = "auto",
+    options: TransformOptions | dict | None = None,
+    chunk_rows: int = 500_000,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    progress: Progress | None = None,
+    work_dir: str | Path | None = None,
+    sort_in_memory_rows: int = SORT_IN_MEMORY_ROWS,
+    bucket_rows: int = BUCKET_ROWS,
+) -> IngestResult:
     """Parse ``src`` (any supported format, plain or gzip) and write the normalised trace to ``dst``."""
     use_returning_memory_pool()
     src, dst = Path(src), Path(dst)
@@ -126,21 +135,31 @@ def ingest(src: str | Path, dst: str | Path, *, fmt: str = "auto", options: Tran
         try:
             info, totals, writer = _direct(src, det, tmp_out, opts, chunk_rows, max_line_bytes, report)
         except _NotSorted:
-            info, totals, writer = _staged(src, det, stage_dir, tmp_out, opts, chunk_rows, max_line_bytes, report,
-                                           sort_in_memory_rows, bucket_rows)
+            info, totals, writer = _staged(
+                src, det, stage_dir, tmp_out, opts, chunk_rows, max_line_bytes, report, sort_in_memory_rows, bucket_rows
+            )
         if totals.requests == 0:
             raise TraceFormatError(
                 f"no requests are left after the rate multiplier {opts.rate}",
-                hint="use a larger rate, or a larger trace")
+                hint="use a larger rate, or a larger trace",
+            )
         os.replace(tmp_out, dst)
     finally:
         shutil.rmtree(stage_dir, ignore_errors=True)
     report(1.0, "done")
     epoch = info["t_min"] / 1e9 if info["timestamps"] else None
     return IngestResult(
-        format=det.format, requests=totals.requests, span_s=totals.span_s, input_tokens=totals.input_tokens,
-        output_tokens=totals.output_tokens, source_rows=info["rows"], was_sorted=info["sorted"],
-        failed=totals.failed, columns=list(writer.schema.names), groups=totals.groups, options=opts.as_dict(),
+        format=det.format,
+        requests=totals.requests,
+        span_s=totals.span_s,
+        input_tokens=totals.input_tokens,
+        output_tokens=totals.output_tokens,
+        source_rows=info["rows"],
+        was_sorted=info["sorted"],
+        failed=totals.failed,
+        columns=list(writer.schema.names),
+        groups=totals.groups,
+        options=opts.as_dict(),
         start_epoch_s=epoch,
     )
 
@@ -149,16 +168,24 @@ class _NotSorted(Exception):
     """The direct pass met an arrival earlier than the one before (or a change of columns)."""
 
 
-def _direct(src: Path, det: formats.Detected, tmp_out: Path, opts: TransformOptions, chunk_rows: int,
-            max_line_bytes: int, report: Progress):
+def _direct(
+    src: Path,
+    det: formats.Detected,
+    tmp_out: Path,
+    opts: TransformOptions,
+    chunk_rows: int,
+    max_line_bytes: int,
+    report: Progress,
+):
     """One pass for files already in arrival order (the common case): parse, transform, write."""
     writer = transformer = None
     columns = None
     rows = 0
     t_min = last = None
     try:
-        for chunk in formats.parse(src, det, keep=opts.source_columns(), chunk_rows=chunk_rows,
-                                   max_line_bytes=max_line_bytes):
+        for chunk in formats.parse(
+            src, det, keep=opts.source_columns(), chunk_rows=chunk_rows, max_line_bytes=max_line_bytes
+        ):
             frame = chunk.frame
             if not len(frame):
                 continue
@@ -180,8 +207,9 @@ def _direct(src: Path, det: formats.Detected, tmp_out: Path, opts: TransformOpti
             _trim()
             report(fraction, f"read {rows:,} requests")
         if writer is None:
-            raise TraceFormatError("the file has a header but no requests", line=2,
-                                   hint="add one request per line after the header")
+            raise TraceFormatError(
+                "the file has a header but no requests", line=2, hint="add one request per line after the header"
+            )
         writer.write(transformer.flush())
         totals = writer.close()
     except BaseException:
@@ -192,8 +220,18 @@ def _direct(src: Path, det: formats.Detected, tmp_out: Path, opts: TransformOpti
     return info, totals, writer
 
 
-def _staged(src, det, stage_dir: Path, tmp_out: Path, opts: TransformOptions, chunk_rows: int, max_line_bytes: int,
-            report: Progress, sort_in_memory_rows: int, bucket_rows: int):
+def _staged(
+    src,
+    det,
+    stage_dir: Path,
+    tmp_out: Path,
+    opts: TransformOptions,
+    chunk_rows: int,
+    max_line_bytes: int,
+    report: Progress,
+    sort_in_memory_rows: int,
+    bucket_rows: int,
+):
     """Two passes for unsorted files: parse to a staging file, then read it back in arrival order."""
     stage = stage_dir / "stage.parquet"
     info = _pass_one(src, det, stage, opts, chunk_rows, max_line_bytes, report)
@@ -225,8 +263,15 @@ def _output_columns(stage_columns: list[str]) -> list[str]:
     return out
 
 
-def _pass_one(src: Path, det: formats.Detected, stage: Path, opts: TransformOptions, chunk_rows: int,
-              max_line_bytes: int, report: Progress) -> dict:
+def _pass_one(
+    src: Path,
+    det: formats.Detected,
+    stage: Path,
+    opts: TransformOptions,
+    chunk_rows: int,
+    max_line_bytes: int,
+    report: Progress,
+) -> dict:
     writer = None
     schema = None
     rows = 0
@@ -234,8 +279,9 @@ def _pass_one(src: Path, det: formats.Detected, stage: Path, opts: TransformOpti
     last = np.iinfo(np.int64).min
     is_sorted = True
     try:
-        for chunk in formats.parse(src, det, keep=opts.source_columns(), chunk_rows=chunk_rows,
-                                   max_line_bytes=max_line_bytes):
+        for chunk in formats.parse(
+            src, det, keep=opts.source_columns(), chunk_rows=chunk_rows, max_line_bytes=max_line_bytes
+        ):
             frame = chunk.frame
             if not len(frame):
                 continue
@@ -257,15 +303,23 @@ def _pass_one(src: Path, det: formats.Detected, stage: Path, opts: TransformOpti
         if writer is not None:
             writer.close()
     if rows == 0:
-        raise TraceFormatError("the file has a header but no requests", line=2,
-                               hint="add one request per line after the header")
+        raise TraceFormatError(
+            "the file has a header but no requests", line=2, hint="add one request per line after the header"
+        )
     timestamps = t_min > 10**18 // 2  # epoch nanoseconds of dates after ~1985: a wall clock
-    return {"rows": rows, "t_min": t_min, "t_max": t_max, "sorted": is_sorted, "columns": schema.names,
-            "timestamps": bool(timestamps)}
+    return {
+        "rows": rows,
+        "t_min": t_min,
+        "t_max": t_max,
+        "sorted": is_sorted,
+        "columns": schema.names,
+        "timestamps": bool(timestamps),
+    }
 
 
-def _sorted_chunks(stage: Path, info: dict, stage_dir: Path, chunk_rows: int, in_memory: int,
-                   bucket_rows: int) -> Iterator[pd.DataFrame]:
+def _sorted_chunks(
+    stage: Path, info: dict, stage_dir: Path, chunk_rows: int, in_memory: int, bucket_rows: int
+) -> Iterator[pd.DataFrame]:
     pf = pq.ParquetFile(stage)
     if info["sorted"]:
         for batch in pf.iter_batches(batch_size=chunk_rows):
@@ -274,7 +328,7 @@ def _sorted_chunks(stage: Path, info: dict, stage_dir: Path, chunk_rows: int, in
     if info["rows"] <= in_memory:
         frame = pf.read().to_pandas().sort_values("t_ns", kind="stable", ignore_index=True)
         for start in range(0, len(frame), chunk_rows):
-            yield frame.iloc[start:start + chunk_rows].reset_index(drop=True)
+            yield frame.iloc[start : start + chunk_rows].reset_index(drop=True)
         return
     # Large and unsorted: split by time range into buckets on disk, then sort each bucket.
     n_buckets = max(2, math.ceil(info["rows"] / bucket_rows))
@@ -301,4 +355,4 @@ def _sorted_chunks(stage: Path, info: dict, stage_dir: Path, chunk_rows: int, in
         frame = pq.read_table(paths[b]).to_pandas().sort_values("t_ns", kind="stable", ignore_index=True)
         paths[b].unlink()
         for start in range(0, len(frame), chunk_rows):
-            yield frame.iloc[start:start + chunk_rows].reset_index(drop=True)
+            yield frame.iloc[start : start + chunk_rows].reset_index(drop=True)

@@ -28,8 +28,14 @@ def is_gzip(path: str | Path) -> bool:
 class GuardedStream(io.RawIOBase):
     """Wraps a binary stream: counts bytes and lines, rejects over-long lines, names gzip damage."""
 
-    def __init__(self, raw, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, compressed: bool = False,
-                 size_hint: int | None = None) -> None:
+    def __init__(
+        self,
+        raw,
+        *,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        compressed: bool = False,
+        size_hint: int | None = None,
+    ) -> None:
         super().__init__()
         self._raw = raw
         self._max = max_line_bytes
@@ -53,8 +59,7 @@ class GuardedStream(io.RawIOBase):
             data = self._raw.read(size if size is not None and size >= 0 else 8 * 1024 * 1024)
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise TraceFormatError(
-                f"the gzip stream is truncated or corrupt after {self.bytes_read:,} decompressed bytes "
-                f"({exc})",
+                f"the gzip stream is truncated or corrupt after {self.bytes_read:,} decompressed bytes ({exc})",
                 line=self.lines + 1,
                 hint="upload the complete file again, or decompress it and check it with `gzip -t`",
             ) from None
@@ -104,8 +109,7 @@ def open_binary(path: str | Path, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTE
     path = Path(path)
     size = path.stat().st_size
     if is_gzip(path):
-        return GuardedStream(gzip.open(path, "rb"), max_line_bytes=max_line_bytes, compressed=True,
-                             size_hint=size)
+        return GuardedStream(gzip.open(path, "rb"), max_line_bytes=max_line_bytes, compressed=True, size_hint=size)
     return GuardedStream(open(path, "rb"), max_line_bytes=max_line_bytes, size_hint=size)
 
 
@@ -127,8 +131,9 @@ def sniff(path: str | Path, n: int = SNIFF_BYTES) -> bytes:
 def check_text(head: bytes) -> str:
     """Decode the sniffed head as UTF-8 text or raise a clear error for binary content."""
     if not head.strip():
-        raise TraceFormatError("the file is empty", line=1,
-                               hint="upload a CSV with a header row and one request per line, or JSON lines")
+        raise TraceFormatError(
+            "the file is empty", line=1, hint="upload a CSV with a header row and one request per line, or JSON lines"
+        )
     if b"\x00" in head:
         raise TraceFormatError(
             "the file is binary (it contains NUL bytes), not a CSV or JSON-lines trace",

@@ -26,12 +26,27 @@ from planner.ingest.errors import TraceFormatError
 from planner.ingest.formats import TIERS
 
 DAY = 86400.0
-TOP_KEYS = {"name", "description", "seed", "days", "start_weekday", "step_s", "noise_step_s", "total_rps",
-            "regions", "models", "tiers", "overrides", "tokens", "growth_per_day"}
-TIER_KEYS = {"share", "diurnal", "weekday_factors", "weekend_factor", "noise", "bursts", "growth_per_day",
-             "deadline_s"}
-DEFAULT_TOKENS = {"input": {"lognormal": {"median": 1000, "sigma": 1.0}},
-                  "output": {"lognormal": {"median": 200, "sigma": 0.9}}}
+TOP_KEYS = {
+    "name",
+    "description",
+    "seed",
+    "days",
+    "start_weekday",
+    "step_s",
+    "noise_step_s",
+    "total_rps",
+    "regions",
+    "models",
+    "tiers",
+    "overrides",
+    "tokens",
+    "growth_per_day",
+}
+TIER_KEYS = {"share", "diurnal", "weekday_factors", "weekend_factor", "noise", "bursts", "growth_per_day", "deadline_s"}
+DEFAULT_TOKENS = {
+    "input": {"lognormal": {"median": 1000, "sigma": 1.0}},
+    "output": {"lognormal": {"median": 200, "sigma": 0.9}},
+}
 MAX_REQUESTS = 50_000_000
 
 
@@ -115,8 +130,10 @@ class _TokenSource:
             raise SpecError("tokens must be an object", hint='e.g. {"default": {"input": {...}, "output": {...}}}')
         unknown = set(spec) - {"default", "by_model", "by_tier", "by_model_tier", "empirical", "input", "output"}
         if unknown:
-            raise SpecError(f"tokens has unknown key(s) {sorted(unknown)}",
-                            hint="use default, by_model, by_tier, by_model_tier or empirical")
+            raise SpecError(
+                f"tokens has unknown key(s) {sorted(unknown)}",
+                hint="use default, by_model, by_tier, by_model_tier or empirical",
+            )
         base = {k: spec[k] for k in ("input", "output", "empirical") if k in spec}
         self.default = spec.get("default") or base or DEFAULT_TOKENS
         self.by_model = spec.get("by_model") or {}
@@ -125,16 +142,22 @@ class _TokenSource:
         self._empirical: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def pick(self, model: str, tier: str) -> dict:
-        return (self.by_model_tier.get(f"{model}|{tier}") or self.by_model.get(model) or self.by_tier.get(tier)
-                or self.default)
+        return (
+            self.by_model_tier.get(f"{model}|{tier}")
+            or self.by_model.get(model)
+            or self.by_tier.get(tier)
+            or self.default
+        )
 
     def sample(self, dist: dict, n: int, rng: np.random.Generator, where: str) -> tuple[np.ndarray, np.ndarray]:
         if "empirical" in dist:
             inp, out = self._load(dist["empirical"], where)
             idx = rng.integers(0, len(inp), size=n)
             return inp[idx], out[idx]
-        return (self._one(dist.get("input", DEFAULT_TOKENS["input"]), n, rng, f"{where}.input"),
-                self._one(dist.get("output", DEFAULT_TOKENS["output"]), n, rng, f"{where}.output"))
+        return (
+            self._one(dist.get("input", DEFAULT_TOKENS["input"]), n, rng, f"{where}.input"),
+            self._one(dist.get("output", DEFAULT_TOKENS["output"]), n, rng, f"{where}.output"),
+        )
 
     def _one(self, d: dict, n: int, rng: np.random.Generator, where: str) -> np.ndarray:
         if not isinstance(d, dict):
@@ -157,13 +180,17 @@ class _TokenSource:
             inp = np.asarray(spec["input"], dtype=np.int32)
             out = np.asarray(spec["output"], dtype=np.int32)
             if len(inp) != len(out) or not len(inp):
-                raise SpecError(f"{where}.empirical input and output must be equally long, non-empty lists",
-                                hint="pairs are sampled together")
+                raise SpecError(
+                    f"{where}.empirical input and output must be equally long, non-empty lists",
+                    hint="pairs are sampled together",
+                )
             return inp, out
         path = spec.get("path") if isinstance(spec, dict) else spec
         if not path:
-            raise SpecError(f"{where}.empirical needs a path to a normalised trace",
-                            hint='{"empirical": {"path": "trace.parquet"}} (the page fills in an uploaded trace)')
+            raise SpecError(
+                f"{where}.empirical needs a path to a normalised trace",
+                hint='{"empirical": {"path": "trace.parquet"}} (the page fills in an uploaded trace)',
+            )
         key = str(path)
         if key not in self._empirical:
             from planner.ingest.normalised import read_trace
@@ -214,7 +241,9 @@ def synthesize(spec: dict, seed: int | None = None) -> pd.DataFrame:
     regions = _weights(spec["regions"], "regions")
     models = _weights(spec["models"], "models")
     if not isinstance(spec["tiers"], dict) or not spec["tiers"]:
-        raise SpecError("tiers must be a non-empty object", hint='e.g. {"IW-F": {"share": 0.45}, "NIW": {"share": 0.28}}')
+        raise SpecError(
+            "tiers must be a non-empty object", hint='e.g. {"IW-F": {"share": 0.45}, "NIW": {"share": 0.28}}'
+        )
     default_growth = _num(spec.get("growth_per_day", 0.0), "growth_per_day", low=-0.99)
     tiers = {name: _tier(name, t, default_growth) for name, t in spec["tiers"].items()}
     share_total = sum(t.share for t in tiers.values())
@@ -222,8 +251,9 @@ def synthesize(spec: dict, seed: int | None = None) -> pd.DataFrame:
         raise SpecError("tier shares sum to zero", hint="give each tier a share")
     expected = total_rps * horizon
     if expected > MAX_REQUESTS:
-        raise SpecError(f"the spec asks for about {expected:,.0f} requests (limit {MAX_REQUESTS:,})",
-                        hint="lower total_rps or days")
+        raise SpecError(
+            f"the spec asks for about {expected:,.0f} requests (limit {MAX_REQUESTS:,})", hint="lower total_rps or days"
+        )
     factors = _overrides(spec.get("overrides") or [], regions, models, tiers)
     tokens = _TokenSource(spec.get("tokens"))
 
@@ -245,7 +275,9 @@ def synthesize(spec: dict, seed: int | None = None) -> pd.DataFrame:
             continue
         rng_count, rng_noise, rng_burst, rng_tokens, rng_place = (np.random.default_rng(s) for s in child.spawn(5))
         if tier.burst_per_day > 0:  # bursts add requests: take their expected share out of the base rate
-            mean_rate /= 1.0 + tier.burst_per_day * min(tier.burst_duration_s, DAY) / DAY * (tier.burst_multiplier - 1.0)
+            mean_rate /= 1.0 + tier.burst_per_day * min(tier.burst_duration_s, DAY) / DAY * (
+                tier.burst_multiplier - 1.0
+            )
         shape = _shape(t_mid, tier, start_weekday)
         mean_shape = float(np.average(shape, weights=widths))
         rate = mean_rate * shape / mean_shape if mean_shape > 0 else np.zeros_like(shape)
@@ -267,9 +299,16 @@ def synthesize(spec: dict, seed: int | None = None) -> pd.DataFrame:
         arrival = np.repeat(t_steps, counts) + rng_place.random(n) * np.repeat(widths, counts)
         arrival.sort()
         inp, out = tokens.sample(tokens.pick(model, tier_name), n, rng_tokens, f"tokens[{model}|{tier_name}]")
-        frame = pd.DataFrame({"arrival_s": arrival, "input_tokens": inp.astype(np.int32),
-                              "output_tokens": out.astype(np.int32), "region": region, "model": model,
-                              "tier": tier_name})
+        frame = pd.DataFrame(
+            {
+                "arrival_s": arrival,
+                "input_tokens": inp.astype(np.int32),
+                "output_tokens": out.astype(np.int32),
+                "region": region,
+                "model": model,
+                "tier": tier_name,
+            }
+        )
         if deadlines:
             frame["deadline_s"] = arrival + tier.deadline_s if tier.deadline_s is not None else np.nan
         frames.append(frame)
@@ -299,8 +338,9 @@ def _overrides(items: list, regions: dict, models: dict, tiers: dict) -> dict:
             raise SpecError(f"{where} has unknown key(s) {sorted(unknown)}", hint="use region, model, tier, factor")
         for key, known in (("region", regions), ("model", models), ("tier", tiers)):
             if key in item and item[key] not in known:
-                raise SpecError(f"{where}.{key} {item[key]!r} is not in the spec's {key}s",
-                                hint=f"one of {sorted(known)}")
+                raise SpecError(
+                    f"{where}.{key} {item[key]!r} is not in the spec's {key}s", hint=f"one of {sorted(known)}"
+                )
         factor = _num(item["factor"], f"{where}.factor", low=0.0)
         for r in regions:
             for m in models:

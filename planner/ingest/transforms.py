@@ -65,8 +65,9 @@ def parse_assignment(spec: Any, target: str) -> Assignment:
             try:
                 spec = json.loads(text)
             except json.JSONDecodeError as exc:
-                raise TraceFormatError(f"{where} is not valid JSON ({exc.msg})",
-                                       hint='e.g. {"east": 0.6, "west": 0.4}') from None
+                raise TraceFormatError(
+                    f"{where} is not valid JSON ({exc.msg})", hint='e.g. {"east": 0.6, "west": 0.4}'
+                ) from None
         elif ":" in text and "," in text or text.count(":") == 1 and _is_ratio(text.split(":")[1]):
             ratios = {}
             for part in text.split(","):
@@ -78,17 +79,22 @@ def parse_assignment(spec: Any, target: str) -> Assignment:
     if isinstance(spec, dict) and "column" in spec:
         unknown = set(spec) - {"column", "map", "default"}
         if unknown:
-            raise TraceFormatError(f"{where} has unknown key(s) {sorted(unknown)}",
-                                   hint='use {"column": NAME, "map": {FROM: TO}, "default": VALUE}')
+            raise TraceFormatError(
+                f"{where} has unknown key(s) {sorted(unknown)}",
+                hint='use {"column": NAME, "map": {FROM: TO}, "default": VALUE}',
+            )
         mapping = spec.get("map") or {}
         if not isinstance(mapping, dict):
             raise TraceFormatError(f"{where}: map must be an object", hint='e.g. "map": {"API log": "NIW"}')
         if target == "tier":
             for value in list(mapping.values()) + ([spec["default"]] if spec.get("default") else []):
                 _check_tier(value, where)
-        return Assignment(kind="column", column=str(spec["column"]),
-                          mapping=tuple((str(k), str(v)) for k, v in mapping.items()),
-                          default=None if spec.get("default") is None else str(spec["default"]))
+        return Assignment(
+            kind="column",
+            column=str(spec["column"]),
+            mapping=tuple((str(k), str(v)) for k, v in mapping.items()),
+            default=None if spec.get("default") is None else str(spec["default"]),
+        )
     if isinstance(spec, dict):
         if not spec:
             raise TraceFormatError(f"{where} has no values", hint='e.g. {"east": 0.6, "west": 0.4}')
@@ -97,11 +103,14 @@ def parse_assignment(spec: Any, target: str) -> Assignment:
             try:
                 w = float(weight)
             except (TypeError, ValueError):
-                raise TraceFormatError(f"{where}: the ratio for {name!r} is {weight!r}, not a number",
-                                       hint="ratios are non-negative numbers, e.g. east:0.6,west:0.4") from None
+                raise TraceFormatError(
+                    f"{where}: the ratio for {name!r} is {weight!r}, not a number",
+                    hint="ratios are non-negative numbers, e.g. east:0.6,west:0.4",
+                ) from None
             if not math.isfinite(w) or w < 0:
-                raise TraceFormatError(f"{where}: the ratio for {name!r} is {weight!r}",
-                                       hint="ratios are non-negative numbers")
+                raise TraceFormatError(
+                    f"{where}: the ratio for {name!r} is {weight!r}", hint="ratios are non-negative numbers"
+                )
             if target == "tier":
                 name = _check_tier(name, where)
             ratios.append((str(name), w))
@@ -111,8 +120,10 @@ def parse_assignment(spec: Any, target: str) -> Assignment:
         if len(ratios) == 1:
             return _fixed(ratios[0][0], target)
         return Assignment(kind="split", ratios=tuple((n, w / total) for n, w in ratios))
-    raise TraceFormatError(f"{where} must be a value, ratios or a column mapping, not {type(spec).__name__}",
-                           hint='e.g. "east", "east:0.6,west:0.4" or {"column": "Model"}')
+    raise TraceFormatError(
+        f"{where} must be a value, ratios or a column mapping, not {type(spec).__name__}",
+        hint='e.g. "east", "east:0.6,west:0.4" or {"column": "Model"}',
+    )
 
 
 def _is_ratio(text: str) -> bool:
@@ -153,8 +164,10 @@ class TransformOptions:
         data = dict(data or {})
         unknown = set(data) - {"region", "model", "tier", "time_scale", "rate", "jitter_s", "seed"}
         if unknown:
-            raise TraceFormatError(f"unknown option(s) {sorted(unknown)}",
-                                   hint="options are region, model, tier, time_scale, rate, jitter_s, seed")
+            raise TraceFormatError(
+                f"unknown option(s) {sorted(unknown)}",
+                hint="options are region, model, tier, time_scale, rate, jitter_s, seed",
+            )
         out = {}
         for name in ("region", "model", "tier"):
             out[name] = parse_assignment(data.get(name), name)
@@ -164,10 +177,14 @@ class TransformOptions:
             try:
                 value = float(raw)
             except (TypeError, ValueError):
-                raise TraceFormatError(f"{name} is {raw!r}, not a number", hint=f"{name} is a positive number") from None
+                raise TraceFormatError(
+                    f"{name} is {raw!r}, not a number", hint=f"{name} is a positive number"
+                ) from None
             if not math.isfinite(value) or value <= low:
-                raise TraceFormatError(f"{name} must be > {max(low, 0)} (got {raw!r})",
-                                       hint="e.g. time_scale 0.5 halves the span; rate 2 doubles the requests")
+                raise TraceFormatError(
+                    f"{name} must be > {max(low, 0)} (got {raw!r})",
+                    hint="e.g. time_scale 0.5 halves the span; rate 2 doubles the requests",
+                )
             out[name] = value
         seed = data.get("seed")
         try:
@@ -201,8 +218,10 @@ class Transformer:
         self.t0 = int(t0_ns)
         self.columns = columns
         children = np.random.SeedSequence(options.seed).spawn(5)
-        self.rng = {name: np.random.default_rng(s) for name, s in
-                    zip(("region", "model", "tier", "rate", "jitter"), children, strict=True)}
+        self.rng = {
+            name: np.random.default_rng(s)
+            for name, s in zip(("region", "model", "tier", "rate", "jitter"), children, strict=True)
+        }
         self._carry: pd.DataFrame | None = None
 
     def _assign(self, frame: pd.DataFrame, target: str) -> np.ndarray:
@@ -216,8 +235,11 @@ class Transformer:
             cum[-1] = 1.0
             u = self.rng[target].random(n)
             codes = np.searchsorted(cum, u, side="right").clip(0, len(names) - 1)
-            return pd.Categorical.from_codes(codes, categories=pd.Index(names).unique()) if len(set(names)) == len(names) \
+            return (
+                pd.Categorical.from_codes(codes, categories=pd.Index(names).unique())
+                if len(set(names)) == len(names)
                 else pd.Categorical(np.asarray(names, dtype=object)[codes])
+            )
         if a.kind == "column":
             src = frame[f"src:{a.column}"].astype(object)
             mapping = dict(a.mapping)
@@ -238,7 +260,8 @@ class Transformer:
                     raise TraceFormatError(
                         f"the tier mapping gives {values[bad.to_numpy()][0]!r}, which is not a tier",
                         column=a.column,
-                        hint='map every value of the column to IW-F, IW-N or NIW, or give "default"')
+                        hint='map every value of the column to IW-F, IW-N or NIW, or give "default"',
+                    )
                 values = norm.to_numpy(dtype=object)
             return pd.Categorical(values)
         if target in frame.columns:
@@ -248,11 +271,13 @@ class Transformer:
     def apply(self, frame: pd.DataFrame, *, last: bool = False) -> pd.DataFrame:
         """Transform one sorted chunk; with replication, rows that could still be overtaken are held
         back until the next chunk (or ``last``)."""
-        out = pd.DataFrame({
-            "arrival_s": (frame["t_ns"].to_numpy(dtype=np.int64) - self.t0) / 1e9 * self.opt.time_scale,
-            "input_tokens": frame["input_tokens"].to_numpy(dtype=np.int32),
-            "output_tokens": frame["output_tokens"].to_numpy(dtype=np.int32),
-        })
+        out = pd.DataFrame(
+            {
+                "arrival_s": (frame["t_ns"].to_numpy(dtype=np.int64) - self.t0) / 1e9 * self.opt.time_scale,
+                "input_tokens": frame["input_tokens"].to_numpy(dtype=np.int32),
+                "output_tokens": frame["output_tokens"].to_numpy(dtype=np.int32),
+            }
+        )
         for target in GROUP_COLUMNS:
             out[target] = self._assign(frame, target)
         if "deadline_ns" in frame.columns:

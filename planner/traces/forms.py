@@ -6,8 +6,13 @@ from pathlib import Path
 from django import forms
 from django.conf import settings
 
-FORMATS = [("auto", "auto-detect"), ("azure", "Azure LLM inference CSV"), ("burstgpt", "BurstGPT CSV"),
-           ("mooncake", "Mooncake JSON lines"), ("native", "native CSV / JSON lines")]
+FORMATS = [
+    ("auto", "auto-detect"),
+    ("azure", "Azure LLM inference CSV"),
+    ("burstgpt", "BurstGPT CSV"),
+    ("mooncake", "Mooncake JSON lines"),
+    ("native", "native CSV / JSON lines"),
+]
 WORKLOADS = Path(settings.BASE_DIR) / "fixtures" / "workloads"
 
 
@@ -25,8 +30,11 @@ class UploadForm(forms.Form):
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
 
     def options(self) -> dict:
-        return {k: self.cleaned_data[k] for k in ("time_scale", "rate", "jitter_s", "seed")
-                if self.cleaned_data.get(k) is not None}
+        return {
+            k: self.cleaned_data[k]
+            for k in ("time_scale", "rate", "jitter_s", "seed")
+            if self.cleaned_data.get(k) is not None
+        }
 
 
 def workload_choices() -> list[tuple[str, str]]:
@@ -35,16 +43,20 @@ def workload_choices() -> list[tuple[str, str]]:
 
 class SynthForm(forms.Form):
     name = forms.CharField(required=False, max_length=200)
-    spec = forms.CharField(widget=forms.Textarea(attrs={"rows": 22, "cols": 100, "spellcheck": "false"}),
-                           help_text="JSON; see docs/traces.md for every key")
+    spec = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 22, "cols": 100, "spellcheck": "false"}),
+        help_text="JSON; see docs/traces.md for every key",
+    )
     seed = forms.IntegerField(required=False, min_value=0, help_text="overrides the spec's seed")
-    token_trace = forms.TypedChoiceField(required=False, coerce=int, empty_value=None,
-                                         help_text="sample token lengths from one of your traces")
+    token_trace = forms.TypedChoiceField(
+        required=False, coerce=int, empty_value=None, help_text="sample token lengths from one of your traces"
+    )
 
     def __init__(self, *args, traces=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["token_trace"].choices = [("", "spec's own distributions")] + [
-            (t.pk, f"#{t.pk} {t.name}") for t in traces]
+            (t.pk, f"#{t.pk} {t.name}") for t in traces
+        ]
 
     def clean_spec(self):
         try:

@@ -17,11 +17,17 @@ def characterise_trace(job, ctx):
     """Compute the characterisation of a trace; store the summary on the row and the series in a file."""
     trace = Trace.objects.filter(pk=job.params.get("trace_id"), team=job.team).first()
     if trace is None:
-        raise JobError("the trace no longer exists", where=f"trace #{job.params.get('trace_id')}",
-                       hint="it was deleted; upload it again to characterise it")
+        raise JobError(
+            "the trace no longer exists",
+            where=f"trace #{job.params.get('trace_id')}",
+            hint="it was deleted; upload it again to characterise it",
+        )
     if not trace.normalised_file.exists():
-        raise JobError("the normalised file of this trace is missing", where=str(trace.normalised_file),
-                       hint="delete the trace and import it again")
+        raise JobError(
+            "the normalised file of this trace is missing",
+            where=str(trace.normalised_file),
+            hint="delete the trace and import it again",
+        )
     result = characterise(trace.normalised_file, progress=ctx.callback(0.0, 95.0))
     ctx.progress(96.0, "saving", force=True)
     tmp = trace.characterisation_file.with_suffix(".json.tmp")
@@ -30,5 +36,10 @@ def characterise_trace(job, ctx):
     os.replace(tmp, trace.characterisation_file)
     Trace.objects.filter(pk=trace.pk).update(characterisation=result["summary"], characterised=timezone.now())
     s = result["summary"]
-    return {"trace_id": trace.pk, "requests": s["requests"], "span_s": s["span_s"], "groups": len(s["groups"]),
-            "interarrival_cv": s["interarrival_cv"]}
+    return {
+        "trace_id": trace.pk,
+        "requests": s["requests"],
+        "span_s": s["span_s"],
+        "groups": len(s["groups"]),
+        "interarrival_cv": s["interarrival_cv"],
+    }

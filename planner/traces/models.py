@@ -48,8 +48,14 @@ class Trace(TeamOwned):
     groups = models.JSONField(default=dict, blank=True, help_text='{"region|model|tier": requests}')
     characterisation = models.JSONField(null=True, blank=True, help_text="summary computed by trace.characterise")
     characterised = models.DateTimeField(null=True, blank=True)
-    job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
-                            help_text="the latest characterisation job")
+    job = models.ForeignKey(
+        "jobs.Job",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="the latest characterisation job",
+    )
 
     class Meta:
         ordering = ["-created", "-id"]

@@ -49,19 +49,51 @@ def rate_figure(trace: Trace, data: dict, *, interval: str, by: str) -> go.Figur
     t_s, groups = aggregate_series(data, interval, by)
     x = np.asarray(t_s, dtype=float) / 3600.0
     fig = make_subplots(specs=[[{"secondary_y": True}]])
-    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-               "#bcbd22", "#17becf"]
+    palette = [
+        "#1f77b4",
+        "#ff7f0e",
+        "#2ca02c",
+        "#d62728",
+        "#9467bd",
+        "#8c564b",
+        "#e377c2",
+        "#7f7f7f",
+        "#bcbd22",
+        "#17becf",
+    ]
     for i, (label, series) in enumerate(groups.items()):
         colour = palette[i % len(palette)]
-        fig.add_trace(go.Scatter(x=x, y=series["rps"], name=f"{label} RPS", mode="lines",
-                                 line={"color": colour, "width": 1.5}, legendgroup=label), secondary_y=False)
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=series["rps"],
+                name=f"{label} RPS",
+                mode="lines",
+                line={"color": colour, "width": 1.5},
+                legendgroup=label,
+            ),
+            secondary_y=False,
+        )
         tps = series["input_tps"] + series["output_tps"]
-        fig.add_trace(go.Scatter(x=x, y=tps, name=f"{label} TPS", mode="lines",
-                                 line={"color": colour, "width": 1, "dash": "dash"}, legendgroup=label,
-                                 visible="legendonly" if len(groups) > 6 else True), secondary_y=True)
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=tps,
+                name=f"{label} TPS",
+                mode="lines",
+                line={"color": colour, "width": 1, "dash": "dash"},
+                legendgroup=label,
+                visible="legendonly" if len(groups) > 6 else True,
+            ),
+            secondary_y=True,
+        )
     width = "1 min" if interval == "60" else "15 min"
-    fig.update_layout(title=f"Requests and tokens per second by {by} ({width} bins)", height=460,
-                      margin={"l": 60, "r": 60, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.2})
+    fig.update_layout(
+        title=f"Requests and tokens per second by {by} ({width} bins)",
+        height=460,
+        margin={"l": 60, "r": 60, "t": 50, "b": 40},
+        legend={"orientation": "h", "y": -0.2},
+    )
     fig.update_xaxes(title_text="hours from trace start")
     fig.update_yaxes(title_text="requests/s", secondary_y=False)
     fig.update_yaxes(title_text="input+output tokens/s", secondary_y=True)
@@ -79,9 +111,19 @@ def cdf_figure(trace: Trace, data: dict) -> go.Figure:
         if not cdf:
             continue
         for col, side in ((1, "input"), (2, "output")):
-            fig.add_trace(go.Scatter(x=cdf[side]["x"], y=cdf[side]["p"], mode="lines", name=key, legendgroup=key,
-                                     showlegend=col == 1, line={"width": 2.5 if key == "all" else 1.2}),
-                          row=1, col=col)
+            fig.add_trace(
+                go.Scatter(
+                    x=cdf[side]["x"],
+                    y=cdf[side]["p"],
+                    mode="lines",
+                    name=key,
+                    legendgroup=key,
+                    showlegend=col == 1,
+                    line={"width": 2.5 if key == "all" else 1.2},
+                ),
+                row=1,
+                col=col,
+            )
     fig.update_xaxes(type="log", title_text="tokens per request")
     fig.update_yaxes(title_text="fraction of requests", range=[0, 1.01])
     fig.update_layout(title="Token length CDFs", height=420, margin={"l": 60, "r": 20, "t": 60, "b": 40})

@@ -33,8 +33,17 @@ class TraceInputError(Exception):
 
     status = 400
 
-    def __init__(self, message: str, *, where: str = "", hint: str = "", line: int | None = None,
-                 column: str | None = None, status: int | None = None, extra: dict | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        where: str = "",
+        hint: str = "",
+        line: int | None = None,
+        column: str | None = None,
+        status: int | None = None,
+        extra: dict | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.where = where
@@ -71,7 +80,8 @@ class DuplicateTrace(TraceInputError):
     def __init__(self, existing: Trace) -> None:
         super().__init__(
             f"this team already has this trace with the same options: #{existing.pk} {existing.name!r}",
-            where="file", hint=f"use trace #{existing.pk}, delete it first, or upload with different options",
+            where="file",
+            hint=f"use trace #{existing.pk}, delete it first, or upload with different options",
             extra={"existing": {"id": existing.pk, "name": existing.name, "url": f"/api/traces/{existing.pk}/"}},
         )
         self.existing = existing
@@ -105,12 +115,18 @@ def _check_size(size: int) -> None:
     limit = settings.TRACE_UPLOAD_MAX_BYTES
     if size > limit:
         raise TraceInputError(
-            f"the file is {size:,} bytes, above the upload limit of {limit:,} bytes", where="file",
+            f"the file is {size:,} bytes, above the upload limit of {limit:,} bytes",
+            where="file",
             hint="compress it with gzip, split it, import it with `manage.py import_trace`, or raise "
-                 "TRACE_UPLOAD_MAX_BYTES", status=413)
+            "TRACE_UPLOAD_MAX_BYTES",
+            status=413,
+        )
     if size == 0:
-        raise TraceInputError("the file is empty", where="line 1",
-                              hint="upload a CSV with a header row and one request per line, or JSON lines")
+        raise TraceInputError(
+            "the file is empty",
+            where="line 1",
+            hint="upload a CSV with a header row and one request per line, or JSON lines",
+        )
 
 
 def _copy_hashing(chunks, dest: Path) -> tuple[str, int]:
@@ -130,10 +146,23 @@ def _file_chunks(path: Path):
             yield block
 
 
-def import_trace_file(path: str | Path, *, team, user=None, name: str | None = None, fmt: str = "auto",
-                      options: dict | TransformOptions | None = None, region: Any = None, model: Any = None,
-                      tier: Any = None, description: str = "", original_name: str | None = None,
-                      check_size: bool = False, progress=None, **extra: Any) -> Trace:
+def import_trace_file(
+    path: str | Path,
+    *,
+    team,
+    user=None,
+    name: str | None = None,
+    fmt: str = "auto",
+    options: dict | TransformOptions | None = None,
+    region: Any = None,
+    model: Any = None,
+    tier: Any = None,
+    description: str = "",
+    original_name: str | None = None,
+    check_size: bool = False,
+    progress=None,
+    **extra: Any,
+) -> Trace:
     """Import a trace file from disk for ``team`` and queue its characterisation job.
 
     Keyword options: ``fmt`` or ``format`` (auto|azure|burstgpt|mooncake|native), ``region``/``model``/``tier``
@@ -154,24 +183,51 @@ def import_trace_file(path: str | Path, *, team, user=None, name: str | None = N
         raise TraceInputError(f"{path} is not a file", where="file", hint="give the path of a trace file")
     if check_size:
         _check_size(path.stat().st_size)
-    return _import(_file_chunks(path), original_name or path.name, team=team, user=user, name=name, fmt=fmt,
-                   options=_options(options, region=region, model=model, tier=tier), description=description,
-                   progress=progress)
+    return _import(
+        _file_chunks(path),
+        original_name or path.name,
+        team=team,
+        user=user,
+        name=name,
+        fmt=fmt,
+        options=_options(options, region=region, model=model, tier=tier),
+        description=description,
+        progress=progress,
+    )
 
 
-def import_upload(upload, *, team, user=None, name: str | None = None, fmt: str = "auto",
-                  options: dict | TransformOptions | None = None, description: str = "", **assign: Any) -> Trace:
+def import_upload(
+    upload,
+    *,
+    team,
+    user=None,
+    name: str | None = None,
+    fmt: str = "auto",
+    options: dict | TransformOptions | None = None,
+    description: str = "",
+    **assign: Any,
+) -> Trace:
     """Import a Django UploadedFile (page or API), enforcing settings.TRACE_UPLOAD_MAX_BYTES."""
     _check_size(upload.size or 0)
-    return _import(upload.chunks(COPY_BLOCK), upload.name or "upload", team=team, user=user, name=name, fmt=fmt,
-                   options=_options(options, **assign), description=description)
+    return _import(
+        upload.chunks(COPY_BLOCK),
+        upload.name or "upload",
+        team=team,
+        user=user,
+        name=name,
+        fmt=fmt,
+        options=_options(options, **assign),
+        description=description,
+    )
 
 
-def _import(chunks, original_name: str, *, team, user, name, fmt, options: TransformOptions, description: str,
-            progress=None) -> Trace:
+def _import(
+    chunks, original_name: str, *, team, user, name, fmt, options: TransformOptions, description: str, progress=None
+) -> Trace:
     if fmt not in ("auto", "azure", "burstgpt", "mooncake", "native"):
-        raise TraceInputError(f"unknown format {fmt!r}", where="format",
-                              hint="use auto, azure, burstgpt, mooncake or native")
+        raise TraceInputError(
+            f"unknown format {fmt!r}", where="format", hint="use auto, azure, burstgpt, mooncake or native"
+        )
     key = Trace.new_storage_key()
     folder = trace_root() / key
     folder.mkdir(parents=True, exist_ok=False)
@@ -185,14 +241,32 @@ def _import(chunks, original_name: str, *, team, user, name, fmt, options: Trans
         if existing is not None:
             raise DuplicateTrace(existing)
         try:
-            result = ingest(folder / original_file, folder / "normalised.parquet", fmt=fmt, options=options,
-                            work_dir=folder, progress=progress)
+            result = ingest(
+                folder / original_file,
+                folder / "normalised.parquet",
+                fmt=fmt,
+                options=options,
+                work_dir=folder,
+                progress=progress,
+            )
         except TraceFormatError as exc:
             raise TraceInputError.from_format_error(exc) from None
-        return _save(team=team, user=user, key=key, name=name or _default_name(original_name), description=description,
-                     source=Trace.Source.UPLOAD, fmt=result.format, original_name=original_name,
-                     original_file=original_file, size=size, digest=digest, fp=fp, options=options.as_dict(),
-                     result=result)
+        return _save(
+            team=team,
+            user=user,
+            key=key,
+            name=name or _default_name(original_name),
+            description=description,
+            source=Trace.Source.UPLOAD,
+            fmt=result.format,
+            original_name=original_name,
+            original_file=original_file,
+            size=size,
+            digest=digest,
+            fp=fp,
+            options=options.as_dict(),
+            result=result,
+        )
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
@@ -206,17 +280,49 @@ def _default_name(original_name: str) -> str:
     return base[:200] or "trace"
 
 
-def _save(*, team, user, key, name, description, source, fmt, original_name, original_file, size, digest, fp,
-          options, result: IngestResult) -> Trace:
+def _save(
+    *,
+    team,
+    user,
+    key,
+    name,
+    description,
+    source,
+    fmt,
+    original_name,
+    original_file,
+    size,
+    digest,
+    fp,
+    options,
+    result: IngestResult,
+) -> Trace:
     try:
         with transaction.atomic():
             trace = Trace.objects.create(
-                team=team, created_by=user, name=name[:200], description=description, source=source, format=fmt,
-                storage_key=key, original_name=original_name[:255], original_file=original_file, size_bytes=size,
-                content_sha256=digest, fingerprint=fp, options=options, requests=result.requests,
-                span_s=result.span_s, input_tokens=result.input_tokens, output_tokens=result.output_tokens,
-                failed_requests=result.failed, source_rows=result.source_rows, was_sorted=result.was_sorted,
-                start_epoch_s=result.start_epoch_s, columns=result.columns, groups=result.groups,
+                team=team,
+                created_by=user,
+                name=name[:200],
+                description=description,
+                source=source,
+                format=fmt,
+                storage_key=key,
+                original_name=original_name[:255],
+                original_file=original_file,
+                size_bytes=size,
+                content_sha256=digest,
+                fingerprint=fp,
+                options=options,
+                requests=result.requests,
+                span_s=result.span_s,
+                input_tokens=result.input_tokens,
+                output_tokens=result.output_tokens,
+                failed_requests=result.failed,
+                source_rows=result.source_rows,
+                was_sorted=result.was_sorted,
+                start_epoch_s=result.start_epoch_s,
+                columns=result.columns,
+                groups=result.groups,
             )
             trace.job = create_job(team=team, kind=CHARACTERISE, user=user, params={"trace_id": trace.pk})
             trace.save(update_fields=["job"])
@@ -233,27 +339,39 @@ def resolve_token_source(spec: dict, *, team) -> dict:
     spec = json.loads(json.dumps(spec))
     tokens = spec.get("tokens") if isinstance(spec, dict) else None
     if isinstance(tokens, dict):
-        for holder in [tokens] + [v for k in ("by_model", "by_tier", "by_model_tier")
-                                  for v in (tokens.get(k) or {}).values() if isinstance(v, dict)]:
+        for holder in [tokens] + [
+            v
+            for k in ("by_model", "by_tier", "by_model_tier")
+            for v in (tokens.get(k) or {}).values()
+            if isinstance(v, dict)
+        ]:
             emp = holder.get("empirical")
             if isinstance(emp, dict) and "trace" in emp:
                 trace = Trace.objects.filter(team=team, pk=emp["trace"]).first()
                 if trace is None:
-                    raise TraceInputError(f"trace #{emp['trace']} does not exist in your team", where="tokens.empirical",
-                                          hint="pick one of your uploaded traces")
+                    raise TraceInputError(
+                        f"trace #{emp['trace']} does not exist in your team",
+                        where="tokens.empirical",
+                        hint="pick one of your uploaded traces",
+                    )
                 holder["empirical"] = {"path": str(trace.normalised_file)}
             elif isinstance(emp, dict) and "path" in emp:
-                raise TraceInputError("a spec cannot read files by path here", where="tokens.empirical.path",
-                                      hint='name one of your traces instead: {"empirical": {"trace": ID}}')
+                raise TraceInputError(
+                    "a spec cannot read files by path here",
+                    where="tokens.empirical.path",
+                    hint='name one of your traces instead: {"empirical": {"trace": ID}}',
+                )
     return spec
 
 
-def synthesise_trace(spec: dict, *, team, user=None, name: str | None = None, seed: int | None = None,
-                     description: str = "") -> Trace:
+def synthesise_trace(
+    spec: dict, *, team, user=None, name: str | None = None, seed: int | None = None, description: str = ""
+) -> Trace:
     """Run the workload synthesiser and store the result as a trace (characterised by a job)."""
     if not isinstance(spec, dict):
-        raise TraceInputError("the spec must be a JSON object", where="spec",
-                              hint="start from fixtures/workloads/sageserve_day.json")
+        raise TraceInputError(
+            "the spec must be a JSON object", where="spec", hint="start from fixtures/workloads/sageserve_day.json"
+        )
     resolved = resolve_token_source(spec, team=team)
     payload = {"spec": spec, "seed": seed}
     fp = fingerprint("synth", payload)
@@ -270,16 +388,33 @@ def synthesise_trace(spec: dict, *, team, user=None, name: str | None = None, se
     try:
         (folder / "spec.json").write_text(json.dumps(spec, indent=2))
         totals = write_frame(frame, folder / "normalised.parquet")
-        result = IngestResult(format="synth", requests=totals.requests, span_s=totals.span_s,
-                              input_tokens=totals.input_tokens, output_tokens=totals.output_tokens,
-                              source_rows=totals.requests, was_sorted=True, columns=list(frame.columns),
-                              groups=totals.groups)
-        return _save(team=team, user=user, key=key, name=name or str(spec.get("name") or "synthetic workload"),
-                     description=description or str(spec.get("description") or ""), source=Trace.Source.SYNTH,
-                     fmt="synth", original_name="spec.json", original_file="spec.json",
-                     size=(folder / "spec.json").stat().st_size, digest=hashlib.sha256(
-                         json.dumps(spec, sort_keys=True).encode()).hexdigest(), fp=fp,
-                     options={"spec": spec, "seed": seed}, result=result)
+        result = IngestResult(
+            format="synth",
+            requests=totals.requests,
+            span_s=totals.span_s,
+            input_tokens=totals.input_tokens,
+            output_tokens=totals.output_tokens,
+            source_rows=totals.requests,
+            was_sorted=True,
+            columns=list(frame.columns),
+            groups=totals.groups,
+        )
+        return _save(
+            team=team,
+            user=user,
+            key=key,
+            name=name or str(spec.get("name") or "synthetic workload"),
+            description=description or str(spec.get("description") or ""),
+            source=Trace.Source.SYNTH,
+            fmt="synth",
+            original_name="spec.json",
+            original_file="spec.json",
+            size=(folder / "spec.json").stat().st_size,
+            digest=hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest(),
+            fp=fp,
+            options={"spec": spec, "seed": seed},
+            result=result,
+        )
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise

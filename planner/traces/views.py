@@ -33,9 +33,17 @@ def trace_upload(request):
             d = form.cleaned_data
             try:
                 trace = services.import_upload(
-                    d["file"], team=team_of(request.user), user=request.user, name=d["name"] or None,
-                    fmt=d["format"], options=form.options(), description=d["description"],
-                    region=d["region"], model=d["model"], tier=d["tier"])
+                    d["file"],
+                    team=team_of(request.user),
+                    user=request.user,
+                    name=d["name"] or None,
+                    fmt=d["format"],
+                    options=form.options(),
+                    description=d["description"],
+                    region=d["region"],
+                    model=d["model"],
+                    tier=d["tier"],
+                )
             except services.DuplicateTrace as exc:
                 form.add_error(None, _error_message(exc))
                 status = 409
@@ -66,8 +74,9 @@ def trace_synthesise(request):
             if d.get("token_trace"):
                 spec = {**spec, "tokens": {"empirical": {"trace": d["token_trace"]}}}
             try:
-                trace = services.synthesise_trace(spec, team=team, user=request.user, name=d["name"] or None,
-                                                  seed=d["seed"])
+                trace = services.synthesise_trace(
+                    spec, team=team, user=request.user, name=d["name"] or None, seed=d["seed"]
+                )
             except services.TraceInputError as exc:
                 form.add_error(None, _error_message(exc))
                 status = exc.status
@@ -97,13 +106,23 @@ def trace_detail(request, pk: int):
     figures = {}
     if data is not None:
         opts = {"include_plotlyjs": False, "full_html": False, "config": {"displaylogo": False}}
-        figures["rates"] = pio.to_html(selectors.rate_figure(trace, data, interval=interval, by=by), div_id="fig-rates",
-                                       **opts)
+        figures["rates"] = pio.to_html(
+            selectors.rate_figure(trace, data, interval=interval, by=by), div_id="fig-rates", **opts
+        )
         figures["cdf"] = pio.to_html(selectors.cdf_figure(trace, data), div_id="fig-cdf", **opts)
-    return render(request, "traces/detail.html", {
-        "trace": trace, "figures": figures, "by": by, "interval": interval, "group_by": selectors.GROUP_BY,
-        "summary": trace.characterisation, "options_json": json.dumps(trace.options, indent=1)[:4000],
-    })
+    return render(
+        request,
+        "traces/detail.html",
+        {
+            "trace": trace,
+            "figures": figures,
+            "by": by,
+            "interval": interval,
+            "group_by": selectors.GROUP_BY,
+            "summary": trace.characterisation,
+            "options_json": json.dumps(trace.options, indent=1)[:4000],
+        },
+    )
 
 
 @login_required

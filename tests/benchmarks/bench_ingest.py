@@ -65,8 +65,15 @@ def run_ingest(src: str, dst: str, queue) -> None:
     t0, c0 = time.perf_counter(), cpu_s()
     result = ingest(src, dst)
     elapsed = time.perf_counter() - t0
-    queue.put({"seconds": elapsed, "cpu_s": cpu_s() - c0, "requests": result.requests, "span_s": result.span_s,
-               "peak_rss_mb": peak_rss_mb()})
+    queue.put(
+        {
+            "seconds": elapsed,
+            "cpu_s": cpu_s() - c0,
+            "requests": result.requests,
+            "span_s": result.span_s,
+            "peak_rss_mb": peak_rss_mb(),
+        }
+    )
 
 
 def run_characterise(dst: str, queue) -> None:
@@ -74,8 +81,14 @@ def run_characterise(dst: str, queue) -> None:
 
     t0, c0 = time.perf_counter(), cpu_s()
     out = characterise(dst)
-    queue.put({"seconds": time.perf_counter() - t0, "cpu_s": cpu_s() - c0, "groups": len(out["summary"]["groups"]),
-               "peak_rss_mb": peak_rss_mb()})
+    queue.put(
+        {
+            "seconds": time.perf_counter() - t0,
+            "cpu_s": cpu_s() - c0,
+            "groups": len(out["summary"]["groups"]),
+            "peak_rss_mb": peak_rss_mb(),
+        }
+    )
 
 
 def in_child(target, *args) -> dict:

@@ -30,30 +30,63 @@ CORPUS = {
     "invalid_utf8": (AZ.encode() + b"2024-05-10 00:00:00,1\xff\xfe,2\n", "not UTF-8", 2, "UTF-8"),
     "unknown_header": (b"when,prompt,completion\n1,2,3\n", "matches no known trace format", 1, "rename the columns"),
     "missing_column": (b"arrival_s,input_tokens\n1,2\n", "matches no known trace format", 1, "native"),
-    "unknown_native_column": (b"arrival_s,input_tokens,output_tokens,colour\n0,1,1\n", "unknown column(s) ['colour']",
-                              1, "rename or remove"),
-    "non_numeric_tokens": ((AZ + GOOD_ROWS + "2024-05-10 00:01:00,abc,3\n").encode(), "'abc', which is not a number",
-                           52, "whole number"),
+    "unknown_native_column": (
+        b"arrival_s,input_tokens,output_tokens,colour\n0,1,1\n",
+        "unknown column(s) ['colour']",
+        1,
+        "rename or remove",
+    ),
+    "non_numeric_tokens": (
+        (AZ + GOOD_ROWS + "2024-05-10 00:01:00,abc,3\n").encode(),
+        "'abc', which is not a number",
+        52,
+        "whole number",
+    ),
     "negative_tokens": ((AZ + GOOD_ROWS + "2024-05-10 00:01:00,5,-3\n").encode(), "negative", 52, ">= 0"),
     "fractional_tokens": ((AZ + "2024-05-10 00:01:00,5.5,3\n").encode(), "not a whole number", 2, "whole numbers"),
     "empty_token_cell": ((AZ + GOOD_ROWS + "2024-05-10 00:01:00,,3\n").encode(), "is empty", 52, "whole number"),
     "bad_timestamp": ((AZ + GOOD_ROWS[:200] + "yesterday,5,3\n").encode(), "not a timestamp", None, "ISO 8601"),
     "negative_seconds": (b"arrival_s,input_tokens,output_tokens\n0,1,1\n-5,1,1\n", "negative", 3, ">= 0"),
-    "bad_tier": (b"arrival_s,input_tokens,output_tokens,tier\n0,1,1,IW-F\n1,1,1,gold\n", "not a tier", 3, "IW-F, IW-N, NIW"),
-    "ragged_row": ((AZ + "2024-05-10 00:00:00,1,2\n2024-05-10 00:00:01,1,2,3,4\n").encode(), "does not parse", None,
-                   "same number"),
+    "bad_tier": (
+        b"arrival_s,input_tokens,output_tokens,tier\n0,1,1,IW-F\n1,1,1,gold\n",
+        "not a tier",
+        3,
+        "IW-F, IW-N, NIW",
+    ),
+    "ragged_row": (
+        (AZ + "2024-05-10 00:00:00,1,2\n2024-05-10 00:00:01,1,2,3,4\n").encode(),
+        "does not parse",
+        None,
+        "same number",
+    ),
     "truncated_gzip": (_gz_truncated(), "gzip stream is truncated", None, "gzip -t"),
-    "huge_single_line": (b"arrival_s,input_tokens,output_tokens\n" + b"0," + b"9" * (1024 * 1024 + 10) + b",1\n",
-                         "longer than", 2, "one request per line"),
+    "huge_single_line": (
+        b"arrival_s,input_tokens,output_tokens\n" + b"0," + b"9" * (1024 * 1024 + 10) + b",1\n",
+        "longer than",
+        2,
+        "one request per line",
+    ),
     "huge_line_no_newlines": (b"x" * (3 * 1024 * 1024), "longer than", 1, "one request per line"),
-    "bad_json_line": (b'{"timestamp": 0, "input_length": 1, "output_length": 1}\n{"timestamp": 1, "input_len\n',
-                      "not valid JSON", 2, "one complete JSON object"),
-    "json_missing_key": (b'{"timestamp": 0, "input_length": 1, "output_length": 1}\n{"timestamp": 5, "input_length": 2}\n',
-                         "'output_length' is missing", 2, "every line needs"),
+    "bad_json_line": (
+        b'{"timestamp": 0, "input_length": 1, "output_length": 1}\n{"timestamp": 1, "input_len\n',
+        "not valid JSON",
+        2,
+        "one complete JSON object",
+    ),
+    "json_missing_key": (
+        b'{"timestamp": 0, "input_length": 1, "output_length": 1}\n{"timestamp": 5, "input_length": 2}\n',
+        "'output_length' is missing",
+        2,
+        "every line needs",
+    ),
     "json_not_a_trace": (b'{"a": 1}\n', "match no known trace format", 1, "Mooncake lines need"),
     "broken_parquet": (b"PAR1" + bytes(200), "Parquet file cannot be read", None, "write it again"),
-    "mixed_native_times": (b"arrival_s,input_tokens,output_tokens\n0,1,1\n" + b"1,1,1\n" * 10
-                           + b"2024-01-01T00:00:00Z,1,1\n", "not a time", 13, "seconds"),
+    "mixed_native_times": (
+        b"arrival_s,input_tokens,output_tokens\n0,1,1\n" + b"1,1,1\n" * 10 + b"2024-01-01T00:00:00Z,1,1\n",
+        "not a time",
+        13,
+        "seconds",
+    ),
 }
 
 
@@ -95,15 +128,18 @@ def test_the_user_chosen_format_must_match_the_file(tmp_path):
         ingest(src, tmp_path / "o.parquet", fmt="mooncake")
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"rate": 0}, "rate must be > 0"),
-    ({"rate": "lots"}, "not a number"),
-    ({"time_scale": -1}, "time_scale must be > 0"),
-    ({"tier": "gold"}, "not a tier"),
-    ({"region": {"east": -1, "west": 1}}, "ratio"),
-    ({"model": {"column": "nope"}}, "does not have"),
-    ({"speed": 2}, "unknown option"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"rate": 0}, "rate must be > 0"),
+        ({"rate": "lots"}, "not a number"),
+        ({"time_scale": -1}, "time_scale must be > 0"),
+        ({"tier": "gold"}, "not a tier"),
+        ({"region": {"east": -1, "west": 1}}, "ratio"),
+        ({"model": {"column": "nope"}}, "does not have"),
+        ({"speed": 2}, "unknown option"),
+    ],
+)
 def test_bad_options_are_rejected_before_anything_is_written(tmp_path, options, message):
     src = tmp_path / "a.csv"
     src.write_text(AZ + GOOD_ROWS)

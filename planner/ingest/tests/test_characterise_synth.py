@@ -18,9 +18,16 @@ FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "workloads"
 
 def test_characterisation_matches_a_hand_computed_trace(tmp_path):
     # Five requests at 0, 10, 20, 70 and 130 s; span 130 s -> three 1-minute bins holding 3, 1, 1.
-    frame = pd.DataFrame({"arrival_s": [0.0, 10.0, 20.0, 70.0, 130.0], "input_tokens": [100, 200, 300, 400, 500],
-                          "output_tokens": [1, 2, 3, 4, 5], "region": ["r1", "r1", "r2", "r1", "r1"],
-                          "model": "m", "tier": "IW-F"})
+    frame = pd.DataFrame(
+        {
+            "arrival_s": [0.0, 10.0, 20.0, 70.0, 130.0],
+            "input_tokens": [100, 200, 300, 400, 500],
+            "output_tokens": [1, 2, 3, 4, 5],
+            "region": ["r1", "r1", "r2", "r1", "r1"],
+            "model": "m",
+            "tier": "IW-F",
+        }
+    )
     write_frame(frame, tmp_path / "t.parquet")
     result = characterise(tmp_path / "t.parquet", batch_rows=2)  # tiny batches exercise the carry-over
     s = result["summary"]
@@ -47,8 +54,16 @@ def test_token_percentiles_are_within_two_percent_of_exact(tmp_path):
     rng = np.random.default_rng(0)
     n = 20000
     tokens = np.round(np.exp(rng.normal(7.5, 1.2, n))).astype(int)
-    frame = pd.DataFrame({"arrival_s": np.arange(n, dtype=float), "input_tokens": tokens, "output_tokens": 1,
-                          "region": "r", "model": "m", "tier": "IW-F"})
+    frame = pd.DataFrame(
+        {
+            "arrival_s": np.arange(n, dtype=float),
+            "input_tokens": tokens,
+            "output_tokens": 1,
+            "region": "r",
+            "model": "m",
+            "tier": "IW-F",
+        }
+    )
     write_frame(frame, tmp_path / "t.parquet")
     got = characterise(tmp_path / "t.parquet")["summary"]["input_tokens"]
     for q in (50, 90, 95, 99):
@@ -94,11 +109,25 @@ def test_synthesis_is_reproducible_from_the_seed():
 
 
 def test_token_lengths_can_come_from_an_uploaded_trace(tmp_path):
-    frame = pd.DataFrame({"arrival_s": [0.0, 1.0, 2.0], "input_tokens": [111, 222, 333], "output_tokens": [1, 2, 3],
-                          "region": "r", "model": "m", "tier": "IW-F"})
+    frame = pd.DataFrame(
+        {
+            "arrival_s": [0.0, 1.0, 2.0],
+            "input_tokens": [111, 222, 333],
+            "output_tokens": [1, 2, 3],
+            "region": "r",
+            "model": "m",
+            "tier": "IW-F",
+        }
+    )
     write_frame(frame, tmp_path / "src.parquet")
-    spec = {"days": 1, "total_rps": 0.05, "regions": ["r"], "models": ["m"], "tiers": {"IW-F": {}},
-            "tokens": {"empirical": {"path": str(tmp_path / "src.parquet")}}}
+    spec = {
+        "days": 1,
+        "total_rps": 0.05,
+        "regions": ["r"],
+        "models": ["m"],
+        "tiers": {"IW-F": {}},
+        "tokens": {"empirical": {"path": str(tmp_path / "src.parquet")}},
+    }
     df = synthesize(spec, seed=3)
     pairs = set(zip(df["input_tokens"], df["output_tokens"], strict=True))
     assert pairs <= {(111, 1), (222, 2), (333, 3)} and len(pairs) == 3  # input and output sampled together
@@ -116,15 +145,21 @@ def test_the_synthesised_frame_writes_and_reads_as_a_normalised_trace(tmp_path):
     assert back[back["tier"] != "NIW"]["deadline_s"].isna().all()
 
 
-@pytest.mark.parametrize("spec, message", [
-    ([], "must be a JSON object"),
-    ({"regions": ["a"], "models": ["m"]}, "no 'tiers'"),
-    ({"regions": ["a"], "models": ["m"], "tiers": {"GOLD": {}}}, "not a tier"),
-    ({"regions": ["a"], "models": ["m"], "tiers": {"NIW": {"share": -1}}}, "share"),
-    ({"regions": ["a"], "models": ["m"], "tiers": {"NIW": {}}, "total_rps": 1e6, "days": 30}, "limit"),
-    ({"regions": ["a"], "models": ["m"], "tiers": {"NIW": {}}, "colour": 1}, "unknown key"),
-    ({"regions": ["a"], "models": ["m"], "tiers": {"NIW": {}}, "overrides": [{"region": "b", "factor": 2}]}, "not in"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ([], "must be a JSON object"),
+        ({"regions": ["a"], "models": ["m"]}, "no 'tiers'"),
+        ({"regions": ["a"], "models": ["m"], "tiers": {"GOLD": {}}}, "not a tier"),
+        ({"regions": ["a"], "models": ["m"], "tiers": {"NIW": {"share": -1}}}, "share"),
+        ({"regions": ["a"], "models": ["m"], "tiers": {"NIW": {}}, "total_rps": 1e6, "days": 30}, "limit"),
+        ({"regions": ["a"], "models": ["m"], "tiers": {"NIW": {}}, "colour": 1}, "unknown key"),
+        (
+            {"regions": ["a"], "models": ["m"], "tiers": {"NIW": {}}, "overrides": [{"region": "b", "factor": 2}]},
+            "not in",
+        ),
+    ],
+)
 def test_bad_specs_name_the_key(spec, message):
     with pytest.raises(SpecError, match=message):
         synthesize(spec)

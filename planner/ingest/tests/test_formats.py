@@ -28,8 +28,10 @@ def write(path: Path, text: str, *, gz: bool = False, newline: str = "\n") -> Pa
 
 
 def test_the_ingest_core_imports_without_django():
-    code = ("import sys, planner.ingest.pipeline, planner.ingest.characterise, planner.ingest.synth, "
-            "planner.ingest.normalised; assert 'django' not in sys.modules, 'django imported'")
+    code = (
+        "import sys, planner.ingest.pipeline, planner.ingest.characterise, planner.ingest.synth, "
+        "planner.ingest.normalised; assert 'django' not in sys.modules, 'django imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[3])
 
 
@@ -67,8 +69,12 @@ AZURE_VARIANTS = {
     "zone_and_fraction": ["2024-05-10 00:00:00.009930+00:00", "2024-05-10 00:00:00.509930+00:00"],
     "zone_no_fraction": ["2024-05-10 00:00:00+00:00", "2024-05-10 00:00:02+00:00"],
     "iso_t_z": ["2024-10-15T12:00:00.269Z", "2024-10-15T12:00:01Z"],
-    "mixed": ["2024-05-10 00:00:00+00:00", "2024-05-10T00:00:00.25Z", "2024-05-10 00:00:00.7500000",
-              "2024-05-10 02:00:01+02:00"],
+    "mixed": [
+        "2024-05-10 00:00:00+00:00",
+        "2024-05-10T00:00:00.25Z",
+        "2024-05-10 00:00:00.7500000",
+        "2024-05-10 02:00:01+02:00",
+    ],
 }
 AZURE_EXPECTED = {
     "seven_digits_no_zone": [0.0, 0.052],
@@ -84,8 +90,9 @@ AZURE_EXPECTED = {
 @pytest.mark.parametrize("newline", ["\n", "\r\n"])
 @pytest.mark.parametrize("gz", [False, True])
 def test_azure_timestamps_parse_in_every_variant(tmp_path, variant, newline, gz):
-    lines = ["TIMESTAMP,ContextTokens,GeneratedTokens"] + [f"{ts},{100 + i},{10 + i}" for i, ts in
-                                                          enumerate(AZURE_VARIANTS[variant])]
+    lines = ["TIMESTAMP,ContextTokens,GeneratedTokens"] + [
+        f"{ts},{100 + i},{10 + i}" for i, ts in enumerate(AZURE_VARIANTS[variant])
+    ]
     src = write(tmp_path / ("in.csv.gz" if gz else "in.csv"), "\n".join(lines) + "\n", gz=gz, newline=newline)
     result = ingest(src, tmp_path / "out.parquet")
     df = read_trace(tmp_path / "out.parquet")
@@ -95,18 +102,22 @@ def test_azure_timestamps_parse_in_every_variant(tmp_path, variant, newline, gz)
 
 
 def test_the_azure_multimodal_layout_with_num_images_is_read(tmp_path):
-    text = "TIMESTAMP,NumImages,ContextTokens,GeneratedTokens\n2024-10-15T12:00:00.269Z,2,1000,50\n" \
-           "2024-10-15T12:00:01.269Z,0,200,5\n"
+    text = (
+        "TIMESTAMP,NumImages,ContextTokens,GeneratedTokens\n2024-10-15T12:00:00.269Z,2,1000,50\n"
+        "2024-10-15T12:00:01.269Z,0,200,5\n"
+    )
     src = write(tmp_path / "mm.csv.gz", text, gz=True)
     result = ingest(src, tmp_path / "out.parquet")
     assert (result.format, result.requests, result.input_tokens, result.span_s) == ("azure", 2, 1200, 1.0)
 
 
 def test_burstgpt_keeps_failed_requests_flagged_and_the_model(tmp_path):
-    text = ("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
-            "5,ChatGPT,472,18,490,Conversation log\n"
-            "6,GPT-4,1000,0,1000,API log\n"
-            "6,ChatGPT,30,12,42,Conversation log\n")
+    text = (
+        "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+        "5,ChatGPT,472,18,490,Conversation log\n"
+        "6,GPT-4,1000,0,1000,API log\n"
+        "6,ChatGPT,30,12,42,Conversation log\n"
+    )
     result = ingest(write(tmp_path / "b.csv", text), tmp_path / "out.parquet")
     df = read_trace(tmp_path / "out.parquet")
     assert result.format == "burstgpt" and result.failed == 1
@@ -116,18 +127,22 @@ def test_burstgpt_keeps_failed_requests_flagged_and_the_model(tmp_path):
 
 
 def test_burstgpt_log_type_can_be_mapped_to_tiers(tmp_path):
-    text = ("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
-            "0,ChatGPT,10,1,11,Conversation log\n1,ChatGPT,10,1,11,API log\n")
+    text = (
+        "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+        "0,ChatGPT,10,1,11,Conversation log\n1,ChatGPT,10,1,11,API log\n"
+    )
     options = {"tier": {"column": "Log Type", "map": {"Conversation log": "IW-F", "API log": "NIW"}}}
     ingest(write(tmp_path / "b.csv", text), tmp_path / "out.parquet", options=options)
     assert read_trace(tmp_path / "out.parquet")["tier"].astype(str).tolist() == ["IW-F", "NIW"]
 
 
 def test_native_csv_reads_every_optional_column(tmp_path):
-    text = ("arrival_s,input_tokens,output_tokens,region,model,tier,slo_s,session_id\n"
-            "10.5,100,20,east,llama,IW-F,,s1\n"
-            "11,200,30,west,llama,niw,86400,s2\n"
-            "12.25,300,40,,,,,\n")
+    text = (
+        "arrival_s,input_tokens,output_tokens,region,model,tier,slo_s,session_id\n"
+        "10.5,100,20,east,llama,IW-F,,s1\n"
+        "11,200,30,west,llama,niw,86400,s2\n"
+        "12.25,300,40,,,,,\n"
+    )
     result = ingest(write(tmp_path / "n.csv", text), tmp_path / "out.parquet")
     df = read_trace(tmp_path / "out.parquet")
     assert result.format == "native"
@@ -139,9 +154,11 @@ def test_native_csv_reads_every_optional_column(tmp_path):
 
 
 def test_native_csv_accepts_timestamps_and_absolute_deadlines(tmp_path):
-    text = ("timestamp,input_tokens,output_tokens,deadline\n"
-            "2024-05-10T00:00:00Z,1,2,2024-05-10T01:00:00Z\n"
-            "2024-05-10T00:00:30Z,3,4,\n")
+    text = (
+        "timestamp,input_tokens,output_tokens,deadline\n"
+        "2024-05-10T00:00:00Z,1,2,2024-05-10T01:00:00Z\n"
+        "2024-05-10T00:00:30Z,3,4,\n"
+    )
     ingest(write(tmp_path / "n.csv", text), tmp_path / "out.parquet")
     df = read_trace(tmp_path / "out.parquet")
     assert df["arrival_s"].tolist() == [0.0, 30.0]
@@ -149,8 +166,10 @@ def test_native_csv_accepts_timestamps_and_absolute_deadlines(tmp_path):
 
 
 def test_native_json_lines_are_read(tmp_path):
-    lines = [{"arrival_s": 2.0, "input_tokens": 5, "output_tokens": 6, "tier": "IW-N", "hash_ids": [1, 2]},
-             {"arrival_s": 3.5, "input_tokens": 7, "output_tokens": 8, "tier": "NIW", "hash_ids": [1]}]
+    lines = [
+        {"arrival_s": 2.0, "input_tokens": 5, "output_tokens": 6, "tier": "IW-N", "hash_ids": [1, 2]},
+        {"arrival_s": 3.5, "input_tokens": 7, "output_tokens": 8, "tier": "NIW", "hash_ids": [1]},
+    ]
     src = write(tmp_path / "n.jsonl", "\n".join(json.dumps(x) for x in lines) + "\n")
     result = ingest(src, tmp_path / "out.parquet")
     df = read_trace(tmp_path / "out.parquet")
@@ -184,8 +203,19 @@ def test_unsorted_timestamps_are_sorted_not_rejected(tmp_path, in_memory):
 def test_unsorted_rows_keep_their_own_optional_columns_through_the_bucket_sort(tmp_path):
     rng = np.random.default_rng(2)
     t = rng.permutation(300).astype(float)
-    lines = [json.dumps({"arrival_s": float(x), "input_tokens": int(x), "output_tokens": 1, "slo_s": 10,
-                         "session_id": f"s{int(x)}", "hash_ids": [int(x), int(x) + 1]}) for x in t]
+    lines = [
+        json.dumps(
+            {
+                "arrival_s": float(x),
+                "input_tokens": int(x),
+                "output_tokens": 1,
+                "slo_s": 10,
+                "session_id": f"s{int(x)}",
+                "hash_ids": [int(x), int(x) + 1],
+            }
+        )
+        for x in t
+    ]
     src = tmp_path / "u.jsonl"
     src.write_text("\n".join(lines) + "\n")
     result = ingest(src, tmp_path / "out.parquet", chunk_rows=40, sort_in_memory_rows=50, bucket_rows=60)
@@ -200,9 +230,17 @@ def test_unsorted_rows_keep_their_own_optional_columns_through_the_bucket_sort(t
 def test_a_normalised_parquet_trace_imports_as_native(tmp_path):
     from planner.ingest.normalised import write_frame
 
-    frame = pd.DataFrame({"arrival_s": [0.0, 1.5, 3.0], "input_tokens": [10, 20, 30], "output_tokens": [1, 2, 3],
-                          "region": ["a", "b", "a"], "model": "m", "tier": ["IW-F", "NIW", "IW-N"],
-                          "deadline_s": [np.nan, 86401.5, np.nan]})
+    frame = pd.DataFrame(
+        {
+            "arrival_s": [0.0, 1.5, 3.0],
+            "input_tokens": [10, 20, 30],
+            "output_tokens": [1, 2, 3],
+            "region": ["a", "b", "a"],
+            "model": "m",
+            "tier": ["IW-F", "NIW", "IW-N"],
+            "deadline_s": [np.nan, 86401.5, np.nan],
+        }
+    )
     write_frame(frame, tmp_path / "in.parquet")
     result = ingest(tmp_path / "in.parquet", tmp_path / "out.parquet", options={"time_scale": 2})
     df = read_trace(tmp_path / "out.parquet")

@@ -17,8 +17,14 @@ N = 4000
 def src(tmp_path):
     rng = np.random.default_rng(11)
     t = np.sort(rng.uniform(0, 3600, N))
-    frame = pd.DataFrame({"arrival_s": np.round(t, 6), "input_tokens": rng.integers(1, 5000, N),
-                          "output_tokens": rng.integers(1, 500, N), "session_id": [f"s{i}" for i in range(N)]})
+    frame = pd.DataFrame(
+        {
+            "arrival_s": np.round(t, 6),
+            "input_tokens": rng.integers(1, 5000, N),
+            "output_tokens": rng.integers(1, 500, N),
+            "session_id": [f"s{i}" for i in range(N)],
+        }
+    )
     path = tmp_path / "native.csv"
     frame.to_csv(path, index=False)
     return path
@@ -75,8 +81,10 @@ def test_replication_multiplies_the_rate_with_bounded_forward_jitter(src, tmp_pa
     assert originals["arrival_s"].to_numpy() == pytest.approx(base["arrival_s"].to_numpy())
     copies = triple[triple["session_id"].str.contains("#")].copy()
     copies["origin"] = copies["session_id"].str.split("#").str[0]
-    delay = copies["arrival_s"].to_numpy() - copies["origin"].map(dict(zip(base["session_id"], base["arrival_s"],
-                                                                           strict=True))).to_numpy()
+    delay = (
+        copies["arrival_s"].to_numpy()
+        - copies["origin"].map(dict(zip(base["session_id"], base["arrival_s"], strict=True))).to_numpy()
+    )
     assert (delay >= 0).all() and (delay < 2.0).all()
     assert sorted(copies["session_id"].str.split("#").str[1].unique()) == ["1", "2"]
 
@@ -86,12 +94,17 @@ def test_a_fractional_rate_above_one_adds_the_fraction_on_average(src, tmp_path)
     assert abs(len(df) - 1.5 * N) < 5 * np.sqrt(N * 0.25)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("east", {"kind": "fixed", "value": "east"}),
-    ("east:0.75,west:0.25", {"kind": "split", "ratios": (("east", 0.75), ("west", 0.25))}),
-    ('{"column": "Model", "map": {"ChatGPT": "gpt-35"}}', {"kind": "column", "column": "Model",
-                                                            "mapping": (("ChatGPT", "gpt-35"),)}),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("east", {"kind": "fixed", "value": "east"}),
+        ("east:0.75,west:0.25", {"kind": "split", "ratios": (("east", 0.75), ("west", 0.25))}),
+        (
+            '{"column": "Model", "map": {"ChatGPT": "gpt-35"}}',
+            {"kind": "column", "column": "Model", "mapping": (("ChatGPT", "gpt-35"),)},
+        ),
+    ],
+)
 def test_cli_assignment_texts_are_understood(text, expected):
     a = parse_assignment(text, "region")
     for key, value in expected.items():

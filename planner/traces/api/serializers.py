@@ -16,10 +16,31 @@ class TraceSerializer(serializers.ModelSerializer):
     class Meta:
         model = Trace
         fields = [
-            "id", "name", "description", "source", "format", "original_name", "size_bytes", "content_sha256",
-            "options", "requests", "span_s", "input_tokens", "output_tokens", "failed_requests", "source_rows",
-            "was_sorted", "start_epoch_s", "columns", "groups", "characterisation", "characterised", "job",
-            "created", "normalised_url", "original_url",
+            "id",
+            "name",
+            "description",
+            "source",
+            "format",
+            "original_name",
+            "size_bytes",
+            "content_sha256",
+            "options",
+            "requests",
+            "span_s",
+            "input_tokens",
+            "output_tokens",
+            "failed_requests",
+            "source_rows",
+            "was_sorted",
+            "start_epoch_s",
+            "columns",
+            "groups",
+            "characterisation",
+            "characterised",
+            "job",
+            "created",
+            "normalised_url",
+            "original_url",
         ]
         read_only_fields = fields
 
@@ -41,8 +62,11 @@ class TraceUploadSerializer(serializers.Serializer):
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
     description = serializers.CharField(required=False, allow_blank=True)
     format = serializers.ChoiceField(choices=FORMAT_CHOICES, default="auto")
-    region = serializers.CharField(required=False, allow_blank=True,
-                                   help_text='a value, ratios "a:0.6,b:0.4", or JSON {"column": ..., "map": {...}}')
+    region = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        help_text='a value, ratios "a:0.6,b:0.4", or JSON {"column": ..., "map": {...}}',
+    )
     model = serializers.CharField(required=False, allow_blank=True)
     tier = serializers.CharField(required=False, allow_blank=True, help_text="IW-F, IW-N, NIW, ratios or a mapping")
     time_scale = serializers.FloatField(required=False, help_text="multiply all times (0.5 halves the span)")
@@ -55,5 +79,6 @@ class TraceSynthSerializer(serializers.Serializer):
     spec = serializers.JSONField(help_text="synthesiser spec (see fixtures/workloads/sageserve_day.json)")
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
     seed = serializers.IntegerField(required=False, allow_null=True, min_value=0)
-    token_trace = serializers.IntegerField(required=False, allow_null=True,
-                                           help_text="sample token lengths from this trace of yours")
+    token_trace = serializers.IntegerField(
+        required=False, allow_null=True, help_text="sample token lengths from this trace of yours"
+    )

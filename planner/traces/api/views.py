@@ -32,8 +32,7 @@ def _team(request):
     return team
 
 
-class TraceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin,
-                   viewsets.GenericViewSet):
+class TraceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet):
     """Traces of the caller's team. Upload with multipart POST; characterisation runs as a job."""
 
     filterset_class = TraceFilter
@@ -52,9 +51,10 @@ class TraceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Dest
             return TraceSynthSerializer
         return TraceSerializer
 
-    @extend_schema(request={"multipart/form-data": TraceUploadSerializer},
-                   responses={201: TraceSerializer, 400: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT,
-                              413: OpenApiTypes.OBJECT})
+    @extend_schema(
+        request={"multipart/form-data": TraceUploadSerializer},
+        responses={201: TraceSerializer, 400: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT, 413: OpenApiTypes.OBJECT},
+    )
     def create(self, request, *args, **kwargs):
         ser = TraceUploadSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
@@ -63,9 +63,17 @@ class TraceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Dest
         options = {k: data.pop(k) for k in ("time_scale", "rate", "jitter_s", "seed") if k in data}
         try:
             trace = services.import_upload(
-                upload, team=_team(request), user=request.user, name=data.get("name") or None,
-                fmt=data.get("format", "auto"), options=options, description=data.get("description", ""),
-                region=data.get("region"), model=data.get("model"), tier=data.get("tier"))
+                upload,
+                team=_team(request),
+                user=request.user,
+                name=data.get("name") or None,
+                fmt=data.get("format", "auto"),
+                options=options,
+                description=data.get("description", ""),
+                region=data.get("region"),
+                model=data.get("model"),
+                tier=data.get("tier"),
+            )
         except services.TraceInputError as exc:
             return _error(exc)
         trace.refresh_from_db()
@@ -74,8 +82,10 @@ class TraceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Dest
     def perform_destroy(self, instance):
         services.delete_trace(instance)
 
-    @extend_schema(request=TraceSynthSerializer, responses={201: TraceSerializer, 400: OpenApiTypes.OBJECT,
-                                                             409: OpenApiTypes.OBJECT})
+    @extend_schema(
+        request=TraceSynthSerializer,
+        responses={201: TraceSerializer, 400: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT},
+    )
     @action(detail=False, methods=["post"], parser_classes=[JSONParser])
     def synthesise(self, request):
         """Generate a workload from a synthesiser spec and store it as a trace."""
@@ -86,9 +96,13 @@ class TraceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Dest
         if token_trace is not None and isinstance(spec, dict):
             spec = {**spec, "tokens": {"empirical": {"trace": token_trace}}}
         try:
-            trace = services.synthesise_trace(spec, team=_team(request), user=request.user,
-                                              name=ser.validated_data.get("name") or None,
-                                              seed=ser.validated_data.get("seed"))
+            trace = services.synthesise_trace(
+                spec,
+                team=_team(request),
+                user=request.user,
+                name=ser.validated_data.get("name") or None,
+                seed=ser.validated_data.get("seed"),
+            )
         except services.TraceInputError as exc:
             return _error(exc)
         trace.refresh_from_db()
@@ -112,8 +126,10 @@ class TraceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Dest
             raise NotFound("not characterised yet; see the trace's job for progress")
         return Response({"summary": trace.characterisation, **data})
 
-    @extend_schema(parameters=[OpenApiParameter("kind", str, enum=["normalised", "original"])],
-                   responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
+    @extend_schema(
+        parameters=[OpenApiParameter("kind", str, enum=["normalised", "original"])],
+        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
+    )
     @action(detail=True, methods=["get"])
     def download(self, request, pk=None):
         """The normalised Parquet file (default) or the original upload."""

@@ -20,8 +20,10 @@ from planner.traces.models import Trace, trace_root
 SHARED = Path("/work/shared/data/traces")
 AZURE_CODE = SHARED / "AzureLLMInferenceTrace_code.csv"
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "workloads"
-NATIVE = ("arrival_s,input_tokens,output_tokens,region,tier\n"
-          "0,100,10,east,IW-F\n5,200,20,west,NIW\n65,300,30,east,IW-N\n3,50,5,east,IW-F\n")
+NATIVE = (
+    "arrival_s,input_tokens,output_tokens,region,tier\n"
+    "0,100,10,east,IW-F\n5,200,20,west,NIW\n65,300,30,east,IW-N\n3,50,5,east,IW-F\n"
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -79,8 +81,13 @@ def test_the_teammate_can_delete_and_the_files_go_too(cast):
 
 def test_the_list_filters_by_name_format_and_size(cast):
     upload(cast.owner.api, NATIVE, name="alpha.csv")
-    upload(cast.owner.api, AZURE_CODE.read_bytes() if AZURE_CODE.exists() else
-           b"TIMESTAMP,ContextTokens,GeneratedTokens\n2024-05-10 00:00:00,1,1\n", name="beta.csv")
+    upload(
+        cast.owner.api,
+        AZURE_CODE.read_bytes()
+        if AZURE_CODE.exists()
+        else b"TIMESTAMP,ContextTokens,GeneratedTokens\n2024-05-10 00:00:00,1,1\n",
+        name="beta.csv",
+    )
     names = lambda q: sorted(t["name"] for t in cast.owner.api.get(f"/api/traces/?{q}").json()["results"])  # noqa: E731
     assert names("name=alph") == ["alpha"]
     assert names("file_format=azure") == ["beta"]
@@ -102,14 +109,25 @@ def test_a_duplicate_upload_is_a_409_pointing_at_the_existing_trace(cast):
     assert upload(cast.outsider.api, NATIVE).status_code == 201
 
 
-@pytest.mark.parametrize("content, name, status, message", [
-    (b"", "empty.csv", 400, "empty"),
-    (bytes(range(256)) * 20, "junk.bin", 400, "binary"),
-    (b"arrival_s,input_tokens,output_tokens\n0,1,1\n1,-4,1\n", "neg.csv", 400, "negative"),
-    (b"when,what\n1,2\n", "unknown.csv", 400, "matches no known trace format"),
-    (gzip.compress(("arrival_s,input_tokens,output_tokens\n" + "".join(f"{i},{i * 7 % 1000},3\n" for i in range(50000))
-                    ).encode())[:-4], "cut.csv.gz", 400, "truncated"),
-])
+@pytest.mark.parametrize(
+    "content, name, status, message",
+    [
+        (b"", "empty.csv", 400, "empty"),
+        (bytes(range(256)) * 20, "junk.bin", 400, "binary"),
+        (b"arrival_s,input_tokens,output_tokens\n0,1,1\n1,-4,1\n", "neg.csv", 400, "negative"),
+        (b"when,what\n1,2\n", "unknown.csv", 400, "matches no known trace format"),
+        (
+            gzip.compress(
+                (
+                    "arrival_s,input_tokens,output_tokens\n" + "".join(f"{i},{i * 7 % 1000},3\n" for i in range(50000))
+                ).encode()
+            )[:-4],
+            "cut.csv.gz",
+            400,
+            "truncated",
+        ),
+    ],
+)
 def test_bad_uploads_get_a_4xx_naming_the_problem_and_store_nothing(cast, content, name, status, message):
     before_jobs = Job.objects.count()
     response = upload(cast.owner.api, content, name=name)
@@ -140,8 +158,7 @@ def test_the_upload_size_limit_is_configurable(cast, settings):
 
 
 def test_splits_and_rate_multiplication_apply_at_upload(cast):
-    body = upload(cast.owner.api, NATIVE, region="r1", model="m:1", tier="IW-F:0.5,NIW:0.5", rate="3",
-                  seed="7").json()
+    body = upload(cast.owner.api, NATIVE, region="r1", model="m:1", tier="IW-F:0.5,NIW:0.5", rate="3", seed="7").json()
     assert body["requests"] == 12 and set(k.split("|")[0] for k in body["groups"]) == {"r1"}
     assert body["options"]["rate"] == 3.0 and body["options"]["tier"] == {"IW-F": 0.5, "NIW": 0.5}
 
@@ -175,8 +192,9 @@ def test_pages_list_upload_and_show_charts(cast):
     page = Client()
     page.force_login(cast.owner.user)
     assert page.get("/traces/").status_code == 200
-    response = page.post("/traces/upload/", {"file": SimpleUploadedFile("p.csv", NATIVE.encode()), "format": "auto",
-                                             "tier": ""})
+    response = page.post(
+        "/traces/upload/", {"file": SimpleUploadedFile("p.csv", NATIVE.encode()), "format": "auto", "tier": ""}
+    )
     assert response.status_code == 302
     trace = Trace.objects.get()
     detail = page.get(response["Location"])
@@ -210,8 +228,9 @@ def test_the_synthesise_page_prefills_a_fixture_and_creates_a_trace(cast):
 def test_import_trace_file_is_callable_for_demo_data_and_queues_characterisation(cast, tmp_path):
     path = tmp_path / "n.csv"
     path.write_text(NATIVE)
-    trace = services.import_trace_file(path, team=cast.owner.team, name="demo", tier="NIW", format="native",
-                                       time_scale=0.5)
+    trace = services.import_trace_file(
+        path, team=cast.owner.team, name="demo", tier="NIW", format="native", time_scale=0.5
+    )
     trace.refresh_from_db()
     assert trace.name == "demo" and trace.job.kind == "trace.characterise" and trace.job.status == "succeeded"
     assert set(read_trace(trace.normalised_file)["tier"]) == {"NIW"} and trace.span_s == 32.5
@@ -237,7 +256,11 @@ def test_the_import_trace_command_prints_one_json_object(db, tmp_path):
     body = json.loads(out.getvalue())
     assert {"id", "requests", "span_s", "input_tokens", "output_tokens", "format"} <= set(body)
     assert (body["requests"], body["input_tokens"], body["output_tokens"], body["format"]) == (
-        8819, 18_059_974, 245_896, "azure")
+        8819,
+        18_059_974,
+        245_896,
+        "azure",
+    )
     assert body["span_s"] == pytest.approx(3435.948056)
     assert body["characterised"] is True
 

@@ -10,8 +10,10 @@ from planner.traces.services import TraceInputError, import_trace_file
 
 
 class Command(BaseCommand):
-    help = ("Import a trace file (Azure, BurstGPT, Mooncake or native; plain or gzip) for a team, normalise it "
-            "to Parquet and characterise it.")
+    help = (
+        "Import a trace file (Azure, BurstGPT, Mooncake or native; plain or gzip) for a team, normalise it "
+        "to Parquet and characterise it."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("file")
@@ -37,17 +39,34 @@ class Command(BaseCommand):
             team = user.membership.team
         else:
             team, _ = Team.objects.get_or_create(name=opts["team"])
-        options = {k: v for k, v in (("time_scale", opts["time_scale"]), ("rate", opts["rate"]),
-                                     ("jitter_s", opts["jitter"]), ("seed", opts["seed"])) if v is not None}
+        options = {
+            k: v
+            for k, v in (
+                ("time_scale", opts["time_scale"]),
+                ("rate", opts["rate"]),
+                ("jitter_s", opts["jitter"]),
+                ("seed", opts["seed"]),
+            )
+            if v is not None
+        }
 
         def progress(fraction, message):
             if not opts["json"] and opts["verbosity"] > 1:
                 self.stderr.write(f"{100 * fraction:5.1f}% {message}")
 
         try:
-            trace = import_trace_file(opts["file"], team=team, user=user, name=opts["name"], fmt=opts["format"],
-                                      options=options, region=opts["region"], model=opts["model"],
-                                      tier=opts["tier"], progress=progress)
+            trace = import_trace_file(
+                opts["file"],
+                team=team,
+                user=user,
+                name=opts["name"],
+                fmt=opts["format"],
+                options=options,
+                region=opts["region"],
+                model=opts["model"],
+                tier=opts["tier"],
+                progress=progress,
+            )
         except TraceInputError as exc:
             if opts["json"]:
                 self.stdout.write(json.dumps({"error": exc.as_dict()}))
@@ -55,17 +74,27 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         trace.refresh_from_db()
         out = {
-            "id": trace.pk, "name": trace.name, "team": team.name, "format": trace.format,
-            "requests": trace.requests, "span_s": trace.span_s, "input_tokens": trace.input_tokens,
-            "output_tokens": trace.output_tokens, "failed_requests": trace.failed_requests,
-            "was_sorted": trace.was_sorted, "normalised_file": str(trace.normalised_file),
-            "job": trace.job_id, "job_status": trace.job.status if trace.job else None,
+            "id": trace.pk,
+            "name": trace.name,
+            "team": team.name,
+            "format": trace.format,
+            "requests": trace.requests,
+            "span_s": trace.span_s,
+            "input_tokens": trace.input_tokens,
+            "output_tokens": trace.output_tokens,
+            "failed_requests": trace.failed_requests,
+            "was_sorted": trace.was_sorted,
+            "normalised_file": str(trace.normalised_file),
+            "job": trace.job_id,
+            "job_status": trace.job.status if trace.job else None,
             "characterised": trace.characterised is not None,
         }
         if opts["json"]:
             self.stdout.write(json.dumps(out))
         else:
-            self.stdout.write(f"imported trace #{trace.pk} {trace.name!r} ({trace.format}): {trace.requests:,} requests "
-                              f"over {trace.span_s:,.1f} s, {trace.input_tokens:,} input and "
-                              f"{trace.output_tokens:,} output tokens; characterisation job #{trace.job_id} "
-                              f"{out['job_status']}")
+            self.stdout.write(
+                f"imported trace #{trace.pk} {trace.name!r} ({trace.format}): {trace.requests:,} requests "
+                f"over {trace.span_s:,.1f} s, {trace.input_tokens:,} input and "
+                f"{trace.output_tokens:,} output tokens; characterisation job #{trace.job_id} "
+                f"{out['job_status']}"
+            )

@@ -11,8 +11,10 @@ from planner.ingest.synth import synthesize
 
 
 class Command(BaseCommand):
-    help = ("Generate a workload from a synthesiser spec (JSON) and write it as a normalised trace: Parquet "
-            "(.parquet) or native CSV (.csv / .csv.gz). Import it with `manage.py import_trace`.")
+    help = (
+        "Generate a workload from a synthesiser spec (JSON) and write it as a normalised trace: Parquet "
+        "(.parquet) or native CSV (.csv / .csv.gz). Import it with `manage.py import_trace`."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("spec", help="spec file, e.g. fixtures/workloads/sageserve_week.json")
@@ -41,12 +43,18 @@ class Command(BaseCommand):
         else:
             raise CommandError(f"{out}: use a .parquet, .csv or .csv.gz file name")
         summary = {
-            "out": str(out), "requests": len(frame), "span_s": float(frame["arrival_s"].iloc[-1]),
-            "input_tokens": int(frame["input_tokens"].sum()), "output_tokens": int(frame["output_tokens"].sum()),
+            "out": str(out),
+            "requests": len(frame),
+            "span_s": float(frame["arrival_s"].iloc[-1]),
+            "input_tokens": int(frame["input_tokens"].sum()),
+            "output_tokens": int(frame["output_tokens"].sum()),
             "by_tier": {str(k): int(v) for k, v in frame["tier"].value_counts().sort_index().items()},
-            "regions": sorted(map(str, frame["region"].unique())), "models": sorted(map(str, frame["model"].unique())),
+            "regions": sorted(map(str, frame["region"].unique())),
+            "models": sorted(map(str, frame["model"].unique())),
         }
         if opts["json"]:
             self.stdout.write(json.dumps(summary))
         else:
-            self.stdout.write(f"wrote {summary['requests']:,} requests over {summary['span_s'] / 86400:.2f} days to {out}")
+            self.stdout.write(
+                f"wrote {summary['requests']:,} requests over {summary['span_s'] / 86400:.2f} days to {out}"
+            )
