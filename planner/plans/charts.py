@@ -10,18 +10,18 @@ OPTION_COLOURS = {"reserved": "#2b6cb0", "on_demand": "#dd6b20", "spot": "#38a16
 
 
 def instances_by_pool(result: dict) -> go.Figure:
-    """Stacked areas: GPUs in use per hour by (region, GPU type)."""
+    """Stacked areas: instances running per hour by (region, GPU type), all models together."""
     hours = list(range(result.get("hours", 0)))
-    used = defaultdict(lambda: [0] * len(hours))
-    for row in result.get("supply", []):
-        used[f"{row['region']} / {row['gpu']}"][row["hour"]] = row["used"]
+    count = defaultdict(lambda: [0] * len(hours))
+    for row in result.get("instances", []):
+        count[f"{row['region']} / {row['gpu']}"][row["hour"]] += row["instances"]
     fig = go.Figure()
-    for name in sorted(used):
-        fig.add_trace(go.Scatter(x=hours, y=used[name], name=name, stackgroup="gpus", mode="lines"))
+    for name in sorted(count):
+        fig.add_trace(go.Scatter(x=hours, y=count[name], name=name, stackgroup="inst", mode="lines"))
     fig.update_layout(
-        title="GPUs in use per hour, by region and GPU type",
+        title="Instances per hour, by region and GPU type",
         xaxis_title="hour",
-        yaxis_title="GPUs",
+        yaxis_title="instances",
         height=380,
         margin=dict(t=50, b=40, l=50, r=10),
     )
@@ -77,7 +77,7 @@ def cost_breakdown(result: dict) -> go.Figure:
         fig.add_trace(go.Bar(x=["static peak, on-demand"], y=[static], name="static peak", marker_color="#a0aec0"))
     fig.update_layout(
         barmode="stack",
-        title="Cost over the horizon by purchase option vs static peak provisioning",
+        title="Cost by purchase option vs static peak",
         yaxis_title="$",
         height=340,
         margin=dict(t=50, b=40, l=60, r=10),
