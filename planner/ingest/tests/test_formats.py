@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -247,3 +248,16 @@ def test_a_normalised_parquet_trace_imports_as_native(tmp_path):
     assert result.format == "native" and df["arrival_s"].tolist() == [0.0, 3.0, 6.0]
     assert df["tier"].astype(str).tolist() == ["IW-F", "NIW", "IW-N"]
     assert np.isnan(df["deadline_s"].iloc[0]) and df["deadline_s"].iloc[1] == 2 * 86401.5
+
+
+def test_a_late_out_of_order_row_falls_back_to_the_sorting_path(tmp_path):
+    rows = [(float(i), i) for i in range(1000)]
+    rows[900] = (5.5, 900)  # sorted for 900 rows, then one early arrival
+    src = tmp_path / "late.csv"
+    src.write_text("arrival_s,input_tokens,output_tokens\n" + "".join(f"{t},{n},1\n" for t, n in rows))
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    result = ingest(src, out_dir / "t.parquet", chunk_rows=100, options={"rate": 2, "seed": 1})
+    df = read_trace(out_dir / "t.parquet")
+    assert not result.was_sorted and result.requests == 2000 and df["arrival_s"].is_monotonic_increasing
+    assert sorted(os.listdir(out_dir)) == ["t.parquet"]  # the abandoned one-pass output is gone
