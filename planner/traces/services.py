@@ -335,32 +335,44 @@ def _save(
 
 
 def resolve_token_source(spec: dict, *, team) -> dict:
-    """Replace ``tokens: {"empirical": {"trace": ID}}`` by the trace's normalised file (team-checked)."""
+    """Replace every ``"empirical": {"trace": ID}`` under ``tokens`` by that trace's normalised file
+    (team-checked). Any other ``empirical`` source (a path, inline lists) is refused here: a spec from
+    the web must not read server files, and inline lists belong in the Django-free core only."""
     spec = json.loads(json.dumps(spec))
     tokens = spec.get("tokens") if isinstance(spec, dict) else None
-    if isinstance(tokens, dict):
-        for holder in [tokens] + [
-            v
-            for k in ("by_model", "by_tier", "by_model_tier")
-            for v in (tokens.get(k) or {}).values()
-            if isinstance(v, dict)
-        ]:
-            emp = holder.get("empirical")
-            if isinstance(emp, dict) and "trace" in emp:
-                trace = Trace.objects.filter(team=team, pk=emp["trace"]).first()
-                if trace is None:
-                    raise TraceInputError(
-                        f"trace #{emp['trace']} does not exist in your team",
-                        where="tokens.empirical",
-                        hint="pick one of your uploaded traces",
-                    )
-                holder["empirical"] = {"path": str(trace.normalised_file)}
-            elif isinstance(emp, dict) and "path" in emp:
+
+    def visit(node, where: str) -> None:
+        if isinstance(node, list):
+            for i, item in enumerate(node):
+                visit(item, f"{where}[{i}]")
+            return
+        if not isinstance(node, dict):
+            return
+        for key, value in list(node.items()):
+            here = f"{where}.{key}"
+            if key != "empirical":
+                visit(value, here)
+                continue
+            trace_id = value.get("trace") if isinstance(value, dict) else None
+            if not isinstance(value, dict) or set(value) != {"trace"}:
                 raise TraceInputError(
-                    "a spec cannot read files by path here",
-                    where="tokens.empirical.path",
-                    hint='name one of your traces instead: {"empirical": {"trace": ID}}',
+                    "token lengths can only be sampled from one of your traces here",
+                    where=here,
+                    hint='use {"empirical": {"trace": ID}} with the id of one of your traces',
                 )
+            try:
+                trace = Trace.objects.filter(team=team, pk=int(trace_id)).first()
+            except (TypeError, ValueError):
+                trace = None
+            if trace is None:
+                raise TraceInputError(
+                    f"trace #{trace_id} does not exist in your team",
+                    where=here,
+                    hint="pick one of your uploaded traces",
+                )
+            node[key] = {"path": str(trace.normalised_file)}
+
+    visit(tokens, "tokens")
     return spec
 
 

@@ -186,6 +186,15 @@ def test_synthesis_can_sample_tokens_from_a_teams_trace_but_not_anothers(cast):
     assert set(df["input_tokens"]) <= {100, 200, 300, 50}
     denied = cast.outsider.api.post("/api/traces/synthesise/", {"spec": spec, "token_trace": trace_id}, format="json")
     assert denied.status_code == 400 and "does not exist in your team" in denied.json()["error"]["message"]
+    for sneaky in (
+        {"empirical": "/etc/passwd"},
+        {"default": {"empirical": {"path": "/etc/passwd"}}},
+        {"by_model": {"m": {"empirical": {"trace": trace_id, "path": "/etc/passwd"}}}},
+    ):
+        refused = cast.owner.api.post("/api/traces/synthesise/", {"spec": {**spec, "tokens": sneaky}}, format="json")
+        assert refused.status_code == 400 and "one of your traces" in refused.json()["error"]["message"]
+    nested = {**spec, "tokens": {"default": {"empirical": {"trace": trace_id}}}}
+    assert cast.owner.api.post("/api/traces/synthesise/", {"spec": nested}, format="json").status_code == 201
 
 
 def test_pages_list_upload_and_show_charts(cast):
