@@ -6,6 +6,8 @@ indexed by request id (rid), so an instance only holds rids.
 
 from __future__ import annotations
 
+from math import sqrt
+
 from simulations.engine.config import DeploymentSpec, EndpointConfig
 
 # Instance life-cycle states
@@ -30,7 +32,7 @@ class Instance:
         "iid", "endpoint", "spec", "state", "cap", "max_b", "max_bt", "pc0", "pc1", "pc2", "dc0", "dcb", "dcc",
         "waiting", "running", "fin_heap", "B", "S", "it", "kv", "work", "phase", "seg_t0", "seg_n", "seg_d0",
         "seg_B", "seg_end", "version", "batch", "busy_s", "t_requested", "t_ready", "t_released", "source",
-        "rr", "donate_on_release", "grow", "seg_a", "runs_i0", "runs_old", "runs_meta",
+        "rr", "donate_on_release", "seg_a", "runs_i0", "runs_old", "runs_meta",
         "last_dec_end", "prefilling", "kv_prefill",
     )
 
@@ -77,7 +79,6 @@ class Instance:
         self.last_dec_end = float("nan")
         self.prefilling: list = []  # chunked prefill: [rid, prompt tokens left, KV reserved] in admission order
         self.kv_prefill = 0  # KV reserved by requests still in chunked prefill
-        self.grow = 0.0  # KV growth rate (tokens/s) this instance adds to its endpoint's signal during a decode run
 
     @property
     def queue_len(self) -> int:
@@ -96,7 +97,7 @@ class Endpoint:
 
     __slots__ = ("eid", "config", "spec", "region", "region_idx", "model", "model_idx", "pool", "serving",
                  "provisioning", "draining", "kv_sum", "cap_sum", "backlog", "rr", "last_scale_t", "name",
-                 "min_instances", "max_instances", "state", "grow_rate", "grow_base", "clock")
+                 "min_instances", "max_instances", "state", "clock")
 
     def __init__(self, eid: int, config: EndpointConfig, region_idx: int, model_idx: int) -> None:
         self.eid = eid
@@ -119,10 +120,6 @@ class Endpoint:
         self.max_instances = config.max_instances
         self.name = f"{config.region}/{config.model}" + ("" if config.pool == "all" else f"/{config.pool}")
         self.state: dict = {}  # free-form per-policy state (autoscalers may keep things here)
-        # KV grows by B tokens per decode iteration between events; the signal interpolates it linearly:
-        # kv(t) = kv_sum + grow_rate * t - grow_base
-        self.grow_rate = 0.0
-        self.grow_base = 0.0
         self.clock = None  # the simulator (for .now)
 
     @property
@@ -131,9 +128,32 @@ class Endpoint:
         return self.util_at(self.clock.now if self.clock is not None else 0.0)
 
     def util_at(self, t: float) -> float:
-        if not self.cap_sum:
+        """Exact at time t in both modes: each serving instance's KV at its last event plus, inside a
+        multi-iteration decode run, B tokens per iteration completed by t (same quadratic as the run)."""
+        cap = self.cap_sum
+        if not cap:
             return 1.0
-        return (self.kv_sum + self.grow_rate * t - self.grow_base) / self.cap_sum
+        kv = self.kv_sum
+        for inst in self.serving:
+            if inst.phase == 2 and inst.seg_n > 1:  # DECODE run
+                e = t - inst.seg_t0
+                if e <= 0:
+                    continue
+                d0 = inst.seg_d0
+                a = inst.seg_a
+                if a > 0:
+                    b = d0 - a
+                    k = int((-b + sqrt(b * b + 4 * a * e)) / (2 * a))
+                else:
+                    k = int(e / d0)
+                while k > 0 and k * d0 + a * k * (k - 1) > e:
+                    k -= 1
+                while (k + 1) * d0 + a * (k + 1) * k <= e:
+                    k += 1
+                if k > inst.seg_n:
+                    k = inst.seg_n
+                kv += inst.seg_B * k
+        return kv / cap
 
     @property
     def n_serving(self) -> int:

@@ -282,7 +282,7 @@ class Simulator:
         """Drain the serving instance with the least remaining work (never the last one)."""
         if len(ep.serving) <= 1:
             return None
-        inst = min(ep.serving, key=lambda i: (i.work, i.iid))
+        inst = min(ep.serving, key=lambda i: (work_now(i, now), i.iid))
         self.drain(inst, now, donate=donate)
         self.scaling_events.append({"t": now, "endpoint": ep.name, "action": "scale_in",
                                     "source": "spot" if donate else "release", "delay_s": 0.0})
@@ -300,10 +300,6 @@ class Simulator:
         if inst.state != SERVING:
             return
         ep.serving.remove(inst)
-        if inst.grow:
-            ep.grow_rate -= inst.grow
-            ep.grow_base -= inst.grow * inst.seg_t0
-            inst.grow = 0.0
         ep.kv_sum -= inst.kv
         ep.cap_sum -= inst.cap
         inst.state = DRAINING
@@ -416,11 +412,6 @@ class Simulator:
     # ------------------------------------------------------------------ instance engine
     def _segment_end(self, inst: Instance, t: float) -> None:
         inst.busy_s += t - inst.seg_t0
-        if inst.grow:
-            ep = inst.endpoint
-            ep.grow_rate -= inst.grow
-            ep.grow_base -= inst.grow * inst.seg_t0
-            inst.grow = 0.0
         if inst.phase == WAKE:
             return self._step(inst, t)
         if inst.phase == MIXED:
@@ -602,12 +593,7 @@ class Simulator:
             inst.seg_end = t + dur
             inst.version += 1
             if inst.state == SERVING:
-                ep = inst.endpoint
-                ep.kv_sum += kv_used - inst.kv
-                g = B * n / dur
-                inst.grow = g
-                ep.grow_rate += g
-                ep.grow_base += g * t
+                inst.endpoint.kv_sum += kv_used - inst.kv
             inst.kv = kv_used
             self.seq += 1
             heappush(self.heap, (t + dur, self.seq, EV_INST, inst, inst.version))

@@ -53,8 +53,7 @@ class PreferenceThresholdRouter(RegionRouter):
         for eps in lists:
             u = 2.0
             for ep in eps:
-                cap = ep.cap_sum
-                v = (ep.kv_sum + ep.grow_rate * t - ep.grow_base) / cap if cap else 1.0
+                v = ep.util_at(t)
                 if v < u:
                     u = v
             if u < thr:
