@@ -376,6 +376,21 @@ def resolve_token_source(spec: dict, *, team) -> dict:
     return spec
 
 
+def _check_synth_size(spec: dict) -> None:
+    """Synthesis runs in the request: cap its size (settings.TRACE_SYNTH_MAX_REQUESTS, default 5M)."""
+    limit = int(getattr(settings, "TRACE_SYNTH_MAX_REQUESTS", 5_000_000))
+    try:
+        expected = float(spec.get("total_rps", 1.0)) * float(spec.get("days", 1)) * 86400
+    except (TypeError, ValueError):
+        return  # the synthesiser names the bad value
+    if expected > limit:
+        raise TraceInputError(
+            f"the spec asks for about {expected:,.0f} requests, above the limit of {limit:,} here",
+            where="spec.total_rps",
+            hint="lower total_rps or days, or run `manage.py synth_trace SPEC --out FILE` and import the file",
+        )
+
+
 def synthesise_trace(
     spec: dict, *, team, user=None, name: str | None = None, seed: int | None = None, description: str = ""
 ) -> Trace:
@@ -390,6 +405,7 @@ def synthesise_trace(
     existing = Trace.objects.filter(team=team, fingerprint=fp).first()
     if existing is not None:
         raise DuplicateTrace(existing)
+    _check_synth_size(spec)
     try:
         frame = synthesize(resolved, seed=seed)
     except TraceFormatError as exc:

@@ -173,6 +173,9 @@ def test_synthesis_through_the_api_stores_a_trace(cast):
     assert {k.split("|")[2] for k in body["groups"]} == {"IW-F", "IW-N", "NIW"}
     again = cast.owner.api.post("/api/traces/synthesise/", {"spec": spec, "name": "tiny"}, format="json")
     assert again.status_code == 409
+    spec["total_rps"] = 100
+    big = cast.owner.api.post("/api/traces/synthesise/", {"spec": spec}, format="json")
+    assert big.status_code == 400 and "above the limit" in big.json()["error"]["message"]
     bad = cast.owner.api.post("/api/traces/synthesise/", {"spec": {"regions": ["a"]}}, format="json")
     assert bad.status_code == 400 and "no 'models'" in bad.json()["error"]["message"]
 
