@@ -203,3 +203,19 @@ def test_the_optimiser_imports_without_django():
         "assert 'django' not in sys.modules, 'django imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {},
+        {"epsilon": 0.7},
+        {"quota_gpus": {("r0", "g0"): 6, ("r2", "g1"): 4}},
+        {"epsilon": 0.6, "quota_gpus": {("r1", "g0"): 5}, "max_instances": {("m0", "r0"): 12}},
+    ],
+)
+def test_the_block_decomposition_finds_the_same_optimum_as_the_monolithic_model(extra):
+    split = solve_hourly(random_inputs(3, 3, 2, seed=11, **extra))
+    whole = solve_hourly(random_inputs(3, 3, 2, seed=11, decompose=False, **extra))
+    assert split.status == whole.status == "optimal"
+    assert split.objective == pytest.approx(whole.objective, rel=1e-6)
