@@ -102,15 +102,12 @@ def _solve_highs(problem: pulp.LpProblem, options: SolverOptions, rounder=None) 
     h = problem.solverModel
     if solver.shortcut_bound is not None:
         objective = h.getObjectiveValue()
-        return SolveInfo(
-            OPTIMAL,
-            "highs",
-            objective,
-            solver.shortcut_bound,
-            _gap(objective, solver.shortcut_bound),
-            elapsed,
-            "LP relaxation rounded up, within the gap of the LP bound",
-        )
+        if solver.shortcut_within_gap:
+            status, detail = OPTIMAL, "LP relaxation rounded up, within the gap of the LP bound"
+        else:
+            status, detail = TIME_LIMIT, "LP relaxation rounded up; the time limit left no time for branch and bound"
+        gap = _gap(objective, solver.shortcut_bound)
+        return SolveInfo(status, "highs", objective, solver.shortcut_bound, gap, elapsed, detail)
     model_status = h.getModelStatus()
     detail = h.modelStatusToString(model_status)
     info = h.getInfo()
@@ -161,6 +158,7 @@ class _HiGHSWithOffset(pulp.HiGHS):
         if lp.objective is not None and lp.objective.constant:
             h.changeObjectiveOffset(float(lp.objective.constant))
         self.shortcut_bound = None
+        self.shortcut_within_gap = True
         self.lp_bound = None
         if self.round_up_start and self._round_up(h, lp):
             return
@@ -202,6 +200,11 @@ class _HiGHSWithOffset(pulp.HiGHS):
             incumbent = h.getObjectiveValue()
             if abs(incumbent - bound) <= gap_target * max(abs(incumbent), 1e-9):
                 self.shortcut_bound = bound  # keep this solution; the model stays the fixed LP
+                return True
+            if limit - (time.perf_counter() - started) < max(1.0, 0.1 * limit):
+                # no time left for branch and bound: keep the rounded solution, say so (status time_limit)
+                self.shortcut_bound = bound
+                self.shortcut_within_gap = False
                 return True
             values = np.array(h.getSolution().col_value, dtype=float)
         h.changeColsBounds(n, idx, lower, upper)
