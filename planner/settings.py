@@ -72,6 +72,7 @@ TEMPLATES = [
 ]
 
 DATA_DIR = Path(env_str("PLANNER_DATA_DIR", str(BASE_DIR / "var")))
+DATA_DIR.mkdir(parents=True, exist_ok=True)
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{DATA_DIR / 'planner.sqlite3'}")
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0))}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -99,6 +100,8 @@ MEDIA_URL = "media/"
 
 # Uploads: traces can be large, so Django streams anything above 2.5 MB to disk.
 TRACE_UPLOAD_MAX_BYTES = env_int("TRACE_UPLOAD_MAX_BYTES", 2 * 1024**3)
+TRACE_SYNTH_MAX_REQUESTS = env_int("TRACE_SYNTH_MAX_REQUESTS", 5_000_000)
+HARDWARE_UPLOAD_MAX_BYTES = env_int("HARDWARE_UPLOAD_MAX_BYTES", 20 * 1024**2)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024**2)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
