@@ -75,6 +75,9 @@ def _spot_price(sc: Scenario, gpu: str) -> float | None:
     return None if p is None else p / (1.0 - sc.spot_risk_discount)
 
 
+FLOW_COST = 1e-3  # $ per rerouted TPS-hour: a tie-break (1e-6 made the LP badly scaled)
+
+
 def auto_penalty(sc: Scenario) -> float:
     """Per uncovered TPS-hour: 100 instance-hours of the dearest deployment. A linear penalty makes a
     small shortfall cheap next to a whole instance; at this level even 0.01 TPS costs an instance-hour,
@@ -280,7 +283,7 @@ def solve_plan(sc: Scenario, progress=None, *, mir_cuts: bool = True) -> PlanRes
     obj += [(v, penalty) for v in short.values()]
     inst_penalty = penalty
     obj += [(v, inst_penalty) for v in min_short.values()]
-    obj += [(v, 1e-6) for v in flow.values()]  # no gratuitous rerouting
+    obj += [(v, FLOW_COST) for v in flow.values()]  # no gratuitous rerouting
     prob += pulp.LpAffineExpression(obj)
     build_time = time.perf_counter() - started
     size = {"variables": len(prob.variables()), "integer_variables": n_int, "constraints": len(prob.constraints)}

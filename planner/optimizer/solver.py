@@ -181,6 +181,7 @@ class _HiGHSWithOffset(pulp.HiGHS):
         h.run()
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             h.changeColsIntegrality(n, idx, np.full(n, highspy.HighsVarType.kInteger))
+            h.setOptionValue("time_limit", max(0.01, limit - (time.perf_counter() - started)))
             return False
         bound = h.getObjectiveValue()
         self.lp_bound = bound

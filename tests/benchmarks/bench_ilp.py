@@ -145,6 +145,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="only the 4x3x1 cases")
     ap.add_argument("--monolithic", action="store_true", help="also the undecomposed 20x20x5 hourly ILP (slow)")
+    ap.add_argument("--slow", action="store_true", help="also the 20x20x5 plan with rerouting (no plan in 30 s)")
     args = ap.parse_args()
     results: list[dict] = []
     gap1 = SolverOptions(time_limit_s=60, gap_rel=0.01)
@@ -156,6 +157,7 @@ def main() -> None:
         results,
     )
     run_plan("plan 24h 4x3x1", plan_scenario(4, 3, 1), results)
+    run_plan("plan 24h 4x3x1 ring rerouting", plan_scenario(4, 3, 1, rerouting=True), results)
     run_plan("plan 168h 4x3x1", plan_scenario(4, 3, 1, hours=168), results)
     if not args.quick:
         run_hourly("hourly 20x20x5 eps=1 highs gap 1%", hourly_inputs(20, 20, 5, options=gap1), results)
@@ -175,7 +177,11 @@ def main() -> None:
         run_plan("plan 24h 20x20x5 limit 30s", plan_scenario(20, 20, 5, time_limit=30.0), results)
         run_plan("plan 24h 20x20x5 limit 120s", plan_scenario(20, 20, 5, time_limit=120.0), results)
         run_plan(
-            "plan 24h 20x20x5 ring rerouting limit 30s",
+        run_plan("plan 24h 10x10x2", plan_scenario(10, 10, 2, time_limit=30.0), results)
+        run_plan("plan 24h 10x10x2 ring rerouting", plan_scenario(10, 10, 2, rerouting=True, time_limit=30.0), results)
+        if args.slow:
+            run_plan("plan 24h 20x20x5 ring rerouting limit 30s",
+                     plan_scenario(20, 20, 5, rerouting=True, time_limit=30.0), results)
             plan_scenario(20, 20, 5, rerouting=True, time_limit=30.0),
             results,
         )
