@@ -176,15 +176,14 @@ def main() -> None:
             )
         run_plan("plan 24h 20x20x5 limit 30s", plan_scenario(20, 20, 5, time_limit=30.0), results)
         run_plan("plan 24h 20x20x5 limit 120s", plan_scenario(20, 20, 5, time_limit=120.0), results)
-        run_plan(
         run_plan("plan 24h 10x10x2", plan_scenario(10, 10, 2, time_limit=30.0), results)
         run_plan("plan 24h 10x10x2 ring rerouting", plan_scenario(10, 10, 2, rerouting=True, time_limit=30.0), results)
         if args.slow:
-            run_plan("plan 24h 20x20x5 ring rerouting limit 30s",
-                     plan_scenario(20, 20, 5, rerouting=True, time_limit=30.0), results)
-            plan_scenario(20, 20, 5, rerouting=True, time_limit=30.0),
-            results,
-        )
+            run_plan(
+                "plan 24h 20x20x5 ring rerouting limit 30s",
+                plan_scenario(20, 20, 5, rerouting=True, time_limit=30.0),
+                results,
+            )
     print(
         json.dumps(
             {
