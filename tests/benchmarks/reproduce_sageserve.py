@@ -97,7 +97,7 @@ VARIANTS = {
                               note="Ablation: IW:NIW = 1:1 (paper 7.2.7: LT-UA -22 % GPU-hours)."),
     "sageserve_day_burst8x": dict(overrides={"tiers": {"IW-F": {"bursts": {"per_day": 3.0, "multiplier": 8.0,
                                                                            "duration_s": 600}}}},
-                                  note="Burst test: three 10-minute 8x IW-F bursts at random times (paper Fig. 16a)."),
+                                  note="Burst test: every (region, model) IW-F stream gets 8x bursts of 10 minutes at random times, 3 per day on average (Poisson) (paper Fig. 16a)."),
     "sageserve_day_llama2": dict(models=["llama2-70b"],
                                  overrides={"models": {"model-a": 1.0, "model-b": 0.0, "model-c": 0.0, "model-d": 0.0}},
                                  note="Fig. 11 setting: Llama-2-70B only, 3 regions, all of the day's 12 req/s on it "
