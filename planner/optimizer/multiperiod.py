@@ -289,7 +289,12 @@ def solve_plan(sc: Scenario, progress=None, *, mir_cuts: bool = True) -> PlanRes
     size = {"variables": len(prob.variables()), "integer_variables": n_int, "constraints": len(prob.constraints)}
     report(0.4, f"solving {size['variables']} variables, {size['constraints']} constraints")
 
-    options = SolverOptions(solver=sc.solver, time_limit_s=sc.time_limit_s, gap_rel=sc.gap_rel)
+    options = SolverOptions(
+        solver=sc.solver,
+        time_limit_s=sc.time_limit_s,
+        gap_rel=sc.gap_rel,
+        start_lp_method="ipm" if flow else "choose",
+    )
 
     def rounder(lp_value):
         """Per endpoint, hour by hour: floor every GPU type, then cover what the LP's capacity (start-up

@@ -45,6 +45,9 @@ class SolverOptions:
     # covering problems, so rounding up is usually feasible and HiGHS's "repair LP" re-solves the
     # continuous variables around it; the MIP then starts with an incumbent and a root bound.
     round_up_start: bool = True
+    # HiGHS method for that LP relaxation: "choose" (dual simplex here), "ipm" or "simplex". Measured: plans
+    # with rerouting flows solve 4x faster with ipm, plans without 4x faster with simplex.
+    start_lp_method: str = "choose"
 
     def __post_init__(self) -> None:
         if self.solver not in SOLVERS:
@@ -92,6 +95,7 @@ def _solve_highs(problem: pulp.LpProblem, options: SolverOptions, rounder=None) 
         kwargs["mip_heuristic_run_feasibility_jump"] = False
     solver = _HiGHSWithOffset(**kwargs)
     solver.round_up_start = options.round_up_start
+    solver.start_lp_method = options.start_lp_method
     solver.rounder = rounder
     started = time.perf_counter()
     try:
@@ -149,6 +153,7 @@ class _HiGHSWithOffset(pulp.HiGHS):
     """
 
     round_up_start = False
+    start_lp_method = "choose"
     rounder = None
     shortcut_bound: float | None = None
     lp_bound: float | None = None  # the LP relaxation's value: a valid bound when the MIP reports none
@@ -178,7 +183,9 @@ class _HiGHSWithOffset(pulp.HiGHS):
         gap_target = float(self.gapRel) if self.gapRel is not None else 1e-4
         n = idx.size
         h.changeColsIntegrality(n, idx, np.full(n, highspy.HighsVarType.kContinuous))
+        h.setOptionValue("solver", self.start_lp_method)
         h.run()
+        h.setOptionValue("solver", "choose")
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             h.changeColsIntegrality(n, idx, np.full(n, highspy.HighsVarType.kInteger))
             h.setOptionValue("time_limit", max(0.01, limit - (time.perf_counter() - started)))
