@@ -199,6 +199,9 @@ def parse_scenario(data: Any, *, hours: int | None = None) -> Scenario:
     """Validate a scenario dict; ``hours`` overrides the scenario's own horizon (CLI --hours)."""
     if not isinstance(data, Mapping):
         raise ScenarioError("scenario", "must be a JSON object")
+    dft = data.get("demand_from_trace")
+    if dft is not None and not (isinstance(dft, Mapping) and dft.get("resolved")):
+        raise ScenarioError("demand_from_trace", "is resolved by the service or the CLI (planner.plans.services)")
     name = str(data.get("name", "scenario"))
     h = hours if hours is not None else data.get("hours", 24)
     h = _int(h, "hours", lo=1)

@@ -17,9 +17,43 @@ def validate(scenario: dict, hours: int | None = None):
     return parse_scenario(scenario, hours=hours)
 
 
+def resolve_trace_demand(scenario: dict, *, team=None, hours: int | None = None) -> dict:
+    """Fill ``demand`` from ``demand_from_trace`` ({"trace_id": N} of the team, or {"path": parquet}).
+
+    Returns the scenario unchanged when it has no such section or it was resolved already."""
+    spec = scenario.get("demand_from_trace") if isinstance(scenario, dict) else None
+    if spec is None or (isinstance(spec, dict) and spec.get("resolved")):
+        return scenario
+    if not isinstance(spec, dict):
+        raise ScenarioError("demand_from_trace", 'must be an object like {"trace_id": 3}')
+    from planner.ingest.normalised import read_trace
+    from planner.optimizer.demand import merge_trace_demand
+
+    columns = ["arrival_s", "input_tokens", "model", "region", "tier"]
+    if "trace_id" in spec:
+        from planner.traces.models import Trace
+
+        traces = Trace.objects.all() if team is None else Trace.objects.filter(team=team)
+        trace = traces.filter(pk=spec["trace_id"]).first() if str(spec["trace_id"]).isdigit() else None
+        if trace is None:
+            raise ScenarioError("demand_from_trace.trace_id", f"no trace {spec['trace_id']!r} in your team")
+        path = trace.normalised_file
+    elif "path" in spec and team is None:  # the CLI only: a normalised Parquet on disk
+        path = spec["path"]
+    else:
+        raise ScenarioError("demand_from_trace", "needs trace_id (the id of one of your team's traces)")
+    try:
+        frame = read_trace(path, columns=columns)
+    except (OSError, KeyError) as exc:
+        raise ScenarioError("demand_from_trace", f"cannot read the trace: {exc}") from None
+    return merge_trace_demand(scenario, frame, hours)
+
+
 @transaction.atomic
 def create_plan(*, team, user, scenario: dict, name: str = "", hours: int | None = None) -> CapacityPlan:
-    """Validate the scenario (ScenarioError on bad input: nothing is stored) and queue its solve."""
+    """Validate the scenario (ScenarioError on bad input: nothing is stored) and queue its solve.
+    Demand taken from a trace is resolved now, so the stored scenario is self-contained."""
+    scenario = resolve_trace_demand(scenario, team=team, hours=hours)
     parsed = validate(scenario, hours)
     plan = CapacityPlan.objects.create(
         team=team,

@@ -202,3 +202,26 @@ def test_deployments_and_prices_can_come_from_the_hardware_catalogue_by_name():
     with pytest.raises(ScenarioError) as err:
         parse_scenario({"regions": ["A"], "deployments": [{"name": "nope/x/tp1"}], "demand": []})
     assert err.value.field == "deployments[0].name"
+
+
+def test_hourly_demand_from_a_trace_is_the_peak_five_minute_tps_of_each_hour():
+    import pandas as pd
+
+    from planner.optimizer.demand import demand_from_frame
+
+    frame = pd.DataFrame(
+        {
+            "arrival_s": [0, 10, 400, 3700, 3800, 7000],
+            "input_tokens": [300, 300, 600, 3600, 0, 900],
+            "model": ["m"] * 6,
+            "region": ["A"] * 6,
+            "tier": ["IW-F", "IW-F", "IW-F", "IW-F", "IW-F", "NIW"],
+        }
+    )
+    # hour 0: windows [0,300) 600 tokens and [300,600) 600 tokens -> 2 TPS; hour 1: 3600 tokens in [3600,3900)
+    assert demand_from_frame(frame, 2) == [{"model": "m", "region": "A", "tps": [2.0, 12.0]}]
+    assert demand_from_frame(frame, 2, statistic="mean")[0]["tps"] == [pytest.approx(1200 / 3600, abs=1e-4), 1.25]
+    assert demand_from_frame(frame, 2, tiers=["NIW"])[0]["tps"] == [0.0, 3.0]
+    with pytest.raises(ScenarioError) as err:
+        demand_from_frame(frame, 5)
+    assert err.value.field == "demand_from_trace.start_hour"

@@ -163,3 +163,49 @@ def test_the_plan_command_names_a_bad_field(tmp_path):
     path.write_text(json.dumps({**SIMPLE, "risk_quantile": 2}))
     with pytest.raises(CommandError, match="risk_quantile"):
         call_command("plan", str(path))
+
+
+def _trace_for(user, tmp_path):
+    import pandas as pd
+
+    from planner.traces.models import Trace
+
+    trace = Trace.objects.create(
+        team=user.membership.team,
+        created_by=user,
+        name="t",
+        format="native",
+        storage_key=Trace.new_storage_key(),
+        content_sha256="0" * 64,
+        fingerprint="f" * 64,
+    )
+    trace.directory.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(
+        {
+            "arrival_s": [0.0, 100.0, 3700.0, 7300.0],
+            "input_tokens": [60000, 30000, 30000, 3000],
+            "output_tokens": [1, 1, 1, 1],
+            "region": ["A"] * 4,
+            "model": ["m"] * 4,
+            "tier": ["IW-F"] * 4,
+        }
+    ).to_parquet(trace.normalised_file)
+    return trace
+
+
+@pytest.mark.django_db(transaction=True)
+def test_demand_can_come_from_one_of_the_teams_traces(cast, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+    owner, _mate, outsider = cast["users"]
+    trace = _trace_for(owner, tmp_path)
+    scenario = {k: v for k, v in SIMPLE.items() if k != "demand"}
+    scenario["demand_from_trace"] = {"trace_id": trace.pk}
+    response = cast["owner"].post("/api/plans/", {"scenario": scenario}, format="json")
+    assert response.status_code == 201, response.content
+    plan = CapacityPlan.objects.get(pk=response.json()["id"])
+    # peak 5-minute TPS per hour: 90000/300 = 300, 30000/300 = 100, 3000/300 = 10 -> 3, 1, 1 instances
+    assert plan.scenario["demand"] == [{"model": "m", "region": "A", "tps": [300.0, 100.0, 10.0]}]
+    assert [r["instances"] for r in plan.result["instances"]] == [3, 1, 1]
+    response = cast["outsider"].post("/api/plans/", {"scenario": scenario}, format="json")
+    assert response.status_code == 400
+    assert "scenario.demand_from_trace.trace_id" in response.json()["error"]["fields"]

@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from planner.optimizer.multiperiod import solve_plan
 from planner.optimizer.scenario import ScenarioError, parse_scenario
+from planner.plans.services import resolve_trace_demand
 
 
 class Command(BaseCommand):
@@ -33,6 +34,7 @@ class Command(BaseCommand):
         except json.JSONDecodeError as exc:
             raise CommandError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
         try:
+            data = resolve_trace_demand(data, hours=opts["hours"])
             sc = parse_scenario(data, hours=opts["hours"])
         except ScenarioError as exc:
             raise CommandError(f"{path}: {exc.field}: {exc.message}") from None
