@@ -69,10 +69,7 @@ def create_plan(*, team, user, scenario: dict, name: str = "", hours: int | None
 
 def run_plan(plan: CapacityPlan, progress=None) -> dict:
     """Solve ``plan`` and store the result on it. Returns a small summary for the job row."""
-    try:
-        scenario = parse_scenario(plan.scenario, hours=plan.hours)
-    except ScenarioError:
-        raise
+    scenario = parse_scenario(plan.scenario, hours=plan.hours)  # ScenarioError: the job handler words it
     result = solve_plan(scenario, progress=progress)
     plan.result = result.to_dict()
     plan.solver_status = result.status
