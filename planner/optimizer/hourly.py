@@ -359,7 +359,7 @@ def _build(
                     up = max(0, math.ceil(need / theta_of(i, k)) + int(inputs.min_instances.get((i, j), 0)) - n)
                 delta[key] = pulp.LpVariable(f"d_{a}_{b}_{c}", lowBound=-n, upBound=up, cat=pulp.LpInteger)
                 plus[key] = pulp.LpVariable(f"p_{a}_{b}_{c}", lowBound=0)  # p >= max(0, delta); = at optimum
-                prob += plus[key] - delta[key] >= 0, f"plus_{a}_{b}_{c}"
+                prob += pulp.LpAffineExpression([(plus[key], 1.0), (delta[key], -1.0)]) >= 0, f"plus_{a}_{b}_{c}"
 
     # shortfall slacks (only with shortfall_penalty): "model@region" for regional, "model" for global
     short: dict[str, pulp.LpVariable] = {}
@@ -372,25 +372,27 @@ def _build(
                     continue
                 keys = [(i, j, k) for k in gpus if (i, j, k) in delta and theta_of(i, k) > 0]
                 have = sum(n_of[key] * theta_of(i, key[2]) for key in keys)
-                expr = pulp.lpSum(theta_of(i, key[2]) * delta[key] for key in keys)
+                terms = [(delta[key], theta_of(i, key[2])) for key in keys]
                 if soft:
                     short[f"{i}@{j}"] = pulp.LpVariable(f"lshort_{a}_{b}", lowBound=0)
-                    expr = expr + short[f"{i}@{j}"]
+                    terms.append((short[f"{i}@{j}"], 1.0))
+                expr = pulp.LpAffineExpression(terms)
                 # with no placeable GPU type and hard coverage this row reads 0 >= need: infeasible
                 prob += expr >= need - have, f"local_{a}_{b}"
         if with_global and inputs.global_coverage and global_peak[i] > 0:
             keys = [key for key in delta if key[0] == i and theta_of(i, key[2]) > 0]
             have = sum(n_of[key] * theta_of(i, key[2]) for key in keys)
-            expr = pulp.lpSum(theta_of(i, key[2]) * delta[key] for key in keys)
+            terms = [(delta[key], theta_of(i, key[2])) for key in keys]
             if soft:
                 short[i] = pulp.LpVariable(f"gshort_{a}", lowBound=0)
-                expr = expr + short[i]
+                terms.append((short[i], 1.0))
+            expr = pulp.LpAffineExpression(terms)
             prob += expr >= global_peak[i] - have, f"global_{a}"
 
     for b, j in enumerate(regions):
         for a, i in enumerate(models):
             keys = [(i, j, k) for k in gpus if (i, j, k) in delta]
-            total = pulp.lpSum(delta[key] for key in keys)
+            total = pulp.LpAffineExpression([(delta[key], 1.0) for key in keys])
             have = sum(n_of[key] for key in keys)
             if (i, j) in inputs.min_instances and int(inputs.min_instances[(i, j)]) > 0:
                 prob += total >= int(inputs.min_instances[(i, j)]) - have, f"min_{a}_{b}"
@@ -407,18 +409,18 @@ def _build(
                 )
 
     if inputs.gamma_mode == "signed":
-        gamma_expr = pulp.lpSum(float(inputs.alpha[key[2]]) * delta[key] for key in delta)
+        gamma_terms = [(delta[key], float(inputs.alpha[key[2]])) for key in delta]
     else:
-        gamma_expr = pulp.lpSum(float(inputs.alpha[key[2]]) * plus[key] for key in delta)
+        gamma_terms = [(plus[key], float(inputs.alpha[key[2]])) for key in delta]
         # tie-break: a holding cost 1e-6 * alpha per instance so surplus instances are released
-        gamma_expr = gamma_expr + pulp.lpSum(1e-6 * float(inputs.alpha[key[2]]) * delta[key] for key in delta)
-    mu_expr = pulp.lpSum(sigma_of(inputs, key[0], key[2]) * plus[key] for key in delta)
+        gamma_terms += [(delta[key], 1e-6 * float(inputs.alpha[key[2]])) for key in delta]
+    mu_terms = [(plus[key], sigma_of(inputs, key[0], key[2])) for key in delta]
     # The constant sum_k alpha_k sum_ij n_ijk turns gamma + mu into the cost of the fleet after the change
     # (same argmin). The solver's relative gap is then a share of that cost; on gamma + mu alone, which can
     # be zero or negative, a relative gap means nothing. The caller subtracts ``offset`` again.
     offset = sum(float(inputs.alpha[key[2]]) * n_of[key] for key in delta) if inputs.gamma_mode == "signed" else 0.0
-    objective = gamma_expr + mu_expr + offset
+    terms = gamma_terms + mu_terms
     if short:
-        objective = objective + pulp.lpSum(float(inputs.shortfall_penalty) * v for v in short.values())
-    prob += objective
+        terms += [(v, float(inputs.shortfall_penalty)) for v in short.values()]
+    prob += pulp.LpAffineExpression(terms, constant=offset)
     return prob, delta, short, offset

@@ -141,6 +141,9 @@ def _solve_highs(problem: pulp.LpProblem, options: SolverOptions, rounder=None) 
     return SolveInfo(status, "highs", objective, bound, gap, elapsed, detail)
 
 
+SMALL_MIP = 50  # integer columns up to which the rounding start skips its fixed-integer LP
+
+
 class _HiGHSWithOffset(pulp.HiGHS):
     """PuLP's HiGHS API with two additions.
 
@@ -201,6 +204,16 @@ class _HiGHSWithOffset(pulp.HiGHS):
                 if var.index in position:
                     rounded[position[var.index]] = value
         rounded = np.clip(rounded, lower, upper)
+        if n <= SMALL_MIP:
+            # A tiny model: branch and bound is cheap, and HiGHS repairs the continuous columns of a start
+            # itself; skip the fixed LP.
+            h.changeColsIntegrality(n, idx, np.full(n, highspy.HighsVarType.kInteger))
+            h.setOptionValue("time_limit", max(0.01, limit - (time.perf_counter() - started)))
+            values[idx] = rounded
+            start = highspy.HighsSolution()
+            start.col_value = list(values)
+            h.setSolution(start)
+            return False
         h.changeColsBounds(n, idx, rounded, rounded)
         h.run()
         fixed_ok = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
