@@ -75,6 +75,8 @@ def run_case(case: str, mode: str, requests: int | None) -> dict:
             syn["total_requests"] = requests
     else:
         raise SystemExit(f"unknown case {case}")
+    if case == "day" and "--static" in sys.argv:
+        d["strategy"]["autoscaler"] = "static"  # fleet fixed at the (scaled) initial counts
     d.setdefault("engine", {})["mode"] = mode
     sc = parse_scenario(d)
     t0 = time.perf_counter()
@@ -99,8 +101,8 @@ def run_case(case: str, mode: str, requests: int | None) -> dict:
     }
 
 
-def sub(case: str, mode: str, requests: int | None = None) -> dict:
-    cmd = [sys.executable, __file__, "--case", case, "--mode", mode]
+def sub(case: str, mode: str, requests: int | None = None, static: bool = False) -> dict:
+    cmd = [sys.executable, __file__, "--case", case, "--mode", mode] + (["--static"] if static else [])
     if requests:
         cmd += ["--requests", str(requests)]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
@@ -139,6 +141,7 @@ def main(argv: list[str]) -> None:
     res["memory_10M_extrapolated_mb"] = round(big["peak_rss_mb"] + per_req * (10_000_000 - big["requests"]), 0)
     if "--ten-million" in argv:
         res["day_10M_fast"] = sub("day", "fast", 10_000_000)
+        res["day_10M_fast_static"] = sub("day", "fast", 10_000_000, static=True)
     res["published"] = PUBLISHED
     res["summary"] = {
         "day_requests": big["requests"],
