@@ -148,7 +148,7 @@ def _run_one(args):
     scen_name, key, knobs = args
     from planner.comparisons.core.runner import run_variant
 
-    strategy, _, sched = key.partition("@")
+    strategy, _, sched = key.split("+")[0].partition("@")
     scenario = json.loads((SCEN_DIR / f"{scen_name}.json").read_text())
     t0 = time.perf_counter()
     summary = run_variant(scenario, {"key": key, "strategy": strategy, "scheduler": sched, "knobs": knobs or {}},
@@ -202,6 +202,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", default=str(ROOT / "docs" / "reproduction_results.json"))
     ap.add_argument("--markdown", action="store_true", help="print the results file as markdown tables")
+    ap.add_argument("--knobs", default="", help='JSON merged into every strategy\'s params, e.g. {"beta_fraction": 1.0}')
+    ap.add_argument("--suffix", default="", help="appended to the variant keys (with --knobs), e.g. +beta100")
     args = ap.parse_args()
     if args.markdown:
         print(markdown(Path(args.out)))
@@ -215,7 +217,8 @@ def main() -> None:
     from planner.comparisons.core.aggregate import aggregate
 
     keys = [st + (f"@{sc}" if sc else "") for st in args.strategies.split(",") for sc in (args.schedulers.split(",") or [""])]
-    jobs = [(s, k, None) for s in args.scenarios.split(",") for k in keys]
+    knobs = json.loads(args.knobs) if args.knobs else None
+    jobs = [(s, k + args.suffix, knobs) for s in args.scenarios.split(",") for k in keys]
     results: dict = {}
     t0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
@@ -226,7 +229,7 @@ def main() -> None:
                   file=sys.stderr, flush=True)
     out = {"wall_s": time.perf_counter() - t0, "scenarios": {}}
     for scen, sums in results.items():
-        order = [k for k in keys if k in sums]
+        order = [k + args.suffix for k in keys if k + args.suffix in sums]
         base = "reactive-unified" if "reactive-unified" in sums else order[0]
         agg = aggregate(sums, base, order=order, projection={"models": 3, "regions": 4})
         llama = {}
@@ -238,7 +241,11 @@ def main() -> None:
     out_path = Path(args.out)
     if out_path.exists():  # keep the scenarios of earlier runs; replace the ones just run
         old = json.loads(out_path.read_text())
-        old.setdefault("scenarios", {}).update(out["scenarios"])
+        for scen, v in out["scenarios"].items():
+            if args.suffix and scen in old.get("scenarios", {}):  # knob variants: add next to the plain runs
+                old["scenarios"][scen + args.suffix] = v
+            else:
+                old.setdefault("scenarios", {})[scen] = v
         old["wall_s"] = out["wall_s"]
         out = old
     out_path.write_text(json.dumps(out, indent=1, default=str))
