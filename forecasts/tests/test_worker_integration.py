@@ -8,12 +8,12 @@ import pytest
 
 from forecasts.models import ForecastRun
 from planner.jobs.models import Job
-from tests.integration.conftest import celery_worker_process, wait_for_job  # noqa: F401 (fixture)
+from tests.integration.conftest import wait_for_job
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 
-def test_a_run_is_fanned_out_to_series_jobs_that_a_worker_finishes(cast, make_trace, celery_worker_process):  # noqa: F811
+def test_a_run_is_fanned_out_to_series_jobs_that_a_worker_finishes(cast, make_trace, celery_worker_process):
     trace = make_trace(cast.owner.team)
     response = cast.owner.api.post(
         "/api/forecasts/",

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from simulations.models import SimulationRun
-from tests.integration.conftest import celery_worker_process, wait_for_job  # noqa: F401 (fixture)
+from tests.integration.conftest import wait_for_job
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_a_run_created_through_the_api_is_simulated_by_a_worker(cast, celery_worker_process):  # noqa: F811
+def test_a_run_created_through_the_api_is_simulated_by_a_worker(cast, celery_worker_process):
     resp = cast.owner.api.post("/api/simulations/", {"fixture": "small_reactive"}, format="json")
     assert resp.status_code == 201, resp.content
     run = SimulationRun.objects.get(pk=resp.json()["id"])
@@ -28,7 +28,7 @@ def test_a_run_created_through_the_api_is_simulated_by_a_worker(cast, celery_wor
     assert results["summary"]["completed"] == 20000
 
 
-def test_cancelling_a_running_simulation_stops_the_worker_at_its_next_progress_report(cast, celery_worker_process):  # noqa: F811
+def test_cancelling_a_running_simulation_stops_the_worker_at_its_next_progress_report(cast, celery_worker_process):
     scenario = json.loads((ROOT / "fixtures/scenarios/bench_day.json").read_text())
     scenario["workload"]["synthetic"]["total_requests"] = 1_000_000
     resp = cast.owner.api.post("/api/simulations/", {"scenario": scenario}, format="json")
@@ -61,7 +61,7 @@ def test_cancelling_a_running_simulation_stops_the_worker_at_its_next_progress_r
 
 
 @pytest.mark.browser
-def test_a_user_starts_a_simulation_from_the_page_and_sees_its_charts(cast, live_server, celery_worker_process,  # noqa: F811
+def test_a_user_starts_a_simulation_from_the_page_and_sees_its_charts(cast, live_server, celery_worker_process,
                                                                        tmp_path):
     import os
 

@@ -10,13 +10,13 @@ import pytest
 
 from planner.comparisons.models import Comparison
 from planner.jobs.models import Job
-from tests.integration.conftest import celery_worker_process, wait_for_job  # noqa: F401  (fixture)
+from tests.integration.conftest import wait_for_job
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 TINY = json.loads((Path(__file__).resolve().parent / "tiny_scenario.json").read_text())
 
 
-def test_a_comparison_created_through_the_api_is_run_by_the_workers_one_task_per_strategy(cast, celery_worker_process):  # noqa: F811
+def test_a_comparison_created_through_the_api_is_run_by_the_workers_one_task_per_strategy(cast, celery_worker_process):
     resp = cast.owner.api.post("/api/comparisons/", {"scenario": TINY, "strategies": ["static", "reactive-unified", "lt-i"],
                                                      "baseline": "reactive-unified"}, format="json")
     assert resp.status_code == 201, resp.content

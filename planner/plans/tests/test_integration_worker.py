@@ -11,13 +11,13 @@ from rest_framework.test import APIClient
 
 from planner.accounts.services import create_user
 from planner.plans.models import CapacityPlan
-from tests.integration.conftest import celery_worker_process, wait_for_job  # noqa: F401  (fixture)
+from tests.integration.conftest import wait_for_job
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "plans"
 
 
-def test_a_plan_created_through_the_api_is_solved_by_a_worker_and_explained(celery_worker_process):  # noqa: F811
+def test_a_plan_created_through_the_api_is_solved_by_a_worker_and_explained(celery_worker_process):
     _user, key = create_user("planner-olga", "pw-olga-123", "plans-team")
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
