@@ -352,6 +352,135 @@ class Simulator:
         else:
             self._deliver(rid, ep, t)
 
+    def _fused_arrive(self):
+        """The arrival path of the default policy stack (SageServe region router, JSQ-by-tokens instance
+        router, any endpoint router, any autoscaler) as one closure, or None when a policy is not the
+        stock one. Same decisions as ``_arrive`` -> ``_deliver`` -> ``_enqueue``, computed once: the decode
+        progress of each serving instance of the origin endpoint at time t is evaluated once and shared by
+        the region router's utilisation, the reactive autoscaler's check and the JSQ choice (nothing changes
+        between them unless the autoscaler scales, in which case the shared values are recomputed)."""
+        from simulations.engine.policies.autoscalers import ReactiveUnified
+        from simulations.engine.policies.routers import JoinShortestQueueTokens, PreferenceThresholdRouter
+
+        rr = self.region_router
+        if type(rr) is not PreferenceThresholdRouter or type(self.instance_router) is not JoinShortestQueueTokens:
+            return None
+        if "_arrive" in self.__dict__ or "_deliver" in self.__dict__ or "_enqueue" in self.__dict__:
+            return None  # a policy wrapped the request path
+        generic = self._arrive
+        req_region, req_model, req_tier = self.req_region, self.req_model, self.req_tier
+        cache = rr._cache
+        thr = rr.threshold
+        ep_choose = self.endpoint_router.choose
+        inst_choose = self.instance_router.choose
+        net_all = self.net_all
+        net_delay = self.net_delay
+        served_ep = self.served_ep
+        autoscaler = self.autoscaler
+        hook = bool(autoscaler.wants_request_hook)
+        reactive = type(autoscaler) is ReactiveUnified
+        cooldown = getattr(autoscaler, "cooldown", 0.0)
+        act = autoscaler._act if reactive else None
+        scaling_events = self.scaling_events
+        enqueue = self._enqueue
+        push = self.push
+        drop = self._drop
+        heap = self.heap
+
+        def arrive(rid: int, t: float) -> None:
+            origin = req_region[rid]
+            model = req_model[rid]
+            tier = req_tier[rid]
+            lists = cache.get((origin, model, tier))
+            if lists is None:  # first request of its kind: the router builds its cache
+                return generic(rid, t)
+            # utilisation of the first candidate endpoint (and its instances' decode progress), once
+            ep0 = lists[0][0] if lists else None
+            ks = None
+            v0 = 2.0
+            if ep0 is not None:
+                ks = []
+                kv = ep0.kv_sum
+                for inst in ep0.serving:
+                    k = 0
+                    if inst.phase == 2 and inst.seg_n > 1:  # DECODE run: iterations done by t (exact)
+                        e = t - inst.seg_t0
+                        if e > 0:
+                            d0 = inst.seg_d0
+                            a = inst.seg_a
+                            if a > 0:
+                                b = d0 - a
+                                k = int((-b + math.sqrt(b * b + 4 * a * e)) / (2 * a))
+                            else:
+                                k = int(e / d0)
+                            while k > 0 and k * d0 + a * k * (k - 1) > e:
+                                k -= 1
+                            while (k + 1) * d0 + a * (k + 1) * k <= e:
+                                k += 1
+                            if k > inst.seg_n:
+                                k = inst.seg_n
+                            kv += inst.seg_B * k
+                    ks.append(k)
+                cap = ep0.cap_sum
+                v0 = kv / cap if cap else 1.0
+            # region router (PreferenceThresholdRouter.choose)
+            best = None
+            best_u = 2.0
+            eps = None
+            for cand in lists:
+                u = 2.0
+                for ep in cand:
+                    v = v0 if ep is ep0 else ep.util_at(t)
+                    if v < u:
+                        u = v
+                if u < thr:
+                    eps = cand
+                    break
+                if u < best_u:
+                    best, best_u = cand, u
+            else:
+                eps = best
+            if not eps:
+                drop(rid, "no_endpoint")
+                return
+            ep = eps[0] if len(eps) == 1 else ep_choose(eps)
+            if net_all or ep.region_idx != origin:
+                push(t + net_delay[rid], EV_DELIVER, rid, ep.eid)
+                return
+            # _deliver
+            served_ep[rid] = ep.eid
+            if hook:
+                if reactive:
+                    if not t - ep.last_scale_t < cooldown:
+                        n_ev = len(scaling_events)
+                        act(self, ep, t, v0 if ep is ep0 else ep.util_at(t))
+                        if len(scaling_events) != n_ev:
+                            ks = None  # the fleet may have changed
+                else:
+                    autoscaler.on_request(self, ep, t, rid)
+                    ks = None
+            serving = ep.serving
+            if not serving:
+                ep.backlog.append(rid)
+                return
+            if len(serving) == 1:
+                inst = serving[0]
+            elif ks is not None and ep is ep0:  # JoinShortestQueueTokens.choose with the shared progress
+                inst = None
+                best_w = None
+                for j, cand_inst in enumerate(serving):
+                    w = cand_inst.work
+                    k = ks[j]
+                    if k:
+                        w -= cand_inst.seg_B * k
+                    if best_w is None or w < best_w:
+                        inst, best_w = cand_inst, w
+            else:
+                inst = inst_choose(ep)
+            enqueue(inst, rid, t)
+
+        return arrive
+
     def send(self, rid: int, ep: Endpoint, t: float) -> None:
         """Hand a request (held by a policy, e.g. a queue manager) to endpoint ``ep`` at time ``t``, paying the
         inter-region network delay when ``ep`` is outside the request's origin region."""
@@ -788,6 +917,8 @@ class Simulator:
         events = 0
         segment_end = self._segment_end
         arrive = self._arrive
+        if "_arrive" not in self.__dict__:
+            arrive = self._fused_arrive() or arrive
         while True:
             events += 1
             if progress is not None and not events & 0x3FFF:

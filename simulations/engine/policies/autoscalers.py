@@ -113,7 +113,11 @@ class ReactiveUnified(Autoscaler):
     def _check(self, sim, ep, now):
         if now - ep.last_scale_t < self.cooldown:
             return
-        u = ep.util_at(now)
+        self._act(sim, ep, now, ep.util_at(now))
+
+    def _act(self, sim, ep, now, u):
+        """The scaling decision given the endpoint's utilisation ``u`` at ``now`` (cooldown already passed);
+        the loop's fused arrival path calls it with the value the region router just computed."""
         if u > self.hi and ep.n_active < ep.max_instances:
             if sim.scale_out(ep, now) is not None:
                 ep.last_scale_t = now
