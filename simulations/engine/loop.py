@@ -382,7 +382,10 @@ class Simulator:
         cooldown = getattr(autoscaler, "cooldown", 0.0)
         act = autoscaler._act if reactive else None
         scaling_events = self.scaling_events
-        enqueue = self._enqueue
+        req_inp, req_out, req_arr, req_prio, gen = self.req_inp, self.req_out, self.req_arr, self.req_prio, self.gen
+        served_inst = self.served_inst
+        sched_key = self.scheduler.key
+        step = self._step
         push = self.push
         drop = self._drop
         heap = self.heap
@@ -463,9 +466,13 @@ class Simulator:
             if not serving:
                 ep.backlog.append(rid)
                 return
-            if len(serving) == 1:
+            k_inst = None  # decode iterations the chosen instance has done by t, when already known
+            if ks is None or ep is not ep0:
+                inst = serving[0] if len(serving) == 1 else inst_choose(ep)
+            elif len(serving) == 1:
                 inst = serving[0]
-            elif ks is not None and ep is ep0:  # JoinShortestQueueTokens.choose with the shared progress
+                k_inst = ks[0]
+            else:  # JoinShortestQueueTokens.choose with the shared progress
                 inst = None
                 best_w = None
                 for j, cand_inst in enumerate(serving):
@@ -474,10 +481,42 @@ class Simulator:
                     if k:
                         w -= cand_inst.seg_B * k
                     if best_w is None or w < best_w:
-                        inst, best_w = cand_inst, w
-            else:
-                inst = inst_choose(ep)
-            enqueue(inst, rid, t)
+                        inst, best_w, k_inst = cand_inst, w, k
+            # _enqueue
+            need = req_inp[rid] + gen[rid]
+            if need >= inst.cap:
+                drop(rid, "prompt_exceeds_kv_capacity")
+                return
+            self.seq += 1
+            served_inst[rid] = inst.iid
+            heappush(inst.waiting, (sched_key(req_arr[rid], tier, req_prio[rid]), self.seq, rid))
+            inst.work += need + req_out[rid] - gen[rid]
+            phase = inst.phase
+            if phase == IDLE:
+                if self.next_arr > t and (not heap or heap[0][0] > t):
+                    step(inst, t)  # nothing else can happen at this instant: step now
+                    return
+                inst.phase = WAKE
+                inst.seg_t0 = t
+                inst.version += 1
+                self.seq += 1
+                heappush(heap, (t, self.seq, EV_INST, inst, inst.version))
+            elif phase == DECODE and inst.seg_n > 1:
+                B = inst.seg_B
+                if inst.B >= inst.max_b:
+                    return
+                d0 = inst.seg_d0
+                a = inst.seg_a
+                k = (iters_done(inst, t) if k_inst is None else k_inst) + 1
+                if k >= inst.seg_n:
+                    return
+                if need > inst.cap - (inst.S + B * (inst.it + k) + inst.kv_prefill):
+                    return
+                inst.seg_n = k
+                inst.seg_end = inst.seg_t0 + k * d0 + a * k * (k - 1)
+                inst.version += 1
+                self.seq += 1
+                heappush(heap, (inst.seg_end, self.seq, EV_INST, inst, inst.version))
 
         return arrive
 
