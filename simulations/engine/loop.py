@@ -580,11 +580,12 @@ class Simulator:
     # ------------------------------------------------------------------ instance engine
     def _segment_end(self, inst: Instance, t: float) -> None:
         inst.busy_s += t - inst.seg_t0
-        if inst.phase == WAKE:
+        phase = inst.phase
+        if phase == WAKE:
             return self._step(inst, t)
-        if inst.phase == MIXED:
+        if phase == MIXED:
             return self._mixed_end(inst, t)
-        if inst.phase == PREFILL:
+        if phase == PREFILL:
             gen, out, t_first, fin = self.gen, self.req_out, self.t_first, self.fin
             it = inst.it
             done = 0
@@ -619,16 +620,37 @@ class Simulator:
             inst.runs_meta.append((inst.seg_t0, d0, rest))
             inst.runs_old.append(old if old > rest else rest)
             inst.last_dec_end = t
-            inst.it += n
+            it = inst.it + n
+            inst.it = it
             inst.work -= inst.seg_B * n
-            it = inst.it
             fh = inst.fin_heap
-            running = inst.running
-            fin = self.fin
-            while fh and fh[0][0] <= it:
-                f, rid = heappop(fh)
-                if rid in running and fin[rid] == f:
-                    self._complete(inst, rid, t)
+            if fh and fh[0][0] <= it:
+                running = inst.running
+                fin = self.fin
+                join = self.join
+                tok_t, tbt_max, t_done = self.tok_t, self.tbt_max, self.t_done
+                runs_meta, runs_old = inst.runs_meta, inst.runs_old
+                while fh and fh[0][0] <= it:
+                    f, rid = heappop(fh)
+                    if rid in running and fin[rid] == f:
+                        # _complete(inst, rid, t) with _close_stint inlined
+                        j = join[rid]
+                        if it != j:
+                            idx = bisect_left(runs_i0, j)
+                            r0, d, r = runs_meta[idx]
+                            m = r0 - tok_t[rid] + d
+                            if r > m:
+                                m = r
+                            if idx + 1 < len(runs_i0):
+                                r = max(runs_old[idx + 1:])
+                                if r > m:
+                                    m = r
+                            if m > tbt_max[rid]:
+                                tbt_max[rid] = m
+                        inst.S -= running.pop(rid)
+                        inst.B -= 1
+                        t_done[rid] = t
+                        self.n_done += 1
         self._step(inst, t)
 
     def _trim_runs(self, inst: Instance) -> None:
