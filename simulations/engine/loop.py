@@ -14,6 +14,7 @@ its own event; both modes share all other code.
 from __future__ import annotations
 
 import math
+from math import sqrt
 from bisect import bisect_left
 from heapq import heappop, heappush
 
@@ -406,23 +407,27 @@ class Simulator:
                 kv = ep0.kv_sum
                 for inst in ep0.serving:
                     k = 0
-                    if inst.phase == 2 and inst.seg_n > 1:  # DECODE run: iterations done by t (exact)
-                        e = t - inst.seg_t0
-                        if e > 0:
-                            d0 = inst.seg_d0
-                            a = inst.seg_a
-                            if a > 0:
-                                b = d0 - a
-                                k = int((-b + math.sqrt(b * b + 4 * a * e)) / (2 * a))
-                            else:
-                                k = int(e / d0)
-                            while k > 0 and k * d0 + a * k * (k - 1) > e:
-                                k -= 1
-                            while (k + 1) * d0 + a * (k + 1) * k <= e:
-                                k += 1
-                            if k > inst.seg_n:
-                                k = inst.seg_n
-                            kv += inst.seg_B * k
+                    if inst.phase == 2:
+                        n = inst.seg_n
+                        if n > 1:  # DECODE run: iterations done by t (exact, as util_at / iters_done)
+                            e = t - inst.seg_t0
+                            if e > 0:
+                                d0 = inst.seg_d0
+                                a = inst.seg_a
+                                if a > 0:
+                                    b = d0 - a
+                                    k = int((-b + sqrt(b * b + 4 * a * e)) / (2 * a))
+                                else:
+                                    k = int(e / d0)
+                                while k > 0 and k * d0 + a * k * (k - 1) > e:
+                                    k -= 1
+                                k1 = k + 1
+                                while k1 * d0 + a * k1 * k <= e:
+                                    k = k1
+                                    k1 += 1
+                                if k > n:
+                                    k = n
+                                kv += inst.seg_B * k
                     ks.append(k)
                 cap = ep0.cap_sum
                 v0 = kv / cap if cap else 1.0
@@ -588,8 +593,8 @@ class Simulator:
         if phase == PREFILL:
             gen, out, t_first, fin = self.gen, self.req_out, self.t_first, self.fin
             it = inst.it
-            done = 0
             tok_t, tbt_max = self.tok_t, self.tbt_max
+            fin_heap = inst.fin_heap
             for rid in inst.batch:
                 g1 = gen[rid] + 1
                 if t_first[rid] != t_first[rid]:
@@ -603,8 +608,7 @@ class Simulator:
                     self._complete(inst, rid, t)
                 else:
                     fin[rid] = it + rem
-                    heappush(inst.fin_heap, (it + rem, rid))
-                done += 1
+                    heappush(fin_heap, (it + rem, rid))
             inst.work -= inst.seg_n  # prompt tokens (seg_n holds the prefill's token count)
             inst.batch = []
         else:
@@ -747,7 +751,10 @@ class Simulator:
                 dur = inst.pc0 + inst.pc1 * tokens + inst.pc2 * tokens * tokens
                 inst.seg_end = t + dur
                 inst.version += 1
-                self._sync(inst)
+                kv = inst.S + inst.B * it + inst.kv_prefill  # _sync(inst)
+                if inst.state == SERVING:
+                    inst.endpoint.kv_sum += kv - inst.kv
+                inst.kv = kv
                 self.seq += 1
                 heappush(self.heap, (t + dur, self.seq, EV_INST, inst, inst.version))
                 return
@@ -990,14 +997,15 @@ class Simulator:
                 if t > max_time:
                     break
                 self.now = t
-                if kind <= EV_READY:
-                    self.t_work = t
                 if kind == EV_INST:
+                    self.t_work = t
                     if ver == obj.version:
                         segment_end(obj, t)
                 elif kind == EV_DELIVER:
+                    self.t_work = t
                     self._deliver(obj, self.endpoints[ver], t)
                 elif kind == EV_READY:
+                    self.t_work = t
                     self._ready(obj, t)
                 elif kind == EV_TICK:
                     self.autoscaler.on_tick(self, t)
