@@ -382,6 +382,8 @@ class Simulator:
         reactive = type(autoscaler) is ReactiveUnified
         cooldown = getattr(autoscaler, "cooldown", 0.0)
         act = autoscaler._act if reactive else None
+        a_hi = getattr(autoscaler, "hi", 0.0)
+        a_lo = getattr(autoscaler, "lo", 0.0)
         scaling_events = self.scaling_events
         req_inp, req_out, req_arr, req_prio, gen = self.req_inp, self.req_out, self.req_arr, self.req_prio, self.gen
         served_inst = self.served_inst
@@ -460,10 +462,12 @@ class Simulator:
             if hook:
                 if reactive:
                     if not t - ep.last_scale_t < cooldown:
-                        n_ev = len(scaling_events)
-                        act(self, ep, t, v0 if ep is ep0 else ep.util_at(t))
-                        if len(scaling_events) != n_ev:
-                            ks = None  # the fleet may have changed
+                        u = v0 if ep is ep0 else ep.util_at(t)
+                        if u > a_hi or u < a_lo:  # else _act does nothing
+                            n_ev = len(scaling_events)
+                            act(self, ep, t, u)
+                            if len(scaling_events) != n_ev:
+                                ks = None  # the fleet may have changed
                 else:
                     autoscaler.on_request(self, ep, t, rid)
                     ks = None
