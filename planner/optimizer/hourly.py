@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 
 import pulp
 
-from planner.optimizer.solver import HAS_SOLUTION, SolverOptions, solve
+from planner.optimizer.solver import HAS_SOLUTION, ArrayModel, SolverOptions, solve, solve_arrays
 
 Key3 = tuple[str, str, str]  # (model, region, gpu)
 Key2 = tuple[str, str]
@@ -78,6 +78,9 @@ class HourlyInputs:
     gamma_mode: str = "signed"
     shortfall_penalty: float | None = None
     decompose: bool = True  # solve independent blocks separately (exact); False = one monolithic model
+    # HiGHS only: False (default) hands each block to highspy as arrays (fast path); True builds it with
+    # PuLP (the reference path, always used with CBC). Same model, same options, same status rules.
+    use_pulp: bool = False
     options: SolverOptions = field(default_factory=lambda: SolverOptions(time_limit_s=10.0, gap_rel=1e-4))
 
     def validate(self) -> None:
@@ -185,6 +188,12 @@ def solve_hourly(inputs: HourlyInputs) -> HourlyPlan:
     blocks = _blocks(inputs, n_of, global_implied) if inputs.decompose else [(models, regions)]
     build_time = time.perf_counter() - started
 
+    direct = inputs.options.solver == "highs" and not inputs.use_pulp
+    highs = None
+    if direct:
+        import highspy
+
+        highs = highspy.Highs()  # one solver object for every block: its model is replaced each time
     deadline = time.perf_counter() + inputs.options.time_limit_s
     d_val: dict[Key3, int] = {}
     shortfall: dict[str, float] = {}
@@ -194,18 +203,22 @@ def solve_hourly(inputs: HourlyInputs) -> HourlyPlan:
     details: set[str] = set()
     for block_models, block_regions in blocks:
         t0 = time.perf_counter()
-        prob, delta, short, offset = _build(
-            inputs,
-            block_models,
-            block_regions,
-            n_of,
-            local_peak,
-            global_peak,
-            with_global=not (global_implied and inputs.decompose),
-        )
-        build_time += time.perf_counter() - t0
+        with_global = not (global_implied and inputs.decompose)
+        args = (inputs, block_models, block_regions, n_of, local_peak, global_peak)
         remaining = max(0.01, deadline - time.perf_counter())
-        info = solve(prob, replace(inputs.options, time_limit_s=min(inputs.options.time_limit_s, remaining)))
+        options = replace(inputs.options, time_limit_s=min(inputs.options.time_limit_s, remaining))
+        if direct:
+            model, delta_col, short_col, offset = _build_arrays(*args, with_global=with_global)
+            build_time += time.perf_counter() - t0
+            info, values = solve_arrays(model, options, highs)
+            delta_value = {key: values[col] for key, col in delta_col.items()} if values is not None else {}
+            short_value = {name: values[col] for name, col in short_col.items()} if values is not None else {}
+        else:
+            prob, delta, short, offset = _build(*args, with_global=with_global)
+            build_time += time.perf_counter() - t0
+            info = solve(prob, options)
+            delta_value = {key: var.varValue or 0.0 for key, var in delta.items()}
+            short_value = {name: var.varValue or 0.0 for name, var in short.items()}
         solve_time += info.solve_time_s
         statuses.append(info.status)
         details.add(info.detail)
@@ -213,12 +226,11 @@ def solve_hourly(inputs: HourlyInputs) -> HourlyPlan:
             break
         objective += info.objective - offset
         bound += (info.best_bound if info.best_bound is not None else info.objective) - offset
-        for key, var in delta.items():
-            d_val[key] = int(round(var.varValue or 0.0))
-        for name, var in short.items():
-            value = float(var.varValue or 0.0)
+        for key, value in delta_value.items():
+            d_val[key] = int(round(value))
+        for name, value in short_value.items():
             if value > 1e-6:
-                shortfall[name] = value
+                shortfall[name] = float(value)
     status = _worst(statuses)
     detail = "; ".join(sorted(details)) + (f" ({len(blocks)} independent blocks)" if len(blocks) > 1 else "")
     if status not in HAS_SOLUTION:
@@ -422,5 +434,126 @@ def _build(
     terms = gamma_terms + mu_terms
     if short:
         terms += [(v, float(inputs.shortfall_penalty)) for v in short.values()]
-    prob += pulp.LpAffineExpression(terms, constant=offset)
+    # Sum the coefficients per variable: pulp.LpAffineExpression(list) keeps only the LAST coefficient of a
+    # repeated variable, which silently dropped gamma (alpha on p) under gamma_mode="additions".
+    coefficients: dict[pulp.LpVariable, float] = {}
+    for var, coef in terms:
+        coefficients[var] = coefficients.get(var, 0.0) + coef
+    prob += pulp.LpAffineExpression(list(coefficients.items()), constant=offset)
     return prob, delta, short, offset
+
+
+def _build_arrays(
+    inputs: HourlyInputs,
+    models: list[str],
+    regions: list[str],
+    n_of: dict[Key3, int],
+    local_peak: dict[Key2, float],
+    global_peak: dict[str, float],
+    *,
+    with_global: bool,
+) -> tuple[ArrayModel, dict[Key3, int], dict[str, int], float]:
+    """The model of ``_build`` (same columns, rows, bounds and objective) as arrays for highspy.
+
+    Returns (model, column of delta per key, column of each shortfall slack, objective offset)."""
+    gpus = list(inputs.gpus)
+    inf = math.inf
+    cost: list[float] = []
+    lower: list[float] = []
+    upper: list[float] = []
+    integer: list[bool] = []
+    row_lower: list[float] = []
+    row_upper: list[float] = []
+    start: list[int] = [0]
+    index: list[int] = []
+    value: list[float] = []
+
+    def column(lo: float, up: float, is_int: bool) -> int:
+        cost.append(0.0)
+        lower.append(lo)
+        upper.append(up)
+        integer.append(is_int)
+        return len(cost) - 1
+
+    def row(cols: list[int], coefs: list[float], lo: float, up: float) -> None:
+        index.extend(cols)
+        value.extend(coefs)
+        start.append(len(index))
+        row_lower.append(lo)
+        row_upper.append(up)
+
+    theta = {(i, k): float(inputs.theta.get((i, k), 0.0)) for i in models for k in gpus}
+    delta: dict[Key3, int] = {}
+    plus: dict[Key3, int] = {}
+    for i in models:
+        for j in regions:
+            for k in gpus:
+                key = (i, j, k)
+                if key not in n_of:
+                    continue
+                n = n_of[key]
+                up = 0
+                if theta[(i, k)] > 0:
+                    need = max(global_peak[i], local_peak[(i, j)])
+                    up = max(0, math.ceil(need / theta[(i, k)]) + int(inputs.min_instances.get((i, j), 0)) - n)
+                delta[key] = column(-n, up, True)
+                plus[key] = column(0.0, inf, False)
+                row([plus[key], delta[key]], [1.0, -1.0], 0.0, inf)
+
+    short: dict[str, int] = {}
+    soft = inputs.shortfall_penalty is not None
+    for i in models:
+        if inputs.regional_coverage:
+            for j in regions:
+                need = inputs.epsilon * local_peak[(i, j)]
+                if need <= 0:
+                    continue
+                keys = [(i, j, k) for k in gpus if (i, j, k) in delta and theta[(i, k)] > 0]
+                have = sum(n_of[key] * theta[(i, key[2])] for key in keys)
+                cols = [delta[key] for key in keys]
+                coefs = [theta[(i, key[2])] for key in keys]
+                if soft:
+                    short[f"{i}@{j}"] = column(0.0, inf, False)
+                    cols.append(short[f"{i}@{j}"])
+                    coefs.append(1.0)
+                row(cols, coefs, need - have, inf)
+        if with_global and inputs.global_coverage and global_peak[i] > 0:
+            keys = [key for key in delta if key[0] == i and theta[(i, key[2])] > 0]
+            have = sum(n_of[key] * theta[(i, key[2])] for key in keys)
+            cols = [delta[key] for key in keys]
+            coefs = [theta[(i, key[2])] for key in keys]
+            if soft:
+                short[i] = column(0.0, inf, False)
+                cols.append(short[i])
+                coefs.append(1.0)
+            row(cols, coefs, global_peak[i] - have, inf)
+
+    for j in regions:
+        for i in models:
+            keys = [(i, j, k) for k in gpus if (i, j, k) in delta]
+            cols = [delta[key] for key in keys]
+            have = sum(n_of[key] for key in keys)
+            if (i, j) in inputs.min_instances and int(inputs.min_instances[(i, j)]) > 0:
+                row(cols, [1.0] * len(cols), int(inputs.min_instances[(i, j)]) - have, inf)
+            if (i, j) in inputs.max_instances:
+                row(cols, [1.0] * len(cols), -inf, int(inputs.max_instances[(i, j)]) - have)
+        for k in gpus:
+            if (j, k) in inputs.quota_gpus:
+                keys = [(i, j, k) for i in models if (i, j, k) in delta]
+                gpi = [int(inputs.gpus_per_instance.get((key[0], k), 1)) for key in keys]
+                used = sum(g * n_of[key] for g, key in zip(gpi, keys))
+                row([delta[key] for key in keys], [float(g) for g in gpi], -inf, int(inputs.quota_gpus[(j, k)]) - used)
+
+    for key, col in delta.items():
+        alpha = float(inputs.alpha[key[2]])
+        if inputs.gamma_mode == "signed":
+            cost[col] += alpha
+        else:
+            cost[plus[key]] += alpha
+            cost[col] += 1e-6 * alpha  # the same tie-break holding cost as _build
+        cost[plus[key]] += sigma_of(inputs, key[0], key[2])
+    for col in short.values():
+        cost[col] += float(inputs.shortfall_penalty)
+    offset = sum(float(inputs.alpha[key[2]]) * n_of[key] for key in delta) if inputs.gamma_mode == "signed" else 0.0
+    model = ArrayModel(cost, lower, upper, integer, row_lower, row_upper, start, index, value, offset)
+    return model, delta, short, offset

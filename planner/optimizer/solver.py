@@ -86,8 +86,6 @@ def solve(problem: pulp.LpProblem, options: SolverOptions, rounder=None) -> Solv
 
 
 def _solve_highs(problem: pulp.LpProblem, options: SolverOptions, rounder=None) -> SolveInfo:
-    import highspy
-
     kwargs: dict = {"msg": options.msg, "timeLimit": options.time_limit_s, "gapRel": options.gap_rel}
     if options.threads:
         kwargs["threads"] = options.threads
@@ -103,29 +101,32 @@ def _solve_highs(problem: pulp.LpProblem, options: SolverOptions, rounder=None) 
     except pulp.PulpSolverError as exc:
         return SolveInfo(ERROR, "highs", None, None, None, time.perf_counter() - started, str(exc))
     elapsed = time.perf_counter() - started
-    h = problem.solverModel
-    if solver.shortcut_bound is not None:
+    is_mip = any(v.cat == pulp.LpInteger for v in problem.variables())
+    return read_highs(problem.solverModel, options, is_mip, elapsed, solver.start)
+
+
+def read_highs(h, options: SolverOptions, is_mip: bool, elapsed: float, start: "RoundUpResult | None") -> SolveInfo:
+    """Our status, objective, bound and gap from a HiGHS object after its run (PuLP or direct path)."""
+    import highspy
+
+    if start is not None and start.shortcut_bound is not None:
         objective = h.getObjectiveValue()
-        if solver.shortcut_within_gap:
+        if start.within_gap:
             status, detail = OPTIMAL, "LP relaxation rounded up, within the gap of the LP bound"
         else:
             status, detail = TIME_LIMIT, "LP relaxation rounded up; the time limit left no time for branch and bound"
-        gap = _gap(objective, solver.shortcut_bound)
-        return SolveInfo(status, "highs", objective, solver.shortcut_bound, gap, elapsed, detail)
+        gap = _gap(objective, start.shortcut_bound)
+        return SolveInfo(status, "highs", objective, start.shortcut_bound, gap, elapsed, detail)
+    lp_bound = start.lp_bound if start is not None else None
     model_status = h.getModelStatus()
     detail = h.modelStatusToString(model_status)
     info = h.getInfo()
     S = highspy.HighsModelStatus
     has_primal = info.primal_solution_status == 2  # kSolutionStatusFeasible
     objective = h.getObjectiveValue() if has_primal else None
-    is_mip = any(v.cat == pulp.LpInteger for v in problem.variables())
     bound = info.mip_dual_bound if is_mip else objective
-    if (
-        is_mip
-        and solver.lp_bound is not None
-        and (bound is None or not math.isfinite(bound) or bound < solver.lp_bound)
-    ):
-        bound = solver.lp_bound  # the MIP stopped before its own bound caught up with the LP relaxation
+    if is_mip and lp_bound is not None and (bound is None or not math.isfinite(bound) or bound < lp_bound):
+        bound = lp_bound  # the MIP stopped before its own bound caught up with the LP relaxation
     gap = _gap(objective, bound) if is_mip else (0.0 if objective is not None else None)
     if model_status == S.kOptimal:
         status = OPTIMAL
@@ -144,6 +145,83 @@ def _solve_highs(problem: pulp.LpProblem, options: SolverOptions, rounder=None) 
 SMALL_MIP = 50  # integer columns up to which the rounding start skips its fixed-integer LP
 
 
+@dataclass
+class RoundUpResult:
+    """What the rounding start did. ``shortcut_bound`` set: the model holds the final answer (fixed LP)."""
+
+    lp_bound: float | None = None  # the LP relaxation's value: a valid bound when the MIP reports none
+    shortcut_bound: float | None = None
+    within_gap: bool = True
+
+
+def round_up_start(h, limit: float, gap_target: float, method: str = "choose", rounder=None) -> RoundUpResult:
+    """Solve the LP relaxation of the model in ``h``, round its integers up (or by ``rounder``:
+    ``fn(values) -> {column index: integer}``) and either keep that solution (``shortcut_bound`` set) or
+    leave the MIP in ``h`` ready to run with it as the starting incumbent and the time limit reduced."""
+    import highspy
+    import numpy as np
+
+    result = RoundUpResult()
+    model = h.getLp()
+    kinds = list(model.integrality_)
+    idx = np.array([n for n, kind in enumerate(kinds) if kind == highspy.HighsVarType.kInteger], dtype=np.int32)
+    if idx.size == 0:
+        return result
+    started = time.perf_counter()
+    n = idx.size
+    h.changeColsIntegrality(n, idx, np.full(n, highspy.HighsVarType.kContinuous))
+    h.setOptionValue("solver", method)
+    h.run()
+    h.setOptionValue("solver", "choose")
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        h.changeColsIntegrality(n, idx, np.full(n, highspy.HighsVarType.kInteger))
+        h.setOptionValue("time_limit", max(0.01, limit - (time.perf_counter() - started)))
+        return result
+    bound = h.getObjectiveValue()
+    result.lp_bound = bound
+    values = np.array(h.getSolution().col_value, dtype=float)
+    lower, upper = np.array(model.col_lower_)[idx], np.array(model.col_upper_)[idx]
+    rounded = np.ceil(values[idx] - 1e-6)
+    if rounder is not None:
+        position = {int(col): n for n, col in enumerate(idx)}
+        for col, value in rounder(values).items():
+            if col in position:
+                rounded[position[col]] = value
+    rounded = np.clip(rounded, lower, upper)
+    if n <= SMALL_MIP:
+        # A tiny model: branch and bound is cheap, and HiGHS repairs the continuous columns of a start
+        # itself; skip the fixed LP.
+        h.changeColsIntegrality(n, idx, np.full(n, highspy.HighsVarType.kInteger))
+        h.setOptionValue("time_limit", max(0.01, limit - (time.perf_counter() - started)))
+        values[idx] = rounded
+        start = highspy.HighsSolution()
+        start.col_value = list(values)
+        h.setSolution(start)
+        return result
+    h.changeColsBounds(n, idx, rounded, rounded)
+    h.run()
+    fixed_ok = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+    if fixed_ok:
+        incumbent = h.getObjectiveValue()
+        if abs(incumbent - bound) <= gap_target * max(abs(incumbent), 1e-9):
+            result.shortcut_bound = bound  # keep this solution; the model stays the fixed LP
+            return result
+        if limit - (time.perf_counter() - started) < max(1.0, 0.1 * limit):
+            # no time left for branch and bound: keep the rounded solution, say so (status time_limit)
+            result.shortcut_bound = bound
+            result.within_gap = False
+            return result
+        values = np.array(h.getSolution().col_value, dtype=float)
+    h.changeColsBounds(n, idx, lower, upper)
+    h.changeColsIntegrality(n, idx, np.full(n, highspy.HighsVarType.kInteger))
+    h.setOptionValue("time_limit", max(0.01, limit - (time.perf_counter() - started)))
+    if fixed_ok:
+        start = highspy.HighsSolution()
+        start.col_value = list(values)
+        h.setSolution(start)
+    return result
+
+
 class _HiGHSWithOffset(pulp.HiGHS):
     """PuLP's HiGHS API with two additions.
 
@@ -158,84 +236,102 @@ class _HiGHSWithOffset(pulp.HiGHS):
     round_up_start = False
     start_lp_method = "choose"
     rounder = None
-    shortcut_bound: float | None = None
-    lp_bound: float | None = None  # the LP relaxation's value: a valid bound when the MIP reports none
+    start: RoundUpResult | None = None
 
     def callSolver(self, lp):
         h = lp.solverModel
         if lp.objective is not None and lp.objective.constant:
             h.changeObjectiveOffset(float(lp.objective.constant))
-        self.shortcut_bound = None
-        self.shortcut_within_gap = True
-        self.lp_bound = None
-        if self.round_up_start and self._round_up(h, lp):
-            return
+        self.start = None
+        if self.round_up_start:
+            limit = float(self.timeLimit) if self.timeLimit else math.inf
+            gap_target = float(self.gapRel) if self.gapRel is not None else 1e-4
+            rounder = None
+            if self.rounder is not None:
+                pulp_rounder = self.rounder
+
+                def rounder(values):
+                    chosen = pulp_rounder(lambda var: float(values[var.index]))
+                    return {var.index: value for var, value in chosen.items()}
+
+            self.start = round_up_start(h, limit, gap_target, self.start_lp_method, rounder)
+            if self.start.shortcut_bound is not None:
+                return
         super().callSolver(lp)
 
-    def _round_up(self, h, problem) -> bool:
-        import highspy
-        import numpy as np
 
-        model = h.getLp()
-        kinds = list(model.integrality_)
-        idx = np.array([n for n, kind in enumerate(kinds) if kind == highspy.HighsVarType.kInteger], dtype=np.int32)
-        if idx.size == 0:
-            return False
-        started = time.perf_counter()
-        limit = float(self.timeLimit) if self.timeLimit else math.inf
-        gap_target = float(self.gapRel) if self.gapRel is not None else 1e-4
-        n = idx.size
-        h.changeColsIntegrality(n, idx, np.full(n, highspy.HighsVarType.kContinuous))
-        h.setOptionValue("solver", self.start_lp_method)
+@dataclass
+class ArrayModel:
+    """A minimisation MIP as arrays, for handing to HiGHS without PuLP (the fast path).
+
+    Columns: ``cost``, ``lower``, ``upper``, ``integer`` (bool); objective constant ``offset``.
+    Rows in CSR form: row r is ``row_lower[r] <= sum value[p] * x[index[p]] <= row_upper[r]`` for p in
+    ``start[r]:start[r+1]``. Use ``math.inf`` / ``-math.inf`` for absent bounds.
+    """
+
+    cost: list[float]
+    lower: list[float]
+    upper: list[float]
+    integer: list[bool]
+    row_lower: list[float]
+    row_upper: list[float]
+    start: list[int]
+    index: list[int]
+    value: list[float]
+    offset: float = 0.0
+
+
+def solve_arrays(model: ArrayModel, options: SolverOptions, highs=None) -> tuple[SolveInfo, list[float] | None]:
+    """Solve ``model`` with highspy directly: same options, rounding start and status rules as
+    ``solve(problem, options)`` with HiGHS, without PuLP's per-variable model building. Returns the
+    status and the column values (None without a solution). ``highs``: a ``highspy.Highs`` to reuse
+    (its model is replaced), saving the set-up of a new one per call when solving many small blocks."""
+    import highspy
+
+    started = time.perf_counter()
+    inf = highspy.kHighsInf
+
+    def finite(values):
+        return [inf if v == math.inf else (-inf if v == -math.inf else float(v)) for v in values]
+
+    lp = highspy.HighsLp()
+    lp.num_col_ = len(model.cost)
+    lp.num_row_ = len(model.row_lower)
+    lp.col_cost_ = [float(c) for c in model.cost]
+    lp.col_lower_ = finite(model.lower)
+    lp.col_upper_ = finite(model.upper)
+    lp.row_lower_ = finite(model.row_lower)
+    lp.row_upper_ = finite(model.row_upper)
+    lp.offset_ = float(model.offset)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    lp.a_matrix_.num_col_ = lp.num_col_
+    lp.a_matrix_.num_row_ = lp.num_row_
+    lp.a_matrix_.start_ = list(model.start)
+    lp.a_matrix_.index_ = list(model.index)
+    lp.a_matrix_.value_ = [float(v) for v in model.value]
+    is_mip = any(model.integer)
+    if is_mip:
+        lp.integrality_ = [
+            highspy.HighsVarType.kInteger if flag else highspy.HighsVarType.kContinuous for flag in model.integer
+        ]
+    h = highspy.Highs() if highs is None else highs
+    h.setOptionValue("output_flag", bool(options.msg))
+    h.setOptionValue("mip_rel_gap", float(options.gap_rel))
+    h.setOptionValue("time_limit", float(options.time_limit_s))
+    if options.threads:
+        h.setOptionValue("threads", int(options.threads))
+    if not options.feasibility_jump:
+        h.setOptionValue("mip_heuristic_run_feasibility_jump", False)
+    if h.passModel(lp) != highspy.HighsStatus.kOk:
+        return SolveInfo(ERROR, "highs", None, None, None, time.perf_counter() - started, "HiGHS rejected the model"), None
+    start = None
+    if options.round_up_start and is_mip:
+        start = round_up_start(h, float(options.time_limit_s), float(options.gap_rel), options.start_lp_method)
+    if start is None or start.shortcut_bound is None:
         h.run()
-        h.setOptionValue("solver", "choose")
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            h.changeColsIntegrality(n, idx, np.full(n, highspy.HighsVarType.kInteger))
-            h.setOptionValue("time_limit", max(0.01, limit - (time.perf_counter() - started)))
-            return False
-        bound = h.getObjectiveValue()
-        self.lp_bound = bound
-        values = np.array(h.getSolution().col_value, dtype=float)
-        lower, upper = np.array(model.col_lower_)[idx], np.array(model.col_upper_)[idx]
-        rounded = np.ceil(values[idx] - 1e-6)
-        if self.rounder is not None:
-            position = {int(col): n for n, col in enumerate(idx)}
-            for var, value in self.rounder(lambda var: float(values[var.index])).items():
-                if var.index in position:
-                    rounded[position[var.index]] = value
-        rounded = np.clip(rounded, lower, upper)
-        if n <= SMALL_MIP:
-            # A tiny model: branch and bound is cheap, and HiGHS repairs the continuous columns of a start
-            # itself; skip the fixed LP.
-            h.changeColsIntegrality(n, idx, np.full(n, highspy.HighsVarType.kInteger))
-            h.setOptionValue("time_limit", max(0.01, limit - (time.perf_counter() - started)))
-            values[idx] = rounded
-            start = highspy.HighsSolution()
-            start.col_value = list(values)
-            h.setSolution(start)
-            return False
-        h.changeColsBounds(n, idx, rounded, rounded)
-        h.run()
-        fixed_ok = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
-        if fixed_ok:
-            incumbent = h.getObjectiveValue()
-            if abs(incumbent - bound) <= gap_target * max(abs(incumbent), 1e-9):
-                self.shortcut_bound = bound  # keep this solution; the model stays the fixed LP
-                return True
-            if limit - (time.perf_counter() - started) < max(1.0, 0.1 * limit):
-                # no time left for branch and bound: keep the rounded solution, say so (status time_limit)
-                self.shortcut_bound = bound
-                self.shortcut_within_gap = False
-                return True
-            values = np.array(h.getSolution().col_value, dtype=float)
-        h.changeColsBounds(n, idx, lower, upper)
-        h.changeColsIntegrality(n, idx, np.full(n, highspy.HighsVarType.kInteger))
-        h.setOptionValue("time_limit", max(0.01, limit - (time.perf_counter() - started)))
-        if fixed_ok:
-            start = highspy.HighsSolution()
-            start.col_value = list(values)
-            h.setSolution(start)
-        return False
+    info = read_highs(h, options, is_mip, time.perf_counter() - started, start)
+    values = list(h.getSolution().col_value) if info.has_solution else None
+    return info, values
 
 
 def _solve_cbc(problem: pulp.LpProblem, options: SolverOptions) -> SolveInfo:

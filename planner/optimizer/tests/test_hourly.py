@@ -219,3 +219,34 @@ def test_the_block_decomposition_finds_the_same_optimum_as_the_monolithic_model(
     whole = solve_hourly(random_inputs(3, 3, 2, seed=11, decompose=False, **extra))
     assert split.status == whole.status == "optimal"
     assert split.objective == pytest.approx(whole.objective, rel=1e-6)
+
+
+EXACT = SolverOptions(time_limit_s=30, gap_rel=0.0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {},
+        {"epsilon": 0.7},
+        {"gamma_mode": "additions", "min_instances": {("m1", "r0"): 3}},
+        {"epsilon": 0.6, "quota_gpus": {("r1", "g0"): 5, ("r0", "g1"): 3}, "max_instances": {("m0", "r0"): 12}},
+        {"shortfall_penalty": 50.0, "quota_gpus": {("r0", "g0"): 2, ("r0", "g1"): 2}, "decompose": False},
+    ],
+)
+def test_the_highspy_fast_path_finds_the_same_optimum_as_the_pulp_reference(seed, extra):
+    fast = solve_hourly(random_inputs(3, 3, 2, seed=seed, options=EXACT, **extra))
+    ref = solve_hourly(random_inputs(3, 3, 2, seed=seed, options=EXACT, use_pulp=True, **extra))
+    cbc = solve_hourly(random_inputs(3, 3, 2, seed=seed, options=SolverOptions(solver="cbc", time_limit_s=30), **extra))
+    assert fast.status == ref.status == cbc.status == "optimal"
+    assert fast.objective == pytest.approx(ref.objective, rel=1e-7, abs=1e-6)
+    assert fast.objective == pytest.approx(cbc.objective, rel=1e-6, abs=1e-6)
+    assert sum(fast.shortfall_tps.values()) == pytest.approx(sum(ref.shortfall_tps.values()), abs=1e-6)
+
+
+def test_the_highspy_fast_path_reports_an_impossible_hour_as_infeasible():
+    inputs = dict(quota_gpus={("r0", "g0"): 0, ("r0", "g1"): 0})
+    fast = solve_hourly(random_inputs(2, 2, 2, seed=1, options=EXACT, **inputs))
+    ref = solve_hourly(random_inputs(2, 2, 2, seed=1, options=EXACT, use_pulp=True, **inputs))
+    assert fast.status == ref.status == "infeasible"
