@@ -26,6 +26,7 @@ limit stood in the way.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import asdict, dataclass, field
@@ -33,7 +34,7 @@ from dataclasses import asdict, dataclass, field
 import pulp
 
 from planner.optimizer.scenario import Scenario
-from planner.optimizer.solver import SolverOptions, solve
+from planner.optimizer.solver import SolverOptions, solve, solve_components
 
 
 @dataclass
@@ -117,8 +118,15 @@ def _add_mir_cuts(prob, integer_terms, continuous, demand: float) -> None:
         prob += pulp.LpAffineExpression(terms) >= math.ceil(b)
 
 
-def solve_plan(sc: Scenario, progress=None, *, mir_cuts: bool = True) -> PlanResult:
-    """Build and solve the plan. ``progress`` is an optional plain ``fn(fraction, message)``."""
+MIN_PIECE_COLUMNS = 200  # smaller independent pieces are solved together (one solver call each costs ms)
+
+
+def solve_plan(sc: Scenario, progress=None, *, mir_cuts: bool = True, decompose: bool = True) -> PlanResult:
+    """Build and solve the plan. ``progress`` is an optional plain ``fn(fraction, message)``.
+
+    ``decompose``: solve the model's independent pieces separately (exact; without rerouting every
+    region is one, since pools, quotas and coverage never cross regions). False: one model.
+    """
     report = progress or (lambda fraction, message="": None)
     started = time.perf_counter()
     H = sc.hours
@@ -296,41 +304,59 @@ def solve_plan(sc: Scenario, progress=None, *, mir_cuts: bool = True) -> PlanRes
         start_lp_method="ipm" if flow else "choose",
     )
 
-    def rounder(lp_value):
+    def rounder(lp_value, scope=None):
         """Per endpoint, hour by hour: floor every GPU type, then cover what the LP's capacity (start-up
         losses included) still lacks with the fewest instances of the single cheapest type. Rounding every
         type up instead adds one instance per type in use (~30 % on mixed fleets). Reserved GPUs round up."""
         out = {}
         for i, j in endpoints:
             ks = gpus_of[i]
+            if scope is not None and (not ks or x[(i, j, ks[0], 0)] not in scope):
+                continue  # another piece's endpoint (its LP values are not in this solve)
             dep = {k: sc.deployments[(i, k)] for k in ks}
             loss = {k: min(1.0, dep[k].startup_s / 3600.0) for k in ks}
             prev = {k: sc.initial.get((i, j, k), 0) for k in ks}
+            unit = {k: dep[k].gpus_per_instance * min(sc.gpus[k].price_per_gpu_hour.values()) for k in ks}
             for t in T:
                 vals = {k: lp_value(x[(i, j, k, t)]) for k in ks}
                 starts = {k: lp_value(s[(i, j, k, t)]) for k in ks}
                 need = sum(dep[k].theta_tps * (vals[k] - loss[k] * starts[k]) for k in ks)
-                ints = {k: round(v) for k, v in vals.items()}  # nearest, then fill what is missing
-                have = sum(dep[k].theta_tps * (ints[k] - loss[k] * max(0, ints[k] - prev[k])) for k in ks)
-                deficit = need - have
-                if deficit > 1e-6:
-                    options = []
-                    for k in ks:
-                        n = math.ceil(deficit / (dep[k].theta_tps * max(1.0 - loss[k], 0.05)) - 1e-9)
-                        room = x[(i, j, k, t)].upBound
-                        fits = room is None or ints[k] + n <= room
-                        price = n * dep[k].gpus_per_instance * min(sc.gpus[k].price_per_gpu_hour.values())
-                        options.append((not fits, price, n, k))
-                    _full, _cost, n, best = min(options, key=lambda o: (o[0], o[1]))
-                    ints[best] += n
+                # Every floor / ceil choice of the fractional types (at most 2^5), each topped up with the
+                # fewest instances of the single type that covers the rest most cheaply; keep the cheapest.
+                best_cost, ints = math.inf, {}
+                choices = [
+                    (math.floor(v + 1e-6), math.ceil(v - 1e-6)) if abs(v - round(v)) > 1e-6 else (round(v),)
+                    for v in (vals[k] for k in ks)
+                ]
+                for combo in itertools.product(*choices):
+                    trial = dict(zip(ks, combo))
+                    have = sum(dep[k].theta_tps * (trial[k] - loss[k] * max(0, trial[k] - prev[k])) for k in ks)
+                    cost = sum(unit[k] * trial[k] for k in ks)
+                    deficit = need - have
+                    if deficit > 1e-6:
+                        fills = []
+                        for k in ks:
+                            n = math.ceil(deficit / (dep[k].theta_tps * max(1.0 - loss[k], 0.05)) - 1e-9)
+                            room = x[(i, j, k, t)].upBound
+                            fits = room is None or trial[k] + n <= room
+                            fills.append((not fits, n * unit[k], n, k))
+                        full, extra, n, k = min(fills, key=lambda o: (o[0], o[1]))
+                        trial[k] += n
+                        cost += extra + (1e12 if full else 0.0)
+                    if cost < best_cost - 1e-9:
+                        best_cost, ints = cost, trial
                 for k in ks:
                     out[x[(i, j, k, t)]] = ints[k]
                 prev = ints
         for v in R.values():
-            out[v] = math.ceil(lp_value(v) - 1e-6)
+            if scope is None or v in scope:
+                out[v] = math.ceil(lp_value(v) - 1e-6)
         return out
 
-    info = solve(prob, options, rounder=rounder)
+    if decompose:
+        info = solve_components(prob, options, rounder=rounder, min_columns=MIN_PIECE_COLUMNS)
+    else:
+        info = solve(prob, options, rounder=rounder)
     report(0.9, f"solver: {info.status}")
     result = PlanResult(
         status=info.status,

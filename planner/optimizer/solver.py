@@ -334,6 +334,102 @@ def solve_arrays(model: ArrayModel, options: SolverOptions, highs=None) -> tuple
     return info, values
 
 
+def solve_components(problem: pulp.LpProblem, options: SolverOptions, rounder=None, min_columns: int = 200) -> SolveInfo:
+    """Solve ``problem`` as its independent pieces: exact, because pieces share no constraint.
+
+    Columns are joined when a constraint holds both (scipy's connected components on the constraint
+    graph); pieces with fewer than ``min_columns`` columns are bundled together. Each piece is a PuLP
+    model of its own, solved by ``solve`` with ``gap_rel`` and a share of the remaining time proportional
+    to its number of columns (time a piece leaves unused goes to the next ones); values land on the
+    shared variables. The result adds objectives and bounds: if every piece is within ``gap_rel`` of its
+    bound, so is the sum. ``rounder(lp_value, scope)`` gets the set of variables of the piece.
+    One piece (or none to split): plain ``solve``.
+    """
+    import numpy as np
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    started = time.perf_counter()
+    variables = problem.variables()
+    position = {id(var): n for n, var in enumerate(variables)}
+    heads: list[int] = []
+    tails: list[int] = []
+    constraints = list(problem.constraints.items())
+    for _name, constraint in constraints:
+        cols = [position[id(var)] for var in constraint.keys()]
+        if len(cols) > 1:
+            heads.extend(cols[:1] * (len(cols) - 1))
+            tails.extend(cols[1:])
+    n = len(variables)
+    graph = coo_matrix((np.ones(len(heads), dtype=np.int8), (heads, tails)), shape=(n, n))
+    count, label = connected_components(graph, directed=False)
+    sizes = np.bincount(label, minlength=count)
+    small = sizes < min_columns
+    piece_of = np.where(small[label], count, label)  # every small component goes to bundle ``count``
+    pieces = [int(c) for c in np.unique(piece_of)]
+    if len(pieces) <= 1:
+        return solve(problem, options, rounder=None if rounder is None else (lambda lp_value: rounder(lp_value, None)))
+
+    members: dict[int, list] = {c: [] for c in pieces}
+    for var, piece in zip(variables, piece_of):
+        members[int(piece)].append(var)
+    rows: dict[int, list] = {c: [] for c in pieces}
+    for name, constraint in constraints:
+        first = next(iter(constraint.keys()), None)
+        piece = int(piece_of[position[id(first)]]) if first is not None else pieces[0]
+        rows[piece].append((name, constraint))
+    objective = problem.objective if problem.objective is not None else pulp.LpAffineExpression()
+    columns_left = n
+    deadline = started + options.time_limit_s
+    total = bound = 0.0
+    bound_known = True
+    statuses: list[str] = []
+    details: set[str] = set()
+    for number, piece in enumerate(pieces):
+        scope = set(members[piece])
+        sub = pulp.LpProblem(f"{problem.name}_{number}", problem.sense)
+        terms = [(var, coef) for var, coef in objective.items() if var in scope]
+        sub += pulp.LpAffineExpression(terms, constant=objective.constant if number == 0 else 0.0)
+        for name, constraint in rows[piece]:
+            sub.constraints[name] = constraint
+        for var in members[piece]:
+            sub.addVariable(var)
+        share = len(scope) / max(columns_left, 1)
+        columns_left -= len(scope)
+        remaining = deadline - time.perf_counter()
+        limit = max(0.05, remaining * share)
+        piece_rounder = None if rounder is None else (lambda lp_value, scope=scope: rounder(lp_value, scope))
+        info = solve(sub, _replace(options, time_limit_s=limit), rounder=piece_rounder)
+        statuses.append(info.status)
+        details.add(info.detail)
+        if not info.has_solution:
+            return SolveInfo(info.status, info.solver, None, None, None, time.perf_counter() - started,
+                             f"{info.detail} (piece {number + 1} of {len(pieces)})")
+        total += info.objective
+        if info.best_bound is not None:
+            bound += info.best_bound
+        elif info.status == OPTIMAL:
+            bound += info.objective
+        else:
+            bound_known = False  # e.g. CBC stopped by its clock: no bound, so no gap for the whole
+    elapsed = time.perf_counter() - started
+    gap = _gap(total, bound) if bound_known else None
+    severity = {OPTIMAL: 0, TIME_LIMIT: 1}
+    status = max(statuses, key=lambda st: severity.get(st, 2))
+    if status == TIME_LIMIT and gap is not None and gap <= options.gap_rel:
+        status = OPTIMAL  # every piece within reach of its bound adds up to the whole within gap_rel
+    if status == OPTIMAL and gap is None:
+        gap = 0.0
+    detail = "; ".join(sorted(details)) + f" ({len(pieces)} independent pieces)"
+    return SolveInfo(status, options.solver, total, bound if bound_known else None, gap, elapsed, detail)
+
+
+def _replace(options: SolverOptions, **changes) -> SolverOptions:
+    from dataclasses import replace
+
+    return replace(options, **changes)
+
+
 def _solve_cbc(problem: pulp.LpProblem, options: SolverOptions) -> SolveInfo:
     kwargs: dict = {"msg": options.msg, "timeLimit": options.time_limit_s, "gapRel": options.gap_rel}
     if options.threads:

@@ -225,3 +225,59 @@ def test_hourly_demand_from_a_trace_is_the_peak_five_minute_tps_of_each_hour():
     with pytest.raises(ScenarioError) as err:
         demand_from_frame(frame, 5)
     assert err.value.field == "demand_from_trace.start_hour"
+
+
+def random_scenario(seed, n_models=3, n_regions=3, n_gpus=2, hours=6, rerouting=False):
+    import math
+
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    gpus = {}
+    for k in range(n_gpus):
+        od = float(rng.uniform(2, 13))
+        gpus[f"g{k}"] = {"on_demand": round(od, 3), "reserved": round(od * 0.63, 3), "spot": round(od * 0.4, 3)}
+    deployments = [
+        {
+            "model": f"m{i}",
+            "gpu": f"g{k}",
+            "gpus_per_instance": int(rng.choice([1, 2, 4])),
+            "theta_tps": round(float(rng.uniform(100, 600)), 1),
+            "startup_s": float(rng.choice([155, 600, 900])),
+        }
+        for i in range(n_models)
+        for k in range(n_gpus)
+    ]
+    demand = []
+    for i in range(n_models):
+        for j in range(n_regions):
+            base, phase = float(rng.uniform(500, 4000)), float(rng.uniform(0, 24))
+            tps = [round(base * (0.5 + 0.5 * math.sin(math.pi * ((h + phase) % 24) / 24) ** 2), 1) for h in range(hours)]
+            demand.append({"model": f"m{i}", "region": f"r{j}", "tps": tps, "cv": 0.1})
+    regions = [f"r{j}" for j in range(n_regions)]
+    sc = {
+        "hours": hours,
+        "regions": regions,
+        "gpus": gpus,
+        "deployments": deployments,
+        "demand": demand,
+        "quotas": [{"region": f"r{j}", "gpu": "g0", "max_gpus": 40} for j in range(n_regions)],
+        "spot": {"risk_discount": 0.3, "available": [{"region": r, "gpu": "g1", "max_gpus": 4} for r in regions]},
+        "solver": {"name": "highs", "time_limit_s": 60, "gap_rel": 0.0},
+    }
+    if rerouting:
+        lat = [{"from": regions[0], "to": regions[1], "ms": 40}]
+        sc["rerouting"] = {"enabled": True, "max_latency_ms": 50, "min_local_share": 0.5, "latency_ms": lat}
+    return parse_scenario(sc)
+
+
+@pytest.mark.parametrize(("seed", "rerouting"), [(0, False), (1, False), (2, False), (0, True)])
+def test_solving_the_independent_pieces_finds_the_same_optimum_as_one_model(seed, rerouting, monkeypatch):
+    monkeypatch.setattr("planner.optimizer.multiperiod.MIN_PIECE_COLUMNS", 1)
+    sc = random_scenario(seed, rerouting=rerouting)
+    split = solve_plan(sc)
+    whole = solve_plan(sc, decompose=False)
+    assert split.status == whole.status == "optimal"
+    # without rerouting every region is its own piece; with one link, r0 and r1 form one
+    assert split.detail.endswith(f"({2 if rerouting else 3} independent pieces)")
+    assert split.cost["objective"] == pytest.approx(whole.cost["objective"], rel=1e-7)
