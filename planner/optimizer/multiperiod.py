@@ -31,6 +31,7 @@ import math
 import time
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
 import pulp
 
 from planner.optimizer.scenario import Scenario
@@ -74,6 +75,30 @@ class PlanResult:
 def _spot_price(sc: Scenario, gpu: str) -> float | None:
     p = sc.gpus[gpu].price_per_gpu_hour.get("spot")
     return None if p is None else p / (1.0 - sc.spot_risk_discount)
+
+
+def _best_reservation(sc: Scenario, region: str, gpu: str, used: list[int], cap, fallback: int) -> int:
+    """The cheapest integer reservation for a pool whose hourly GPU use is fixed: reserved for the whole
+    horizon, then spot (risk-adjusted, up to its availability), then on demand, exactly as the model
+    prices them. ``fallback`` (the LP's value rounded up) when on demand is not offered."""
+    prices = sc.gpus[gpu].price_per_gpu_hour
+    if "on_demand" not in prices or "reserved" not in prices:
+        return fallback
+    use = np.asarray(used, dtype=float)
+    top = int(use.max()) if use.size else 0
+    if cap is not None:
+        top = min(top, int(cap))
+    r = np.arange(0, top + 1, dtype=float)[:, None]
+    rest = np.maximum(use[None, :] - r, 0.0)
+    spot_price = _spot_price(sc, gpu)
+    spot_cap = sc.spot_available_gpus.get((region, gpu), 0) if spot_price is not None else 0
+    if spot_price is not None and spot_cap > 0 and spot_price < prices["on_demand"]:
+        spot = np.minimum(rest, spot_cap)
+        cost = spot_price * spot.sum(axis=1) + prices["on_demand"] * (rest - spot).sum(axis=1)
+    else:
+        cost = prices["on_demand"] * rest.sum(axis=1)
+    cost = cost + len(used) * prices["reserved"] * r[:, 0]
+    return int(np.argmin(cost))
 
 
 FLOW_COST = 1e-3  # $ per rerouted TPS-hour: a tie-break (1e-6 made the LP badly scaled)
@@ -309,6 +334,7 @@ def solve_plan(sc: Scenario, progress=None, *, mir_cuts: bool = True, decompose:
         losses included) still lacks with the fewest instances of the single cheapest type. Rounding every
         type up instead adds one instance per type in use (~30 % on mixed fleets). Reserved GPUs round up."""
         out = {}
+        used = {pool: [0] * H for pool in pools}  # GPUs in use per pool and hour after rounding
         for i, j in endpoints:
             ks = gpus_of[i]
             if scope is not None and (not ks or x[(i, j, ks[0], 0)] not in scope):
@@ -347,10 +373,11 @@ def solve_plan(sc: Scenario, progress=None, *, mir_cuts: bool = True, decompose:
                         best_cost, ints = cost, trial
                 for k in ks:
                     out[x[(i, j, k, t)]] = ints[k]
+                    used[(j, k)][t] += ints[k] * dep[k].gpus_per_instance
                 prev = ints
-        for v in R.values():
+        for (j, k), v in R.items():
             if scope is None or v in scope:
-                out[v] = math.ceil(lp_value(v) - 1e-6)
+                out[v] = _best_reservation(sc, j, k, used[(j, k)], v.upBound, math.ceil(lp_value(v) - 1e-6))
         return out
 
     if decompose:

@@ -281,3 +281,13 @@ def test_solving_the_independent_pieces_finds_the_same_optimum_as_one_model(seed
     # without rerouting every region is its own piece; with one link, r0 and r1 form one
     assert split.detail.endswith(f"({2 if rerouting else 3} independent pieces)")
     assert split.cost["objective"] == pytest.approx(whole.cost["objective"], rel=1e-7)
+
+
+@pytest.mark.parametrize(("used", "best"), [([2, 2, 2], 2), ([2, 0, 0], 0), ([3, 1, 1], 1)])
+def test_the_rounding_start_reserves_what_is_cheapest_for_the_rounded_fleet(used, best):
+    from planner.optimizer.multiperiod import _best_reservation
+
+    # reserved 6 $/GPU-h for all 3 hours vs on demand 10 $/GPU-h when used:
+    # [2,2,2]: R=2 costs 36, R=1 18+30=48, R=0 60.  [2,0,0]: R=0 20, R=1 18+10=28.
+    # [3,1,1]: R=0 50, R=1 18+20=38, R=2 36+10=46, R=3 54.
+    assert _best_reservation(scenario(), "A", "h100", used, None, fallback=99) == best
