@@ -541,7 +541,7 @@ def _build_arrays(
             if (j, k) in inputs.quota_gpus:
                 keys = [(i, j, k) for i in models if (i, j, k) in delta]
                 gpi = [int(inputs.gpus_per_instance.get((key[0], k), 1)) for key in keys]
-                used = sum(g * n_of[key] for g, key in zip(gpi, keys))
+                used = sum(g * n_of[key] for g, key in zip(gpi, keys, strict=True))
                 row([delta[key] for key in keys], [float(g) for g in gpi], -inf, int(inputs.quota_gpus[(j, k)]) - used)
 
     for key, col in delta.items():

@@ -355,7 +355,7 @@ def solve_plan(sc: Scenario, progress=None, *, mir_cuts: bool = True, decompose:
                     for v in (vals[k] for k in ks)
                 ]
                 for combo in itertools.product(*choices):
-                    trial = dict(zip(ks, combo))
+                    trial = dict(zip(ks, combo, strict=True))
                     have = sum(dep[k].theta_tps * (trial[k] - loss[k] * max(0, trial[k] - prev[k])) for k in ks)
                     cost = sum(unit[k] * trial[k] for k in ks)
                     deficit = need - have

@@ -105,7 +105,7 @@ def _solve_highs(problem: pulp.LpProblem, options: SolverOptions, rounder=None) 
     return read_highs(problem.solverModel, options, is_mip, elapsed, solver.start)
 
 
-def read_highs(h, options: SolverOptions, is_mip: bool, elapsed: float, start: "RoundUpResult | None") -> SolveInfo:
+def read_highs(h, options: SolverOptions, is_mip: bool, elapsed: float, start: RoundUpResult | None) -> SolveInfo:
     """Our status, objective, bound and gap from a HiGHS object after its run (PuLP or direct path)."""
     import highspy
 
@@ -323,7 +323,9 @@ def solve_arrays(model: ArrayModel, options: SolverOptions, highs=None) -> tuple
     if not options.feasibility_jump:
         h.setOptionValue("mip_heuristic_run_feasibility_jump", False)
     if h.passModel(lp) != highspy.HighsStatus.kOk:
-        return SolveInfo(ERROR, "highs", None, None, None, time.perf_counter() - started, "HiGHS rejected the model"), None
+        return SolveInfo(
+            ERROR, "highs", None, None, None, time.perf_counter() - started, "HiGHS rejected the model"
+        ), None
     start = None
     if options.round_up_start and is_mip:
         start = round_up_start(h, float(options.time_limit_s), float(options.gap_rel), options.start_lp_method)
@@ -334,7 +336,9 @@ def solve_arrays(model: ArrayModel, options: SolverOptions, highs=None) -> tuple
     return info, values
 
 
-def solve_components(problem: pulp.LpProblem, options: SolverOptions, rounder=None, min_columns: int = 200) -> SolveInfo:
+def solve_components(
+    problem: pulp.LpProblem, options: SolverOptions, rounder=None, min_columns: int = 200
+) -> SolveInfo:
     """Solve ``problem`` as its independent pieces: exact, because pieces share no constraint.
 
     Columns are joined when a constraint holds both (scipy's connected components on the constraint
@@ -371,7 +375,7 @@ def solve_components(problem: pulp.LpProblem, options: SolverOptions, rounder=No
         return solve(problem, options, rounder=None if rounder is None else (lambda lp_value: rounder(lp_value, None)))
 
     members: dict[int, list] = {c: [] for c in pieces}
-    for var, piece in zip(variables, piece_of):
+    for var, piece in zip(variables, piece_of, strict=True):
         members[int(piece)].append(var)
     rows: dict[int, list] = {c: [] for c in pieces}
     for name, constraint in constraints:
@@ -403,8 +407,15 @@ def solve_components(problem: pulp.LpProblem, options: SolverOptions, rounder=No
         statuses.append(info.status)
         details.add(info.detail)
         if not info.has_solution:
-            return SolveInfo(info.status, info.solver, None, None, None, time.perf_counter() - started,
-                             f"{info.detail} (piece {number + 1} of {len(pieces)})")
+            return SolveInfo(
+                info.status,
+                info.solver,
+                None,
+                None,
+                None,
+                time.perf_counter() - started,
+                f"{info.detail} (piece {number + 1} of {len(pieces)})",
+            )
         total += info.objective
         if info.best_bound is not None:
             bound += info.best_bound

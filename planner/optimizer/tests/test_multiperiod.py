@@ -252,7 +252,9 @@ def random_scenario(seed, n_models=3, n_regions=3, n_gpus=2, hours=6, rerouting=
     for i in range(n_models):
         for j in range(n_regions):
             base, phase = float(rng.uniform(500, 4000)), float(rng.uniform(0, 24))
-            tps = [round(base * (0.5 + 0.5 * math.sin(math.pi * ((h + phase) % 24) / 24) ** 2), 1) for h in range(hours)]
+            tps = [
+                round(base * (0.5 + 0.5 * math.sin(math.pi * ((h + phase) % 24) / 24) ** 2), 1) for h in range(hours)
+            ]
             demand.append({"model": f"m{i}", "region": f"r{j}", "tps": tps, "cv": 0.1})
     regions = [f"r{j}" for j in range(n_regions)]
     sc = {
