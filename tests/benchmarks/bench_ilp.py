@@ -121,9 +121,9 @@ def run_hourly(name, inputs, results):
     results.append(row)
 
 
-def run_plan(name, scenario, results):
+def run_plan(name, scenario, results, **kw):
     t0 = time.perf_counter()
-    plan = solve_plan(parse_scenario(scenario))
+    plan = solve_plan(parse_scenario(scenario), **kw)
     wall = time.perf_counter() - t0
     row = {
         "case": name,
@@ -136,6 +136,7 @@ def run_plan(name, scenario, results):
         "cost": plan.cost.get("total"),
         "static_peak": plan.static_peak.get("total"),
         "uncovered": len(plan.shortfalls),
+        "detail": plan.detail[-60:],
     }
     print(json.dumps(row), flush=True)
     results.append(row)
@@ -162,6 +163,11 @@ def main() -> None:
     if not args.quick:
         run_hourly("hourly 20x20x5 eps=1 highs gap 1%", hourly_inputs(20, 20, 5, options=gap1), results)
         run_hourly("hourly 20x20x5 eps=1 highs gap 1e-4", hourly_inputs(20, 20, 5, options=exact), results)
+        run_hourly(
+            "hourly 20x20x5 eps=1 highs gap 1% via PuLP (reference path)",
+            hourly_inputs(20, 20, 5, use_pulp=True, options=gap1),
+            results,
+        )
         run_hourly("hourly 20x20x5 eps=0.8 highs gap 1%", hourly_inputs(20, 20, 5, epsilon=0.8, options=gap1), results)
         run_hourly(
             "hourly 20x20x5 eps=1 cbc gap 1%",
@@ -175,6 +181,12 @@ def main() -> None:
                 results,
             )
         run_plan("plan 24h 20x20x5 limit 30s", plan_scenario(20, 20, 5, time_limit=30.0), results)
+        run_plan(
+            "plan 24h 20x20x5 limit 30s one model (no pieces)",
+            plan_scenario(20, 20, 5, time_limit=30.0),
+            results,
+            decompose=False,
+        )
         run_plan("plan 24h 20x20x5 limit 120s", plan_scenario(20, 20, 5, time_limit=120.0), results)
         run_plan("plan 24h 10x10x2", plan_scenario(10, 10, 2, time_limit=30.0), results)
         run_plan("plan 24h 10x10x2 ring rerouting", plan_scenario(10, 10, 2, rerouting=True, time_limit=30.0), results)
