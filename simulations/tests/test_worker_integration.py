@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from simulations.models import SimulationRun
-from tests.integration.conftest import wait_for_job
+from tests.integration.conftest import logged_in_page, wait_for_job
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,20 +65,7 @@ def test_a_user_starts_a_simulation_from_the_page_and_sees_its_charts(cast, live
                                                                        tmp_path):
     import os
 
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-        )
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.goto(f"{live_server.url}/login/")
-        page.fill("#id_username", "owner")
-        page.fill("#id_password", "owner-pass-123")
-        page.click("button[type=submit]")
-        page.wait_for_url(f"{live_server.url}/")
+    with logged_in_page(live_server, "owner", "owner-pass-123") as page:
         page.goto(f"{live_server.url}/simulations/")
         page.select_option("select[name=fixture]", "small_reactive")
         page.fill("input[name=name]", "browser run")
@@ -90,6 +77,5 @@ def test_a_user_starts_a_simulation_from_the_page_and_sees_its_charts(cast, live
         artifacts = Path(os.environ.get("TEST_ARTIFACTS", tmp_path))
         artifacts.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(artifacts / "simulation-page.png"), full_page=True)
-        browser.close()
     run = SimulationRun.objects.get(name="browser run")
     assert run.team == cast.owner.team and run.job.celery_task_id and run.result["summary"]["completed"] == 20000

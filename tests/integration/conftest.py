@@ -3,7 +3,9 @@ that every app's integration tests share one worker per session."""
 
 from __future__ import annotations
 
+import os
 import time
+from contextlib import contextmanager
 
 
 def wait_for_job(job, *, timeout=120.0, until=("succeeded", "failed", "cancelled")):
@@ -14,3 +16,27 @@ def wait_for_job(job, *, timeout=120.0, until=("succeeded", "failed", "cancelled
             return job
         time.sleep(0.25)
     raise AssertionError(f"job {job.pk} still {job.status} ({job.progress:.0f}% {job.message}) after {timeout} s")
+
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@contextmanager
+def logged_in_page(live_server, username: str, password: str):
+    """A headless Debian Chromium page (via Playwright) logged in to the live server as ``username``."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
+                                     args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(f"{live_server.url}/login/")
+            page.fill("#id_username", username)
+            page.fill("#id_password", password)
+            page.click("button[type=submit]")
+            page.wait_for_url(f"{live_server.url}/")
+            yield page
+        finally:
+            browser.close()

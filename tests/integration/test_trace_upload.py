@@ -9,7 +9,7 @@ import pytest
 import requests
 
 from planner.traces.models import Trace
-from tests.integration.conftest import wait_for_job
+from tests.integration.conftest import logged_in_page, wait_for_job
 
 ROOT = Path(__file__).resolve().parents[2]
 AZURE_CODE = ROOT / "fixtures" / "traces" / "azure_code_2023.csv"
@@ -44,20 +44,7 @@ def test_an_upload_over_http_is_characterised_by_the_worker(cast, live_server, c
 
 @pytest.mark.browser
 def test_a_user_logs_in_uploads_a_trace_and_sees_its_charts(cast, live_server, celery_worker_process, tmp_path):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-        )
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.goto(f"{live_server.url}/login/")
-        page.fill("#id_username", "owner")
-        page.fill("#id_password", "owner-pass-123")
-        page.click("button[type=submit]")
-        page.wait_for_url(f"{live_server.url}/")
+    with logged_in_page(live_server, "owner", "owner-pass-123") as page:
         page.goto(f"{live_server.url}/traces/upload/")
         page.set_input_files("input[name=file]", str(AZURE_CODE))
         page.fill("input[name=name]", "browser upload")
@@ -69,7 +56,6 @@ def test_a_user_logs_in_uploads_a_trace_and_sees_its_charts(cast, live_server, c
         artifacts = Path(os.environ.get("TEST_ARTIFACTS", tmp_path))
         artifacts.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(artifacts / "trace-page.png"), full_page=True)
-        browser.close()
     assert charts >= 2
     trace = Trace.objects.get(name="browser upload")
     assert trace.team == cast.owner.team and trace.characterisation is not None
