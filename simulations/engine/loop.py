@@ -14,9 +14,9 @@ its own event; both modes share all other code.
 from __future__ import annotations
 
 import math
-from math import sqrt
 from bisect import bisect_left
 from heapq import heappop, heappush
+from math import sqrt
 
 import numpy as np
 
