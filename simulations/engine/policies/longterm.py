@@ -79,6 +79,7 @@ class LongTerm(Autoscaler):
         self.time_limit = float(p.get("ilp_time_limit_s", 10.0))
         self.history = p.get("history_tps") or {}  # "region|model" -> list of bin TPS (bins before t=0)
         self.queue = NIWQueueManager(p) if p.get("niw_queue", True) else None
+        self.wants_arrival_hook = self.queue is not None
         self.tick_s = self.queue.period_s if self.queue else float(p.get("tick_s", 60.0))
         self.next_decision = 0.0
         self.forecasters: dict = {}
@@ -92,9 +93,12 @@ class LongTerm(Autoscaler):
         self.forecast_s = 0.0
 
     # ------------------------------------------------------------------ life cycle
+    def on_arrival(self, sim, rid, now):
+        return self.queue.offer(sim, rid, now)
+
     def on_start(self, sim, now):
         if self.queue is not None:
-            self.queue.attach(sim)
+            self.queue.bind(sim)
         self.eps = [ep for ep in sim.endpoints if ep.pool != "niw"]
         missing = [ep.spec.name for ep in self.eps if ep.spec.theta_tps <= 0]
         if missing:

@@ -9,13 +9,13 @@ when no priority-0 request waits). So that the 24 h deadline can still be met wh
 busy, a request that reaches 10 h in the queue is released to the least utilised endpoint of its model
 regardless of the thresholds (spec section 8 row 20; the paper does not say what happens then).
 
-The manager is driven by an autoscaler (``attach`` at start, ``on_tick`` on the autoscaler's tick):
+The manager is driven by an autoscaler: ``bind`` at start, ``offer`` from the autoscaler's ``on_arrival``
+hook (the engine's "hold this arrival" extension point) and ``on_tick`` on the autoscaler's tick:
 ``reactive-unified-niwq`` below is the unified reactive baseline with the queue (SageServe's "Reactive"
 in section 7 has it, section 4), and the LT policies (longterm.py) use it too.
 
-Hook. The engine has no "hold this arrival" extension point yet, so ``attach`` wraps the simulator's
-``_arrive`` for NIW requests; the loop binds ``_arrive`` after ``on_start``, which is where this is
-called. A test pins this (tests/test_longterm.py) so an engine change cannot silently bypass the queue.
+An autoscaler that owns a queue sets ``wants_arrival_hook`` and returns ``queue.offer(...)`` from its
+``on_arrival``: NIW requests are held, every other request is routed at once.
 """
 
 from __future__ import annotations
@@ -46,18 +46,15 @@ class NIWQueueManager:
         self._turn = 0
 
     # ------------------------------------------------------------------ wiring
-    def attach(self, sim) -> None:
-        original = sim._arrive
-        tiers = sim.req_tier
-
-        def arrive(rid: int, t: float) -> None:
-            if tiers[rid] == NIW:
-                self.hold(sim, rid, t)
-            else:
-                original(rid, t)
-
-        sim._arrive = arrive
+    def bind(self, sim) -> None:
         self.sim = sim
+
+    def offer(self, sim, rid: int, t: float) -> bool:
+        """Hold an NIW request (True); any other tier is left to the router (False)."""
+        if sim.req_tier[rid] != NIW:
+            return False
+        self.hold(sim, rid, t)
+        return True
 
     def hold(self, sim, rid: int, t: float) -> None:
         q = self.queues.get(sim.req_model[rid])
@@ -129,8 +126,13 @@ class ReactiveUnifiedWithQueue(ReactiveUnified):
         self.tick_s = min(self.tick_s or self.queue.period_s, self.queue.period_s)
         self._react_on_tick = bool(self.params.get("tick_s"))
 
+    wants_arrival_hook = True
+
     def on_start(self, sim, now):
-        self.queue.attach(sim)
+        self.queue.bind(sim)
+
+    def on_arrival(self, sim, rid, now):
+        return self.queue.offer(sim, rid, now)
 
     def on_tick(self, sim, now):
         if self._react_on_tick:
