@@ -491,12 +491,7 @@ def _timed(values: pd.Series, name: str, first: int, blank: np.ndarray) -> np.nd
 
 
 def _tok(values: pd.Series, name: str, first: int, blank: np.ndarray) -> np.ndarray:
-    lines = _line_numbers(first, blank)
-    sub = values[~blank].reset_index(drop=True)
-    try:
-        return token_column(sub, name, 0)
-    except TraceFormatError as exc:
-        raise TraceFormatError(exc.message, line=int(lines[exc.line]), column=exc.column, hint=exc.hint) from None
+    return _relined(token_column, _line_numbers(first, blank), values[~blank].reset_index(drop=True), name, 0)
 
 
 def parse_burstgpt(
