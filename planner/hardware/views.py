@@ -125,6 +125,14 @@ def _deployment_form(request, instance: Deployment | None):
     )
 
 
+def _editable_or_403(request, model, pk: int):
+    """A catalogue entry the user's team may edit: another team's is a 404, a built-in a 403."""
+    entry = get_visible_or_404(request.user, model.objects.all(), pk=pk)
+    if not can_edit(request.user, entry):
+        raise PermissionDenied("built-in entries are read-only: copy it first")
+    return entry
+
+
 @login_required
 def deployment_create(request):
     return _deployment_form(request, None)
@@ -132,10 +140,7 @@ def deployment_create(request):
 
 @login_required
 def deployment_edit(request, pk: int):
-    dep = get_visible_or_404(request.user, Deployment.objects.all(), pk=pk)
-    if not can_edit(request.user, dep):
-        raise PermissionDenied("built-in entries are read-only: copy it first")
-    return _deployment_form(request, dep)
+    return _deployment_form(request, _editable_or_403(request, Deployment, pk))
 
 
 @login_required
@@ -197,10 +202,7 @@ def gpu_create(request):
 
 @login_required
 def gpu_edit(request, pk: int):
-    gpu = get_visible_or_404(request.user, GpuType.objects.all(), pk=pk)
-    if not can_edit(request.user, gpu):
-        raise PermissionDenied("built-in entries are read-only: copy it first")
-    return _gpu_form(request, gpu)
+    return _gpu_form(request, _editable_or_403(request, GpuType, pk))
 
 
 @login_required
@@ -240,10 +242,7 @@ def model_create(request):
 
 @login_required
 def model_edit(request, pk: int):
-    m = get_visible_or_404(request.user, ModelProfile.objects.all(), pk=pk)
-    if not can_edit(request.user, m):
-        raise PermissionDenied("built-in entries are read-only")
-    return _model_form(request, m)
+    return _model_form(request, _editable_or_403(request, ModelProfile, pk))
 
 
 @login_required
