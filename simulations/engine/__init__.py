@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import time
 
-from simulations.engine.config import DeploymentSpec, ScenarioError  # noqa: F401
-from simulations.engine.metrics import SimulationResult, build_result
-from simulations.engine.scenario import Scenario, build_workload, parse_scenario  # noqa: F401
-from simulations.engine.workload import Workload  # noqa: F401
+from simulations.engine import accel as _accel
+
+BUILD = _accel.activate(__path__)  # before any submodule import: a fresh compiled build goes first on the path
+
+from simulations.engine.config import DeploymentSpec, ScenarioError  # noqa: E402, F401
+from simulations.engine.metrics import SimulationResult, build_result  # noqa: E402
+from simulations.engine.scenario import Scenario, build_workload, parse_scenario  # noqa: E402, F401
+from simulations.engine.workload import Workload  # noqa: E402, F401
 
 
 def simulate(scenario: Scenario, workload: Workload | None = None, *, progress=None) -> SimulationResult:

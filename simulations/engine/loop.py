@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 from math import sqrt
 
+import cython
 import numpy as np
 
 from simulations.engine.config import TIER_INDEX, TIERS
@@ -77,6 +78,8 @@ class NetworkDelays:
         return lo + (hi - lo) * u
 
 
+@cython.locals(d0=cython.double, a=cython.double, e=cython.double, b=cython.double, k=cython.longlong,
+               n=cython.longlong)
 def iters_done(inst: Instance, t: float) -> int:
     """Decode iterations of the current run completed by time t (exact, from the run's quadratic)."""
     d0 = inst.seg_d0
@@ -154,6 +157,7 @@ class Simulator:
         self.preempted = memoryview(np.zeros(n, dtype=np.int32))
         self.tok_t = memoryview(np.full(n, np.nan))  # time of the request's latest token when it (re)joined
         self.tbt_max = memoryview(np.zeros(n))  # longest gap between two of its tokens so far (closed stints)
+        self._bind_views()
         self.dropped: dict[int, str] = {}
         # network delay per request, pre-sampled (used only when the request crosses regions)
         self.net_delay = NetworkDelays(self.scenario.fleet.network.bins, int(net_ss.generate_state(1)[0]))
@@ -199,6 +203,24 @@ class Simulator:
         self.timeline: list[tuple] = []
 
     # ------------------------------------------------------------------ setup helpers
+    def _bind_views(self):
+        """The loop's own handles on the per-request arrays: the same buffers as ``req_arr``, ``gen``, ...
+        (in the compiled build, typed memoryviews read and written as C arrays)."""
+        self._arr, self._inp, self._out = self.req_arr, self.req_inp, self.req_out
+        self._tier, self._model, self._region, self._prio = self.req_tier, self.req_model, self.req_region, self.req_prio
+        self._gen, self._join, self._fin = self.gen, self.join, self.fin
+        self._t_first, self._t_done, self._t_admit = self.t_first, self.t_done, self.t_admit
+        self._served_ep, self._served_inst, self._preempted = self.served_ep, self.served_inst, self.preempted
+        self._tok_t, self._tbt_max = self.tok_t, self.tbt_max
+
+    def free_run_state(self) -> None:
+        """Drop the per-request state only the loop needed (keeps peak memory at the loop's, not above it)."""
+        for name in ("gen", "join", "fin", "tok_t", "req_inp", "req_out", "req_arr", "net_delay", "req_model",
+                     "req_region"):
+            setattr(self, name, None)
+        self._arr = self._inp = self._out = self._model = self._region = None
+        self._gen = self._join = self._fin = self._tok_t = self._t_admit = None
+
     def _build_candidates(self):
         """(region, model, tier) -> endpoints eligible for that tier (siloed pools split IW / NIW)."""
         self._cands = {}
@@ -353,181 +375,187 @@ class Simulator:
         else:
             self._deliver(rid, ep, t)
 
-    def _fused_arrive(self):
-        """The arrival path of the default policy stack (SageServe region router, JSQ-by-tokens instance
-        router, any endpoint router, any autoscaler) as one closure, or None when a policy is not the
-        stock one. Same decisions as ``_arrive`` -> ``_deliver`` -> ``_enqueue``, computed once: the decode
-        progress of each serving instance of the origin endpoint at time t is evaluated once and shared by
-        the region router's utilisation, the reactive autoscaler's check and the JSQ choice (nothing changes
-        between them unless the autoscaler scales, in which case the shared values are recomputed)."""
+    def _setup_fast_arrive(self) -> bool:
+        """Bind the fused arrival path (``_arrive_fast``) when the stock policy stack is in use (SageServe region
+        router, JSQ-by-tokens instance router, any endpoint router, any autoscaler) and no policy wrapped the
+        request path; False otherwise (the loop then calls ``_arrive``)."""
         from simulations.engine.policies.autoscalers import ReactiveUnified
         from simulations.engine.policies.routers import JoinShortestQueueTokens, PreferenceThresholdRouter
 
         rr = self.region_router
         if type(rr) is not PreferenceThresholdRouter or type(self.instance_router) is not JoinShortestQueueTokens:
-            return None
+            return False
         if "_arrive" in self.__dict__ or "_deliver" in self.__dict__ or "_enqueue" in self.__dict__:
-            return None  # a policy wrapped the request path
-        generic = self._arrive
-        req_region, req_model, req_tier = self.req_region, self.req_model, self.req_tier
-        cache = rr._cache
-        thr = rr.threshold
-        ep_choose = self.endpoint_router.choose
-        inst_choose = self.instance_router.choose
-        net_all = self.net_all
-        net_delay = self.net_delay
-        served_ep = self.served_ep
+            return False  # a policy wrapped the request path
         autoscaler = self.autoscaler
-        hook = bool(autoscaler.wants_request_hook)
-        reactive = type(autoscaler) is ReactiveUnified
-        cooldown = getattr(autoscaler, "cooldown", 0.0)
-        act = autoscaler._act if reactive else None
-        a_hi = getattr(autoscaler, "hi", 0.0)
-        a_lo = getattr(autoscaler, "lo", 0.0)
-        scaling_events = self.scaling_events
-        req_inp, req_out, req_arr, req_prio, gen = self.req_inp, self.req_out, self.req_arr, self.req_prio, self.gen
-        served_inst = self.served_inst
-        sched_key = self.scheduler.key
-        step = self._step
-        push = self.push
-        drop = self._drop
-        heap = self.heap
+        self._generic_arrive = self._arrive
+        self._rr_cache = rr._cache
+        self._thr = rr.threshold
+        self._ep_choose = self.endpoint_router.choose
+        self._inst_choose = self.instance_router.choose
+        self._net_delay = self.net_delay
+        self._autoscaler = autoscaler
+        self._hook = bool(autoscaler.wants_request_hook)
+        self._reactive = type(autoscaler) is ReactiveUnified
+        self._cooldown = getattr(autoscaler, "cooldown", 0.0)
+        self._act = autoscaler._act if self._reactive else None
+        self._a_hi = getattr(autoscaler, "hi", 0.0)
+        self._a_lo = getattr(autoscaler, "lo", 0.0)
+        self._scaling_events = self.scaling_events
+        self._sched_key = self.scheduler.key
+        return True
 
-        def arrive(rid: int, t: float) -> None:
-            origin = req_region[rid]
-            model = req_model[rid]
-            tier = req_tier[rid]
-            lists = cache.get((origin, model, tier))
-            if lists is None:  # first request of its kind: the router builds its cache
-                return generic(rid, t)
-            # utilisation of the first candidate endpoint (and its instances' decode progress), once
-            ep0 = lists[0][0] if lists else None
-            ks = None
-            v0 = 2.0
-            if ep0 is not None:
-                ks = []
-                kv = ep0.kv_sum
-                for inst in ep0.serving:
-                    k = 0
-                    if inst.phase == 2:
-                        n = inst.seg_n
-                        if n > 1:  # DECODE run: iterations done by t (exact, as util_at / iters_done)
-                            e = t - inst.seg_t0
-                            if e > 0:
-                                d0 = inst.seg_d0
-                                a = inst.seg_a
-                                if a > 0:
-                                    b = d0 - a
-                                    k = int((-b + sqrt(b * b + 4 * a * e)) / (2 * a))
-                                else:
-                                    k = int(e / d0)
-                                while k > 0 and k * d0 + a * k * (k - 1) > e:
-                                    k -= 1
-                                k1 = k + 1
-                                while k1 * d0 + a * k1 * k <= e:
-                                    k = k1
-                                    k1 += 1
-                                if k > n:
-                                    k = n
-                                kv += inst.seg_B * k
-                    ks.append(k)
-                cap = ep0.cap_sum
-                v0 = kv / cap if cap else 1.0
-            # region router (PreferenceThresholdRouter.choose)
-            best = None
-            best_u = 2.0
-            eps = None
-            for cand in lists:
-                u = 2.0
-                for ep in cand:
-                    v = v0 if ep is ep0 else ep.util_at(t)
-                    if v < u:
-                        u = v
-                if u < thr:
-                    eps = cand
-                    break
-                if u < best_u:
-                    best, best_u = cand, u
+    @cython.locals(origin=cython.int, model=cython.int, tier=cython.int, ep0=Endpoint, ep=Endpoint,
+                   inst=Instance, cand_inst=Instance, kv=cython.longlong, k=cython.longlong, k1=cython.longlong,
+                   n=cython.longlong, e=cython.double, d0=cython.double, a=cython.double, b=cython.double,
+                   cap=cython.longlong, v0=cython.double, v=cython.double, u=cython.double, best_u=cython.double,
+                   w=cython.longlong, best_w=cython.longlong, j=cython.Py_ssize_t, need=cython.longlong,
+                   phase=cython.int, B=cython.longlong, n_ev=cython.Py_ssize_t, have_k=cython.bint,
+                   k_inst=cython.longlong, shared=cython.bint, serving=list, heap=list, ks=list)
+    def _arrive_fast(self, rid: cython.longlong, t: float):
+        """``_arrive`` -> ``_deliver`` -> ``_enqueue`` for the stock policy stack, computed once: the decode
+        progress of each serving instance of the origin endpoint at time t is evaluated once and shared by the
+        region router's utilisation, the reactive autoscaler's check and the JSQ choice (nothing changes between
+        them unless the autoscaler scales, in which case the shared values are recomputed). Same decisions."""
+        origin = self._region[rid]
+        model = self._model[rid]
+        tier = self._tier[rid]
+        lists = self._rr_cache.get((origin, model, tier))
+        if lists is None:  # first request of its kind: the router builds its cache
+            return self._generic_arrive(rid, t)
+        # utilisation of the first candidate endpoint (and its instances' decode progress), once
+        ep0 = lists[0][0] if lists else None
+        shared = False
+        ks = None
+        v0 = 2.0
+        if ep0 is not None:
+            shared = True
+            ks = []
+            kv = ep0.kv_sum
+            for inst in ep0.serving:
+                k = 0
+                if inst.phase == 2:
+                    n = inst.seg_n
+                    if n > 1:  # DECODE run: iterations done by t (exact, as util_at / iters_done)
+                        e = t - inst.seg_t0
+                        if e > 0:
+                            d0 = inst.seg_d0
+                            a = inst.seg_a
+                            if a > 0:
+                                b = d0 - a
+                                k = int((-b + sqrt(b * b + 4 * a * e)) / (2 * a))
+                            else:
+                                k = int(e / d0)
+                            while k > 0 and k * d0 + a * k * (k - 1) > e:
+                                k -= 1
+                            k1 = k + 1
+                            while k1 * d0 + a * k1 * k <= e:
+                                k = k1
+                                k1 += 1
+                            if k > n:
+                                k = n
+                            kv += inst.seg_B * k
+                ks.append(k)
+            cap = ep0.cap_sum
+            v0 = kv / cap if cap else 1.0
+        # region router (PreferenceThresholdRouter.choose)
+        best = None
+        best_u = 2.0
+        eps = None
+        for cand in lists:
+            u = 2.0
+            for ep in cand:
+                v = v0 if ep is ep0 else ep.util_at(t)
+                if v < u:
+                    u = v
+            if u < self._thr:
+                eps = cand
+                break
+            if u < best_u:
+                best, best_u = cand, u
+        else:
+            eps = best
+        if not eps:
+            self._drop(rid, "no_endpoint")
+            return
+        ep = eps[0] if len(eps) == 1 else self._ep_choose(eps)
+        if self.net_all or ep.region_idx != origin:
+            self.push(t + self._net_delay[rid], EV_DELIVER, rid, ep.eid)
+            return
+        # _deliver
+        self._served_ep[rid] = ep.eid
+        if self._hook:
+            if self._reactive:
+                if not t - ep.last_scale_t < self._cooldown:
+                    u = v0 if ep is ep0 else ep.util_at(t)
+                    if u > self._a_hi or u < self._a_lo:  # else _act does nothing
+                        n_ev = len(self._scaling_events)
+                        self._act(self, ep, t, u)
+                        if len(self._scaling_events) != n_ev:
+                            shared = False  # the fleet may have changed
             else:
-                eps = best
-            if not eps:
-                drop(rid, "no_endpoint")
+                self._autoscaler.on_request(self, ep, t, rid)
+                shared = False
+        serving = ep.serving
+        if not serving:
+            ep.backlog.append(rid)
+            return
+        have_k = False  # whether k_inst (decode iterations the chosen instance has done by t) is known
+        k_inst = 0
+        if not shared or ep is not ep0:
+            inst = serving[0] if len(serving) == 1 else self._inst_choose(ep)
+        elif len(serving) == 1:
+            inst = serving[0]
+            k_inst = ks[0]
+            have_k = True
+        else:  # JoinShortestQueueTokens.choose with the shared progress
+            inst = None
+            best_w = 0
+            have_k = True
+            for j in range(len(serving)):
+                cand_inst = serving[j]
+                w = cand_inst.work
+                k = ks[j]
+                if k:
+                    w -= cand_inst.seg_B * k
+                if inst is None or w < best_w:
+                    inst, best_w, k_inst = cand_inst, w, k
+        # _enqueue
+        need = self._inp[rid] + self._gen[rid]
+        if need >= inst.cap:
+            self._drop(rid, "prompt_exceeds_kv_capacity")
+            return
+        self.seq += 1
+        self._served_inst[rid] = inst.iid
+        heappush(inst.waiting, (self._sched_key(self._arr[rid], tier, self._prio[rid]), self.seq, rid))
+        inst.work += need + self._out[rid] - self._gen[rid]
+        phase = inst.phase
+        heap = self.heap
+        if phase == IDLE:
+            if self.next_arr > t and (not heap or heap[0][0] > t):
+                self._step(inst, t)  # nothing else can happen at this instant: step now
                 return
-            ep = eps[0] if len(eps) == 1 else ep_choose(eps)
-            if net_all or ep.region_idx != origin:
-                push(t + net_delay[rid], EV_DELIVER, rid, ep.eid)
-                return
-            # _deliver
-            served_ep[rid] = ep.eid
-            if hook:
-                if reactive:
-                    if not t - ep.last_scale_t < cooldown:
-                        u = v0 if ep is ep0 else ep.util_at(t)
-                        if u > a_hi or u < a_lo:  # else _act does nothing
-                            n_ev = len(scaling_events)
-                            act(self, ep, t, u)
-                            if len(scaling_events) != n_ev:
-                                ks = None  # the fleet may have changed
-                else:
-                    autoscaler.on_request(self, ep, t, rid)
-                    ks = None
-            serving = ep.serving
-            if not serving:
-                ep.backlog.append(rid)
-                return
-            k_inst = None  # decode iterations the chosen instance has done by t, when already known
-            if ks is None or ep is not ep0:
-                inst = serving[0] if len(serving) == 1 else inst_choose(ep)
-            elif len(serving) == 1:
-                inst = serving[0]
-                k_inst = ks[0]
-            else:  # JoinShortestQueueTokens.choose with the shared progress
-                inst = None
-                best_w = None
-                for j, cand_inst in enumerate(serving):
-                    w = cand_inst.work
-                    k = ks[j]
-                    if k:
-                        w -= cand_inst.seg_B * k
-                    if best_w is None or w < best_w:
-                        inst, best_w, k_inst = cand_inst, w, k
-            # _enqueue
-            need = req_inp[rid] + gen[rid]
-            if need >= inst.cap:
-                drop(rid, "prompt_exceeds_kv_capacity")
-                return
+            inst.phase = WAKE
+            inst.seg_t0 = t
+            inst.version += 1
             self.seq += 1
-            served_inst[rid] = inst.iid
-            heappush(inst.waiting, (sched_key(req_arr[rid], tier, req_prio[rid]), self.seq, rid))
-            inst.work += need + req_out[rid] - gen[rid]
-            phase = inst.phase
-            if phase == IDLE:
-                if self.next_arr > t and (not heap or heap[0][0] > t):
-                    step(inst, t)  # nothing else can happen at this instant: step now
-                    return
-                inst.phase = WAKE
-                inst.seg_t0 = t
-                inst.version += 1
-                self.seq += 1
-                heappush(heap, (t, self.seq, EV_INST, inst, inst.version))
-            elif phase == DECODE and inst.seg_n > 1:
-                B = inst.seg_B
-                if inst.B >= inst.max_b:
-                    return
-                d0 = inst.seg_d0
-                a = inst.seg_a
-                k = (iters_done(inst, t) if k_inst is None else k_inst) + 1
-                if k >= inst.seg_n:
-                    return
-                if need > inst.cap - (inst.S + B * (inst.it + k) + inst.kv_prefill):
-                    return
-                inst.seg_n = k
-                inst.seg_end = inst.seg_t0 + k * d0 + a * k * (k - 1)
-                inst.version += 1
-                self.seq += 1
-                heappush(heap, (inst.seg_end, self.seq, EV_INST, inst, inst.version))
-
-        return arrive
+            heappush(heap, (t, self.seq, EV_INST, inst, inst.version))
+        elif phase == DECODE and inst.seg_n > 1:
+            B = inst.seg_B
+            if inst.B >= inst.max_b:
+                return
+            d0 = inst.seg_d0
+            a = inst.seg_a
+            k = (k_inst if have_k else iters_done(inst, t)) + 1
+            if k >= inst.seg_n:
+                return
+            if need > inst.cap - (inst.S + B * (inst.it + k) + inst.kv_prefill):
+                return
+            inst.seg_n = k
+            inst.seg_end = inst.seg_t0 + k * d0 + a * k * (k - 1)
+            inst.version += 1
+            self.seq += 1
+            heappush(heap, (inst.seg_end, self.seq, EV_INST, inst, inst.version))
 
     def send(self, rid: int, ep: Endpoint, t: float) -> None:
         """Hand a request (held by a policy, e.g. a queue manager) to endpoint ``ep`` at time ``t``, paying the
@@ -587,7 +615,13 @@ class Simulator:
             heappush(self.heap, (inst.seg_end, self.seq, EV_INST, inst, inst.version))
 
     # ------------------------------------------------------------------ instance engine
-    def _segment_end(self, inst: Instance, t: float) -> None:
+    # The typed locals (cython.locals) only matter to the compiled build; as Python they are plain names.
+    @cython.locals(phase=cython.int, it=cython.longlong, n=cython.longlong, d0=cython.double, rest=cython.double,
+                   prev=cython.double, old=cython.double, rem=cython.longlong, f=cython.longlong,
+                   rid=cython.longlong, j=cython.longlong, idx=cython.Py_ssize_t, r0=cython.double,
+                   d=cython.double, r=cython.double, m=cython.double, runs_i0=list, runs_meta=list,
+                   runs_old=list, fh=list, running=dict)
+    def _segment_end(self, inst: Instance, t: float):
         inst.busy_s += t - inst.seg_t0
         phase = inst.phase
         if phase == WAKE:
@@ -595,24 +629,23 @@ class Simulator:
         if phase == MIXED:
             return self._mixed_end(inst, t)
         if phase == PREFILL:
-            gen, out, t_first, fin = self.gen, self.req_out, self.t_first, self.fin
+            gen, out, t_first, fin = self._gen, self._out, self._t_first, self._fin
             it = inst.it
-            tok_t, tbt_max = self.tok_t, self.tbt_max
-            fin_heap = inst.fin_heap
+            tok_t, tbt_max = self._tok_t, self._tbt_max
+            fh = inst.fin_heap
             for rid in inst.batch:
-                g1 = gen[rid] + 1
                 if t_first[rid] != t_first[rid]:
                     t_first[rid] = t
                 prev = tok_t[rid]
                 if prev == prev and t - prev > tbt_max[rid]:  # recomputed after a preemption
                     tbt_max[rid] = t - prev
                 tok_t[rid] = t
-                rem = out[rid] - g1
+                rem = out[rid] - (gen[rid] + 1)
                 if rem <= 0:
                     self._complete(inst, rid, t)
                 else:
                     fin[rid] = it + rem
-                    heappush(fin_heap, (it + rem, rid))
+                    heappush(fh, (it + rem, rid))
             inst.work -= inst.seg_n  # prompt tokens (seg_n holds the prefill's token count)
             inst.batch = []
         else:
@@ -634,9 +667,9 @@ class Simulator:
             fh = inst.fin_heap
             if fh and fh[0][0] <= it:
                 running = inst.running
-                fin = self.fin
-                join = self.join
-                tok_t, tbt_max, t_done = self.tok_t, self.tbt_max, self.t_done
+                fin = self._fin
+                join = self._join
+                tok_t, tbt_max, t_done = self._tok_t, self._tbt_max, self._t_done
                 runs_meta, runs_old = inst.runs_meta, inst.runs_old
                 while fh and fh[0][0] <= it:
                     f, rid = heappop(fh)
@@ -661,41 +694,50 @@ class Simulator:
                         self.n_done += 1
         self._step(inst, t)
 
-    def _trim_runs(self, inst: Instance) -> None:
+    @cython.locals(oldest=cython.longlong, cut=cython.Py_ssize_t)
+    def _trim_runs(self, inst: Instance):
         """Forget decode runs older than every running request's join clock (bounded memory)."""
-        join = self.join
+        join = self._join
         oldest = min((join[r] for r in inst.running), default=inst.it)
         cut = bisect_left(inst.runs_i0, oldest)
         if cut:
             for lst in (inst.runs_i0, inst.runs_meta, inst.runs_old):
                 del lst[:cut]
 
-    def _close_stint(self, inst: Instance, rid: int) -> None:
+    @cython.locals(j=cython.longlong, idx=cython.Py_ssize_t, t0=cython.double, d0=cython.double, r=cython.double,
+                   m=cython.double, runs_i0=list)
+    def _close_stint(self, inst: Instance, rid: cython.longlong):
         """Fold the token gaps of the request's decode iterations since it joined into tbt_max."""
-        j = self.join[rid]
+        j = self._join[rid]
         if inst.it == j:
             return  # no decode iteration since joining
         runs_i0 = inst.runs_i0
         idx = bisect_left(runs_i0, j)
         t0, d0, r = inst.runs_meta[idx]
-        m = t0 - self.tok_t[rid] + d0
+        m = t0 - self._tok_t[rid] + d0
         if r > m:
             m = r
         if idx + 1 < len(runs_i0):
             r = max(inst.runs_old[idx + 1:])
             if r > m:
                 m = r
-        if m > self.tbt_max[rid]:
-            self.tbt_max[rid] = m
+        if m > self._tbt_max[rid]:
+            self._tbt_max[rid] = m
 
-    def _complete(self, inst: Instance, rid: int, t: float) -> None:
+    def _complete(self, inst: Instance, rid: cython.longlong, t: float):
         self._close_stint(inst, rid)
         inst.S -= inst.running.pop(rid)
         inst.B -= 1
-        self.t_done[rid] = t
+        self._t_done[rid] = t
         self.n_done += 1
 
-    def _step(self, inst: Instance, t: float) -> None:
+    @cython.locals(B=cython.longlong, ctx=cython.longlong, kv_used=cython.longlong, free=cython.longlong,
+                   it=cython.longlong, tokens=cython.longlong, max_bt=cython.longlong, room_b=cython.longlong,
+                   need=cython.longlong, rid=cython.longlong, taken=cython.Py_ssize_t, dur=cython.double,
+                   kv=cython.longlong, room=cython.longlong, f=cython.longlong, n=cython.longlong,
+                   n_kv=cython.longlong, d0=cython.double, a=cython.double, waiting=list, batch=list,
+                   running=dict, fh=list)
+    def _step(self, inst: Instance, t: float):
         """At an iteration boundary: admit (prefill) if possible, else run decode iterations, else idle."""
         B = inst.B
         if self.chunked and (inst.waiting or inst.prefilling) and self._mixed_step(inst, t):
@@ -705,7 +747,7 @@ class Simulator:
         waiting = inst.waiting
         if waiting and B < inst.max_b and not self.chunked:
             free = inst.cap - kv_used
-            inp, gen, join = self.req_inp, self.gen, self.join
+            inp, gen, join = self._inp, self._gen, self._join
             it = inst.it
             batch = []
             tokens = 0
@@ -725,8 +767,7 @@ class Simulator:
                 if taken:
                     chosen = set(batch)
                     inst.waiting = [e for e in waiting if e[2] not in chosen]
-                    import heapq
-                    heapq.heapify(inst.waiting)
+                    heapify(inst.waiting)
             else:
                 while waiting:
                     rid = waiting[0][2]
@@ -739,7 +780,7 @@ class Simulator:
                     free -= need
             if batch:
                 running = inst.running
-                t_admit = self.t_admit
+                t_admit = self._t_admit
                 for rid in batch:
                     ctx = inp[rid] + gen[rid]
                     running[rid] = ctx - it
@@ -769,7 +810,7 @@ class Simulator:
                 return self._step(inst, t)
             fh = inst.fin_heap
             running = inst.running
-            fin = self.fin
+            fin = self._fin
             while True:  # drop stale heap tops (preempted / re-admitted requests)
                 f, rid = fh[0]
                 if rid in running and fin[rid] == f:
@@ -805,7 +846,10 @@ class Simulator:
             self._release(inst, t)
 
     # ------------------------------------------------------------------ chunked prefill (option)
-    def _mixed_step(self, inst: Instance, t: float) -> bool:
+    @cython.locals(B=cython.longlong, ctx=cython.longlong, free=cython.longlong, need=cython.longlong,
+                   rid=cython.longlong, budget=cython.longlong, tokens=cython.longlong, take=cython.longlong,
+                   dur=cython.double, waiting=list, prefilling=list, taken=list, plan=list)
+    def _mixed_step(self, inst: Instance, t: float):
         """Chunked prefill (Sarathi-style): one iteration = one decode step of the running batch plus prompt
         chunks filling the token budget (max_batch_tokens - B). Its time is prefill(T) + decode(B, C) with the
         fixed overhead counted once (minus min(c0_prefill, c0_decode)). Returns False if nothing to prefill."""
@@ -815,7 +859,7 @@ class Simulator:
         prefilling = inst.prefilling
         waiting = inst.waiting
         if waiting:
-            inp, gen = self.req_inp, self.gen
+            inp, gen = self._inp, self._gen
             if self.sched_dynamic:
                 order = self.scheduler.order(waiting, t, self)
             else:
@@ -840,14 +884,12 @@ class Simulator:
                 prefilling.append([rid, need, need])
                 inst.kv_prefill += need
                 free -= need
-                if self.t_admit[rid] != self.t_admit[rid]:
-                    self.t_admit[rid] = t
+                if self._t_admit[rid] != self._t_admit[rid]:
+                    self._t_admit[rid] = t
             if order is not None and taken:
                 chosen = set(taken)
                 inst.waiting = [e for e in waiting if e[2] not in chosen]
-                import heapq
-
-                heapq.heapify(inst.waiting)
+                heapify(inst.waiting)
         if not prefilling:
             return False
         if B and free < B:  # the decode step needs one KV slot per running request
@@ -880,7 +922,10 @@ class Simulator:
         heappush(self.heap, (t + dur, self.seq, EV_INST, inst, inst.version))
         return True
 
-    def _mixed_end(self, inst: Instance, t: float) -> None:
+    @cython.locals(B=cython.longlong, prev=cython.double, d0=cython.double, it=cython.longlong,
+                   f=cython.longlong, rid=cython.longlong, need=cython.longlong, rem=cython.longlong,
+                   take=cython.longlong, finished=list, fh=list, running=dict)
+    def _mixed_end(self, inst: Instance, t: float):
         B = inst.seg_B
         if B:  # the running batch advanced one token (logged as a one-iteration decode run for max TBT)
             prev = inst.last_dec_end
@@ -893,13 +938,13 @@ class Simulator:
             inst.last_dec_end = t
             inst.it += 1
             inst.work -= B
-            fh, running, fin = inst.fin_heap, inst.running, self.fin
+            fh, running, fin = inst.fin_heap, inst.running, self._fin
             while fh and fh[0][0] <= inst.it:
                 f, rid = heappop(fh)
                 if rid in running and fin[rid] == f:
                     self._complete(inst, rid, t)
         it = inst.it
-        gen, out, t_first, tok_t, tbt_max = self.gen, self.req_out, self.t_first, self.tok_t, self.tbt_max
+        gen, out, t_first, tok_t, tbt_max = self._gen, self._out, self._t_first, self._tok_t, self._tbt_max
         finished = []
         for entry, take in inst.batch:
             entry[1] -= take
@@ -913,7 +958,7 @@ class Simulator:
             inst.running[rid] = need - it
             inst.S += need - it
             inst.B += 1
-            self.join[rid] = it
+            self._join[rid] = it
             if t_first[rid] != t_first[rid]:
                 t_first[rid] = t
             prev = tok_t[rid]
@@ -924,38 +969,49 @@ class Simulator:
             if rem <= 0:
                 self._complete(inst, rid, t)
             else:
-                self.fin[rid] = it + rem
+                self._fin[rid] = it + rem
                 heappush(inst.fin_heap, (it + rem, rid))
         inst.batch = []
         self._step(inst, t)
 
-    def _preempt(self, inst: Instance, t: float) -> None:
+    @cython.locals(rid=cython.longlong, gen_now=cython.longlong, best=cython.longlong, best_t=cython.double,
+                   r=cython.longlong)
+    def _preempt(self, inst: Instance, t: float):
         """KV exhausted: evict the newest running request (latest arrival); it is recomputed later."""
-        arr = self.req_arr
-        rid = max(inst.running, key=lambda r: (arr[r], r))
-        gen_now = self.gen[rid] + 1 + (inst.it - self.join[rid])
+        arr = self._arr
+        best = -1
+        best_t = 0.0
+        for r in inst.running:  # max by (arrival, rid)
+            if best < 0 or arr[r] > best_t or (arr[r] == best_t and r > best):
+                best, best_t = r, arr[r]
+        rid = best
+        gen_now = self._gen[rid] + 1 + (inst.it - self._join[rid])
         self._close_stint(inst, rid)
-        if inst.it > self.join[rid]:
-            self.tok_t[rid] = inst.last_dec_end  # its last token came from the last decode iteration
+        if inst.it > self._join[rid]:
+            self._tok_t[rid] = inst.last_dec_end  # its last token came from the last decode iteration
         inst.S -= inst.running.pop(rid)
         inst.B -= 1
-        self.preempted[rid] += 1
-        if inst.B == 0 and self.req_inp[rid] + gen_now >= inst.cap:
-            self.gen[rid] = gen_now
+        self._preempted[rid] += 1
+        if inst.B == 0 and self._inp[rid] + gen_now >= inst.cap:
+            self._gen[rid] = gen_now
             self._drop(rid, "context_exceeds_kv_capacity")
             return
-        self.gen[rid] = gen_now
+        self._gen[rid] = gen_now
         self.seq += 1
-        heappush(inst.waiting, (self.scheduler.key(arr[rid], self.req_tier[rid], self.req_prio[rid]), self.seq, rid))
-        inst.work += self.req_inp[rid] + gen_now
+        heappush(inst.waiting, (self.scheduler.key(arr[rid], self._tier[rid], self._prio[rid]), self.seq, rid))
+        inst.work += self._inp[rid] + gen_now
 
-    def _sync(self, inst: Instance) -> None:
+    @cython.locals(kv=cython.longlong)
+    def _sync(self, inst: Instance):
         kv = inst.S + inst.B * inst.it + inst.kv_prefill
         if inst.state == SERVING:
             inst.endpoint.kv_sum += kv - inst.kv
         inst.kv = kv
 
     # ------------------------------------------------------------------ main loop
+    @cython.locals(i=cython.Py_ssize_t, n=cython.Py_ssize_t, events=cython.longlong, t=cython.double,
+                   next_arr=cython.double, max_time=cython.double, horizon=cython.double, kind=cython.int,
+                   ver=cython.longlong, fused=cython.bint, inst=Instance, heap=list)
     def run(self):
         for ep in self.endpoints:
             for _ in range(ep.config.initial):
@@ -968,7 +1024,7 @@ class Simulator:
             self.push(self.autoscaler.tick_s, EV_TICK, None)
 
         heap = self.heap
-        arr = self.req_arr
+        arr = self._arr
         n = self.n
         if getattr(self.autoscaler, "wants_arrival_hook", False):
             # a policy may hold arrivals (return True), e.g. a global queue; it later calls sim.send(...)
@@ -987,10 +1043,8 @@ class Simulator:
         next_arr = arr[0] if n else math.inf
         self.next_arr = next_arr
         events = 0
-        segment_end = self._segment_end
         arrive = self._arrive
-        if "_arrive" not in self.__dict__:
-            arrive = self._fused_arrive() or arrive
+        fused = "_arrive" not in self.__dict__ and self._setup_fast_arrive()
         while True:
             events += 1
             if progress is not None and not events & 0x3FFF:
@@ -1003,8 +1057,9 @@ class Simulator:
                 self.now = t
                 if kind == EV_INST:
                     self.t_work = t
-                    if ver == obj.version:
-                        segment_end(obj, t)
+                    inst = cython.cast(Instance, obj)
+                    if ver == inst.version:
+                        self._segment_end(inst, t)
                 elif kind == EV_DELIVER:
                     self.t_work = t
                     self._deliver(obj, self.endpoints[ver], t)
@@ -1030,7 +1085,10 @@ class Simulator:
                 next_arr = arr[i] if i < n else math.inf
                 self.next_arr = next_arr
                 self._in_arrival = True
-                arrive(i - 1, t)
+                if fused:
+                    self._arrive_fast(i - 1, t)
+                else:
+                    arrive(i - 1, t)
                 self._in_arrival = False
             else:
                 break

@@ -49,16 +49,15 @@ class SimulationResult:
         return (self.tiers[tier] if tier else self.summary)[metric]
 
 
-def _free_run_state(sim) -> None:
-    """Drop the per-request state only the loop needed (keeps peak memory at the loop's, not above it)."""
-    for name in ("gen", "join", "fin", "tok_t", "req_inp", "req_out", "req_arr", "net_delay", "req_model",
-                 "req_region"):
-        if hasattr(sim, name):
-            setattr(sim, name, None)
+def _engine_build() -> str:
+    """Which build of the loop ran: "compiled" (Cython) or "python" (see accel.py)."""
+    from simulations.engine.accel import BUILD
+
+    return BUILD["kind"]
 
 
 def build_result(sim, wall_s: float) -> SimulationResult:
-    _free_run_state(sim)
+    sim.free_run_state()
     w = sim.workload
     arr = w.arrival_s
     t_first = np.asarray(sim.t_first, dtype=np.float64)
@@ -180,7 +179,7 @@ def build_result(sim, wall_s: float) -> SimulationResult:
         "scale_outs": sum(1 for e in sim.scaling_events if e["action"] == "scale_out"),
         "scale_ins": sum(1 for e in sim.scaling_events if e["action"] == "scale_in"),
         "preemptions": int(np.sum(sim.preempted)),
-        "mode": sim.engine.mode, "events": sim.events, "wall_s": wall_s,
+        "mode": sim.engine.mode, "engine_build": _engine_build(), "events": sim.events, "wall_s": wall_s,
         "requests_per_wall_s": len(w) / wall_s if wall_s > 0 else None,
         "strategy": sim.scenario.policy.autoscaler, "scheduler": sim.scenario.policy.scheduler,
         "seed": sim.engine.seed,

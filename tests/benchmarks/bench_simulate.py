@@ -91,7 +91,7 @@ def run_case(case: str, mode: str, requests: int | None) -> dict:
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     pick = ("p50", "p90", "p95", "p99")
     return {
-        "case": case, "mode": mode, "requests": s["requests"], "completed": s["completed"],
+        "case": case, "mode": mode, "engine_build": s["engine_build"], "requests": s["requests"], "completed": s["completed"],
         "workload_build_s": round(build_s, 2), "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
         "requests_per_wall_s": round(s["requests"] / wall), "requests_per_cpu_s": round(s["requests"] / cpu),
         "events": s["events"], "peak_rss_mb": round(rss_mb, 1),

@@ -1,0 +1,82 @@
+"""Compile the engine's hot modules with Cython: ``python -m simulations.engine.build``.
+
+Writes ``simulations/engine/_compiled/{entities,loop}.*.so`` and a stamp of the sources' digest (see
+``accel.py``). Idempotent: does nothing when the build is fresh (``--force`` rebuilds). If Cython or a C
+compiler is missing it says so and exits 0 with ``--optional`` (the engine then runs as pure Python, slower
+but identical); without ``--optional`` the failure is an error.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from simulations.engine.accel import COMPILED_DIR, HERE, MODULES, STAMP, compiled_state, source_digest
+
+ROOT = HERE.parents[1]
+
+
+def build(force: bool = False, quiet: bool = True) -> str:
+    ok, _ = compiled_state()
+    if ok and not force:
+        return "fresh"
+    from Cython.Build import cythonize
+    from setuptools import Distribution
+    from setuptools.command.build_ext import build_ext
+
+    digest = source_digest()
+    with tempfile.TemporaryDirectory(prefix="engine-build-") as tmp:
+        tmp = Path(tmp)
+        # compile copies from a scratch tree so nothing (.c files, build/) lands in the source tree
+        pkg = tmp / "src" / "simulations" / "engine"
+        pkg.mkdir(parents=True)
+        for init in (tmp / "src" / "simulations" / "__init__.py", pkg / "__init__.py"):
+            init.write_text("")
+        for name in MODULES:
+            for ext in (".py", ".pxd"):
+                if (HERE / f"{name}{ext}").exists():
+                    shutil.copy2(HERE / f"{name}{ext}", pkg / f"{name}{ext}")
+        sources = [str(pkg / f"{name}.py") for name in MODULES]
+        exts = cythonize(
+            sources, quiet=quiet, language_level=3, build_dir=str(tmp / "c"),
+            # Python semantics everywhere (bounds-checked, negative indices, Python division); functions that
+            # index typed memoryviews by request id switch bounds checks off locally
+            compiler_directives={"cdivision": False, "embedsignature": False},
+        )
+        for e in exts:  # module names relative to the scratch tree's root
+            e.name = "simulations.engine." + e.name.rsplit(".", 1)[-1]
+            e.extra_compile_args = ["-O2", "-Wno-unused-function", "-Wno-unreachable-code"]
+        dist = Distribution({"ext_modules": exts, "script_name": "build", "script_args": []})
+        cmd = build_ext(dist)
+        cmd.build_lib = str(tmp / "lib")
+        cmd.build_temp = str(tmp / "obj")
+        cmd.ensure_finalized()
+        cmd.run()
+        built = sorted((tmp / "lib" / "simulations" / "engine").glob("*.so"))
+        if len(built) != len(MODULES):
+            raise RuntimeError(f"expected {len(MODULES)} extension modules, got {[p.name for p in built]}")
+        if COMPILED_DIR.exists():
+            shutil.rmtree(COMPILED_DIR)
+        COMPILED_DIR.mkdir()
+        for p in built:
+            shutil.copy2(p, COMPILED_DIR / p.name)
+        STAMP.write_text(digest + "\n")
+    return "built"
+
+
+def main(argv: list[str]) -> int:
+    optional = "--optional" in argv
+    try:
+        status = build(force="--force" in argv, quiet="--verbose" not in argv)
+    except Exception as exc:  # noqa: BLE001 - any build failure means "run as Python"
+        msg = f"engine build failed ({type(exc).__name__}: {exc}); the simulator will run as pure Python (slower)"
+        print(msg, file=sys.stderr)
+        return 0 if optional else 1
+    print(f"engine build: {status} ({COMPILED_DIR.relative_to(ROOT)})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,54 @@
+# Cython declarations for entities.py (used only when the engine is compiled; see simulations/engine/build.py).
+# Instance and Endpoint become extension types with C fields: the hot loop reads and writes them as struct
+# members. Every field stays public, so policies written in Python see the same attributes as uncompiled.
+
+cdef class Endpoint
+
+cdef class Instance:
+    cdef public long long iid
+    cdef public Endpoint endpoint
+    cdef public object spec
+    cdef public int state
+    cdef public long long cap, max_b, max_bt
+    cdef public double pc0, pc1, pc2, dc0, dcb, dcc
+    cdef public list waiting
+    cdef public dict running
+    cdef public list fin_heap
+    cdef public long long B, S, it, kv, work
+    cdef public int phase
+    cdef public double seg_t0
+    cdef public long long seg_n
+    cdef public double seg_d0, seg_a
+    cdef public long long seg_B
+    cdef public double seg_end
+    cdef public long long version
+    cdef public list batch
+    cdef public double busy_s, t_requested, t_ready, t_released
+    cdef public object source
+    cdef public long long rr
+    cdef public bint donate_on_release
+    cdef public list runs_i0, runs_meta, runs_old
+    cdef public double last_dec_end
+    cdef public list prefilling
+    cdef public long long kv_prefill
+
+
+cdef class Endpoint:
+    cdef public long long eid
+    cdef public object config, spec
+    cdef public str region
+    cdef public long long region_idx
+    cdef public str model
+    cdef public long long model_idx
+    cdef public str pool
+    cdef public list serving, provisioning, draining
+    cdef public long long kv_sum, cap_sum
+    cdef public list backlog
+    cdef public long long rr
+    cdef public double last_scale_t
+    cdef public str name
+    cdef public object min_instances, max_instances
+    cdef public dict state
+    cdef public object clock
+
+    cpdef double util_at(self, double t)
