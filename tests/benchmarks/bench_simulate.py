@@ -14,6 +14,7 @@ instances, max batch 512) latencies beside SageServe's and splitwise-sim's publi
 from __future__ import annotations
 
 import json
+import os
 import platform
 import resource
 import subprocess
@@ -22,6 +23,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# as manage.py / celery set it: the engine is single-threaded, and an idle BLAS thread pool spinning after the
+# result's numpy work is CPU time the simulation did not use
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 sys.path.insert(0, str(ROOT))
 
 PUBLISHED = {
