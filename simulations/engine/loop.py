@@ -9,6 +9,10 @@ iteration k of a run lasts d0 + c_ctx * B * k, so n iterations last n*d0 + c_ctx
 reaching a decoding instance truncates the run at the end of the iteration in progress (the earliest
 point a continuous-batching scheduler could admit it). Reference mode steps every decode iteration as
 its own event; both modes share all other code.
+
+Compiled build: this module and entities.py are compiled with Cython by ``python -m simulations.engine.build``
+(declarations in loop.pxd / entities.pxd; ``@cython.locals`` below types the hot locals and is inert in Python).
+The same source runs as plain Python when there is no fresh build (accel.py); results are identical.
 """
 
 from __future__ import annotations
