@@ -39,6 +39,7 @@ def test_creating_a_run_through_the_api_runs_the_job_and_stores_the_results(cast
     assert run.job.status == Job.Status.SUCCEEDED, run.job.last_error
     assert run.requests_simulated == 300
     assert run.result["summary"]["completed"] == 300
+    assert run.result["summary"]["engine_build"] in ("compiled", "python")
     assert run.job.result["run_id"] == run.pk
     status = cast.owner.api.get(f"/api/simulations/{run.pk}/").json()
     assert status["status"] == "succeeded" and status["progress"] == 100.0
@@ -124,6 +125,9 @@ def test_the_pages_list_runs_create_one_from_a_fixture_and_show_its_charts(cast)
     assert detail.status_code == 200
     html = detail.content.decode()
     assert "timeline-data" in html and "latency-data" in html and "Plotly.newPlot" in html
+    from simulations.engine import BUILD
+
+    assert f"{BUILD['kind']} engine" in html  # which build of the loop ran is on the page
     bad = page.post("/simulations/", {"scenario": "{not json", "fixture": ""})
     assert bad.status_code == 400 and "not valid JSON" in bad.content.decode()
     assert run.job.status == Job.Status.SUCCEEDED
