@@ -2,7 +2,13 @@
 # Instance and Endpoint become extension types with C fields: the hot loop reads and writes them as struct
 # members. Every field stays public, so policies written in Python see the same attributes as uncompiled.
 
+cimport cython
+
 cdef class Endpoint
+cdef class Instance
+
+@cython.locals(e=cython.double, d0=cython.double, a=cython.double, b=cython.double, k=cython.longlong, n=cython.longlong)
+cpdef long long decode_iters_done(Instance inst, double t)
 
 cdef class Instance:
     cdef public long long iid
@@ -51,4 +57,5 @@ cdef class Endpoint:
     cdef public dict state
     cdef public object clock
 
+    @cython.locals(inst=Instance, kv=cython.longlong, cap=cython.longlong)
     cpdef double util_at(self, double t)

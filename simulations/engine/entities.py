@@ -19,6 +19,29 @@ IDLE, PREFILL, DECODE, WAKE, MIXED = 0, 1, 2, 3, 4  # WAKE: a step is due now (s
 # MIXED: a chunked-prefill iteration (prefill chunks + one decode step of the running batch)
 
 
+def decode_iters_done(inst: Instance, t: float) -> int:
+    """Iterations of the instance's current decode run completed by time t, exact from the run's quadratic
+    (iteration k lasts d0 + 2a*k, so n iterations last n*d0 + a*n*(n-1)); 0 before the run starts, at most the
+    run's length. Only meaningful while ``inst.phase == DECODE``. Routers, the utilisation signal and the loop
+    all use it (compiled as a C function in the compiled build)."""
+    e = t - inst.seg_t0
+    if e <= 0:
+        return 0
+    d0 = inst.seg_d0
+    a = inst.seg_a
+    if a > 0:
+        b = d0 - a
+        k = int((-b + sqrt(b * b + 4 * a * e)) / (2 * a))
+    else:
+        k = int(e / d0)
+    while k > 0 and k * d0 + a * k * (k - 1) > e:  # float rounding
+        k -= 1
+    while (k + 1) * d0 + a * (k + 1) * k <= e:
+        k += 1
+    n = inst.seg_n
+    return k if k < n else n
+
+
 class Instance:
     """One model copy on the GPUs of one deployment. Iteration-level continuous batching state.
 
@@ -135,24 +158,8 @@ class Endpoint:
             return 1.0
         kv = self.kv_sum
         for inst in self.serving:
-            if inst.phase == 2 and inst.seg_n > 1:  # DECODE run
-                e = t - inst.seg_t0
-                if e <= 0:
-                    continue
-                d0 = inst.seg_d0
-                a = inst.seg_a
-                if a > 0:
-                    b = d0 - a
-                    k = int((-b + sqrt(b * b + 4 * a * e)) / (2 * a))
-                else:
-                    k = int(e / d0)
-                while k > 0 and k * d0 + a * k * (k - 1) > e:
-                    k -= 1
-                while (k + 1) * d0 + a * (k + 1) * k <= e:
-                    k += 1
-                if k > inst.seg_n:
-                    k = inst.seg_n
-                kv += inst.seg_B * k
+            if inst.phase == DECODE and inst.seg_n > 1:
+                kv += inst.seg_B * decode_iters_done(inst, t)
         return kv / cap
 
     @property

@@ -6,7 +6,6 @@
 
 from simulations.engine.entities cimport Endpoint, Instance
 
-cpdef long long iters_done(Instance inst, double t)
 cpdef long long work_now(Instance inst, double t)
 
 cdef class Simulator:

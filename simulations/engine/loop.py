@@ -21,7 +21,6 @@ import gc
 import math
 from bisect import bisect_left
 from heapq import heapify, heappop, heappush
-from math import sqrt
 
 import cython
 import numpy as np
@@ -39,6 +38,7 @@ from simulations.engine.entities import (
     WAKE,
     Endpoint,
     Instance,
+    decode_iters_done,
 )
 from simulations.engine.policies import get_policy
 from simulations.engine.policies.registry import PolicyKind
@@ -83,32 +83,10 @@ class NetworkDelays:
         return lo + (hi - lo) * u
 
 
-@cython.locals(d0=cython.double, a=cython.double, e=cython.double, b=cython.double, k=cython.longlong,
-               n=cython.longlong)
-def iters_done(inst: Instance, t: float) -> int:
-    """Decode iterations of the current run completed by time t (exact, from the run's quadratic)."""
-    d0 = inst.seg_d0
-    a = inst.seg_a
-    e = t - inst.seg_t0
-    if e <= 0:
-        return 0
-    if a > 0:
-        b = d0 - a
-        k = int((-b + math.sqrt(b * b + 4 * a * e)) / (2 * a))
-    else:
-        k = int(e / d0)
-    while k > 0 and k * d0 + a * k * (k - 1) > e:  # float rounding
-        k -= 1
-    while (k + 1) * d0 + a * (k + 1) * k <= e:
-        k += 1
-    n = inst.seg_n
-    return k if k < n else n
-
-
 def work_now(inst: Instance, t: float) -> int:
     """Remaining tokens at time t, counting decode iterations completed inside the current run."""
     if inst.phase == DECODE and inst.seg_n > 1:
-        return inst.work - inst.seg_B * iters_done(inst, t)
+        return inst.work - inst.seg_B * decode_iters_done(inst, t)
     return inst.work
 
 
@@ -439,27 +417,9 @@ class Simulator:
             kv = ep0.kv_sum
             for inst in ep0.serving:
                 k = 0
-                if inst.phase == 2:
-                    n = inst.seg_n
-                    if n > 1:  # DECODE run: iterations done by t (exact, as util_at / iters_done)
-                        e = t - inst.seg_t0
-                        if e > 0:
-                            d0 = inst.seg_d0
-                            a = inst.seg_a
-                            if a > 0:
-                                b = d0 - a
-                                k = int((-b + sqrt(b * b + 4 * a * e)) / (2 * a))
-                            else:
-                                k = int(e / d0)
-                            while k > 0 and k * d0 + a * k * (k - 1) > e:
-                                k -= 1
-                            k1 = k + 1
-                            while k1 * d0 + a * k1 * k <= e:
-                                k = k1
-                                k1 += 1
-                            if k > n:
-                                k = n
-                            kv += inst.seg_B * k
+                if inst.phase == 2 and inst.seg_n > 1:  # DECODE run: iterations done by t
+                    k = decode_iters_done(inst, t)
+                    kv += inst.seg_B * k
                 ks.append(k)
             cap = ep0.cap_sum
             v0 = kv / cap if cap else 1.0
@@ -551,7 +511,7 @@ class Simulator:
                 return
             d0 = inst.seg_d0
             a = inst.seg_a
-            k = (k_inst if have_k else iters_done(inst, t)) + 1
+            k = (k_inst if have_k else decode_iters_done(inst, t)) + 1
             if k >= inst.seg_n:
                 return
             if need > inst.cap - (inst.S + B * (inst.it + k) + inst.kv_prefill):
@@ -608,7 +568,7 @@ class Simulator:
                 return
             d0 = inst.seg_d0
             a = inst.seg_a
-            k = iters_done(inst, t) + 1  # the iteration in progress completes
+            k = decode_iters_done(inst, t) + 1  # the iteration in progress completes
             if k >= inst.seg_n:
                 return
             if need > inst.cap - (inst.S + B * (inst.it + k) + inst.kv_prefill):

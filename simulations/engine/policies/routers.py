@@ -5,8 +5,7 @@ Candidates with no serving instance report utilisation 1.0, so they are avoided 
 
 from __future__ import annotations
 
-from math import sqrt
-
+from simulations.engine.entities import DECODE, decode_iters_done
 from simulations.engine.policies.registry import PolicyKind, register
 
 
@@ -148,23 +147,8 @@ class JoinShortestQueueTokens(InstanceRouter):
         best_w = None
         for inst in serving:
             w = inst.work
-            if inst.phase == 2 and inst.seg_n > 1:  # DECODE run: count the iterations done by now (exact)
-                e = t - inst.seg_t0
-                if e > 0:
-                    d0 = inst.seg_d0
-                    a = inst.seg_a
-                    if a > 0:
-                        b = d0 - a
-                        k = int((-b + sqrt(b * b + 4 * a * e)) / (2 * a))
-                    else:
-                        k = int(e / d0)
-                    while k > 0 and k * d0 + a * k * (k - 1) > e:
-                        k -= 1
-                    while (k + 1) * d0 + a * (k + 1) * k <= e:
-                        k += 1
-                    if k > inst.seg_n:
-                        k = inst.seg_n
-                    w -= inst.seg_B * k
+            if inst.phase == DECODE and inst.seg_n > 1:  # count the decode iterations done by now (exact)
+                w -= inst.seg_B * decode_iters_done(inst, t)
             if best_w is None or w < best_w:
                 best, best_w = inst, w
         return best
