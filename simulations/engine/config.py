@@ -47,9 +47,16 @@ def _int(d: dict, key: str, where: str, default: Any = None, *, minimum: int | N
 
 @dataclass(frozen=True)
 class PrefillCoeffs:
+    """One prefill iteration over a batch of prompts P_1..P_B (T = sum P_i tokens) lasts
+    c0 + c1*T + c2*T^2 + c_sq*sum(P_i^2) + c_req*B. The contract form is the first three terms; ``c_sq``
+    (attention, quadratic per sequence) and ``c_req`` (per-sequence overhead) are optional (0 = contract form)
+    and fit measured tables where many short prompts cost more than one long prompt of the same total."""
+
     c0: float
     c1: float
     c2: float = 0.0
+    c_sq: float = 0.0
+    c_req: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -116,6 +123,8 @@ class DeploymentSpec:
                 c0=_num(pre, "c0", f"{where}.prefill", minimum=0.0),
                 c1=_num(pre, "c1", f"{where}.prefill", minimum=0.0),
                 c2=_num(pre, "c2", f"{where}.prefill", 0.0, minimum=0.0),
+                c_sq=_num(pre, "c_sq", f"{where}.prefill", 0.0, minimum=0.0),
+                c_req=_num(pre, "c_req", f"{where}.prefill", 0.0, minimum=0.0),
             ),
             decode=DecodeCoeffs(
                 c0=_num(dec, "c0", f"{where}.decode", minimum=0.0),
@@ -144,7 +153,9 @@ class DeploymentSpec:
             "gpus_per_instance": self.gpus_per_instance, "weights_gb": self.weights_gb,
             "kv_capacity_tokens": self.kv_capacity_tokens, "max_batch_size": self.max_batch_size,
             "max_batch_tokens": self.max_batch_tokens,
-            "prefill": {"c0": self.prefill.c0, "c1": self.prefill.c1, "c2": self.prefill.c2},
+            "prefill": {"c0": self.prefill.c0, "c1": self.prefill.c1, "c2": self.prefill.c2,
+                        **({"c_sq": self.prefill.c_sq, "c_req": self.prefill.c_req}
+                           if self.prefill.c_sq or self.prefill.c_req else {})},
             "decode": {"c0": self.decode.c0, "c_batch": self.decode.c_batch, "c_ctx": self.decode.c_ctx},
             "theta_tps": self.theta_tps,
             "startup": {"vm_acquire_s": self.startup.vm_acquire_s,

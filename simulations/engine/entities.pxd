@@ -16,7 +16,7 @@ cdef class Instance:
     cdef public object spec
     cdef public int state
     cdef public long long cap, max_b, max_bt
-    cdef public double pc0, pc1, pc2, dc0, dcb, dcc
+    cdef public double pc0, pc1, pc2, pcs, pcr, dc0, dcb, dcc
     cdef public list waiting
     cdef public dict running
     cdef public list fin_heap

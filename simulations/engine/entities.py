@@ -52,7 +52,7 @@ class Instance:
     """
 
     __slots__ = (
-        "iid", "endpoint", "spec", "state", "cap", "max_b", "max_bt", "pc0", "pc1", "pc2", "dc0", "dcb", "dcc",
+        "iid", "endpoint", "spec", "state", "cap", "max_b", "max_bt", "pc0", "pc1", "pc2", "pcs", "pcr", "dc0", "dcb", "dcc",
         "waiting", "running", "fin_heap", "B", "S", "it", "kv", "work", "phase", "seg_t0", "seg_n", "seg_d0",
         "seg_B", "seg_end", "version", "batch", "busy_s", "t_requested", "t_ready", "t_released", "source",
         "rr", "donate_on_release", "seg_a", "runs_i0", "runs_old", "runs_meta",
@@ -69,6 +69,7 @@ class Instance:
         self.max_b = spec.max_batch_size
         self.max_bt = spec.max_batch_tokens
         self.pc0, self.pc1, self.pc2 = spec.prefill.c0, spec.prefill.c1, spec.prefill.c2
+        self.pcs, self.pcr = spec.prefill.c_sq, spec.prefill.c_req  # per sum(P_i^2) and per prompt (optional)
         self.dc0, self.dcb, self.dcc = spec.decode.c0, spec.decode.c_batch, spec.decode.c_ctx
         self.waiting: list = []  # heap of (key, seq, rid)
         self.running: dict = {}  # rid -> ctx offset (ctx - join clock)

@@ -707,6 +707,7 @@ class Simulator:
     @cython.locals(B=cython.longlong, ctx=cython.longlong, kv_used=cython.longlong, free=cython.longlong,
                    it=cython.longlong, tokens=cython.longlong, max_bt=cython.longlong, room_b=cython.longlong,
                    need=cython.longlong, rid=cython.longlong, taken=cython.Py_ssize_t, dur=cython.double,
+                   sq=cython.double,
                    kv=cython.longlong, room=cython.longlong, f=cython.longlong, n=cython.longlong,
                    n_kv=cython.longlong, d0=cython.double, a=cython.double, waiting=list, batch=list,
                    running=dict, fh=list, top=tuple)
@@ -724,6 +725,7 @@ class Simulator:
             it = inst.it
             batch = []
             tokens = 0
+            sq = 0
             max_bt = inst.max_bt
             room_b = inst.max_b - B
             if self.sched_dynamic:
@@ -735,6 +737,7 @@ class Simulator:
                         break
                     batch.append(rid)
                     tokens += need
+                    sq += need * need
                     free -= need
                     taken += 1
                 if taken:
@@ -750,6 +753,7 @@ class Simulator:
                     heappop(waiting)
                     batch.append(rid)
                     tokens += need
+                    sq += need * need
                     free -= need
             if batch:
                 running = inst.running
@@ -767,6 +771,8 @@ class Simulator:
                 inst.seg_t0 = t
                 inst.seg_n = tokens
                 dur = inst.pc0 + inst.pc1 * tokens + inst.pc2 * tokens * tokens
+                if inst.pcs or inst.pcr:
+                    dur += inst.pcs * sq + inst.pcr * len(batch)
                 inst.seg_end = t + dur
                 inst.version += 1
                 kv = inst.S + inst.B * it + inst.kv_prefill  # _sync(inst)
@@ -823,7 +829,7 @@ class Simulator:
     # ------------------------------------------------------------------ chunked prefill (option)
     @cython.locals(B=cython.longlong, ctx=cython.longlong, free=cython.longlong, need=cython.longlong,
                    rid=cython.longlong, budget=cython.longlong, tokens=cython.longlong, take=cython.longlong,
-                   dur=cython.double, waiting=list, prefilling=list, taken=list, plan=list)
+                   dur=cython.double, sq=cython.double, done=cython.longlong, waiting=list, prefilling=list, taken=list, plan=list)
     def _mixed_step(self, inst: Instance, t: float):
         """Chunked prefill (Sarathi-style): one iteration = one decode step of the running batch plus prompt
         chunks filling the token budget (max_batch_tokens - B). Its time is prefill(T) + decode(B, C) with the
@@ -873,6 +879,7 @@ class Simulator:
             return True
         budget = max(inst.max_bt - B, 1)
         tokens = 0
+        sq = 0.0
         plan = []
         for entry in prefilling:
             if tokens >= budget:
@@ -880,7 +887,13 @@ class Simulator:
             take = min(entry[1], budget - tokens)
             plan.append((entry, take))
             tokens += take
+            # a chunk of `take` tokens after `done` of its prompt: take*(2*done + take), so a prompt's chunks sum
+            # to P^2 (the whole prompt's attention term) however it is split
+            done = entry[2] - entry[1]
+            sq += take * (2 * done + take)
         dur = inst.pc0 + inst.pc1 * tokens + inst.pc2 * tokens * tokens
+        if inst.pcs or inst.pcr:
+            dur += inst.pcs * sq + inst.pcr * len(plan)
         if B:
             dur += inst.dc0 + inst.dcb * B + inst.dcc * ctx - min(inst.pc0, inst.dc0)
         inst.batch = plan

@@ -3,8 +3,9 @@
 Each build runs in its own process (the build is chosen at import by PLANNER_ENGINE_BUILD); every case prints a
 SHA-256 over every per-request output array and the JSON summary (wall time and the build's name left out). The
 cases cover each path the compiled loop types separately: the fused arrival path with the reactive autoscaler,
-scale-outs under a burst, chunked prefill, the reference mode, dynamic schedulers (DPA, EDF) with siloed pools,
-and an LT-UA day slice with the NIW queue manager (hourly ILP, arrival hook).
+scale-outs under a burst, chunked prefill, the richer prefill form (with and without chunking), the reference
+mode, dynamic schedulers (DPA, EDF) with siloed pools, and an LT-UA day slice with the NIW queue manager
+(hourly ILP, arrival hook).
 """
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ d = load("small_reactive"); out["cases"]["reactive_unified"] = run(d)
 d = load("burst_reactive"); d["workload"]["synthetic"]["total_requests"] = 40000; out["cases"]["burst"] = run(d)
 d = load("code_anchor"); d["engine"]["chunked_prefill"] = True; d["workload"].update(limit=3000, rate_scale=2.0)
 d["fleet"]["endpoints"][0].update(initial=2, min=2, max=2); out["cases"]["chunked_prefill"] = run(d)
+d = load("code_anchor"); d["deployments"]["llama2-70b/a100-80gb/tp8"]["prefill"].update(c_sq=2e-9, c_req=1e-3)
+d["workload"].update(limit=3000, rate_scale=2.0); d["fleet"]["endpoints"][0].update(initial=2, min=2, max=2)
+out["cases"]["rich_prefill"] = run(d); d["engine"]["chunked_prefill"] = True
+out["cases"]["rich_prefill_chunked"] = run(d)
 d = load("code_anchor"); d["engine"]["mode"] = "reference"; d["workload"].update(limit=1500)
 out["cases"]["reference_mode"] = run(d)
 d = load("small_reactive"); d["strategy"].update(autoscaler="reactive-siloed", scheduler="dpa")
