@@ -56,9 +56,23 @@ def decode_context(frame: pd.DataFrame) -> np.ndarray:
     return (frame["batch_size"] * (frame["prompt_size"] + (frame["token_size"] + 1) / 2.0)).to_numpy(float)
 
 
-def prefill_time(coef: dict, tokens) -> np.ndarray:
+def prefill_time(coef: dict, tokens, sum_sq=None, prompts=None) -> np.ndarray:
+    """One prefill iteration over ``tokens`` batch tokens. The optional richer terms ``c_sq`` (per sum of squared
+    prompt sizes) and ``c_req`` (per prompt) need the batch's ``sum_sq`` and ``prompts``; omitted, the batch is
+    one prompt of ``tokens`` tokens (the engine's simulations/engine/perf.py uses the same convention)."""
     t = np.asarray(tokens, float)
-    return coef["c0"] + coef["c1"] * t + coef["c2"] * t * t
+    out = coef["c0"] + coef["c1"] * t + coef.get("c2", 0.0) * t * t
+    c_sq, c_req = coef.get("c_sq", 0.0), coef.get("c_req", 0.0)
+    if c_sq or c_req:
+        sq = t * t if sum_sq is None else np.asarray(sum_sq, float)
+        n = 1.0 if prompts is None else np.asarray(prompts, float)
+        out = out + c_sq * sq + c_req * n
+    return out
+
+
+def prefill_sum_sq(frame: pd.DataFrame) -> np.ndarray:
+    """Sum of squared prompt sizes of a table row's batch (batch_size prompts of prompt_size tokens)."""
+    return (frame["batch_size"] * frame["prompt_size"] ** 2).to_numpy(float)
 
 
 def decode_time(coef: dict, batch, context) -> np.ndarray:
@@ -163,10 +177,21 @@ def _fit_relative(features: np.ndarray, y: np.ndarray, loss: str) -> np.ndarray:
     return res.x[:k] / scale
 
 
-def fit_prefill(tokens, seconds, *, loss: str = "l1") -> dict:
+PREFILL_FORMS = ("contract", "rich")
+
+
+def fit_prefill(tokens, seconds, *, loss: str = "l1", sum_sq=None, prompts=None) -> dict:
+    """c0 + c1*T + c2*T^2 (the contract form); with ``sum_sq`` and ``prompts`` also c_sq*sum(P_i^2) + c_req*B
+    (the richer form: batched short prompts cost more than one long prompt of the same total)."""
     t = np.asarray(tokens, float)
-    c = _fit_relative(np.column_stack([np.ones_like(t), t, t * t]), np.asarray(seconds, float), loss)
-    return {"c0": float(c[0]), "c1": float(c[1]), "c2": float(c[2])}
+    cols = [np.ones_like(t), t, t * t]
+    if sum_sq is not None:
+        cols += [np.asarray(sum_sq, float), np.asarray(prompts, float)]
+    c = _fit_relative(np.column_stack(cols), np.asarray(seconds, float), loss)
+    out = {"c0": float(c[0]), "c1": float(c[1]), "c2": float(c[2])}
+    if sum_sq is not None:
+        out.update(c_sq=float(c[3]), c_req=float(c[4]))
+    return out
 
 
 def fit_decode(batch, context, seconds, *, loss: str = "l1") -> dict:
@@ -217,9 +242,18 @@ def split_mask(frame: pd.DataFrame, *, split: str, holdout: float, seed: int) ->
 
 
 def fit_group(
-    frame: pd.DataFrame, *, split: str = "rows", holdout: float = 0.2, seed: int = 0, loss: str = "l1"
+    frame: pd.DataFrame,
+    *,
+    split: str = "rows",
+    holdout: float = 0.2,
+    seed: int = 0,
+    loss: str = "l1",
+    prefill_form: str = "contract",
 ) -> FitResult:
-    """Flag, split, fit and evaluate one normalised (model, hardware, tp) group."""
+    """Flag, split, fit and evaluate one normalised (model, hardware, tp) group. ``prefill_form``: "contract"
+    (c0 + c1*T + c2*T^2) or "rich" (+ c_sq*sum(P_i^2) + c_req*B)."""
+    if prefill_form not in PREFILL_FORMS:
+        raise ValueError(f"prefill_form must be one of {PREFILL_FORMS}, not {prefill_form!r}")
     frame = frame.reset_index(drop=True)
     flags = flag_rows(frame)
     held = split_mask(frame, split=split, holdout=holdout, seed=seed)
@@ -238,9 +272,13 @@ def fit_group(
             ),
             hint="measure at least 3 distinct configurations of prompt_size and batch_size",
         )
-    prefill = fit_prefill(T[train_p], pt[train_p], loss=loss)
+    SQ = prefill_sum_sq(frame)
+    if prefill_form == "rich":
+        prefill = fit_prefill(T[train_p], pt[train_p], loss=loss, sum_sq=SQ[train_p], prompts=B[train_p])
+    else:
+        prefill = fit_prefill(T[train_p], pt[train_p], loss=loss)
     decode = fit_decode(B[train_d], C[train_d], tt[train_d], loss=loss)
-    pp, dp = prefill_time(prefill, T), decode_time(decode, B, C)
+    pp, dp = prefill_time(prefill, T, SQ, B), decode_time(decode, B, C)
 
     def errors(mask_p, mask_d) -> dict:
         return {"prompt_time": ape_summary(pp[mask_p], pt[mask_p]), "token_time": ape_summary(dp[mask_d], tt[mask_d])}
@@ -262,6 +300,7 @@ def fit_group(
     ]
     report = {
         "loss": loss,
+        **({"prefill_form": prefill_form} if prefill_form != "contract" else {}),
         "split": split,
         "holdout": holdout,
         "seed": seed,

@@ -8,7 +8,7 @@ A catalogue file is one JSON object with any of three lists::
                                   "usd_per_gpu_hour", "source", "as_of": "YYYY-MM-DD", "assumed"?}]}],
      "models":      [{"name", "parameters_billion", "layers", "kv_bytes_per_token"? (or kv_heads+head_dim),
                       "weights_gb"?, "kv_heads"?, "head_dim"?, "dtype_bytes"?, "aliases"?, "source"?}],
-     "deployments": [{"model", "gpu", "tp", "prefill": {c0,c1,c2}, "decode": {c0,c_batch,c_ctx},
+     "deployments": [{"model", "gpu", "tp", "prefill": {c0,c1,c2[,c_sq,c_req]}, "decode": {c0,c_batch,c_ctx},
                       "gpus_per_instance"?, "kv_capacity_tokens"?, "theta_tps"?, "startup"?, ...}]}
 
 Missing computed fields (weights, KV bytes, KV capacity, theta) are derived; see ``complete_*``.
@@ -176,7 +176,8 @@ def complete_model(m: dict, where: str) -> dict:
     }
 
 
-OPTIONAL_COEFFICIENTS = ("c2", "c_ctx")  # default 0: a linear prefill, a context-independent decode
+OPTIONAL_COEFFICIENTS = ("c2", "c_ctx", "c_sq", "c_req")  # default 0: a linear prefill, a context-free decode
+PREFILL_RICH_KEYS = ("c_sq", "c_req")  # the richer prefill form's terms (kept only when non-zero)
 
 
 def _coefficients(d: dict, key: str, names: tuple[str, ...], where: str) -> dict:
@@ -220,7 +221,8 @@ def complete_deployment(d: dict, where: str, *, gpus: dict, models: dict) -> dic
     util = _number(d, "memory_utilisation", where, required=False, strict=True) or DEFAULT_MEMORY_UTILISATION
     if util > 1:
         raise ProfileError(f"memory_utilisation {util} > 1", where=f"{where}.memory_utilisation", hint="use 0-1")
-    prefill = _coefficients(d, "prefill", PREFILL_KEYS, where)
+    prefill = _coefficients(d, "prefill", PREFILL_KEYS + PREFILL_RICH_KEYS, where)
+    prefill = {k: v for k, v in prefill.items() if k in PREFILL_KEYS or v}
     decode = _coefficients(d, "decode", DECODE_KEYS, where)
     if prefill["c0"] + prefill["c1"] <= 0 or decode["c0"] + decode["c_batch"] <= 0:
         raise ProfileError("latency coefficients are all zero", where=where, hint="a prefill/decode step takes time")
@@ -365,7 +367,7 @@ def engine_spec(deployment: dict, gpu: dict, model: dict) -> dict:
         "kv_capacity_tokens": int(deployment["kv_capacity_tokens"]),
         "max_batch_size": int(deployment["max_batch_size"]),
         "max_batch_tokens": int(deployment["max_batch_tokens"]),
-        "prefill": {k: float(deployment["prefill"][k]) for k in PREFILL_KEYS},
+        "prefill": {k: float(v) for k, v in deployment["prefill"].items() if k in PREFILL_KEYS + PREFILL_RICH_KEYS},
         "decode": {k: float(deployment["decode"][k]) for k in DECODE_KEYS},
         "theta_tps": float(deployment["theta_tps"]),
         "startup": startup,

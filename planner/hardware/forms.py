@@ -14,6 +14,20 @@ class DeploymentForm(forms.Form):
     prefill_c0 = forms.FloatField(min_value=0, label="prefill c0 (s)")
     prefill_c1 = forms.FloatField(min_value=0, label="prefill c1 (s per batch token)")
     prefill_c2 = forms.FloatField(min_value=0, initial=0.0, label="prefill c2 (s per token²)")
+    prefill_c_sq = forms.FloatField(
+        min_value=0,
+        initial=0.0,
+        required=False,
+        label="prefill c_sq (s per Σ prompt²)",
+        help_text="optional richer form: attention, quadratic per prompt",
+    )
+    prefill_c_req = forms.FloatField(
+        min_value=0,
+        initial=0.0,
+        required=False,
+        label="prefill c_req (s per prompt)",
+        help_text="optional richer form: per-prompt overhead of an iteration",
+    )
     decode_c0 = forms.FloatField(min_value=0, label="decode c0 (s)")
     decode_c_batch = forms.FloatField(min_value=0, label="decode c_batch (s per request)")
     decode_c_ctx = forms.FloatField(min_value=0, initial=0.0, label="decode c_ctx (s per context token)")
@@ -47,6 +61,8 @@ class DeploymentForm(forms.Form):
             "prefill_c0",
             "prefill_c1",
             "prefill_c2",
+            "prefill_c_sq",
+            "prefill_c_req",
             "decode_c0",
             "decode_c_batch",
             "decode_c_ctx",
@@ -85,7 +101,16 @@ class DeploymentForm(forms.Form):
             "gpu": c["gpu"],
             "tp": c["tp"],
             "gpus_per_instance": c["gpus_per_instance"],
-            "prefill": {"c0": c["prefill_c0"], "c1": c["prefill_c1"], "c2": c["prefill_c2"] or 0.0},
+            "prefill": {
+                "c0": c["prefill_c0"],
+                "c1": c["prefill_c1"],
+                "c2": c["prefill_c2"] or 0.0,
+                **(
+                    {"c_sq": c.get("prefill_c_sq") or 0.0, "c_req": c.get("prefill_c_req") or 0.0}
+                    if c.get("prefill_c_sq") or c.get("prefill_c_req")
+                    else {}
+                ),
+            },
             "decode": {"c0": c["decode_c0"], "c_batch": c["decode_c_batch"], "c_ctx": c["decode_c_ctx"] or 0.0},
             "max_batch_size": c["max_batch_size"],
             "max_batch_tokens": c["max_batch_tokens"],
@@ -162,3 +187,12 @@ class UploadForm(forms.Form):
     holdout = forms.FloatField(min_value=0.05, max_value=0.9, initial=0.2)
     seed = forms.IntegerField(initial=0)
     loss = forms.ChoiceField(choices=[("l1", "l1 (median error)"), ("l2", "l2 (least squares)")], initial="l1")
+    prefill_form = forms.ChoiceField(
+        choices=[("contract", "contract: c0 + c1·T + c2·T²"), ("rich", "richer: + c_sq·Σprompt² + c_req·prompts")],
+        initial="contract",
+        required=False,
+        help_text="the richer form fits batched short prompts better (see docs/simulator.md, Fidelity)",
+    )
+
+    def clean_prefill_form(self) -> str:
+        return self.cleaned_data.get("prefill_form") or "contract"

@@ -152,6 +152,8 @@ class Deployment(CatalogueEntry):
     prefill_c0 = models.FloatField("prefill c0 (s)")
     prefill_c1 = models.FloatField("prefill c1 (s per batch token)")
     prefill_c2 = models.FloatField("prefill c2 (s per batch token squared)", default=0.0)
+    prefill_c_sq = models.FloatField("prefill c_sq (s per sum of squared prompt sizes)", default=0.0)
+    prefill_c_req = models.FloatField("prefill c_req (s per prompt in the iteration)", default=0.0)
     decode_c0 = models.FloatField("decode c0 (s)")
     decode_c_batch = models.FloatField("decode c_batch (s per request)")
     decode_c_ctx = models.FloatField("decode c_ctx (s per context token)", default=0.0)
@@ -187,7 +189,11 @@ class Deployment(CatalogueEntry):
 
     @property
     def prefill(self) -> dict:
-        return {"c0": self.prefill_c0, "c1": self.prefill_c1, "c2": self.prefill_c2}
+        """The contract form {c0, c1, c2}, plus c_sq / c_req when the richer form was fitted or entered."""
+        out = {"c0": self.prefill_c0, "c1": self.prefill_c1, "c2": self.prefill_c2}
+        if self.prefill_c_sq or self.prefill_c_req:
+            out.update(c_sq=self.prefill_c_sq, c_req=self.prefill_c_req)
+        return out
 
     @property
     def decode(self) -> dict:
@@ -200,7 +206,12 @@ class Deployment(CatalogueEntry):
     @property
     def prefill_1024_ms(self) -> float:
         """One prefill of a single 1024-token prompt, ms (a quick comparison figure)."""
-        return 1e3 * (self.prefill_c0 + self.prefill_c1 * 1024 + self.prefill_c2 * 1024**2)
+        return 1e3 * (
+            self.prefill_c0
+            + self.prefill_c1 * 1024
+            + (self.prefill_c2 + self.prefill_c_sq) * 1024**2
+            + self.prefill_c_req
+        )
 
     @property
     def heldout_percent(self) -> tuple[float, float] | None:

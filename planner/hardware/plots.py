@@ -32,12 +32,24 @@ def fit_figure(deployment) -> go.Figure | None:
             x=grid,
             y=prefill_time(deployment.prefill, grid) * 1e3,
             mode="lines",
-            name="fit c0 + c1·T + c2·T²",
+            name="fit c0 + c1·T + c2·T²" + (" (one prompt of T)" if "c_sq" in deployment.prefill else ""),
             line={"color": "#1f77b4"},
         ),
         row=1,
         col=1,
     )
+    if "c_sq" in deployment.prefill:  # the richer form depends on the batch's prompts, not only T: per configuration
+        fig.add_trace(
+            go.Scatter(
+                x=[p["batch_tokens"] for p in points],
+                y=[p["prompt_time_fit_s"] * 1e3 for p in points],
+                mode="markers",
+                name="fit at each measured batch",
+                marker={"color": "#1f77b4", "symbol": "x", "size": 7},
+            ),
+            row=1,
+            col=1,
+        )
     for flagged, color, label in ((False, "#2ca02c", "measured"), (True, "#d62728", "flagged, not fitted")):
         sel = [p for p in points if _excluded(p["flags"], "prompt_time") == flagged]
         if sel:

@@ -49,6 +49,8 @@ def _deployment_fields(d: dict) -> dict:
         "prefill_c0": d["prefill"]["c0"],
         "prefill_c1": d["prefill"]["c1"],
         "prefill_c2": d["prefill"]["c2"],
+        "prefill_c_sq": d["prefill"].get("c_sq", 0.0),
+        "prefill_c_req": d["prefill"].get("c_req", 0.0),
         "decode_c0": d["decode"]["c0"],
         "decode_c_batch": d["decode"]["c_batch"],
         "decode_c_ctx": d["decode"]["c_ctx"],
@@ -161,8 +163,10 @@ def import_perf_table(
     holdout: float = 0.2,
     seed: int = 0,
     loss: str = "l1",
+    prefill_form: str = "contract",
 ) -> dict:
-    """Fit one deployment per (model, hardware, tensor_parallel) group of a perf_model.csv-format table."""
+    """Fit one deployment per (model, hardware, tensor_parallel) group of a perf_model.csv-format table.
+    ``prefill_form``: "contract" (c0 + c1*T + c2*T^2) or "rich" (+ c_sq*sum(P_i^2) + c_req*B)."""
     if not 0 < holdout < 1:
         raise ProfileError(f"holdout {holdout}", where="holdout", hint="give a share between 0 and 1, e.g. 0.2")
     table = load_perf_table(data, time_unit=time_unit, token_time=token_time)
@@ -185,7 +189,7 @@ def import_perf_table(
                 hint="use a catalogue GPU name (e.g. a100-80gb, h100-80gb) or create the GPU type first",
             )
         try:
-            res = fit_group(frame, split=split, holdout=holdout, seed=seed, loss=loss)
+            res = fit_group(frame, split=split, holdout=holdout, seed=seed, loss=loss, prefill_form=prefill_form)
         except ProfileError as exc:
             raise ProfileError(exc.message, where=f"{exc.where} (from {first})", hint=exc.hint) from None
         report = dict(res.report)
@@ -193,6 +197,7 @@ def import_perf_table(
         source = (
             f"fitted from an uploaded table: model={model_name}, hardware={hw}, tensor_parallel={tp}, "
             f"{len(frame)} rows, {split} split, seed {seed}"
+            + (", richer prefill form" if prefill_form == "rich" else "")
         )
         plans.append(
             (
@@ -306,7 +311,9 @@ def _carry_fit(instance: Deployment, doc: dict) -> None:
     if full_prefill == instance.prefill and full_decode == instance.decode:
         return
     for p in doc["points"]:
-        p["prompt_time_fit_s"] = float(prefill_time(full_prefill, p["batch_tokens"]))
+        p["prompt_time_fit_s"] = float(
+            prefill_time(full_prefill, p["batch_tokens"], p["batch_size"] * p["prompt_size"] ** 2, p["batch_size"])
+        )
         p["token_time_fit_s"] = float(decode_time(full_decode, p["batch_size"], p["context_tokens"]))
     if doc["fit_report"]:
         doc["fit_report"]["edited"] = (

@@ -252,7 +252,7 @@ def upload(request):
         form = UploadForm(request.POST, request.FILES)
         if form.is_valid():
             f = form.cleaned_data["file"]
-            opts = {k: form.cleaned_data[k] for k in ("time_unit", "token_time", "split", "holdout", "seed", "loss")}
+            opts = {k: form.cleaned_data[k] for k in ("time_unit", "token_time", "split", "holdout", "seed", "loss", "prefill_form")}
             try:
                 summary = services.import_profile(
                     team_of(request.user), request.user, f.read(), filename=f.name or "", **opts

@@ -5,7 +5,8 @@
 Cases: the Azure code trace at 1x (anchor: 8 fixed instances), at 20x, with chunked prefill, a 2-instance
 overload of the code trace (queueing), fixtures/scenarios/burst_reactive.json (a 4x burst: scale-outs from
 the spot pool, redeploys, preemptions), and a slice of fixtures/scenarios/bench_day.json (3 regions x 4 models, unified reactive,
-same arrival density as the full day; N requests, default 100,000). Prints one JSON object (last line);
+same arrival density as the full day; N requests, default 100,000), and the same slice with the EDF and DPA
+schedulers. Prints one JSON object (last line);
 exits 1 if any figure differs by more than 1%.
 """
 
@@ -41,6 +42,13 @@ def scenarios(n_day: int) -> dict[str, dict]:
     syn.update(total_requests=n_day, duration_s=syn["duration_s"] * scale)
     syn["peak_hour"] = syn["duration_s"] / 7200
     out[f"bench_day_slice_{n_day}"] = day
+    # the dynamic scheduler: fast mode re-orders DPA's queue at events only, not at every decode iteration
+    dpa = json.loads(json.dumps(day))
+    dpa["strategy"]["scheduler"] = "dpa"
+    out[f"bench_day_slice_{n_day}_dpa"] = dpa
+    edf = json.loads(json.dumps(day))
+    edf["strategy"]["scheduler"] = "edf"
+    out[f"bench_day_slice_{n_day}_edf"] = edf
     return out
 
 

@@ -97,7 +97,10 @@ class DeploymentSerializer(_EditableMixin, serializers.ModelSerializer):
     gpu = serializers.PrimaryKeyRelatedField(queryset=GpuType.objects.none())
     model_name = serializers.CharField(source="model.name", read_only=True)
     gpu_name = serializers.CharField(source="gpu.name", read_only=True)
-    prefill = CoefficientsField(help_text="{c0 s, c1 s/token, c2 s/token^2}: one prefill iteration over T tokens")
+    prefill = CoefficientsField(
+        help_text="{c0 s, c1 s/token, c2 s/token^2} (optional c_sq s per sum of squared prompt sizes, c_req s per "
+        "prompt): one prefill iteration over T tokens"
+    )
     decode = CoefficientsField(help_text="{c0 s, c_batch s/request, c_ctx s/context token}: one decode iteration")
     startup = CoefficientsField(required=False, help_text="seconds: vm_acquire_s, load_same_region_s, ...")
     kv_capacity_tokens = serializers.IntegerField(
@@ -183,6 +186,9 @@ class ProfileUploadSerializer(serializers.Serializer):
     holdout = serializers.FloatField(default=0.2, min_value=0.01, max_value=0.9)
     seed = serializers.IntegerField(default=0)
     loss = serializers.ChoiceField(choices=["l1", "l2"], default="l1")
+    prefill_form = serializers.ChoiceField(
+        choices=["contract", "rich"], default="contract", help_text="rich adds c_sq*sum(prompt^2) + c_req*prompts"
+    )
 
 
 class ImportSummarySerializer(serializers.Serializer):

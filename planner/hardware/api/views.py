@@ -156,7 +156,7 @@ class ProfileImportView(APIView):
                     hint="split it per model",
                 )
             )
-        opts = {k: form.validated_data[k] for k in ("time_unit", "token_time", "split", "holdout", "seed", "loss")}
+        opts = {k: form.validated_data[k] for k in ("time_unit", "token_time", "split", "holdout", "seed", "loss", "prefill_form")}
         try:
             summary = services.import_profile(
                 team_of(request.user), request.user, upload.read(), filename=upload.name or "", **opts

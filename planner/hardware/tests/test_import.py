@@ -153,3 +153,27 @@ def test_upload_through_the_api_and_its_errors(cast):
     assert err["where"] == "line 1 (header)" and "missing column" in err["message"] and err["hint"]
     assert _counts() == before
     assert cast.outsider.api.get(f"/api/hardware/deployments/{dep.pk}/").status_code == 404
+
+
+def test_the_richer_prefill_form_fits_better_and_reaches_the_engine_spec(cast):
+    # the same table fitted with both forms; the richer one's held-out prompt_time error is lower on the groups
+    # whose batched prefills cost more than one prompt of the same total (bloom-176b H100: 16 x 512 vs 8192)
+    contract = _run(str(PERF), "--team", "Fleet A")
+    rich = _run(str(PERF), "--team", "Fleet B", "--prefill-form", "rich")
+    err = {
+        kind: sorted(d["heldout"]["prompt_time"]["median_ape"] for d in out["deployments"])
+        for kind, out in (("contract", contract), ("rich", rich))
+    }
+    assert sum(err["rich"]) < 0.8 * sum(err["contract"]), err
+    dep = Deployment.objects.get(team=cast.outsider.team, name="bloom-176b/h100-80gb/tp8")
+    assert dep.prefill_c_sq > 0 or dep.prefill_c_req > 0
+    assert dep.fit_report["prefill_form"] == "rich"
+    spec = dep.engine_spec()
+    assert set(spec["prefill"]) >= {"c_sq", "c_req"}
+    from simulations.engine.config import DeploymentSpec
+
+    parsed = DeploymentSpec.from_dict(spec)
+    assert (parsed.prefill.c_sq, parsed.prefill.c_req) == (dep.prefill_c_sq, dep.prefill_c_req)
+    # the contract-form deployment carries no richer terms
+    plain = Deployment.objects.get(team=cast.owner.team, name="bloom-176b/h100-80gb/tp8")
+    assert "c_sq" not in plain.engine_spec()["prefill"]

@@ -136,3 +136,18 @@ def test_upload_page_imports_a_table_and_shows_errors(owner_client, cast):
     )
     html = r.content.decode()
     assert "line 2, column prompt_time" in html and "fix the value" in html
+
+
+def test_the_upload_page_fits_the_richer_prefill_form_on_request(owner_client, cast):
+    data = (FIXTURES / "sageserve" / "perf_model.csv").read_bytes()
+    r = owner_client.post(
+        "/hardware/upload/",
+        {"file": SimpleUploadedFile("t.csv", data), "time_unit": "auto", "token_time": "auto", "split": "rows",
+         "holdout": 0.2, "seed": 0, "loss": "l1", "prefill_form": "rich"},
+    )
+    assert r.status_code == 200
+    deps = Deployment.objects.filter(team=cast.owner.team)
+    assert deps and all(d.fit_report["prefill_form"] == "rich" for d in deps)
+    dep = next(d for d in deps if d.prefill_c_sq or d.prefill_c_req)
+    page = owner_client.get(f"/hardware/deployments/{dep.pk}/").content.decode()
+    assert "rich prefill form" in page and "Σprompt²" in page and "c_sq" in page.split('id="engine-spec"')[1]

@@ -36,6 +36,12 @@ class Command(BaseCommand):
         parser.add_argument("--holdout", type=float, default=0.2)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--loss", choices=["l1", "l2"], default="l1")
+        parser.add_argument(
+            "--prefill-form",
+            choices=["contract", "rich"],
+            default="contract",
+            help="rich adds c_sq*sum(prompt^2) + c_req*prompts to the prefill fit",
+        )
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def _fail(self, opts, error: dict):
@@ -81,6 +87,7 @@ class Command(BaseCommand):
             "holdout": opts["holdout"],
             "seed": opts["seed"],
             "loss": opts["loss"],
+            "prefill_form": opts["prefill_form"],
         }
         try:
             summary = import_profile(team, user, path.read_bytes(), filename=path.name, **fit_opts)
