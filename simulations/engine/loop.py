@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import gc
 import math
-from bisect import bisect_left
-from heapq import heapify, heappop, heappush
+from bisect import bisect_left, insort
+from heapq import heappop, heappush
+from math import sqrt
 
 import cython
 import numpy as np
@@ -492,7 +493,11 @@ class Simulator:
             return
         self.seq += 1
         self._served_inst[rid] = inst.iid
-        heappush(inst.waiting, (self._sched_key(self._arr[rid], tier, self._prio[rid]), self.seq, rid))
+        entry = (self._sched_key(self._arr[rid], tier, self._prio[rid]), self.seq, rid)
+        if self.sched_dynamic:
+            insort(inst.waiting, entry)  # a dynamic scheduler reads the waiting list fully sorted
+        else:
+            heappush(inst.waiting, entry)
         inst.work += need + self._out[rid] - self._gen[rid]
         phase = inst.phase
         heap = self.heap
@@ -546,8 +551,11 @@ class Simulator:
             return
         self.seq += 1
         self.served_inst[rid] = inst.iid
-        heappush(inst.waiting, (self.scheduler.key(self.req_arr[rid], self.req_tier[rid], self.req_prio[rid]),
-                                self.seq, rid))
+        entry = (self.scheduler.key(self.req_arr[rid], self.req_tier[rid], self.req_prio[rid]), self.seq, rid)
+        if self.sched_dynamic:
+            insort(inst.waiting, entry)  # a dynamic scheduler reads the waiting list fully sorted
+        else:
+            heappush(inst.waiting, entry)
         inst.work += need + self.req_out[rid] - self.gen[rid]
         phase = inst.phase
         if phase == IDLE:
@@ -709,7 +717,8 @@ class Simulator:
                    need=cython.longlong, rid=cython.longlong, taken=cython.Py_ssize_t, dur=cython.double,
                    sq=cython.double,
                    kv=cython.longlong, room=cython.longlong, f=cython.longlong, n=cython.longlong,
-                   n_kv=cython.longlong, d0=cython.double, a=cython.double, waiting=list, batch=list,
+                   n_kv=cython.longlong, d0=cython.double, a=cython.double, until=cython.double, k=cython.longlong,
+                   waiting=list, batch=list,
                    running=dict, fh=list, top=tuple)
     def _step(self, inst: Instance, t: float):
         """At an iteration boundary: admit (prefill) if possible, else run decode iterations, else idle."""
@@ -740,10 +749,9 @@ class Simulator:
                     sq += need * need
                     free -= need
                     taken += 1
-                if taken:
+                if taken:  # keep the rest sorted (the order a dynamic scheduler reads)
                     chosen = set(batch)
                     inst.waiting = [e for e in waiting if e[2] not in chosen]
-                    heapify(inst.waiting)
             else:
                 while waiting:
                     rid = waiting[0][2]
@@ -797,15 +805,35 @@ class Simulator:
                 if rid in running and fin[rid] == f:
                     break
                 heappop(fh)
+            d0 = inst.dc0 + inst.dcb * B + inst.dcc * ctx
+            a = inst.dcc * B * 0.5
             if self.fast:
                 n = f - inst.it
                 n_kv = room // B
                 if n_kv < n:
                     n = n_kv
+                if waiting and self.sched_dynamic and n > 1:
+                    # a time-dependent order (DPA) may put a different request at the head later: end the run at
+                    # the first iteration boundary at or after the next time the order can change
+                    until = self.scheduler.next_change(waiting, t) - t
+                    if until <= 0:
+                        n = 1
+                    elif n * d0 + a * n * (n - 1) > until:
+                        # the first k with k*d0 + a*k*(k-1) >= until (closed form, then exact by stepping)
+                        if a > 0:
+                            k = int((-(d0 - a) + sqrt((d0 - a) * (d0 - a) + 4 * a * until)) / (2 * a))
+                        else:
+                            k = int(until / d0)
+                        if k < 1:
+                            k = 1
+                        while k > 1 and (k - 1) * d0 + a * (k - 1) * (k - 2) >= until:
+                            k -= 1
+                        while k * d0 + a * k * (k - 1) < until:
+                            k += 1
+                        if k < n:
+                            n = k
             else:
                 n = 1
-            d0 = inst.dc0 + inst.dcb * B + inst.dcc * ctx
-            a = inst.dcc * B * 0.5
             dur = n * d0 + a * n * (n - 1)
             inst.phase = DECODE
             inst.seg_t0 = t
@@ -848,9 +876,9 @@ class Simulator:
             taken = []
             while True:
                 if order is not None:
-                    if len(taken) >= len(order):
+                    entry = next(order, None)
+                    if entry is None:
                         break
-                    entry = order[len(taken)]
                 else:
                     if not waiting:
                         break
@@ -867,10 +895,9 @@ class Simulator:
                 free -= need
                 if self._t_admit[rid] != self._t_admit[rid]:
                     self._t_admit[rid] = t
-            if order is not None and taken:
+            if order is not None and taken:  # keep the rest sorted (the order a dynamic scheduler reads)
                 chosen = set(taken)
                 inst.waiting = [e for e in waiting if e[2] not in chosen]
-                heapify(inst.waiting)
         if not prefilling:
             return False
         if B and free < B:  # the decode step needs one KV slot per running request
@@ -986,7 +1013,11 @@ class Simulator:
             return
         self._gen[rid] = gen_now
         self.seq += 1
-        heappush(inst.waiting, (self.scheduler.key(arr[rid], self._tier[rid], self._prio[rid]), self.seq, rid))
+        entry = (self.scheduler.key(arr[rid], self._tier[rid], self._prio[rid]), self.seq, rid)
+        if self.sched_dynamic:
+            insort(inst.waiting, entry)
+        else:
+            heappush(inst.waiting, entry)
         inst.work += self._inp[rid] + gen_now
 
     @cython.locals(kv=cython.longlong)

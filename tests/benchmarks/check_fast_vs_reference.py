@@ -5,8 +5,8 @@
 Cases: the Azure code trace at 1x (anchor: 8 fixed instances), at 20x, with chunked prefill, a 2-instance
 overload of the code trace (queueing), fixtures/scenarios/burst_reactive.json (a 4x burst: scale-outs from
 the spot pool, redeploys, preemptions), and a slice of fixtures/scenarios/bench_day.json (3 regions x 4 models, unified reactive,
-same arrival density as the full day; N requests, default 100,000), and the same slice with the EDF and DPA
-schedulers. Prints one JSON object (last line);
+same arrival density as the full day; N requests, default 100,000), the same slice with the EDF and DPA
+schedulers, and an overload of small_reactive.json (1 instance per endpoint) under FCFS and DPA. Prints one JSON object (last line);
 exits 1 if any figure differs by more than 1%.
 """
 
@@ -49,6 +49,15 @@ def scenarios(n_day: int) -> dict[str, dict]:
     edf = json.loads(json.dumps(day))
     edf["strategy"]["scheduler"] = "edf"
     out[f"bench_day_slice_{n_day}_edf"] = edf
+    # overload (one instance per endpoint, 60k requests in 30 min: queues of thousands, TTFT of an hour), where
+    # the scheduler's order decides everything
+    for sched in ("fcfs", "dpa"):
+        over = load("small_reactive.json")
+        over["strategy"] = {"autoscaler": "static", "scheduler": sched}
+        over["workload"]["synthetic"].update(total_requests=60_000, duration_s=1800)
+        for e in over["fleet"]["endpoints"]:
+            e.update(initial=1, min=1, max=1)
+        out[f"overload_{sched}"] = over
     return out
 
 

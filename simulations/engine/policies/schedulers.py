@@ -2,10 +2,14 @@
 
 Static orders give each request one float key at enqueue time (smaller = earlier); the instance keeps
 its waiting queue as a heap on that key. Priority-1 requests (NIW not yet escalated) always come after
-priority 0. DPA's order depends on the current time, so it re-sorts the (usually short) queue.
+priority 0. A *dynamic* scheduler (DPA) orders by the current time too: for it the instance keeps the waiting
+list fully sorted by (key, seq) (insertion by bisection), and ``order`` yields the admission order lazily
+from that sorted list, so admitting a few requests from a long queue costs a few bisections, not a sort.
 """
 
 from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
 
 from simulations.engine.policies.registry import PolicyKind, register
 
@@ -23,8 +27,15 @@ class Scheduler:
     def key(self, arrival: float, tier: int, prio: int) -> float:
         raise NotImplementedError
 
-    def order(self, entries: list, now: float, sim) -> list:  # only for dynamic schedulers
-        return sorted(entries)
+    def order(self, entries: list, now: float, sim):
+        """Only for dynamic schedulers: the admission order (an iterable) of ``entries``, which the instance
+        keeps sorted by (key, seq)."""
+        return iter(entries)
+
+    def next_change(self, entries: list, now: float) -> float:
+        """Only for dynamic schedulers: the earliest time >= now at which ``order`` may differ from its order at
+        ``now`` (the fast engine ends decode runs there, so it admits exactly when the reference mode would)."""
+        return float("inf")
 
 
 @register(PolicyKind.SCHEDULER, "fcfs")
@@ -65,22 +76,58 @@ class DPA(Scheduler):
         return prio * PRIO_SHIFT + arrival + self.ttft_slo[tier]  # = absolute deadline
 
     def order(self, entries, now, sim):
+        """The six buckets of SageServe 6.5 in order, each by deadline (then arrival order), priority 0 first.
+
+        ``entries`` are sorted by (key, seq), i.e. by (priority, deadline), so within a priority every bucket
+        is a contiguous range of deadlines, found by bisection on the slack d = deadline - now (computed as the
+        rank of the reference definition does, so boundaries fall identically): severely expired
+        (d < -tau_n), urgent (0 <= d <= tau_p: IW-F, then the rest), non-urgent (IW-F, then the rest),
+        recently expired (-tau_n <= d < 0). Yields lazily: admission stops at the first request that does not
+        fit, so usually only the head of the first non-empty bucket is looked at."""
         tiers = sim.req_tier
         tau_n, tau_p = self.tau_n, self.tau_p
+        n = len(entries)
+        lo = 0
+        for prio in (0, 1):
+            shift = prio * PRIO_SHIFT
+            hi = bisect_left(entries, (shift + PRIO_SHIFT,), lo, n) if prio == 0 else n
 
-        def rank(entry):
-            key, seq, rid = entry
-            prio = 1 if key >= PRIO_SHIFT else 0
-            d = (key - prio * PRIO_SHIFT) - now
-            t = tiers[rid]
-            if d < -tau_n:
-                bucket = 0
-            elif d < 0:
-                bucket = 5
-            elif d <= tau_p:
-                bucket = 1 if t == 0 else 2
-            else:
-                bucket = 3 if t == 0 else 4
-            return (prio, bucket, d, seq)
+            def slack(entry, shift=shift):
+                return (entry[0] - shift) - now
 
-        return sorted(entries, key=rank)
+            i1 = bisect_left(entries, -tau_n, lo, hi, key=slack)  # d < -tau_n before
+            i2 = bisect_left(entries, 0.0, i1, hi, key=slack)  # -tau_n <= d < 0 in [i1, i2)
+            i3 = bisect_right(entries, tau_p, i2, hi, key=slack)  # 0 <= d <= tau_p in [i2, i3)
+            yield from entries[lo:i1]
+            for a, b in ((i2, i3), (i3, hi)):
+                for want_iwf in (True, False):
+                    for k in range(a, b):
+                        e = entries[k]
+                        if (tiers[e[2]] == 0) == want_iwf:
+                            yield e
+            yield from entries[i1:i2]
+            lo = hi
+
+    def next_change(self, entries, now):
+        """Bucket membership is the only thing that changes with time (inside a bucket the order is by deadline):
+        the next entry to become urgent (d reaches tau_p), to expire (d drops below 0) or to become severely
+        expired (below -tau_n). Returns that time; the boundary itself (the order changes at or just after it)."""
+        tau_n, tau_p = self.tau_n, self.tau_p
+        n = len(entries)
+        best = float("inf")
+        lo = 0
+        for prio in (0, 1):
+            shift = prio * PRIO_SHIFT
+            hi = bisect_left(entries, (shift + PRIO_SHIFT,), lo, n) if prio == 0 else n
+
+            def slack(entry, shift=shift):
+                return (entry[0] - shift) - now
+
+            for bound, offset, right in ((-tau_n, tau_n, False), (0.0, 0.0, False), (tau_p, -tau_p, True)):
+                i = (bisect_right if right else bisect_left)(entries, bound, lo, hi, key=slack)
+                if i < hi:  # the first entry not yet across this boundary crosses it at deadline + offset
+                    t_cross = (entries[i][0] - shift) + offset
+                    if t_cross < best:
+                        best = t_cross
+            lo = hi
+        return best if best > now else now
