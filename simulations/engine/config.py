@@ -174,7 +174,9 @@ class DeploymentSpec:
 class EndpointConfig:
     """A (region, model) endpoint: its deployment and instance bounds.
 
-    ``pool`` is "all" for a unified endpoint, or "iw" / "niw" for the siloed pools.
+    ``pool`` is "all" for a unified endpoint, or "iw" / "niw" for the siloed pools. ``weights_in_region``:
+    whether the model's weights are in the region's repository (SageServe 2.3: a load takes ~10 min from there,
+    ~2 h from another region); False models bringing a model to a new region: the first load is cross-region.
     """
 
     region: str
@@ -184,6 +186,7 @@ class EndpointConfig:
     min_instances: int = 1
     max_instances: int = 1_000_000
     pool: str = "all"
+    weights_in_region: bool = True
 
     @property
     def key(self) -> tuple[str, str, str]:

@@ -56,6 +56,7 @@ cdef class Endpoint:
     cdef public object min_instances, max_instances
     cdef public dict state
     cdef public object clock
+    cdef public bint weights_local
 
     @cython.locals(inst=Instance, kv=cython.longlong, cap=cython.longlong)
     cpdef double util_at(self, double t)

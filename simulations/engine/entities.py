@@ -121,7 +121,7 @@ class Endpoint:
 
     __slots__ = ("eid", "config", "spec", "region", "region_idx", "model", "model_idx", "pool", "serving",
                  "provisioning", "draining", "kv_sum", "cap_sum", "backlog", "rr", "last_scale_t", "name",
-                 "min_instances", "max_instances", "state", "clock")
+                 "min_instances", "max_instances", "state", "clock", "weights_local")
 
     def __init__(self, eid: int, config: EndpointConfig, region_idx: int, model_idx: int) -> None:
         self.eid = eid
@@ -145,6 +145,9 @@ class Endpoint:
         self.name = f"{config.region}/{config.model}" + ("" if config.pool == "all" else f"/{config.pool}")
         self.state: dict = {}  # free-form per-policy state (autoscalers may keep things here)
         self.clock = None  # the simulator (for .now)
+        # weights in the region's repository: loads take load_same_region_s, else load_cross_region_s until the
+        # first instance has loaded them (then they are cached in the region)
+        self.weights_local = bool(getattr(config, "weights_in_region", True))
 
     @property
     def utilisation(self) -> float:

@@ -261,18 +261,20 @@ class Simulator:
 
     def scale_out(self, ep: Endpoint, now: float, source: str = "auto") -> Instance | None:
         """Add one instance: reclaim spot of the same model (spot_reclaim_s), else spot of another model
-        (redeploy, load_same_region_s), else a new VM (vm_acquire_s + load_same_region_s)."""
+        (redeploy: a model load), else a new VM (vm_acquire_s + a model load). A load takes load_same_region_s
+        when the weights are in the region's repository, else load_cross_region_s (``weights_in_region``)."""
         r = ep.region_idx
         st = ep.spec.startup
+        load = st.load_same_region_s if ep.weights_local else st.load_cross_region_s
         pool = self.spot[r]
         chosen = None
         if source in ("auto", "spot-same") and pool.get(ep.model, 0) > 0:
             chosen, delay, model = "spot-same", st.spot_reclaim_s, ep.model
         elif source in ("auto", "spot-other") and any(c > 0 for m, c in pool.items() if m != ep.model):
             model = max((m for m, c in pool.items() if c > 0 and m != ep.model), key=lambda m: (pool[m], m))
-            chosen, delay = "spot-other", st.load_same_region_s
+            chosen, delay = "spot-other", load
         elif source in ("auto", "new-vm") and self.vm_free[r] > 0:
-            chosen, delay, model = "new-vm", st.vm_acquire_s + st.load_same_region_s, None
+            chosen, delay, model = "new-vm", st.vm_acquire_s + load, None
         if chosen is None:
             self.scaling_events.append({"t": now, "endpoint": ep.name, "action": "scale_out_blocked",
                                         "source": source, "delay_s": 0.0})
@@ -281,8 +283,10 @@ class Simulator:
             self.vm_free[r] -= 1
         else:
             self._spot_change(r, model, -1, now)
-        self.scaling_events.append({"t": now, "endpoint": ep.name, "action": "scale_out", "source": chosen,
-                                    "delay_s": delay})
+        event = {"t": now, "endpoint": ep.name, "action": "scale_out", "source": chosen, "delay_s": delay}
+        if chosen != "spot-same" and not ep.weights_local:
+            event["load"] = "cross-region"
+        self.scaling_events.append(event)
         return self.add_instance(ep, now, delay, chosen)
 
     def scale_in(self, ep: Endpoint, now: float, donate: bool = True) -> Instance | None:
@@ -334,6 +338,7 @@ class Simulator:
             ep.provisioning.remove(inst)
         inst.state = SERVING
         inst.t_ready = now
+        ep.weights_local = True  # the region's repository has the weights from now on
         ep.serving.append(inst)
         ep.cap_sum += inst.cap
         ep.kv_sum += inst.kv

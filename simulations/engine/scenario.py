@@ -129,8 +129,11 @@ def parse_scenario(d: dict, *, base_dir: str | Path | None = None) -> Scenario:
         hi = count("max", max(initial, 1_000_000 if False else max(initial, 20)))
         if lo > hi:
             raise ScenarioError(f"{where}.min", f"min ({lo}) is above max ({hi})")
+        local = e.get("weights_in_region", True)
+        if not isinstance(local, bool):
+            raise ScenarioError(f"{where}.weights_in_region", f"must be true or false, got {local!r}")
         endpoints.append(EndpointConfig(region=region, model=model, deployment=spec, initial=initial,
-                                        min_instances=lo, max_instances=hi))
+                                        min_instances=lo, max_instances=hi, weights_in_region=local))
     net_d = fleet_d.get("network") or {}
     network = NetworkConfig()
     if net_d:

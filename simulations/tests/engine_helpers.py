@@ -18,7 +18,7 @@ SPEC = {
 
 
 def scenario(*, spec=None, initial=1, lo=1, hi=1, mode="fast", strategy=None, regions=None, spot=None, vm=0,
-             timeline_step_s=60.0, **extra):
+             timeline_step_s=60.0, endpoint_extra=None, **extra):
     spec = dict(SPEC, **(spec or {}))
     regions = regions or ["r1"]
     d = {
@@ -26,8 +26,8 @@ def scenario(*, spec=None, initial=1, lo=1, hi=1, mode="fast", strategy=None, re
         "workload": {"synthetic": {"total_requests": 1}},
         "fleet": {
             "regions": [{"name": r, "spot_pool": spot or {}, "vm_capacity": vm} for r in regions],
-            "endpoints": [{"region": r, "model": "toy", "deployment": spec, "initial": initial, "min": lo, "max": hi}
-                          for r in regions],
+            "endpoints": [{"region": r, "model": "toy", "deployment": spec, "initial": initial, "min": lo, "max": hi,
+                           **(endpoint_extra or {})} for r in regions],
         },
         "strategy": strategy or {"autoscaler": "static"},
         "engine": {"mode": mode, "timeline_step_s": timeline_step_s},

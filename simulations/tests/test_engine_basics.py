@@ -109,6 +109,24 @@ def test_a_scale_out_from_a_new_vm_waits_for_acquisition_plus_model_load():
     assert new["t_ready"] - new["t_requested"] == pytest.approx(755.0)
 
 
+@pytest.mark.parametrize("local, load_s", [(True, 600.0), (False, 7200.0)])
+def test_bringing_a_model_to_a_region_without_its_weights_pays_a_cross_region_load_once(local, load_s):
+    # an endpoint with no instance yet: the first request finds utilisation 1.0 and scales out on a new VM;
+    # without the weights in the region the load comes from another region (SageServe 2.3: ~2 h, not ~10 min);
+    # once loaded the weights are cached in the region, so the next new VM loads locally
+    sc = scenario(spec={"kv_capacity_tokens": 1000}, initial=0, lo=0, hi=2, vm=2,
+                  endpoint_extra={"weights_in_region": local},
+                  strategy={"autoscaler": "reactive-unified", "params": {"scale_in_below": 0.0, "cooldown_s": 0}})
+    t2 = 155.0 + load_s + 100.0  # after the first instance serves: three prompts fill 80 % of its KV
+    r = simulate(sc, workload([0.0, t2, t2 + 0.5, t2 + 1.0], [100, 400, 400, 400], [5, 50, 50, 50]))
+    outs = [e for e in r.scaling_events if e["action"] == "scale_out"]
+    assert outs[0]["source"] == "new-vm" and outs[0]["delay_s"] == 155.0 + load_s
+    assert (outs[0].get("load") == "cross-region") == (not local)
+    assert r.requests["ttft_s"][0] >= 155.0 + load_s  # served by the first instance, once loaded
+    later = [e for e in outs if e["t"] >= t2]
+    assert len(later) == 1 and later[0]["delay_s"] == 155.0 + 600.0 and "load" not in later[0]
+
+
 def test_scale_in_donates_an_idle_instance_to_the_spot_pool_and_stops_paying_for_it():
     sc = scenario(initial=3, lo=1, hi=3, strategy={"autoscaler": "reactive-unified", "params": {"cooldown_s": 15}})
     r = simulate(sc, workload([0.0, 20.0, 40.0], [100] * 3, [5] * 3))
