@@ -71,8 +71,10 @@ def main(argv: list[str]) -> int:
     try:
         status = build(force="--force" in argv, quiet="--verbose" not in argv)
     except Exception as exc:  # noqa: BLE001 - any build failure means "run as Python"
-        msg = f"engine build failed ({type(exc).__name__}: {exc}); the simulator will run as pure Python (slower)"
-        print(msg, file=sys.stderr)
+        fresh, _ = compiled_state()
+        fallback = ("an earlier build of the same sources stays in use" if fresh
+                    else "the simulator will run as pure Python (same results, about 2.5x slower)")
+        print(f"engine build failed ({type(exc).__name__}: {exc}); {fallback}", file=sys.stderr)
         return 0 if optional else 1
     print(f"engine build: {status} ({COMPILED_DIR.relative_to(ROOT)})")
     return 0
