@@ -5,6 +5,7 @@
 # so policies see the same object either way.
 
 from simulations.engine.entities cimport Endpoint, Instance
+from simulations.engine.evq cimport InstanceEvents
 
 cpdef long long work_now(Instance inst, double t)
 
@@ -12,6 +13,7 @@ cdef class Simulator:
     cdef dict __dict__
     cdef public bint fast, chunked, sched_dynamic, net_all, _in_arrival
     cdef public list heap
+    cdef public InstanceEvents iq
     cdef public long long seq, n_done, n_arrived, events
     cdef public Py_ssize_t n
     cdef public double now, next_arr, t_work

@@ -1,7 +1,9 @@
 """The discrete-event loop: arrivals, routing, iteration-level batching, life cycle, control ticks.
 
-Heap entries are ``(time, seq, kind, obj, version)`` with a per-run counter ``seq`` (deterministic
-tie-breaks, no globals). Arrivals are not pushed: the loop merges the sorted arrival array with the heap.
+Every event carries a per-run counter ``seq`` (deterministic tie-breaks at equal times, no globals). The
+instances' own next events (end of a prefill, a decode run, a chunked iteration, a wake-up) live in
+``InstanceEvents`` (evq.py: at most one per instance, rescheduled in place); the rest are ``(time, seq, kind,
+obj, version)`` tuples in a heap. Arrivals are not pushed: the loop merges the sorted arrival array with both.
 
 Fast mode: between two events an instance's decode batch is fixed, so a whole run of decode iterations
 (until the next completion or KV exhaustion) is one event whose duration is summed analytically:
@@ -41,6 +43,7 @@ from simulations.engine.entities import (
     Instance,
     decode_iters_done,
 )
+from simulations.engine.evq import InstanceEvents
 from simulations.engine.policies import get_policy
 from simulations.engine.policies.registry import PolicyKind
 
@@ -174,7 +177,8 @@ class Simulator:
         self.endpoint_router = get_policy(PolicyKind.ENDPOINT_ROUTER, scenario.policy.endpoint_router)(self, params)
         self.instance_router = get_policy(PolicyKind.INSTANCE_ROUTER, scenario.policy.instance_router)(self, params)
 
-        self.heap: list = []
+        self.heap: list = []  # every event but the instances' own: (time, seq, kind, obj, version) tuples
+        self.iq = InstanceEvents()  # the instances' next events (end of prefill / decode run / wake-up)
         self.seq = 0
         self.now = 0.0
         self.n_arrived = 0
@@ -252,6 +256,7 @@ class Simulator:
         """Start provisioning one instance of ``ep`` that serves after ``delay_s`` (paid, not serving)."""
         inst = Instance(len(self.instances), ep, now, now + delay_s, source)
         self.instances.append(inst)
+        self.iq.add_instance()
         if delay_s <= 0:
             self._ready(inst, now)
         else:
@@ -507,14 +512,14 @@ class Simulator:
         phase = inst.phase
         heap = self.heap
         if phase == IDLE:
-            if self.next_arr > t and (not heap or heap[0][0] > t):
+            if self.next_arr > t and (not heap or heap[0][0] > t) and self.iq.top_time() > t:
                 self._step(inst, t)  # nothing else can happen at this instant: step now
                 return
             inst.phase = WAKE
             inst.seg_t0 = t
             inst.version += 1
             self.seq += 1
-            heappush(heap, (t, self.seq, EV_INST, inst, inst.version))
+            self.iq.schedule(inst.iid, t, self.seq)
         elif phase == DECODE and inst.seg_n > 1:
             B = inst.seg_B
             if inst.B >= inst.max_b:
@@ -530,7 +535,7 @@ class Simulator:
             inst.seg_end = inst.seg_t0 + k * d0 + a * k * (k - 1)
             inst.version += 1
             self.seq += 1
-            heappush(heap, (inst.seg_end, self.seq, EV_INST, inst, inst.version))
+            self.iq.schedule(inst.iid, inst.seg_end, self.seq)
 
     def send(self, rid: int, ep: Endpoint, t: float) -> None:
         """Hand a request (held by a policy, e.g. a queue manager) to endpoint ``ep`` at time ``t``, paying the
@@ -565,7 +570,7 @@ class Simulator:
         phase = inst.phase
         if phase == IDLE:
             heap = self.heap
-            if self._in_arrival and self.next_arr > t and (not heap or heap[0][0] > t):
+            if self._in_arrival and self.next_arr > t and (not heap or heap[0][0] > t) and self.iq.top_time() > t:
                 self._step(inst, t)  # nothing else can happen at this instant: step now
                 return
             # step at the same instant, after every other arrival at this time (they batch together)
@@ -573,7 +578,7 @@ class Simulator:
             inst.seg_t0 = t
             inst.version += 1
             self.seq += 1
-            heappush(self.heap, (t, self.seq, EV_INST, inst, inst.version))
+            self.iq.schedule(inst.iid, t, self.seq)
         elif phase == DECODE and inst.seg_n > 1:
             # truncate the decode run at the end of the iteration in progress if the request could join then
             B = inst.seg_B
@@ -590,7 +595,7 @@ class Simulator:
             inst.seg_end = inst.seg_t0 + k * d0 + a * k * (k - 1)
             inst.version += 1
             self.seq += 1
-            heappush(self.heap, (inst.seg_end, self.seq, EV_INST, inst, inst.version))
+            self.iq.schedule(inst.iid, inst.seg_end, self.seq)
 
     # ------------------------------------------------------------------ instance engine
     # The typed locals (cython.locals) only matter to the compiled build; as Python they are plain names.
@@ -793,7 +798,7 @@ class Simulator:
                     inst.endpoint.kv_sum += kv - inst.kv
                 inst.kv = kv
                 self.seq += 1
-                heappush(self.heap, (t + dur, self.seq, EV_INST, inst, inst.version))
+                self.iq.schedule(inst.iid, t + dur, self.seq)
                 return
         if B > 0:
             room = inst.cap - kv_used
@@ -852,7 +857,7 @@ class Simulator:
                 inst.endpoint.kv_sum += kv_used - inst.kv
             inst.kv = kv_used
             self.seq += 1
-            heappush(self.heap, (t + dur, self.seq, EV_INST, inst, inst.version))
+            self.iq.schedule(inst.iid, t + dur, self.seq)
             return
         inst.phase = IDLE
         self._sync(inst)
@@ -939,7 +944,7 @@ class Simulator:
         inst.version += 1
         self._sync(inst)
         self.seq += 1
-        heappush(self.heap, (t + dur, self.seq, EV_INST, inst, inst.version))
+        self.iq.schedule(inst.iid, t + dur, self.seq)
         return True
 
     @cython.locals(B=cython.longlong, prev=cython.double, d0=cython.double, it=cython.longlong,
@@ -1048,7 +1053,8 @@ class Simulator:
 
     @cython.locals(i=cython.Py_ssize_t, n=cython.Py_ssize_t, events=cython.longlong, t=cython.double,
                    next_arr=cython.double, max_time=cython.double, horizon=cython.double, kind=cython.int,
-                   ver=cython.longlong, fused=cython.bint, inst=Instance, heap=list, ev=tuple)
+                   ver=cython.longlong, fused=cython.bint, inst=Instance, heap=list, ev=tuple, iq=InstanceEvents,
+                   tq=cython.double, th=cython.double, instances=list)
     def _run(self):
         for ep in self.endpoints:
             for _ in range(ep.config.initial):
@@ -1061,6 +1067,8 @@ class Simulator:
             self.push(self.autoscaler.tick_s, EV_TICK, None)
 
         heap = self.heap
+        iq = self.iq
+        instances = self.instances
         arr = self._arr
         n = self.n
         if getattr(self.autoscaler, "wants_arrival_hook", False):
@@ -1087,7 +1095,17 @@ class Simulator:
             if progress is not None and not events & 0x3FFF:
                 progress(min(1.0, self.now / horizon) if horizon > 0 else 1.0,
                          f"simulated {self.now:,.0f} of {horizon:,.0f} s")
-            if heap and heap[0][0] < next_arr:  # arrivals first at ties: they can join the same step
+            tq = iq.top_time()
+            th = heap[0][0] if heap else math.inf
+            if tq < next_arr and (tq < th or (tq == th and iq.top_seq() < heap[0][1])):
+                # an instance's next step (arrivals first at ties: they can join the same step)
+                if tq > max_time:
+                    break
+                inst = cython.cast(Instance, instances[iq.pop()])
+                self.now = tq
+                self.t_work = tq
+                self._segment_end(inst, tq)
+            elif th < next_arr:
                 ev = heappop(heap)
                 t = ev[0]
                 kind = ev[2]
@@ -1096,12 +1114,7 @@ class Simulator:
                 if t > max_time:
                     break
                 self.now = t
-                if kind == EV_INST:
-                    self.t_work = t
-                    inst = cython.cast(Instance, obj)
-                    if ver == inst.version:
-                        self._segment_end(inst, t)
-                elif kind == EV_DELIVER:
+                if kind == EV_DELIVER:
                     self.t_work = t
                     self._deliver(obj, self.endpoints[ver], t)
                 elif kind == EV_READY:
@@ -1109,11 +1122,11 @@ class Simulator:
                     self._ready(obj, t)
                 elif kind == EV_TICK:
                     self.autoscaler.on_tick(self, t)
-                    if i < n or len(heap) > 1:
+                    if i < n or len(heap) + len(iq) > 1:
                         self.push(t + self.autoscaler.tick_s, EV_TICK, None)
                 elif kind == EV_SAMPLE:
                     self._sample(t)
-                    if i < n or any(e[2] != EV_SAMPLE and e[2] != EV_TICK for e in heap):
+                    if i < n or len(iq) > 0 or any(e[2] != EV_SAMPLE and e[2] != EV_TICK for e in heap):
                         self.push(t + step, EV_SAMPLE, None)
             elif i < n:
                 if next_arr > max_time:
