@@ -35,6 +35,7 @@ cdef class Simulator:
 
     cdef _bind_views(self)
     cdef _arrive_fast(self, long long rid, double t)
+    cdef _join_queue(self, Instance inst, long long rid, double t, long long need, long long k_done)
     cdef _segment_end(self, Instance inst, double t)
     cdef _trim_runs(self, Instance inst)
     cdef _close_stint(self, Instance inst, long long rid)

@@ -154,6 +154,7 @@ class Simulator:
         self.ttft_slo = [float(slo.ttft_s.get(t, math.inf)) for t in TIERS]
         sched_cls = get_policy(PolicyKind.SCHEDULER, scenario.policy.scheduler)
         self.scheduler = sched_cls(scenario.policy.scheduler_params, self.ttft_slo)
+        self._sched_key = self.scheduler.key
         self.sched_dynamic = sched_cls.dynamic
 
         # fleet
@@ -396,16 +397,14 @@ class Simulator:
         self._a_hi = getattr(autoscaler, "hi", 0.0)
         self._a_lo = getattr(autoscaler, "lo", 0.0)
         self._scaling_events = self.scaling_events
-        self._sched_key = self.scheduler.key
         return True
 
     @cython.locals(origin=cython.int, model=cython.int, tier=cython.int, ep0=Endpoint, ep=Endpoint,
-                   inst=Instance, cand_inst=Instance, kv=cython.longlong, k=cython.longlong, k1=cython.longlong,
-                   n=cython.longlong, e=cython.double, d0=cython.double, a=cython.double, b=cython.double,
+                   inst=Instance, cand_inst=Instance, kv=cython.longlong, k=cython.longlong,
                    cap=cython.longlong, v0=cython.double, v=cython.double, u=cython.double, best_u=cython.double,
                    w=cython.longlong, best_w=cython.longlong, j=cython.Py_ssize_t, need=cython.longlong,
-                   phase=cython.int, B=cython.longlong, n_ev=cython.Py_ssize_t, have_k=cython.bint,
-                   k_inst=cython.longlong, shared=cython.bint, serving=list, heap=list, ks=list)
+                   n_ev=cython.Py_ssize_t, have_k=cython.bint, k_inst=cython.longlong, shared=cython.bint,
+                   serving=list, ks=list)
     def _arrive_fast(self, rid, t: float):
         """``_arrive`` -> ``_deliver`` -> ``_enqueue`` for the stock policy stack, computed once: the decode
         progress of each serving instance of the origin endpoint at time t is evaluated once and shared by the
@@ -501,41 +500,7 @@ class Simulator:
         if need >= inst.cap:
             self._drop(rid, "prompt_exceeds_kv_capacity")
             return
-        self.seq += 1
-        self._served_inst[rid] = inst.iid
-        entry = (self._sched_key(self._arr[rid], tier, self._prio[rid]), self.seq, rid)
-        if self.sched_dynamic:
-            insort(inst.waiting, entry)  # a dynamic scheduler reads the waiting list fully sorted
-        else:
-            heappush(inst.waiting, entry)
-        inst.work += need + self._out[rid] - self._gen[rid]
-        phase = inst.phase
-        heap = self.heap
-        if phase == IDLE:
-            if self.next_arr > t and (not heap or heap[0][0] > t) and self.iq.top_time() > t:
-                self._step(inst, t)  # nothing else can happen at this instant: step now
-                return
-            inst.phase = WAKE
-            inst.seg_t0 = t
-            inst.version += 1
-            self.seq += 1
-            self.iq.schedule(inst.iid, t, self.seq)
-        elif phase == DECODE and inst.seg_n > 1:
-            B = inst.seg_B
-            if inst.B >= inst.max_b:
-                return
-            d0 = inst.seg_d0
-            a = inst.seg_a
-            k = (k_inst if have_k else decode_iters_done(inst, t)) + 1
-            if k >= inst.seg_n:
-                return
-            if need > inst.cap - (inst.S + B * (inst.it + k) + inst.kv_prefill):
-                return
-            inst.seg_n = k
-            inst.seg_end = inst.seg_t0 + k * d0 + a * k * (k - 1)
-            inst.version += 1
-            self.seq += 1
-            self.iq.schedule(inst.iid, inst.seg_end, self.seq)
+        self._join_queue(inst, rid, t, need, k_inst if have_k else -1)
 
     def send(self, rid: int, ep: Endpoint, t: float) -> None:
         """Hand a request (held by a policy, e.g. a queue manager) to endpoint ``ep`` at time ``t``, paying the
@@ -559,34 +524,42 @@ class Simulator:
         if need >= inst.cap:
             self._drop(rid, "prompt_exceeds_kv_capacity")
             return
+        self._join_queue(inst, rid, t, need, -1)
+
+    @cython.locals(entry=tuple, phase=cython.int, B=cython.longlong, d0=cython.double, a=cython.double,
+                   k=cython.longlong, heap=list)
+    def _join_queue(self, inst: Instance, rid, t: float, need, k_done):
+        """Put request ``rid`` (``need`` KV tokens) in ``inst``'s waiting queue at ``t`` and make the instance
+        notice it: an idle instance steps now if nothing else is due at this instant, else at ``t`` after the
+        instant's other arrivals (they batch together); a decoding instance ends its run at the end of the
+        iteration in progress if the request could join then. ``k_done``: decode iterations of the current run
+        done by ``t`` when the caller already knows them, else -1."""
         self.seq += 1
-        self.served_inst[rid] = inst.iid
-        entry = (self.scheduler.key(self.req_arr[rid], self.req_tier[rid], self.req_prio[rid]), self.seq, rid)
+        self._served_inst[rid] = inst.iid
+        entry = (self._sched_key(self._arr[rid], self._tier[rid], self._prio[rid]), self.seq, rid)
         if self.sched_dynamic:
             insort(inst.waiting, entry)  # a dynamic scheduler reads the waiting list fully sorted
         else:
             heappush(inst.waiting, entry)
-        inst.work += need + self.req_out[rid] - self.gen[rid]
+        inst.work += need + self._out[rid] - self._gen[rid]
         phase = inst.phase
         if phase == IDLE:
             heap = self.heap
             if self._in_arrival and self.next_arr > t and (not heap or heap[0][0] > t) and self.iq.top_time() > t:
-                self._step(inst, t)  # nothing else can happen at this instant: step now
+                self._step(inst, t)
                 return
-            # step at the same instant, after every other arrival at this time (they batch together)
             inst.phase = WAKE
             inst.seg_t0 = t
             inst.version += 1
             self.seq += 1
             self.iq.schedule(inst.iid, t, self.seq)
         elif phase == DECODE and inst.seg_n > 1:
-            # truncate the decode run at the end of the iteration in progress if the request could join then
             B = inst.seg_B
             if inst.B >= inst.max_b:
                 return
             d0 = inst.seg_d0
             a = inst.seg_a
-            k = decode_iters_done(inst, t) + 1  # the iteration in progress completes
+            k = (k_done if k_done >= 0 else decode_iters_done(inst, t)) + 1  # the iteration in progress completes
             if k >= inst.seg_n:
                 return
             if need > inst.cap - (inst.S + B * (inst.it + k) + inst.kv_prefill):

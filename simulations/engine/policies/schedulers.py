@@ -75,17 +75,10 @@ class DPA(Scheduler):
     def key(self, arrival, tier, prio):
         return prio * PRIO_SHIFT + arrival + self.ttft_slo[tier]  # = absolute deadline
 
-    def order(self, entries, now, sim):
-        """The six buckets of SageServe 6.5 in order, each by deadline (then arrival order), priority 0 first.
-
-        ``entries`` are sorted by (key, seq), i.e. by (priority, deadline), so within a priority every bucket
-        is a contiguous range of deadlines, found by bisection on the slack d = deadline - now (computed as the
-        rank of the reference definition does, so boundaries fall identically): severely expired
-        (d < -tau_n), urgent (0 <= d <= tau_p: IW-F, then the rest), non-urgent (IW-F, then the rest),
-        recently expired (-tau_n <= d < 0). Yields lazily: admission stops at the first request that does not
-        fit, so usually only the head of the first non-empty bucket is looked at."""
-        tiers = sim.req_tier
-        tau_n, tau_p = self.tau_n, self.tau_p
+    def _boundaries(self, entries, now):
+        """Per priority (0, then 1) of the (key, seq)-sorted ``entries``: (lo, i1, i2, i3, hi, shift) with
+        d = deadline - now computed as the reference rank does, so boundaries fall identically:
+        [lo, i1) d < -tau_n, [i1, i2) -tau_n <= d < 0, [i2, i3) 0 <= d <= tau_p, [i3, hi) d > tau_p."""
         n = len(entries)
         lo = 0
         for prio in (0, 1):
@@ -95,9 +88,22 @@ class DPA(Scheduler):
             def slack(entry, shift=shift):
                 return (entry[0] - shift) - now
 
-            i1 = bisect_left(entries, -tau_n, lo, hi, key=slack)  # d < -tau_n before
-            i2 = bisect_left(entries, 0.0, i1, hi, key=slack)  # -tau_n <= d < 0 in [i1, i2)
-            i3 = bisect_right(entries, tau_p, i2, hi, key=slack)  # 0 <= d <= tau_p in [i2, i3)
+            i1 = bisect_left(entries, -self.tau_n, lo, hi, key=slack)
+            i2 = bisect_left(entries, 0.0, i1, hi, key=slack)
+            i3 = bisect_right(entries, self.tau_p, i2, hi, key=slack)
+            yield lo, i1, i2, i3, hi, shift
+            lo = hi
+
+    def order(self, entries, now, sim):
+        """The six buckets of SageServe 6.5 in order, each by deadline (then arrival order), priority 0 first.
+
+        ``entries`` are sorted by (key, seq), i.e. by (priority, deadline), so within a priority every bucket
+        is a contiguous range of deadlines (``_boundaries``): severely expired (d < -tau_n), urgent
+        (0 <= d <= tau_p: IW-F, then the rest), non-urgent (IW-F, then the rest), recently expired
+        (-tau_n <= d < 0). Yields lazily: admission stops at the first request that does not fit, so usually
+        only the head of the first non-empty bucket is looked at."""
+        tiers = sim.req_tier
+        for lo, i1, i2, i3, hi, _shift in self._boundaries(entries, now):
             yield from entries[lo:i1]
             for a, b in ((i2, i3), (i3, hi)):
                 for want_iwf in (True, False):
@@ -106,28 +112,17 @@ class DPA(Scheduler):
                         if (tiers[e[2]] == 0) == want_iwf:
                             yield e
             yield from entries[i1:i2]
-            lo = hi
 
     def next_change(self, entries, now):
         """Bucket membership is the only thing that changes with time (inside a bucket the order is by deadline):
-        the next entry to become urgent (d reaches tau_p), to expire (d drops below 0) or to become severely
-        expired (below -tau_n). Returns that time; the boundary itself (the order changes at or just after it)."""
-        tau_n, tau_p = self.tau_n, self.tau_p
-        n = len(entries)
+        the next entry to become severely expired (d drops below -tau_n, at deadline + tau_n), to expire (below
+        0, at its deadline) or to become urgent (d reaches tau_p, at deadline - tau_p): the first entry of each
+        range not yet across. Returns that time (the order changes at or just after it), at least ``now``."""
         best = float("inf")
-        lo = 0
-        for prio in (0, 1):
-            shift = prio * PRIO_SHIFT
-            hi = bisect_left(entries, (shift + PRIO_SHIFT,), lo, n) if prio == 0 else n
-
-            def slack(entry, shift=shift):
-                return (entry[0] - shift) - now
-
-            for bound, offset, right in ((-tau_n, tau_n, False), (0.0, 0.0, False), (tau_p, -tau_p, True)):
-                i = (bisect_right if right else bisect_left)(entries, bound, lo, hi, key=slack)
-                if i < hi:  # the first entry not yet across this boundary crosses it at deadline + offset
+        for _lo, i1, i2, i3, hi, shift in self._boundaries(entries, now):
+            for i, offset in ((i1, self.tau_n), (i2, 0.0), (i3, -self.tau_p)):
+                if i < hi:
                     t_cross = (entries[i][0] - shift) + offset
                     if t_cross < best:
                         best = t_cross
-            lo = hi
         return best if best > now else now
