@@ -14,6 +14,10 @@ def dashboard(request):
 
 
 def healthz(request):
+    """Liveness for load balancers and operators: the database answers; which simulator build this process runs
+    ("compiled", or "python" with the reason, e.g. a missing C compiler or sources edited since the build)."""
+    from simulations.engine import BUILD
+
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
-    return JsonResponse({"ok": True})
+    return JsonResponse({"ok": True, "engine_build": BUILD["kind"], "engine_build_reason": BUILD["reason"]})

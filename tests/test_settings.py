@@ -46,3 +46,13 @@ def test_database_and_redis_urls_switch_to_postgres_and_a_celery_worker():
 def test_a_bad_boolean_setting_fails_loudly():
     out = _settings_in_subprocess({"DEBUG": "maybe"}, "s.DEBUG")
     assert out.returncode != 0 and "DEBUG='maybe' is not a boolean" in out.stderr
+
+
+def test_healthz_checks_the_database_and_says_which_simulator_build_runs(client, db):
+    from simulations.engine import BUILD
+
+    body = client.get("/healthz").json()
+    assert body["ok"] is True and body["engine_build"] == BUILD["kind"] in ("compiled", "python")
+    assert body["engine_build_reason"]
+    if os.environ.get("PLANNER_ENGINE_BUILD") == "compiled":
+        assert body["engine_build"] == "compiled"  # CI: the benchmarked build is the one the service runs
