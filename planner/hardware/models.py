@@ -14,6 +14,14 @@ from planner.accounts.models import Team, TeamOwned
 from planner.catalogue import spec as catalogue_spec
 
 
+def unique_name_per_team(kind: str) -> list[models.UniqueConstraint]:
+    """A catalogue entry's name is unique within its team, and among the built-ins (no team)."""
+    return [
+        models.UniqueConstraint(fields=["team", "name"], name=f"hardware_{kind}_unique_per_team"),
+        models.UniqueConstraint(fields=["name"], condition=Q(team__isnull=True), name=f"hardware_{kind}_unique_builtin"),
+    ]
+
+
 class CatalogueEntry(TeamOwned):
     team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     builtin = models.BooleanField(default=False, help_text="shipped with the planner; read-only, visible to all")
@@ -34,12 +42,7 @@ class GpuType(CatalogueEntry):
 
     class Meta:
         ordering = ["name"]
-        constraints = [
-            models.UniqueConstraint(fields=["team", "name"], name="hardware_gpu_unique_per_team"),
-            models.UniqueConstraint(
-                fields=["name"], condition=Q(team__isnull=True), name="hardware_gpu_unique_builtin"
-            ),
-        ]
+        constraints = unique_name_per_team("gpu")
 
     def __str__(self) -> str:
         return self.name
@@ -108,12 +111,7 @@ class ModelProfile(CatalogueEntry):
 
     class Meta:
         ordering = ["name"]
-        constraints = [
-            models.UniqueConstraint(fields=["team", "name"], name="hardware_model_unique_per_team"),
-            models.UniqueConstraint(
-                fields=["name"], condition=Q(team__isnull=True), name="hardware_model_unique_builtin"
-            ),
-        ]
+        constraints = unique_name_per_team("model")
 
     def __str__(self) -> str:
         return self.name
@@ -177,12 +175,7 @@ class Deployment(CatalogueEntry):
 
     class Meta:
         ordering = ["model__name", "gpu__name", "tp"]
-        constraints = [
-            models.UniqueConstraint(fields=["team", "name"], name="hardware_deployment_unique_per_team"),
-            models.UniqueConstraint(
-                fields=["name"], condition=Q(team__isnull=True), name="hardware_deployment_unique_builtin"
-            ),
-        ]
+        constraints = unique_name_per_team("deployment")
 
     def __str__(self) -> str:
         return self.name

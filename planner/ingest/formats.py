@@ -451,15 +451,11 @@ def parse_azure(
     ts = _resolve(det.header, ["TIMESTAMP"])
     ctx = _resolve(det.header, ["ContextTokens"])
     gen = _resolve(det.header, ["GeneratedTokens"])
-    known = {"timestamp", "contexttokens", "generatedtokens", "numimages"}
     kept = _keep_columns(det.header, keep)
-    unknown = [h for h in det.header if h.lower() not in known and h not in kept.values()]
-    if unknown:
-        raise TraceFormatError(
-            f"unknown column(s) {unknown} for the azure format",
-            line=1,
-            hint="azure traces have " + FORMAT_HELP["azure"] + "; remove the extra columns or use the native format",
-        )
+    _reject_unknown_columns(
+        det.header, {"timestamp", "contexttokens", "generatedtokens", "numimages"}, kept, "azure",
+        "azure traces have " + FORMAT_HELP["azure"] + "; remove the extra columns or use the native format",
+    )
     usecols = [ts, ctx, gen, *kept.values()]
     dtypes = {ts: str, **{c: str for c in kept.values()}}
     for frame, first, blank, prog in _csv_chunks(path, usecols, dtypes, chunk_rows, max_line_bytes):
@@ -470,9 +466,7 @@ def parse_azure(
                 "output_tokens": _tok(frame[gen], gen, first, blank),
             }
         )
-        for name, actual in kept.items():
-            out[f"src:{name}"] = string_column(frame[actual][~blank], "")
-        yield RawChunk(out, first, prog)
+        yield RawChunk(_kept(out, frame, kept, blank), first, prog)
 
 
 def _line_numbers(first: int, blank: np.ndarray) -> np.ndarray:
@@ -481,13 +475,9 @@ def _line_numbers(first: int, blank: np.ndarray) -> np.ndarray:
 
 def _timed(values: pd.Series, name: str, first: int, blank: np.ndarray) -> np.ndarray:
     """Times of the non-blank rows; errors still name the true line."""
-    lines = _line_numbers(first, blank)
     sub = values[~blank].reset_index(drop=True)
-    try:
-        return (seconds_column if looks_numeric(sub) else timestamp_column)(sub, name, 0)
-    except TraceFormatError as exc:
-        exc.line = int(lines[exc.line]) if exc.line is not None else None
-        raise TraceFormatError(exc.message, line=exc.line, column=exc.column, hint=exc.hint) from None
+    parse = seconds_column if looks_numeric(sub) else timestamp_column
+    return _relined(parse, _line_numbers(first, blank), sub, name, 0)
 
 
 def _tok(values: pd.Series, name: str, first: int, blank: np.ndarray) -> np.ndarray:
@@ -506,15 +496,11 @@ def parse_burstgpt(
     req = _resolve(det.header, ["Request tokens"])
     resp = _resolve(det.header, ["Response tokens"])
     model = _resolve(det.header, ["Model"])
-    known = set(BURSTGPT_COLUMNS) | set(BURSTGPT_OPTIONAL)
     kept = _keep_columns(det.header, keep)
-    unknown = [h for h in det.header if h.lower() not in known and h not in kept.values()]
-    if unknown:
-        raise TraceFormatError(
-            f"unknown column(s) {unknown} for the burstgpt format",
-            line=1,
-            hint="BurstGPT traces have " + FORMAT_HELP["burstgpt"],
-        )
+    _reject_unknown_columns(
+        det.header, set(BURSTGPT_COLUMNS) | set(BURSTGPT_OPTIONAL), kept, "burstgpt",
+        "BurstGPT traces have " + FORMAT_HELP["burstgpt"],
+    )
     usecols = list(dict.fromkeys([c for c in (ts, req, resp, model) if c] + list(kept.values())))
     dtypes = {c: str for c in kept.values()}
     if model:
@@ -532,13 +518,12 @@ def parse_burstgpt(
         )
         if model:
             out["model"] = string_column(frame[model][~blank], "default")
-        for name, actual in kept.items():
-            out[f"src:{name}"] = string_column(frame[actual][~blank], "")
-        yield RawChunk(out, first, prog)
+        yield RawChunk(_kept(out, frame, kept, blank), first, prog)
 
 
-def native_columns(header: list[str], keep: Sequence[str] = ()) -> dict[str, str]:
-    """Map the native schema's names to the file's column names; reject unknown columns."""
+def native_columns(header: list[str], keep: Sequence[str] = ()) -> tuple[dict[str, str], dict[str, str]]:
+    """Map the native schema's names to the file's column names, and the mapped ``keep`` columns to theirs;
+    reject unknown columns."""
     cols = {
         "arrival": _resolve(header, NATIVE_ARRIVAL),
         "input_tokens": _resolve(header, NATIVE_INPUT),
@@ -560,7 +545,7 @@ def native_columns(header: list[str], keep: Sequence[str] = ()) -> dict[str, str
             hint="native columns are arrival_s (or timestamp), input_tokens, output_tokens and optional "
             f"{', '.join(NATIVE_OPTIONAL)}; rename or remove the others, or map them with a column mapping",
         )
-    return cols
+    return cols, kept
 
 
 def _native_frame(
@@ -592,19 +577,13 @@ def _native_frame(
     def sub_col(name):
         return frame[cols[name]][~blank].reset_index(drop=True)
 
-    def relined(fn, *args):
-        try:
-            return fn(*args)
-        except TraceFormatError as exc:
-            raise TraceFormatError(exc.message, line=int(lines[exc.line]), column=exc.column, hint=exc.hint) from None
-
     for name, default in (("region", "region-1"), ("model", "default"), ("session_id", "")):
         if name in cols:
             out[name] = string_column(sub_col(name), default)
     if "tier" in cols:
-        out["tier"] = relined(tier_column, sub_col("tier"), cols["tier"], 0)
+        out["tier"] = _relined(tier_column, lines, sub_col("tier"), cols["tier"], 0)
     if "failed" in cols:
-        out["failed"] = relined(bool_column, sub_col("failed"), cols["failed"], 0)
+        out["failed"] = _relined(bool_column, lines, sub_col("failed"), cols["failed"], 0)
     for name in ("deadline_s", "deadline", "slo_s"):
         if name not in cols:
             continue
@@ -614,24 +593,16 @@ def _native_frame(
         if (~empty).any():
             present = values[~empty].reset_index(drop=True)
             idx = np.flatnonzero(~empty)
-            try:
-                if name == "deadline" and time_mode[0] == "timestamp" and not looks_numeric(present):
-                    vals = timestamp_column(present, cols[name], 0)
-                else:
-                    vals = seconds_column(present, cols[name], 0)
-            except TraceFormatError as exc:
-                raise TraceFormatError(
-                    exc.message, line=int(lines[idx[exc.line]]), column=exc.column, hint=exc.hint
-                ) from None
+            as_timestamp = name == "deadline" and time_mode[0] == "timestamp" and not looks_numeric(present)
+            parse = timestamp_column if as_timestamp else seconds_column
+            vals = _relined(parse, lines[idx], present, cols[name], 0)
             if name == "slo_s":
                 vals = vals + t[idx]
             deadline[idx] = vals
         out["deadline_ns"] = deadline
     if "hash_ids" in cols:
         out["hash_ids"] = [_hash_list(v) for v in sub_col("hash_ids")]
-    for name, actual in kept.items():
-        out[f"src:{name}"] = string_column(frame[actual][~blank], "")
-    return out
+    return _kept(out, frame, kept, blank)
 
 
 def _hash_list(value) -> list[int]:
@@ -651,8 +622,7 @@ def parse_native_csv(
     chunk_rows: int = 1_000_000,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 ) -> Iterator[RawChunk]:
-    cols = native_columns(det.header, keep)
-    kept = _keep_columns(det.header, keep)
+    cols, kept = native_columns(det.header, keep)
     text_cols = [c for k, c in cols.items() if k not in ("input_tokens", "output_tokens")]
     dtypes = {c: str for c in text_cols + list(kept.values())}
     usecols = list(dict.fromkeys(list(cols.values()) + list(kept.values())))
@@ -732,10 +702,26 @@ def _records_frame(records: list[dict], lines: np.ndarray, required: Sequence[st
 
 
 def _relined(fn, lines: np.ndarray, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with a TraceFormatError's row index (0-based in what ``fn`` saw) turned into the
+    file's line number ``lines[index]`` (kept as is when missing or outside ``lines``)."""
     try:
         return fn(*args, **kwargs)
     except TraceFormatError as exc:
-        raise TraceFormatError(exc.message, line=int(lines[exc.line]), column=exc.column, hint=exc.hint) from None
+        line = int(lines[exc.line]) if exc.line is not None and 0 <= exc.line < len(lines) else exc.line
+        raise TraceFormatError(exc.message, line=line, column=exc.column, hint=exc.hint) from None
+
+
+def _kept(out: pd.DataFrame, frame: pd.DataFrame, kept: dict[str, str], blank: np.ndarray) -> pd.DataFrame:
+    """Copy the mapped source columns (``keep``) of the non-blank rows as ``src:<name>`` strings."""
+    for name, actual in kept.items():
+        out[f"src:{name}"] = string_column(frame[actual][~blank], "")
+    return out
+
+
+def _reject_unknown_columns(header: list[str], known: set[str], kept: dict[str, str], fmt: str, hint: str) -> None:
+    unknown = [h for h in header if h.lower() not in known and h not in kept.values()]
+    if unknown:
+        raise TraceFormatError(f"unknown column(s) {unknown} for the {fmt} format", line=1, hint=hint)
 
 
 def parse_mooncake(
@@ -784,8 +770,7 @@ def parse_native_jsonl(
     for records, lines, prog in _json_chunks(path, chunk_rows, max_line_bytes):
         frame = pd.DataFrame.from_records(records)
         frame.columns = [str(c) for c in frame.columns]
-        cols = native_columns(list(frame.columns), keep)
-        kept = _keep_columns(list(frame.columns), keep)
+        cols, kept = native_columns(list(frame.columns), keep)
         for key in ("arrival", "input_tokens", "output_tokens"):
             missing = frame[cols[key]].isna().to_numpy()
             if missing.any():
@@ -798,15 +783,7 @@ def parse_native_jsonl(
         frame = frame.astype(
             {c: object for c in frame.columns if c not in (cols["input_tokens"], cols["output_tokens"])}
         )
-        try:
-            out = _native_frame(frame, cols, kept, 0, np.zeros(len(frame), bool), mode)
-        except TraceFormatError as exc:
-            raise TraceFormatError(
-                exc.message,
-                line=int(lines[exc.line]) if exc.line is not None and exc.line < len(lines) else exc.line,
-                column=exc.column,
-                hint=exc.hint,
-            ) from None
+        out = _relined(_native_frame, lines, frame, cols, kept, 0, np.zeros(len(frame), bool), mode)
         yield RawChunk(out, int(lines[0]), prog)
 
 
@@ -840,8 +817,7 @@ def parse_parquet(
     """A normalised (or native-columned) Parquet trace, e.g. from the synthesiser. "Lines" are rows + 1."""
     import pyarrow.parquet as pq
 
-    cols = native_columns(det.header, keep)
-    kept = _keep_columns(det.header, keep)
+    cols, kept = native_columns(det.header, keep)
     pf = pq.ParquetFile(path)
     total = max(pf.metadata.num_rows, 1)
     first = 2

@@ -97,36 +97,15 @@ def coverage(result: dict, limit: int = 12) -> go.Figure:
         hours = [c["hour"] for c in cs]
         label = f"{key[0]} @ {key[1]}"
         visible = True if n < 3 else "legendonly"
-        fig.add_trace(
-            go.Scatter(
-                x=hours,
-                y=[c["forecast"] for c in cs],
-                name=f"{label} forecast",
-                line=dict(dash="dot"),
-                visible=visible,
-                legendgroup=label,
+        served = [c["capacity"] + c["rerouted_out"] - c["rerouted_in"] for c in cs]
+        for ys, what, line in (
+            ([c["forecast"] for c in cs], "forecast", dict(dash="dot")),
+            ([c["target"] for c in cs], "target (risk level)", dict(dash="dash")),
+            (served, "served (local capacity ± rerouting)", dict(shape="hv")),
+        ):
+            fig.add_trace(
+                go.Scatter(x=hours, y=ys, name=f"{label} {what}", line=line, visible=visible, legendgroup=label)
             )
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=hours,
-                y=[c["target"] for c in cs],
-                name=f"{label} target (risk level)",
-                line=dict(dash="dash"),
-                visible=visible,
-                legendgroup=label,
-            )
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=hours,
-                y=[c["capacity"] + c["rerouted_out"] - c["rerouted_in"] for c in cs],
-                name=f"{label} served (local capacity ± rerouting)",
-                visible=visible,
-                legendgroup=label,
-                line=dict(shape="hv"),
-            )
-        )
     fig.update_layout(
         title="Coverage vs forecast (TPS)",
         xaxis_title="hour",

@@ -27,7 +27,6 @@ cdef class Instance:
     cdef public double seg_d0, seg_a
     cdef public long long seg_B
     cdef public double seg_end
-    cdef public long long version
     cdef public list batch
     cdef public double busy_s, t_requested, t_ready, t_released
     cdef public object source

@@ -54,7 +54,7 @@ class Instance:
     __slots__ = (
         "iid", "endpoint", "spec", "state", "cap", "max_b", "max_bt", "pc0", "pc1", "pc2", "pcs", "pcr", "dc0", "dcb", "dcc",
         "waiting", "running", "fin_heap", "B", "S", "it", "kv", "work", "phase", "seg_t0", "seg_n", "seg_d0",
-        "seg_B", "seg_end", "version", "batch", "busy_s", "t_requested", "t_ready", "t_released", "source",
+        "seg_B", "seg_end", "batch", "busy_s", "t_requested", "t_ready", "t_released", "source",
         "rr", "donate_on_release", "seg_a", "runs_i0", "runs_old", "runs_meta",
         "last_dec_end", "prefilling", "kv_prefill",
     )
@@ -86,7 +86,6 @@ class Instance:
         self.seg_a = 0.0  # c_ctx * B / 2 of the current decode run: n iterations last n*d0 + a*n*(n-1)
         self.seg_B = 0
         self.seg_end = 0.0
-        self.version = 0
         self.batch: list = []
         self.busy_s = 0.0
         self.t_requested = t_requested

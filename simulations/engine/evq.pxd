@@ -11,7 +11,6 @@ cdef class InstanceEvents:
     cpdef add_instance(self)
     cpdef schedule(self, Py_ssize_t iid, double t, long long seq)
     cpdef cancel(self, Py_ssize_t iid)
-    cpdef tuple top(self)
     cpdef double top_time(self)
     cpdef long long top_seq(self)
     cpdef Py_ssize_t pop(self) except -1

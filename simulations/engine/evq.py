@@ -63,44 +63,30 @@ class InstanceEvents:
             self._remove_at(self.pos[iid])
         # Python: the heap entry is skipped when it surfaces
 
-    @cython.locals(iid=cython.Py_ssize_t, e=tuple)
-    def top(self):
-        """(time, seq) of the earliest pending event; (inf, 0) when none."""
-        if self.n == 0:
-            return (float("inf"), 0)
-        if cython.compiled:
-            iid = self.heap[0]
-            return (self.t[iid], self.s[iid])
-        while True:
-            e = self.heap[0]
-            if self.s[e[2]] == e[1]:
-                return (e[0], e[1])
-            heappop(self.heap)
-
-    @cython.locals(iid=cython.Py_ssize_t, e=tuple)
+    @cython.locals(iid=cython.Py_ssize_t)
     def top_time(self):
+        """Time of the earliest pending event; inf when none."""
         if self.n == 0:
             return float("inf")
         if cython.compiled:
             iid = self.heap[0]
             return self.t[iid]
-        while True:
-            e = self.heap[0]
-            if self.s[e[2]] == e[1]:
-                return e[0]
-            heappop(self.heap)
+        return self._head()[0]
 
-    @cython.locals(iid=cython.Py_ssize_t, e=tuple)
+    @cython.locals(iid=cython.Py_ssize_t)
     def top_seq(self):
-        if self.n == 0:
-            return 0
+        """Sequence number of the earliest pending event (call only when ``n > 0``)."""
         if cython.compiled:
             iid = self.heap[0]
             return self.s[iid]
+        return self._head()[1]
+
+    def _head(self):
+        """Python build: the top heap entry, after dropping superseded ones."""
         while True:
             e = self.heap[0]
             if self.s[e[2]] == e[1]:
-                return e[1]
+                return e
             heappop(self.heap)
 
     @cython.locals(iid=cython.Py_ssize_t, e=tuple)

@@ -3,7 +3,7 @@
 Every event carries a per-run counter ``seq`` (deterministic tie-breaks at equal times, no globals). The
 instances' own next events (end of a prefill, a decode run, a chunked iteration, a wake-up) live in
 ``InstanceEvents`` (evq.py: at most one per instance, rescheduled in place); the rest are ``(time, seq, kind,
-obj, version)`` tuples in a heap. Arrivals are not pushed: the loop merges the sorted arrival array with both.
+obj, arg)`` tuples in a heap. Arrivals are not pushed: the loop merges the sorted arrival array with both.
 
 Fast mode: between two events an instance's decode batch is fixed, so a whole run of decode iterations
 (until the next completion or KV exhaustion) is one event whose duration is summed analytically:
@@ -178,7 +178,7 @@ class Simulator:
         self.endpoint_router = get_policy(PolicyKind.ENDPOINT_ROUTER, scenario.policy.endpoint_router)(self, params)
         self.instance_router = get_policy(PolicyKind.INSTANCE_ROUTER, scenario.policy.instance_router)(self, params)
 
-        self.heap: list = []  # every event but the instances' own: (time, seq, kind, obj, version) tuples
+        self.heap: list = []  # every event but the instances' own: (time, seq, kind, obj, arg) tuples
         self.iq = InstanceEvents()  # the instances' next events (end of prefill / decode run / wake-up)
         self.seq = 0
         self.now = 0.0
@@ -221,9 +221,11 @@ class Simulator:
     def candidates(self, region: int, model: int, tier: int):
         return self._cands.get((region, model, tier))
 
-    def push(self, t, kind, obj, version=0):
+    def push(self, t, kind, obj, arg=0):
+        """Queue an event that is not an instance's own step: EV_DELIVER (obj = rid, arg = endpoint id),
+        EV_READY (obj = instance), EV_TICK, EV_SAMPLE."""
         self.seq += 1
-        heappush(self.heap, (t, self.seq, kind, obj, version))
+        heappush(self.heap, (t, self.seq, kind, obj, arg))
 
     # ------------------------------------------------------------------ control API for policies
     def endpoints_for(self, region: str, model: str) -> list[Endpoint]:
@@ -550,7 +552,6 @@ class Simulator:
                 return
             inst.phase = WAKE
             inst.seg_t0 = t
-            inst.version += 1
             self.seq += 1
             self.iq.schedule(inst.iid, t, self.seq)
         elif phase == DECODE and inst.seg_n > 1:
@@ -566,7 +567,6 @@ class Simulator:
                 return  # would not fit at that boundary; KV only grows during the run
             inst.seg_n = k
             inst.seg_end = inst.seg_t0 + k * d0 + a * k * (k - 1)
-            inst.version += 1
             self.seq += 1
             self.iq.schedule(inst.iid, inst.seg_end, self.seq)
 
@@ -765,7 +765,6 @@ class Simulator:
                 if inst.pcs or inst.pcr:
                     dur += inst.pcs * sq + inst.pcr * len(batch)
                 inst.seg_end = t + dur
-                inst.version += 1
                 kv = inst.S + inst.B * it + inst.kv_prefill  # _sync(inst)
                 if inst.state == SERVING:
                     inst.endpoint.kv_sum += kv - inst.kv
@@ -825,7 +824,6 @@ class Simulator:
             inst.seg_a = a
             inst.seg_B = B
             inst.seg_end = t + dur
-            inst.version += 1
             if inst.state == SERVING:
                 inst.endpoint.kv_sum += kv_used - inst.kv
             inst.kv = kv_used
@@ -914,7 +912,6 @@ class Simulator:
         inst.seg_a = 0.0
         inst.seg_B = B
         inst.seg_end = t + dur
-        inst.version += 1
         self._sync(inst)
         self.seq += 1
         self.iq.schedule(inst.iid, t + dur, self.seq)
@@ -1026,7 +1023,7 @@ class Simulator:
 
     @cython.locals(i=cython.Py_ssize_t, n=cython.Py_ssize_t, events=cython.longlong, t=cython.double,
                    next_arr=cython.double, max_time=cython.double, horizon=cython.double, kind=cython.int,
-                   ver=cython.longlong, fused=cython.bint, inst=Instance, heap=list, ev=tuple, iq=InstanceEvents,
+                   arg=cython.longlong, fused=cython.bint, inst=Instance, heap=list, ev=tuple, iq=InstanceEvents,
                    tq=cython.double, th=cython.double, instances=list)
     def _run(self):
         for ep in self.endpoints:
@@ -1083,13 +1080,13 @@ class Simulator:
                 t = ev[0]
                 kind = ev[2]
                 obj = ev[3]
-                ver = ev[4]
+                arg = ev[4]
                 if t > max_time:
                     break
                 self.now = t
                 if kind == EV_DELIVER:
                     self.t_work = t
-                    self._deliver(obj, self.endpoints[ver], t)
+                    self._deliver(obj, self.endpoints[arg], t)
                 elif kind == EV_READY:
                     self.t_work = t
                     self._ready(obj, t)
