@@ -71,13 +71,7 @@ def run_plan(plan: CapacityPlan, progress=None) -> dict:
     """Solve ``plan`` and store the result on it. Returns a small summary for the job row."""
     scenario = parse_scenario(plan.scenario, hours=plan.hours)  # ScenarioError: the job handler words it
     result = solve_plan(scenario, progress=progress)
-    plan.result = result.to_dict()
-    plan.solver_status = result.status
-    plan.total_cost = result.cost.get("total")
-    plan.static_peak_cost = result.static_peak.get("total")
-    plan.solve_time_s = result.solve_time_s
-    plan.feasible = result.feasible if result.ok else None
-    plan.save(update_fields=["result", "solver_status", "total_cost", "static_peak_cost", "solve_time_s", "feasible"])
+    store_result(plan, result)
     return {
         "plan_id": plan.pk,
         "status": result.status,
@@ -86,3 +80,14 @@ def run_plan(plan: CapacityPlan, progress=None) -> dict:
         "solve_time_s": round(result.solve_time_s, 3),
         "uncovered_endpoints": len(result.shortfalls),
     }
+
+
+def store_result(plan: CapacityPlan, result) -> None:
+    """Keep a solver result on the plan row (the job handler and ``manage.py plan`` both call this)."""
+    plan.result = result.to_dict()
+    plan.solver_status = result.status
+    plan.total_cost = result.cost.get("total")
+    plan.static_peak_cost = result.static_peak.get("total")
+    plan.solve_time_s = result.solve_time_s
+    plan.feasible = result.feasible if result.ok else None
+    plan.save(update_fields=["result", "solver_status", "total_cost", "static_peak_cost", "solve_time_s", "feasible"])

@@ -133,6 +133,7 @@ def test_the_pages_list_runs_create_one_from_a_fixture_and_show_its_charts(cast)
     assert run.job.status == Job.Status.SUCCEEDED
 
 
+@pytest.mark.django_db
 def test_the_simulate_command_prints_one_json_object_with_metrics_requests_and_wall_time():
     out = StringIO()
     call_command("simulate", str(ROOT / "fixtures/scenarios/code_anchor.json"), "--json", stdout=out)

@@ -141,6 +141,7 @@ def test_a_job_for_a_deleted_plan_fails_with_a_reason(cast):
     assert job.last_error["where"] == "params.plan_id"
 
 
+@pytest.mark.django_db
 def test_the_plan_command_prints_one_json_object():
     out = io.StringIO()
     call_command("plan", str(FIXTURES / "infeasible_westus_quota.json"), "--hours", "8", "--json", stdout=out)
@@ -149,6 +150,7 @@ def test_the_plan_command_prints_one_json_object():
     assert data["diagnosis"] and "westus" in data["diagnosis"][0]
 
 
+@pytest.mark.django_db
 def test_the_plan_command_prints_plan_cost_time_and_status(tmp_path):
     path = tmp_path / "s.json"
     path.write_text(json.dumps(SIMPLE))
@@ -158,6 +160,7 @@ def test_the_plan_command_prints_plan_cost_time_and_status(tmp_path):
     assert "status optimal" in text and "total cost $54.00" in text and "reserve 3 x h100 GPUs in A" in text
 
 
+@pytest.mark.django_db
 def test_the_plan_command_names_a_bad_field(tmp_path):
     path = tmp_path / "s.json"
     path.write_text(json.dumps({**SIMPLE, "risk_quantile": 2}))

@@ -1,4 +1,8 @@
-"""python manage.py simulate SCENARIO.json [--strategy NAME] [--mode fast|reference] [--json]"""
+"""python manage.py simulate SCENARIO.json [--strategy NAME] [--mode fast|reference] [--json] [--team T]
+
+Simulates in this process and saves the run (scenario, result, a finished job) in the team's workspace
+(``--team``, default: the demo user's team), so the simulation list, its page and ``/api/simulations/``
+show it; ``--no-save`` keeps nothing."""
 
 from __future__ import annotations
 
@@ -8,12 +12,14 @@ import time
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
+from planner.clirun import add_team_arguments, cli_team, finished_job
 from simulations.engine import ScenarioError, build_workload, parse_scenario, simulate
 
 
 class Command(BaseCommand):
-    help = "Simulate a scenario JSON file with the fleet simulator (no database row; prints the metrics)."
+    help = "Simulate a scenario JSON file with the fleet simulator, print the metrics and save the run."
 
     def add_arguments(self, parser):
         parser.add_argument("scenario", help="scenario JSON file (see docs/simulator.md, fixtures/scenarios/)")
@@ -21,6 +27,9 @@ class Command(BaseCommand):
         parser.add_argument("--mode", default="", choices=["", "fast", "reference"])
         parser.add_argument("--json", action="store_true", help="print one JSON object")
         parser.add_argument("--timeline", action="store_true", help="include the 1-minute timelines in --json")
+        parser.add_argument("--name", default="", help="run name (default: the scenario's)")
+        parser.add_argument("--no-save", action="store_true", help="do not store the run in the workspace")
+        add_team_arguments(parser)
 
     def handle(self, *args, **opts):
         path = Path(opts["scenario"])
@@ -30,7 +39,11 @@ class Command(BaseCommand):
             raise CommandError(f"cannot read {path}: {exc}") from None
         except ValueError as exc:
             raise CommandError(f"{path} is not valid JSON: {exc}") from None
+        team = user = None
+        if not opts["no_save"]:
+            team, user = cli_team(opts["team"], opts["user"])
         start = time.perf_counter()
+        started = timezone.now()
         try:
             scenario = parse_scenario(data, base_dir=path.parent)
             engine = {"mode": opts["mode"]} if opts["mode"] else {}
@@ -46,6 +59,8 @@ class Command(BaseCommand):
         result = simulate(scenario, workload, progress=progress)
         wall = time.perf_counter() - start
         out = result.to_dict()
+        if not opts["no_save"]:
+            self._save(team, user, opts, data, path, out, started)
         if not opts["timeline"]:
             out.pop("timeline")
             out.pop("histograms")
@@ -66,3 +81,24 @@ class Command(BaseCommand):
             self.stdout.write(f"  {tier}: {t['requests']} req, SLO attainment {t['slo_attainment']:.4f}, "
                               f"TTFT p50/p95/p99 {t['ttft']['p50']:.3f}/{t['ttft']['p95']:.3f}/{t['ttft']['p99']:.3f} s, "
                               f"E2E {t['e2e']['p50']:.2f}/{t['e2e']['p95']:.2f}/{t['e2e']['p99']:.2f} s")
+
+    @staticmethod
+    def _save(team, user, opts, data, path, result: dict, started):
+        from simulations.models import SimulationRun
+
+        stored = dict(data) if isinstance(data, dict) else data
+        wl = stored.get("workload") if isinstance(stored, dict) else None
+        if isinstance(wl, dict) and isinstance(wl.get("trace_path"), str) and not Path(wl["trace_path"]).is_absolute():
+            # the run's page may re-run it: keep the trace the command read, wherever it was started
+            stored["workload"] = {**wl, "trace_path": str((path.parent / wl["trace_path"]).resolve())}
+        s = result["summary"]
+        run = SimulationRun.objects.create(team=team, created_by=user, scenario=stored, strategy=opts["strategy"],
+                                           mode=opts["mode"] or "fast", result=result,
+                                           requests_simulated=s["requests"], wall_s=s["wall_s"],
+                                           name=(opts["name"] or str(stored.get("name", path.stem)))[:200])
+        run.job = finished_job(team=team, user=user, kind="simulation.run", params={"run_id": run.pk},
+                               started=started, finished=timezone.now(),
+                               result={"run_id": run.pk, "requests_simulated": s["requests"],
+                                       "wall_s": round(s["wall_s"], 3), "gpu_hours": s["gpu_hours"]})
+        run.save(update_fields=["job"])
+        return run

@@ -1,6 +1,6 @@
 """python manage.py compare SCENARIO.json --strategies reactive-unified,lt-i,lt-u,lt-ua [--json] [--pdf FILE]
 
-Creates a Comparison row (team --team, default "cli") and runs it through the job system: inline in
+Creates a Comparison row (team --team, default: --user's team, else the demo user's team) and runs it through the job system: inline in
 this process without Redis, or on the Celery workers with REDIS_URL set (the command then waits).
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from planner.accounts.models import Team
+from planner.clirun import add_team_arguments, cli_team
 from planner.comparisons.core.variants import VariantError
 from planner.comparisons.models import Comparison
 from planner.comparisons.services import start_comparison, validate_scenario
@@ -32,7 +32,7 @@ class Command(BaseCommand):
         parser.add_argument("--baseline", default="", help="variant key or strategy (default reactive-unified)")
         parser.add_argument("--knobs", default="", help='JSON merged into every strategy\'s params, e.g. {"beta_fraction": 0.2}')
         parser.add_argument("--projection", default="", help='JSON, e.g. {"models": 3, "regions": 4}')
-        parser.add_argument("--team", default="cli")
+        add_team_arguments(parser)
         parser.add_argument("--name", default="")
         parser.add_argument("--json", action="store_true", help="print ONE JSON object (the aggregate + meta)")
         parser.add_argument("--pdf", default="", help="write the PDF cost report here")
@@ -54,10 +54,10 @@ class Command(BaseCommand):
             sp = scenario.setdefault("strategy_params", {})
             for s in _csv_list(opts["strategies"]):
                 sp[s] = {**sp.get(s, {}), **knobs}
-        team, _ = Team.objects.get_or_create(name=opts["team"])
+        team, user = cli_team(opts["team"], opts["user"])
         try:
             validate_scenario(scenario)
-            comp = start_comparison(team=team, scenario=scenario, strategies=_csv_list(opts["strategies"]),
+            comp = start_comparison(team=team, user=user, scenario=scenario, strategies=_csv_list(opts["strategies"]),
                                     schedulers=_csv_list(opts["schedulers"]), baseline=opts["baseline"] or None,
                                     name=opts["name"] or scenario.get("name", path.stem),
                                     projection=json.loads(opts["projection"]) if opts["projection"] else None,
