@@ -1,0 +1,30 @@
+"""Every bundled scenario offered on the comparison form runs every strategy it is offered for."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from planner.comparisons.core.runner import run_variant
+from planner.comparisons.core.variants import STRATEGIES
+
+SCENARIOS = Path(__file__).resolve().parents[3] / "fixtures" / "scenarios"
+
+
+@pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.json")), ids=lambda p: p.stem)
+def test_every_fixture_deployment_has_the_theta_the_lt_strategies_need(path):
+    d = json.loads(path.read_text())
+    used = {ep["deployment"] for ep in d["fleet"]["endpoints"] if isinstance(ep["deployment"], str)}
+    missing = [name for name in used if not d["deployments"][name].get("theta_tps")]
+    assert not missing, f"{path.name}: LT-I/U/UA fail without theta_tps on {missing}"
+
+
+@pytest.mark.parametrize("fixture", ["small_reactive", "burst_reactive"])
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_the_small_fixtures_run_every_strategy(fixture, strategy):
+    d = json.loads((SCENARIOS / f"{fixture}.json").read_text())
+    d["workload"]["synthetic"]["total_requests"] = 1500
+    out = run_variant(d, {"key": strategy, "strategy": strategy, "scheduler": "", "knobs": {}}, base_dir=SCENARIOS)
+    assert out["strategy"] == strategy and out["requests"] == 1500
