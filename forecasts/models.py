@@ -5,10 +5,13 @@ from __future__ import annotations
 from django.db import models
 
 from planner.accounts.models import TeamOwned
+from planner.labels import Labelled
 
 
-class ForecastRun(TeamOwned):
+class ForecastRun(TeamOwned, Labelled):
     """Forecasts and backtests of a trace's series. ``job`` is the parent job that fans out."""
+
+    name = models.CharField(max_length=200, blank=True, default="")
 
     trace = models.ForeignKey("traces.Trace", on_delete=models.CASCADE, related_name="forecast_runs")
     job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")

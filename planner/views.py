@@ -21,3 +21,26 @@ def healthz(request):
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
     return JsonResponse({"ok": True, "engine_build": BUILD["kind"], "engine_build_reason": BUILD["reason"]})
+
+
+DOCS = {"traces": "Traces", "hardware": "Hardware catalogue", "forecasts": "Forecasts", "optimizer": "Capacity plans",
+        "simulator": "Simulations", "comparisons": "Comparisons and the finance report",
+        "reproduction": "SageServe reproduction"}
+
+
+@login_required
+def doc_page(request, name: str = ""):
+    """The project's documents (docs/*.md) in the browser, instead of repository paths."""
+    from pathlib import Path
+
+    from django.conf import settings
+    from django.http import Http404
+    from markdown_it import MarkdownIt
+
+    if not name:
+        return render(request, "docs.html", {"docs": DOCS, "html": None, "title": "Documentation"})
+    if name not in DOCS:
+        raise Http404("no such document")
+    text = (Path(settings.BASE_DIR) / "docs" / f"{name}.md").read_text()
+    html = MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
+    return render(request, "docs.html", {"docs": DOCS, "html": html, "title": DOCS[name], "name": name})

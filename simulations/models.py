@@ -5,9 +5,10 @@ from __future__ import annotations
 from django.db import models
 
 from planner.accounts.models import TeamOwned
+from planner.labels import Labelled
 
 
-class SimulationRun(TeamOwned):
+class SimulationRun(TeamOwned, Labelled):
     name = models.CharField(max_length=200)
     scenario = models.JSONField(help_text="the scenario JSON (docs/simulator.md)")
     strategy = models.CharField(max_length=64, blank=True, default="",

@@ -10,9 +10,10 @@ from __future__ import annotations
 from django.db import models
 
 from planner.accounts.models import TeamOwned
+from planner.labels import Labelled
 
 
-class Comparison(TeamOwned):
+class Comparison(TeamOwned, Labelled):
     name = models.CharField(max_length=200, blank=True, default="")
     scenario = models.JSONField(help_text="the engine scenario (trace + fleet + SLOs + knobs), strategy left open")
     variants = models.JSONField(default=list, help_text="[{key, strategy, scheduler, knobs}] one per child job")
@@ -32,7 +33,11 @@ class Comparison(TeamOwned):
 
     @property
     def status(self) -> str:
-        return self.job.status if self.job_id else "queued"
+        """queued / running / succeeded / partial / failed / cancelled, from the parent job and the strategy runs
+        (planner.comparisons.outcome)."""
+        from planner.comparisons.outcome import status_of
+
+        return status_of(self)
 
 
 class VariantResult(models.Model):

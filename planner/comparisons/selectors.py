@@ -32,8 +32,37 @@ def load_fixture(name: str) -> dict:
 
 
 def export_meta(comp: Comparison) -> dict:
+    from planner.comparisons.outcome import failures_of
+
     return {"comparison": comp.pk, "name": str(comp), "baseline": comp.baseline, "variants": comp.variants,
-            "scenario": comp.scenario, "status": comp.status}
+            "scenario": comp.scenario, "status": comp.status, "failed_runs": failures_of(comp)}
+
+
+def kpis(comp: Comparison) -> dict | None:
+    """The comparison page's KPI cards: the answer (cheapest strategy; the baseline when nothing beats it),
+    GPU-hours and $ saved per week against the baseline, SLO attainment per tier and pass/fail."""
+    from planner.comparisons.core.report import slo_verdict
+
+    summary = comp.summary or {}
+    rows = {r["key"]: r for r in summary.get("rows", [])}
+    if not rows:
+        return None
+    cheapest = rows.get(summary.get("cheapest") or "") or min(rows.values(), key=lambda r: r["cost_usd"])
+    per_week = 24.0 / max(float(summary.get("duration_h") or 24.0), 1e-9) * 7.0
+    cards = []
+    for key in summary.get("order", list(rows)):
+        r = rows.get(key)
+        if r is None:
+            continue
+        tiers = {t: (r["tiers"].get(t) or {}).get("attainment") for t in ("IW-F", "IW-N")}
+        tiers["NIW"] = r.get("niw_deadline_met")
+        cards.append({"key": key, "is_baseline": r["is_baseline"], "is_cheapest": key == cheapest["key"],
+                      "saved_gpu_hours_week": r["saved_gpu_hours"] * per_week,
+                      "saved_usd_week": r["saved_usd_per_week"], "saved_pct": r["saved_gpu_hours_pct"],
+                      "cost_usd_week": r["cost_usd"] * per_week,
+                      "tiers": [(t, None if v is None else 100.0 * v) for t, v in tiers.items()],
+                      "verdict": slo_verdict(r)})
+    return {"cheapest": cheapest["key"], "baseline_is_cheapest": cheapest["is_baseline"], "cards": cards}
 
 
 def export_csv(comp: Comparison) -> str:
@@ -51,10 +80,11 @@ def export_json(comp: Comparison) -> str:
 def export_pdf(comp: Comparison) -> bytes:
     from planner.comparisons.core.report import build_pdf
     from planner.comparisons.core.runner import describe_assumptions
+    from planner.comparisons.outcome import failures_of
 
     summaries = summaries_of(comp)
     return build_pdf(title=f"Cost report: {comp}", assumptions=describe_assumptions(comp.scenario, summaries),
-                     aggregate=comp.summary, summaries=summaries)
+                     aggregate=comp.summary, summaries=summaries, failures=failures_of(comp))
 
 
 def figures_json(comp: Comparison) -> dict[str, str]:

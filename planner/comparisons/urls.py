@@ -10,4 +10,5 @@ urlpatterns = [
     path("<int:pk>/export.csv", views.comparison_csv, name="csv"),
     path("<int:pk>/export.json", views.comparison_json, name="json"),
     path("<int:pk>/report.pdf", views.comparison_pdf, name="pdf"),
+    path("<int:pk>/labels/", views.comparison_labels, name="labels"),
 ]

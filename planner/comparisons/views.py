@@ -15,17 +15,57 @@ from planner.comparisons import selectors
 from planner.comparisons.core.variants import SCHEDULERS, STRATEGIES, VariantError
 from planner.comparisons.models import Comparison
 from planner.comparisons.services import start_comparison, validate_scenario
+from planner.labels import label_view
 
 DEFAULT_STRATEGIES = ["reactive-unified", "lt-i", "lt-u", "lt-ua"]
 
 
+STATUSES = ["queued", "running", "succeeded", "partial", "failed", "cancelled"]
+SORTS = {"created": "created", "name": "name", "baseline": "baseline", "id": "id"}
+
+
+def _status_filter(qs, status):
+    from django.db.models import Q
+
+    bad = Q(results__status__in=["failed", "cancelled"])
+    if status == "partial":
+        return qs.filter(job__status="succeeded").filter(bad).distinct()
+    if status == "succeeded":
+        return qs.filter(job__status="succeeded").exclude(bad)
+    if status == "running":
+        return qs.filter(job__status__in=["queued", "running"], results__status__in=["running", "done", "failed"]
+                         ).distinct()
+    return qs.filter(job__status=status)
+
+
+def _list_page(request, form=None, error=None, status=200):
+    from planner.listing import list_context
+
+    listing = list_context(request, selectors.comparisons_for(request.user), sorts=SORTS, default_sort="-created",
+                           search=("name", "tags", "notes", "baseline"), statuses=STATUSES,
+                           status_filter=_status_filter)
+    form = form or {"fixture": "sageserve_day", "strategies": DEFAULT_STRATEGIES, "schedulers": [],
+                    "baseline": "reactive-unified", "name": "", "scenario_json": ""}
+    return render(request, "comparisons/list.html", {
+        "list": listing, "comparisons": listing["rows"],
+        "fixtures": selectors.scenario_fixtures(), "strategies": STRATEGIES, "schedulers": SCHEDULERS,
+        "form": form, "error": error,
+    }, status=status)
+
+
 @login_required
 def comparison_list(request):
-    return render(request, "comparisons/list.html", {
-        "comparisons": selectors.comparisons_for(request.user)[:100],
-        "fixtures": selectors.scenario_fixtures(), "strategies": STRATEGIES, "schedulers": SCHEDULERS,
-        "default_strategies": DEFAULT_STRATEGIES,
-    })
+    form = None
+    clone = request.GET.get("clone")
+    if clone and clone.isdigit():  # clone-and-edit: the form starts from a past comparison
+        src = selectors.comparisons_for(request.user).filter(pk=int(clone)).first()
+        if src is not None:
+            form = {"fixture": "", "strategies": [v["strategy"] for v in src.variants if not v.get("scheduler")]
+                    or [v["strategy"] for v in src.variants], "schedulers": sorted({v["scheduler"] for v in src.variants
+                                                                                   if v.get("scheduler")}),
+                    "baseline": src.baseline.split("@")[0], "name": f"{src.name or src} (copy)",
+                    "scenario_json": json.dumps(src.scenario, indent=1)}
+    return _list_page(request, form=form)
 
 
 @login_required
@@ -36,9 +76,13 @@ def comparison_create(request):
     team = team_of(request.user)
     strategies = request.POST.getlist("strategies")
     schedulers = request.POST.getlist("schedulers")
+    text = request.POST.get("scenario_json", "")
+    form = {"fixture": request.POST.get("fixture", ""), "strategies": strategies, "schedulers": schedulers,
+            "baseline": request.POST.get("baseline", ""), "name": request.POST.get("name", ""),
+            "scenario_json": text}
     try:
-        if request.POST.get("scenario_json", "").strip():
-            scenario = json.loads(request.POST["scenario_json"])
+        if text.strip():
+            scenario = json.loads(text)
         else:
             scenario = selectors.load_fixture(request.POST.get("fixture", ""))
         validate_scenario(scenario)
@@ -46,29 +90,40 @@ def comparison_create(request):
                                 schedulers=schedulers, baseline=request.POST.get("baseline") or None,
                                 name=request.POST.get("name", ""))
     except KeyError:
-        messages.error(request, "Choose a scenario fixture or paste a scenario JSON.")
-        return redirect("comparisons:list")
+        error = "Choose a scenario fixture or paste a scenario JSON."
     except json.JSONDecodeError as exc:
-        messages.error(request, f"The scenario JSON does not parse: {exc}.")
-        return redirect("comparisons:list")
+        error = f"The scenario JSON does not parse: {exc}."
     except ScenarioError as exc:
-        messages.error(request, f"Scenario field {exc.field}: {exc.message}")
-        return redirect("comparisons:list")
+        error = f"Scenario field {exc.field}: {exc.message}"
     except VariantError as exc:
-        messages.error(request, f"{exc.field}: {exc.message}")
-        return redirect("comparisons:list")
-    return redirect("comparisons:detail", pk=comp.pk)
+        error = f"{exc.field}: {exc.message}"
+    else:
+        return redirect("comparisons:detail", pk=comp.pk)
+    return _list_page(request, form=form, error=error, status=400)  # the pasted JSON stays in the form
+
+
+FIGURE_TITLES = {"fig11": "Instances over time", "fig12a": "Instance-hours per region and model",
+                 "fig12a_gpu": "GPU-hours per region and model", "fig12b": "Memory utilisation",
+                 "fig13a": "Latency per tier", "fig13b": "Scaling waste", "fig15": "SLO violations"}
 
 
 @login_required
 def comparison_detail(request, pk: int):
-    comp = get_for_user_or_404(request.user, Comparison.objects.select_related("job"), pk=pk)
+    from planner.comparisons import outcome
+    from planner.plotstyle import embed
+
+    comp = get_for_user_or_404(request.user, Comparison.objects.select_related("job")
+                               .prefetch_related("results__job"), pk=pk)
     summary = comp.summary or {}
     rows = [_display_row(r) for r in summary.get("rows", [])]
+    figures = selectors.figures_json(comp) if rows else {}
     return render(request, "comparisons/detail.html", {
-        "comp": comp, "results": comp.results.select_related("job"), "rows": rows,
+        "comp": comp, "results": comp.results.all(), "rows": rows, "status": comp.status,
+        "failures": outcome.failures_of(comp), "progress": outcome.progress_of(comp),
+        "wall_s": outcome.wall_s_of(comp), "kpis": selectors.kpis(comp),
         "breakdown": summary.get("breakdown", []), "projection": summary.get("projection", {}),
-        "figures": selectors.figures_json(comp) if rows else {}, "summary_error": summary.get("error"),
+        "figures": [(name, FIGURE_TITLES.get(name, name), embed(fig)) for name, fig in figures.items()],
+        "summary_error": summary.get("error"),
         "scenario_pretty": json.dumps(comp.scenario, indent=1)[:20000],
     })
 
@@ -111,3 +166,6 @@ def comparison_pdf(request, pk: int):
         messages.warning(request, "The cost report needs the finished savings table; wait for the comparison.")
         return redirect("comparisons:detail", pk=comp.pk)
     return _download(selectors.export_pdf(comp), "application/pdf", f"comparison-{comp.pk}-cost-report.pdf")
+
+
+comparison_labels = label_view(Comparison, "comparisons:detail")

@@ -6,6 +6,8 @@ from collections import defaultdict
 
 import plotly.graph_objects as go
 
+from planner.plotstyle import embed, harmonise
+
 OPTION_COLOURS = {"reserved": "#2b6cb0", "on_demand": "#dd6b20", "spot": "#38a169"}
 
 
@@ -20,9 +22,9 @@ def instances_by_pool(result: dict) -> go.Figure:
         fig.add_trace(go.Scatter(x=hours, y=count[name], name=name, stackgroup="inst", mode="lines"))
     fig.update_layout(
         title="Instances per hour, by region and GPU type",
-        xaxis_title="hour",
-        yaxis_title="instances",
-        height=380,
+        xaxis_title="plan hour",
+        yaxis_title="instances (count)",
+        height=420,
         margin=dict(t=50, b=40, l=50, r=10),
     )
     return fig
@@ -50,9 +52,9 @@ def supply_by_option(result: dict) -> go.Figure:
         )
     fig.update_layout(
         title="GPUs per hour by purchase option",
-        xaxis_title="hour",
-        yaxis_title="GPUs",
-        height=320,
+        xaxis_title="plan hour",
+        yaxis_title="GPUs (count)",
+        height=360,
         margin=dict(t=50, b=40, l=50, r=10),
     )
     return fig
@@ -78,15 +80,19 @@ def cost_breakdown(result: dict) -> go.Figure:
     fig.update_layout(
         barmode="stack",
         title="Cost by purchase option vs static peak",
-        yaxis_title="$",
-        height=340,
+        yaxis_title="cost over the horizon ($)",
+        xaxis_title="plan",
+        yaxis_tickformat=",.0f",
+        height=360,
         margin=dict(t=50, b=40, l=60, r=10),
     )
     return fig
 
 
 def coverage(result: dict, limit: int = 12) -> go.Figure:
-    """Per endpoint (first ``limit`` by demand): forecast, covered target and planned capacity."""
+    """Per endpoint (first ``limit`` by demand): forecast (dotted), covered target (dashed) and planned capacity
+    (solid), one colour per endpoint and ONE legend entry per endpoint (the line styles are explained in the
+    title), so 12 endpoints make 12 legend entries, not 36."""
     rows = defaultdict(list)
     for c in result.get("coverage", []):
         rows[(c["model"], c["region"])].append(c)
@@ -104,22 +110,21 @@ def coverage(result: dict, limit: int = 12) -> go.Figure:
             (served, "served (local capacity ± rerouting)", dict(shape="hv")),
         ):
             fig.add_trace(
-                go.Scatter(x=hours, y=ys, name=f"{label} {what}", line=line, visible=visible, legendgroup=label)
+                go.Scatter(x=hours, y=ys, name=label, line=line, visible=visible, legendgroup=label,
+                           hovertemplate=f"{label} {what}<br>hour %{{x}}: %{{y:,.0f}} TPS<extra></extra>")
             )
+    more = f" (top {limit} endpoints by demand)" if len(rows) > limit else ""
     fig.update_layout(
-        title="Coverage vs forecast (TPS)",
-        xaxis_title="hour",
-        yaxis_title="input TPS",
-        height=420,
+        title=f"Coverage vs forecast{more}: dotted = forecast, dashed = target, solid = served; click a name to show it",
+        xaxis_title="plan hour",
+        yaxis_title="input tokens per second (TPS)",
+        height=460,
         margin=dict(t=50, b=40, l=60, r=10),
     )
     return fig
 
 
 def all_figures(result: dict) -> dict[str, str]:
-    return {
-        "pools": instances_by_pool(result).to_json(),
-        "options": supply_by_option(result).to_json(),
-        "cost": cost_breakdown(result).to_json(),
-        "coverage": coverage(result).to_json(),
-    }
+    figs = {"pools": instances_by_pool(result), "options": supply_by_option(result), "cost": cost_breakdown(result),
+            "coverage": coverage(result)}
+    return {name: embed(harmonise(fig)) for name, fig in figs.items()}

@@ -5,9 +5,10 @@ from __future__ import annotations
 from django.db import models
 
 from planner.accounts.models import TeamOwned
+from planner.labels import Labelled
 
 
-class CapacityPlan(TeamOwned):
+class CapacityPlan(TeamOwned, Labelled):
     name = models.CharField(max_length=200)
     scenario = models.JSONField(help_text="scenario JSON, see docs/optimizer.md")
     hours = models.PositiveIntegerField(default=24, help_text="planning horizon in hours (1-168)")
@@ -29,6 +30,13 @@ class CapacityPlan(TeamOwned):
 
     @property
     def savings_vs_static(self) -> float | None:
-        if self.total_cost is None or not self.static_peak_cost:
+        """Only for a plan that covers its demand (an uncovered plan's low cost is not a saving)."""
+        if self.total_cost is None or not self.static_peak_cost or self.feasible is False:
             return None
         return 1.0 - self.total_cost / self.static_peak_cost
+
+    @property
+    def outcome(self) -> dict:
+        from planner.plans.outcome import outcome
+
+        return outcome(self)

@@ -8,4 +8,5 @@ urlpatterns = [
     path("new/", views.plan_create, name="create"),
     path("<int:pk>/", views.plan_detail, name="detail"),
     path("<int:pk>/plan.csv", views.plan_csv_download, name="csv"),
+    path("<int:pk>/labels/", views.plan_labels, name="labels"),
 ]

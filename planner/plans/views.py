@@ -6,9 +6,11 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from planner.accounts.access import get_for_user_or_404, team_of
+from planner.labels import label_view
 from planner.optimizer.scenario import ScenarioError
 from planner.plans.charts import all_figures
 from planner.plans.exports import plan_csv
@@ -23,19 +25,37 @@ def examples() -> dict[str, str]:
     return {p.stem: p.read_text() for p in sorted(EXAMPLES_DIR.glob("*.json"))} if EXAMPLES_DIR.is_dir() else {}
 
 
+STATUSES = ["queued", "running", "succeeded", "infeasible", "failed", "cancelled"]
+SORTS = {"created": "created", "name": "name", "cost": "total_cost", "hours": "hours", "id": "id"}
+
+
+def _status_filter(qs, status):
+    if status == "infeasible":
+        return qs.filter(feasible=False) | qs.exclude(solver_status__in=["", "optimal", "time_limit"])
+    if status == "succeeded":
+        return qs.filter(job__status="succeeded").exclude(feasible=False)
+    return qs.filter(job__status=status)
+
+
+def _list_context(request, scenario_text: str, error=None, name=""):
+    from planner.listing import list_context
+
+    listing = list_context(request, plans_for(request.user), sorts=SORTS, default_sort="-created",
+                           search=("name", "tags", "notes"), statuses=STATUSES, status_filter=_status_filter)
+    return {"list": listing, "plans": listing["rows"], "examples": examples(), "scenario_text": scenario_text,
+            "error": error, "name": name}
+
+
 @login_required
 def plan_list(request):
     ex = examples()
-    return render(
-        request,
-        "plans/list.html",
-        {
-            "plans": plans_for(request.user)[:200],
-            "examples": ex,
-            "scenario_text": next(iter(ex.values()), ""),
-            "error": None,
-        },
-    )
+    text, name = next(iter(ex.values()), ""), ""
+    clone = request.GET.get("clone", "")
+    if clone.isdigit():  # clone-and-edit a past plan
+        src = plans_for(request.user).filter(pk=int(clone)).first()
+        if src is not None:
+            text, name = json.dumps(src.scenario, indent=1), f"{src.name} (copy)"
+    return render(request, "plans/list.html", _list_context(request, text, name=name))
 
 
 @login_required
@@ -65,17 +85,8 @@ def plan_create(request):
         else:
             messages.info(request, f"Plan #{plan.pk} queued.")
             return redirect("plans:detail", pk=plan.pk)
-    return render(
-        request,
-        "plans/list.html",
-        {
-            "plans": plans_for(request.user)[:200],
-            "examples": examples(),
-            "scenario_text": text,
-            "error": error,
-        },
-        status=400,
-    )
+    return render(request, "plans/list.html", _list_context(request, text, error, request.POST.get("name", "")),
+                  status=400)
 
 
 @login_required
@@ -84,6 +95,8 @@ def plan_detail(request, pk: int):
     result = plan.result or {}
     context = {
         "plan": plan,
+        "outcome": plan.outcome,
+        "plan_labels_url": reverse("plans:labels", args=[plan.pk]),
         "result": result,
         "figures": all_figures(result) if result else None,
         "reserved": result.get("reserved_gpus", []),
@@ -105,3 +118,6 @@ def plan_csv_download(request, pk: int):
     response = HttpResponse(plan_csv(plan.result), content_type="text/csv")
     response["Content-Disposition"] = f'attachment; filename="plan-{plan.pk}.csv"'
     return response
+
+
+plan_labels = label_view(CapacityPlan, "plans:detail")

@@ -30,3 +30,55 @@
     if (el.dataset.jobWasActive === "1") poll(el);
   });
 })();
+
+// Figures: every <script type="application/json" data-plotly-for="DIV_ID"> holds a Plotly figure (built in
+// Python, colours and axis titles set there). Rendered full width with the modebar's PNG download plus two
+// buttons: SVG, and the chart's data as CSV (one row per point: series, x, y).
+(function () {
+  function cell(v) {
+    if (v === null || v === undefined) return "";
+    var s = String(v);
+    return /[",\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
+  }
+  function figureCsv(gd) {
+    var lines = ["series,x,y"];
+    (gd._fullData || gd.data || []).forEach(function (tr) {
+      var xs = tr.x ? Array.from(tr.x) : [], ys = tr.y ? Array.from(tr.y) : [];
+      var n = Math.max(xs.length, ys.length);
+      for (var i = 0; i < n; i++) lines.push([cell(tr.name), cell(xs[i]), cell(ys[i])].join(","));
+    });
+    return lines.join("\n") + "\n";
+  }
+  function download(name, text, type) {
+    var a = document.createElement("a");
+    a.href = URL.createObjectURL(new Blob([text], { type: type }));
+    a.download = name;
+    document.body.appendChild(a); a.click(); a.remove();
+  }
+  window.plannerPlot = function (divId, fig) {
+    var el = document.getElementById(divId);
+    if (!el || !window.Plotly) return;
+    var base = (el.dataset.filename || divId).replace(/[^A-Za-z0-9_.-]+/g, "-");
+    var layout = Object.assign({}, fig.layout || {}, { autosize: true });
+    delete layout.width;
+    var config = {
+      responsive: true, displaylogo: false,
+      toImageButtonOptions: { format: "png", filename: base, scale: 2 },
+      modeBarButtonsToAdd: [
+        { name: "Download SVG", title: "Download as SVG", icon: Plotly.Icons.camera,
+          click: function (gd) { Plotly.downloadImage(gd, { format: "svg", filename: base }); } },
+        { name: "Download CSV", title: "Download the chart's data as CSV", icon: Plotly.Icons.disk,
+          click: function (gd) { download(base + ".csv", figureCsv(gd), "text/csv"); } },
+      ],
+    };
+    el.dataset.rendered = "1";
+    return Plotly.newPlot(el, fig.data || [], layout, config);
+  };
+  window.plannerFigureCsv = figureCsv;
+  window.addEventListener("load", function () {
+    document.querySelectorAll("script[data-plotly-for]").forEach(function (s) {
+      try { window.plannerPlot(s.dataset.plotlyFor, JSON.parse(s.textContent)); }
+      catch (e) { console.error("figure " + s.dataset.plotlyFor, e); }
+    });
+  });
+})();

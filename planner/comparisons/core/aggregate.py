@@ -75,10 +75,10 @@ def aggregate(summaries: dict[str, dict], baseline: str, *, order: list[str] | N
                 "attainment_delta": (att - b_att) if (att is not None and b_att is not None) else None,
                 "slo": t.get("slo"),
             }
-        # paper-style: per (model, region) and per day, then x price x models x regions x days
-        saved_ih_per_endpoint_day = saved_ih * per_day / n_endpoints
-        price = _f(s.get("price_per_instance_hour"), PAPER_PRICE_H100) or PAPER_PRICE_H100
-        paper_week = price * saved_ih_per_endpoint_day * mult_models * mult_regions * days_week
+        # paper-style: per (model, region) and per day, then x price x models x regions x days; each
+        # endpoint's saved instance-hours at that endpoint's own price (a mixed fleet is not one price)
+        saved_usd_endpoints = _saved_usd_by_endpoint(base, s)
+        paper_week = saved_usd_endpoints * per_day / n_endpoints * mult_models * mult_regions * days_week
         rows.append({
             "key": key, "strategy": s.get("strategy", key), "scheduler": s.get("scheduler", ""),
             "is_baseline": key == baseline,
@@ -111,6 +111,7 @@ def aggregate(summaries: dict[str, dict], baseline: str, *, order: list[str] | N
                               "mean_utilisation": ep.get("mean_utilisation"),
                               "price_per_instance_hour": ep.get("price_per_instance_hour")})
     best = min((r for r in rows if not r["is_baseline"]), key=lambda r: r["cost_usd"], default=None)
+    cheapest = min(rows, key=lambda r: (r["cost_usd"], not r["is_baseline"]), default=None)  # ties: the baseline
     return {
         "baseline": baseline,
         "order": order,
@@ -126,4 +127,22 @@ def aggregate(summaries: dict[str, dict], baseline: str, *, order: list[str] | N
         "rows": rows,
         "breakdown": breakdown,
         "best": best["key"] if best else None,
+        "cheapest": cheapest["key"] if cheapest else None,
     }
+
+
+def _saved_usd_by_endpoint(base: dict, s: dict) -> float:
+    """Sum over (region, model) of (baseline - variant) instance-hours x that endpoint's price per instance-hour
+    (falling back to the variant's price, then the paper's $98.32/h, where an endpoint has none)."""
+    fallback = _f(s.get("price_per_instance_hour"), PAPER_PRICE_H100) or PAPER_PRICE_H100
+
+    def by_ep(summary):
+        return {(e.get("region"), e.get("model")): e for e in summary.get("endpoints", [])}
+
+    mine, theirs = by_ep(s), by_ep(base)
+    total = 0.0
+    for ep_key in {*mine, *theirs}:
+        e, b = mine.get(ep_key, {}), theirs.get(ep_key, {})
+        price = _f(e.get("price_per_instance_hour") or b.get("price_per_instance_hour"), fallback) or fallback
+        total += (_f(b.get("instance_hours")) - _f(e.get("instance_hours"))) * price
+    return total

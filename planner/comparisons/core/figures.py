@@ -1,16 +1,20 @@
 """Plotly figures after SageServe's Fig. 11, 12a, 12b, 13a / Table 1, 13b and 15. Django-free.
 
 Each function takes the per-variant summaries (and the aggregate) and returns a ``plotly.graph_objects
-.Figure``; ``all_figures`` returns ``{id: figure}`` for the page (``fig.to_json()``).
+.Figure``; ``all_figures`` returns ``{id: figure}`` for the page (``fig.to_json()``). Every strategy has one
+colour in every figure (``colour_map`` over the comparison's order, shared with the PDF) and every axis a
+title with its unit; figures are drawn full width.
 """
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from planner.plotstyle import colour_map, harmonise
 
 TIERS = ("IW-F", "IW-N", "NIW")
-_LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=60, b=50), height=380,
-               legend=dict(orientation="h", y=-0.2))
+_LAYOUT = dict(template="plotly_white", margin=dict(l=70, r=20, t=60, b=90), height=440)
 
 
 def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
@@ -18,54 +22,72 @@ def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
     return fig
 
 
+def _colour(trace_kw: dict, key: str, colours: dict) -> dict:
+    return {**trace_kw, "legendgroup": key, "marker_color": colours.get(key)}
+
+
+def _ep_label(e: dict) -> str:
+    return f"{e['region']} / {e['model']}"
+
+
 def instances_over_time(summaries: dict[str, dict], order: list[str]) -> go.Figure:
     """Fig. 11: instances deployed (summed over regions and models) per strategy, area = instance-hours."""
     fig = go.Figure()
+    colours = colour_map(order)
     for key in order:
         s = summaries[key]
         tl = s.get("timeline") or {}
         t = [x / 3600.0 for x in tl.get("t_s", [])]
         total = tl.get("instances_total") or []
         ih = (s.get("totals") or {}).get("instance_hours", 0.0)
-        fig.add_trace(go.Scatter(x=t, y=total, mode="lines", line_shape="hv", name=f"{key} ({ih:.1f} inst-h)"))
+        fig.add_trace(go.Scatter(x=t, y=total, mode="lines", line_shape="hv", name=f"{key} ({ih:,.1f} inst-h)",
+                                 legendgroup=key, line_color=colours[key]))
     return _layout(fig, "Instances over time (Fig. 11): area under each curve = instance-hours",
-                   xaxis_title="simulated hour", yaxis_title="instances (serving + provisioning)")
+                   xaxis_title="simulated time (h)", yaxis_title="instances (serving + provisioning, count)",
+                   yaxis_rangemode="tozero")
 
 
 def hours_per_endpoint(summaries: dict[str, dict], order: list[str], metric: str = "instance_hours") -> go.Figure:
     """Fig. 12a: instance-hours (or GPU-hours) per (region, model), grouped by strategy."""
     fig = go.Figure()
+    colours = colour_map(order)
     for key in order:
         eps = summaries[key].get("endpoints", [])
-        fig.add_trace(go.Bar(x=[f"{e['region']}/{e['model']}" for e in eps], y=[e.get(metric, 0.0) for e in eps],
-                             name=key))
+        fig.add_trace(go.Bar(**_colour(dict(x=[_ep_label(e) for e in eps], y=[e.get(metric, 0.0) for e in eps],
+                                            name=key), key, colours)))
     label = "GPU-hours" if metric == "gpu_hours" else "instance-hours"
-    return _layout(fig, f"{label} per region and model (Fig. 12a)", barmode="group", yaxis_title=label)
+    return _layout(fig, f"{label} per region and model (Fig. 12a)", barmode="group", yaxis_title=f"{label} (h)",
+                   xaxis_title="region / model", xaxis_tickangle=-30)
 
 
 def utilisation(summaries: dict[str, dict], order: list[str]) -> go.Figure:
     """Fig. 12b: mean effective memory utilisation per (region, model) and strategy."""
     fig = go.Figure()
+    colours = colour_map(order)
     for key in order:
         eps = summaries[key].get("endpoints", [])
-        fig.add_trace(go.Bar(x=[f"{e['region']}/{e['model']}" for e in eps],
-                             y=[100.0 * (e.get("mean_utilisation") or 0.0) for e in eps], name=key))
+        fig.add_trace(go.Bar(**_colour(dict(x=[_ep_label(e) for e in eps],
+                                            y=[100.0 * (e.get("mean_utilisation") or 0.0) for e in eps], name=key),
+                                       key, colours)))
     return _layout(fig, "Effective memory utilisation, time-weighted mean (Fig. 12b)", barmode="group",
-                   yaxis_title="% of KV memory (weights excluded)")
+                   yaxis_title="KV memory in use (%, weights excluded)", xaxis_title="region / model",
+                   xaxis_tickangle=-30)
 
 
 def latency_per_tier(summaries: dict[str, dict], order: list[str]) -> go.Figure:
     """Fig. 13a / Table 1: p95 TTFT and p95 E2E per tier and strategy."""
-    fig = go.Figure()
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("p95 time to first token", "p95 end-to-end latency"),
+                        horizontal_spacing=0.1)
+    colours = colour_map(order)
     for key in order:
         tiers = summaries[key].get("tiers") or {}
-        present = [t for t in TIERS if tiers.get(t, {}).get("n")]
-        fig.add_trace(go.Bar(x=[f"{t} TTFT" for t in present], y=[tiers[t].get("ttft_p95") for t in present],
-                             name=f"{key}", legendgroup=key))
-        fig.add_trace(go.Bar(x=[f"{t} E2E" for t in present], y=[tiers[t].get("e2e_p95") for t in present],
-                             name=f"{key} (E2E)", legendgroup=key, showlegend=False))
-    return _layout(fig, "p95 TTFT and E2E per tier (Fig. 13a, Table 1)", barmode="group",
-                   yaxis_title="seconds (log)", yaxis_type="log")
+        present = [t for t in ("IW-F", "IW-N") if tiers.get(t, {}).get("n")]
+        for col, metric in ((1, "ttft_p95"), (2, "e2e_p95")):
+            fig.add_trace(go.Bar(**_colour(dict(x=present, y=[tiers[t].get(metric) for t in present], name=key,
+                                                showlegend=col == 1), key, colours)), row=1, col=col)
+    fig.update_xaxes(title_text="tier (interactive)")
+    fig.update_yaxes(title_text="seconds", rangemode="tozero")
+    return _layout(fig, "p95 TTFT and E2E per interactive tier (Fig. 13a, Table 1)", barmode="group")
 
 
 def scaling_waste(summaries: dict[str, dict], order: list[str]) -> go.Figure:
@@ -82,8 +104,8 @@ def scaling_waste(summaries: dict[str, dict], order: list[str]) -> go.Figure:
     for src in sources:
         fig.add_trace(go.Bar(x=order, y=[(summaries[k].get("waste_by_source") or {}).get(src, 0.0) for k in order],
                              name=src))
-    return _layout(fig, "Scaling waste: GPU-hours while provisioning (Fig. 13b)", barmode="stack",
-                   yaxis_title="GPU-hours")
+    return _layout(fig, "Scaling waste: GPU-hours while provisioning, by where instances came from (Fig. 13b)",
+                   barmode="stack", yaxis_title="GPU-hours (h)", xaxis_title="strategy")
 
 
 def violations_per_scheduler(summaries: dict[str, dict], order: list[str]) -> go.Figure:
@@ -97,12 +119,12 @@ def violations_per_scheduler(summaries: dict[str, dict], order: list[str]) -> go
             ys.append(None if att is None else 100.0 * (1.0 - att))
         fig.add_trace(go.Bar(x=order, y=ys, name=f"{tier} violations"))
     return _layout(fig, "SLO violations per tier (Fig. 15b): a request violates when TTFT > its tier's deadline",
-                   barmode="group", yaxis_title="% of requests")
+                   barmode="group", yaxis_title="requests violating (%)", xaxis_title="strategy")
 
 
 def all_figures(summaries: dict[str, dict], order: list[str]) -> dict[str, go.Figure]:
     order = [k for k in order if k in summaries]
-    return {
+    figs = {
         "fig11": instances_over_time(summaries, order),
         "fig12a": hours_per_endpoint(summaries, order, "instance_hours"),
         "fig12a_gpu": hours_per_endpoint(summaries, order, "gpu_hours"),
@@ -111,3 +133,4 @@ def all_figures(summaries: dict[str, dict], order: list[str]) -> dict[str, go.Fi
         "fig13b": scaling_waste(summaries, order),
         "fig15": violations_per_scheduler(summaries, order),
     }
+    return {name: harmonise(fig) for name, fig in figs.items()}

@@ -1,8 +1,10 @@
 """PDF cost report for finance (reportlab + matplotlib). Django-free.
 
-Pages: summary (what was compared, the answer in one paragraph and one table), assumptions (trace,
-fleet, prices with their sources, SLOs, knobs), the savings table with SLO attainment beside each
-saving, key charts (Fig. 11, 12a, 13a, 13b styles), and the per-(region, model) breakdown.
+Page 1 is the answer: which strategy is cheapest (the baseline when nothing beats it), what it saves per
+week with the SLO attainment and pass/fail beside every saving, which strategy runs are missing and why,
+and the assumptions in plain words. Then the key charts (zero-based bars, one colour per strategy in every
+chart), and an appendix with the engineering detail: the full savings table, the assumptions' tables
+(trace, fleet, prices with their sources, SLOs, knobs), the per-(region, model) breakdown.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from reportlab.lib.pagesizes import A4  # noqa: E402
 from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet  # noqa: E402
 from reportlab.lib.units import cm  # noqa: E402
 from reportlab.platypus import (  # noqa: E402
+    CondPageBreak,
     Image,
+    KeepTogether,
     PageBreak,
     Paragraph,
     SimpleDocTemplate,
@@ -28,19 +32,18 @@ from reportlab.platypus import (  # noqa: E402
     TableStyle,
 )
 
+from planner.plotstyle import colour_map  # noqa: E402
+
 TIERS = ("IW-F", "IW-N", "NIW")
+plt.rcParams.update({"font.family": "DejaVu Sans", "font.size": 8, "axes.titlesize": 9, "axes.labelsize": 8,
+                     "legend.fontsize": 7, "xtick.labelsize": 7, "ytick.labelsize": 7})
 
 
 def _money(x) -> str:
     if x is None:
         return "-"
     sign = "-" if x < 0 else ""
-    x = abs(float(x))
-    if x >= 1e6:
-        return f"{sign}${x / 1e6:,.2f}M"
-    if x >= 1e4:
-        return f"{sign}${x / 1e3:,.1f}k"
-    return f"{sign}${x:,.0f}"
+    return f"{sign}${abs(float(x)):,.0f}"
 
 
 def _pct(x, digits=1) -> str:
@@ -79,33 +82,38 @@ def _png(fig) -> io.BytesIO:
 
 def _chart_instances(summaries, order):
     fig, ax = plt.subplots(figsize=(7.2, 3.0))
+    colours = colour_map(order)
     for key in order:
         tl = summaries[key].get("timeline") or {}
         t = [x / 3600.0 for x in tl.get("t_s", [])]
         ih = (summaries[key].get("totals") or {}).get("instance_hours", 0.0)
         if t:
-            ax.step(t, tl.get("instances_total", []), where="post", label=f"{key} ({ih:.1f} inst-h)", lw=1.2)
-    ax.set_xlabel("simulated hour")
-    ax.set_ylabel("instances")
+            ax.step(t, tl.get("instances_total", []), where="post", label=f"{key} ({ih:,.1f} inst-h)", lw=1.2,
+                    color=colours[key])
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("simulated time (h)")
+    ax.set_ylabel("instances (count)")
     ax.set_title("Instances over time (area = instance-hours)", fontsize=9)
     ax.legend(fontsize=7, ncol=2)
     ax.grid(alpha=0.3)
     return _png(fig)
 
 
-def _grouped_bars(ax, labels, series: dict[str, list], ylabel, title, log=False):
+def _grouped_bars(ax, labels, series: dict[str, list], ylabel, title, legend=True):
+    """Bars from zero (never a log axis: finance reads bar length), one colour per strategy."""
     n = max(1, len(series))
     width = 0.8 / n
+    colours = colour_map(list(series))
     for i, (name, ys) in enumerate(series.items()):
         xs = [j + (i - (n - 1) / 2) * width for j in range(len(labels))]
-        ax.bar(xs, [y if y is not None else 0 for y in ys], width=width, label=name)
+        ax.bar(xs, [y if y is not None else 0 for y in ys], width=width, label=name, color=colours[name])
     ax.set_xticks(range(len(labels)))
-    ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=7)
-    ax.set_ylabel(ylabel, fontsize=8)
-    ax.set_title(title, fontsize=9)
-    if log:
-        ax.set_yscale("log")
-    ax.legend(fontsize=6.5, ncol=3)
+    ax.set_xticklabels(labels, rotation=30, ha="right")
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(bottom=0)
+    ax.set_title(title)
+    if legend:
+        ax.legend(ncol=3)
     ax.grid(alpha=0.3, axis="y")
 
 
@@ -117,15 +125,19 @@ def _chart_endpoints(summaries, order):
         series[key] = [by.get(lab, 0.0) for lab in labels]
     fig, ax = plt.subplots(figsize=(7.2, 3.0))
     _grouped_bars(ax, labels, series, "GPU-hours", "GPU-hours per region and model")
+    ax.set_xlabel("region / model")
     return _png(fig)
 
 
 def _chart_latency(summaries, order):
+    # interactive tiers only: NIW's hour-long batch deadlines would flatten the seconds-scale bars
+    labels = [t for t in ("IW-F", "IW-N") if any((summaries[k].get("tiers") or {}).get(t, {}).get("n") for k in order)]
     fig, axes = plt.subplots(1, 2, figsize=(7.2, 2.8))
-    for ax, metric, title in ((axes[0], "ttft_p95", "p95 TTFT per tier"), (axes[1], "e2e_p95", "p95 E2E per tier")):
-        labels = [t for t in TIERS if any((summaries[k].get("tiers") or {}).get(t, {}).get("n") for k in order)]
+    for i, (ax, metric, title) in enumerate(((axes[0], "ttft_p95", "p95 time to first token"),
+                                             (axes[1], "e2e_p95", "p95 end-to-end latency"))):
         series = {k: [((summaries[k].get("tiers") or {}).get(t) or {}).get(metric) for t in labels] for k in order}
-        _grouped_bars(ax, labels, series, "seconds (log)", title, log=True)
+        _grouped_bars(ax, labels, series, "seconds", title, legend=i == 0)
+        ax.set_xlabel("tier")
     fig.tight_layout()
     return _png(fig)
 
@@ -133,81 +145,130 @@ def _chart_latency(summaries, order):
 def _chart_waste(summaries, order):
     fig, ax = plt.subplots(figsize=(7.2, 2.6))
     vals = [(summaries[k].get("totals") or {}).get("provisioning_gpu_hours", 0.0) for k in order]
-    ax.bar(order, vals, color="#c0504d")
+    colours = colour_map(order)
+    ax.bar(order, vals, color=[colours[k] for k in order])
     ax.set_ylim(bottom=0, top=max(max(vals, default=0.0) * 1.15, 0.1))
-    ax.set_ylabel("GPU-hours", fontsize=8)
-    ax.set_title("Scaling waste: GPU-hours paid while instances provision", fontsize=9)
-    ax.tick_params(axis="x", labelsize=7)
+    ax.set_ylabel("GPU-hours")
+    ax.set_xlabel("strategy")
+    ax.set_title("Scaling waste: GPU-hours paid while instances provision")
     ax.grid(alpha=0.3, axis="y")
     return _png(fig)
 
 
-def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict[str, dict]) -> bytes:
-    """Render the report; returns the PDF bytes."""
+def _answer(aggregate: dict, rows: dict, failures: list[dict]) -> str:
+    """Page 1's answer in words: the cheapest strategy overall, the baseline when nothing beats it."""
+    base = aggregate["baseline"]
+    b = rows[base]
+    cheapest_key = aggregate.get("cheapest") or min(rows.values(), key=lambda r: (r["cost_usd"], not r["is_baseline"]))["key"]
+    cheapest = rows[cheapest_key]
+    others = [r for r in rows.values() if not r["is_baseline"]]
+    missing = f" {len(failures)} strategy run(s) did not finish and are not compared (see below)." if failures else ""
+    if not others:
+        return f"Only the baseline <b>{base}</b> produced a result; there is nothing to compare it with.{missing}"
+    if cheapest["is_baseline"]:
+        runner_up = min(others, key=lambda r: r["cost_usd"])
+        return (f"<b>Answer: keep {base}.</b> The baseline is the cheapest of the {len(rows)} strategies compared. "
+                f"The next cheapest, <b>{runner_up['key']}</b>, costs {_money(-runner_up['saved_usd_per_week'])} "
+                f"more per week ({_num(-runner_up['saved_gpu_hours'])} more GPU-hours over the simulated span), with "
+                f"{_slo_words(runner_up, b)}.{missing}")
+    return (f"<b>Answer: {cheapest['key']}.</b> Against the baseline <b>{base}</b> it saves "
+            f"<b>{_money(cheapest['saved_usd_per_week'])} per week</b> ({_money(cheapest['saved_usd_per_month'])} "
+            f"per month) for this fleet: {_num(cheapest['saved_gpu_hours'])} GPU-hours "
+            f"({_pct(cheapest['saved_gpu_hours_pct'])}) less over the simulated span, with "
+            f"{_slo_words(cheapest, b)}. Scaling waste changes by {_pct(cheapest['waste_reduction_pct'])} "
+            f"(positive = less).{missing}")
+
+
+def _slo_words(r: dict, b: dict) -> str:
+    parts = [f"{t} SLO attainment {_att(r['tiers'][t]['attainment'])} (baseline "
+             f"{_att(b['tiers'].get(t, {}).get('attainment'))})" for t in ("IW-F", "IW-N") if t in r["tiers"]]
+    return ", ".join(parts) or "no interactive requests"
+
+
+def slo_verdict(r: dict, targets: dict | None = None) -> str:
+    """'meets' when every tier's attainment is at least its target share (default 99 % interactive, 100 % NIW)."""
+    targets = targets or {"IW-F": 0.99, "IW-N": 0.99, "NIW": 1.0}
+    misses = []
+    for t, goal in targets.items():
+        att = r.get("niw_deadline_met") if t == "NIW" else (r["tiers"].get(t) or {}).get("attainment")
+        if att is not None and att < goal:
+            misses.append(f"{t} {_att(att)} < {100 * goal:.0f}%")
+    return "meets" if not misses else "misses: " + "; ".join(misses)
+
+
+def _plain_assumptions(assumptions: dict, aggregate: dict) -> str:
+    trace = assumptions.get("Trace") or {}
+    fleet = assumptions.get("Fleet") or []
+    slos = assumptions.get("SLOs") or {}
+    endpoints = max(0, len(fleet) - 1)
+    return (f"<b>Assumptions.</b> {_num(trace.get('requests simulated'), 0)} requests "
+            f"({trace.get('workload')}) over {aggregate['duration_h']:.1f} simulated hours, replayed on "
+            f"{endpoints} endpoints (region x model) priced at each deployment's on-demand $/instance-hour. "
+            f"A request meets its SLO when it completes with time to first token within "
+            f"{slos.get('IW-F TTFT (s)')} s (IW-F, fast interactive) or {slos.get('IW-N TTFT (s)')} s (IW-N), and a "
+            f"batch (NIW) request when it finishes within {slos.get('NIW completion (s)')} s. Weekly and monthly "
+            f"dollars scale the simulated span linearly (x 24 / span x 7, x 30.44 per month): a day is assumed to "
+            f"repeat. Details in the appendix.")
+
+
+def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict[str, dict],
+              failures: list[dict] | None = None, baseline_note: str = "") -> bytes:
+    """Render the report; returns the PDF bytes. ``failures``: strategy runs that did not finish
+    ([{key, status, message, where}]) - named on page 1 so a partial comparison never reads as complete."""
+    failures = failures or []
     styles = getSampleStyleSheet()
     small = ParagraphStyle("small", parent=styles["BodyText"], fontSize=8.5, leading=11)
-    h1, h2 = styles["Title"], styles["Heading2"]
+    h1 = styles["Title"]
+    h2 = ParagraphStyle("h2", parent=styles["Heading2"], keepWithNext=1)
     order = [k for k in aggregate["order"] if k in summaries]
     rows = {r["key"]: r for r in aggregate["rows"]}
     base = aggregate["baseline"]
     story = []
 
-    # 1. summary
+    # page 1: the answer, the savings with SLO beside every saving, the assumptions in words
     story.append(Paragraph(title, h1))
     story.append(Paragraph(f"Generated {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by the LLM fleet capacity "
-                           f"planner. Simulated span: {aggregate['duration_h']:.1f} h.", small))
+                           f"planner. Simulated span: {aggregate['duration_h']:.1f} h. Baseline: {base}."
+                           + (f" {baseline_note}" if baseline_note else ""), small))
     story.append(Spacer(1, 0.3 * cm))
-    best = rows.get(aggregate.get("best") or "")
-    b = rows[base]
-    if best:
-        iw = ", ".join(f"{t} {_att(best['tiers'][t]['attainment'])} (baseline {_att(b['tiers'].get(t, {}).get('attainment'))})"
-                       for t in ("IW-F", "IW-N") if t in best["tiers"])
-        text = (f"<b>Answer.</b> Against the baseline <b>{base}</b>, the cheapest strategy is <b>{best['key']}</b>: "
-                f"{_num(best['saved_gpu_hours'])} GPU-hours ({_pct(best['saved_gpu_hours_pct'])}) and "
-                f"{_money(best['saved_usd'])} less over the simulated span, i.e. {_money(best['saved_usd_per_week'])} "
-                f"per week and {_money(best['saved_usd_per_month'])} per month for this fleet, with SLO attainment "
-                f"{iw or 'n/a'}. Scaling waste changes by {_pct(best['waste_reduction_pct'])} (positive = less).")
-    else:
-        text = f"Only the baseline <b>{base}</b> produced a result; there is nothing to compare it with."
-    story.append(Paragraph(text, small))
+    story.append(Paragraph(_answer(aggregate, rows, failures), small))
     story.append(Spacer(1, 0.3 * cm))
-    head = ["variant", "GPU-h", "saved", "$ / week saved", "IW-F SLO", "IW-N SLO", "NIW on time"]
+    head = ["strategy", "cost / week", "saved / week", "GPU-h saved", "IW-F SLO", "IW-N SLO", "NIW on time",
+            "SLO targets"]
     data = [head]
+    per_week = 24.0 / max(aggregate["duration_h"], 1e-9) * 7.0
     for k in order:
         r = rows[k]
-        data.append([k + (" (baseline)" if r["is_baseline"] else ""), _num(r["gpu_hours"]),
-                     _pct(r["saved_gpu_hours_pct"]), _money(r["saved_usd_per_week"]),
+        data.append([k + (" (baseline)" if r["is_baseline"] else ""), _money(r["cost_usd"] * per_week),
+                     "-" if r["is_baseline"] else _money(r["saved_usd_per_week"]),
+                     "-" if r["is_baseline"] else _pct(r["saved_gpu_hours_pct"]),
                      _att(r["tiers"].get("IW-F", {}).get("attainment")),
-                     _att(r["tiers"].get("IW-N", {}).get("attainment")), _att(r.get("niw_deadline_met"))])
-    story.append(_table(data, font_size=8))
+                     _att(r["tiers"].get("IW-N", {}).get("attainment")), _att(r.get("niw_deadline_met")),
+                     slo_verdict(r)])
+    story.append(_table(data, font_size=7.5))
+    story.append(Paragraph("Negative savings mean the strategy costs more than the baseline. SLO targets: at least "
+                           "99 % of IW-F and IW-N requests within their TTFT target, every NIW request by its "
+                           "deadline.", small))
+    if failures:
+        story.append(Spacer(1, 0.2 * cm))
+        story.append(Paragraph("<b>Not in this report</b> (these strategy runs did not finish):", small))
+        for f in failures:
+            where = f" (where: {f['where']})" if f.get("where") else ""
+            story.append(Paragraph(f"&bull; <b>{f['key']}</b>: {f['status']}: {f['message']}{where}", small))
     story.append(Spacer(1, 0.3 * cm))
-    proj = aggregate["projection"]
-    story.append(Paragraph(
-        f"<b>How the money is projected.</b> Bottom-up: {proj['bottom_up_formula']}. Paper-style (SageServe 7.2.1): "
-        f"{proj['paper_formula']}, with models x regions = {proj['models']:g} x {proj['regions']:g} chosen for this "
-        f"report. The paper's own example, {proj['paper_own_example']['formula']}, multiplies out to "
-        f"{_money(proj['paper_own_example']['value_usd'])} per week (the paper rounds it to "
-        f"{proj['paper_own_example']['paper_says']}).", small))
+    story.append(Paragraph(_plain_assumptions(assumptions, aggregate), small))
     story.append(PageBreak())
 
-    # 2. assumptions
-    story.append(Paragraph("Assumptions", h2))
-    for section, items in assumptions.items():
-        story.append(Paragraph(f"<b>{section}</b>", small))
-        if isinstance(items, list) and items and isinstance(items[0], (list, tuple)):
-            story.append(_table([list(map(str, r)) for r in items], font_size=7.5))
-        elif isinstance(items, dict):
-            cell = ParagraphStyle("cell", parent=small, fontSize=7, leading=8.5)
-            story.append(_table([["item", "value"]] + [[Paragraph(str(k), cell), Paragraph(str(v), cell)]
-                                                       for k, v in items.items()],
-                                col_widths=[5.5 * cm, 12 * cm], font_size=7.5))
-        else:
-            story.append(Paragraph(str(items), small))
-        story.append(Spacer(1, 0.25 * cm))
+    # page 2: the key charts
+    story.append(Paragraph("Key charts", h2))
+    for png in (_chart_instances(summaries, order), _chart_endpoints(summaries, order),
+                _chart_latency(summaries, order), _chart_waste(summaries, order)):
+        story.append(Image(png, width=14.5 * cm, height=5.6 * cm, kind="proportional"))
+        story.append(Spacer(1, 0.1 * cm))
     story.append(PageBreak())
 
-    # 3. savings table
-    story.append(Paragraph(f"Savings against {base}", h2))
+    # appendix: engineering detail
+    story.append(Paragraph("Appendix A. Savings in detail", h2))
     head = ["variant", "inst-h", "GPU-h", "cost", "saved\nGPU-h", "saved $", "$/month\nsaved", "waste\nGPU-h",
             "p95 TTFT\nIW-F (s)", "p95 TTFT\nIW-N (s)", "IW-F\nSLO", "IW-N\nSLO", "NIW\non time"]
     data = [head]
@@ -221,22 +282,34 @@ def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict
                      _att(t.get("IW-F", {}).get("attainment")), _att(t.get("IW-N", {}).get("attainment")),
                      _att(r.get("niw_deadline_met"))])
     story.append(_table(data, font_size=6.2))
+    story.append(Spacer(1, 0.2 * cm))
+    story.append(Paragraph("SLO columns: share of requests meeting their tier's target. Waste: GPU-hours of "
+                           "instances paid for while acquiring a VM, loading weights or being reclaimed from spot "
+                           "(SageServe Fig. 13b).", small))
+    proj = aggregate["projection"]
+    story.append(Paragraph(
+        f"<b>How the money is projected.</b> Bottom-up: {proj['bottom_up_formula']}. Paper-style (SageServe 7.2.1): "
+        f"{proj['paper_formula']} (each endpoint at its own price), with models x regions = {proj['models']:g} x "
+        f"{proj['regions']:g} chosen for this report. The paper's own example, "
+        f"{proj['paper_own_example']['formula']}, multiplies out to {_money(proj['paper_own_example']['value_usd'])} "
+        f"per week (the paper rounds it to {proj['paper_own_example']['paper_says']}).", small))
     story.append(Spacer(1, 0.3 * cm))
-    story.append(Paragraph("SLO columns: share of requests meeting their tier's target (see Assumptions). "
-                           "Waste: GPU-hours of instances that were paid for while acquiring a VM, loading weights or "
-                           "being reclaimed from spot (SageServe Fig. 13b).", small))
-    story.append(PageBreak())
-
-    # 4. charts
-    story.append(Paragraph("Key charts", h2))
-    for png in (_chart_instances(summaries, order), _chart_endpoints(summaries, order),
-                _chart_latency(summaries, order), _chart_waste(summaries, order)):
-        story.append(Image(png, width=14.5 * cm, height=6.0 * cm, kind="proportional"))
-        story.append(Spacer(1, 0.1 * cm))
-    story.append(PageBreak())
-
-    # 5. breakdown
-    story.append(Paragraph("Per region and model", h2))
+    story.append(Paragraph("Appendix B. Assumptions", h2))
+    for section, items in assumptions.items():
+        block = [Paragraph(f"<b>{section}</b>", small)]
+        if isinstance(items, list) and items and isinstance(items[0], (list, tuple)):
+            block.append(_table([list(map(str, r)) for r in items], font_size=7.5))
+        elif isinstance(items, dict):
+            cell = ParagraphStyle("cell", parent=small, fontSize=7, leading=8.5)
+            block.append(_table([["item", "value"]] + [[Paragraph(str(k), cell), Paragraph(str(v), cell)]
+                                                       for k, v in items.items()],
+                                col_widths=[5.5 * cm, 12 * cm], font_size=7.5))
+        else:
+            block.append(Paragraph(str(items), small))
+        block.append(Spacer(1, 0.25 * cm))
+        story.append(KeepTogether(block))
+    story.append(CondPageBreak(6 * cm))
+    story.append(Paragraph("Appendix C. Per region and model", h2))
     data = [["variant", "region", "model", "GPU", "inst-h", "GPU-h", "cost", "waste GPU-h", "mean util."]]
     for e in aggregate["breakdown"]:
         data.append([e["key"], e["region"], e["model"], e.get("gpu") or "", _num(e["instance_hours"]),
