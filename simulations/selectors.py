@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from planner.accounts.access import visible_to
+from planner.plotstyle import harmonise
 from simulations.models import SimulationRun
 
 
@@ -35,9 +36,12 @@ def timeline_figure(result: dict) -> go.Figure:
         if "queue" in series:
             fig.add_trace(go.Scatter(x=t, y=series["queue"][i], name=name, mode="lines", showlegend=False,
                                      **group), row=4, col=1)
-    fig.update_xaxes(title_text="hours", row=4, col=1)
-    fig.update_layout(height=900, margin=dict(l=50, r=20, t=40, b=40))
-    return fig
+    fig.update_xaxes(title_text="simulated time (h)", row=4, col=1)
+    for row, title in enumerate(("instances (count)", "KV memory in use (fraction)", "requests/s", "requests waiting"),
+                                start=1):
+        fig.update_yaxes(title_text=title, row=row, col=1, rangemode="tozero")
+    fig.update_layout(height=960, margin=dict(l=70, r=20, t=40, b=40))
+    return harmonise(fig)
 
 
 def latency_figure(result: dict) -> go.Figure:
@@ -49,7 +53,7 @@ def latency_figure(result: dict) -> go.Figure:
             mids = [(edges[i] * edges[i + 1]) ** 0.5 for i in range(len(edges) - 1)]
             fig.add_trace(go.Scatter(x=mids, y=h[metric]["counts"], name=f"{tier}", mode="lines",
                                      line_shape="hvh", legendgroup=tier, showlegend=col == 1), row=1, col=col)
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(title_text="requests", row=1, col=1)
-    fig.update_layout(height=380, margin=dict(l=50, r=20, t=40, b=40))
-    return fig
+    fig.update_xaxes(type="log", title_text="seconds (log scale)")
+    fig.update_yaxes(title_text="requests per bin", rangemode="tozero")
+    fig.update_layout(height=420, margin=dict(l=70, r=20, t=40, b=40))
+    return harmonise(fig)

@@ -6,4 +6,5 @@ app_name = "simulations"
 urlpatterns = [
     path("", views.run_list, name="list"),
     path("<int:pk>/", views.run_detail, name="detail"),
+    path("<int:pk>/labels/", views.run_labels, name="labels"),
 ]

@@ -5,11 +5,14 @@ import json
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from rest_framework.exceptions import ValidationError
 
 from planner.accounts.access import get_for_user_or_404, team_of
+from planner.labels import label_view
 from simulations import selectors, services
 from simulations.engine.policies import AUTOSCALERS
+from simulations.models import SimulationRun
 
 
 def _errors(exc: ValidationError) -> list[str]:
@@ -48,22 +51,57 @@ def run_list(request):
             return redirect("simulations:detail", pk=run.pk)
         except ValidationError as exc:
             errors = _errors(exc)
-    runs = selectors.runs_for(request.user)[:200]
+    elif request.GET.get("clone", "").isdigit():  # clone-and-edit a past run
+        src = selectors.runs_for(request.user).filter(pk=int(request.GET["clone"])).first()
+        if src is not None:
+            form.update(scenario=json.dumps(src.scenario, indent=1), fixture="", strategy=src.strategy,
+                        mode=src.mode, name=f"{src.name} (copy)")
+    elif request.GET.get("plan", "").isdigit():  # chain: simulate this plan
+        form.update(_from_plan(request))
+    from planner.listing import list_context
+
+    listing = list_context(request, selectors.runs_for(request.user), sorts=SORTS, default_sort="-created",
+                           search=("name", "tags", "notes", "strategy"), statuses=STATUSES)
     return render(request, "simulations/run_list.html", {
-        "runs": runs, "fixtures": sorted(fixtures), "strategies": sorted(AUTOSCALERS), "form": form,
-        "errors": errors, "example": json.dumps(fixtures.get("code_anchor", {}), indent=2),
+        "list": listing, "runs": listing["rows"], "fixtures": sorted(fixtures), "strategies": sorted(AUTOSCALERS),
+        "form": form, "errors": errors, "example": json.dumps(fixtures.get("code_anchor", {}), indent=2),
     }, status=400 if errors else 200)
+
+
+STATUSES = ["queued", "running", "succeeded", "failed", "cancelled"]
+SORTS = {"created": "created", "name": "name", "requests": "requests_simulated", "wall": "wall_s", "id": "id"}
+
+
+def _from_plan(request) -> dict:
+    """The form prefilled from a capacity plan: its peak instance counts per (region, model) as a static fleet
+    (simulations.plan_chain), on a fixture workload the planner then picks."""
+    from planner.plans.selectors import plans_for
+    from simulations.plan_chain import scenario_from_plan
+
+    plan = plans_for(request.user).filter(pk=int(request.GET["plan"])).first()
+    if plan is None or not plan.result:
+        return {}
+    scenario, note = scenario_from_plan(plan.scenario, plan.result, name=f"fleet of plan #{plan.pk}", team=plan.team)
+    messages.info(request, note)
+    return {"scenario": json.dumps(scenario, indent=1), "fixture": "", "strategy": "static",
+            "name": f"plan #{plan.pk}: {plan.name}"}
 
 
 @login_required
 def run_detail(request, pk: int):
     run = get_for_user_or_404(request.user, selectors.runs_for(request.user), pk=pk)
-    ctx = {"run": run, "job": run.job, "scenario_json": json.dumps(run.scenario, indent=2)}
+    from planner.plotstyle import embed
+
+    ctx = {"run": run, "job": run.job, "scenario_json": json.dumps(run.scenario, indent=2),
+           "labels_url": reverse("simulations:labels", args=[run.pk])}
     if run.result:
-        ctx["timeline_json"] = selectors.timeline_figure(run.result).to_json()
-        ctx["latency_json"] = selectors.latency_figure(run.result).to_json()
+        ctx["timeline_json"] = embed(selectors.timeline_figure(run.result))
+        ctx["latency_json"] = embed(selectors.latency_figure(run.result))
         ctx["summary"] = run.result.get("summary", {})
         ctx["tiers"] = run.result.get("tiers", {})
         ctx["usage"] = run.result.get("usage", [])
         ctx["events"] = run.result.get("scaling_events", [])[:200]
     return render(request, "simulations/run_detail.html", ctx)
+
+
+run_labels = label_view(SimulationRun, "simulations:detail")

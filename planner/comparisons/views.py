@@ -65,6 +65,14 @@ def comparison_list(request):
                                                                                    if v.get("scheduler")}),
                     "baseline": src.baseline.split("@")[0], "name": f"{src.name or src} (copy)",
                     "scenario_json": json.dumps(src.scenario, indent=1)}
+    sim = request.GET.get("clone_simulation", "")
+    if sim.isdigit():  # chain: compare strategies on a simulation's scenario
+        from simulations.selectors import runs_for
+
+        run = runs_for(request.user).filter(pk=int(sim)).first()
+        if run is not None:
+            form = {"fixture": "", "strategies": DEFAULT_STRATEGIES, "schedulers": [], "baseline": "reactive-unified",
+                    "name": f"strategies on simulation #{run.pk}", "scenario_json": json.dumps(run.scenario, indent=1)}
     return _list_page(request, form=form)
 
 

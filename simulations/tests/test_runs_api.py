@@ -124,7 +124,7 @@ def test_the_pages_list_runs_create_one_from_a_fixture_and_show_its_charts(cast)
     detail = page.get(resp["Location"])
     assert detail.status_code == 200
     html = detail.content.decode()
-    assert "timeline-data" in html and "latency-data" in html and "Plotly.newPlot" in html
+    assert 'data-plotly-for="timeline"' in html and 'data-plotly-for="latency"' in html
     from simulations.engine import BUILD
 
     assert f"{BUILD['kind']} engine" in html  # which build of the loop ran is on the page
