@@ -8,6 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from planner.plotstyle import harmonise
 from planner.traces.models import Trace
 
 GROUP_BY = ("tier", "region", "model", "group")
@@ -25,9 +26,20 @@ def characterisation_data(trace: Trace) -> dict | None:
 
 
 def pick_interval(trace: Trace, requested: str | None = None) -> str:
+    """1-minute bins up to a 3-hour span (at most 180 points per line), 15-minute bins beyond (a day at 1 minute
+    is 1,440 points per line: a hairball)."""
     if requested in ("60", "900"):
         return requested
-    return "60" if trace.span_s <= 2 * 86400 else "900"
+    return "60" if (trace.span_s or 0) <= 3 * 3600 else "900"
+
+
+def complete_bins(t_s: list[float], width: float, span_s: float) -> int:
+    """How many leading bins are complete: a last bin that ends after the trace does is partial (its rate would
+    drop towards zero only because the trace stops), so it is dropped."""
+    n = len(t_s)
+    while n > 1 and t_s[n - 1] + width > span_s + 1e-6:
+        n -= 1
+    return n
 
 
 def aggregate_series(data: dict, interval: str, by: str) -> tuple[list[float], dict[str, dict[str, np.ndarray]]]:
@@ -45,59 +57,38 @@ def aggregate_series(data: dict, interval: str, by: str) -> tuple[list[float], d
 
 
 def rate_figure(trace: Trace, data: dict, *, interval: str, by: str) -> go.Figure:
-    """RPS (solid) and input+output TPS (dashed, right axis) over time per group, like SageServe Fig. 3."""
+    """RPS (solid) and input+output TPS (dashed, right axis) over time per group, like SageServe Fig. 3.
+    One colour and one legend entry per group; a partial last bin is dropped (and the title says so)."""
     t_s, groups = aggregate_series(data, interval, by)
-    x = np.asarray(t_s, dtype=float) / 3600.0
+    width = float(interval)
+    keep = complete_bins(list(t_s), width, float(trace.span_s or 0.0)) if t_s else 0
+    x = np.asarray(t_s[:keep], dtype=float) / 3600.0
     fig = make_subplots(specs=[[{"secondary_y": True}]])
-    palette = [
-        "#1f77b4",
-        "#ff7f0e",
-        "#2ca02c",
-        "#d62728",
-        "#9467bd",
-        "#8c564b",
-        "#e377c2",
-        "#7f7f7f",
-        "#bcbd22",
-        "#17becf",
-    ]
-    for i, (label, series) in enumerate(groups.items()):
-        colour = palette[i % len(palette)]
+    for label, series in groups.items():
         fig.add_trace(
-            go.Scatter(
-                x=x,
-                y=series["rps"],
-                name=f"{label} RPS",
-                mode="lines",
-                line={"color": colour, "width": 1.5},
-                legendgroup=label,
-            ),
+            go.Scatter(x=x, y=np.asarray(series["rps"])[:keep], name=label, mode="lines", line={"width": 1.5},
+                       legendgroup=label, hovertemplate=f"{label} RPS: %{{y:,.2f}}<extra></extra>"),
             secondary_y=False,
         )
-        tps = series["input_tps"] + series["output_tps"]
+        tps = (series["input_tps"] + series["output_tps"])[:keep]
         fig.add_trace(
-            go.Scatter(
-                x=x,
-                y=tps,
-                name=f"{label} TPS",
-                mode="lines",
-                line={"color": colour, "width": 1, "dash": "dash"},
-                legendgroup=label,
-                visible="legendonly" if len(groups) > 6 else True,
-            ),
+            go.Scatter(x=x, y=tps, name=label, mode="lines", line={"width": 1, "dash": "dash"}, legendgroup=label,
+                       hovertemplate=f"{label} TPS: %{{y:,.0f}}<extra></extra>",
+                       visible="legendonly" if len(groups) > 6 else True),
             secondary_y=True,
         )
-    width = "1 min" if interval == "60" else "15 min"
+    bin_words = "1 min" if interval == "60" else "15 min"
+    dropped = len(t_s) - keep
+    note = "; the last, partial bin is left out" if dropped else ""
     fig.update_layout(
-        title=f"Requests and tokens per second by {by} ({width} bins)",
-        height=460,
-        margin={"l": 60, "r": 60, "t": 50, "b": 40},
-        legend={"orientation": "h", "y": -0.2},
+        title=f"Requests/s (solid) and tokens/s (dashed) by {by}, {bin_words} bins{note}",
+        height=480,
+        margin={"l": 70, "r": 70, "t": 50, "b": 40},
     )
     fig.update_xaxes(title_text="hours from trace start")
-    fig.update_yaxes(title_text="requests/s", secondary_y=False)
-    fig.update_yaxes(title_text="input+output tokens/s", secondary_y=True)
-    return fig
+    fig.update_yaxes(title_text="requests/s", secondary_y=False, rangemode="tozero")
+    fig.update_yaxes(title_text="input+output tokens/s", secondary_y=True, rangemode="tozero")
+    return harmonise(fig)
 
 
 def cdf_figure(trace: Trace, data: dict) -> go.Figure:
@@ -124,7 +115,7 @@ def cdf_figure(trace: Trace, data: dict) -> go.Figure:
                 row=1,
                 col=col,
             )
-    fig.update_xaxes(type="log", title_text="tokens per request")
-    fig.update_yaxes(title_text="fraction of requests", range=[0, 1.01])
-    fig.update_layout(title="Token length CDFs", height=420, margin={"l": 60, "r": 20, "t": 60, "b": 40})
-    return fig
+    fig.update_xaxes(type="log", title_text="tokens per request (log scale)")
+    fig.update_yaxes(title_text="share of requests (CDF)", range=[0, 1.01], tickformat=".0%")
+    fig.update_layout(title="Token length CDFs", height=440, margin={"l": 70, "r": 20, "t": 60, "b": 40})
+    return harmonise(fig)

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import json
 
-import plotly.io as pio
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
@@ -105,11 +104,10 @@ def trace_detail(request, pk: int):
     data = selectors.characterisation_data(trace) if trace.characterisation else None
     figures = {}
     if data is not None:
-        opts = {"include_plotlyjs": False, "full_html": False, "config": {"displaylogo": False}}
-        figures["rates"] = pio.to_html(
-            selectors.rate_figure(trace, data, interval=interval, by=by), div_id="fig-rates", **opts
-        )
-        figures["cdf"] = pio.to_html(selectors.cdf_figure(trace, data), div_id="fig-cdf", **opts)
+        from planner.plotstyle import embed
+
+        figures["rates"] = embed(selectors.rate_figure(trace, data, interval=interval, by=by))
+        figures["cdf"] = embed(selectors.cdf_figure(trace, data))
     return render(
         request,
         "traces/detail.html",
