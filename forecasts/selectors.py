@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import plotly.graph_objects as go
-import plotly.io as pio
 
 from forecasts.core.pipeline import metrics_at_horizon
 from forecasts.models import ForecastSeries
@@ -67,7 +66,29 @@ def failures(result: dict, method: str) -> list[dict]:
 
 
 def _html(fig: go.Figure) -> str:
-    return pio.to_html(fig, include_plotlyjs=False, full_html=False, config={"responsive": True})
+    """The figure's JSON for the shared renderer (templates/includes/figure.html): one colour per legend entry."""
+    from planner.plotstyle import embed, harmonise
+
+    return embed(harmonise(fig))
+
+
+POOR_WMAPE = 50.0  # % over the backtest: above it a forecast is flagged as a poor fit
+
+
+def series_flags(s, rank_metric: str = "wmape") -> list[str]:
+    """Why a series' forecast should not be trusted as it is: poor backtest fit, a zero peak, a fallback."""
+    flags = []
+    if not s.chosen_method:
+        return flags
+    err = next((row.get(rank_metric) for row in (s.leaderboard or []) if row.get("method") == s.chosen_method), None)
+    if err is not None and err > POOR_WMAPE:
+        flags.append(f"poor fit: {rank_metric} {err:.0f} % > {POOR_WMAPE:.0f} %")
+    if s.peak is not None and s.peak <= 0:
+        flags.append("next-hour peak is 0: no traffic forecast")
+    used = getattr(s, "result_used", None)
+    if used and used != s.chosen_method:
+        flags.append(f"{s.chosen_method} failed; {used} actually ran")
+    return flags
 
 
 def _paths(result: dict, method: str, steps: int):
@@ -225,6 +246,7 @@ def residual_figure(series: ForecastSeries, method: str, steps: int) -> str:
         margin={"l": 60, "r": 20, "t": 50, "b": 40},
     )
     fig.update_xaxes(title_text="hours from trace start")
+    fig.update_yaxes(title_text=f"actual - forecast ({series.metric.replace('_', ' ')})")
     return _html(fig)
 
 
@@ -245,5 +267,5 @@ def lead_figure(series: ForecastSeries) -> str:
         )
     fig.update_layout(title="Mean absolute error by lead time", height=300, margin={"l": 60, "r": 20, "t": 50, "b": 40})
     fig.update_xaxes(title_text="minutes ahead")
-    fig.update_yaxes(title_text="MAE")
+    fig.update_yaxes(title_text=f"MAE ({series.metric.replace('_', ' ')})")
     return _html(fig)

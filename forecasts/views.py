@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models.fields.json import KeyTextTransform
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from forecasts import selectors, services
@@ -11,6 +12,7 @@ from forecasts.api.serializers import ForecastRunCreateSerializer
 from forecasts.forms import ForecastRunForm
 from forecasts.models import ForecastRun
 from planner.accounts.access import get_for_user_or_404, team_of, visible_to
+from planner.labels import label_view
 from planner.traces.models import Trace
 
 
@@ -37,8 +39,14 @@ def run_list(request):
             for field, errors in ser.errors.items():
                 form.add_error(field if field in form.fields else None, errors)
         status = 400
-    runs = visible_to(request.user, ForecastRun.objects.select_related("trace", "job"))[:200]
-    return render(request, "forecasts/list.html", {"runs": runs, "form": form}, status=status)
+    from planner.listing import list_context
+
+    listing = list_context(request, visible_to(request.user, ForecastRun.objects.select_related("trace", "job")),
+                           sorts={"created": "created", "trace": "trace__name", "id": "id"}, default_sort="-created",
+                           search=("name", "tags", "notes", "trace__name"),
+                           statuses=["queued", "running", "succeeded", "failed", "cancelled"])
+    return render(request, "forecasts/list.html", {"runs": listing["rows"], "list": listing, "form": form},
+                  status=status)
 
 
 @login_required
@@ -47,7 +55,11 @@ def run_detail(request, pk: int):
     all_series = list(
         run.series.select_related("job").defer("result").annotate(result_used=KeyTextTransform("used", "result"))
     )
-    context = {"run": run, "all_series": all_series}
+    for s in all_series:
+        s.flags = selectors.series_flags(s, run.params.get("rank_metric", "wmape"))
+    flagged = [s for s in all_series if s.flags]
+    context = {"run": run, "all_series": all_series, "flagged": flagged, "poor_wmape": selectors.POOR_WMAPE,
+               "labels_url": reverse("forecasts:labels", args=[run.pk])}
     selected = None
     wanted = request.GET.get("series")
     for s in all_series:
@@ -102,3 +114,6 @@ def run_delete(request, pk: int):
     services.delete_run(run)
     messages.success(request, f"Forecast run #{pk} deleted.")
     return redirect("forecasts:list")
+
+
+run_labels = label_view(ForecastRun, "forecasts:detail")

@@ -58,7 +58,7 @@ def harmonise(fig: go.Figure, *, legend_below: bool = True) -> go.Figure:
         if groups.get(g) is None:
             groups[g] = _explicit_colour(tr)
     auto = colour_map([g for g, c in groups.items() if c is None])
-    seen = set()
+    shown = set()
     for tr in fig.data:
         g = _group(tr)
         colour = groups[g] or auto[g]
@@ -69,9 +69,11 @@ def harmonise(fig: go.Figure, *, legend_below: bool = True) -> go.Figure:
                 tr.marker.color = colour
         elif hasattr(tr, "marker"):
             tr.marker.color = colour
-        if tr.showlegend is not False or g not in seen:
-            tr.showlegend = g not in seen
-        seen.add(g)
+        if tr.showlegend is False or not g:  # kept out of the legend on purpose (bands, repeated panels)
+            tr.showlegend = False
+            continue
+        tr.showlegend = g not in shown
+        shown.add(g)
     if legend_below:
         fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0,
                                       font=dict(size=11), tracegroupgap=2))
