@@ -68,6 +68,9 @@ def run_detail(request, pk: int):
             break
     if selected is not None:
         selected = run.series.get(pk=selected.pk)  # now with its result
+        if not selected.result:  # chosen but no stored result: nothing to chart (the empty state says so)
+            selected = None
+    if selected is not None:
         result = selected.result
         methods = list(result["methods"])
         method = (

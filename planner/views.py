@@ -9,8 +9,20 @@ from planner.jobs.models import Job
 
 @login_required
 def dashboard(request):
-    jobs = visible_to(request.user, Job.objects.filter(parent=None))[:10]
-    return render(request, "dashboard.html", {"team": team_of(request.user), "jobs": jobs})
+    from planner.comparisons.selectors import comparisons_for, kpis
+    from planner.plans.selectors import plans_for
+
+    jobs = list(visible_to(request.user, Job.objects.filter(parent=None))[:10])
+    from planner.jobs.views import object_link
+
+    for job in jobs:
+        job.object_link = object_link(job)
+    plan = plans_for(request.user).exclude(result=None).first()
+    comp = comparisons_for(request.user).exclude(summary={}).first()
+    return render(request, "dashboard.html", {
+        "team": team_of(request.user), "jobs": jobs, "latest_plan": plan, "plan_outcome": plan.outcome if plan else None,
+        "latest_comparison": comp, "comparison_kpis": kpis(comp) if comp else None,
+    })
 
 
 def healthz(request):

@@ -8,17 +8,67 @@ from planner.accounts.access import get_for_user_or_404, visible_to
 from planner.jobs.models import Job
 from planner.jobs.services import cancel_job
 
+# kind -> (param holding the object's id, URL name of its page, noun); children point at their parent's object
+_OBJECT_PAGES = {
+    "plan.solve": ("plan_id", "plans:detail", "capacity plan"),
+    "simulation.run": ("run_id", "simulations:detail", "simulation"),
+    "comparisons.aggregate": ("comparison", "comparisons:detail", "comparison"),
+    "comparisons.variant": ("comparison", "comparisons:detail", "comparison"),
+    "trace.characterise": ("trace_id", "traces:detail", "trace"),
+    "forecasts.run": ("run_id", "forecasts:detail", "forecast run"),
+}
+
+
+def object_link(job) -> dict | None:
+    """{url, label} of the row a job works for (its plan, simulation, comparison, trace, forecast run)."""
+    from django.urls import NoReverseMatch, reverse
+
+    spec = _OBJECT_PAGES.get(job.kind)
+    params = job.params or {}
+    if spec is None and job.kind == "forecasts.series" and job.parent_id:
+        spec, params = _OBJECT_PAGES["forecasts.run"], (job.parent.params or {})
+    if spec is None:
+        return None
+    key, url_name, noun = spec
+    pk = params.get(key)
+    if not str(pk).isdigit():
+        return None
+    try:
+        url = reverse(url_name, args=[int(pk)])
+    except NoReverseMatch:
+        return None
+    extra = f" · {params['key']}" if job.kind == "comparisons.variant" and params.get("key") else ""
+    return {"url": url, "label": f"{noun} #{pk}{extra}"}
+
 
 @login_required
 def job_list(request):
-    jobs = visible_to(request.user, Job.objects.filter(parent=None))[:200]
-    return render(request, "jobs/job_list.html", {"jobs": jobs})
+    from planner.jobs.registry import known_kinds
+    from planner.listing import list_context
+
+    qs = visible_to(request.user, Job.objects.select_related("parent"))
+    if request.GET.get("children") != "1":
+        qs = qs.filter(parent=None)
+    listing = list_context(request, qs, sorts={"created": "created", "kind": "kind", "status": "status", "id": "id"},
+                           default_sort="-created", search=("kind", "message"),
+                           statuses=[s.value for s in Job.Status], status_filter=lambda q, v: q.filter(status=v),
+                           kinds=known_kinds())
+    jobs = list(listing["rows"])
+    for job in jobs:
+        job.object_link = object_link(job)
+    return render(request, "jobs/job_list.html", {"jobs": jobs, "list": listing})
 
 
 @login_required
 def job_detail(request, pk: int):
-    job = get_for_user_or_404(request.user, Job.objects.all(), pk=pk)
-    return render(request, "jobs/job_detail.html", {"job": job, "children": job.children.all()})
+    import json
+
+    job = get_for_user_or_404(request.user, Job.objects.select_related("parent"), pk=pk)
+    return render(request, "jobs/job_detail.html", {
+        "job": job, "children": job.children.all(), "object_link": object_link(job),
+        "params_json": json.dumps(job.params, indent=2, default=str),
+        "result_json": json.dumps(job.result, indent=2, default=str),
+    })
 
 
 @login_required
