@@ -6,6 +6,7 @@ app_name = "comparisons"
 urlpatterns = [
     path("", views.comparison_list, name="list"),
     path("new/", views.comparison_create, name="create"),
+    path("build/", views.comparison_build, name="build"),
     path("<int:pk>/", views.comparison_detail, name="detail"),
     path("<int:pk>/export.csv", views.comparison_csv, name="csv"),
     path("<int:pk>/export.json", views.comparison_json, name="json"),

@@ -10,7 +10,7 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from planner.accounts.access import get_for_user_or_404, team_of
+from planner.accounts.access import get_for_user_or_404, team_of, visible_to
 from planner.comparisons import selectors
 from planner.comparisons.core.variants import SCHEDULERS, STRATEGIES, VariantError
 from planner.comparisons.models import Comparison
@@ -177,3 +177,40 @@ def comparison_pdf(request, pk: int):
 
 
 comparison_labels = label_view(Comparison, "comparisons:detail")
+
+
+@login_required
+def comparison_build(request):
+    """The scenario builder: a comparison from forms (a trace, the fleet from the catalogue, SLOs, strategies)."""
+    from planner.comparisons.builder import ScenarioBuilderForm
+    from planner.traces.models import Trace
+    from simulations.engine import ScenarioError
+
+    team = team_of(request.user)
+    traces = list(visible_to(request.user, Trace.objects.exclude(characterisation=None)).order_by("-created")[:200])
+    initial = {"trace": request.GET.get("trace") or (traces[0].pk if traces else None)}
+    if request.method == "POST" and request.POST.get("action") == "refresh":  # another trace: other endpoints
+        initial = {"trace": request.POST.get("trace")}
+        return render(request, "comparisons/build.html", {
+            "form": ScenarioBuilderForm(team=team, traces=traces, initial=initial), "traces": traces})
+    form = ScenarioBuilderForm(request.POST or None, team=team, traces=traces, initial=initial)
+    scenario_json, status = "", 200
+    if request.method == "POST" and request.POST.get("action") != "refresh" and form.is_valid():
+        scenario = form.scenario()
+        scenario_json = json.dumps(scenario, indent=1)
+        try:
+            validate_scenario(scenario)
+            comp = start_comparison(team=team, user=request.user, scenario=scenario,
+                                    strategies=form.cleaned_data["strategies"],
+                                    schedulers=form.cleaned_data["schedulers"],
+                                    baseline=form.cleaned_data["baseline"] or None, name=scenario["name"])
+        except ScenarioError as exc:
+            form.add_error(None, f"Scenario field {exc.field}: {exc.message}")
+        except VariantError as exc:
+            form.add_error(None, f"{exc.field}: {exc.message}")
+        else:
+            return redirect("comparisons:detail", pk=comp.pk)
+    if request.method == "POST":
+        status = 400 if form.errors else 200
+    return render(request, "comparisons/build.html", {"form": form, "traces": traces,
+                                                       "scenario_json": scenario_json}, status=status)
