@@ -93,8 +93,8 @@ def _chart_instances(summaries, order):
     ax.set_ylim(bottom=0)
     ax.set_xlabel("simulated time (h)")
     ax.set_ylabel("instances (count)")
-    ax.set_title("Instances over time (area = instance-hours)", fontsize=9)
-    ax.legend(fontsize=7, ncol=2)
+    ax.set_title("Instances over time (area = instance-hours)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.grid(alpha=0.3)
     return _png(fig)
 
@@ -113,7 +113,7 @@ def _grouped_bars(ax, labels, series: dict[str, list], ylabel, title, legend=Tru
     ax.set_ylim(bottom=0)
     ax.set_title(title)
     if legend:
-        ax.legend(ncol=3)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.grid(alpha=0.3, axis="y")
 
 
@@ -136,7 +136,7 @@ def _chart_latency(summaries, order):
     for i, (ax, metric, title) in enumerate(((axes[0], "ttft_p95", "p95 time to first token"),
                                              (axes[1], "e2e_p95", "p95 end-to-end latency"))):
         series = {k: [((summaries[k].get("tiers") or {}).get(t) or {}).get(metric) for t in labels] for k in order}
-        _grouped_bars(ax, labels, series, "seconds", title, legend=i == 0)
+        _grouped_bars(ax, labels, series, "seconds", title, legend=i == 1)
         ax.set_xlabel("tier")
     fig.tight_layout()
     return _png(fig)
@@ -150,7 +150,8 @@ def _chart_waste(summaries, order):
     ax.set_ylim(bottom=0, top=max(max(vals, default=0.0) * 1.15, 0.1))
     ax.set_ylabel("GPU-hours")
     ax.set_xlabel("strategy")
-    ax.set_title("Scaling waste: GPU-hours paid while instances provision")
+    none = " (none in this run)" if not any(vals) else ""
+    ax.set_title(f"Scaling waste: GPU-hours paid while instances provision{none}")
     ax.grid(alpha=0.3, axis="y")
     return _png(fig)
 

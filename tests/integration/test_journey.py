@@ -1,0 +1,97 @@
+"""The planner's journey in a real browser, on PostgreSQL, Redis and a real celery worker.
+
+Log in, upload a trace, build a comparison scenario from it in the forms, run it on the worker, read the KPI
+cards, download a chart's data, open the PDF; screenshots at 1366 px and 800 px go to TEST_ARTIFACTS.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from planner.comparisons.models import Comparison
+from tests.integration.conftest import logged_in_page
+
+ROOT = Path(__file__).resolve().parents[2]
+AZURE_CODE = ROOT / "fixtures" / "traces" / "azure_code_2023.csv"
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+
+@pytest.mark.browser
+def test_a_planner_goes_from_a_trace_to_a_finance_report_in_the_browser(cast, live_server, celery_worker_process,
+                                                                        tmp_path):
+    artifacts = Path(os.environ.get("TEST_ARTIFACTS", tmp_path))
+    artifacts.mkdir(parents=True, exist_ok=True)
+    with logged_in_page(live_server, "owner", "owner-pass-123") as page:
+        page.set_viewport_size({"width": 1366, "height": 900})
+        # 1. upload a trace, split into the three tiers
+        page.goto(f"{live_server.url}/traces/upload/")
+        page.set_input_files("input[name=file]", str(AZURE_CODE))
+        page.fill("input[name=name]", "journey trace")
+        page.fill("input[name=region]", "eastus")
+        page.fill("input[name=model]", "llama2-70b")
+        page.fill("input[name=tier]", "IW-F:0.6,IW-N:0.3,NIW:0.1")
+        page.fill("input[name=seed]", "1")
+        page.click("main form[enctype='multipart/form-data'] button[type=submit]")
+        page.wait_for_url("**/traces/*/", timeout=60_000)
+        # 2. the worker characterises it; the page reloads and offers the next step
+        page.wait_for_selector("[data-compare-on-trace]", timeout=120_000)
+        page.click("[data-compare-on-trace]")
+        page.wait_for_url("**/comparisons/build/?trace=*")
+        # 3. the scenario in forms: the endpoint's deployment from the catalogue, floors/ceilings, SLOs, strategies
+        page.select_option("select[name='dep__eastus__llama2-70b']", "llama2-70b/h100-80gb/tp8")
+        page.fill("input[name=initial]", "2")
+        page.fill("input[name=min_instances]", "1")
+        page.fill("input[name=max_instances]", "6")
+        page.fill("input[name=ttft_iwf]", "1")
+        for strategy in ("static", "reactive-unified", "lt-i", "lt-ua"):
+            box = page.locator(f"input[name=strategies][value='{strategy}']")
+            if not box.is_checked():
+                box.check()
+        page.locator("input[name=strategies][value='lt-u']").uncheck()
+        page.fill("input[name=baseline]", "reactive-unified")
+        page.fill("input[name=name]", "journey comparison")
+        page.screenshot(path=str(artifacts / "journey-builder-1366.png"), full_page=True)
+        page.click("[data-builder-run]")
+        page.wait_for_url("**/comparisons/*/", timeout=30_000)
+        # 4. the strategies run on the worker; the page reloads when the comparison ends and opens with KPI cards
+        page.wait_for_selector("[data-kpi=answer]", timeout=600_000)
+        answer = page.locator("[data-kpi=answer] .kpi-value").inner_text().strip()
+        cards = {page.locator("[data-kpi]").nth(i).get_attribute("data-kpi")
+                 for i in range(page.locator("[data-kpi]").count())}
+        status = page.locator("[data-comparison-status]").inner_text().strip()
+        week = page.locator("[data-kpi=lt-i] [data-kpi-usd-week]").inner_text()
+        verdict = page.locator("[data-kpi=lt-i] [data-kpi-verdict]").inner_text()
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
+        plots = page.locator(".js-plotly-plot").count()
+        csv = page.evaluate("plannerFigureCsv(document.getElementById('fig-fig11'))")
+        page.screenshot(path=str(artifacts / "journey-comparison-1366.png"), full_page=True)
+        page.set_viewport_size({"width": 800, "height": 900})
+        page.wait_for_timeout(500)
+        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        page.screenshot(path=str(artifacts / "journey-comparison-800.png"), full_page=True)
+        # 5. the finance report
+        pdf_url = page.locator("[data-pdf-link]").get_attribute("href")
+        pdf = page.request.get(f"{live_server.url}{pdf_url}").body()
+    comp = Comparison.objects.get(name="journey comparison")
+    assert status == comp.status == "succeeded", [(r.key, r.status, r.error) for r in comp.results.all()]
+    assert comp.scenario["workload"]["trace_path"].endswith("normalised.parquet")
+    assert cards >= {"answer", "static", "reactive-unified", "lt-i", "lt-ua"}
+    rows = {r["key"]: r for r in comp.summary["rows"]}
+    assert answer == min(rows.values(), key=lambda r: (r["cost_usd"], not r["is_baseline"]))["key"]
+    assert "/ week" in week and verdict.startswith("SLO targets:")
+    assert plots >= 5
+    assert csv.startswith("series,x,y\n") and csv.count("\n") > 10
+    assert overflow <= 1, f"the comparison page scrolls sideways at 800 px by {overflow} px"
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(pdf))
+    page1 = reader.pages[0].extract_text()
+    assert f"Answer: {'keep ' if rows[answer]['is_baseline'] else ''}{answer}" in page1
+    assert "SLO targets" in page1 and "Assumptions." in page1
+    assert any("Appendix" in p.extract_text() for p in reader.pages[1:])
+    (artifacts / "journey-report.pdf").write_bytes(pdf)
