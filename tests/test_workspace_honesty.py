@@ -265,3 +265,56 @@ def test_the_builder_makes_a_comparison_from_a_trace_in_forms(owner, django_capt
     for strategy in STRATEGIES:  # every strategy the form offers runs on an uploaded trace
         out = run_variant(sc, {"key": strategy, "strategy": strategy, "scheduler": "", "knobs": {}})
         assert out["requests"] == trace.requests
+
+
+# ---------------------------------------------------------------- chaining the steps
+
+
+def _textarea(html: str, name: str) -> str:
+    import html as html_lib
+
+    m = re.search(rf'<textarea name="{name}"[^>]*>(.*?)</textarea>', html, re.S)
+    assert m, f"no textarea {name}"
+    return html_lib.unescape(m.group(1))
+
+
+def test_plan_from_this_forecast_covers_its_upper_bound_and_solves(owner):
+    from forecasts.models import ForecastSeries
+    from planner.optimizer.multiperiod import solve_plan
+    from planner.optimizer.scenario import parse_scenario
+
+    member, client = owner
+    run = _forecast_run(member, chosen_method="arima", peak=2000.0, peak_upper=2600.0,
+                        group={"region": "eastus", "model": "llama2-70b", "tier": "IW-F"}, result=None)
+    run.params = {**run.params, "level": 0.9, "horizon_s": 3600}
+    run.save()
+    ForecastSeries.objects.create(run=run, label="eastus|llama2-70b|NIW", metric="input_tps", peak=500.0,
+                                  peak_upper=700.0, group={"region": "eastus", "model": "llama2-70b", "tier": "NIW"})
+    assert 'data-plan-from-forecast' in client.get(f"/forecasts/{run.pk}/").content.decode()
+    page = client.get(f"/plans/?forecast={run.pk}").content.decode()
+    scenario = json.loads(_textarea(page, "scenario"))
+    assert scenario["demand"] == [{"model": "llama2-70b", "region": "eastus", "tps": [2500.0],
+                                   "quantiles": {"0.5": [2500.0], "0.9": [3300.0]}}]  # tiers summed
+    sc = parse_scenario(scenario)
+    result = solve_plan(sc)
+    assert result.ok and result.feasible
+    theta = sc.deployments[("llama2-70b", "h100-80gb")].theta_tps
+    assert sum(r["instances"] for r in result.instances) * theta >= 3300.0  # the upper bound is covered
+
+
+def test_simulate_this_plan_prefills_a_scenario_the_engine_accepts(owner):
+    from simulations.engine import parse_scenario
+
+    member, client = owner
+    call_command("plan", str(ROOT / "fixtures/plans/small_two_regions.json"), "--hours", "3", "--team",
+                 member.team.name, stdout=io.StringIO())
+    plan = CapacityPlan.objects.get()
+    page = client.get(f"/simulations/?plan={plan.pk}").content.decode()
+    scenario = json.loads(_textarea(page, "scenario"))
+    peaks = {}
+    for row in plan.result["instances"]:
+        key = (row["region"], row["model"])
+        peaks[key] = max(peaks.get(key, 0), row["instances"])
+    got = {(e["region"], e["model"]): e["initial"] for e in scenario["fleet"]["endpoints"]}
+    assert got and all(got[k] == max(1, peaks[k]) for k in got)
+    parse_scenario(scenario)

@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from planner.accounts.access import get_for_user_or_404, team_of
+from planner.accounts.access import get_for_user_or_404, team_of, visible_to
 from planner.labels import label_view
 from planner.optimizer.scenario import ScenarioError
 from planner.plans.charts import all_figures
@@ -50,6 +50,16 @@ def _list_context(request, scenario_text: str, error=None, name=""):
 def plan_list(request):
     ex = examples()
     text, name = next(iter(ex.values()), ""), ""
+    forecast = request.GET.get("forecast", "")
+    if forecast.isdigit():  # chain: plan from this forecast
+        from forecasts.models import ForecastRun
+        from planner.plans.forecast_chain import scenario_from_forecast
+
+        run = visible_to(request.user, ForecastRun.objects.all()).filter(pk=int(forecast)).first()
+        if run is not None:
+            scenario, note = scenario_from_forecast(run, team=team_of(request.user))
+            text, name = json.dumps(scenario, indent=1), scenario["name"]
+            messages.info(request, note)
     clone = request.GET.get("clone", "")
     if clone.isdigit():  # clone-and-edit a past plan
         src = plans_for(request.user).filter(pk=int(clone)).first()
