@@ -13,10 +13,11 @@ def dashboard(request):
     from planner.plans.selectors import plans_for
 
     jobs = list(visible_to(request.user, Job.objects.filter(parent=None))[:10])
-    from planner.jobs.views import object_link
+    from planner.jobs.views import display_state, object_link
 
     for job in jobs:
         job.object_link = object_link(job)
+        job.shown_status, job.shown_progress = display_state(job)
     plan = plans_for(request.user).exclude(result=None).first()
     comp = comparisons_for(request.user).exclude(summary={}).first()
     return render(request, "dashboard.html", {

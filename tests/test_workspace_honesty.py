@@ -318,3 +318,16 @@ def test_simulate_this_plan_prefills_a_scenario_the_engine_accepts(owner):
     got = {(e["region"], e["model"]): e["initial"] for e in scenario["fleet"]["endpoints"]}
     assert got and all(got[k] == max(1, peaks[k]) for k in got)
     parse_scenario(scenario)
+
+
+def test_a_parent_waiting_for_its_children_reads_running_with_their_progress(owner):
+    from planner.jobs.models import Job
+    from planner.jobs.views import display_state
+
+    member, client = owner
+    parent = Job.objects.create(team=member.team, kind="comparisons.aggregate", status="queued", progress=0)
+    Job.objects.create(team=member.team, kind="comparisons.variant", parent=parent, status="running", progress=50)
+    Job.objects.create(team=member.team, kind="comparisons.variant", parent=parent, status="succeeded", progress=100)
+    assert display_state(parent) == ("running", 71.2)  # 0.95 x (50 + 100) / 2, rounded
+    row = re.search(rf'href="/jobs/{parent.pk}/".*?</tr>', client.get("/jobs/").content.decode(), re.S).group(0)
+    assert "running" in row and "71 %" in row and "queued" not in row

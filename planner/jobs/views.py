@@ -19,6 +19,18 @@ _OBJECT_PAGES = {
 }
 
 
+def display_state(job) -> tuple[str, float]:
+    """(status, progress) as a person should read them: a parent that waits (queued) while its children run is
+    running, and its progress is its children's (95 % of it; the rest is the parent's own aggregation)."""
+    if job.status != "queued":
+        return job.status, float(job.progress or 0.0)
+    children = list(job.children.values_list("status", "progress"))
+    if not children or all(st == "queued" for st, _ in children):
+        return job.status, float(job.progress or 0.0)
+    done = sum(100.0 if st in ("succeeded", "failed", "cancelled") else float(p or 0.0) for st, p in children)
+    return "running", round(0.95 * done / len(children), 1)
+
+
 def object_link(job) -> dict | None:
     """{url, label} of the row a job works for (its plan, simulation, comparison, trace, forecast run)."""
     from django.urls import NoReverseMatch, reverse
@@ -56,6 +68,7 @@ def job_list(request):
     jobs = list(listing["rows"])
     for job in jobs:
         job.object_link = object_link(job)
+        job.shown_status, job.shown_progress = display_state(job)
     return render(request, "jobs/job_list.html", {"jobs": jobs, "list": listing})
 
 
