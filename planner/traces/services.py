@@ -444,7 +444,9 @@ def synthesise_trace(
     try:
         frame = synthesize(resolved, seed=seed)
     except TraceFormatError as exc:
-        raise TraceInputError(exc.message, where="spec", hint=exc.hint) from None
+        inner = getattr(exc, "spec_where", "spec")
+        where = "spec" if inner in ("spec", "") else f"spec.{inner}"
+        raise TraceInputError(exc.message, where=where, hint=exc.hint) from None
     key = Trace.new_storage_key()
     folder = trace_root() / key
     folder.mkdir(parents=True, exist_ok=False)
