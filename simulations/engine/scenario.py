@@ -18,6 +18,7 @@ from simulations.engine.config import (
     ScenarioError,
     SLOConfig,
 )
+from simulations.engine.energy import EnergyConfig, parse_energy
 from simulations.engine.policies import AUTOSCALERS, ENDPOINT_ROUTERS, INSTANCE_ROUTERS, REGION_ROUTERS, SCHEDULERS
 from simulations.engine.workload import Workload, read_trace_file, synthesise
 
@@ -30,6 +31,7 @@ class Scenario:
     slo: SLOConfig
     engine: EngineConfig
     workload_spec: dict
+    energy: EnergyConfig = EnergyConfig()  # electricity price per region and PUE (energy reporting)
 
     def with_strategy(self, autoscaler: str | None = None, **engine) -> Scenario:
         s = self
@@ -195,7 +197,7 @@ def parse_scenario(d: dict, *, base_dir: str | Path | None = None) -> Scenario:
     if not any(k in wl for k in ("trace_path", "trace_id", "synthetic", "frame")):
         raise ScenarioError("workload", "give one of trace_path, trace_id or synthetic")
     return Scenario(name=str(d.get("name", "scenario")), fleet=fleet, policy=policy, slo=slo, engine=engine,
-                    workload_spec=wl)
+                    workload_spec=wl, energy=parse_energy(d.get("energy")))
 
 
 def _resolve_path(path: str) -> Path:
