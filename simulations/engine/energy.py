@@ -8,8 +8,9 @@ work and ``idle_w`` otherwise:
 
 Provisioning (VM acquisition, weight loading) is charged at idle power: the devices are on, not computing.
 The energy cost is informational: cloud GPU-hour prices already include power, so ``cost_usd`` does not add it.
-A deployment without power figures (an inline spec without ``device``) counts as unknown: its rows carry
-``energy_kwh: null`` and the summary says which deployments lack them.
+A deployment spec without a ``device`` block takes the built-in catalogue's figures for its ``gpu`` when the
+catalogue knows that device type (planner.catalogue, optional); otherwise its power is unknown: its rows carry
+``energy_kwh: null``, the summary totals are null and ``energy_missing_power`` names the deployments.
 """
 
 from __future__ import annotations
@@ -109,6 +110,20 @@ def energy_of(row: dict, device: DevicePower | None, count: int, pue: float) -> 
             "energy_kwh": busy_kwh + idle_kwh + prov_kwh}
 
 
+def catalogue_device(gpu: str) -> DevicePower | None:
+    """The built-in catalogue's power figures for a device type name, if the catalogue is installed and knows it."""
+    try:
+        from planner.catalogue.builtin import load_builtin
+    except ImportError:  # pragma: no cover - the engine alone
+        return None
+    for g in load_builtin()["gpu_types"]:
+        if g["name"] == gpu and g.get("busy_w") is not None:
+            return DevicePower(kind=g.get("device_kind", "gpu"), idle_w=float(g["idle_w"]), busy_w=float(g["busy_w"]),
+                               source=f"built-in catalogue, {gpu}: {g.get('power_source', '')}",
+                               assumed=bool(g.get("power_assumed", True)))
+    return None
+
+
 def add_energy(result, scenario) -> None:
     """Add ``energy_kwh`` (and its parts and cost) to every usage row, per region and to the summary, in place."""
     specs = {ep.deployment.name: ep.deployment for ep in scenario.fleet.endpoints}
@@ -119,6 +134,8 @@ def add_energy(result, scenario) -> None:
     for row in result.usage:
         spec = specs.get(row["deployment"])
         device = getattr(spec, "device", None)
+        if device is None and spec is not None and spec.gpu:
+            device = catalogue_device(spec.gpu)
         e = energy_of(row, device, int(row["gpus_per_instance"]), energy.pue)
         price, source = energy.price(row["region"])
         if e is None:
@@ -135,9 +152,8 @@ def add_energy(result, scenario) -> None:
         for k in ("energy_kwh", "busy_kwh", "idle_kwh", "provisioning_kwh"):
             total[k] += e[k]
         total["energy_cost_usd"] += cost
-    known = len(missing) < len({row["deployment"] for row in result.usage}) or not result.usage
     result.summary.update({
-        **({k: total[k] for k in total} if known else {k: None for k in total}),
+        **({k: None for k in total} if missing else total),
         "energy_by_region": regions, "energy_pue": energy.pue,
         "energy_missing_power": sorted(missing),
     })
