@@ -15,6 +15,7 @@ catalogue knows that device type (planner.catalogue, optional); otherwise its po
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -110,6 +111,7 @@ def energy_of(row: dict, device: DevicePower | None, count: int, pue: float) -> 
             "energy_kwh": busy_kwh + idle_kwh + prov_kwh}
 
 
+@functools.lru_cache(maxsize=64)
 def catalogue_device(gpu: str) -> DevicePower | None:
     """The built-in catalogue's power figures for a device type name, if the catalogue is installed and knows it."""
     try:

@@ -22,22 +22,21 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from simulations.engine.generator import arrivals, lengths, slinfer
 from simulations.engine.generator.errors import GeneratorError
-from simulations.engine.generator.sageserve import MAX_REQUESTS
-from simulations.engine.generator.sageserve import synthesize as _sageserve
-from simulations.engine.generator.spec import (
-    STREAM_KINDS,
-    BatchSpec,
-    GammaSpec,
-    MixSpec,
-    PoissonSpec,
-    SlinferSpec,
-    parse_spec,
-)
+
+# the stream kinds' modules (pydantic) load on first use: the original kinds stay as cheap to import as before
+STREAM_KINDS = ("poisson", "gamma", "batch", "slinfer", "mix")
+MAX_REQUESTS = 50_000_000  # = sageserve.MAX_REQUESTS
 
 KINDS = ("sageserve", "diurnal", *STREAM_KINDS)
 __all__ = ["KINDS", "GeneratorError", "expected_requests", "generate", "generate_workload", "kind_of", "parse_spec"]
+
+
+def parse_spec(spec: dict):
+    """Validate a stream-kind spec (pydantic models in ``generator.spec``)."""
+    from simulations.engine.generator.spec import parse_spec as parse
+
+    return parse(spec)
 
 
 def kind_of(spec: object, default: str = "sageserve") -> str:
@@ -67,6 +66,8 @@ def expected_requests(spec: dict, default: str = "sageserve") -> float:
 
 
 def _expected(spec) -> float:
+    from simulations.engine.generator.spec import BatchSpec, GammaSpec, MixSpec, PoissonSpec
+
     if isinstance(spec, MixSpec):
         return sum(_expected(p) for p in spec.parts)
     if isinstance(spec, PoissonSpec | GammaSpec):
@@ -81,7 +82,9 @@ def generate(spec: dict, seed: int | None = None, *, model_names: list[str] | No
     """A normalised trace (DataFrame sorted by arrival) from any kind's spec; ``seed`` overrides the spec's."""
     kind = kind_of(spec)
     if kind == "sageserve":
-        return _sageserve(spec, seed=seed)
+        from simulations.engine.generator.sageserve import synthesize
+
+        return synthesize(spec, seed=seed)
     if kind == "diurnal":
         if not model_names or not region_names:
             raise GeneratorError("kind diurnal draws from a fleet's models and regions", where="kind",
@@ -96,6 +99,9 @@ def generate(spec: dict, seed: int | None = None, *, model_names: list[str] | No
 
 
 def _stream(spec, ss: np.random.SeedSequence) -> pd.DataFrame:
+    from simulations.engine.generator import arrivals, lengths, slinfer
+    from simulations.engine.generator.spec import BatchSpec, GammaSpec, MixSpec, SlinferSpec
+
     if isinstance(spec, MixSpec):
         children = ss.spawn(len(spec.parts))
         frames = [_stream(p, np.random.SeedSequence(p.seed) if p.seed is not None else c)

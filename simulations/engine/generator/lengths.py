@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
-from scipy.stats import norm
 
 from simulations.engine.generator.errors import GeneratorError
 from simulations.engine.generator.spec import Empirical, LengthDist, Lengths, quantile_points
@@ -35,7 +35,7 @@ def fit_quantiles(points: list[tuple[float, float]]) -> LogNormalFit:
     """
     p = np.array([pt[0] for pt in points])
     q = np.log(np.array([pt[1] for pt in points]))
-    z = norm.ppf(p)
+    z = np.array([NormalDist().inv_cdf(float(x)) for x in p])
     a = np.column_stack([np.ones_like(z), z])
     (mu, sigma), *_ = np.linalg.lstsq(a, q, rcond=None)
     sigma = max(float(sigma), 0.0)
