@@ -7,7 +7,6 @@ jobs. ``fields`` keeps the older ``{"scenario.<path>": message}`` map for client
 
 from __future__ import annotations
 
-from django.conf import settings
 from rest_framework.exceptions import ValidationError
 
 
@@ -20,11 +19,3 @@ def scenario_error(exc, prefix: str = "scenario") -> ValidationError:
     """A ScenarioError (engine or optimiser) as a 400 naming ``<prefix>.<field>``."""
     where = f"{prefix}.{exc.field}" if prefix else exc.field
     return input_error(where, exc.message, getattr(exc, "hint", "") or "")
-
-
-def scenario_limits():
-    """The engine's per-run work limits from settings (PLANNER_MAX_SIM_REQUESTS, PLANNER_MAX_SIM_TIME_S)."""
-    from simulations.engine.schema import Limits
-
-    return Limits(max_requests=int(settings.PLANNER_MAX_SIM_REQUESTS),
-                  max_sim_time_s=float(settings.PLANNER_MAX_SIM_TIME_S))

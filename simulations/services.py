@@ -8,9 +8,10 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
-from planner.input_errors import input_error, scenario_error, scenario_limits
+from planner.input_errors import input_error, scenario_error
 from planner.inputs import suggest
 from planner.jobs.services import create_job
+from planner.limits import scenario_limits
 from simulations.engine import ScenarioError, build_workload, parse_scenario, simulate
 from simulations.engine.policies import AUTOSCALERS
 from simulations.models import SimulationRun

@@ -24,7 +24,7 @@ from planner.jobs.services import create_job, dispatch
 def validate_scenario(scenario) -> None:
     """Parse the scenario with the engine once, so a bad one fails at creation, not in every child."""
     from planner.comparisons.core.runner import engine_scenario_dict
-    from planner.input_errors import scenario_limits
+    from planner.limits import scenario_limits
     from simulations.engine import ScenarioError, parse_scenario
     from simulations.engine.schema import synth_spec, validate_input
 
