@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from planner.ingest.errors import TraceFormatError
-from simulations.engine.generator import KINDS, GeneratorError, expected_requests, generate
+from simulations.engine.generator import KINDS, GeneratorError, expected_requests, generate, validate
 from simulations.engine.generator.sageserve import DEFAULT_TOKENS, MAX_REQUESTS, TIER_KEYS, TOP_KEYS
 
 __all__ = ["DEFAULT_TOKENS", "KINDS", "MAX_REQUESTS", "TIER_KEYS", "TOP_KEYS", "SpecError", "expected_size",
@@ -40,13 +40,14 @@ def synthesize(spec: dict, seed: int | None = None) -> pd.DataFrame:
 
 
 def validate_spec(spec) -> dict:
-    from simulations.engine.generator import kind_of, parse_spec
+    """Check a spec of any kind by its schema (trusted caller: file paths allowed)."""
+    from simulations.engine.generator import kind_of
     from simulations.engine.generator.sageserve import validate_spec as sageserve_spec
 
     try:
         if kind_of(spec) == "sageserve":
             return sageserve_spec(spec)
-        parse_spec(spec)
+        validate(spec, allow_paths=True)
     except GeneratorError as exc:
         raise _translated(exc) from None
     return spec

@@ -84,22 +84,6 @@ def parse_device(d, where: str) -> DevicePower | None:
     return DevicePower(kind=kind, idle_w=idle, busy_w=busy, source=str(d.get("source", ""))[:500], assumed=assumed)
 
 
-def parse_energy(d, where: str = "energy") -> EnergyConfig:
-    """A scenario's ``energy`` block: {"usd_per_kwh": {"us-east": 0.11, "default": 0.08}, "pue": 1.2}."""
-    if d is None:
-        return EnergyConfig()
-    if not isinstance(d, dict):
-        raise ScenarioError(where, 'must be an object like {"usd_per_kwh": {"default": 0.08}, "pue": 1.2}')
-    unknown = set(d) - {"usd_per_kwh", "pue"}
-    if unknown:
-        raise ScenarioError(f"{where}.{sorted(unknown)[0]}", "unknown key; use usd_per_kwh and pue")
-    prices = d.get("usd_per_kwh") or {}
-    if not isinstance(prices, dict):
-        raise ScenarioError(f"{where}.usd_per_kwh", "must be an object region -> USD per kWh")
-    parsed = {str(k): _number(prices, k, f"{where}.usd_per_kwh", high=100.0) for k in prices}
-    return EnergyConfig(usd_per_kwh=parsed, pue=_number(d, "pue", where, 1.0, low=1.0, high=5.0))
-
-
 def energy_of(row: dict, device: DevicePower | None, count: int, pue: float) -> dict | None:
     """kWh of one usage row (hours of serving / idle / provisioning instances) or None without power figures."""
     if device is None:

@@ -6,7 +6,7 @@ import pytest
 
 from simulations.engine import simulate
 from simulations.engine.config import ScenarioError
-from simulations.engine.energy import DevicePower, energy_of, parse_device, parse_energy
+from simulations.engine.energy import DevicePower, energy_of, parse_device
 from simulations.tests.engine_helpers import scenario, workload
 
 DEVICE = {"kind": "gpu", "idle_w": 50.0, "busy_w": 400.0, "source": "test", "assumed": True}
@@ -72,5 +72,5 @@ def test_bad_energy_blocks_name_the_field():
     for block, field in (({"pue": 0.9}, "energy.pue"), ({"usd_per_kwh": {"r1": -1}}, "energy.usd_per_kwh.r1"),
                          ({"price": 1}, "energy.price")):
         with pytest.raises(ScenarioError) as info:
-            parse_energy(block)
-        assert info.value.field == field
+            scenario(energy=block)
+        assert info.value.field == field, (info.value.field, str(info.value))

@@ -180,3 +180,20 @@ def test_the_generator_imports_without_django():
     code = ("import sys, simulations.engine.generator, simulations.engine.generator.slinfer; "
             "assert 'django' not in sys.modules, 'django imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_a_comparison_workload_can_synthesize_any_kind_but_never_read_a_path():
+    from planner.comparisons.core.runner import synth_frame
+    from simulations.engine.schema import Workload, synth_spec
+
+    frame = synth_frame({"synthesize": "gamma_bursty"})  # a bundled spec of the new kind, by name
+    assert 2000 < len(frame) < 3000 and set(frame["model"]) == {"llama-2-7b"}
+    inline = {"kind": "poisson", "rate_rps": 1.0, "duration_s": 60,
+              "lengths": {"empirical": {"path": "/etc/passwd"}}}
+    with pytest.raises(ScenarioError) as info:
+        synth_spec(Workload.model_validate({"synthesize": inline}))
+    assert info.value.field == "workload.synthesize.lengths.empirical.path"
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario({"fleet": {"endpoints": [{"deployment": "llama2-7b/a100-80gb/tp1"}]},
+                        "workload": {"synthetic": {"kind": "slinfer", "path": "/etc/passwd"}}})
+    assert "file paths are not accepted" in str(info.value)

@@ -29,7 +29,8 @@ STREAM_KINDS = ("poisson", "gamma", "batch", "slinfer", "mix")
 MAX_REQUESTS = 50_000_000  # = sageserve.MAX_REQUESTS
 
 KINDS = ("sageserve", "diurnal", *STREAM_KINDS)
-__all__ = ["KINDS", "GeneratorError", "expected_requests", "generate", "generate_workload", "kind_of", "parse_spec"]
+__all__ = ["KINDS", "GeneratorError", "expected_requests", "find_paths", "generate", "generate_workload", "kind_of",
+           "parse_spec", "validate"]
 
 
 def parse_spec(spec: dict):
@@ -37,6 +38,45 @@ def parse_spec(spec: dict):
     from simulations.engine.generator.spec import parse_spec as parse
 
     return parse(spec)
+
+
+def validate(spec: object, *, allow_paths: bool = False, default: str = "sageserve"):
+    """Check a spec of any kind once, before any work: ``sageserve`` by its schema (planner/ingest/synth_schema.py),
+    the stream kinds by theirs (generator/spec.py). ``allow_paths=False`` (anything from the web or a scenario)
+    refuses file paths (``lengths.empirical.path``, a SLINFER ``path``, ``tokens...empirical`` paths)."""
+    kind = kind_of(spec, default)
+    if kind == "diurnal":
+        return spec  # the scenario schema's Synthetic model validates it
+    if kind == "sageserve":
+        from planner.ingest.synth_schema import SpecInputError, validate_synth_spec
+
+        try:
+            return validate_synth_spec({k: v for k, v in spec.items() if k != "kind"}, allow_paths=allow_paths)
+        except SpecInputError as exc:
+            raise GeneratorError(exc.message, where=exc.where or "spec", hint=exc.hint) from None
+    parsed = parse_spec(spec)
+    if not allow_paths:
+        found = find_paths(spec)
+        if found:
+            raise GeneratorError("file paths are not accepted here", where=found,
+                                 hint='name a stored trace ({"empirical": {"trace": ID}}) or a bundled SLINFER trace '
+                                      '("trace": "1_30_128_8_0")')
+    return parsed
+
+
+def find_paths(spec: dict) -> str | None:
+    """Where the first file path of a stream-kind spec is (``parts.1.lengths.empirical.path``), else None."""
+    parts = spec.get("parts") if spec.get("kind") == "mix" and isinstance(spec.get("parts"), list) else [spec]
+    for i, part in enumerate(parts):
+        prefix = f"parts.{i}." if part is not spec else ""
+        if not isinstance(part, dict):
+            continue
+        if part.get("kind") == "slinfer" and part.get("path") is not None:
+            return f"{prefix}path"
+        empirical = (part.get("lengths") or {}).get("empirical") if isinstance(part.get("lengths"), dict) else None
+        if isinstance(empirical, dict) and empirical.get("path") is not None:
+            return f"{prefix}lengths.empirical.path"
+    return None
 
 
 def kind_of(spec: object, default: str = "sageserve") -> str:

@@ -225,6 +225,17 @@ def _shape(t: np.ndarray, tier: TierShape, start_weekday: int) -> np.ndarray:
 
 
 def validate_spec(spec: Any) -> dict:
+    """The spec, checked by its schema (planner/ingest/synth_schema.py) before any work is done."""
+    try:
+        from planner.ingest.synth_schema import SpecInputError, validate_synth_spec
+    except ImportError:  # pragma: no cover - the engine without the planner: the checks below only
+        pass
+    else:
+        try:  # a path here was resolved by the CLI or the Django layer
+            validate_synth_spec({k: v for k, v in spec.items() if k != "kind"} if isinstance(spec, dict) else spec,
+                                allow_paths=True)
+        except SpecInputError as exc:
+            raise SpecError(f"{exc.where}: {exc.message}", hint=exc.hint or "see docs/traces.md") from None
     if not isinstance(spec, dict):
         raise SpecError("the spec must be a JSON object", hint="see fixtures/workloads/sageserve_day.json")
     unknown = set(spec) - TOP_KEYS

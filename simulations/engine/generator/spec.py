@@ -10,7 +10,7 @@ import difflib
 import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter, ValidationError, model_validator
 
 from simulations.engine.generator.errors import GeneratorError
 
@@ -198,7 +198,17 @@ class SlinferSpec(Strict):
         return self
 
 
-Part = Annotated[PoissonSpec | GammaSpec | BatchSpec | SlinferSpec, Field(discriminator="kind")]
+def _kind_tag(value) -> str | None:
+    """Union branch label ``<kind>`` (the scenario schema's error paths skip labels in angle brackets)."""
+    kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+    return f"<{kind}>" if isinstance(kind, str) else None
+
+
+Part = Annotated[
+    Annotated[PoissonSpec, Tag("<poisson>")] | Annotated[GammaSpec, Tag("<gamma>")]
+    | Annotated[BatchSpec, Tag("<batch>")] | Annotated[SlinferSpec, Tag("<slinfer>")],
+    Discriminator(_kind_tag),
+]
 
 
 class MixSpec(Strict):
@@ -211,7 +221,12 @@ class MixSpec(Strict):
     description: str | None = Field(default=None, max_length=5000)
 
 
-StreamSpec = Annotated[PoissonSpec | GammaSpec | BatchSpec | SlinferSpec | MixSpec, Field(discriminator="kind")]
+StreamSpec = Annotated[
+    Annotated[PoissonSpec, Tag("<poisson>")] | Annotated[GammaSpec, Tag("<gamma>")]
+    | Annotated[BatchSpec, Tag("<batch>")] | Annotated[SlinferSpec, Tag("<slinfer>")]
+    | Annotated[MixSpec, Tag("<mix>")],
+    Discriminator(_kind_tag),
+]
 STREAM_KINDS = ("poisson", "gamma", "batch", "slinfer", "mix")
 _ADAPTER = TypeAdapter(StreamSpec)
 
@@ -227,8 +242,8 @@ def parse_spec(spec: dict) -> PoissonSpec | GammaSpec | BatchSpec | SlinferSpec 
 def translate(exc: ValidationError, prefix: str = "") -> GeneratorError:
     errors = exc.errors(include_url=False)
     err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])  # a misspelt key explains most
-    # the discriminated union puts the kind into the path (parts.0.poisson.rate_rps): drop it
-    loc = [str(p) for p in err["loc"] if p not in STREAM_KINDS]
+    # the discriminated union puts the kind into the path (parts.0.<poisson>.rate_rps): drop it
+    loc = [str(p) for p in err["loc"] if not str(p).startswith("<")]
     where = ".".join(([prefix] if prefix else []) + loc) or prefix or "spec"
     message = err["msg"].removeprefix("Value error, ")
     hint = ""
@@ -240,7 +255,8 @@ def translate(exc: ValidationError, prefix: str = "") -> GeneratorError:
         hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(known)}"
     elif err["type"] in ("union_tag_invalid", "union_tag_not_found"):
         where = ".".join(([prefix] if prefix else []) + loc + ["kind"])
-        tag = str((err.get("ctx") or {}).get("tag", ""))
+        tag = str((err.get("ctx") or {}).get("tag", "")).strip("<>")
+        tag = "" if tag == "None" else tag
         close = difflib.get_close_matches(tag, STREAM_KINDS, n=1)
         message = f"unknown kind {tag!r}" if tag else "kind is required"
         hint = (f"did you mean {close[0]!r}? " if close else "") + (
@@ -254,6 +270,7 @@ def _model_at(loc: tuple) -> type[BaseModel] | None:
     kinds = {"poisson": PoissonSpec, "gamma": GammaSpec, "batch": BatchSpec, "slinfer": SlinferSpec, "mix": MixSpec}
     model: type[BaseModel] | None = None
     for part in loc[:-1]:
+        part = part.strip("<>") if isinstance(part, str) else part
         if part in kinds:
             model = kinds[part]
         elif model is not None and isinstance(part, str) and part in model.model_fields:
