@@ -71,3 +71,13 @@ def test_every_slinfer_deployment_runs_in_the_engine(name):
     config = pytest.importorskip("simulations.engine.config")
     spec = config.DeploymentSpec.from_dict(engine_spec(name))
     assert spec.device is not None and spec.device.kind in ("gpu", "cpu")
+
+
+def test_the_slinfer_fit_and_the_energy_module_import_without_django():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys, planner.catalogue.slinfer, simulations.engine.energy; "
+            "assert 'django' not in sys.modules, 'django imported'")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[3])
