@@ -253,7 +253,7 @@ def test_the_builder_makes_a_comparison_from_a_trace_in_forms(owner, django_capt
                                team=member.team, traces=[trace])
     assert form.is_valid(), form.errors
     sc = form.scenario()
-    assert sc["workload"] == {"trace_path": str(trace.normalised_file)}
+    assert sc["workload"] == {"trace_id": trace.pk}
     assert sc["fleet"]["endpoints"] == [{"region": "eastus", "model": "llama2-70b",
                                          "deployment": "llama2-70b/h100-80gb/tp4", "initial": 4, "min": 1, "max": 4}]
     assert sc["slo"] == {"ttft_s": {"IW-F": 0.5, "IW-N": 30.0}, "e2e_s": {"NIW": 3600.0}}
@@ -263,7 +263,10 @@ def test_the_builder_makes_a_comparison_from_a_trace_in_forms(owner, django_capt
     from planner.comparisons.core.runner import run_variant
 
     for strategy in STRATEGIES:  # every strategy the form offers runs on an uploaded trace
-        out = run_variant(sc, {"key": strategy, "strategy": strategy, "scheduler": "", "knobs": {}})
+        from planner.ingest.normalised import read_trace
+
+        out = run_variant(sc, {"key": strategy, "strategy": strategy, "scheduler": "", "knobs": {}},
+                          frame=read_trace(trace.normalised_file))
         assert out["requests"] == trace.requests
 
 
@@ -331,3 +334,15 @@ def test_a_parent_waiting_for_its_children_reads_running_with_their_progress(own
     assert display_state(parent) == ("running", 71.2)  # 0.95 x (50 + 100) / 2, rounded
     row = re.search(rf'href="/jobs/{parent.pk}/".*?</tr>', client.get("/jobs/").content.decode(), re.S).group(0)
     assert "running" in row and "71 %" in row and "queued" not in row
+
+
+def test_a_comparison_on_another_teams_trace_is_refused_at_creation(cast):
+    from planner.jobs.models import Job
+    from planner.traces.models import Trace
+
+    theirs = Trace.objects.create(team=cast.outsider.team, name="theirs", format="native", storage_key="k9")
+    scenario = {**TINY, "workload": {"trace_id": theirs.pk}}
+    resp = cast.owner.api.post("/api/comparisons/", {"scenario": scenario, "strategies": ["static"],
+                                                     "baseline": "static"}, format="json")
+    assert resp.status_code == 400 and "no trace" in json.dumps(resp.json())
+    assert not Comparison.objects.exists() and not Job.objects.exists()

@@ -5,8 +5,8 @@ trace contains, each on a deployment picked from the hardware catalogue for that
 team's own), with floors and ceilings, a starting count and a spot pool per region. SLOs: the TTFT targets
 of the interactive tiers and the batch deadline. Strategies and baseline as on the JSON form.
 
-The form's output is the engine scenario dict, checked by the one scenario parser (simulations.engine
-.parse_scenario through services.validate_scenario) before anything is stored; the JSON it produced is shown
+The form's output is the engine scenario dict, checked by the one scenario schema and parser
+(simulations.engine.schema through services.validate_scenario) before anything is stored; the JSON it produced is shown
 as the "advanced" view and kept on error.
 """
 
@@ -111,7 +111,7 @@ class ScenarioBuilderForm(forms.Form):
         return {
             "name": d.get("name") or f"strategies on trace #{trace.pk} {trace.name}",
             "seed": 0,
-            "workload": {"trace_path": str(trace.normalised_file)},
+            "workload": {"trace_id": trace.pk},
             "fleet": {
                 "regions": [{"name": r, "spot_pool": {m: d["spot_pool"] for m in models}} for r in regions],
                 "endpoints": [{"region": r, "model": m, "deployment": d[key], "initial": start, "min": lo, "max": hi}

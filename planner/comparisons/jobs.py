@@ -9,11 +9,22 @@ from planner.comparisons.services import aggregate_comparison, maybe_trigger_agg
 from planner.jobs.registry import JobCancelled, JobError, handler
 
 
-def _run(scenario: dict, variant: dict, *, progress, base_dir: str):
+def _run(scenario: dict, variant: dict, *, progress, base_dir: str, frame=None):
     """Indirection so tests can replace the engine run with a canned summary."""
     from planner.comparisons.core.runner import run_variant
 
-    return run_variant(scenario, variant, progress=progress, base_dir=base_dir or None)
+    return run_variant(scenario, variant, progress=progress, base_dir=base_dir or None, frame=frame)
+
+
+def _trace_kwargs(comp) -> dict:
+    """{"frame": DataFrame} when the scenario replays one of the team's uploaded traces (``workload.trace_id``)."""
+    trace_id = ((comp.scenario or {}).get("workload") or {}).get("trace_id")
+    if trace_id is None:
+        return {}
+    from planner.comparisons.services import team_trace
+    from planner.ingest.normalised import read_trace
+
+    return {"frame": read_trace(team_trace(trace_id, comp.team).normalised_file)}
 
 
 @handler("comparisons.variant")
@@ -30,7 +41,8 @@ def run_variant_job(job, ctx):
     ctx.progress(1, f"{key}: building the workload", force=True)
     started = time.perf_counter()
     try:
-        metrics = _run(comp.scenario, variant, progress=ctx.callback(2, 99), base_dir=job.params.get("base_dir", ""))
+        metrics = _run(comp.scenario, variant, progress=ctx.callback(2, 99), base_dir=job.params.get("base_dir", ""),
+                       **_trace_kwargs(comp))
     except JobCancelled:
         record_variant(result, status=VariantResult.Status.CANCELLED, wall_s=time.perf_counter() - started)
         maybe_trigger_aggregation(comp)

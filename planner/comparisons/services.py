@@ -24,11 +24,32 @@ from planner.jobs.services import create_job, dispatch
 def validate_scenario(scenario) -> None:
     """Parse the scenario with the engine once, so a bad one fails at creation, not in every child."""
     from planner.comparisons.core.runner import engine_scenario_dict
+    from planner.limits import scenario_limits
     from simulations.engine import ScenarioError, parse_scenario
+    from simulations.engine.schema import synth_spec, validate_input
 
     if not isinstance(scenario, dict):
         raise ScenarioError("scenario", "must be a JSON object (an engine scenario, see docs/comparisons.md)")
-    parse_scenario(engine_scenario_dict(scenario, {"strategy": "static", "key": "check"}))
+    checked = validate_input(scenario)  # the whole scenario, comparison keys included (one schema)
+    if checked.workload.synthesize is not None:
+        synth_spec(checked.workload)
+    parse_scenario(engine_scenario_dict(scenario, {"strategy": "static", "key": "check"}), limits=scenario_limits())
+
+
+def team_trace(trace_id, team):
+    """The team's uploaded trace a scenario's ``workload.trace_id`` names; ScenarioError if it is not theirs or
+    has no normalised file yet."""
+    from planner.traces.models import Trace
+    from simulations.engine import ScenarioError
+
+    trace = Trace.objects.filter(pk=int(trace_id), team=team).first() if str(trace_id).isdigit() else None
+    if trace is None:
+        raise ScenarioError("workload.trace_id", f"no trace #{trace_id} in your team",
+                            hint="upload the trace first, or pick one of yours")
+    if not trace.normalised_file.exists():
+        raise ScenarioError("workload.trace_id", f"trace #{trace_id} has no normalised file yet",
+                            hint="wait for its import to finish")
+    return trace
 
 
 @transaction.atomic
@@ -36,6 +57,8 @@ def start_comparison(*, team, user=None, scenario: dict, strategies=None, schedu
                      baseline: str | None = None, name: str = "", projection: dict | None = None,
                      base_dir: str = "") -> Comparison:
     """Create the comparison, its parent job and one child job per variant (dispatched after commit)."""
+    if isinstance(scenario, dict) and isinstance(scenario.get("workload"), dict) and "trace_id" in scenario["workload"]:
+        team_trace(scenario["workload"]["trace_id"], team)  # another team's trace is refused here, not in a child
     vs = build_variants(strategies, schedulers, variants)
     base = pick_baseline(vs, baseline)
     parent = create_job(team=team, user=user, kind="comparisons.aggregate", params={}, enqueue=False)

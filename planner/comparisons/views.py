@@ -132,6 +132,7 @@ def comparison_detail(request, pk: int):
         "breakdown": summary.get("breakdown", []), "projection": summary.get("projection", {}),
         "figures": [(name, FIGURE_TITLES.get(name, name), embed(fig)) for name, fig in figures.items()],
         "summary_error": summary.get("error"),
+        "energy": summary.get("energy", []),
         "scenario_pretty": json.dumps(comp.scenario, indent=1)[:20000],
     })
 

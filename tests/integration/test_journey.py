@@ -79,7 +79,9 @@ def test_a_planner_goes_from_a_trace_to_a_finance_report_in_the_browser(cast, li
         pdf = page.request.get(f"{live_server.url}{pdf_url}").body()
     comp = Comparison.objects.get(name="journey comparison")
     assert status == comp.status == "succeeded", [(r.key, r.status, r.error) for r in comp.results.all()]
-    assert comp.scenario["workload"]["trace_path"].endswith("normalised.parquet")
+    from planner.traces.models import Trace
+
+    assert comp.scenario["workload"] == {"trace_id": Trace.objects.get(name="journey trace").pk}
     assert cards >= {"answer", "static", "reactive-unified", "lt-i", "lt-ua"}
     rows = {r["key"]: r for r in comp.summary["rows"]}
     assert answer == min(rows.values(), key=lambda r: (r["cost_usd"], not r["is_baseline"]))["key"]

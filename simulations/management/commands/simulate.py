@@ -1,4 +1,4 @@
-"""python manage.py simulate SCENARIO.json [--strategy NAME] [--mode fast|reference] [--json] [--team T]
+"""python manage.py simulate SCENARIO.json [--strategy NAME] [--mode fast|reference] [--trace FILE] [--json] [--team T]
 
 Simulates in this process and saves the run (scenario, result, a finished job) in the team's workspace
 (``--team``, default: the demo user's team), so the simulation list, its page and ``/api/simulations/``
@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from planner.clirun import add_team_arguments, cli_team, finished_job
 from simulations.engine import ScenarioError, build_workload, parse_scenario, simulate
+from simulations.engine.workload import read_trace_file
 
 
 class Command(BaseCommand):
@@ -30,6 +31,8 @@ class Command(BaseCommand):
         parser.add_argument("--name", default="", help="run name (default: the scenario's)")
         parser.add_argument("--no-save", action="store_true", help="do not store the run in the workspace")
         add_team_arguments(parser)
+        parser.add_argument("--trace", default="", help="a trace file on this machine (Parquet, CSV, JSONL) "
+                            "replacing the scenario's workload source; scenarios themselves never name files")
 
     def handle(self, *args, **opts):
         path = Path(opts["scenario"])
@@ -44,13 +47,20 @@ class Command(BaseCommand):
             team, user = cli_team(opts["team"], opts["user"])
         start = time.perf_counter()
         started = timezone.now()
+        frame = None
         try:
-            scenario = parse_scenario(data, base_dir=path.parent)
+            if opts["trace"]:  # the operator's own file: read here, handed to the engine as a frame
+                keep = ("rate_scale", "limit", "model", "region", "tier")
+                wl = data.get("workload") if isinstance(data, dict) and isinstance(data.get("workload"), dict) else {}
+                data = {**data, "workload": {**{k: v for k, v in wl.items() if k in keep}, "frame": True}}
+                frame = read_trace_file(Path(opts["trace"]))
+            scenario = parse_scenario(data)
             engine = {"mode": opts["mode"]} if opts["mode"] else {}
             scenario = scenario.with_strategy(opts["strategy"] or None, **engine)
-            workload = build_workload(scenario)
+            workload = build_workload(scenario, frame=frame)
         except ScenarioError as exc:
-            raise CommandError(f"scenario field {exc.field}: {exc.message}") from None
+            hint = f" ({exc.hint})" if exc.hint else ""
+            raise CommandError(f"scenario field {exc.field}: {exc.message}{hint}") from None
         progress = None
         if not opts["json"]:
             def progress(fraction, message):
@@ -77,6 +87,9 @@ class Command(BaseCommand):
         self.stdout.write(f"GPU-hours {s['gpu_hours']:.2f} (serving {s['serving_gpu_hours']:.2f}, idle "
                           f"{s['idle_gpu_hours']:.2f}, provisioning {s['provisioning_gpu_hours']:.2f}); "
                           f"cost ${s['cost_usd']:.0f}; scale-outs {s['scale_outs']}, scale-ins {s['scale_ins']}")
+        if s.get("energy_kwh") is not None:
+            self.stdout.write(f"energy {s['energy_kwh']:,.1f} kWh (busy {s['busy_kwh']:,.1f}, idle {s['idle_kwh']:,.1f}, "
+                              f"provisioning {s['provisioning_kwh']:,.1f}), ${s['energy_cost_usd']:,.2f} of electricity")
         for tier, t in result.tiers.items():
             self.stdout.write(f"  {tier}: {t['requests']} req, SLO attainment {t['slo_attainment']:.4f}, "
                               f"TTFT p50/p95/p99 {t['ttft']['p50']:.3f}/{t['ttft']['p95']:.3f}/{t['ttft']['p99']:.3f} s, "
@@ -86,11 +99,7 @@ class Command(BaseCommand):
     def _save(team, user, opts, data, path, result: dict, started):
         from simulations.models import SimulationRun
 
-        stored = dict(data) if isinstance(data, dict) else data
-        wl = stored.get("workload") if isinstance(stored, dict) else None
-        if isinstance(wl, dict) and isinstance(wl.get("trace_path"), str) and not Path(wl["trace_path"]).is_absolute():
-            # the run's page may re-run it: keep the trace the command read, wherever it was started
-            stored["workload"] = {**wl, "trace_path": str((path.parent / wl["trace_path"]).resolve())}
+        stored = dict(data) if isinstance(data, dict) else data  # with --trace: workload {"frame": true}
         s = result["summary"]
         run = SimulationRun.objects.create(team=team, created_by=user, scenario=stored, strategy=opts["strategy"],
                                            mode=opts["mode"] or "fast", result=result,
