@@ -346,3 +346,18 @@ def test_a_comparison_on_another_teams_trace_is_refused_at_creation(cast):
                                                      "baseline": "static"}, format="json")
     assert resp.status_code == 400 and "no trace" in json.dumps(resp.json())
     assert not Comparison.objects.exists() and not Job.objects.exists()
+
+
+def test_the_builders_bounds_and_errors_come_from_the_scenario_schema(cast):
+    from planner.comparisons.builder import ScenarioBuilderForm, form_field_for
+    from simulations.engine import schema
+
+    form = ScenarioBuilderForm(team=cast.owner.team, traces=[])
+    top = next(m.le for m in schema.Endpoint.model_fields["initial"].metadata if hasattr(m, "le"))
+    assert form.fields["initial"].max_value == top == form.fields["max_instances"].max_value
+    assert form.fields["ttft_iwf"].min_value == 0.0
+    bound = ScenarioBuilderForm({"ttft_iwf": -1, "initial": top + 1}, team=cast.owner.team, traces=[])
+    bound.is_valid()
+    assert "ttft_iwf" in bound.errors and "initial" in bound.errors
+    assert form_field_for("fleet.endpoints[3].initial") == "initial"
+    assert form_field_for("slo.e2e_s.NIW") == "niw_deadline" and form_field_for("engine.mode") is None

@@ -12,9 +12,49 @@ as the "advanced" view and kept on error.
 
 from __future__ import annotations
 
+import re
+
 from django import forms
+from django.core.validators import MaxValueValidator, MinValueValidator
 
 from planner.comparisons.core.variants import SCHEDULERS, STRATEGIES
+
+
+def schema_bounds(model, field: str) -> dict:
+    """{"min_value", "max_value"} of a field of the scenario schema (simulations.engine.schema), so the form
+    accepts exactly what the schema does."""
+    out = {}
+    for item in model.model_fields[field].metadata:
+        if hasattr(item, "ge"):
+            out["min_value"] = item.ge
+        if hasattr(item, "le"):
+            out["max_value"] = item.le
+    return out
+
+
+def _bounds():
+    from simulations.engine import schema
+
+    seconds = schema.Seconds.__metadata__[0].metadata  # Annotated[float, Field(ge=..., le=...)]
+    sec = {k: v for item in seconds for k, v in (("min_value", getattr(item, "ge", None)),
+                                                 ("max_value", getattr(item, "le", None))) if v is not None}
+    return {"initial": schema_bounds(schema.Endpoint, "initial"),
+            "min_instances": schema_bounds(schema.Endpoint, "min_instances"),
+            "max_instances": schema_bounds(schema.Endpoint, "max_instances"), "seconds": sec}
+
+
+# where a schema error's path points -> the form field that produced it
+_ERROR_FIELDS = [(r"^fleet\.endpoints\[\d+\]\.initial", "initial"), (r"^fleet\.endpoints\[\d+\]\.min", "min_instances"),
+                 (r"^fleet\.endpoints\[\d+\]\.max", "max_instances"), (r"^fleet\.regions\[\d+\]\.spot_pool", "spot_pool"),
+                 (r"^slo\.ttft_s\.IW-F", "ttft_iwf"), (r"^slo\.ttft_s\.IW-N", "ttft_iwn"), (r"^slo\.e2e_s\.NIW", "niw_deadline"),
+                 (r"^strategies", "strategies"), (r"^schedulers", "schedulers"), (r"^baseline", "baseline")]
+
+
+def form_field_for(error_path: str) -> str | None:
+    for pattern, name in _ERROR_FIELDS:
+        if re.match(pattern, error_path or ""):
+            return name
+    return None
 
 
 def trace_groups(trace) -> list[tuple[str, str]]:
@@ -52,14 +92,14 @@ def _default_deployment(choices: list[tuple[str, str]]) -> str:
 class ScenarioBuilderForm(forms.Form):
     name = forms.CharField(max_length=200, required=False)
     trace = forms.TypedChoiceField(coerce=int, help_text="an uploaded trace of your team (characterised)")
-    initial = forms.IntegerField(min_value=0, max_value=500, initial=2, help_text="instances per endpoint at start")
-    min_instances = forms.IntegerField(min_value=0, max_value=500, initial=1, label="Floor (min instances)")
-    max_instances = forms.IntegerField(min_value=1, max_value=500, initial=20, label="Ceiling (max instances)")
-    spot_pool = forms.IntegerField(min_value=0, max_value=500, initial=2,
-                                   help_text="warm spot instances per model in each region at start")
-    ttft_iwf = forms.FloatField(min_value=0.01, initial=1.0, label="IW-F TTFT target (s)")
-    ttft_iwn = forms.FloatField(min_value=0.01, initial=60.0, label="IW-N TTFT target (s)")
-    niw_deadline = forms.FloatField(min_value=1, initial=86400.0, label="NIW deadline (s)")
+    # bounds come from simulations.engine.schema in __init__
+    initial = forms.IntegerField(initial=2, help_text="instances per endpoint at start")
+    min_instances = forms.IntegerField(initial=1, label="Floor (min instances)")
+    max_instances = forms.IntegerField(initial=20, label="Ceiling (max instances)")
+    spot_pool = forms.IntegerField(initial=2, help_text="warm spot instances per model in each region at start")
+    ttft_iwf = forms.FloatField(initial=1.0, label="IW-F TTFT target (s)")
+    ttft_iwn = forms.FloatField(initial=60.0, label="IW-N TTFT target (s)")
+    niw_deadline = forms.FloatField(initial=86400.0, label="NIW deadline (s)")
     strategies = forms.MultipleChoiceField(choices=[(k, k) for k in STRATEGIES], widget=forms.CheckboxSelectMultiple,
                                            initial=["reactive-unified", "lt-i", "lt-u", "lt-ua"])
     schedulers = forms.MultipleChoiceField(choices=[(s, s) for s in SCHEDULERS], required=False,
@@ -68,6 +108,21 @@ class ScenarioBuilderForm(forms.Form):
 
     def __init__(self, *args, team=None, traces=(), **kwargs):
         super().__init__(*args, **kwargs)
+        bounds = _bounds()  # from the one scenario schema: the form accepts what the schema accepts
+        for name, key in (("initial", "initial"), ("min_instances", "min_instances"),
+                          ("max_instances", "max_instances"), ("spot_pool", "initial"),
+                          ("ttft_iwf", "seconds"), ("ttft_iwn", "seconds"), ("niw_deadline", "seconds")):
+            field, lo, hi = self.fields[name], bounds[key].get("min_value"), bounds[key].get("max_value")
+            field.validators = [v for v in field.validators
+                                if not isinstance(v, (MinValueValidator, MaxValueValidator))]
+            if lo is not None:
+                field.min_value = lo
+                field.validators.append(MinValueValidator(lo))
+                field.widget.attrs["min"] = lo
+            if hi is not None:
+                field.max_value = hi
+                field.validators.append(MaxValueValidator(hi))
+                field.widget.attrs["max"] = hi
         self.team = team
         self.traces = {t.pk: t for t in traces}
         self.fields["trace"].choices = [(t.pk, f"#{t.pk} {t.name} ({t.requests:,} requests)") for t in traces]

@@ -205,10 +205,12 @@ def comparison_build(request):
                                     strategies=form.cleaned_data["strategies"],
                                     schedulers=form.cleaned_data["schedulers"],
                                     baseline=form.cleaned_data["baseline"] or None, name=scenario["name"])
-        except ScenarioError as exc:
-            form.add_error(None, f"Scenario field {exc.field}: {exc.message}")
-        except VariantError as exc:
-            form.add_error(None, f"{exc.field}: {exc.message}")
+        except (ScenarioError, VariantError) as exc:  # the schema's error lands on the field that produced it
+            from planner.comparisons.builder import form_field_for
+
+            hint = f" ({exc.hint})" if getattr(exc, "hint", "") else ""
+            target = form_field_for(exc.field)
+            form.add_error(target, f"{exc.message}{hint}" if target else f"{exc.field}: {exc.message}{hint}")
         else:
             return redirect("comparisons:detail", pk=comp.pk)
     if request.method == "POST":
