@@ -47,7 +47,10 @@ def kpis(comp: Comparison) -> dict | None:
     rows = {r["key"]: r for r in summary.get("rows", [])}
     if not rows:
         return None
-    cheapest = rows.get(summary.get("cheapest") or "") or min(rows.values(), key=lambda r: r["cost_usd"])
+    from planner.comparisons.core.report import choose_answer
+
+    choice = choose_answer(summary)
+    cheapest = rows[choice["cheapest"]]
     per_week = 24.0 / max(float(summary.get("duration_h") or 24.0), 1e-9) * 7.0
     cards = []
     for key in summary.get("order", list(rows)):
@@ -57,12 +60,15 @@ def kpis(comp: Comparison) -> dict | None:
         tiers = {t: (r["tiers"].get(t) or {}).get("attainment") for t in ("IW-F", "IW-N")}
         tiers["NIW"] = r.get("niw_deadline_met")
         cards.append({"key": key, "is_baseline": r["is_baseline"], "is_cheapest": key == cheapest["key"],
+                      "is_answer": key == choice["key"],
                       "saved_gpu_hours_week": r["saved_gpu_hours"] * per_week,
                       "saved_usd_week": r["saved_usd_per_week"], "saved_pct": r["saved_gpu_hours_pct"],
                       "cost_usd_week": r["cost_usd"] * per_week,
                       "tiers": [(t, None if v is None else 100.0 * v) for t, v in tiers.items()],
                       "verdict": slo_verdict(r)})
-    return {"cheapest": cheapest["key"], "baseline_is_cheapest": cheapest["is_baseline"], "cards": cards}
+    answer = rows.get(choice["key"] or "")
+    return {"answer": choice["key"], "cheapest": cheapest["key"], "baseline_is_cheapest": cheapest["is_baseline"],
+            "answer_is_baseline": bool(answer and answer["is_baseline"]), "cards": cards}
 
 
 def export_csv(comp: Comparison) -> str:

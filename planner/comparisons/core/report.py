@@ -156,28 +156,55 @@ def _chart_waste(summaries, order):
     return _png(fig)
 
 
+def choose_answer(aggregate: dict) -> dict:
+    """The right answer: the cheapest strategy that meets the SLO targets (the baseline wins ties).
+
+    Returns {"key": answer or None when no strategy meets the targets, "cheapest": cheapest overall,
+    "meets": {key: bool}}; the cheapest overall is only the answer when it meets the targets too."""
+    rows = aggregate["rows"]
+    meets = {r["key"]: slo_verdict(r) == "meets" for r in rows}
+    order = sorted(rows, key=lambda r: (r["cost_usd"], not r["is_baseline"]))
+    cheapest = order[0]["key"] if order else None
+    answer = next((r["key"] for r in order if meets[r["key"]]), None)
+    return {"key": answer, "cheapest": cheapest, "meets": meets}
+
+
 def _answer(aggregate: dict, rows: dict, failures: list[dict]) -> str:
-    """Page 1's answer in words: the cheapest strategy overall, the baseline when nothing beats it."""
+    """Page 1's answer in words: the cheapest strategy that meets the SLO targets; the baseline when nothing
+    beats it; said plainly when the cheapest misses the targets or when no strategy meets them."""
     base = aggregate["baseline"]
     b = rows[base]
-    cheapest_key = aggregate.get("cheapest") or min(rows.values(), key=lambda r: (r["cost_usd"], not r["is_baseline"]))["key"]
-    cheapest = rows[cheapest_key]
+    choice = choose_answer(aggregate)
+    cheapest = rows[choice["cheapest"]]
     others = [r for r in rows.values() if not r["is_baseline"]]
     missing = f" {len(failures)} strategy run(s) did not finish and are not compared (see below)." if failures else ""
     if not others:
         return f"Only the baseline <b>{base}</b> produced a result; there is nothing to compare it with.{missing}"
-    if cheapest["is_baseline"]:
+    if choice["key"] is None:
+        best = max(rows.values(), key=lambda r: min((t.get("attainment") or 0.0) for t in r["tiers"].values())
+                   if r["tiers"] else 0.0)
+        return (f"<b>Answer: no strategy meets the SLO targets.</b> The cheapest, <b>{cheapest['key']}</b>, "
+                f"{slo_verdict(cheapest)}; the best attainment is <b>{best['key']}</b> with {_slo_words(best, b)}. "
+                f"Add capacity (floors, ceilings, spot pool) or relax the targets before choosing on cost.{missing}")
+    answer = rows[choice["key"]]
+    caveat = ""
+    if answer["key"] != cheapest["key"]:
+        caveat = (f" <b>{cheapest['key']}</b> costs less ({_money(cheapest['cost_usd'] - answer['cost_usd'])} over "
+                  f"the simulated span) but {slo_verdict(cheapest)}.")
+    if answer["is_baseline"]:
         runner_up = min(others, key=lambda r: r["cost_usd"])
-        return (f"<b>Answer: keep {base}.</b> The baseline is the cheapest of the {len(rows)} strategies compared. "
-                f"The next cheapest, <b>{runner_up['key']}</b>, costs {_money(-runner_up['saved_usd_per_week'])} "
-                f"more per week ({_num(-runner_up['saved_gpu_hours'])} more GPU-hours over the simulated span), with "
-                f"{_slo_words(runner_up, b)}.{missing}")
-    return (f"<b>Answer: {cheapest['key']}.</b> Against the baseline <b>{base}</b> it saves "
-            f"<b>{_money(cheapest['saved_usd_per_week'])} per week</b> ({_money(cheapest['saved_usd_per_month'])} "
-            f"per month) for this fleet: {_num(cheapest['saved_gpu_hours'])} GPU-hours "
-            f"({_pct(cheapest['saved_gpu_hours_pct'])}) less over the simulated span, with "
-            f"{_slo_words(cheapest, b)}. Scaling waste changes by {_pct(cheapest['waste_reduction_pct'])} "
-            f"(positive = less).{missing}")
+        return (f"<b>Answer: keep {base}.</b> The baseline is the cheapest of the {len(rows)} strategies compared "
+                f"that meets the SLO targets.{caveat} The next cheapest, <b>{runner_up['key']}</b>, costs "
+                f"{_money(-runner_up['saved_usd_per_week'])} more per week, with {_slo_words(runner_up, b)}.{missing}")
+    verb = "saves" if answer["saved_usd_per_week"] >= 0 else "costs"
+    amount = abs(answer["saved_usd_per_week"])
+    more = "" if verb == "saves" else " more"
+    return (f"<b>Answer: {answer['key']}.</b> It is the cheapest strategy that meets the SLO targets. Against the "
+            f"baseline <b>{base}</b> it {verb} <b>{_money(amount)} per week</b>{more} "
+            f"({_money(abs(answer['saved_usd_per_month']))} per month) for this fleet: "
+            f"{_num(abs(answer['saved_gpu_hours']))} GPU-hours ({_pct(answer['saved_gpu_hours_pct'])}) "
+            f"{'less' if verb == 'saves' else 'more'} over the simulated span, with {_slo_words(answer, b)}."
+            f"{caveat}{missing}")
 
 
 def _slo_words(r: dict, b: dict) -> str:
@@ -202,9 +229,11 @@ def _plain_assumptions(assumptions: dict, aggregate: dict) -> str:
     fleet = assumptions.get("Fleet") or []
     slos = assumptions.get("SLOs") or {}
     endpoints = max(0, len(fleet) - 1)
-    return (f"<b>Assumptions.</b> {_num(trace.get('requests simulated'), 0)} requests "
-            f"({trace.get('workload')}) over {aggregate['duration_h']:.1f} simulated hours, replayed on "
-            f"{endpoints} endpoints (region x model) priced at each deployment's on-demand $/instance-hour. "
+    source = f" ({trace['workload']})" if trace.get("workload") else ""
+    return (f"<b>Assumptions.</b> {_num(trace.get('requests simulated'), 0)} requests{source} "
+            f"over {aggregate['duration_h']:.1f} simulated hours, replayed on "
+            f"{endpoints} endpoint{'s' if endpoints != 1 else ''} (region x model) priced at each deployment's "
+            f"on-demand $/instance-hour. "
             f"A request meets its SLO when it completes with time to first token within "
             f"{slos.get('IW-F TTFT (s)')} s (IW-F, fast interactive) or {slos.get('IW-N TTFT (s)')} s (IW-N), and a "
             f"batch (NIW) request when it finishes within {slos.get('NIW completion (s)')} s. Weekly and monthly "

@@ -133,7 +133,9 @@ def describe_assumptions(scenario: dict, summaries: dict[str, dict]) -> dict:
     any_s = next(iter(summaries.values()), {})
     trace = {
         "workload": wl.get("synthesize") if isinstance(wl.get("synthesize"), str) else
-        ("inline synthesiser spec" if "synthesize" in wl else wl.get("trace_path") or wl.get("trace_id") or "synthetic"),
+        ("inline synthesiser spec" if "synthesize" in wl else
+         f"uploaded trace #{wl['trace_id']}" if wl.get("trace_id") else
+         f"bundled trace {wl['fixture']}" if wl.get("fixture") else "synthetic"),
         "spec overrides": json.dumps(wl.get("spec_overrides") or {}) or "none",
         "requests simulated": any_s.get("requests"),
         "simulated span (h)": round((any_s.get("duration_s") or 0) / 3600, 2),

@@ -51,7 +51,7 @@ def _pdf_text(pdf: bytes) -> str:
 
     from pypdf import PdfReader
 
-    return "\f".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf)).pages)
+    return "\f".join(" ".join(page.extract_text().split()) for page in PdfReader(io.BytesIO(pdf)).pages)
 
 
 def test_when_the_baseline_is_cheapest_page_one_says_keep_it():
@@ -93,3 +93,21 @@ def test_the_slo_verdict_says_which_tier_misses():
     assert slo_verdict(row) == "meets"
     row["tiers"]["IW-F"]["attainment"] = 0.9
     assert slo_verdict(row) == "misses: IW-F 90.0% < 99%"
+
+
+def test_the_answer_is_the_cheapest_strategy_that_meets_the_slo_targets():
+    from planner.comparisons.core.report import choose_answer
+
+    sums = {"reactive-unified": fake_summary("reactive-unified", "reactive-unified", inst_h=100.0, att_f=0.999),
+            "lt-i": fake_summary("lt-i", "lt-i", inst_h=60.0, att_f=0.80),  # cheapest, misses IW-F
+            "lt-ua": fake_summary("lt-ua", "lt-ua", inst_h=90.0, att_f=0.995)}
+    agg = aggregate(sums, "reactive-unified")
+    assert choose_answer(agg)["key"] == "lt-ua" and choose_answer(agg)["cheapest"] == "lt-i"
+    page1 = _pdf_text(build_pdf(title="t", assumptions={}, aggregate=agg, summaries=sums)).split("\f")[0]
+    assert "Answer: lt-ua." in page1 and "lt-i costs less" in page1 and "misses: IW-F 80.0% < 99%" in page1
+    sums["lt-ua"] = fake_summary("lt-ua", "lt-ua", inst_h=90.0, att_f=0.9)
+    sums["reactive-unified"] = fake_summary("reactive-unified", "reactive-unified", inst_h=100.0, att_f=0.9)
+    agg = aggregate(sums, "reactive-unified")
+    assert choose_answer(agg)["key"] is None
+    page1 = _pdf_text(build_pdf(title="t", assumptions={}, aggregate=agg, summaries=sums)).split("\f")[0]
+    assert "Answer: no strategy meets the SLO targets." in page1
