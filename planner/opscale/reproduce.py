@@ -187,7 +187,7 @@ def checks(f11: list[dict], f10: list[dict], f12: dict, gap: dict) -> list[dict]
     low = _mean(f11, "gpus", hi=20)
     mid = [r for r in f11 if 30 <= r["qps"] <= 60]
     vals = np.array([r["gpus"] if r["gpus"] is not None else np.nan for r in mid])
-    rolling = [float(np.nanmean(vals[i : i + 5])) for i in range(max(1, len(vals) - 4))]
+    rolling = [float(np.nanmean(vals[i : i + 5])) for i in range(len(vals) - 4)] if len(vals) >= 5 else []
     peak = max(rolling) if rolling else None
     mem32 = next((r["memory"] for r in f10 if r["length"] == 32768), None)
     out = [
