@@ -1,0 +1,10 @@
+from django.urls import path
+
+from planner.opscaling import views
+
+app_name = "opscaling"
+urlpatterns = [
+    path("", views.plan_list, name="list"),
+    path("new/", views.plan_create, name="create"),
+    path("<int:pk>/", views.plan_detail, name="detail"),
+]

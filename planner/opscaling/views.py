@@ -1,0 +1,103 @@
+import json
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from planner.accounts.access import get_for_user_or_404, team_of, visible_to
+from planner.opscale.profiles import ARCHS, GPUS, available
+from planner.opscale.spec import SpecError
+from planner.opscaling.charts import all_figures
+from planner.opscaling.models import OperatorPlan
+from planner.opscaling.selectors import operator_plans_for
+from planner.opscaling.services import create_operator_plan
+
+
+def _form_context(request, form=None, error=None):
+    from planner.traces.models import Trace
+
+    return {
+        "plans": operator_plans_for(request.user)[:200],
+        "traces": visible_to(request.user, Trace.objects.all())[:500],
+        "models": sorted(ARCHS),
+        "gpus": sorted(GPUS),
+        "profiles": available(),
+        "form": form or {"model": "llama-3-8b", "gpu": "a100", "slo_scale": "5", "window_s": "60"},
+        "error": error,
+    }
+
+
+@login_required
+def plan_list(request):
+    return render(request, "opscaling/list.html", _form_context(request))
+
+
+def _float_or_none(value: str, field: str):
+    value = (value or "").strip()
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise SpecError(field, "must be a number") from None
+
+
+def spec_from_form(post) -> dict:
+    trace_id = (post.get("trace_id") or "").strip()
+    if not trace_id.isdigit():
+        raise SpecError("workload.trace_id", "pick one of your team's traces")
+    slo = {
+        k: v
+        for k, v in (
+            ("ttft_s", _float_or_none(post.get("ttft_s"), "slo.ttft_s")),
+            ("tbt_s", _float_or_none(post.get("tbt_s"), "slo.tbt_s")),
+            ("scale", _float_or_none(post.get("slo_scale"), "slo.scale")),
+        )
+        if v is not None
+    }
+    workload = {"trace_id": int(trace_id)}
+    window = _float_or_none(post.get("window_s"), "workload.window_s")
+    if window is not None:
+        workload["window_s"] = window
+    spec = {"model": post.get("model", ""), "gpu": post.get("gpu", ""), "slo": slo, "workload": workload}
+    if post.get("no_sharing"):
+        spec["options"] = {"sharing": False}
+    return spec
+
+
+@login_required
+@require_POST
+def plan_create(request):
+    team = team_of(request.user)
+    try:
+        if team is None:
+            raise SpecError("team", "your user belongs to no team")
+        spec = spec_from_form(request.POST)
+        plan = create_operator_plan(team=team, user=request.user, spec=spec, name=request.POST.get("name", ""))
+    except SpecError as exc:
+        return render(request, "opscaling/list.html", _form_context(request, request.POST, str(exc)), status=400)
+    messages.info(request, f"Operator-level plan #{plan.pk} queued.")
+    return redirect("opscaling:detail", pk=plan.pk)
+
+
+@login_required
+def plan_detail(request, pk: int):
+    plan = get_for_user_or_404(request.user, OperatorPlan.objects.select_related("job", "trace"), pk=pk)
+    result = plan.result or {}
+    totals = result.get("totals", {})
+    rows = []
+    for phase in ("prefill", "decode"):
+        for strategy in ("model_level", "operator_level", "default_stream", "static_p95"):
+            agg = totals.get(phase, {}).get(strategy)
+            if agg:
+                rows.append({"phase": phase, "strategy": strategy, **agg})
+    context = {
+        "plan": plan,
+        "result": result,
+        "rows": rows,
+        "figures": all_figures(result) if result else None,
+        "spec_json": json.dumps(plan.spec, indent=1),
+        "peak": result.get("peak_detail"),
+    }
+    return render(request, "opscaling/detail.html", context)
