@@ -2,6 +2,7 @@ import json
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
@@ -101,3 +102,18 @@ def plan_detail(request, pk: int):
         "peak": result.get("peak_detail"),
     }
     return render(request, "opscaling/detail.html", context)
+
+
+@login_required
+def plan_pdf(request, pk: int):
+    from planner.opscale.report import build_pdf
+
+    plan = get_for_user_or_404(request.user, OperatorPlan.objects.all(), pk=pk)
+    if not plan.result:
+        messages.warning(request, "The plan has no result yet.")
+        return redirect("opscaling:detail", pk=plan.pk)
+    response = HttpResponse(
+        build_pdf(plan.result, f"Operator-level plan #{plan.pk}: {plan.name}"), content_type="application/pdf"
+    )
+    response["Content-Disposition"] = f'attachment; filename="operator-plan-{plan.pk}.pdf"'
+    return response

@@ -1,5 +1,8 @@
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from planner.accounts.access import team_of
@@ -49,3 +52,19 @@ class OperatorPlanViewSet(
             return _error(exc.message, f"spec.{exc.field}", "see docs/opscale.md for the spec")
         plan.refresh_from_db()
         return Response(OperatorPlanSerializer(plan).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses={(200, "application/pdf"): OpenApiTypes.BINARY, 409: OpenApiTypes.OBJECT})
+    @action(detail=True, methods=["get"])
+    def pdf(self, request, pk=None):
+        from planner.opscale.report import build_pdf
+
+        plan = self.get_object()
+        if not plan.result:
+            return _error(
+                "the plan has no result yet", "operator_plan", "wait for its job to finish", status.HTTP_409_CONFLICT
+            )
+        response = HttpResponse(
+            build_pdf(plan.result, f"Operator-level plan #{plan.pk}: {plan.name}"), content_type="application/pdf"
+        )
+        response["Content-Disposition"] = f'attachment; filename="operator-plan-{plan.pk}.pdf"'
+        return response

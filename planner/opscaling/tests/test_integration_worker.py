@@ -33,4 +33,6 @@ def test_an_operator_level_plan_created_through_the_api_is_computed_by_a_worker(
     assert plan.result["windows"] == 9 and plan.result["sweeps"]["qps"]
     assert plan.feasible is True and plan.memory_savings is not None
     body = api.get(f"/api/operator-plans/{plan.pk}/").json()
-    assert body["job"]["status"] == "succeeded" and body["prefill_gpu_savings"] == pytest.approx(plan.prefill_gpu_savings)
+    assert body["job"]["status"] == "succeeded" and body["prefill_gpu_savings"] == pytest.approx(
+        plan.prefill_gpu_savings
+    )

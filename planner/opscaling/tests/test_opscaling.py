@@ -143,3 +143,49 @@ def test_a_job_for_a_deleted_plan_fails_with_a_reason(cast):
     job = create_job(team=cast["user"].membership.team, kind="opscale.plan", params={"operator_plan_id": 999})
     job.refresh_from_db()
     assert job.status == Job.Status.FAILED and "does not exist" in job.last_error["message"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_plan_has_a_pdf_report_and_the_comparison_report_carries_the_latest_plan(cast, client, monkeypatch):
+    from reportlab.platypus import Paragraph, Table
+
+    from planner.comparisons import selectors as comparison_selectors
+    from planner.opscaling.selectors import operator_level_story
+
+    team = cast["user"].membership.team
+    assert operator_level_story(team) == []  # no plan yet: the comparison report is unchanged
+    pk = cast["owner"].post("/api/operator-plans/", {"spec": spec(cast["trace"].pk)}, format="json").json()["id"]
+    pdf = cast["owner"].get(f"/api/operator-plans/{pk}/pdf/")
+    assert pdf.status_code == 200 and pdf.content[:5] == b"%PDF-"
+    assert cast["outsider"].get(f"/api/operator-plans/{pk}/pdf/").status_code == 404
+    client.force_login(cast["user"])
+    assert client.get(f"/operator-plans/{pk}/report.pdf").content[:5] == b"%PDF-"
+    story = operator_level_story(team)
+    texts = " ".join(f.text for f in story if isinstance(f, Paragraph))
+    assert "Operator-level scaling next to model-level scaling" in texts and f"Plan #{pk}" in texts
+    tables = [f for f in story if isinstance(f, Table)]
+    assert len(tables) == 2 and tables[0]._cellvalues[1][0].startswith("model-level")
+    # the hook: export_pdf hands the section to the comparison report
+    seen = {}
+
+    def fake_build(**kwargs):
+        seen.update(kwargs)
+        return b"%PDF-fake"
+
+    monkeypatch.setattr("planner.comparisons.core.report.build_pdf", fake_build)
+    monkeypatch.setattr(comparison_selectors, "summaries_of", lambda comp: {})
+    monkeypatch.setattr("planner.comparisons.core.runner.describe_assumptions", lambda scenario, summaries: {})
+
+    class Comp:
+        team = cast["user"].membership.team
+        summary = {"rows": []}
+        scenario = {}
+
+    assert comparison_selectors.export_pdf(Comp()) == b"%PDF-fake"
+    assert len(seen["aggregate"]["extra_story"]) == len(story)
+
+
+def test_the_standalone_report_renders_without_django():
+    from planner.opscale.report import section
+
+    assert section(None) == []

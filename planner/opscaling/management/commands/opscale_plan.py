@@ -27,6 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-sweeps", action="store_true", help="skip the QPS/length sweeps and the ILP")
         parser.add_argument("--team", help="store the plan for this team and queue it for the workers")
         parser.add_argument("--json", action="store_true", help="print ONE JSON object")
+        parser.add_argument("--pdf", help="also write the operator-level PDF report to this path")
 
     def _spec(self, opts) -> dict:
         if opts["spec"]:
@@ -65,6 +66,12 @@ class Command(BaseCommand):
             raise CommandError(f"{exc.field}: {exc.message}") from None
         except ValueError as exc:
             raise CommandError(str(exc)) from None
+        if opts["pdf"]:
+            from planner.opscale.report import build_pdf
+
+            Path(opts["pdf"]).write_bytes(
+                build_pdf(result, f"Operator-level plan: {spec.name or spec.model + ' on ' + spec.gpu}")
+            )
         if opts["json"]:
             self.stdout.write(json.dumps({k: v for k, v in result.items() if k != "timeline"}, default=float))
             return
