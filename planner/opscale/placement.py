@@ -163,14 +163,22 @@ def place(ev: Evaluator, config: Config, slo_s: float, opts: PlacementOptions | 
     width = max(p for _r, _b, p in config.values())
     k_base = min(r for r, _b, _p in config.values())
     reason = ""
-    while ev.options.interference == "sm_sum" or ev.options.enforce_capacity:  # base GPUs not oversubscribed
+    limit = 4 * max(r for r, _b, _p in config.values()) + 64
+    while ev.options.interference == "sm_sum" or ev.options.enforce_capacity:
+        # base GPUs: within capacity when it is enforced; with sm_sum, slow enough to still meet the SLO
+        # (the rule the model-level baseline's replicas obey)
         cfg = {v: (max(r, k_base), b, p) for v, (r, b, p) in config.items()}
         base_load = sum(ev.sm_load(v, *cfg[v]) for v in ev.ops)
-        if base_load <= cap or k_base > 4 * max(r for r, _b, _p in config.values()) + 64:
+        if ev.options.enforce_capacity:
+            ok = base_load <= cap
+        else:
+            factor = device_factor(ev, base_load)
+            ok = ev.latency(cfg, {v: factor for v in ev.ops}) <= slo_s
+        if ok or k_base > limit:
             config = cfg
             break
         k_base += 1
-        reason = f"k_base raised to {k_base} so a base GPU's SM load stays within {cap}"
+        reason = f"k_base raised to {k_base} so the base GPUs meet the SLO (capacity {cap})"
     devices = _base_devices(ev, config, k_base, width)
     if any(d.mem > cap_mem for d in devices):
         return Placement(
