@@ -142,6 +142,7 @@ def run_plan(spec: OpscaleSpec, frame: pd.DataFrame, progress: Progress | None =
         "totals": totals,
         "timeline": timeline,
         "infeasible_windows": sum(1 for r in rows if not cache[r["key"]]["feasible"]),
+        "infeasible_reason": next((cache[r["key"]]["reason"] for r in rows if not cache[r["key"]]["feasible"]), ""),
     }
     if spec.sweeps:
         report(0.65, "QPS and length sweeps")
@@ -151,14 +152,29 @@ def run_plan(spec: OpscaleSpec, frame: pd.DataFrame, progress: Progress | None =
     result["peak_detail"] = plan_point(profile, Workload(*peak["key"]), slo, options, placement, detail=True)
     result["runtime_s"] = time.perf_counter() - t0
     report(1.0, "done")
-    return result
+    return finite(result)
+
+
+def finite(obj):
+    """The result with every non-finite float (an unstable queue's infinite wait) as None: valid JSON."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [finite(v) for v in obj]
+    return obj
 
 
 def _aggregate(rows, cache, window_s, profile, slo, options, win) -> dict:
     out: dict = {}
     for phase in ("prefill", "decode"):
-        prow = [cache[r["key"]] for r in rows if r["phase"] == phase]
+        # totals over the windows both strategies can serve within the SLO; the others are counted, not summed
+        every = [cache[r["key"]] for r in rows if r["phase"] == phase]
+        prow = [p for p in every if p["feasible"]]
         agg = {s: {"gpu_s": 0.0, "energy_j": 0.0, "memory_gb_s": 0.0} for s in STRATEGIES}
+        agg["infeasible_windows"] = len(every) - len(prow)
+        agg["infeasible_reason"] = next((p["reason"] for p in every if not p["feasible"]), "")
         for p in prow:
             for s in ("operator_level", "default_stream", "model_level"):
                 row = p[s]
@@ -180,6 +196,8 @@ def _aggregate(rows, cache, window_s, profile, slo, options, win) -> dict:
             busy = sum(p["model_level"]["gpus"] for p in prow) / max(1, len(prow) * max(ml.gpus, 1))
             agg["static_p95"]["utilisation"] = busy
         base = agg["model_level"]
+        if not prow:
+            agg["static_p95"]["energy_j"] = None
         for s in ("operator_level", "default_stream", "static_p95"):
             agg[s]["savings_vs_model_level"] = {
                 k: (1.0 - agg[s][k] / base[k]) if (base[k] and agg[s][k] is not None) else None

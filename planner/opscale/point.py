@@ -61,6 +61,11 @@ def plan_point(
         "out_tokens": workload.out_tokens,
         "slo_s": slo_s,
         "feasible": bool(ml.feasible and st1.feasible),
+        "reason": "; ".join(
+            f"{who}: {why}"
+            for who, ok, why in (("model-level", ml.feasible, ml.reason), ("operator-level", st1.feasible, st1.reason))
+            if not ok
+        ),
         "model_level": {
             "replicas": ml.replicas,
             "batch": ml.batch,

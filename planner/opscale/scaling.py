@@ -79,6 +79,18 @@ def greedy(ev: Evaluator, slo_s: float) -> ScalingResult:
     ps, bs = _parallelisms(ev), _batches(ev)
     config = seed(ev)
     lat = ev.latency(config)
+    floor = min(ev.latency_floor(b, p) for b in bs for p in ps)
+    if floor > slo_s:  # no replica count can help: say so instead of upscaling to the cap
+        return ScalingResult(
+            config,
+            lat,
+            slo_s,
+            False,
+            ev.cost(config),
+            0,
+            [],
+            f"the SLO ({slo_s:.4g} s) is below the fastest possible iteration ({floor:.4g} s, no queueing)",
+        )
     moves: list[dict] = []
     it = 0
     reason = ""
@@ -172,7 +184,17 @@ def model_level(ev: Evaluator, slo_s: float, *, fixed_replicas: int | None = Non
     rng = [fixed_replicas] if fixed_replicas else range(1, ev.options.max_replicas + 1)
     floor = min(ev.latency_floor(b, p) for b in _batches(ev))
     if floor > slo_s and not fixed_replicas:
-        return ModelLevelResult(0, 0, p, math.inf, False, 0, 0.0, math.inf, "the SLO is below the unloaded latency")
+        return ModelLevelResult(
+            0,
+            0,
+            p,
+            math.inf,
+            False,
+            0,
+            0.0,
+            math.inf,
+            f"the SLO ({slo_s:.4g} s) is below the fastest model-level iteration ({floor:.4g} s, no queueing)",
+        )
     for r in rng:
         options = []
         for b in _batches(ev):

@@ -88,7 +88,7 @@ def sojourn_breakdown(result: dict) -> go.Figure:
     fig = go.Figure(
         go.Bar(
             x=ops,
-            y=[1e3 * detail["sojourn_s"][v] for v in ops],
+            y=[None if detail["sojourn_s"][v] is None else 1e3 * detail["sojourn_s"][v] for v in ops],
             text=[f"r={detail['config'][v]['r']} b={detail['config'][v]['b']}" for v in ops],
         )
     )

@@ -189,3 +189,17 @@ def test_the_standalone_report_renders_without_django():
     from planner.opscale.report import section
 
     assert section(None) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_impossible_slo_is_reported_as_infeasible_without_a_savings_claim(cast, client):
+    body = spec(cast["trace"].pk, slo={"ttft_s": 0.001, "tbt_s": 0.0001}, sweeps=False)
+    pk = cast["owner"].post("/api/operator-plans/", {"spec": body}, format="json").json()["id"]
+    plan = OperatorPlan.objects.get(pk=pk)
+    assert plan.job.status == Job.Status.SUCCEEDED and plan.feasible is False
+    assert plan.prefill_gpu_savings is None and plan.decode_gpu_savings is None
+    assert plan.result["infeasible_windows"] == 24 and "below the fastest possible" in plan.result["infeasible_reason"]
+    assert plan.result["totals"]["prefill"]["operator_level"]["gpu_s"] == 0.0
+    client.force_login(cast["user"])
+    page = client.get(f"/operator-plans/{pk}/").content.decode()
+    assert "cannot meet their SLO" in page and "below the fastest possible" in page

@@ -89,7 +89,10 @@ class Command(BaseCommand):
                 parts = ", ".join(f"{k} {v:+.1%}" for k, v in sv.items() if v is not None)
                 w(f"  {s}: {tot[s]['gpu_s'] / 3600:.2f} GPU-h; savings {parts}")
         if result["infeasible_windows"]:
-            w(f"WARNING: {result['infeasible_windows']} window-phases cannot meet their SLO")
+            w(
+                f"WARNING: {result['infeasible_windows']} window-phases cannot meet their SLO and are left out of the "
+                f"totals above: {result['infeasible_reason']}"
+            )
         w(f"computed in {result['runtime_s']:.1f} s")
 
     def _queue(self, data, opts):
