@@ -83,8 +83,10 @@ def gpus_over_time(result: dict) -> go.Figure:
 
 
 def sojourn_breakdown(result: dict) -> go.Figure:
+    from planner.opscale.profiles import OPS
+
     detail = result["peak_detail"]["operator_level"]
-    ops = list(detail["config"])
+    ops = sorted(detail["config"], key=lambda v: OPS.index(v) if v in OPS else len(OPS))  # jsonb sorts keys
     fig = go.Figure(
         go.Bar(
             x=ops,

@@ -82,6 +82,13 @@ def plan_create(request):
     return redirect("opscaling:detail", pk=plan.pk)
 
 
+def _in_graph_order(config: dict) -> list[tuple[str, dict]]:
+    """PostgreSQL's jsonb sorts keys: put the operators back in dataflow order."""
+    from planner.opscale.profiles import OPS
+
+    return sorted(config.items(), key=lambda kv: OPS.index(kv[0]) if kv[0] in OPS else len(OPS))
+
+
 @login_required
 def plan_detail(request, pk: int):
     plan = get_for_user_or_404(request.user, OperatorPlan.objects.select_related("job", "trace"), pk=pk)
@@ -92,7 +99,16 @@ def plan_detail(request, pk: int):
         for strategy in ("model_level", "operator_level", "default_stream", "static_p95"):
             agg = totals.get(phase, {}).get(strategy)
             if agg:
-                rows.append({"phase": phase, "strategy": strategy, **agg})
+                rows.append(
+                    {
+                        "phase": phase,
+                        "strategy": strategy,
+                        "gpu_h": agg["gpu_s"] / 3600.0,
+                        "energy_kwh": None if agg.get("energy_j") is None else agg["energy_j"] / 3.6e6,
+                        "memory_gb_h": agg["memory_gb_s"] / 3600.0,
+                        "savings": agg.get("savings_vs_model_level"),
+                    }
+                )
     context = {
         "plan": plan,
         "result": result,
@@ -100,6 +116,7 @@ def plan_detail(request, pk: int):
         "figures": all_figures(result) if result else None,
         "spec_json": json.dumps(plan.spec, indent=1),
         "peak": result.get("peak_detail"),
+        "peak_config": _in_graph_order((result.get("peak_detail") or {}).get("operator_level", {}).get("config", {})),
     }
     return render(request, "opscaling/detail.html", context)
 

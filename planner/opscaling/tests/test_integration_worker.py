@@ -36,3 +36,32 @@ def test_an_operator_level_plan_created_through_the_api_is_computed_by_a_worker(
     assert body["job"]["status"] == "succeeded" and body["prefill_gpu_savings"] == pytest.approx(
         plan.prefill_gpu_savings
     )
+
+
+@pytest.mark.browser
+def test_a_planner_picks_a_trace_on_the_page_and_sees_the_operator_level_figures(
+    cast, live_server, celery_worker_process, tmp_path
+):
+    import os
+
+    from tests.integration.conftest import logged_in_page
+
+    trace = trace_services.import_trace_file(TRACE, team=cast.owner.team, user=cast.owner.user, name="mooncake page")
+    with logged_in_page(live_server, "owner", "owner-pass-123") as page:
+        page.goto(f"{live_server.url}/operator-plans/")
+        page.select_option("select[name=trace_id]", str(trace.pk))
+        page.select_option("select[name=model]", "llama-3-8b")
+        page.select_option("select[name=gpu]", "a100")
+        page.fill("input[name=window_s]", "300")
+        page.click("main form button[type=submit]")
+        page.wait_for_url("**/operator-plans/*/", timeout=60_000)
+        # the job poller reloads the page when the worker has finished; then Plotly draws five figures
+        page.wait_for_selector("#fig-qps .main-svg", timeout=300_000)
+        charts = page.locator(".js-plotly-plot").count()
+        totals = page.locator("#opscale-totals tbody tr").count()
+        artifacts = Path(os.environ.get("TEST_ARTIFACTS", tmp_path))
+        artifacts.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(artifacts / "operator-plan-page.png"), full_page=True)
+    assert charts == 5 and totals == 8
+    plan = OperatorPlan.objects.get(trace=trace)
+    assert plan.job.status == "succeeded" and plan.job.celery_task_id
