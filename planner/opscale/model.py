@@ -46,8 +46,7 @@ class Options:
     downscale: str = (
         "every_op"  # A7: every_op (default: as printed it stops at the first un-downscalable bottleneck) | bottleneck
     )
-    communication: bool = False  # A4: add C_v = out_bytes / link bandwidth to s_v
-    link_gbps: float = 300.0  # NVLink-class bandwidth for C_v (GB/s)
+    communication: bool = False  # A4: add C_v (Vidur's send/recv of the operator's output) to every s_v
     batch_grid: tuple[int, ...] = (1, 2, 4, 8, 16, 32)  # prefill B_v grid (B^max = 32)
     decode_batch_grid: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256)  # decode B_v grid (B^max = 256)
     parallelism: tuple[int, ...] = (1, 2, 4, 8)
@@ -98,8 +97,7 @@ class Evaluator:
     def comm(self, op: str, b: int, p: int) -> float:
         if not self.options.communication:
             return 0.0
-        nbytes = self.profile.out_bytes(op, self.workload.phase, b, self.workload.length, p)
-        return nbytes * self.profile.arch.layers / (self.options.link_gbps * 1e9)
+        return self.profile.handoff_s(op, self.workload.phase, b, self.workload.length, p)
 
     def rates(self, op: str, b: int, p: int, factor: float = 1.0) -> tuple[float, float]:
         """(lambda, mu) in the chosen units, service time stretched by ``factor`` (interference)."""

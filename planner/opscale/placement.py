@@ -189,19 +189,24 @@ def place(ev: Evaluator, config: Config, slo_s: float, opts: PlacementOptions | 
     load = {v: ev.sm_load(v, *config[v]) for v in ev.ops}
     extras = [(v, k) for v in ev.ops for k in range(k_base, config[v][0])]
     extras.sort(key=lambda vk: -ev.service(vk[0], config[vk[0]][1], config[vk[0]][2]))  # T_v descending
+    # Placing a replica never lowers a GPU's free memory or any operator's slow-down, so a GPU that fails the
+    # memory, capacity or SLO check for operator v fails it for every later replica of v: remember it.
+    rejected: set[tuple[str, int]] = set()
     for v, k in extras:
         for _shard in range(config[v][2]):
             best = None
             pool = [d for d in devices if d.base or opts.reuse_new_devices] if opts.sharing else []
             for d in pool:
-                if (v, k) in d.replicas or d.mem + mem[v] > cap_mem:
+                if (v, d.index) in rejected or (v, k) in d.replicas:
                     continue
-                if ev.options.enforce_capacity and d.load + load[v] > cap:
+                if d.mem + mem[v] > cap_mem or (ev.options.enforce_capacity and d.load + load[v] > cap):
+                    rejected.add((v, d.index))
                     continue
                 d.add(v, k, mem[v], load[v], own[v])
                 lat = ev.latency(config, _factors(ev, devices, config, k_base))
                 d.remove_last(mem[v], load[v], own[v])
                 if lat > slo_s:
+                    rejected.add((v, d.index))
                     continue
                 score = opts.w_mem * (cap_mem - d.mem - mem[v]) / cap_mem + opts.w_comp * (cap - d.load - load[v]) / cap
                 if best is None or score > best[0]:

@@ -157,6 +157,30 @@ def attention_table() -> pd.DataFrame:
     return pd.read_csv(DATA_DIR / "attention_a100.csv")
 
 
+@cache
+def _collective_curve(collective: str, workers: int) -> tuple[np.ndarray, np.ndarray]:
+    """Vidur's A100 DGX timings of one collective among ``workers`` GPUs of one node: (fp16 elements, ms)."""
+    t = pd.read_csv(DATA_DIR / "network_a100_dgx.csv")
+    t = t[(t["collective"] == collective) & (t["num_workers"] == workers)]
+    node = t[t["devices_per_node"] == t["devices_per_node"].max()]
+    node = node.groupby("size", as_index=False)["ms"].median().sort_values("size")
+    return node["size"].to_numpy(float), node["ms"].to_numpy(float)
+
+
+def collective_ms(collective: str, workers: int, nbytes: float) -> float:
+    """Time of an all_reduce or send_recv of ``nbytes`` (interpolated; proportional beyond the table)."""
+    if workers < 2 or nbytes <= 0:
+        return 0.0
+    x, y = _collective_curve(collective, min(workers, 16) if collective == "all_reduce" else 2)
+    elements = nbytes / BYTES
+    if elements <= x[-1]:
+        return float(np.interp(elements, x, y))
+    return float(y[-1] * elements / x[-1])
+
+
+TP_ALL_REDUCE = ("attn_post_proj", "mlp_down_proj")  # row-parallel layers end with an all-reduce
+
+
 VIDUR_ATTENTION_ARCH = ARCHS["llama-2-70b"]
 VIDUR_ATTENTION_TP = 2
 
@@ -406,9 +430,15 @@ class OperatorProfile:
             ms = self._attention_ms(phase, b, length, p)
         else:
             ms = self._linear_ms(op, float(tokens), p)
+        if p > 1 and op in TP_ALL_REDUCE:  # Vidur's operator times exclude the tensor-parallel all-reduce
+            ms += collective_ms("all_reduce", p, BYTES * tokens * self.arch.hidden)
         value = ms * self._layers(op) / 1e3
         self._cache[key] = value
         return value
+
+    def handoff_s(self, op: str, phase: str, b: int, length: float, p: int = 1) -> float:
+        """C_v: sending the operator's output to another GPU (Vidur's A100 DGX send/recv), all layers."""
+        return collective_ms("send_recv", 2, self.out_bytes(op, phase, b, length, p)) * self._layers(op) / 1e3
 
     def sm_util(self, op: str, phase: str, b: int, length: float, p: int = 1) -> float:
         """Share of the GPU's compute or memory bandwidth (whichever binds) the kernel uses while it runs: the

@@ -158,3 +158,18 @@ def test_the_spec_is_strict_and_names_the_bad_field():
         with pytest.raises(SpecError) as err:
             parse_spec(data)
         assert err.value.field == where, (data, err.value)
+
+
+def test_tensor_parallel_row_layers_pay_vidurs_all_reduce_and_hand_offs_its_send_recv():
+    raw = pd.read_csv(RAW)
+    net = pd.read_csv(profiles.DATA_DIR / "network_a100_dgx.csv")
+    row = raw[(raw.gpu == "a100") & (raw.model == "llama-3-8b") & (raw.tp == 2) & (raw.num_tokens == 1024)].iloc[0]
+    prof = profiles.load_profile("llama-3-8b", "a100")
+    # 1024 tokens x 4096 hidden = 4,194,304 fp16 elements, a size Vidur profiled exactly
+    ar = net[(net.collective == "all_reduce") & (net.num_workers == 2) & (net.devices_per_node == 2) & (net["size"] == 4194304)]
+    assert len(ar) == 1
+    expected = (row["attn_post_proj"] + ar["ms"].iloc[0]) * 32 / 1e3
+    assert prof.time_s("attn_post_proj", "prefill", 1, 1024, 2) == pytest.approx(expected)
+    assert prof.time_s("attn_pre_proj", "prefill", 1, 1024, 2) == pytest.approx(row["attn_pre_proj"] * 32 / 1e3)
+    sr = net[(net.collective == "send_recv") & (net.devices_per_node == 2) & (net["size"] == 4194304)]
+    assert prof.handoff_s("add", "prefill", 1, 1024) == pytest.approx(sr["ms"].iloc[0] * 32 / 1e3)
