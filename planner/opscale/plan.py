@@ -172,7 +172,7 @@ def _aggregate(rows, cache, window_s, profile, slo, options, win) -> dict:
         # totals over the windows both strategies can serve within the SLO; the others are counted, not summed
         every = [cache[r["key"]] for r in rows if r["phase"] == phase]
         prow = [p for p in every if p["feasible"]]
-        agg = {s: {"gpu_s": 0.0, "energy_j": 0.0, "memory_gb_s": 0.0} for s in STRATEGIES}
+        agg = {s: {"gpu_s": 0.0, "energy_j": 0.0, "energy_device_j": 0.0, "memory_gb_s": 0.0} for s in STRATEGIES}
         agg["infeasible_windows"] = len(every) - len(prow)
         agg["infeasible_reason"] = next((p["reason"] for p in every if not p["feasible"]), "")
         for p in prow:
@@ -180,6 +180,7 @@ def _aggregate(rows, cache, window_s, profile, slo, options, win) -> dict:
                 row = p[s]
                 agg[s]["gpu_s"] += row["gpus"] * window_s
                 agg[s]["energy_j"] += (row.get("energy_eq9_w") or 0.0) * window_s
+                agg[s]["energy_device_j"] += (row.get("energy_device_w") or 0.0) * window_s
                 agg[s]["memory_gb_s"] += (row.get("memory_gb") or 0.0) * window_s
         # static P95: the model-level replica count of the 95th-percentile window, held all the time
         qs = np.array([p["qps"] for p in prow])
@@ -190,6 +191,7 @@ def _aggregate(rows, cache, window_s, profile, slo, options, win) -> dict:
             ml = model_level(ev, slo.target(ev))
             agg["static_p95"]["gpu_s"] = ml.gpus * window_s * len(prow)
             agg["static_p95"]["energy_j"] = None  # Eq. 9 attributes energy per request: undefined for idle capacity
+            agg["static_p95"]["energy_device_j"] = None
             agg["static_p95"]["memory_gb_s"] = ml.memory_bytes / 1e9 * window_s * len(prow)
             agg["static_p95"]["replicas"] = ml.replicas
             agg["static_p95"]["qps_p95"] = q95
@@ -197,11 +199,11 @@ def _aggregate(rows, cache, window_s, profile, slo, options, win) -> dict:
             agg["static_p95"]["utilisation"] = busy
         base = agg["model_level"]
         if not prow:
-            agg["static_p95"]["energy_j"] = None
+            agg["static_p95"]["energy_j"] = agg["static_p95"]["energy_device_j"] = None
         for s in ("operator_level", "default_stream", "static_p95"):
             agg[s]["savings_vs_model_level"] = {
                 k: (1.0 - agg[s][k] / base[k]) if (base[k] and agg[s][k] is not None) else None
-                for k in ("gpu_s", "energy_j", "memory_gb_s")
+                for k in ("gpu_s", "energy_j", "energy_device_j", "memory_gb_s")
             }
         out[phase] = agg
     return out

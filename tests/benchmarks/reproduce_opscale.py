@@ -157,15 +157,15 @@ def render(res: dict, command: str, seconds: float) -> str:
         "Paper (Qwen2-7B): Azure chat prefill 35 / 25 / 45 %, decode below 15 %; coding lower (low QPS); Mooncake",
         "prefill 22 / 20 / 41 %; prefill savings 2-3x decode savings.",
         "",
-        "| trace | typical QPS | input tokens | phase | GPU | energy | memory |",
-        "|---|---|---|---|---|---|---|",
+        "| trace | typical QPS | input tokens | phase | GPU | energy (Eq. 9) | energy (device model) | memory |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, r in f12.items():
         for ph in ("prefill", "decode"):
             sv = r[ph]
             lines.append(
                 f"| {name} | {r['typical']['qps']:.2f} | {r['typical']['length']:.0f} | {ph} | {pct(sv['gpu_s'])} | "
-                f"{pct(sv['energy_j'])} | {pct(sv['memory_gb_s'])} |"
+                f"{pct(sv['energy_j'])} | {pct(sv.get('energy_device_j'))} | {pct(sv['memory_gb_s'])} |"
             )
     lines += [
         "",

@@ -166,7 +166,12 @@ def test_tensor_parallel_row_layers_pay_vidurs_all_reduce_and_hand_offs_its_send
     row = raw[(raw.gpu == "a100") & (raw.model == "llama-3-8b") & (raw.tp == 2) & (raw.num_tokens == 1024)].iloc[0]
     prof = profiles.load_profile("llama-3-8b", "a100")
     # 1024 tokens x 4096 hidden = 4,194,304 fp16 elements, a size Vidur profiled exactly
-    ar = net[(net.collective == "all_reduce") & (net.num_workers == 2) & (net.devices_per_node == 2) & (net["size"] == 4194304)]
+    ar = net[
+        (net.collective == "all_reduce")
+        & (net.num_workers == 2)
+        & (net.devices_per_node == 2)
+        & (net["size"] == 4194304)
+    ]
     assert len(ar) == 1
     expected = (row["attn_post_proj"] + ar["ms"].iloc[0]) * 32 / 1e3
     assert prof.time_s("attn_post_proj", "prefill", 1, 1024, 2) == pytest.approx(expected)
