@@ -120,6 +120,16 @@ def greedy_gap(options: Options, slo: Slo, length: float = 1024, time_limit_s: f
     }
 
 
+def _gap_summary(g: dict) -> dict:
+    gaps = [r["gap"] for r in g["rows"] if r["gap"] is not None]
+    return {
+        "mean_gap": g["mean_gap"],
+        "max_gap": max(gaps) if gaps else None,
+        "all_optimal": g["all_optimal"],
+        "worst_qps": max(g["rows"], key=lambda r: r["gap"] or 0.0)["qps"] if gaps else None,
+    }
+
+
 def _model_cost(ev: Evaluator, target: float) -> int:
     from planner.opscale.scaling import model_level
 
@@ -248,6 +258,9 @@ def reproduce(variants: bool = True) -> dict:
         "fig12": f12,
         "fig13": fig13(base, slo),
         "gap": gap,
+        "gap_by_length": {
+            str(L): _gap_summary(greedy_gap(base, slo, length=L)) for L in (4096, 15296)
+        },  # 15296: the Mooncake trace's typical input
         "checks": checks(f11, f10, f12, gap),
         "defaults": {"options": base.__dict__, "slo_scale": slo.scale},
     }
