@@ -49,3 +49,29 @@ def test_the_planning_core_imports_without_django():
         "assert 'django' not in sys.modules, 'django was imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _simulated_mean_wait(lam: float, mu: float, c: int, n: int, seed: int) -> float:
+    """FCFS M/M/c by event simulation (each arrival takes the server that frees first)."""
+    import heapq
+
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    arrivals = np.cumsum(rng.exponential(1.0 / lam, n))
+    services = rng.exponential(1.0 / mu, n)
+    free = [0.0] * c
+    total = 0.0
+    warmup = n // 10
+    for i, (t, s) in enumerate(zip(arrivals, services, strict=True)):
+        start = max(t, heapq.heappop(free))
+        heapq.heappush(free, start + s)
+        if i >= warmup:
+            total += start - t
+    return total / (n - warmup)
+
+
+@pytest.mark.parametrize("lam,mu,c", [(3.0, 1.0, 4), (8.0, 1.0, 10), (0.7, 1.0, 1)])
+def test_eq1_matches_a_simulated_m_m_c_queue(lam, mu, c):
+    simulated = _simulated_mean_wait(lam, mu, c, 300_000, seed=11)
+    assert simulated == pytest.approx(wait_time(lam, c, mu), rel=0.08)
