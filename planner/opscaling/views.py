@@ -82,6 +82,22 @@ def plan_create(request):
     return redirect("opscaling:detail", pk=plan.pk)
 
 
+def _ilp_gap(result: dict) -> dict | None:
+    """Greedy (Alg. 1) against the ILP optimum on the plan's QPS sweep."""
+    rows = [r for r in (result.get("sweeps") or {}).get("qps", []) if (r.get("ilp") or {}).get("cost")]
+    if not rows:
+        return None
+    gaps = [(r["greedy_cost"] - r["ilp"]["cost"]) / r["ilp"]["cost"] for r in rows]
+    worst = max(range(len(rows)), key=lambda i: gaps[i])
+    return {
+        "points": len(rows),
+        "mean": sum(gaps) / len(gaps),
+        "worst": gaps[worst],
+        "worst_qps": rows[worst]["qps"],
+        "all_optimal": all(r["ilp"]["status"] == "optimal" for r in rows),
+    }
+
+
 def _in_graph_order(config: dict) -> list[tuple[str, dict]]:
     """PostgreSQL's jsonb sorts keys: put the operators back in dataflow order."""
     from planner.opscale.profiles import OPS
@@ -116,6 +132,7 @@ def plan_detail(request, pk: int):
         "figures": all_figures(result) if result else None,
         "spec_json": json.dumps(plan.spec, indent=1),
         "peak": result.get("peak_detail"),
+        "ilp_gap": _ilp_gap(result),
         "peak_config": _in_graph_order((result.get("peak_detail") or {}).get("operator_level", {}).get("config", {})),
     }
     return render(request, "opscaling/detail.html", context)

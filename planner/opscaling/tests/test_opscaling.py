@@ -102,6 +102,9 @@ def test_the_pages_create_a_plan_and_show_its_figures_and_tables(cast, client):
     figures = json.loads(detail.context["figures"]["qps"])
     assert figures["layout"]["title"]["text"].startswith("Savings vs QPS")
     assert {"phase", "timeline", "qps", "length", "sojourn"} <= set(detail.context["figures"])
+    gap = detail.context["ilp_gap"]
+    assert gap["points"] == 17 and gap["all_optimal"] and 0.0 <= gap["mean"] <= gap["worst"]
+    assert "opscale-ilp" in html
     bad = client.post(
         "/operator-plans/new/", {"trace_id": cast["trace"].pk, "model": "llama-3-8b", "gpu": "a100", "ttft_s": "soon"}
     )
