@@ -120,6 +120,42 @@ def greedy_gap(options: Options, slo: Slo, length: float = 1024, time_limit_s: f
     }
 
 
+def fixed_budget(options: Options, slo: Slo, length: float = 1024, budgets=(1, 2, 3, 4, 6)) -> list[dict]:
+    """The abstract's "1.6x throughput at fixed resources" (no method in the paper): the highest QPS such that
+    every load up to it is served within the SLO on at most G GPUs, per strategy (QPS grid of 1)."""
+    prof = load_profile(*STAND_IN)
+    grid = range(1, 201)
+    need = {"model_level": [], "operator_level": []}
+    for q in grid:
+        p = plan_point(prof, Workload("prefill", q, length), slo, options)
+        for s in need:
+            ok = p["model_level"]["feasible"] if s == "model_level" else p["operator_level"]["feasible"]
+            need[s].append(p[s]["gpus"] if ok else 10**9)
+    rows = []
+    for g in budgets:
+        best = {}
+        for s, gpus in need.items():
+            top = 0
+            for q, n in zip(grid, gpus, strict=True):
+                if n > g:
+                    break
+                top = q
+            best[s] = top
+        ratio = best["operator_level"] / best["model_level"] if best["model_level"] else None
+        top = best["operator_level"]
+        near = [need["operator_level"][q - 1] for q in range(max(1, top - 1), min(len(grid), top + 2) + 1)]
+        rows.append(
+            {
+                "gpus": g,
+                "model_level_qps": best["model_level"],
+                "operator_level_qps": top,
+                "ratio": ratio,
+                "operator_level_gpus_around": near,  # GPUs needed at top-1 .. top+2 QPS (10**9: infeasible)
+            }
+        )
+    return rows
+
+
 def _gap_summary(g: dict) -> dict:
     gaps = [r["gap"] for r in g["rows"] if r["gap"] is not None]
     return {
@@ -257,6 +293,7 @@ def reproduce(variants: bool = True) -> dict:
         "fig10": f10,
         "fig12": f12,
         "fig13": fig13(base, slo),
+        "fixed_budget": fixed_budget(base, slo),
         "gap": gap,
         "gap_by_length": {
             str(L): _gap_summary(greedy_gap(base, slo, length=L)) for L in (4096, 15296)
