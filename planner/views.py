@@ -36,9 +36,17 @@ def healthz(request):
     return JsonResponse({"ok": True, "engine_build": BUILD["kind"], "engine_build_reason": BUILD["reason"]})
 
 
-DOCS = {"traces": "Traces", "hardware": "Hardware catalogue", "forecasts": "Forecasts", "optimizer": "Capacity plans",
-        "simulator": "Simulations", "comparisons": "Comparisons and the finance report",
-        "reproduction": "SageServe reproduction"}
+def _docs() -> dict[str, str]:
+    """slug -> title of every document in docs/ (the listing is the whitelist: names, never paths)."""
+    from pathlib import Path
+
+    from django.conf import settings
+
+    out = {}
+    for path in sorted((Path(settings.BASE_DIR) / "docs").glob("*.md")):
+        first = next((line for line in path.read_text().splitlines() if line.startswith("# ")), f"# {path.stem}")
+        out[path.stem] = first[2:].strip()
+    return out
 
 
 @login_required
@@ -50,10 +58,11 @@ def doc_page(request, name: str = ""):
     from django.http import Http404
     from markdown_it import MarkdownIt
 
+    docs = _docs()
     if not name:
-        return render(request, "docs.html", {"docs": DOCS, "html": None, "title": "Documentation"})
-    if name not in DOCS:
+        return render(request, "docs.html", {"docs": docs, "html": None, "title": "Documentation"})
+    if name not in docs:
         raise Http404("no such document")
     text = (Path(settings.BASE_DIR) / "docs" / f"{name}.md").read_text()
     html = MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
-    return render(request, "docs.html", {"docs": DOCS, "html": html, "title": DOCS[name], "name": name})
+    return render(request, "docs.html", {"docs": docs, "html": html, "title": docs[name], "name": name})

@@ -361,3 +361,13 @@ def test_the_builders_bounds_and_errors_come_from_the_scenario_schema(cast):
     assert "ttft_iwf" in bound.errors and "initial" in bound.errors
     assert form_field_for("fleet.endpoints[3].initial") == "initial"
     assert form_field_for("slo.e2e_s.NIW") == "niw_deadline" and form_field_for("engine.mode") is None
+
+
+def test_the_docs_are_readable_in_the_browser_by_name_only(owner):
+    _, client = owner
+    index = client.get("/docs/").content.decode()
+    assert "/docs/comparisons/" in index and "/docs/simulator/" in index
+    page = client.get("/docs/comparisons/").content.decode()
+    assert "<h2>" in page and "trace_id" in page
+    assert client.get("/docs/..%2Fsettings/").status_code == 404
+    assert client.get("/docs/nope/").status_code == 404
