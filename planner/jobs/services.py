@@ -52,7 +52,7 @@ def ensure_queue_available() -> None:
     """Raise QueueUnavailable if jobs cannot be handed to workers now (Celery runner only).
 
     Not checked inside a running job (its fan-out rows are dispatched by the sweep if need be).
-    A success is remembered for two seconds, so a fan-out of many children pings once.
+    A success is remembered for one second, so a fan-out of many children pings once.
     """
     global _queue_ok_until
     from planner.jobs.tasks import CURRENT_JOB
@@ -67,7 +67,7 @@ def ensure_queue_available() -> None:
         redis.Redis.from_url(settings.CELERY_BROKER_URL, socket_connect_timeout=2, socket_timeout=3).ping()
     except Exception as exc:
         raise QueueUnavailable(type(exc).__name__) from None
-    _queue_ok_until = time.monotonic() + 2.0
+    _queue_ok_until = time.monotonic() + 1.0
 
 
 def create_job(*, team, kind: str, user=None, params: dict | None = None, parent: Job | None = None,

@@ -149,8 +149,9 @@ def test_redis_restarted_empty_with_jobs_queued_every_job_runs_afterwards(cast, 
         assert job.status == "queued" and job.celery_task_id  # their messages wait in Redis
 
     stack.redis.kill()  # Redis dies; it keeps nothing on disk
+    time.sleep(2)  # past the web process's one-second memory of a good ping
     traces_before, folders_before = Trace.objects.count(), sorted(p.name for p in trace_root().iterdir())
-    refused = _upload(web, cast.owner.token, "IW-F")
+    refused = _upload(web, cast.owner.token, "IW-F:0.5,NIW:0.5")  # a new trace, not a duplicate
     assert refused.status_code == 503, refused.text
     assert refused.headers["Content-Type"].startswith("application/json")
     assert "job queue is unavailable" in refused.json()["error"]["message"]
