@@ -184,6 +184,8 @@ JOBS_MAX_ATTEMPTS = env_int("JOBS_MAX_ATTEMPTS", 2)  # for idempotent kinds
 JOBS_DB_RETRY_S = env_int("JOBS_DB_RETRY_S", 60)
 if not JOBS_HEARTBEAT_S < JOBS_HEARTBEAT_TIMEOUT_S:
     raise RuntimeError("JOBS_HEARTBEAT_TIMEOUT_S must be longer than JOBS_HEARTBEAT_S")
+# A page that would start work while the broker is down answers 503 (the API does through DRF).
+MIDDLEWARE += ["planner.jobs.middleware.QueueUnavailableMiddleware"]
 # --- end of the jobs block
 
 LOGGING = {

@@ -141,3 +141,12 @@ def test_the_effective_celery_settings_make_lost_work_come_back():
     assert conf.task_ignore_result is True
     assert run_job.acks_late is True and run_job.reject_on_worker_lost is True
     assert settings.JOBS_HEARTBEAT_S < settings.JOBS_HEARTBEAT_TIMEOUT_S
+
+
+def test_the_upload_page_while_the_broker_is_down_is_a_503_page_and_stores_nothing(cast, client, broker_down):
+    client.force_login(cast.owner.user)
+    response = client.post("/traces/upload/", {"file": SimpleUploadedFile("t.csv", NATIVE.encode()), "name": "x",
+                                                "format": "auto"})
+    assert response.status_code == 503 and b"Job queue unavailable" in response.content
+    assert response["Retry-After"]
+    assert Trace.objects.count() == 0 and _folders() == []
