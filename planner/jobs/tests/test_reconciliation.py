@@ -280,3 +280,61 @@ def test_cancel_stops_a_trace_characterisation_deep_in_one_computation(cast, set
     assert not runner.is_alive() and outcome["status"] == "cancelled"
     job.refresh_from_db()
     assert job.status == "cancelled"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_fan_in_parent_whose_dispatch_failed_while_the_broker_was_down_is_sent_by_the_sweep(cast, settings,
+                                                                                             monkeypatch):
+    """The last child finishes while Redis is down: the parent's outbox mark survives, the sweep sends it."""
+    from django.db import transaction
+
+    from planner.jobs import services
+
+    parent = services.create_job(team=cast.owner.team, kind="test.lossy", enqueue=False)
+    assert parent.dispatched is None
+    monkeypatch.setattr(services, "dispatch", lambda job_id: False)  # what a refused send amounts to
+    with transaction.atomic():
+        services.mark_and_dispatch(parent.pk)
+    parent.refresh_from_db()
+    assert parent.status == "queued" and parent.dispatched is not None
+    monkeypatch.undo()
+    settings.JOBS_REDISPATCH_AFTER_S = 30
+    Job.objects.filter(pk=parent.pk).update(dispatched=timezone.now() - timedelta(seconds=60))
+    assert reaper.redispatch_queued() == [parent.pk]
+    parent.refresh_from_db()
+    assert parent.status == "succeeded"
+
+
+def test_a_comparison_strategy_lost_with_its_worker_is_recorded_and_the_comparison_aggregates(
+        cast, settings, monkeypatch, django_capture_on_commit_callbacks):
+    from planner.comparisons import jobs as comparison_jobs
+    from planner.comparisons.models import VariantResult
+    from planner.comparisons.services import start_comparison
+    from planner.comparisons.tests.test_comparisons import TINY
+
+    def fake_run(scenario, variant, *, progress, base_dir):
+        return {"totals": {"instance_hours": 10.0, "gpu_hours": 80.0, "cost_usd": 100.0}}
+
+    monkeypatch.setattr(comparison_jobs, "_run", fake_run)
+    monkeypatch.setattr(comparison_jobs, "aggregate_comparison",
+                        lambda comp: {"rows": [], "best": None, "missing": {"static": "failed"}})
+    settings.JOBS_HEARTBEAT_TIMEOUT_S = 30
+    comp = start_comparison(team=cast.owner.team, scenario=TINY, strategies=["static", "reactive-unified"],
+                            baseline="reactive-unified")
+    static = comp.results.get(key="static")
+    # the static strategy's worker died mid-run; reactive-unified is still to run
+    stale = timezone.now() - timedelta(seconds=120)
+    Job.objects.filter(pk=static.job_id).update(status="running", started=stale, heartbeat=stale, attempts=1,
+                                                worker="celery:elsewhere:1")
+    VariantResult.objects.filter(pk=static.pk).update(status="running")
+    assert reaper.reap_running() == {static.job_id: "failed"}
+    static.refresh_from_db()
+    assert static.status == "failed" and static.error["type"] == "WorkerLost"
+    comp.job.refresh_from_db()
+    assert comp.job.status == "queued"  # still waiting for reactive-unified
+    from planner.jobs.tasks import execute
+
+    with django_capture_on_commit_callbacks(execute=True):  # the last child dispatches the parent
+        execute(comp.results.get(key="reactive-unified").job_id)
+    comp.job.refresh_from_db()
+    assert comp.job.status == "partial" and "static (failed)" in comp.job.last_error["message"]
