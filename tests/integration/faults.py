@@ -141,7 +141,7 @@ def sender_app(redis_url: str):
     from celery import Celery
 
     if redis_url not in _APPS:
-        app = Celery("fault-tests", broker=redis_url)
+        app = Celery("fault-tests", broker=redis_url, set_as_current=False)  # never the app run_job binds to
         app.conf.update(task_serializer="json", accept_content=["json"], broker_connection_retry_on_startup=True,
                         broker_connection_timeout=2)
         _APPS[redis_url] = app
