@@ -5,7 +5,10 @@ Cancellation is cooperative through ``ctx.progress``; but a handler deep in one 
 (characterising a trace, binning a forecast) may not report for minutes, so the watchdog also
 raises ``JobCancelled`` inside the job's thread once the row says ``cancelled``
 (``PyThreadState_SetAsyncExc``: it takes effect at the next Python bytecode, i.e. between two numpy
-calls). It acts only on a row it can read as cancelled, never on a read error or a missing row.
+calls). It acts only on a row it can read as cancelled, never on a read error or a missing row, and
+only after the handler had two polls' time to notice the cancel itself at a progress report (an
+asynchronous exception is the last resort: ``with`` blocks release their locks, but it can land
+anywhere).
 """
 
 from __future__ import annotations
@@ -52,13 +55,16 @@ class Watchdog(threading.Thread):
         beat_every = float(settings.JOBS_HEARTBEAT_S)
         poll = min(float(settings.JOBS_CANCEL_POLL_S), beat_every)
         last_beat = time.monotonic()
+        seen_cancelled = 0.0
         try:
             while not self._done.wait(poll):
                 try:
                     status = Job.objects.filter(pk=self.job_id).values_list("status", flat=True).first()
                     if status == Job.Status.CANCELLED:
-                        self._interrupt()
-                        return
+                        seen_cancelled = seen_cancelled or time.monotonic()
+                        if time.monotonic() - seen_cancelled >= 2 * poll:
+                            self._interrupt()
+                            return
                     if time.monotonic() - last_beat >= beat_every:
                         Job.objects.filter(pk=self.job_id, status=Job.Status.RUNNING, worker=self.worker).update(
                             heartbeat=timezone.now())
