@@ -338,3 +338,16 @@ def test_a_comparison_strategy_lost_with_its_worker_is_recorded_and_the_comparis
         execute(comp.results.get(key="reactive-unified").job_id)
     comp.job.refresh_from_db()
     assert comp.job.status == "partial" and "static (failed)" in comp.job.last_error["message"]
+
+
+def test_the_reap_jobs_command_runs_one_sweep_and_prints_what_it_settled(cast, settings):
+    import io
+    import json
+
+    from django.core.management import call_command
+
+    settings.JOBS_HEARTBEAT_TIMEOUT_S = 30
+    stale = _running(cast, "test.lossy", heartbeat_age_s=120)
+    out = io.StringIO()
+    call_command("reap_jobs", stdout=out)
+    assert json.loads(out.getvalue()) == {"reaped": {str(stale.pk): "failed"}, "redispatched": []}
