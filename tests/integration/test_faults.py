@@ -167,3 +167,24 @@ def test_redis_restarted_empty_with_jobs_queued_every_job_runs_afterwards(cast, 
     # the API works again
     again = _upload(web, cast.owner.token, "IW-F")
     assert again.status_code == 409, again.text  # a duplicate of a complete trace, so the first upload is whole
+
+
+def test_a_job_survives_postgresql_dropping_its_connections_mid_run(cast, stack):
+    """What a PostgreSQL restart does to a worker: every connection is cut. Only this test database's
+    backends are terminated (the shared server keeps running); the job's writes reconnect and retry."""
+    from django.db import connection
+
+    from planner.jobs.services import create_job
+
+    worker = stack.worker("pg")
+    job = create_job(team=cast.owner.team, kind="system.sleep", params={"seconds": 8})
+    _wait_progress(job, above=10)
+    with connection.cursor() as cur:
+        cur.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        (terminated,) = cur.fetchone()
+    assert terminated >= 1
+    wait_for_job(job, timeout=120)
+    assert job.status == "succeeded", (job.status, job.last_error, worker.log())
+    assert job.result == {"slept_s": 8.0} and job.progress == 100.0
+    assert "database unavailable during" in worker.log()  # the write failed once and was retried
