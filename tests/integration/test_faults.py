@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -57,6 +58,7 @@ def stack(request, monkeypatch):
     for thing in reversed(started):
         thing.stop()
     redis_server.kill()
+    shutil.rmtree(redis_server.dir, ignore_errors=True)
 
 
 def _long_scenario(requests_n: int) -> dict:
