@@ -44,7 +44,7 @@ def run_list(request):
     listing = list_context(request, visible_to(request.user, ForecastRun.objects.select_related("trace", "job")),
                            sorts={"created": "created", "trace": "trace__name", "id": "id"}, default_sort="-created",
                            search=("name", "tags", "notes", "trace__name"),
-                           statuses=["queued", "running", "succeeded", "failed", "cancelled"])
+                           statuses=["queued", "running", "succeeded", "partial", "failed", "cancelled"])
     return render(request, "forecasts/list.html", {"runs": listing["rows"], "list": listing, "form": form},
                   status=status)
 

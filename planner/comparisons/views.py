@@ -28,8 +28,8 @@ def _status_filter(qs, status):
     from django.db.models import Q
 
     bad = Q(results__status__in=["failed", "cancelled"])
-    if status == "partial":
-        return qs.filter(job__status="succeeded").filter(bad).distinct()
+    if status == "partial":  # the parent job says so (harden-jobs), or an older row whose strategies failed
+        return (qs.filter(job__status="partial") | qs.filter(job__status="succeeded").filter(bad)).distinct()
     if status == "succeeded":
         return qs.filter(job__status="succeeded").exclude(bad)
     if status == "running":
