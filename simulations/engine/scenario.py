@@ -73,6 +73,68 @@ def _catalogue_lookup(name: str) -> dict | None:
     return None
 
 
+def _positive(d: dict, key: str, default: float) -> float:
+    try:
+        v = float(d.get(key, default))
+    except (TypeError, ValueError):
+        raise ScenarioError(f"engine.{key}", f"must be a number, got {d.get(key)!r}") from None
+    if not v > 0:
+        raise ScenarioError(f"engine.{key}", f"must be > 0, got {v}")
+    return v
+
+
+def _predictor_name(name) -> str:
+    from simulations.engine.predictors import PREDICTORS
+
+    name = str(name or "")
+    if name and name not in PREDICTORS:
+        raise ScenarioError("strategy.predictor", f"unknown predictor {name!r}; known: {sorted(PREDICTORS)}")
+    return name
+
+
+def _per_tier_seconds(slo_d: dict, key: str) -> dict:
+    out = {}
+    for tier, v in (slo_d.get(key) or {}).items():
+        if tier not in TIERS:
+            raise ScenarioError(f"slo.{key}.{tier}", f"unknown tier; use one of {list(TIERS)}")
+        try:
+            out[tier] = float(v)
+        except (TypeError, ValueError):
+            raise ScenarioError(f"slo.{key}.{tier}", f"must be a number, got {v!r}") from None
+        if not out[tier] > 0:
+            raise ScenarioError(f"slo.{key}.{tier}", f"must be > 0, got {v!r}")
+    return out
+
+
+def _rich_slo(slo_d: dict) -> dict:
+    """The optional SLO fields (ITL, normalised latency, TTFT as a function of prompt length, cold-start grace)."""
+    stat = slo_d.get("itl_stat", "mean")
+    if stat not in ("mean", "max"):
+        raise ScenarioError("slo.itl_stat", "must be 'mean' (the request's mean ITL) or 'max' (every gap)")
+    prompt = {}
+    for tier, f in (slo_d.get("ttft_prompt") or {}).items():
+        where = f"slo.ttft_prompt.{tier}"
+        if tier not in TIERS:
+            raise ScenarioError(where, f"unknown tier; use one of {list(TIERS)}")
+        if not isinstance(f, dict) or set(f) - {"min_s", "per_token_s", "max_s"}:
+            raise ScenarioError(where, 'must be {"min_s": 0.5, "per_token_s": 0.001953125, "max_s": 8}')
+        try:
+            prompt[tier] = {"min_s": float(f.get("min_s", 0.0)), "per_token_s": float(f.get("per_token_s", 0.0)),
+                            "max_s": float(f.get("max_s", math.inf))}
+        except (TypeError, ValueError):
+            raise ScenarioError(where, "min_s, per_token_s and max_s must be numbers") from None
+    try:
+        grace = float(slo_d.get("cold_start_grace_s", 0.0))
+        window = float(slo_d.get("window_s", 60.0))
+    except (TypeError, ValueError):
+        raise ScenarioError("slo", "cold_start_grace_s and window_s must be seconds") from None
+    if grace < 0 or not window > 0:
+        raise ScenarioError("slo", "cold_start_grace_s must be >= 0 and window_s > 0")
+    return {"itl_s": _per_tier_seconds(slo_d, "itl_s"), "itl_stat": stat,
+            "normalised_latency_x": _per_tier_seconds(slo_d, "normalised_latency_x"), "ttft_prompt": prompt,
+            "cold_start_grace_s": grace, "window_s": window}
+
+
 def parse_scenario(d: dict, *, base_dir: str | Path | None = None) -> Scenario:
     if not isinstance(d, dict):
         raise ScenarioError("scenario", "must be a JSON object")
@@ -163,6 +225,7 @@ def parse_scenario(d: dict, *, base_dir: str | Path | None = None) -> Scenario:
         instance_router=st.get("instance_router", "jsq-tokens"), scheduler=st.get("scheduler", "fcfs"),
         scheduler_params=dict(st.get("scheduler_params") or {}),
         region_threshold=float(st.get("region_threshold", 0.70)),
+        predictor=_predictor_name(st.get("predictor", "")), predictor_params=dict(st.get("predictor_params") or {}),
     )
     slo_d = d.get("slo") or {}
     base = SLOConfig()
@@ -176,14 +239,15 @@ def parse_scenario(d: dict, *, base_dir: str | Path | None = None) -> Scenario:
                 target[tier] = float(v) if v is not None else math.inf
             except (TypeError, ValueError):
                 raise ScenarioError(f"slo.{key}.{tier}", f"must be seconds, got {v!r}") from None
-    slo = SLOConfig(ttft_s=ttft, e2e_s=e2e, percentile=float(slo_d.get("percentile", 95.0)))
+    slo = SLOConfig(ttft_s=ttft, e2e_s=e2e, percentile=float(slo_d.get("percentile", 95.0)), **_rich_slo(slo_d))
 
     en = d.get("engine") or {}
     mode = en.get("mode", "fast")
     if mode not in ("fast", "reference"):
         raise ScenarioError("engine.mode", "must be 'fast' or 'reference'")
     engine = EngineConfig(mode=mode, chunked_prefill=bool(en.get("chunked_prefill", False)), timeline_step_s=float(en.get("timeline_step_s", 60.0)),
-                          max_time_s=float(en.get("max_time_s", math.inf)), seed=int(d.get("seed", en.get("seed", 0))))
+                          max_time_s=float(en.get("max_time_s", math.inf)), seed=int(d.get("seed", en.get("seed", 0))),
+                          swap_bandwidth_gb_s=_positive(en, "swap_bandwidth_gb_s", 25.0))
     wl = d.get("workload")
     if not isinstance(wl, dict):
         raise ScenarioError("workload", "is required: {trace_path | trace_id | synthetic}")
