@@ -182,3 +182,33 @@ def test_static_n_fixes_the_fleet_at_n_instances():
     sc = scenario(initial=1, lo=1, hi=1, strategy={"autoscaler": "static-n", "params": {"instances": 3}})
     r = simulate(sc, workload([0.0, 0.0, 0.0], [100, 100, 100], [2, 2, 2]))
     assert len(r.instances) == 3 and sorted(set(r.requests["instance"])) == [0, 1, 2]
+
+
+def test_the_worked_example_policy_caps_batches_and_drops_requests_held_too_long():
+    # KV 2,000 tokens, prompts 200: ten requests fill it past 90 %. All 60 arrive in the first 0.6 s; they are
+    # dispatched at the 1 s tick (none dropped); the cap of 8 then holds while KV is over 90 % full.
+    sc = scenario(spec={"kv_capacity_tokens": 2000}, strategy={"autoscaler": "example-kv-cap",
+                                                               "params": {"timeout_s": 30}})
+    r = simulate(sc, workload([i * 0.01 for i in range(60)], [200] * 60, [50] * 60))
+    assert r.summary["completed"] == 60 and r.tiers["IW-F"]["drop_reasons"] == {}
+    assert min(r.requests["ttft_s"]) > 1.0 - 0.6  # nothing served before the first tick
+    # with a 0.5 s timeout every request has waited longer than that at the first tick: all dropped
+    sc = scenario(strategy={"autoscaler": "example-kv-cap", "params": {"timeout_s": 0.5}})
+    r = simulate(sc, workload([0.0, 0.1, 0.8], [100] * 3, [5] * 3))
+    assert r.tiers["IW-F"]["drop_reasons"] == {"queue_timeout": 2} and r.summary["completed"] == 1
+    assert r.tiers["IW-F"]["slo_attainment"] == pytest.approx(1 / 3)
+
+
+def test_the_routing_sweep_reports_a_knee_per_router():
+    import json
+    from pathlib import Path
+
+    from simulations.engine.sweep import routing_sweep
+
+    base = json.loads((Path(__file__).resolve().parents[2] / "fixtures/scenarios/routing_sweep.json").read_text())
+    base["workload"]["synthetic"]["duration_s"] = 60.0
+    out = routing_sweep(base, [4, 40], ["least-requests", "llumnix"])
+    assert [p["rate_rps"] for p in out["points"]] == [4, 4, 40, 40]
+    # 4 req/s is far below 4 instances' capacity (all met), 40 req/s far above (knee reached)
+    assert all(p["attainment"] == 1.0 for p in out["points"][:2])
+    assert out["knees_rps"] == {"least-requests": 40.0, "llumnix": 40.0}
