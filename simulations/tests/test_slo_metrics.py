@@ -86,3 +86,18 @@ def test_a_predictor_fills_predicted_lengths_that_policies_read():
     simulate(sc, workload([0.0, 10.0], [100, 100], [10, 30]))
     # bucket median of (10, 30) = 20 for both; at 0.25 request 0 has produced 3 tokens: 20 - 3 vs 10 - 3
     assert seen["r"] == (17, 7)
+
+
+def test_the_new_scenario_fields_are_validated_at_the_boundary():
+    with pytest.raises(ScenarioError) as exc:
+        scenario(engine={"mode": "fast", "swap_bandwidth_gb_s": 0})
+    assert exc.value.field == "engine.swap_bandwidth_gb_s"
+    with pytest.raises(ScenarioError) as exc:
+        scenario(strategy={"autoscaler": "static", "predictor": "crystal-ball"})
+    assert exc.value.field == "strategy.predictor"
+    with pytest.raises(ScenarioError) as exc:
+        scenario(slo={"normalised_latency_x": {"IW-F": -1}})
+    assert exc.value.field == "slo.normalised_latency_x.IW-F"
+    sc = scenario(spec={"kv_bytes_per_token": 524288}, slo={"ttft_prompt": {"IW-F": {"min_s": 0.5}}})
+    assert sc.fleet.endpoints[0].deployment.kv_bytes_per_token == 524288
+    assert sc.slo.ttft_prompt["IW-F"]["min_s"] == 0.5 and sc.slo.rich
