@@ -145,8 +145,8 @@ class PolicyAPI(FleetLifecycle):
         self._enqueue(inst, rid, now)
 
     def drop(self, rid: int, reason: str) -> None:
-        """Drop a request that is held by the policy or waiting in an instance's queue, with a reason (counted as
-        an SLO miss and under ``dropped`` by reason). A running request must be evicted first."""
+        """Drop a request that is held by the policy, waiting in an instance's queue or swapped out, with a reason
+        (counted as an SLO miss and under ``dropped`` by reason). A running request must be evicted first."""
         iid = self.served_inst[rid]
         if iid >= 0 and self.t_done[rid] != self.t_done[rid]:
             inst = self.instances[iid]
@@ -158,6 +158,9 @@ class PolicyAPI(FleetLifecycle):
                     heapify(kept)
                 inst.waiting = kept
                 inst.work -= self.req_inp[rid] + self.req_out[rid]
+            elif rid in inst.swapped:  # its KV is in host memory: forget it (it never resumes)
+                inst.swapped.remove(rid)
+                inst.work -= self.req_out[rid] - self.gen[rid]
         self._drop(rid, str(reason))
 
     def set_max_batch(self, inst: Instance, n: int, now: float) -> None:

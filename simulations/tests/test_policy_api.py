@@ -212,3 +212,24 @@ def test_the_routing_sweep_reports_a_knee_per_router():
     # 4 req/s is far below 4 instances' capacity (all met), 40 req/s far above (knee reached)
     assert all(p["attainment"] == 1.0 for p in out["points"][:2])
     assert out["knees_rps"] == {"least-requests": 40.0, "llumnix": 40.0}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_swapped_out_request_can_be_dropped_and_never_resumes(mode):
+    # A and B (prompt 100, 20 tokens) share one prefill (0.1 + 0.2 = 0.3 s). At 0.25 the policy lowers the max batch
+    # to 1 and asks for A's swap-out: at the 0.3 boundary A goes to host memory and cannot come back while B runs;
+    # at 0.5 the policy drops it
+    def on_tick(sim, now, state):
+        inst = sim.instances[0]
+        if now == 0.25:
+            sim.set_max_batch(inst, 1, now)
+            sim.evict(inst, 0, "swap", now)
+        elif now == 0.5:
+            assert inst.swapped == [0]
+            sim.drop(0, "policy")
+
+    name = _policy(0.25, on_tick)
+    sc = scenario(mode=mode, spec={"kv_bytes_per_token": 1e6}, strategy={"autoscaler": name})
+    r = simulate(sc, workload([0.0, 0.0], [100, 100], [20, 20]))
+    assert r.summary["completed"] == 1 and r.tiers["IW-F"]["drop_reasons"] == {"policy": 1}
+    assert r.requests["completed"][1] and not r.requests["completed"][0]
