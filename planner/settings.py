@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "planner.hardware",
     "planner.plans",
     "planner.comparisons",
+    "planner.opscaling",  # operator-level autoscaling plans (issue 13)
     "simulations",
     "forecasts",
 ]
