@@ -20,8 +20,8 @@ def hash_plaintext_tokens(apps, schema_editor):
         cursor.execute("SELECT key, user_id FROM authtoken_token")
         rows = cursor.fetchall()
         for key, user_id in rows:
-            AuthToken.objects.create(digest=hash_token(key), token_key=key[:15], user_id=user_id,
-                                     expiry=timezone.now() + ttl)
+            AuthToken(digest=hash_token(key), token_key=key[:15], user_id=user_id,
+                      expiry=timezone.now() + ttl).save(force_insert=True)
         cursor.execute("DELETE FROM authtoken_token")
 
 
