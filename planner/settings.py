@@ -151,6 +151,8 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = DATA_DIR / "staticfiles"
 # --- Static files: WhiteNoise serves STATIC_ROOT (filled by `collectstatic`, which `make serve` runs) with
 # hashed names and gzip; in DEBUG the unhashed source files are served straight from the finders.
+if DEBUG:
+    STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # the demo serves from the finders; WhiteNoise wants the folder
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
