@@ -136,6 +136,16 @@ REST_KNOX = {
 # live in the cache: Redis when REDIS_URL is set, so every gunicorn worker shares them.
 LOGIN_RATE_PER_IP = env_str("LOGIN_RATE_PER_IP", "30/min")
 LOGIN_RATE_PER_USERNAME = env_str("LOGIN_RATE_PER_USERNAME", "10/min")
+# The cache holds those counters: Redis when REDIS_URL is set (shared by every gunicorn worker), else this
+# process's memory.
+_CACHE_REDIS_URL = env_str("REDIS_URL", "")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _CACHE_REDIS_URL,
+         "KEY_PREFIX": "planner", "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}}
+        if _CACHE_REDIS_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
 # --- end authentication -------------------------------------------------------------------------------------------
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard"
@@ -220,20 +230,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TRACK_STARTED = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
-# The cache holds the login rate-limit counters: Redis when REDIS_URL is set (shared by every gunicorn worker),
-# else this process's memory.
-CACHES = {
-    "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL, "KEY_PREFIX": "planner",
-         "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}}
-        if REDIS_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
-    )
-}
-
-# Every log line carries the request id ("-" outside a request); a 500's JSON body and X-Request-ID header show it.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    # Every log line carries the request id ("-" outside a request); a 500's JSON body and X-Request-ID show it.
     "filters": {"request_id": {"()": "planner.request_id.RequestIdFilter"}},
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["request_id"], "formatter": "plain"}},
