@@ -38,6 +38,7 @@ def exception_handler(exc, context):
                  for key, value in data["error"].items()}
         error.setdefault("where", "")
         error.setdefault("hint", "")
+        error.pop("request_id", None)
         response.data = error_body(**error, request_id=request_id) if "message" in error else data
         return response
     if isinstance(data, dict) and set(data) == {"detail"}:
