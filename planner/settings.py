@@ -132,6 +132,7 @@ REST_KNOX = {
     "AUTH_HEADER_PREFIX": "Token",
     "AUTO_REFRESH": False,
 }
+API_TOKENS_PER_USER = env_int("API_TOKENS_PER_USER", 100)  # live tokens; more is a 403 from the token endpoint
 # Rate limits on logging in (token endpoint and login form), per client address and per username. The counters
 # live in the cache: Redis when REDIS_URL is set, so every gunicorn worker shares them.
 LOGIN_RATE_PER_IP = env_str("LOGIN_RATE_PER_IP", "30/min")

@@ -1,16 +1,31 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import validate_password
 from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
 from knox.models import AuthToken
 
 from planner.accounts.models import Membership, Team
 
 
+class TooManyTokens(Exception):
+    pass
+
+
+def live_tokens(user):
+    return AuthToken.objects.filter(user=user).filter(Q(expiry__isnull=True) | Q(expiry__gt=timezone.now()))
+
+
 def issue_token(user) -> tuple[AuthToken, str]:
     """A new API token for ``user``: (row, key). Only the key's digest is stored; it expires after
-    API_TOKEN_TTL_DAYS (settings.REST_KNOX)."""
+    API_TOKEN_TTL_DAYS (settings.REST_KNOX). Expired tokens of the user are deleted on the way; past
+    API_TOKENS_PER_USER live tokens, TooManyTokens (every request authenticates against the user's token list)."""
+    AuthToken.objects.filter(user=user, expiry__lte=timezone.now()).delete()
+    if live_tokens(user).count() >= settings.API_TOKENS_PER_USER:
+        raise TooManyTokens(f"{user.get_username()} has {settings.API_TOKENS_PER_USER} live API tokens already")
     return AuthToken.objects.create(user=user)
 
 

@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from planner.accounts.api.auth import TokenAuthentication
 from planner.accounts.api.throttles import LoginIPThrottle, LoginUsernameThrottle
-from planner.accounts.services import issue_token, rotate_token
+from planner.accounts.services import TooManyTokens, issue_token, rotate_token
 
 
 class _Refused(APIException):
@@ -55,7 +55,11 @@ class TokenView(APIView):
         if user is None:
             raise _Refused(400, "wrong username or password", "credentials",
                            "check both; repeated failures are rate-limited")
-        return _token_response(*issue_token(user))
+        try:
+            return _token_response(*issue_token(user))
+        except TooManyTokens as exc:
+            raise _Refused(403, str(exc), "credentials", "reuse a token you have, or end them all with "
+                           "POST /api/auth/token/revoke-all/") from None
 
 
 class TokenRotateView(APIView):

@@ -88,6 +88,14 @@ def test_revoke_ends_one_token_and_revoke_all_ends_every_token_of_the_user(cast)
     assert cast.teammate.api.get("/api/jobs/").status_code == 200  # other users keep theirs
 
 
+def test_a_user_cannot_pile_up_live_tokens_and_expired_ones_are_purged(cast, settings):
+    settings.API_TOKENS_PER_USER = 3
+    AuthToken.objects.filter(user=cast.owner.user).update(expiry=timezone.now() - timedelta(seconds=1))
+    statuses = [_token(APIClient(), "owner", "owner-pass-123").status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 403]
+    assert AuthToken.objects.filter(user=cast.owner.user).count() == 3  # the expired one is gone
+
+
 def test_rotation_needs_a_token_not_just_credentials(client, cast):
     response = client.post("/api/auth/token/rotate/")
     assert response.status_code == 401 and "error" in response.json()
@@ -214,3 +222,16 @@ def test_the_create_user_command_refuses_a_password_on_the_command_line_and_weak
     from django.contrib.auth import get_user_model
 
     assert not get_user_model().objects.filter(username="bob").exists()
+
+
+def test_the_create_user_command_prompts_twice_on_a_terminal(db, monkeypatch):
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    answers = iter(["s3cret-pass-phrase", "s3cret-pass-phrase", "one-pass-phrase", "other-pass-phrase"])
+    monkeypatch.setattr("getpass.getpass", lambda prompt="": next(answers))
+    call_command("create_user", "carol", "--team", "T", stdin=Terminal(), stdout=io.StringIO())
+    assert _token(APIClient(), "carol", "s3cret-pass-phrase").status_code == 200
+    with pytest.raises(CommandError, match="the two passwords differ"):
+        call_command("create_user", "dave", "--team", "T", stdin=Terminal(), stdout=io.StringIO())
