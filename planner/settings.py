@@ -137,14 +137,15 @@ API_TOKENS_PER_USER = env_int("API_TOKENS_PER_USER", 100)  # live tokens; more i
 # live in the cache: Redis when REDIS_URL is set, so every gunicorn worker shares them.
 LOGIN_RATE_PER_IP = env_str("LOGIN_RATE_PER_IP", "30/min")
 LOGIN_RATE_PER_USERNAME = env_str("LOGIN_RATE_PER_USERNAME", "10/min")
-# The cache holds those counters: Redis when REDIS_URL is set (shared by every gunicorn worker), else this
-# process's memory.
+# The cache holds those counters, shared by every gunicorn worker process: Redis when REDIS_URL is set, else files
+# under PLANNER_DATA_DIR/cache (one machine).
 _CACHE_REDIS_URL = env_str("REDIS_URL", "")
 CACHES = {
     "default": (
         {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _CACHE_REDIS_URL,
          "KEY_PREFIX": "planner", "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}}
-        if _CACHE_REDIS_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+        if _CACHE_REDIS_URL else
+        {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(DATA_DIR / "cache")}
     )
 }
 # --- end authentication -------------------------------------------------------------------------------------------
