@@ -24,3 +24,6 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast log
 # No `collectstatic` before tests: pages name the source files (the hashed manifest is for `make serve`).
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405  (WhiteNoise warns about a missing folder)
+# Many tests log in from 127.0.0.1 within a minute; the rate-limit tests (planner/accounts/tests) put the
+# production rates back.
+LOGIN_RATE_PER_IP = LOGIN_RATE_PER_USERNAME = "10000/min"

@@ -19,7 +19,12 @@ from planner.accounts.services import create_user
 
 
 @pytest.fixture(autouse=True)
-def _fresh_rate_limits():
+def _fresh_rate_limits(settings):
+    import planner.settings as production  # the defaults a deployment gets (settings_test raises them)
+
+    settings.LOGIN_RATE_PER_IP = production.LOGIN_RATE_PER_IP
+    settings.LOGIN_RATE_PER_USERNAME = production.LOGIN_RATE_PER_USERNAME
+    assert (settings.LOGIN_RATE_PER_IP, settings.LOGIN_RATE_PER_USERNAME) == ("30/min", "10/min")
     cache.clear()
     yield
     cache.clear()
