@@ -10,6 +10,7 @@ from planner.comparisons import selectors
 from planner.comparisons.api.serializers import ComparisonCreateSerializer, ComparisonSerializer
 from planner.comparisons.core.variants import VariantError
 from planner.comparisons.services import start_comparison, validate_scenario
+from planner.input_errors import scenario_error
 
 
 class ComparisonViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -38,7 +39,7 @@ class ComparisonViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
                                     variants=data.get("variants"), baseline=data.get("baseline") or None,
                                     name=data.get("name", ""), projection=data.get("projection"))
         except ScenarioError as exc:
-            raise ValidationError({"scenario": f"{exc.field}: {exc.message}"}) from None
+            raise scenario_error(exc) from None
         except VariantError as exc:
             raise ValidationError({exc.field: exc.message}) from None
         comp.refresh_from_db()
