@@ -133,8 +133,7 @@ REST_KNOX = {
     "AUTO_REFRESH": False,
 }
 API_TOKENS_PER_USER = env_int("API_TOKENS_PER_USER", 100)  # live tokens; more is a 403 from the token endpoint
-# Rate limits on logging in (token endpoint and login form), per client address and per username. The counters
-# live in the cache: Redis when REDIS_URL is set, so every gunicorn worker shares them.
+# Rate limits on logging in (token endpoint, login form, admin login), per client address and per username.
 LOGIN_RATE_PER_IP = env_str("LOGIN_RATE_PER_IP", "30/min")
 LOGIN_RATE_PER_USERNAME = env_str("LOGIN_RATE_PER_USERNAME", "10/min")
 # The cache holds those counters, shared by every gunicorn worker process: Redis when REDIS_URL is set, else files
