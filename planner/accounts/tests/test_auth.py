@@ -4,6 +4,7 @@ password validators on every path that sets a password."""
 from __future__ import annotations
 
 import io
+import os
 from datetime import timedelta
 from types import SimpleNamespace
 
@@ -20,11 +21,11 @@ from planner.accounts.services import create_user
 
 @pytest.fixture(autouse=True)
 def _fresh_rate_limits(settings):
-    import planner.settings as production  # the defaults a deployment gets (settings_test raises them)
-
-    settings.LOGIN_RATE_PER_IP = production.LOGIN_RATE_PER_IP
-    settings.LOGIN_RATE_PER_USERNAME = production.LOGIN_RATE_PER_USERNAME
-    assert (settings.LOGIN_RATE_PER_IP, settings.LOGIN_RATE_PER_USERNAME) == ("30/min", "10/min")
+    """The production counts (30 per address, 10 per username) over an hour instead of a minute, so that a slow,
+    loaded machine cannot let a window slide by in the middle of a test (settings_test raises the rates for the
+    rest of the suite)."""
+    settings.LOGIN_RATE_PER_IP = "30/hour"
+    settings.LOGIN_RATE_PER_USERNAME = "10/hour"
     cache.clear()
     yield
     cache.clear()
@@ -140,6 +141,13 @@ def test_plain_text_tokens_from_before_the_switch_keep_working_hashed(cast):
 
 # --- rate limits ------------------------------------------------------------------------------------------------
 
+def test_the_production_login_rates_are_30_per_address_and_10_per_username_a_minute():
+    import planner.settings as production  # what a deployment gets unless LOGIN_RATE_* are set
+
+    if "LOGIN_RATE_PER_IP" not in os.environ and "LOGIN_RATE_PER_USERNAME" not in os.environ:
+        assert (production.LOGIN_RATE_PER_IP, production.LOGIN_RATE_PER_USERNAME) == ("30/min", "10/min")
+
+
 def test_after_300_wrong_passwords_from_many_addresses_the_right_one_is_refused_with_429_json(cast):
     client = APIClient()
     statuses = [_token(client, "owner", f"guess-{i}", REMOTE_ADDR=f"10.0.{i // 250}.{i % 250}").status_code
@@ -194,6 +202,20 @@ def test_the_admin_login_has_the_same_limits(client, cast):
 def test_the_login_form_logs_in_below_the_limits(client, cast):
     response = client.post("/login/", {"username": "owner", "password": "owner-pass-123"})
     assert response.status_code == 302 and client.session["_auth_user_id"] == str(cast.owner.user.pk)
+
+
+def test_with_the_rate_limit_cache_down_logging_in_fails_closed_with_503(client, cast):
+    from django.test import override_settings
+
+    dead_redis = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                              "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens on port 1
+                              "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1}}}
+    with override_settings(CACHES=dead_redis):
+        page = client.post("/login/", {"username": "owner", "password": "owner-pass-123"})
+        api = _token(APIClient(), "owner", "owner-pass-123")
+    assert page.status_code == 503 and b"unavailable" in page.content and "_auth_user_id" not in client.session
+    assert api.status_code == 503 and api["Content-Type"] == "application/json"
+    assert "token" not in api.json()
 
 
 # --- passwords --------------------------------------------------------------------------------------------------
