@@ -140,3 +140,37 @@ def test_serverless_core_imports_without_django():
     code = ("import sys, simulations.engine.serverless.executor, simulations.engine.serverless.policies; "
             "assert 'django' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_spec_errors_name_the_field():
+    from simulations.engine.serverless.spec import SpecError, parse, workload_frame
+
+    with pytest.raises(SpecError) as e:
+        parse({"systems": ["nope"]})
+    assert e.value.where == "systems.0" and set(e.value.to_dict()["error"]) == {"message", "where", "hint"}
+    with pytest.raises(SpecError) as e:
+        parse({"workload": {"models": 32, "functions": 3}})
+    assert e.value.where == "workload"
+    with pytest.raises(SpecError) as e:
+        workload_frame(parse({"workload": {"trace": "nope"}}))
+    assert e.value.where == "workload.trace"
+
+
+@pytest.mark.django_db(databases=[])
+def test_manage_serverless_json(tmp_path):
+    import json
+
+    from django.core.management import CommandError, call_command
+
+    spec = tmp_path / "s.json"
+    spec.write_text(json.dumps({"systems": ["slinfer", "sllm"], "workload": {"models": 32, "duration_s": 60}}))
+    from io import StringIO
+
+    buf = StringIO()
+    call_command("serverless", str(spec), "--json", stdout=buf)
+    out = json.loads(buf.getvalue())
+    assert set(out["results"]) == {"slinfer", "sllm"} and out["requests"] > 0
+    assert out["results"]["sllm"]["avg_cpu_nodes"] == 0 and out["results"]["slinfer"]["no_oom"]
+    spec.write_text(json.dumps({"nodes": {"cpu": 0, "gpu": 0}}))
+    with pytest.raises(CommandError, match="nodes"):
+        call_command("serverless", str(spec))
