@@ -4,7 +4,8 @@
 - Per-token deadline compliance: share of produced tokens that met deadline_k = ST + TTFT_SLO + (k-1) TPOT_SLO.
 - Average nodes in use: time with >= 1 instance on the node (loading and keep-alive included) / run length.
 - Resizing share: seconds of KV resizes / instance lifetimes (Fig. 31's "lifetime spent scaling").
-- Migration rate: migrated (evicted or preempted) requests / requests.
+- Migration rate: migrated (evicted or preempted) requests / requests; underestimation_eviction_rate counts only
+  the evictions for lack of KV memory (Fig. 31's "migration due to underestimation").
 - Energy: busy seconds at busy power plus in-use idle seconds at idle power (nodes not in use are off).
 Django-free.
 """
@@ -46,6 +47,7 @@ def summarize(ex) -> dict:
         "resizing_share": resize / lifetimes if lifetimes else 0.0,
         "resizes": c["resizes"],
         "migration_rate": sum(1 for r in reqs if r.migrations) / n if n else 0.0,
+        "underestimation_eviction_rate": c["evictions"] / n if n else 0.0,
         "preempted_instances": c["preemptions"],
         "evictions": c["evictions"],
         "per_token_deadline_compliance": on_time / (on_time + late) if on_time + late else None,
