@@ -265,6 +265,7 @@ def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict
                      _att(e.get("mean_utilisation"))])
     story.append(_table(data, font_size=6.5))
     story.extend(_energy_section(aggregate.get("energy") or [], h2, small))
+    story.extend(aggregate.get("extra_story") or [])  # e.g. the operator-level plan (planner/opscale/report.py)
 
     buf = io.BytesIO()
     doc = SimpleDocTemplate(buf, pagesize=A4, leftMargin=1.6 * cm, rightMargin=1.6 * cm, topMargin=1.5 * cm,
