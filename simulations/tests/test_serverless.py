@@ -174,3 +174,18 @@ def test_manage_serverless_json(tmp_path):
     spec.write_text(json.dumps({"nodes": {"cpu": 0, "gpu": 0}}))
     with pytest.raises(CommandError, match="nodes"):
         call_command("serverless", str(spec))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_api_runs_a_serverless_scenario_as_a_job(cast):
+    """POST /api/serverless/ validates the spec, runs it as a job (in-process runner in unit tests) and the job's
+    result holds the metrics per system; a bad field is a 400 in the one error shape, never a 500."""
+    spec = {"name": "api", "systems": ["slinfer", "sllm+c+s"], "workload": {"models": 32, "duration_s": 60}}
+    resp = cast.owner.api.post("/api/serverless/", {"spec": spec}, format="json")
+    assert resp.status_code == 202, resp.content
+    job = cast.owner.api.get(f"/api/jobs/{resp.json()['id']}/").json()
+    assert job["status"] == "succeeded", job
+    res = job["result"]["results"]
+    assert set(res) == {"slinfer", "sllm+c+s"} and res["slinfer"]["no_oom"] and job["result"]["requests"] > 0
+    bad = cast.owner.api.post("/api/serverless/", {"spec": {"nodes": {"gpu": -1}}}, format="json")
+    assert bad.status_code == 400 and bad.json()["error"]["where"] == "spec.nodes.gpu"
