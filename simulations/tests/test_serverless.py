@@ -189,3 +189,23 @@ def test_api_runs_a_serverless_scenario_as_a_job(cast):
     assert set(res) == {"slinfer", "sllm+c+s"} and res["slinfer"]["no_oom"] and job["result"]["requests"] > 0
     bad = cast.owner.api.post("/api/serverless/", {"spec": {"nodes": {"gpu": -1}}}, format="json")
     assert bad.status_code == 400 and bad.json()["error"]["where"] == "spec.nodes.gpu"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_serverless_page_runs_a_scenario_and_shows_each_systems_metrics(cast):
+    import json
+
+    from django.test import Client
+
+    page = Client()
+    page.force_login(cast.owner.user)
+    first = page.get("/simulations/serverless/")
+    assert first.status_code == 200 and "slinfer_32x7b" not in first.content.decode()  # the example is inlined
+    spec = {"name": "from the page", "systems": ["slinfer", "sllm"], "workload": {"models": 32, "duration_s": 60}}
+    resp = page.post("/simulations/serverless/", {"spec": json.dumps(spec)})
+    assert resp.status_code == 302
+    html = page.get(resp["Location"]).content.decode()
+    assert "from the page" in html and "succeeded" in html and "Avg GPUs" in html and "sllm" in html
+    bad = page.post("/simulations/serverless/", {"spec": json.dumps({"systems": ["x"]})})
+    assert bad.status_code == 400 and "spec.systems.0" in bad.content.decode()
+    assert page.post("/simulations/serverless/", {"spec": "{nope"}).status_code == 400
