@@ -39,6 +39,7 @@ def summarize(ex) -> dict:
         "requests": n,
         "slo_met": met,
         "slo_attainment": met / n if n else None,
+        "slo_attainment_per_token": sum(1 for r in reqs if r.slo_met_per_token()) / n if n else None,
         "dropped": sum(1 for r in reqs if r.dropped),
         "completed": sum(1 for r in reqs if r.done_at is not None),
         "avg_cpu_nodes": kinds.get("cpu", {}).get("in_use_s", 0.0) / length,

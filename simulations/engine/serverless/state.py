@@ -46,6 +46,10 @@ class Request:
     def context(self) -> int:
         return self.input_tokens + self.generated
 
+    def slo_met_per_token(self) -> bool:
+        """Eq. 1 semantics: every token, the first included, by its deadline ST + TTFT_SLO (+ grace) + (k-1) TPOT."""
+        return not self.dropped and self.done_at is not None and self.late_tokens == 0
+
     def slo_met(self) -> bool:
         """TTFT within TTFT_SLO (+ grace) and average TPOT over the decode tokens within TPOT_SLO."""
         if self.dropped or self.done_at is None or self.first_token_at is None:
