@@ -53,7 +53,7 @@ def test_one_request_on_one_gpu_by_hand():
     ex, (r,), res = run([(0.0, 512, 3, "a")], cpu_nodes=0, gpu_nodes=1)
     assert r.first_token_at == pytest.approx(1.050)
     assert r.done_at == pytest.approx(1.078)
-    assert r.grace == pytest.approx(1.0) and r.slo_met()
+    assert r.grace == pytest.approx(1.0) and r.slo_met() and r.slo_met_per_token()
     assert res["slo_met"] == 1 and res["dropped"] == 0
     assert res["run_length_s"] == pytest.approx(2.078)
     assert res["avg_gpu_nodes"] == pytest.approx(1.0)
