@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from planner.catalogue.errors import ProfileError
-from planner.catalogue.fit import value_span, ape_summary, decode_time, fit_decode, fit_prefill, prefill_time
+from planner.catalogue.fit import ape_summary, decode_time, fit_decode, fit_prefill, prefill_time, value_span
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = ROOT / "fixtures" / "hardware" / "slinfer" / "latency_tables.csv"
