@@ -75,3 +75,35 @@ def test_run_summary_carries_the_report():
     assert v["prompt_outside_fitted"]["requests"] == 2
     assert np.isclose(v["prompt_outside_fitted"]["prompt_token_share"], 9100 / 15100)
     assert json.loads(json.dumps(result.to_dict()))["summary"]["validity"]["warnings"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_run_api_and_page_warn_when_requests_are_beyond_the_context(cast):
+    from django.test import Client
+
+    resp = cast.owner.api.post("/api/simulations/", {"fixture": "code_anchor"}, format="json")
+    assert resp.status_code == 201, resp.content
+    run = cast.owner.api.get(f"/api/simulations/{resp.json()['id']}/").json()
+    assert run["status"] == "succeeded"
+    assert run["summary"]["validity"]["prompt_over_context"]["requests"] == 1241  # of 8,819 (Llama-2: 4,096)
+    assert any("context limit" in w for w in run["warnings"])
+    page = Client()
+    page.force_login(cast.owner.user)
+    html = page.get(f"/simulations/{run['id']}/").content.decode()
+    assert 'id="validity"' in html and "1241 served requests" in html
+
+
+def test_comparison_pdf_section_warns_only_when_needed():
+    from reportlab.lib.styles import getSampleStyleSheet
+
+    from planner.comparisons.core.report import _validity_section
+
+    small = getSampleStyleSheet()["BodyText"]
+    inside = {"a": {"validity": validity_report([500], [10], [0], [EP])}}
+    assert _validity_section(inside, ["a"], small) == []
+    outside = {"a": {"validity": validity_report([500], [10], [0], [EP])},
+               "b": {"validity": validity_report([5000, 100], [10, 10], [0, 0], [EP])}}
+    story = _validity_section(outside, ["a", "b"], small)
+    table = story[1]
+    assert [row[0] for row in table._cellvalues] == ["variant", "b"]
+    assert table._cellvalues[1][1] == "1 (50.00%)"
