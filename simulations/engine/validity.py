@@ -55,42 +55,46 @@ def validity_report(prompt, output, served_endpoint, endpoints: list[dict]) -> d
     "fitted_range"}."""
     prompt = np.asarray(prompt, np.int64)
     total = prompt + np.asarray(output, np.int64)
+    k = len(endpoints)
     ep = np.asarray(served_endpoint, np.int64)
     served = ep >= 0
+    idx = np.where(served, ep, k)  # k: the "never served" slot, whose limits flag nothing
     n, tokens = int(served.sum()), int(prompt[served].sum())
-    flags = {k: np.zeros(len(prompt), bool) for k in
-             ("prompt_over_context", "total_over_context", "prompt_outside_fitted", "context_beyond_fitted")}
+    limit = np.full(k + 1, np.iinfo(np.int64).max, np.int64)
+    lo, hi, ctx_hi = (np.full(k + 1, v) for v in (0.0, np.inf, np.inf))
     unknown_limit, unknown_range = set(), set()
+    for i, e in enumerate(endpoints):
+        rng = e.get("fitted_range") or {}
+        if e.get("max_model_len"):
+            limit[i] = int(e["max_model_len"])
+        else:
+            unknown_limit.add(e["deployment"])
+        if rng.get("prompt_tokens"):
+            lo[i], hi[i] = rng["prompt_tokens"]
+        else:
+            unknown_range.add(e["deployment"])
+        if rng.get("context_tokens"):
+            ctx_hi[i] = rng["context_tokens"][1]
+    flags = {
+        "prompt_over_context": prompt > limit[idx],
+        "total_over_context": total > limit[idx],
+        "prompt_outside_fitted": (prompt < lo[idx]) | (prompt > hi[idx]),
+        "context_beyond_fitted": total > ctx_hi[idx],
+    }
+    per_endpoint = {key: np.bincount(idx[f], minlength=k + 1) for key, f in flags.items()}
+    per_endpoint["served_requests"] = np.bincount(idx, minlength=k + 1)
     per_deployment: dict[str, dict] = {}
     for i, e in enumerate(endpoints):
-        sel = ep == i
-        name = e["deployment"]
-        limit, rng = e.get("max_model_len"), e.get("fitted_range") or {}
-        if limit:
-            flags["prompt_over_context"][sel] = prompt[sel] > limit
-            flags["total_over_context"][sel] = total[sel] > limit
-        else:
-            unknown_limit.add(name)
-        if rng.get("prompt_tokens"):
-            lo, hi = rng["prompt_tokens"]
-            flags["prompt_outside_fitted"][sel] = (prompt[sel] < lo) | (prompt[sel] > hi)
-        else:
-            unknown_range.add(name)
-        if rng.get("context_tokens"):
-            flags["context_beyond_fitted"][sel] = total[sel] > rng["context_tokens"][1]
-        row = per_deployment.setdefault(name, {"max_model_len": limit, "fitted_prompt_tokens": rng.get("prompt_tokens"),
-                                               "fitted_context_tokens": rng.get("context_tokens"), "_sel": sel})
-        row["_sel"] = row["_sel"] | sel
+        rng = e.get("fitted_range") or {}
+        row = per_deployment.setdefault(e["deployment"], {
+            "max_model_len": e.get("max_model_len"), "fitted_prompt_tokens": rng.get("prompt_tokens"),
+            "fitted_context_tokens": rng.get("context_tokens"), **{key: 0 for key in per_endpoint}})
+        for key, counts in per_endpoint.items():
+            row[key] += int(counts[i])
     out: dict = {"served_requests": n, "served_prompt_tokens": tokens}
     for key, f in flags.items():
-        f &= served
         out[key] = {"requests": int(f.sum()), "share": _share(f.sum(), n),
                     "prompt_token_share": _share(prompt[f].sum(), tokens)}
-    for row in per_deployment.values():
-        sel = row.pop("_sel") & served
-        row["served_requests"] = int(sel.sum())
-        for key, f in flags.items():
-            row[key] = int((f & sel).sum())
     out["deployments"] = dict(sorted(per_deployment.items()))
     out["unknown"] = {"context_limit": sorted(unknown_limit), "fitted_range": sorted(unknown_range)}
     warnings = []
@@ -99,8 +103,8 @@ def validity_report(prompt, output, served_endpoint, endpoints: list[dict]) -> d
         warnings.append(f"{c['requests']} served requests ({100 * c['share']:.2f} %) have a prompt beyond their "
                         f"deployment's context limit: a real server would refuse them")
     if out["total_over_context"]["requests"] > c["requests"]:
-        k = out["total_over_context"]["requests"] - c["requests"]
-        warnings.append(f"{k} more requests exceed the context limit with their output: a real server would stop "
+        extra = out["total_over_context"]["requests"] - c["requests"]
+        warnings.append(f"{extra} more requests exceed the context limit with their output: a real server would stop "
                         f"them early")
     if p["requests"]:
         warnings.append(f"{p['requests']} requests ({100 * p['share']:.2f} %, {100 * p['prompt_token_share']:.2f} % of "
