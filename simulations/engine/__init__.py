@@ -33,5 +33,5 @@ def simulate(scenario: Scenario, workload: Workload | None = None, *, progress=N
     wall = time.perf_counter() - start
     result = build_result(sim, wall)
     add_energy(result, scenario)  # kWh and energy cost from the usage rows (simulations/engine/energy.py)
-    add_validity(result, scenario, workload)  # share beyond context limits / fitted ranges (validity.py)
+    add_validity(result, sim.fleet, workload)  # share beyond context limits / fitted ranges (validity.py)
     return result

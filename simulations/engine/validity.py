@@ -120,9 +120,11 @@ def validity_report(prompt, output, served_endpoint, endpoints: list[dict]) -> d
     return out
 
 
-def add_validity(result, scenario, workload) -> None:
-    """Add ``summary["validity"]`` (``validity_report``) to a run's result, in place."""
+def add_validity(result, fleet, workload) -> None:
+    """Add ``summary["validity"]`` (``validity_report``) to a run's result, in place. ``fleet``: the fleet the run
+    simulated (the autoscaler's ``prepare_fleet`` may add endpoints to the scenario's: siloed pools), whose
+    endpoint order is the one ``result.requests["endpoint"]`` indexes."""
     endpoints = [{"deployment": e.deployment.name, **catalogue_limits(e.deployment.name, e.model)}
-                 for e in scenario.fleet.endpoints]
+                 for e in fleet.endpoints]
     result.summary["validity"] = validity_report(
         workload.input_tokens, workload.output_tokens, result.requests["endpoint"], endpoints)

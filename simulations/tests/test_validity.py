@@ -107,3 +107,16 @@ def test_comparison_pdf_section_warns_only_when_needed():
     table = story[1]
     assert [row[0] for row in table._cellvalues] == ["variant", "b"]
     assert table._cellvalues[1][1] == "1 (50.00%)"
+
+
+def test_siloed_pools_are_indexed_by_the_simulated_fleet():
+    """The siloed autoscaler splits each endpoint into IW / NIW pools (more endpoints than the scenario lists):
+    the report follows the fleet the run simulated, and every served request lands on one deployment."""
+    d = json.loads((ROOT / "fixtures/scenarios/small_reactive.json").read_text())
+    d["strategy"].update(autoscaler="reactive-siloed")
+    d["workload"]["synthetic"]["total_requests"] = 2000
+    result = simulate(parse_scenario(d))
+    v = result.summary["validity"]
+    served = int((result.requests["endpoint"] >= 0).sum())
+    assert v["served_requests"] == served > 0
+    assert sum(row["served_requests"] for row in v["deployments"].values()) == served
