@@ -1,7 +1,12 @@
 """Writes for traces: import a file or an upload, synthesise, re-characterise, delete.
 
 Every import either stores a complete trace (row + original + normalised file + a queued
-characterisation job) or nothing: the trace folder is removed on any failure.
+characterisation job) or nothing: the trace folder is removed on any failure. The job queue is
+checked before the work starts (HTTP 503 and nothing stored when the broker is down), and a dispatch
+that fails after the commit never raises here (the row stays queued for the re-dispatch sweep), so a
+broker outage cannot leave a committed row whose files were deleted. Each trace folder holds a
+``manifest.json`` with the sha256 of its files; ``manage.py sweep_orphans`` checks them and removes
+folders without a row.
 """
 
 from __future__ import annotations
@@ -21,12 +26,35 @@ from planner.ingest.normalised import write_frame
 from planner.ingest.pipeline import IngestResult, ingest
 from planner.ingest.synth import expected_size, synthesize
 from planner.ingest.transforms import TransformOptions
-from planner.jobs.services import create_job
+from planner.jobs.services import create_job, ensure_queue_available
 from planner.limits import ingest_limits
 from planner.traces.models import Trace, trace_root
 
 CHARACTERISE = "trace.characterise"
 COPY_BLOCK = 4 * 1024 * 1024
+MANIFEST = "manifest.json"
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(COPY_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_manifest(folder: Path, known: dict[str, str] | None = None) -> dict:
+    """Record the sha256 and size of every file in a trace folder (``known``: digests already computed)."""
+    known = known or {}
+    files = {}
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and path.name != MANIFEST and not path.name.endswith(".tmp"):
+            files[path.name] = {"sha256": known.get(path.name) or file_sha256(path), "bytes": path.stat().st_size}
+    manifest = {"files": files}
+    tmp = folder / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=1))
+    tmp.replace(folder / MANIFEST)
+    return manifest
 
 
 class TraceInputError(Exception):
@@ -229,6 +257,7 @@ def _import(
         raise TraceInputError(
             f"unknown format {fmt!r}", where="format", hint="use auto, azure, burstgpt, mooncake or native"
         )
+    ensure_queue_available()  # a broker outage refuses the upload before anything is written
     key = Trace.new_storage_key()
     folder = trace_root() / key
     folder.mkdir(parents=True, exist_ok=False)
@@ -253,6 +282,7 @@ def _import(
             )
         except TraceFormatError as exc:
             raise TraceInputError.from_format_error(exc) from None
+        write_manifest(folder, {original_file: digest})
         return _save(
             team=team,
             user=user,
@@ -443,6 +473,7 @@ def synthesise_trace(
     if existing is not None:
         raise DuplicateTrace(existing)
     _check_synth_size(spec)
+    ensure_queue_available()
     try:
         frame = synthesize(resolved, seed=seed)
     except TraceFormatError as exc:
@@ -466,6 +497,7 @@ def synthesise_trace(
             columns=list(frame.columns),
             groups=totals.groups,
         )
+        write_manifest(folder)
         return _save(
             team=team,
             user=user,
