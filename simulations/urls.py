@@ -1,10 +1,11 @@
 from django.urls import path
 
-from simulations import views
+from simulations import serverless_views, views
 
 app_name = "simulations"
 urlpatterns = [
     path("", views.run_list, name="list"),
     path("<int:pk>/", views.run_detail, name="detail"),
     path("<int:pk>/labels/", views.run_labels, name="labels"),
+    path("serverless/", serverless_views.serverless_page, name="serverless"),  # issue 18
 ]
