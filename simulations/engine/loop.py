@@ -295,7 +295,8 @@ class Simulator:
         if chosen != "spot-same" and not ep.weights_local:
             event["load"] = "cross-region"
         self.scaling_events.append(event)
-        return self.add_instance(ep, now, delay, chosen)
+        # instant provisioning (issue 19): serve at once; the nominal delay stays on the event for the waste report
+        return self.add_instance(ep, now, 0.0 if self.engine.instant_provisioning else delay, chosen)
 
     def scale_in(self, ep: Endpoint, now: float, donate: bool = True) -> Instance | None:
         """Drain the serving instance with the least remaining work (never the last one)."""
@@ -434,7 +435,7 @@ class Simulator:
                     kv += inst.seg_B * k
                 ks.append(k)
             cap = ep0.cap_sum
-            v0 = kv / cap if cap else 1.0
+            v0 = kv * ep0.sig / cap if cap else 1.0
         # region router (PreferenceThresholdRouter.choose)
         best = None
         best_u = 2.0

@@ -183,7 +183,8 @@ def parse_scenario(d: dict, *, base_dir: str | Path | None = None) -> Scenario:
     if mode not in ("fast", "reference"):
         raise ScenarioError("engine.mode", "must be 'fast' or 'reference'")
     engine = EngineConfig(mode=mode, chunked_prefill=bool(en.get("chunked_prefill", False)), timeline_step_s=float(en.get("timeline_step_s", 60.0)),
-                          max_time_s=float(en.get("max_time_s", math.inf)), seed=int(d.get("seed", en.get("seed", 0))))
+                          max_time_s=float(en.get("max_time_s", math.inf)), seed=int(d.get("seed", en.get("seed", 0))),
+                          instant_provisioning=bool(en.get("instant_provisioning", False)))
     wl = d.get("workload")
     if not isinstance(wl, dict):
         raise ScenarioError("workload", "is required: {trace_path | trace_id | synthetic}")
