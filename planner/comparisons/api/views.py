@@ -36,7 +36,9 @@ class ComparisonViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             comp = start_comparison(team=team, user=request.user, scenario=data["scenario"],
                                     strategies=data.get("strategies"), schedulers=data.get("schedulers"),
                                     variants=data.get("variants"), baseline=data.get("baseline") or None,
-                                    name=data.get("name", ""), projection=data.get("projection"))
+                                    name=data.get("name", ""), projection=data.get("projection"),
+                                    bundles=data.get("bundles"), seeds=data.get("seeds") or None,
+                                    tune=data.get("tune") or None)
         except ScenarioError as exc:
             raise ValidationError({"scenario": f"{exc.field}: {exc.message}"}) from None
         except VariantError as exc:
