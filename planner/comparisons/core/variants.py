@@ -132,8 +132,8 @@ MAX_TUNE_POINTS = 24
 def tuning_variants(tune, variants: list[dict]) -> list[dict]:
     """The baseline-knob sweep of an equal-SLO comparison: ``tune = {"base": <variant key>, "grid": {knob: [values]},
     "tolerance": 0.005}`` -> one variant per grid point, with the base variant's strategy, bundle and knobs and the
-    point's knobs on top (keys ``tune.<base>.<n>``). Default grid: reactive thresholds 0.3/0.5/0.7 out x 0.1/0.25 in,
-    15 s cooldown."""
+    point's knobs on top (keys ``tune.<base>.<n>``). ``"points": [{knob: value}, ...]`` instead of a grid gives the
+    points explicitly. Default grid: reactive thresholds 0.3/0.5/0.7 out x 0.1/0.25 in, 15 s cooldown."""
     if not tune:
         return []
     if not isinstance(tune, dict):
@@ -146,12 +146,18 @@ def tuning_variants(tune, variants: list[dict]) -> list[dict]:
     grid = tune.get("grid") or DEFAULT_TUNE_GRID
     if not isinstance(grid, dict) or not grid or not all(isinstance(v, list) and v for v in grid.values()):
         raise VariantError("tune.grid", 'must map knobs to non-empty lists, e.g. {"scale_out_above": [0.5, 0.7]}')
+    explicit = tune.get("points")
+    if explicit is not None and (not isinstance(explicit, list) or not explicit
+                                 or not all(isinstance(p, dict) and p for p in explicit)):
+        raise VariantError("tune.points", 'must be a non-empty list of knob objects, e.g. [{"scale_out_above": 0.5}]')
     tol = tune.get("tolerance", 0.005)
     if not isinstance(tol, (int, float)) or not 0 <= tol < 1:
         raise VariantError("tune.tolerance", "must be a share between 0 and 1 (0.005 = half a point)")
     points = [{}]
     for knob, values in grid.items():
         points = [{**p, str(knob): v} for p in points for v in values]
+    if explicit is not None:
+        points = [dict(p) for p in explicit]
     if len(points) > MAX_TUNE_POINTS:
         raise VariantError("tune.grid", f"{len(points)} points; at most {MAX_TUNE_POINTS} (each is a full run)")
     out = []
