@@ -190,3 +190,35 @@ def test_the_api_accepts_bundles_seeds_and_tuning(cast, fake_engine):  # noqa: F
     assert "fair" in comp.summary
     bad = cast.owner.api.post("/api/comparisons/", {"scenario": TINY, "bundles": ["nope"]}, format="json")
     assert bad.status_code == 400 and "bundles" in json.dumps(bad.json()), bad.json()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_page_runs_bundles_over_seeds_with_tuning_and_shows_both_baselines(cast, client, fake_engine):  # noqa: F811
+    client.force_login(cast.owner.user)
+    page = client.get("/comparisons/")
+    assert b"sageserve-code.lt-ua" in page.content and b"Tune the baseline" in page.content
+    resp = client.post("/comparisons/new/", {"scenario_json": json.dumps(TINY), "strategies": ["reactive-unified"],
+                                             "bundles": ["sageserve-text.lt-ua"], "seeds": "5, 6", "tune": "1",
+                                             "tolerance": "0.5", "name": "fair page"})
+    assert resp.status_code == 302
+    comp = Comparison.objects.get(name="fair page")
+    assert comp.job.status == "succeeded", comp.job.last_error
+    assert len(comp.variants) == (2 + 6) * 2  # 2 runs + the default 6-point sweep, on 2 seeds
+    html = client.get(f"/comparisons/{comp.pk}/").content.decode()
+    assert "equal-SLO tuned" in html and "Saved % vs untuned (reactive-unified)" in html
+    csv_text = client.get(f"/comparisons/{comp.pk}/export.csv").content.decode()
+    assert "fair,sageserve-text.lt-ua,,,,vs_untuned_baseline,reactive-unified" in csv_text
+    assert "vs_tuned_baseline" in csv_text and "saved_gpu_hours_pct_vs_tuned.mean" in csv_text
+    pdf = client.get(f"/comparisons/{comp.pk}/report.pdf")
+    assert pdf.status_code == 200 and pdf.content[:5] == b"%PDF-"
+    bad = client.post("/comparisons/new/", {"scenario_json": json.dumps(TINY), "strategies": ["reactive-unified"],
+                                            "seeds": "one,two", "name": "bad seeds"}, follow=True)
+    assert b"seeds" in bad.content and not Comparison.objects.filter(name="bad seeds").exists()
+
+
+def test_the_api_lists_the_bundles_with_their_sources(cast):
+    resp = cast.owner.api.get("/api/comparisons/bundles/")
+    assert resp.status_code == 200
+    code = next(b for b in resp.json() if b["name"] == "sageserve-code.lt-ua")
+    assert code["policy"] == {"region_router": "local"} and code["signal"] == "mha"
+    assert any("arbiter.py" in v for v in code["sources"].values())
