@@ -28,15 +28,16 @@ sys.path.insert(0, str(ROOT))
 
 SCEN_DIR = ROOT / "fixtures" / "scenarios"
 SEEDS = [2025, 2026, 2027]
-TEXT_POINTS = [  # Reactive sweep around the paper text's 70 % / 30 % (its own point is the untuned run)
+# Reactive sweeps (three points each: the compute budget of one shared 2-core machine). Paper text: its LT runs
+# beat Reactive's IW-F attainment, so an equal-SLO Reactive must scale earlier; the authors' code over-provisions,
+# so its sweep goes the other way. One point per preset changes a cooldown, not a threshold.
+TEXT_POINTS = [
     {"scale_out_above": 0.3, "scale_in_below": 0.1}, {"scale_out_above": 0.5, "scale_in_below": 0.25},
-    {"scale_out_above": 0.85, "scale_in_below": 0.4}, {"scale_out_above": 0.7, "scale_in_below": 0.3,
-                                                       "cooldown_in_s": 300.0},
+    {"scale_out_above": 0.7, "scale_in_below": 0.3, "cooldown_in_s": 300.0},
 ]
-CODE_POINTS = [  # the same around the authors' code's 50 % / 25 %
-    {"scale_out_above": 0.3, "scale_in_below": 0.1}, {"scale_out_above": 0.7, "scale_in_below": 0.3},
-    {"scale_out_above": 0.85, "scale_in_below": 0.4}, {"scale_out_above": 0.5, "scale_in_below": 0.25,
-                                                       "cooldown_in_s": 300.0},
+CODE_POINTS = [
+    {"scale_out_above": 0.7, "scale_in_below": 0.3}, {"scale_out_above": 0.85, "scale_in_below": 0.4},
+    {"scale_out_above": 0.7, "scale_in_below": 0.3, "cooldown_in_s": 300.0},
 ]
 CASES = {
     "text-1x": ("sageserve_day", ["reactive-unified", "lt-ua"], TEXT_POINTS),
@@ -137,11 +138,11 @@ def case_variants(strategies, points, seeds):
     return build_variants(strategies, seeds=seeds, tune=tune)
 
 
-def run(cases: list[str], seeds: list[int], workers: int, cache: str, out: Path) -> dict:
+def run(cases: list[str], seeds: list[int], workers: int, cache: str, out: Path, tune: bool = True) -> dict:
     from planner.comparisons.core.fair import fair_summary
     from planner.comparisons.core.variants import pick_baseline
 
-    plan = {c: case_variants(CASES[c][1], CASES[c][2], seeds) for c in cases}
+    plan = {c: case_variants(CASES[c][1], CASES[c][2] if tune else [], seeds) for c in cases}
     jobs = [(CASES[c][0], v, cache) for c in cases for v in plan[c]]
     results: dict = {}
     t0 = time.perf_counter()
@@ -157,7 +158,7 @@ def run(cases: list[str], seeds: list[int], workers: int, cache: str, out: Path)
         base = pick_baseline(vs, "reactive-unified")
         fair = fair_summary(results[scen], vs, base)
         data["cases"][c] = {"scenario": scen, "seeds": seeds, "strategies": CASES[c][1],
-                            "tuning_points": CASES[c][2], "fair": fair,
+                            "tuning_points": CASES[c][2] if tune else [], "fair": fair,
                             "runs": {k: _slim(s) for k, s in results[scen].items()}}
     data["paper"] = PAPER
     data["wall_s_last_run"] = time.perf_counter() - t0
@@ -221,6 +222,7 @@ def main() -> None:
     ap.add_argument("--cache", default=str(ROOT / "var" / "fair_runs"))
     ap.add_argument("--out", default=str(ROOT / "docs" / "reproduction_fair.json"))
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--no-tune", action="store_true", help="skip the Reactive sweeps (strategies only)")
     args = ap.parse_args()
     if args.write_presets:
         print(json.dumps({"presets": write_presets()}))
@@ -235,7 +237,8 @@ def main() -> None:
     unknown = [c for c in cases if c not in CASES]
     if unknown:
         raise SystemExit(f"unknown cases {unknown}; use {sorted(CASES)}")
-    data = run(cases, [int(x) for x in args.seeds.split(",")], args.workers, args.cache, Path(args.out))
+    data = run(cases, [int(x) for x in args.seeds.split(",")], args.workers, args.cache, Path(args.out),
+               tune=not args.no_tune)
     short = {c: {r["key"]: {"gpu_h": round(r["gpu_hours"]["mean"], 1),
                             "saved_vs_untuned": r["vs_untuned"]["saved_gpu_hours_pct"],
                             "saved_vs_tuned": r["vs_tuned"].get("saved_gpu_hours_pct"),
