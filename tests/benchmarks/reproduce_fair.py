@@ -46,6 +46,15 @@ CASES = {
     "code-llama2": ("sageserve_day_llama2_authors_code", ["reactive-unified", "lt-ua"], []),
     "text-2x": ("sageserve_day_2x", ["reactive-unified", "lt-ua"], []),
     "text-llama2": ("sageserve_day_llama2", ["reactive-unified", "lt-ua"], []),
+    # which settings of the authors'-code preset carry LT-UA's saving: the preset with one setting put back
+    "code-1x-ablate": ("sageserve_day_authors_code", ["reactive-unified", "lt-ua"], []),
+}
+ABLATIONS = {  # case -> explicit variants (key, strategy, knobs) run besides the case's strategies
+    "code-1x-ablate": [
+        ("lt-ua.ahead", "lt-ua", {"forecast_mode": "ahead"}),
+        ("reactive-unified.niw-text", "reactive-unified", {"niw_feed": "text", "niw_escalate": True}),
+        ("lt-ua.niw-text", "lt-ua", {"niw_feed": "text", "niw_escalate": True}),
+    ],
 }
 # the paper's figures the tables put beside ours
 PAPER = {
@@ -131,18 +140,19 @@ def _run_one(args):
     return scen_name, variant["key"], s, False
 
 
-def case_variants(strategies, points, seeds):
+def case_variants(strategies, points, seeds, extra=()):
     from planner.comparisons.core.variants import build_variants
 
     tune = {"base": "reactive-unified", "points": points} if points else None
-    return build_variants(strategies, seeds=seeds, tune=tune)
+    explicit = [{"key": k, "strategy": s, "knobs": kn} for k, s, kn in extra]
+    return build_variants(strategies, variants=explicit, seeds=seeds, tune=tune)
 
 
 def run(cases: list[str], seeds: list[int], workers: int, cache: str, out: Path, tune: bool = True) -> dict:
     from planner.comparisons.core.fair import fair_summary
     from planner.comparisons.core.variants import pick_baseline
 
-    plan = {c: case_variants(CASES[c][1], CASES[c][2] if tune else [], seeds) for c in cases}
+    plan = {c: case_variants(CASES[c][1], CASES[c][2] if tune else [], seeds, ABLATIONS.get(c, ())) for c in cases}
     jobs = [(CASES[c][0], v, cache) for c in cases for v in plan[c]]
     results: dict = {}
     t0 = time.perf_counter()
