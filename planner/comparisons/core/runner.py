@@ -95,6 +95,8 @@ def with_seed(scenario: dict, seed) -> dict:
     wl = d.get("workload")
     if isinstance(wl, dict) and "synthesize" in wl:
         wl["seed"] = int(seed)
+    if isinstance(wl, dict) and isinstance(wl.get("synthetic"), dict) and "seed" in wl["synthetic"]:
+        wl["synthetic"]["seed"] = int(seed)  # (without its own seed the engine workload follows the scenario's)
     return d
 
 
