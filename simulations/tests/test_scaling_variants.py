@@ -36,6 +36,15 @@ def test_the_signal_kv_size_scales_utilisation_but_not_admission():
     assert big.summary["completed"] == 1
 
 
+def test_a_signal_above_100_percent_still_routes_every_request():
+    # the signal counts 4x the true KV: a busy instance reads > 200 %; routers must still pick an endpoint
+    n = 400
+    wl = workload([i * 0.5 for i in range(n)], [300] * n, [400] * n)
+    r = simulate(scenario(spec={"kv_capacity_tokens": 4000, "signal_kv_tokens": 1000}, initial=1, hi=4,
+                          spot={"toy": 4}, strategy=reactive()), wl)
+    assert r.summary["completed"] == n and max(r.timeline["series"]["utilisation"][0]) > 2.0
+
+
 def test_timeline_utilisation_is_the_signal():
     wl = workload([0.0], [2000], [2000])
     a = simulate(scenario(timeline_step_s=10.0), wl).timeline["series"]["utilisation"][0]
@@ -183,3 +192,19 @@ def test_the_hindsight_forecast_is_the_coming_hours_actual_peak_and_says_so():
     assert plans["hindsight"]["forecast_peak_tps"] == pytest.approx(500_000 / 300, rel=1e-3)
     assert plans["hindsight"]["forecast_method"] == "hindsight"
     assert plans["late"]["forecast_peak_tps"] == 0.0  # nothing arrives 20-60 min after the decision
+
+
+def test_the_authors_code_options_give_the_same_run_in_fast_and_reference_mode():
+    params = {"lock_after_scale_out": True, "cooldown_out_s": 0.0, "cooldown_in_s": 0.0, "scale_out_above": 0.5,
+              "scale_in_below": 0.25}
+    runs = {}
+    for mode in ("fast", "reference"):
+        sc = scenario(spec={"kv_capacity_tokens": 4000, "signal_kv_tokens": 1000}, initial=1, lo=1, hi=4,
+                      spot={"toy": 4}, mode=mode, strategy=reactive(**params),
+                      engine={"mode": mode, "instant_provisioning": True})
+        n = 400
+        runs[mode] = simulate(sc, workload([i * 0.5 for i in range(n)], [300] * n, [400] * n))
+    f, r = runs["fast"], runs["reference"]
+    assert [(e["t"], e["action"]) for e in f.scaling_events] == [(e["t"], e["action"]) for e in r.scaling_events]
+    assert f.summary["gpu_hours"] == pytest.approx(r.summary["gpu_hours"], rel=0.01)
+    assert np.allclose(f.requests["ttft_s"], r.requests["ttft_s"], rtol=0.01, atol=1e-6, equal_nan=True)
