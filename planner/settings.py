@@ -98,12 +98,29 @@ STATIC_ROOT = DATA_DIR / "staticfiles"
 MEDIA_ROOT = DATA_DIR / "media"
 MEDIA_URL = "media/"
 
-# Uploads: traces can be large, so Django streams anything above 2.5 MB to disk.
+# ---------------------------------------------------------------------------------------------------------
+# Limits (issue 10): every cap on input size and work, from the environment; README "Limits" lists them.
+# Uploads: traces can be large, so Django streams anything above 2.5 MB to disk; a body above its cap is
+# refused from Content-Length before it is read, and while streaming when the length is not given.
 TRACE_UPLOAD_MAX_BYTES = env_int("TRACE_UPLOAD_MAX_BYTES", 2 * 1024**3)
 TRACE_SYNTH_MAX_REQUESTS = env_int("TRACE_SYNTH_MAX_REQUESTS", 5_000_000)
+TRACE_MAX_DECOMPRESSED_BYTES = env_int("TRACE_MAX_DECOMPRESSED_BYTES", 16 * 1024**3)  # a gzip inflating past it
+TRACE_MAX_COMPRESSION_RATIO = env_int("TRACE_MAX_COMPRESSION_RATIO", 100)  # decompressed / compressed, past 16 MiB
+TRACE_MAX_ROWS = env_int("TRACE_MAX_ROWS", 50_000_000)  # requests in one stored trace (after the rate multiplier)
+TRACE_MAX_SPAN_S = env_int("TRACE_MAX_SPAN_S", 400 * 86400)  # first to last arrival of a trace
+TRACE_MAX_RATE_MULTIPLIER = env_int("TRACE_MAX_RATE_MULTIPLIER", 100)
 HARDWARE_UPLOAD_MAX_BYTES = env_int("HARDWARE_UPLOAD_MAX_BYTES", 20 * 1024**2)
-DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024**2)
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024**2)  # non-file request bodies
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+PLANNER_MAX_SIM_REQUESTS = env_int("PLANNER_MAX_SIM_REQUESTS", 20_000_000)  # simulated requests per run
+PLANNER_MAX_SIM_TIME_S = env_int("PLANNER_MAX_SIM_TIME_S", 8 * 86400)  # simulated seconds per run
+MIDDLEWARE = ["planner.uploads.BodySizeLimitMiddleware", *MIDDLEWARE]  # 413 from Content-Length, before reading
+FILE_UPLOAD_HANDLERS = [
+    "planner.uploads.CappedUploadHandler",  # counts file bytes while they stream in
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+# ---------------------------------------------------------------------------------------------------------
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -7,9 +7,11 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
-from rest_framework.exceptions import ValidationError
 
+from planner.input_errors import input_error, scenario_error
+from planner.inputs import suggest
 from planner.jobs.services import create_job
+from planner.limits import scenario_limits
 from simulations.engine import ScenarioError, build_workload, parse_scenario, simulate
 from simulations.engine.policies import AUTOSCALERS
 from simulations.models import SimulationRun
@@ -29,37 +31,21 @@ def fixture_scenarios() -> dict[str, dict]:
 
 
 def validate_scenario(scenario, *, strategy: str = "", team=None) -> None:
-    """Raise DRF ValidationError naming the scenario field (prefixed ``scenario.``) when it cannot run."""
+    """Parse the scenario through its schema (the one gate; errors name ``scenario.<field>``) and check that a
+    ``trace_id`` is one of the team's traces. Raises DRF ValidationError in the API's error shape."""
     if isinstance(scenario, str):
         try:
             scenario = json.loads(scenario)
         except ValueError as exc:
-            raise ValidationError({"scenario": f"is not valid JSON: {exc}"}) from None
+            raise input_error("scenario", f"is not valid JSON: {exc}", "paste a JSON object") from None
     try:
-        parsed = parse_scenario(scenario)
+        parsed = parse_scenario(scenario, limits=scenario_limits())
     except ScenarioError as exc:
-        raise ValidationError({f"scenario.{exc.field}": exc.message}) from None
+        raise scenario_error(exc) from None
     if strategy and strategy not in AUTOSCALERS:
-        raise ValidationError({"strategy": f"unknown strategy {strategy!r}; known: {sorted(AUTOSCALERS)}"})
-    wl = parsed.workload_spec
-    if "trace_id" in wl:
-        _trace_for(wl["trace_id"], team)
-    elif "trace_path" in wl:
-        _check_trace_path(wl["trace_path"])
-
-
-def _check_trace_path(path: str) -> None:
-    """Only files inside the repository's fixtures/ or MEDIA_ROOT may be read through the web app."""
-    p = Path(path)
-    if not p.is_absolute():
-        p = Path(settings.BASE_DIR) / p
-    p = p.resolve()
-    allowed = [(Path(settings.BASE_DIR) / "fixtures").resolve(), Path(settings.MEDIA_ROOT).resolve()]
-    if not any(p.is_relative_to(a) for a in allowed):
-        raise ValidationError({"scenario.workload.trace_path": "must point inside fixtures/ or the media folder; "
-                                                               "upload other traces and use trace_id"})
-    if not p.exists():
-        raise ValidationError({"scenario.workload.trace_path": f"file {path!r} does not exist"})
+        raise input_error("strategy", f"unknown strategy {strategy!r}", suggest(strategy, list(AUTOSCALERS)))
+    if "trace_id" in parsed.workload_spec:
+        _trace_for(parsed.workload_spec["trace_id"], team)
 
 
 def _trace_for(trace_id, team):
@@ -68,9 +54,11 @@ def _trace_for(trace_id, team):
     try:
         trace = Trace.objects.get(pk=int(trace_id), team=team)
     except (Trace.DoesNotExist, TypeError, ValueError):
-        raise ValidationError({"scenario.workload.trace_id": f"no trace #{trace_id} in your team"}) from None
+        raise input_error("scenario.workload.trace_id", f"no trace #{trace_id} in your team",
+                          "use the id of one of your team's traces (GET /api/traces/)") from None
     if not trace.normalised_file.exists():
-        raise ValidationError({"scenario.workload.trace_id": f"trace #{trace_id} has no normalised file yet"})
+        raise input_error("scenario.workload.trace_id", f"trace #{trace_id} has no normalised file yet",
+                          "wait for the trace's import to finish")
     return trace
 
 
@@ -78,7 +66,7 @@ def _trace_for(trace_id, team):
 def create_run(*, team, user, scenario: dict, strategy: str = "", mode: str = "fast", name: str = "") -> SimulationRun:
     validate_scenario(scenario, strategy=strategy, team=team)
     if mode not in ("fast", "reference"):
-        raise ValidationError({"mode": "must be 'fast' or 'reference'"})
+        raise input_error("mode", "must be 'fast' or 'reference'")
     run = SimulationRun.objects.create(team=team, created_by=user, scenario=scenario, strategy=strategy, mode=mode,
                                        name=name or str(scenario.get("name", "simulation"))[:200])
     run.job = create_job(team=team, user=user, kind="simulation.run", params={"run_id": run.pk})
@@ -88,7 +76,7 @@ def create_run(*, team, user, scenario: dict, strategy: str = "", mode: str = "f
 
 def execute_run(run: SimulationRun, progress=None) -> dict:
     """Parse, load the workload, simulate, store the result on the row. Returns a small summary."""
-    scenario = parse_scenario(run.scenario, base_dir=FIXTURE_DIR)
+    scenario = parse_scenario(run.scenario, limits=scenario_limits())
     scenario = scenario.with_strategy(run.strategy or None, mode=run.mode or "fast")
     frame = None
     if "trace_id" in scenario.workload_spec:

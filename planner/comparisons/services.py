@@ -24,11 +24,16 @@ from planner.jobs.services import create_job, dispatch
 def validate_scenario(scenario) -> None:
     """Parse the scenario with the engine once, so a bad one fails at creation, not in every child."""
     from planner.comparisons.core.runner import engine_scenario_dict
+    from planner.limits import scenario_limits
     from simulations.engine import ScenarioError, parse_scenario
+    from simulations.engine.schema import synth_spec, validate_input
 
     if not isinstance(scenario, dict):
         raise ScenarioError("scenario", "must be a JSON object (an engine scenario, see docs/comparisons.md)")
-    parse_scenario(engine_scenario_dict(scenario, {"strategy": "static", "key": "check"}))
+    checked = validate_input(scenario)  # the whole scenario, comparison keys included (one schema)
+    if checked.workload.synthesize is not None:
+        synth_spec(checked.workload)
+    parse_scenario(engine_scenario_dict(scenario, {"strategy": "static", "key": "check"}), limits=scenario_limits())
 
 
 @transaction.atomic

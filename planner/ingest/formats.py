@@ -14,6 +14,7 @@ Bad values raise ``TraceFormatError`` naming the line, the column and the fix.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -26,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from planner.ingest.errors import TraceFormatError
+from planner.ingest.limits import MAX_SECONDS
 from planner.ingest.reader import DEFAULT_MAX_LINE_BYTES, SNIFF_BYTES, check_text, open_binary, sniff
 
 FORMATS = ("azure", "burstgpt", "mooncake", "native")
@@ -297,6 +299,15 @@ def seconds_column(values: pd.Series, name: str, first_line: int, *, scale: floa
             column=name,
             hint="times are seconds from the start of the trace, >= 0",
         )
+    huge = arr * scale > MAX_SECONDS
+    if huge.any():
+        i = _first_bad(huge)
+        raise TraceFormatError(
+            f"is too large ({str(values.iloc[i])[:40]})",
+            line=first_line + i,
+            column=name,
+            hint=f"times are seconds from the start of the trace, below {MAX_SECONDS:.0e} (about 300 years)",
+        )
     return np.round(arr * (scale * 1e9)).astype(np.int64)
 
 
@@ -372,38 +383,26 @@ def string_column(values: pd.Series, default: str) -> np.ndarray:
 def _csv_chunks(path: Path, usecols: list[str], dtypes: dict, chunk_rows: int, max_line_bytes: int):
     stream = open_binary(path, max_line_bytes=max_line_bytes)
     try:
-        reader = pd.read_csv(
-            io.BufferedReader(stream, buffer_size=1 << 20),
-            index_col=False,
-            dtype=dtypes,
-            chunksize=chunk_rows,
-            skip_blank_lines=False,
-            encoding="utf-8-sig",
-            skipinitialspace=True,
-            engine="c",
-            on_bad_lines="error",
-        )
+        with _csv_errors(stream):  # the reader parses its first block already when it is made
+            reader = pd.read_csv(
+                io.BufferedReader(stream, buffer_size=1 << 20),
+                index_col=False,
+                dtype=dtypes,
+                chunksize=chunk_rows,
+                skip_blank_lines=False,
+                encoding="utf-8-sig",
+                skipinitialspace=True,
+                engine="c",
+                on_bad_lines="error",
+            )
         first_line = 2
         with reader:
             while True:
                 try:
-                    frame = next(reader)
+                    with _csv_errors(stream):
+                        frame = next(reader)
                 except StopIteration:
                     break
-                except pd.errors.ParserError as exc:
-                    found = re.search(r"line (\d+)", str(exc))
-                    line = int(found.group(1)) if found else None
-                    raise TraceFormatError(
-                        f"the CSV does not parse: {exc}",
-                        line=line,
-                        hint="every line needs the same number of comma-separated fields as the header",
-                    ) from None
-                except UnicodeDecodeError as exc:
-                    raise TraceFormatError(
-                        f"the file is not UTF-8 text ({exc.reason})",
-                        line=stream.lines + 1,
-                        hint="save the trace as UTF-8 CSV; binary data cannot be ingested",
-                    ) from None
                 n = len(frame)
                 # Blank lines come through as all-empty rows: skip them but keep line numbers right.
                 blank = frame.isna().all(axis=1).to_numpy()
@@ -412,6 +411,29 @@ def _csv_chunks(path: Path, usecols: list[str], dtypes: dict, chunk_rows: int, m
                 first_line += n
     finally:
         stream.close()
+
+
+@contextlib.contextmanager
+def _csv_errors(stream):
+    """pandas' parser and decoding errors as TraceFormatError naming the line."""
+    try:
+        yield
+    except pd.errors.ParserError as exc:
+        found = re.search(r"(line|row) (\d+)", str(exc))
+        line = (int(found.group(2)) + (found.group(1) == "row")) if found else None  # data row 1 = line 2
+        quote = "EOF inside string" in str(exc)
+        raise TraceFormatError(
+            "a quoted field is never closed" if quote else f"the CSV does not parse: {exc}",
+            line=line,
+            hint="close every opening double quote" if quote else
+            "every line needs the same number of comma-separated fields as the header",
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise TraceFormatError(
+            f"the file is not UTF-8 text ({exc.reason})",
+            line=stream.lines + 1,
+            hint="save the trace as UTF-8 CSV; binary data cannot be ingested",
+        ) from None
 
 
 def _resolve(header: list[str], names: Sequence[str]) -> str | None:
@@ -601,17 +623,44 @@ def _native_frame(
             deadline[idx] = vals
         out["deadline_ns"] = deadline
     if "hash_ids" in cols:
-        out["hash_ids"] = [_hash_list(v) for v in sub_col("hash_ids")]
+        out["hash_ids"] = _hash_lists(sub_col("hash_ids"), lines)
     return _kept(out, frame, kept, blank)
 
 
+HASH_MAX = 2**63 - 1
+
+
 def _hash_list(value) -> list[int]:
-    if isinstance(value, list):
-        return [int(x) for x in value]
+    """A prefix-block hash list: integers (64-bit) in a JSON list or a "1 2 3" / "[1,2,3]" string."""
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return []
-    text = str(value).strip().strip("[]")
-    return [int(x) for x in text.replace(",", " ").split()] if text else []
+    if isinstance(value, list):
+        items = value
+    else:
+        text = str(value).strip().strip("[]")
+        items = text.replace(",", " ").split() if text else []
+    out = []
+    for x in items:
+        if isinstance(x, bool) or not isinstance(x, int | str) or (isinstance(x, str) and not x.lstrip("-").isdigit()):
+            raise TraceFormatError(f"hash_ids has {str(x)[:40]!r}, which is not an integer", line=0,
+                                   column="hash_ids", hint="hash_ids is a list of integer block hashes, e.g. [1, 2, 3]")
+        n = int(x)
+        if abs(n) > HASH_MAX:
+            raise TraceFormatError(f"hash_ids has {str(x)[:40]}, beyond 64 bits", line=0, column="hash_ids",
+                                   hint="block hashes must fit in a signed 64-bit integer")
+        out.append(n)
+    return out
+
+
+def _hash_lists(values, lines: np.ndarray) -> list[list[int]]:
+    out = []
+    for i, v in enumerate(values):
+        try:
+            out.append(_hash_list(v))
+        except TraceFormatError as exc:
+            raise TraceFormatError(exc.message, line=int(lines[i]) if i < len(lines) else None, column=exc.column,
+                                   hint=exc.hint) from None
+    return out
 
 
 def parse_native_csv(
@@ -750,7 +799,7 @@ def parse_mooncake(
             }
         )
         if "hash_ids" in frame.columns:
-            out["hash_ids"] = [_hash_list(v) for v in frame["hash_ids"]]
+            out["hash_ids"] = _hash_lists(frame["hash_ids"], lines)
         for name in keep:
             out[f"src:{name}"] = string_column(
                 frame[name.lower()] if name.lower() in frame else pd.Series([""] * len(frame)), ""

@@ -25,6 +25,9 @@ import pyarrow.parquet as pq
 
 from planner.ingest import formats
 from planner.ingest.errors import TraceFormatError
+from planner.ingest.limits import IngestLimits
+from planner.ingest.limits import active as active_limits
+from planner.ingest.limits import current as current_limits
 from planner.ingest.normalised import NormalisedWriter, use_returning_memory_pool
 from planner.ingest.reader import DEFAULT_MAX_LINE_BYTES
 from planner.ingest.transforms import Transformer, TransformOptions
@@ -122,11 +125,26 @@ def ingest(
     work_dir: str | Path | None = None,
     sort_in_memory_rows: int = SORT_IN_MEMORY_ROWS,
     bucket_rows: int = BUCKET_ROWS,
+    limits: IngestLimits | None = None,
 ) -> IngestResult:
-    """Parse ``src`` (any supported format, plain or gzip) and write the normalised trace to ``dst``."""
+    """Parse ``src`` (any supported format, plain or gzip) and write the normalised trace to ``dst``, within
+    ``limits`` (planner/ingest/limits.py: rate multiplier, decompressed size, requests, span)."""
+    lim = limits or IngestLimits()
+    with active_limits(lim):
+        return _ingest(src, dst, fmt, options, chunk_rows, max_line_bytes, progress, work_dir, sort_in_memory_rows,
+                       bucket_rows, lim)
+
+
+def _ingest(src, dst, fmt, options, chunk_rows, max_line_bytes, progress, work_dir, sort_in_memory_rows,
+            bucket_rows, lim: IngestLimits) -> IngestResult:
     use_returning_memory_pool()
     src, dst = Path(src), Path(dst)
     opts = options if isinstance(options, TransformOptions) else TransformOptions.from_dict(options)
+    if opts.rate > lim.max_rate:
+        raise TraceFormatError(f"the rate multiplier {opts.rate:g} is above the limit of {lim.max_rate:g}",
+                               hint="use a smaller rate, or ask the operator to raise TRACE_MAX_RATE_MULTIPLIER")
+    # replicas are made per parsed chunk: shrink the chunk as the rate grows so they never pile up in memory
+    chunk_rows = max(1_000, int(chunk_rows // max(1.0, math.ceil(opts.rate))))
     report = progress or _noop
     det = formats.detect(src, fmt)
     stage_dir = Path(tempfile.mkdtemp(prefix="ingest-", dir=work_dir or dst.parent))
@@ -162,6 +180,32 @@ def ingest(
         options=opts.as_dict(),
         start_epoch_s=epoch,
     )
+
+
+def check_written(totals) -> None:
+    """The stored trace so far against the active limits (called after every chunk written)."""
+    lim = current_limits()
+    if totals.requests > lim.max_rows:
+        raise TraceFormatError(f"the trace has more than {lim.max_rows:,} requests (after the rate multiplier)",
+                               hint="import a part of it, lower the rate, or ask the operator to raise TRACE_MAX_ROWS")
+    if totals.span_s > lim.max_span_s:
+        raise TraceFormatError(f"the trace spans more than {lim.max_span_s:,.0f} s from its first to its last "
+                               "request", hint="check the arrival column's unit (seconds), split the trace, or ask "
+                                               "the operator to raise TRACE_MAX_SPAN_S")
+
+
+def check_source(rows: int, span_s: float, opts: TransformOptions) -> None:
+    """The same limits on the source rows of an unsorted file, before it is sorted (rate and time scale applied)."""
+    lim = current_limits()
+    if rows * max(opts.rate, 0.0) > lim.max_rows * 1.05 + 1000:  # replicas are random: allow a little slack
+        check_written(_Est(requests=int(rows * opts.rate), span_s=0.0))
+    check_written(_Est(requests=0, span_s=span_s * opts.time_scale))
+
+
+@dataclass
+class _Est:
+    requests: int
+    span_s: float
 
 
 class _NotSorted(Exception):
@@ -201,6 +245,7 @@ def _direct(
                 raise _NotSorted()
             last = int(t[-1])
             writer.write(transformer.apply(frame))
+            check_written(writer.totals)
             rows += len(frame)
             fraction = chunk.progress
             del frame, chunk
@@ -244,6 +289,7 @@ def _staged(
         for frame in chunks:
             done += len(frame)
             writer.write(transformer.apply(frame))
+            check_written(writer.totals)
             report(0.7 + 0.3 * done / max(info["rows"], 1), f"written {done:,} of {info['rows']:,} requests")
         writer.write(transformer.flush())
         totals = writer.close()
@@ -290,6 +336,7 @@ def _pass_one(
                 is_sorted = False
             last = max(last, int(t[-1]))
             t_min, t_max = min(t_min, int(t.min())), max(t_max, int(t.max()))
+            check_source(rows + len(frame), (t_max - t_min) / 1e9, opts)
             if schema is None:
                 schema = _stage_schema(frame)
                 writer = pq.ParquetWriter(stage, schema, compression="lz4")

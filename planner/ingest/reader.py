@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from planner.ingest import limits
 from planner.ingest.errors import TraceFormatError
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -67,7 +68,33 @@ class GuardedStream(io.RawIOBase):
             return b""
         self._check_lines(data)
         self.bytes_read += len(data)
+        if self._compressed:
+            self._check_inflation()
         return data
+
+    def _check_inflation(self) -> None:
+        """Refuse a gzip bomb while it inflates: an absolute cap and a compression-ratio cap."""
+        lim = limits.current()
+        if self.bytes_read > lim.max_decompressed_bytes:
+            raise TraceFormatError(
+                f"the gzip file decompresses to more than {lim.max_decompressed_bytes:,} bytes",
+                line=self.lines + 1,
+                hint="split the trace, or ask the operator to raise TRACE_MAX_DECOMPRESSED_BYTES",
+            )
+        if self.bytes_read > lim.ratio_after_bytes:
+            fileobj = getattr(self._raw, "fileobj", None)
+            try:
+                packed = fileobj.tell() if fileobj is not None else 0
+            except (OSError, ValueError):
+                packed = 0
+            if packed and self.bytes_read / packed > lim.max_compression_ratio:
+                raise TraceFormatError(
+                    f"the gzip file inflates more than {lim.max_compression_ratio:g} times ({packed:,} compressed "
+                    f"bytes gave {self.bytes_read:,} so far): refused as a possible decompression bomb",
+                    line=self.lines + 1,
+                    hint="upload the trace uncompressed or less repetitive, or ask the operator to raise "
+                    "TRACE_MAX_COMPRESSION_RATIO",
+                )
 
     def _check_lines(self, data: bytes) -> None:
         newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
@@ -141,10 +168,10 @@ def check_text(head: bytes) -> str:
             hint="upload the trace as text (CSV or JSON lines), optionally gzip-compressed",
         )
     try:
-        # A multi-byte character may be cut at the end of the sniffed block.
+        # A multi-byte character may be cut at the end of the sniffed block (only when more follows).
         return head.decode("utf-8")
     except UnicodeDecodeError as exc:
-        if exc.start >= len(head) - 4:
+        if exc.start >= len(head) - 4 and len(head) >= SNIFF_BYTES and exc.start > 0:
             return head[: exc.start].decode("utf-8")
         raise TraceFormatError(
             f"the file is not UTF-8 text (byte 0x{head[exc.start]:02x} at offset {exc.start})",

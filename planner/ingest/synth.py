@@ -214,6 +214,13 @@ def _shape(t: np.ndarray, tier: TierShape, start_weekday: int) -> np.ndarray:
 
 
 def validate_spec(spec: Any) -> dict:
+    """The spec, checked by its schema (planner/ingest/synth_schema.py) before any work is done."""
+    from planner.ingest.synth_schema import SpecInputError, validate_synth_spec
+
+    try:
+        validate_synth_spec(spec, allow_paths=True)  # a path here was resolved by the CLI or the Django layer
+    except SpecInputError as exc:
+        raise SpecError(f"{exc.where}: {exc.message}", hint=exc.hint or "see docs/traces.md") from None
     if not isinstance(spec, dict):
         raise SpecError("the spec must be a JSON object", hint="see fixtures/workloads/sageserve_day.json")
     unknown = set(spec) - TOP_KEYS

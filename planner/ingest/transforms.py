@@ -18,6 +18,7 @@ import pandas as pd
 
 from planner.ingest.errors import TraceFormatError
 from planner.ingest.formats import TIERS
+from planner.ingest.limits import MAX_RATE, MAX_TIME_SCALE
 
 DEFAULTS = {"region": "region-1", "model": "default", "tier": "IW-F"}
 GROUP_COLUMNS = ("region", "model", "tier")
@@ -185,14 +186,18 @@ class TransformOptions:
                     f"{name} must be > {max(low, 0)} (got {raw!r})",
                     hint="e.g. time_scale 0.5 halves the span; rate 2 doubles the requests",
                 )
+            high = {"time_scale": MAX_TIME_SCALE, "rate": MAX_RATE, "jitter_s": 86400.0}[name]
+            if value > high:
+                raise TraceFormatError(f"{name} must be at most {high:g} (got {raw!r})",
+                                       hint="a larger multiplier makes an unbounded trace from a small file")
             out[name] = value
         seed = data.get("seed")
         try:
             out["seed"] = int(seed) if seed not in (None, "") else 0
         except (TypeError, ValueError):
             raise TraceFormatError(f"seed is {seed!r}, not an integer", hint="seed is a whole number") from None
-        if out["seed"] < 0:
-            raise TraceFormatError("seed must be >= 0", hint="use a non-negative integer")
+        if not 0 <= out["seed"] < 2**63:
+            raise TraceFormatError("seed must be >= 0 and below 2^63", hint="use a non-negative integer")
         return cls(**out)
 
     def as_dict(self) -> dict:

@@ -13,15 +13,18 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
+from planner.optimizer.schema import PlanSchemaError, validate_plan
+
 MAX_HOURS = 168
 OPTIONS = ("reserved", "on_demand", "spot")
 
 
 class ScenarioError(ValueError):
-    def __init__(self, field_name: str, message: str) -> None:
+    def __init__(self, field_name: str, message: str, *, hint: str = "") -> None:
         super().__init__(f"{field_name}: {message}")
         self.field = field_name
         self.message = message
+        self.hint = hint
 
 
 @dataclass(frozen=True)
@@ -196,9 +199,16 @@ def _catalogue_specs(items: Any) -> dict[str, dict]:
 
 
 def parse_scenario(data: Any, *, hours: int | None = None) -> Scenario:
-    """Validate a scenario dict; ``hours`` overrides the scenario's own horizon (CLI --hours)."""
+    """Validate a scenario dict; ``hours`` overrides the scenario's own horizon (CLI --hours).
+
+    The JSON is checked against its schema (planner/optimizer/schema.py) first: unknown keys, types,
+    finite numbers and ranges; the checks below resolve the cross-references."""
     if not isinstance(data, Mapping):
         raise ScenarioError("scenario", "must be a JSON object")
+    try:
+        validate_plan(dict(data))
+    except PlanSchemaError as exc:
+        raise ScenarioError(exc.where, exc.message, hint=exc.hint) from None
     dft = data.get("demand_from_trace")
     if dft is not None and not (isinstance(dft, Mapping) and dft.get("resolved")):
         raise ScenarioError("demand_from_trace", "is resolved by the service or the CLI (planner.plans.services)")

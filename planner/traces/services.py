@@ -22,6 +22,7 @@ from planner.ingest.pipeline import IngestResult, ingest
 from planner.ingest.synth import synthesize
 from planner.ingest.transforms import TransformOptions
 from planner.jobs.services import create_job
+from planner.limits import ingest_limits
 from planner.traces.models import Trace, trace_root
 
 CHARACTERISE = "trace.characterise"
@@ -248,6 +249,7 @@ def _import(
                 options=options,
                 work_dir=folder,
                 progress=progress,
+                limits=ingest_limits(),
             )
         except TraceFormatError as exc:
             raise TraceInputError.from_format_error(exc) from None

@@ -15,12 +15,13 @@ TIER_INDEX = {name: i for i, name in enumerate(TIERS)}
 
 
 class ScenarioError(ValueError):
-    """A scenario that cannot run: ``field`` is the dotted path of the offending value."""
+    """A scenario that cannot run: ``field`` is the dotted path of the offending value, ``hint`` how to fix it."""
 
-    def __init__(self, field_path: str, message: str) -> None:
+    def __init__(self, field_path: str, message: str, *, hint: str = "") -> None:
         super().__init__(f"{field_path}: {message}")
         self.field = field_path
         self.message = message
+        self.hint = hint
 
 
 def _num(d: dict, key: str, where: str, default: Any = None, *, minimum: float | None = None) -> float:

@@ -1,13 +1,15 @@
-"""Scenario JSON -> frozen configuration + workload. Errors name the offending field (ScenarioError)."""
+"""Scenario JSON -> frozen configuration + workload. Errors name the offending field (ScenarioError).
+
+The JSON is validated once by the schema (simulations/engine/schema.py); this module maps the validated
+sections onto the frozen config dataclasses and materialises the workload within the run's ``Limits``."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 
+from planner.inputs import suggest, to_kwargs
 from simulations.engine.config import (
-    TIERS,
     DeploymentSpec,
     EndpointConfig,
     EngineConfig,
@@ -18,7 +20,9 @@ from simulations.engine.config import (
     ScenarioError,
     SLOConfig,
 )
-from simulations.engine.policies import AUTOSCALERS, ENDPOINT_ROUTERS, INSTANCE_ROUTERS, REGION_ROUTERS, SCHEDULERS
+from simulations.engine.policies import AUTOSCALERS
+from simulations.engine.schema import Limits, default_limits, trace_fixtures, validate_input
+from simulations.engine.schema import Workload as WorkloadInput
 from simulations.engine.workload import Workload, read_trace_file, synthesise
 
 
@@ -29,7 +33,9 @@ class Scenario:
     policy: PolicyConfig
     slo: SLOConfig
     engine: EngineConfig
-    workload_spec: dict
+    workload_spec: dict  # the validated workload section as a dict (keys given in the scenario only)
+    workload: WorkloadInput | None = None
+    limits: Limits = field(default_factory=Limits)
 
     def with_strategy(self, autoscaler: str | None = None, **engine) -> Scenario:
         s = self
@@ -42,19 +48,23 @@ class Scenario:
         return s
 
 
+def _spec_dict(model) -> dict:
+    """A validated deployment as the contract dict ``DeploymentSpec.from_dict`` reads (defaults left to it)."""
+    return model.model_dump(exclude_unset=True, exclude={"theta_catalogue_tps", "theta_source"})
+
+
 def resolve_deployment(value, named: dict, where: str) -> DeploymentSpec:
-    """Inline contract dict, a name from the scenario's ``deployments``, or a catalogue built-in name."""
-    if isinstance(value, dict):
-        return DeploymentSpec.from_dict(value, where)
+    """A validated inline spec, a name from the scenario's ``deployments``, or a catalogue built-in name."""
     if isinstance(value, str):
         if value in named:
-            return DeploymentSpec.from_dict(named[value], f"deployments.{value}")
+            return DeploymentSpec.from_dict(_spec_dict(named[value]), f"deployments.{value}")
         spec = _catalogue_lookup(value)
         if spec is not None:
             return DeploymentSpec.from_dict(spec, where)
-        raise ScenarioError(where, f"unknown deployment {value!r}: inline the spec, define it under "
-                                   f"'deployments', or use a hardware-catalogue name")
-    raise ScenarioError(where, "must be a deployment spec object or a deployment name")
+        raise ScenarioError(where, f"unknown deployment {value!r}",
+                            hint="inline the spec, define it under 'deployments', or use a hardware-catalogue name"
+                                 + (f"; {suggest(value, list(named))}" if named else ""))
+    return DeploymentSpec.from_dict(_spec_dict(value), where)
 
 
 def _catalogue_lookup(name: str) -> dict | None:
@@ -73,162 +83,109 @@ def _catalogue_lookup(name: str) -> dict | None:
     return None
 
 
-def parse_scenario(d: dict, *, base_dir: str | Path | None = None) -> Scenario:
-    if not isinstance(d, dict):
-        raise ScenarioError("scenario", "must be a JSON object")
-    named = d.get("deployments") or {}
-    if not isinstance(named, dict):
-        raise ScenarioError("deployments", "must be an object of name -> deployment spec")
-    fleet_d = d.get("fleet")
-    if not isinstance(fleet_d, dict):
-        raise ScenarioError("fleet", "is required: {regions: [...], endpoints: [...]}")
-    regions_d = fleet_d.get("regions") or []
-    if not isinstance(regions_d, list):
-        raise ScenarioError("fleet.regions", "must be a list")
+def parse_scenario(d: dict, *, limits: Limits | None = None) -> Scenario:
+    """Validate a scenario dict against the schema (simulations.engine.schema) and build the frozen config.
+
+    The one entry point for every caller (API, forms, CLI, comparison runner, jobs). ``limits`` bounds the
+    work of the run (default: ``schema.default_limits()``, set from settings by the Django app)."""
+    limits = limits or default_limits()
+    sc = validate_input(d)
+    named = sc.deployments
     regions = []
-    for i, r in enumerate(regions_d):
+    for r in sc.fleet.regions:
         if isinstance(r, str):
-            r = {"name": r}
-        if not isinstance(r, dict) or not r.get("name"):
-            raise ScenarioError(f"fleet.regions[{i}]", "needs a name")
-        spot = r.get("spot_pool") or {}
-        if not isinstance(spot, dict):
-            raise ScenarioError(f"fleet.regions[{i}].spot_pool", "must be an object model -> count")
-        regions.append(RegionConfig(name=str(r["name"]), spot_pool={str(k): int(v) for k, v in spot.items()},
-                                    vm_capacity=int(r.get("vm_capacity", 0))))
-    eps_d = fleet_d.get("endpoints")
-    if not isinstance(eps_d, list) or not eps_d:
-        raise ScenarioError("fleet.endpoints", "needs at least one endpoint {region, model, deployment, initial}")
+            regions.append(RegionConfig(name=r))
+        else:
+            regions.append(RegionConfig(**to_kwargs(r)))
+    given_regions = bool(sc.fleet.regions)
     endpoints = []
     seen = set()
-    for i, e in enumerate(eps_d):
+    for i, e in enumerate(sc.fleet.endpoints):
         where = f"fleet.endpoints[{i}]"
-        if not isinstance(e, dict):
-            raise ScenarioError(where, "must be an object")
-        region = str(e.get("region") or (regions[0].name if regions else "region-1"))
+        region = e.region or (regions[0].name if regions else "region-1")
         if region not in [r.name for r in regions]:
-            if regions_d:
-                raise ScenarioError(f"{where}.region", f"region {region!r} is not in fleet.regions")
+            if given_regions:
+                raise ScenarioError(f"{where}.region", f"region {region!r} is not in fleet.regions",
+                                    hint=suggest(region, [r.name for r in regions]))
             regions.append(RegionConfig(name=region))
-        if "deployment" not in e:
-            raise ScenarioError(f"{where}.deployment", "is required (a spec object or a deployment name)")
-        spec = resolve_deployment(e["deployment"], named, f"{where}.deployment")
-        model = str(e.get("model") or spec.model)
+        spec = resolve_deployment(e.deployment, named, f"{where}.deployment")
+        model = e.model or spec.model
         if (region, model) in seen:
             raise ScenarioError(where, f"duplicate endpoint for region {region!r} and model {model!r}")
         seen.add((region, model))
-
-        def count(key, default, where=where, e=e):
-            v = e.get(key, default)
-            if not isinstance(v, int | float) or v < 0 or int(v) != v:
-                raise ScenarioError(f"{where}.{key}", f"must be a non-negative integer, got {v!r}")
-            return int(v)
-
-        initial = count("initial", 2)
-        lo = count("min", 1)
-        hi = count("max", max(initial, 1_000_000 if False else max(initial, 20)))
-        if lo > hi:
-            raise ScenarioError(f"{where}.min", f"min ({lo}) is above max ({hi})")
-        local = e.get("weights_in_region", True)
-        if not isinstance(local, bool):
-            raise ScenarioError(f"{where}.weights_in_region", f"must be true or false, got {local!r}")
-        endpoints.append(EndpointConfig(region=region, model=model, deployment=spec, initial=initial,
-                                        min_instances=lo, max_instances=hi, weights_in_region=local))
-    net_d = fleet_d.get("network") or {}
+        kwargs = to_kwargs(e)
+        kwargs.update(region=region, model=model, deployment=spec)
+        if kwargs["max_instances"] is None:
+            kwargs["max_instances"] = max(e.initial, 20)
+        if kwargs["min_instances"] > kwargs["max_instances"]:
+            raise ScenarioError(f"{where}.min", f"min ({kwargs['min_instances']}) is above max "
+                                                f"({kwargs['max_instances']})")
+        endpoints.append(EndpointConfig(**kwargs))
     network = NetworkConfig()
-    if net_d:
-        bins = net_d.get("bins", network.bins)
-        try:
-            bins = tuple((float(p), float(lo), float(hi)) for p, lo, hi in bins)
-        except (TypeError, ValueError):
-            raise ScenarioError("fleet.network.bins", "must be a list of [probability, low_s, high_s]") from None
-        if net_d.get("apply_to", "cross_region") not in ("cross_region", "all"):
-            raise ScenarioError("fleet.network.apply_to", "must be 'cross_region' or 'all'")
-        network = NetworkConfig(bins=bins, apply_to=net_d.get("apply_to", "cross_region"))
+    if sc.fleet.network is not None:
+        kw = to_kwargs(sc.fleet.network)
+        kw["bins"] = network.bins if kw["bins"] is None else tuple(tuple(float(x) for x in b) for b in kw["bins"])
+        network = NetworkConfig(**kw)
     fleet = FleetConfig(regions=tuple(regions), endpoints=tuple(endpoints), network=network)
 
-    st = d.get("strategy") or {}
+    st = sc.strategy
     if isinstance(st, str):
-        st = {"autoscaler": st}
-    if not isinstance(st, dict):
-        raise ScenarioError("strategy", "must be an object or an autoscaler name")
-    for key, table in (("autoscaler", AUTOSCALERS), ("region_router", REGION_ROUTERS),
-                       ("endpoint_router", ENDPOINT_ROUTERS), ("instance_router", INSTANCE_ROUTERS),
-                       ("scheduler", SCHEDULERS)):
-        if key in st and st[key] not in table:
-            raise ScenarioError(f"strategy.{key}", f"unknown {key} {st[key]!r}; known: {sorted(table)}")
-    policy = PolicyConfig(
-        autoscaler=st.get("autoscaler", "static"), autoscaler_params=dict(st.get("params") or {}),
-        region_router=st.get("region_router", "sageserve"), endpoint_router=st.get("endpoint_router", "least-utilised"),
-        instance_router=st.get("instance_router", "jsq-tokens"), scheduler=st.get("scheduler", "fcfs"),
-        scheduler_params=dict(st.get("scheduler_params") or {}),
-        region_threshold=float(st.get("region_threshold", 0.70)),
-    )
-    slo_d = d.get("slo") or {}
+        if st not in AUTOSCALERS:
+            raise ScenarioError("strategy", f"unknown autoscaler {st!r}", hint=suggest(st, list(AUTOSCALERS)))
+        policy = PolicyConfig(autoscaler=st)
+    elif st is None:
+        policy = PolicyConfig()
+    else:
+        policy = PolicyConfig(**to_kwargs(st))
+
     base = SLOConfig()
-    ttft = dict(base.ttft_s)
-    e2e = dict(base.e2e_s)
-    for key, target in (("ttft_s", ttft), ("e2e_s", e2e)):
-        for tier, v in (slo_d.get(key) or {}).items():
-            if tier not in TIERS:
-                raise ScenarioError(f"slo.{key}.{tier}", f"unknown tier; use one of {list(TIERS)}")
-            try:
-                target[tier] = float(v) if v is not None else math.inf
-            except (TypeError, ValueError):
-                raise ScenarioError(f"slo.{key}.{tier}", f"must be seconds, got {v!r}") from None
-    slo = SLOConfig(ttft_s=ttft, e2e_s=e2e, percentile=float(slo_d.get("percentile", 95.0)))
+    ttft = {**base.ttft_s, **sc.slo.ttft_s.given()}
+    e2e = {**base.e2e_s, **sc.slo.e2e_s.given()}
+    slo = SLOConfig(ttft_s=ttft, e2e_s=e2e, percentile=float(sc.slo.percentile))
 
-    en = d.get("engine") or {}
-    mode = en.get("mode", "fast")
-    if mode not in ("fast", "reference"):
-        raise ScenarioError("engine.mode", "must be 'fast' or 'reference'")
-    engine = EngineConfig(mode=mode, chunked_prefill=bool(en.get("chunked_prefill", False)), timeline_step_s=float(en.get("timeline_step_s", 60.0)),
-                          max_time_s=float(en.get("max_time_s", math.inf)), seed=int(d.get("seed", en.get("seed", 0))),
-                          instant_provisioning=bool(en.get("instant_provisioning", False)))
-    wl = d.get("workload")
-    if not isinstance(wl, dict):
-        raise ScenarioError("workload", "is required: {trace_path | trace_id | synthetic}")
-    wl = dict(wl)
-    if base_dir is not None and wl.get("trace_path") and not Path(wl["trace_path"]).is_absolute():
-        candidate = Path(base_dir) / wl["trace_path"]
-        if candidate.exists():
-            wl["trace_path"] = str(candidate)
-    if not any(k in wl for k in ("trace_path", "trace_id", "synthetic", "frame")):
-        raise ScenarioError("workload", "give one of trace_path, trace_id or synthetic")
-    return Scenario(name=str(d.get("name", "scenario")), fleet=fleet, policy=policy, slo=slo, engine=engine,
-                    workload_spec=wl)
-
-
-def _resolve_path(path: str) -> Path:
-    """A relative trace path is tried against the working directory, then the repository root."""
-    p = Path(path)
-    if p.is_absolute() or p.exists():
-        return p
-    root = Path(__file__).resolve().parents[2] / p
-    return root if root.exists() else p
+    en = to_kwargs(sc.engine) if sc.engine is not None else {}
+    if sc.seed is not None:
+        en["seed"] = sc.seed
+    max_time = en.get("max_time_s")
+    if max_time is not None and max_time > limits.max_sim_time_s:
+        raise ScenarioError("engine.max_time_s", f"is above the limit of {limits.max_sim_time_s:,.0f} simulated "
+                                                 "seconds per run", hint="lower it, or ask the operator to raise "
+                                                                         "PLANNER_MAX_SIM_TIME_S")
+    en["max_time_s"] = float(limits.max_sim_time_s if max_time is None else max_time)
+    engine = EngineConfig(**en)
+    if sc.workload.synthetic is not None and sc.workload.synthetic.expected_requests() > limits.max_requests:
+        raise ScenarioError("workload.synthetic", f"asks for about {sc.workload.synthetic.expected_requests():,.0f} "
+                                                  f"requests; the limit is {limits.max_requests:,} per run",
+                            hint="lower total_requests or rps x duration_s")
+    return Scenario(name=str(sc.name), fleet=fleet, policy=policy, slo=slo, engine=engine,
+                    workload_spec=sc.workload.model_dump(exclude_unset=True), workload=sc.workload, limits=limits)
 
 
 def build_workload(scenario: Scenario, frame=None) -> Workload:
-    """Materialise the scenario's workload (a DataFrame may be passed in, e.g. a trace loaded by Django)."""
+    """Materialise the scenario's workload within its limits (a DataFrame may be passed in: a trace loaded by
+    the Django app, or the comparison runner's synthesised frame)."""
     wl = scenario.workload_spec
+    limits = scenario.limits
     models = sorted({e.model for e in scenario.fleet.endpoints})
     regions = scenario.fleet.region_names
     if "synthetic" in wl:
         syn = wl["synthetic"]
-        if not isinstance(syn, dict):
-            raise ScenarioError("workload.synthetic", "must be an object")
-        return synthesise(syn, seed=int(syn.get("seed", scenario.engine.seed)), model_names=models,
-                          region_names=regions)
+        workload = synthesise(syn, seed=int(syn.get("seed", scenario.engine.seed)), model_names=models,
+                              region_names=regions)
+        check_workload_size(workload, limits)
+        return workload
     if frame is None:
-        if "trace_path" not in wl:
-            raise ScenarioError("workload.trace_id", "a stored trace can only be loaded through the Django app")
-        frame = read_trace_file(_resolve_path(wl["trace_path"]))
+        if "fixture" not in wl:
+            raise ScenarioError("workload.trace_id", "a stored trace can only be loaded through the Django app",
+                                hint="run it from the web app, the API or the CLI with --team")
+        frame = read_trace_file(trace_fixtures()[wl["fixture"]])
     limit = wl.get("limit")
     if limit:
         frame = frame.iloc[: int(limit)]
+    if len(frame) > limits.max_requests:
+        raise ScenarioError("workload", f"has {len(frame):,} requests; the limit is {limits.max_requests:,} per run",
+                            hint="set workload.limit, or ask the operator to raise PLANNER_MAX_SIM_REQUESTS")
     rate = float(wl.get("rate_scale", 1.0))
-    if rate <= 0:
-        raise ScenarioError("workload.rate_scale", "must be > 0")
     frame = frame.copy()
     if "model" not in frame.columns:
         frame["model"] = wl.get("model", models[0])
@@ -236,4 +193,18 @@ def build_workload(scenario: Scenario, frame=None) -> Workload:
         frame["region"] = wl.get("region", regions[0])
     if "tier" not in frame.columns:
         frame["tier"] = wl.get("tier", "IW-F")
-    return Workload.from_frame(frame, rate_scale=rate)
+    workload = Workload.from_frame(frame, rate_scale=rate)
+    check_workload_size(workload, limits)
+    return workload
+
+
+def check_workload_size(workload: Workload, limits: Limits) -> None:
+    """Refuse a workload above the run's request cap or spanning more simulated time than its time cap."""
+    if len(workload) > limits.max_requests:
+        raise ScenarioError("workload", f"has {len(workload):,} requests; the limit is {limits.max_requests:,} "
+                                        "per run", hint="lower the rate or the duration, or set workload.limit")
+    span = workload.duration_s
+    if not math.isfinite(span) or span > limits.max_sim_time_s:
+        raise ScenarioError("workload", f"spans {span:,.0f} simulated seconds; the limit is "
+                                        f"{limits.max_sim_time_s:,.0f} per run",
+                            hint="shorten the trace (workload.limit) or raise workload.rate_scale")

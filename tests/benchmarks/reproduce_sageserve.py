@@ -65,7 +65,7 @@ def build(name: str, *, hw: str = "h100", overrides: dict | None = None, note: s
             "in our engine for this token mix (p95 TTFT <= 1 s). The run stops at 24 h (everything is billed "
             "for the same day; requests unfinished then count as missed). " + note),
         "seed": 2025,
-        "workload": {"synthesize": "fixtures/workloads/sageserve_day.json",
+        "workload": {"synthesize": "sageserve_day",
                      "spec_overrides": {"total_rps": TOTAL_RPS, **(overrides or {})},
                      "rename": {"model": RENAME}},
         "forecast_history": {"days": 1},

@@ -10,6 +10,7 @@ from planner.comparisons import selectors
 from planner.comparisons.api.serializers import ComparisonCreateSerializer, ComparisonSerializer
 from planner.comparisons.core.variants import VariantError
 from planner.comparisons.services import start_comparison, validate_scenario
+from planner.input_errors import scenario_error
 
 
 class ComparisonViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -40,7 +41,7 @@ class ComparisonViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
                                     bundles=data.get("bundles"), seeds=data.get("seeds") or None,
                                     tune=data.get("tune") or None)
         except ScenarioError as exc:
-            raise ValidationError({"scenario": f"{exc.field}: {exc.message}"}) from None
+            raise scenario_error(exc) from None
         except VariantError as exc:
             raise ValidationError({exc.field: exc.message}) from None
         comp.refresh_from_db()

@@ -1,10 +1,11 @@
 """Run one comparison variant on the engine and return its normalised summary. Django-free.
 
 A comparison scenario is an engine scenario (docs/simulator.md) whose ``strategy`` is left to the
-variant, plus one convenience: ``workload.synthesize`` (a path to a planner.ingest synthesiser spec,
-e.g. ``fixtures/workloads/sageserve_day.json``, or the spec inline) with optional ``spec_overrides``
-deep-merged into it (how the IW:NIW-ratio and burst variants are made), so a scenario file can name a
-workload without a stored trace.
+variant, plus one convenience: ``workload.synthesize`` (the name of a bundled planner.ingest synthesiser
+spec, e.g. ``sageserve_day`` for ``fixtures/workloads/sageserve_day.json``, or the spec inline) with optional
+``spec_overrides`` deep-merged into it (how the IW:NIW-ratio and burst variants are made), so a scenario file
+can name a workload without a stored trace. The scenario schema (simulations/engine/schema.py) validates it
+all, the synthesiser spec included; no file path from a scenario is opened.
 
 Variant -> engine: strategy name = engine autoscaler name (LT policies live in
 simulations/engine/policies/longterm.py); ``scheduler`` overrides the instance scheduler; ``knobs`` are
@@ -20,39 +21,16 @@ import copy
 import json
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
 LT_STRATEGIES = ("lt-i", "lt-u", "lt-ua")
 
 
-def deep_merge(base: dict, over: dict) -> dict:
-    out = copy.deepcopy(base)
-    for k, v in (over or {}).items():
-        if isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = deep_merge(out[k], v)
-        else:
-            out[k] = copy.deepcopy(v)
-    return out
-
-
-def _resolve_path(value: str, base_dir: Path | None) -> Path:
-    p = Path(value)
-    if p.is_absolute():
-        return p
-    for root in ([base_dir] if base_dir else []) + [REPO_ROOT]:
-        cand = (root / p).resolve()
-        if cand.exists():
-            return cand
-    return (REPO_ROOT / p).resolve()
-
-
 def synth_frame(workload: dict, base_dir: Path | None = None, default_seed: int = 0, history_days: int = 0):
-    """The DataFrame of a ``workload.synthesize`` block (planner.ingest.synth)."""
+    """The DataFrame of a ``workload.synthesize`` block (planner.ingest.synth). ``base_dir`` is unused: bundled
+    specs are looked up by name (kept for callers)."""
     from planner.ingest.synth import synthesize
+    from simulations.engine.schema import Workload, synth_spec
 
-    spec = workload["synthesize"]
-    if isinstance(spec, str):
-        spec = json.loads(_resolve_path(spec, base_dir).read_text())
-    spec = deep_merge(spec, workload.get("spec_overrides") or {})
+    spec = synth_spec(Workload.model_validate(workload))
     seed = workload.get("seed", spec.get("seed", default_seed))
     if history_days:
         # the days BEFORE the simulated one: same spec, another seed, weekday shifted back
@@ -149,7 +127,7 @@ def load_workload(scenario: dict, engine_scenario, base_dir: Path | None = None)
 
 
 def run_variant(scenario: dict, variant: dict, *, progress=None, base_dir: str | Path | None = None,
-                workload=None) -> dict:
+                workload=None, limits=None) -> dict:
     """Simulate one variant; ``progress(fraction, message)`` may raise to cancel. Returns the summary."""
     from planner.comparisons.core.summary import summarise
     from simulations.engine import parse_scenario, simulate
@@ -165,7 +143,7 @@ def run_variant(scenario: dict, variant: dict, *, progress=None, base_dir: str |
             if hist:
                 knobs["history_tps"] = hist
         variant["knobs"] = knobs
-    eng = parse_scenario(engine_scenario_dict(scenario, variant), base_dir=base)
+    eng = parse_scenario(engine_scenario_dict(scenario, variant), limits=limits)
     if workload is None:
         workload = load_workload(scenario, eng, base)
     result = simulate(eng, workload, progress=progress)

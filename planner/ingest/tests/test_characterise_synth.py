@@ -149,8 +149,8 @@ def test_the_synthesised_frame_writes_and_reads_as_a_normalised_trace(tmp_path):
     "spec, message",
     [
         ([], "must be a JSON object"),
-        ({"regions": ["a"], "models": ["m"]}, "no 'tiers'"),
-        ({"regions": ["a"], "models": ["m"], "tiers": {"GOLD": {}}}, "not a tier"),
+        ({"regions": ["a"], "models": ["m"]}, "tiers: is required"),
+        ({"regions": ["a"], "models": ["m"], "tiers": {"GOLD": {}}}, "tiers.GOLD: must be one of 'IW-F'"),
         ({"regions": ["a"], "models": ["m"], "tiers": {"NIW": {"share": -1}}}, "share"),
         ({"regions": ["a"], "models": ["m"], "tiers": {"NIW": {}}, "total_rps": 1e6, "days": 30}, "limit"),
         ({"regions": ["a"], "models": ["m"], "tiers": {"NIW": {}}, "colour": 1}, "unknown key"),

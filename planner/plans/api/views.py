@@ -7,6 +7,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from planner.accounts.access import team_of
+from planner.input_errors import scenario_error
 from planner.optimizer.scenario import ScenarioError
 from planner.plans.api.serializers import (
     CapacityPlanCreateSerializer,
@@ -48,7 +49,7 @@ class CapacityPlanViewSet(
                 team=team, user=request.user, scenario=data["scenario"], name=data["name"], hours=data["hours"]
             )
         except ScenarioError as exc:
-            raise ValidationError({f"scenario.{exc.field}": exc.message}) from None
+            raise scenario_error(exc) from None
         plan.refresh_from_db()
         return Response(CapacityPlanSerializer(plan).data, status=status.HTTP_201_CREATED)
 

@@ -177,7 +177,7 @@ def test_synthesis_through_the_api_stores_a_trace(cast):
     big = cast.owner.api.post("/api/traces/synthesise/", {"spec": spec}, format="json")
     assert big.status_code == 400 and "above the limit" in big.json()["error"]["message"]
     bad = cast.owner.api.post("/api/traces/synthesise/", {"spec": {"regions": ["a"]}}, format="json")
-    assert bad.status_code == 400 and "no 'models'" in bad.json()["error"]["message"]
+    assert bad.status_code == 400 and "models: is required" in bad.json()["error"]["message"]
 
 
 def test_synthesis_can_sample_tokens_from_a_teams_trace_but_not_anothers(cast):
