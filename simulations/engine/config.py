@@ -46,6 +46,12 @@ def _int(d: dict, key: str, where: str, default: Any = None, *, minimum: int | N
     return int(value)
 
 
+def _device(d, where: str):
+    from simulations.engine.energy import parse_device  # energy reporting (issue 11 item 5)
+
+    return parse_device(d, where)
+
+
 @dataclass(frozen=True)
 class PrefillCoeffs:
     """One prefill iteration over a batch of prompts P_1..P_B (T = sum P_i tokens) lasts
@@ -99,6 +105,8 @@ class DeploymentSpec:
     # 2 x hidden x layers x dtype (multi-head, ignoring GQA), so its Llama-2-70B instance holds ~210k tokens where
     # the true (GQA) cache holds 1.34M. Admission always uses kv_capacity_tokens.
     signal_kv_tokens: int = 0
+    kv_bytes_per_token: float = 0.0  # KV-cache bytes per token (all layers); needed only to swap KV to host memory
+    device: Any = None  # energy.DevicePower: device kind and idle / busy watts per device (None = unknown)
 
     @property
     def signal_scale(self) -> float:
@@ -152,6 +160,8 @@ class DeploymentSpec:
             price_per_instance_hour={str(k): float(v) for k, v in price.items()},
             estimated=bool(d.get("estimated", False)),
             signal_kv_tokens=_int(d, "signal_kv_tokens", where, 0, minimum=0),
+            kv_bytes_per_token=_num(d, "kv_bytes_per_token", where, 0.0, minimum=0.0),
+            device=_device(d.get("device"), f"{where}.device"),
         )
         if spec.prefill.c0 + spec.prefill.c1 <= 0:
             raise ScenarioError(f"{where}.prefill", "c0 and c1 cannot both be 0 (prefill would take no time)")
@@ -176,6 +186,8 @@ class DeploymentSpec:
                         "spot_reclaim_s": self.startup.spot_reclaim_s},
             "price_per_instance_hour": dict(self.price_per_instance_hour), "estimated": self.estimated,
             **({"signal_kv_tokens": self.signal_kv_tokens} if self.signal_kv_tokens else {}),
+            **({"kv_bytes_per_token": self.kv_bytes_per_token} if self.kv_bytes_per_token else {}),
+            **({"device": self.device.to_dict()} if self.device is not None else {}),
         }
 
     @property
@@ -213,6 +225,17 @@ class SLOConfig:
     ttft_s: dict = field(default_factory=lambda: {"IW-F": 1.0, "IW-N": 60.0, "NIW": 86400.0})
     e2e_s: dict = field(default_factory=lambda: {"IW-F": math.inf, "IW-N": math.inf, "NIW": 86400.0})
     percentile: float = 95.0
+    # richer SLOs (issue 11 item 1; all optional, evaluated in engine/slo.py into result.slo):
+    itl_s: dict = field(default_factory=dict)  # tier -> inter-token latency target (s)
+    itl_stat: str = "mean"  # "mean": the request's mean ITL (TPOT) meets it; "max": every gap does
+    normalised_latency_x: dict = field(default_factory=dict)  # tier -> E2E within x times an isolated run
+    ttft_prompt: dict = field(default_factory=dict)  # tier -> {"min_s", "per_token_s", "max_s"}: min(max(a, L*b), c)
+    cold_start_grace_s: float = 0.0  # added to the TTFT target of a request that waited for a cold start
+    window_s: float = 60.0  # window of the "peak of windowed means" metrics
+
+    @property
+    def rich(self) -> bool:
+        return bool(self.itl_s or self.normalised_latency_x or self.ttft_prompt or self.cold_start_grace_s)
 
 
 @dataclass(frozen=True)
@@ -237,6 +260,8 @@ class PolicyConfig:
     scheduler: str = "fcfs"
     scheduler_params: dict = field(default_factory=dict)
     region_threshold: float = 0.70
+    predictor: str = ""  # output-length predictor run before the run (engine/predictors.py); "" = none
+    predictor_params: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -249,6 +274,7 @@ class EngineConfig:
     # issue 19: instances serve at once on scale-out (as the SageServe authors' simulator does); the nominal
     # start-up delay is still logged on the scale-out event and reported as provisioning waste added afterwards
     instant_provisioning: bool = False
+    swap_bandwidth_gb_s: float = 25.0  # host <-> device bandwidth for swapped KV (PCIe 4.0 x16 ~ 25 GB/s)
 
 
 @dataclass(frozen=True)
