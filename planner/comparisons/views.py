@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from planner.accounts.access import get_for_user_or_404, team_of, visible_to
-from planner.comparisons import selectors
+from planner.comparisons import fair_display, selectors
 from planner.comparisons.core.variants import SCHEDULERS, STRATEGIES, VariantError
 from planner.comparisons.models import Comparison
 from planner.comparisons.services import start_comparison, validate_scenario
@@ -49,7 +49,7 @@ def _list_page(request, form=None, error=None, status=200):
     return render(request, "comparisons/list.html", {
         "list": listing, "comparisons": listing["rows"],
         "fixtures": selectors.scenario_fixtures(), "strategies": STRATEGIES, "schedulers": SCHEDULERS,
-        "form": form, "error": error,
+        "form": form, "error": error, **fair_display.form_context(),
     }, status=status)
 
 
@@ -96,7 +96,7 @@ def comparison_create(request):
         validate_scenario(scenario)
         comp = start_comparison(team=team, user=request.user, scenario=scenario, strategies=strategies,
                                 schedulers=schedulers, baseline=request.POST.get("baseline") or None,
-                                name=request.POST.get("name", ""))
+                                name=request.POST.get("name", ""), **fair_display.form_inputs(request.POST))
     except KeyError:
         error = "Choose a scenario fixture or paste a scenario JSON."
     except json.JSONDecodeError as exc:
@@ -134,6 +134,7 @@ def comparison_detail(request, pk: int):
         "summary_error": summary.get("error"),
         "energy": summary.get("energy", []),
         "scenario_pretty": json.dumps(comp.scenario, indent=1)[:20000],
+        "fair": fair_display.display(summary.get("fair")),
     })
 
 
