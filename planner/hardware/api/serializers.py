@@ -1,12 +1,16 @@
 from __future__ import annotations
 
 from rest_framework import serializers
+from rest_framework.fields import empty
+from rest_framework.utils import html
 
 from planner.accounts.access import team_of
 from planner.catalogue.capacity import ThetaTarget
 from planner.catalogue.perfcsv import TIME_UNITS, TOKEN_TIME_MODES
+from planner.catalogue.spec import DEFAULT_STARTUP
 from planner.hardware.models import Deployment, GpuPrice, GpuType, ModelProfile
 from planner.hardware.selectors import can_edit, gpus_for, models_for
+from planner.inputs import suggest
 
 
 class _EditableMixin(serializers.Serializer):
@@ -49,6 +53,17 @@ class GpuTypeSerializer(_EditableMixin, serializers.ModelSerializer):
         read_only_fields = ["builtin", "created"]
         validators: list = []  # uniqueness per team is enforced by the service (update_or_create by name)
 
+    def validate_prices(self, prices: list) -> list:
+        """Prices replace the stored ones, so each needs every field even in a PATCH (nested fields are
+        otherwise optional there)."""
+        needed = ("cloud", "region", "kind", "usd_per_gpu_hour", "source", "as_of")
+        for i, p in enumerate(prices):
+            missing = [k for k in needed if k not in p]
+            if missing:
+                raise serializers.ValidationError({i: {k: "is required (prices replace the stored ones)" for k in
+                                                       missing}})
+        return prices
+
     def to_service_dict(self) -> dict:
         data = dict(self.validated_data)
         if "prices" in data:
@@ -89,7 +104,27 @@ class ModelProfileSerializer(_EditableMixin, serializers.ModelSerializer):
 
 
 class CoefficientsField(serializers.DictField):
-    child = serializers.FloatField(min_value=0)
+    """Named non-negative finite numbers (seconds); unknown names are refused with a suggestion. In a form-encoded
+    PATCH an absent object is absent (not an empty one that would wipe the stored coefficients)."""
+
+    child = serializers.FloatField(min_value=0, max_value=7 * 86400)
+
+    def __init__(self, *args, keys: tuple[str, ...] = (), **kwargs):
+        self.keys = keys
+        super().__init__(*args, **kwargs)
+
+    def get_value(self, dictionary):
+        value = super().get_value(dictionary)
+        if html.is_html_input(dictionary) and value in ({}, ""):
+            return empty
+        return value
+
+    def to_internal_value(self, data):
+        out = super().to_internal_value(data)
+        for key in out:
+            if self.keys and key not in self.keys:
+                raise serializers.ValidationError(f"unknown key {key!r}: {suggest(key, self.keys)}")
+        return out
 
 
 class DeploymentSerializer(_EditableMixin, serializers.ModelSerializer):
@@ -98,19 +133,22 @@ class DeploymentSerializer(_EditableMixin, serializers.ModelSerializer):
     model_name = serializers.CharField(source="model.name", read_only=True)
     gpu_name = serializers.CharField(source="gpu.name", read_only=True)
     prefill = CoefficientsField(
+        keys=("c0", "c1", "c2", "c_sq", "c_req"),
         help_text="{c0 s, c1 s/token, c2 s/token^2} (optional c_sq s per sum of squared prompt sizes, c_req s per "
         "prompt): one prefill iteration over T tokens"
     )
-    decode = CoefficientsField(help_text="{c0 s, c_batch s/request, c_ctx s/context token}: one decode iteration")
-    startup = CoefficientsField(required=False, help_text="seconds: vm_acquire_s, load_same_region_s, ...")
+    decode = CoefficientsField(keys=("c0", "c_batch", "c_ctx"),
+                               help_text="{c0 s, c_batch s/request, c_ctx s/context token}: one decode iteration")
+    startup = CoefficientsField(required=False, keys=tuple(DEFAULT_STARTUP),
+                                help_text="seconds: vm_acquire_s, load_same_region_s, ...")
     kv_capacity_tokens = serializers.IntegerField(
-        required=False, min_value=1, help_text="recomputed from memory and model when omitted"
+        required=False, min_value=1, max_value=10**12, help_text="recomputed from memory and model when omitted"
     )
     theta_tps = serializers.FloatField(
         required=False, min_value=0, help_text="recomputed from the latency model at theta_target when omitted"
     )
     theta_target = serializers.DictField(required=False, help_text=f"defaults {ThetaTarget().as_dict()}")
-    gpus_per_instance = serializers.IntegerField(required=False, min_value=1)
+    gpus_per_instance = serializers.IntegerField(required=False, min_value=1, max_value=4096)
 
     class Meta:
         model = Deployment
@@ -163,8 +201,15 @@ class DeploymentSerializer(_EditableMixin, serializers.ModelSerializer):
             base.pop("kv_capacity_tokens")
             base.pop("theta_tps")
             base.update({"model": self.instance.model, "gpu": self.instance.gpu})
+            for key in ("prefill", "decode", "startup"):  # a PATCH of some coefficients keeps the others
+                if key in data and isinstance(base.get(key), dict):
+                    data[key] = {**base[key], **data[key]}
             base.update(data)
             data = base
+        for key, needed in (("prefill", ("c0", "c1")), ("decode", ("c0", "c_batch"))):
+            missing = [k for k in needed if k not in (data.get(key) or {})]
+            if missing:
+                raise serializers.ValidationError({key: f"needs {', '.join(missing)} (seconds)"})
         data.pop("name", None)
         return data
 
