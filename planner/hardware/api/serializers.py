@@ -7,10 +7,8 @@ from rest_framework.utils import html
 from planner.accounts.access import team_of
 from planner.catalogue.capacity import ThetaTarget
 from planner.catalogue.perfcsv import TIME_UNITS, TOKEN_TIME_MODES
-from planner.catalogue.spec import DEFAULT_STARTUP
 from planner.hardware.models import Deployment, GpuPrice, GpuType, ModelProfile
 from planner.hardware.selectors import can_edit, gpus_for, models_for
-from planner.inputs import suggest
 
 
 class _EditableMixin(serializers.Serializer):
@@ -104,27 +102,16 @@ class ModelProfileSerializer(_EditableMixin, serializers.ModelSerializer):
 
 
 class CoefficientsField(serializers.DictField):
-    """Named non-negative finite numbers (seconds); unknown names are refused with a suggestion. In a form-encoded
-    PATCH an absent object is absent (not an empty one that would wipe the stored coefficients)."""
+    """Named non-negative finite numbers (seconds; the service refuses unknown names, naming the field). In a
+    form-encoded PATCH an absent object is absent (not an empty one that would wipe the stored coefficients)."""
 
     child = serializers.FloatField(min_value=0, max_value=7 * 86400)
-
-    def __init__(self, *args, keys: tuple[str, ...] = (), **kwargs):
-        self.keys = keys
-        super().__init__(*args, **kwargs)
 
     def get_value(self, dictionary):
         value = super().get_value(dictionary)
         if html.is_html_input(dictionary) and value in ({}, ""):
             return empty
         return value
-
-    def to_internal_value(self, data):
-        out = super().to_internal_value(data)
-        for key in out:
-            if self.keys and key not in self.keys:
-                raise serializers.ValidationError(f"unknown key {key!r}: {suggest(key, self.keys)}")
-        return out
 
 
 class DeploymentSerializer(_EditableMixin, serializers.ModelSerializer):
@@ -133,14 +120,11 @@ class DeploymentSerializer(_EditableMixin, serializers.ModelSerializer):
     model_name = serializers.CharField(source="model.name", read_only=True)
     gpu_name = serializers.CharField(source="gpu.name", read_only=True)
     prefill = CoefficientsField(
-        keys=("c0", "c1", "c2", "c_sq", "c_req"),
         help_text="{c0 s, c1 s/token, c2 s/token^2} (optional c_sq s per sum of squared prompt sizes, c_req s per "
         "prompt): one prefill iteration over T tokens"
     )
-    decode = CoefficientsField(keys=("c0", "c_batch", "c_ctx"),
-                               help_text="{c0 s, c_batch s/request, c_ctx s/context token}: one decode iteration")
-    startup = CoefficientsField(required=False, keys=tuple(DEFAULT_STARTUP),
-                                help_text="seconds: vm_acquire_s, load_same_region_s, ...")
+    decode = CoefficientsField(help_text="{c0 s, c_batch s/request, c_ctx s/context token}: one decode iteration")
+    startup = CoefficientsField(required=False, help_text="seconds: vm_acquire_s, load_same_region_s, ...")
     kv_capacity_tokens = serializers.IntegerField(
         required=False, min_value=1, max_value=10**12, help_text="recomputed from memory and model when omitted"
     )
