@@ -275,3 +275,24 @@ def _seed_trace(member):
 
     return import_trace_file(ROOT / "fixtures" / "traces" / "azure_code_2023.csv", team=member.team, user=member.user,
                              name="seed")
+
+
+def test_a_misspelt_knob_in_a_comparisons_strategy_params_is_a_400(cast):
+    d = scenario(lambda d: d.update(strategy_params={"lt-ua": {"beta_fracton": 0.2}}))
+    r = cast.owner.api.post("/api/comparisons/", {"scenario": d, "strategies": ["lt-ua"]}, format="json")
+    err = shaped(r, 400)
+    assert err["where"] == "scenario.strategy_params.lt-ua.beta_fracton" and "beta_fraction" in err["hint"]
+
+
+def test_a_catalogue_upload_with_an_unknown_key_or_nan_is_a_400(cast):
+    doc = json.loads((ROOT / "fixtures" / "hardware" / "example_catalogue.json").read_text())
+    doc["deployments"][0]["tpp"] = 1
+    f = io.BytesIO(json.dumps(doc).encode())
+    f.name = "cat.json"
+    err = shaped(cast.owner.api.post("/api/hardware/import/", {"file": f}, format="multipart"), 400)
+    assert err["where"].endswith("deployments[0].tpp") and "'tp'" in err["hint"]
+    doc["deployments"][0].pop("tpp")
+    f = io.BytesIO(json.dumps(doc).replace("0.00012", "NaN").encode())
+    f.name = "cat.json"
+    err = shaped(cast.owner.api.post("/api/hardware/import/", {"file": f}, format="multipart"), 400)
+    assert "prefill.c1" in err["where"]

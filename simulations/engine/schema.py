@@ -192,6 +192,46 @@ Strategy = section(
 )
 
 
+# Knobs (strategy.params) each policy class reads, by class; a policy reads the knobs of every class in its MRO.
+# A policy none of whose classes is listed is not checked. Add a new knob here with the policy that reads it.
+_NIW_QUEUE = {"niw_one_below", "niw_two_below", "niw_escalate_after_s", "niw_signal_period_s"}
+KNOBS: dict[str, set[str]] = {
+    "Autoscaler": {"preference"},  # the region router's preference order travels with the params
+    "PeakProvisioning": {"window_s", "headroom"},
+    "ReactiveUnified": {"scale_out_above", "scale_in_below", "cooldown_s", "donate_to_spot", "tick_s"},
+    "ReactiveSiloed": {"niw_share"},
+    "ReactiveUnifiedWithQueue": _NIW_QUEUE,
+    "LongTerm": {"decision_period_s", "resolution_s", "forecast_method", "refit_every_s", "min_history_s",
+                 "beta_fraction", "epsilon", "forecast_value", "scale_out_above", "scale_in_below", "cooldown_s",
+                 "ua_window_s", "ua_up_ratio", "ua_down_ratio", "observe_window_s", "ilp_time_limit_s",
+                 "history_tps", "niw_queue", "tick_s", *_NIW_QUEUE},
+}
+
+
+def known_knobs(autoscaler: str) -> set[str] | None:
+    """The knobs an autoscaler reads, or None when none of its classes declares them (not checked)."""
+    from simulations.engine.policies import AUTOSCALERS
+
+    cls = AUTOSCALERS.get(autoscaler)
+    if cls is None:
+        return None
+    names = [c.__name__ for c in cls.__mro__]
+    if not any(n in KNOBS and n != "Autoscaler" for n in names):
+        return None
+    return set().union(*(KNOBS.get(n, set()) for n in names))
+
+
+def check_knobs(autoscaler: str, params: dict, where: str) -> None:
+    """ScenarioError for a knob the autoscaler does not read (a misspelt knob would silently do nothing)."""
+    known = known_knobs(autoscaler)
+    if known is None:
+        return
+    for key in params:
+        if key not in known:
+            raise ScenarioError(f"{where}.{key}", f"is not a knob of the {autoscaler!r} autoscaler",
+                                hint=suggest(key, sorted(known)))
+
+
 def _strategy_tag(value: Any) -> str:
     return "<name>" if isinstance(value, str) else "<strategy>"
 
