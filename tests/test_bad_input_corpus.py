@@ -263,7 +263,9 @@ def test_hardware_numbers_past_bigint_or_not_finite_are_400s(cast, field, value)
 @pytest.mark.parametrize("url", ["/api/traces/99999999999999999999999/", "/api/jobs/99999999999999999999999/",
                                  "/api/plans/18446744073709551616/", "/api/traces/?min_requests=1e400",
                                  "/api/traces/?min_requests=99999999999999999999999", "/api/jobs/?parent=" + "9" * 30,
-                                 "/api/traces/?page=99999999999999999999999"])
+                                 "/api/traces/?page=99999999999999999999999",
+                                 "/api/traces/?created_before=2000-01-01T00:00:00%2B16:00",
+                                 "/api/traces/?name=%00", "/api/traces/?min_requests=1e400"])
 def test_huge_ids_and_numbers_in_urls_are_not_crashes(cast, url):
     r = cast.owner.api.get(url)
     if r.status_code != 200:  # a filter on a number beyond any row simply matches nothing
@@ -296,3 +298,22 @@ def test_a_catalogue_upload_with_an_unknown_key_or_nan_is_a_400(cast):
     f.name = "cat.json"
     err = shaped(cast.owner.api.post("/api/hardware/import/", {"file": f}, format="multipart"), 400)
     assert "prefill.c1" in err["where"]
+
+
+@pytest.mark.parametrize("url, body", [
+    ("/api/plans/", {"scenario": {**PLAN, "name": "a\x00b"}}),
+    ("/api/comparisons/", {"scenario": SMALL, "strategies": ["static"], "projection": {"x\x00": 1}}),
+    ("/api/comparisons/", {"scenario": SMALL, "variants": [{"strategy": "static", "knobs": {"a": "\x00"}}]}),
+    ("/api/simulations/", {"scenario": {**SMALL, "description": "\x00"}}),
+])
+def test_a_nul_character_anywhere_in_a_json_body_is_a_400_not_a_database_error(cast, url, body):
+    assert "NUL" in shaped(cast.owner.api.post(url, body, format="json"), 400)["message"]
+    assert CapacityPlan.objects.count() == 0 and SimulationRun.objects.count() == 0
+
+
+def test_the_scenario_schema_itself_refuses_nul_characters():
+    from simulations.engine import ScenarioError, parse_scenario
+
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario({**copy.deepcopy(SMALL), "price_sources": {"a": "b\x00"}})
+    assert info.value.field == "price_sources.a"

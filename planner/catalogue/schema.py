@@ -14,7 +14,7 @@ from pydantic import Field, ValidationError, create_model
 
 from planner.catalogue.errors import ProfileError
 from planner.catalogue.spec import DEFAULT_STARTUP
-from planner.inputs import JSONValue, Strict, explain, integer, num
+from planner.inputs import NUL_MESSAGE, JSONValue, Strict, explain, integer, nul_path, num
 
 Text = Annotated[str, Field(max_length=2000)]
 Name = Annotated[str, Field(min_length=1, max_length=120)]
@@ -120,6 +120,9 @@ def validate_catalogue_doc(doc) -> CatalogueDoc:
     if not isinstance(doc, dict):
         raise ProfileError("a catalogue file is one JSON object", where="file",
                            hint='{"gpu_types": [...], "models": [...], "deployments": [...]}')
+    bad = nul_path(doc)
+    if bad:
+        raise ProfileError(NUL_MESSAGE, where=f"$.{bad}", hint="remove the NUL character")
     try:
         return CatalogueDoc.model_validate(doc)
     except ValidationError as exc:

@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Discriminator, Field, Tag, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from planner.inputs import BIGINT, JSONValue, Strict, explain, integer, num, section, suggest
+from planner.inputs import BIGINT, NUL_MESSAGE, JSONValue, Strict, explain, integer, nul_path, num, section, suggest
 from simulations.engine.config import (
     DecodeCoeffs,
     DeploymentSpec,
@@ -400,6 +400,9 @@ def validate_input(data: Any) -> ScenarioInput:
     """The validated scenario model, or ScenarioError naming the field (with a hint)."""
     if not isinstance(data, dict):
         raise ScenarioError("scenario", "must be a JSON object", hint="see docs/simulator.md")
+    bad = nul_path(data)
+    if bad:
+        raise ScenarioError(bad, NUL_MESSAGE, hint="remove the NUL character")
     try:
         return ScenarioInput.model_validate(data)
     except ValidationError as exc:
