@@ -60,7 +60,14 @@ def forecast_run(job, ctx):
     return {"run_id": run.pk, "series": len(rows), "bins": int(run.trace.span_s // run.params["resolution_s"])}
 
 
-@handler(services.SERIES_KIND)
+def _series_lost(job) -> None:
+    """A series job's worker died (planner/jobs/reaper.py): the run summary still gets written."""
+    series = ForecastSeries.objects.select_related("run").filter(pk=job.params.get("series_id")).first()
+    if series is not None:
+        _maybe_summarise(series.run, ending=series.pk)
+
+
+@handler(services.SERIES_KIND, idempotent=True, on_lost=_series_lost)
 def forecast_series(job, ctx):
     series = ForecastSeries.objects.select_related("run").filter(pk=job.params.get("series_id")).first()
     if series is None or series.run.team_id != job.team_id:

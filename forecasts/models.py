@@ -26,7 +26,7 @@ class ForecastRun(TeamOwned):
 
     @property
     def status(self) -> str:
-        """queued/running until the parent and every series job ended; then succeeded or failed."""
+        """queued/running until the parent and every series job ended; then succeeded, partial or failed."""
         from planner.jobs.models import Job
 
         if self.job is None:
@@ -40,6 +40,8 @@ class ForecastRun(TeamOwned):
             return "running"
         if states and all(s == Job.Status.SUCCEEDED for s in states):
             return "succeeded"
+        if any(s == Job.Status.SUCCEEDED for s in states):
+            return Job.Status.PARTIAL  # some series were forecast, some failed: not "succeeded"
         return "failed" if states else "succeeded"
 
 

@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "planner.hardware",
     "planner.plans",
     "planner.comparisons",
+    "planner.opscaling",  # operator-level autoscaling plans (issue 13)
     "simulations",
     "forecasts",
 ]
@@ -166,6 +167,44 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TRACK_STARTED = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# --- Jobs never strand (issue 10; planner/jobs/reaper.py). The job row is the truth; these settings
+# make the broker redeliver what a dead worker held, and the reaper settles what it cannot.
+# A pool child killed mid-task (kill -9, OOM killer) puts its message back in the queue ...
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# ... and a message a dead worker had taken comes back only after the visibility timeout: it must
+# exceed the longest task, or Redis would hand a still-running task to a second worker.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": CELERY_TASK_TIME_LIMIT + 3600,
+    "socket_connect_timeout": 5,
+    "retry_on_timeout": True,
+}
+CELERY_TASK_IGNORE_RESULT = True  # the row holds the result; nothing reads Celery's
+# A pool child is replaced after a task that left it above this resident size (KiB).
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("CELERY_WORKER_MAX_MEMORY_PER_CHILD", 3 * 1024 * 1024)
+# Keep running tasks when the broker connection drops: they finish and write their rows; the reaper
+# re-dispatches whatever queued messages a broker restart lost.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None  # a worker waits for Redis for ever, it does not exit
+CELERY_BROKER_CONNECTION_TIMEOUT = 5
+# Publishing (in a web request) gives up after about 2 s; the row stays queued for the sweep.
+JOBS_PUBLISH_RETRY = {"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5, "interval_max": 1.0}
+# Heartbeat of a running job and its watchdog's cancel poll (seconds).
+JOBS_HEARTBEAT_S = env_int("JOBS_HEARTBEAT_S", 10)
+JOBS_CANCEL_POLL_S = env_int("JOBS_CANCEL_POLL_S", 2)
+# A running job with no heartbeat for this long lost its worker (re-queued if idempotent, else failed).
+JOBS_HEARTBEAT_TIMEOUT_S = env_int("JOBS_HEARTBEAT_TIMEOUT_S", 90)
+# A queued job dispatched this long ago with no live broker message is dispatched again.
+JOBS_REDISPATCH_AFTER_S = env_int("JOBS_REDISPATCH_AFTER_S", 60)
+JOBS_REAPER_INTERVAL_S = env_int("JOBS_REAPER_INTERVAL_S", 30)
+JOBS_MAX_ATTEMPTS = env_int("JOBS_MAX_ATTEMPTS", 2)  # for idempotent kinds
+# Transient database errors in the job machinery's own writes are retried for this long.
+JOBS_DB_RETRY_S = env_int("JOBS_DB_RETRY_S", 60)
+if not JOBS_HEARTBEAT_S < JOBS_HEARTBEAT_TIMEOUT_S:
+    raise RuntimeError("JOBS_HEARTBEAT_TIMEOUT_S must be longer than JOBS_HEARTBEAT_S")
+# A page that would start work while the broker is down answers 503 (the API does through DRF).
+MIDDLEWARE += ["planner.jobs.middleware.QueueUnavailableMiddleware"]
+# --- end of the jobs block
 
 LOGGING = {
     "version": 1,

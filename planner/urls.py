@@ -16,6 +16,7 @@ urlpatterns = [
     path("hardware/", include("planner.hardware.urls")),
     path("plans/", include("planner.plans.urls")),
     path("comparisons/", include("planner.comparisons.urls")),
+    path("operator-plans/", include("planner.opscaling.urls")),
     path("simulations/", include("simulations.urls")),
     path("forecasts/", include("forecasts.urls")),
 ]

@@ -123,7 +123,7 @@ def test_the_run_summary_is_written_even_when_the_last_series_fails(cast, make_t
     monkeypatch.setattr(jobs, "analyse_series", flaky)
     trace = make_trace(cast.owner.team)
     body = cast.owner.api.post("/api/forecasts/", {"trace": trace.pk, **QUICK}, format="json").json()
-    assert body["status"] == "failed"
+    assert body["status"] == "partial"  # 3 of 4 series forecast: not "succeeded", not all "failed"
     summary = ForecastRun.objects.get(pk=body["id"]).summary
     assert (summary["series"], summary["finished"]) == (4, 3)
     failed = [s for s in body["series"] if s["job_status"] == "failed"]

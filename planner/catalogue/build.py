@@ -13,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from planner.catalogue import slinfer
 from planner.catalogue.fit import fit_group
 from planner.catalogue.perfcsv import load_perf_table
 from planner.catalogue.scaling import (
@@ -76,6 +77,11 @@ GPU_TYPES = [
         "bf16_tflops": 312,
         "memory_bandwidth_tbs": 2.039,
         "gpus_per_vm": 8,
+        "device_kind": "gpu",
+        "idle_w": 50,
+        "busy_w": 400,
+        "power_source": "busy = NVIDIA A100 80GB SXM TDP 400 W (datasheet, as recalled; an upper bound: serving rarely holds TDP); idle 50 W assumed (typical nvidia-smi idle reading of an A100, not measured here)",
+        "power_assumed": True,
         "source": "NVIDIA A100 datasheet (dense BF16 312 TFLOPS, 2,039 GB/s); figures as recalled, not re-checked "
         "online on " + TODAY,
         "prices": _prices(
@@ -104,6 +110,11 @@ GPU_TYPES = [
         "bf16_tflops": 989,
         "memory_bandwidth_tbs": 3.35,
         "gpus_per_vm": 8,
+        "device_kind": "gpu",
+        "idle_w": 70,
+        "busy_w": 700,
+        "power_source": "busy = NVIDIA H100 SXM TDP 700 W (datasheet, as recalled; an upper bound); idle 70 W assumed",
+        "power_assumed": True,
         "source": "NVIDIA H100 SXM datasheet (dense BF16 989 TFLOPS, 3.35 TB/s); figures as recalled",
         "prices": _prices(
             "azure",
@@ -131,6 +142,11 @@ GPU_TYPES = [
         "bf16_tflops": 989,
         "memory_bandwidth_tbs": 3.35,
         "gpus_per_vm": 8,
+        "device_kind": "gpu",
+        "idle_w": 70,
+        "busy_w": 700,
+        "power_source": "assumed equal to the H100 (the cap of the splitwise profile is not published with it)",
+        "power_assumed": True,
         "source": "the hardware label of the power-capped H100 rows of perf_model.csv (splitwise-sim)",
         "prices": _prices(
             "azure", "eastus", H100_AZURE, "assumed equal to the H100 price (" + PAPER + ")", TODAY, True
@@ -144,6 +160,11 @@ GPU_TYPES = [
         "bf16_tflops": 989,
         "memory_bandwidth_tbs": 4.8,
         "gpus_per_vm": 8,
+        "device_kind": "gpu",
+        "idle_w": 70,
+        "busy_w": 700,
+        "power_source": "busy = NVIDIA H200 SXM TDP 700 W (datasheet, as recalled; an upper bound); idle 70 W assumed",
+        "power_assumed": True,
         "source": "NVIDIA H200 datasheet (141 GB HBM3e, 4.8 TB/s, H100-class compute); figures as recalled",
         "prices": _prices(
             "azure",
@@ -162,12 +183,52 @@ GPU_TYPES = [
         "bf16_tflops": 1307,
         "memory_bandwidth_tbs": 5.3,
         "gpus_per_vm": 8,
+        "device_kind": "gpu",
+        "idle_w": 90,
+        "busy_w": 750,
+        "power_source": "busy = AMD MI300X TBP 750 W (datasheet, as recalled; an upper bound); idle 90 W assumed",
+        "power_assumed": True,
         "source": "AMD MI300X datasheet (192 GB HBM3, 5.3 TB/s, dense BF16 1,307 TFLOPS); figures as recalled",
         "prices": _prices(
             "azure",
             "eastus",
             H100_AZURE,
             "assumption: equal to the H100 per-GPU price (no verified public figure at hand)",
+            TODAY,
+            True,
+        ),
+    },
+]
+
+CPU_TYPES = [
+    {
+        "name": "xeon-6462c",
+        "display_name": "Intel Xeon Gold 6462C, 32 cores with AMX (one socket)",
+        "vendor": "Intel",
+        "device_kind": "cpu",
+        "memory_gb": 512,
+        "gpus_per_vm": 1,
+        "idle_w": 80,
+        "busy_w": 250,
+        "power_source": "assumed: about the TDP of a 32-core Sapphire Rapids Xeon Gold (not verified: no datasheet "
+        "at hand) while busy, 80 W idle; DRAM and the rest of the host are not counted",
+        "power_assumed": True,
+        "source": "the SLINFER authors' CPU node (node_label cpu: Xeon 6462C, 32 cores with AMX); memory_gb is "
+        "host DRAM, assumed; a deployment's KV capacity is SLINFER's fixed per-instance KV pool, not derived from it",
+        "prices": _prices(
+            "azure",
+            "eastus",
+            3.072,
+            "assumption: Azure D64s v5 (64 vCPU = 32 cores) pay-as-you-go, $3.072/h as recalled; not re-verified",
+            TODAY,
+            True,
+        )
+        + _prices(
+            "aws",
+            "us-east-1",
+            3.2256,
+            "assumption: AWS m7i.16xlarge (64 vCPU Sapphire Rapids = 32 cores) on-demand $3.2256/h as recalled; "
+            "not re-verified",
             TODAY,
             True,
         ),
@@ -218,6 +279,33 @@ MODELS = [
         "dtype_bytes": 2,
         "aliases": ["Llama-3.2-3B", "llama-3.2-3b", "meta-llama/Llama-3.2-3B-Instruct"],
         "source": "HF config: 28 layers, GQA with 8 KV heads of 128; BF16 weights",
+    },
+]
+
+MODELS += [
+    {
+        "name": "llama2-7b",
+        "display_name": "Llama-2-7B",
+        "parameters_billion": 6.74,
+        "layers": 32,
+        "kv_heads": 32,
+        "head_dim": 128,
+        "dtype_bytes": 2,
+        "aliases": ["llama-2-7b", "Llama-2-7b-hf", "meta-llama/Llama-2-7b-hf"],
+        "source": "HF config: 32 layers, 32 heads of 128 (multi-head attention); BF16 weights. SLINFER's config: "
+        "12.6 GB weights, 512 KB KV per token (matches)",
+    },
+    {
+        "name": "llama2-13b",
+        "display_name": "Llama-2-13B",
+        "parameters_billion": 13.02,
+        "layers": 40,
+        "kv_heads": 40,
+        "head_dim": 128,
+        "dtype_bytes": 2,
+        "aliases": ["llama-2-13b", "Llama-2-13b-hf", "meta-llama/Llama-2-13b-hf"],
+        "source": "HF config: 40 layers, 40 heads of 128 (multi-head attention); BF16 weights. SLINFER's config: "
+        "24.3 GB weights, 800 KB KV per token (matches)",
     },
 ]
 
@@ -353,14 +441,21 @@ def build(profiles: Path = DEFAULT_PROFILES) -> dict:
         ),
     }
 
-    doc = {"gpu_types": GPU_TYPES, "models": MODELS, "deployments": deployments}
+    # SLINFER's measured tables: the four models on A100-80GB and on the 32-core Xeon with AMX, TP1
+    from planner.catalogue.spec import complete_model
+
+    models = {m["name"]: complete_model(m, m["name"]) for m in MODELS}
+    deployments.extend(slinfer.deployments(models=models, seed=SEED))
+
+    doc = {"gpu_types": GPU_TYPES + CPU_TYPES, "models": MODELS, "deployments": deployments}
     completed = complete_catalogue(doc)
     completed["version"] = 1
     completed["generated"] = TODAY
     completed["scaling"] = scaling_notes
     completed["notes"] = (
         "Built by python -m planner.catalogue.build from fixtures/hardware/sageserve (SageServe's public "
-        "measurements, MIT). Times in seconds; prices in USD per GPU-hour."
+        "measurements, MIT) and fixtures/hardware/slinfer (the SLINFER authors' measured tables). Times in seconds; "
+        "prices in USD per GPU-hour (per CPU socket for CPU device types); power in watts per device."
     )
     return completed
 

@@ -3,13 +3,15 @@
 A catalogue file is one JSON object with any of three lists::
 
     {"gpu_types":   [{"name", "memory_gb", "bf16_tflops"?, "memory_bandwidth_tbs"?, "gpus_per_vm"?,
-                      "vendor"?, "display_name"?, "source"?,
+                      "vendor"?, "display_name"?, "source"?, "device_kind"? (gpu|cpu),
+                      "idle_w"?, "busy_w"?, "power_source"?, "power_assumed"? (watts per device),
                       "prices": [{"cloud", "region", "kind": on_demand|spot|reserved,
                                   "usd_per_gpu_hour", "source", "as_of": "YYYY-MM-DD", "assumed"?}]}],
      "models":      [{"name", "parameters_billion", "layers", "kv_bytes_per_token"? (or kv_heads+head_dim),
                       "weights_gb"?, "kv_heads"?, "head_dim"?, "dtype_bytes"?, "aliases"?, "source"?}],
      "deployments": [{"model", "gpu", "tp", "prefill": {c0,c1,c2[,c_sq,c_req]}, "decode": {c0,c_batch,c_ctx},
-                      "gpus_per_instance"?, "kv_capacity_tokens"?, "theta_tps"?, "startup"?, ...}]}
+                      "gpus_per_instance"?, "kv_capacity_tokens"?, "theta_tps"?, "startup"?,
+                      "idle_w"?, "busy_w"?, "power_source"?, "power_assumed"? (override the device's), ...}]}
 
 Missing computed fields (weights, KV bytes, KV capacity, theta) are derived; see ``complete_*``.
 """
@@ -30,6 +32,7 @@ from planner.catalogue.capacity import (
 from planner.catalogue.errors import ProfileError
 
 PRICE_KINDS = ("on_demand", "spot", "reserved")
+DEVICE_KINDS = ("gpu", "cpu")
 BASES = ("fitted", "derived", "estimated", "manual")
 # Start-up times (seconds). vm_acquire 155 s and spot reclaim 65 s: SageServe's public code
 # (configs/arbiter_repo/arbiters/*.yaml spin_up / reclaim_spot); model load 10 min in the same
@@ -130,6 +133,8 @@ def complete_gpu(g: dict, where: str) -> dict:
         "gpus_per_vm": _number(g, "gpus_per_vm", where, required=False, strict=True, integer=True) or 8,
         "source": str(g.get("source", "")),
         "prices": [complete_price(p, f"{where}.prices[{i}]") for i, p in enumerate(prices)],
+        "device_kind": _device_kind(g, where),
+        **_power(g, where),
     }
     seen = set()
     for i, p in enumerate(out["prices"]):
@@ -138,6 +143,37 @@ def complete_gpu(g: dict, where: str) -> dict:
             raise ProfileError(f"two {p['kind']} prices for {p['cloud']}/{p['region']}", where=f"{where}.prices[{i}]")
         seen.add(key)
     return out
+
+
+def _device_kind(g: dict, where: str) -> str:
+    kind = g.get("device_kind", "gpu")
+    if kind not in DEVICE_KINDS:
+        raise ProfileError(f"device_kind {kind!r}", where=f"{where}.device_kind", hint="use gpu or cpu")
+    return kind
+
+
+def _power(d: dict, where: str) -> dict:
+    """Idle and busy watts per device (both or neither), their source, and whether they are assumed."""
+    idle = _number(d, "idle_w", where, required=False)
+    busy = _number(d, "busy_w", where, required=False)
+    if (idle is None) != (busy is None):
+        raise ProfileError("give both idle_w and busy_w (watts per device) or neither", where=f"{where}.idle_w")
+    if busy is not None and busy < idle:
+        raise ProfileError(f"busy_w {busy} is below idle_w {idle}", where=f"{where}.busy_w")
+    assumed = d.get("power_assumed", True)
+    if not isinstance(assumed, bool):
+        raise ProfileError("power_assumed must be true or false", where=f"{where}.power_assumed")
+    return {"idle_w": idle, "busy_w": busy, "power_source": str(d.get("power_source", "")), "power_assumed": assumed}
+
+
+def device_power(deployment: dict, gpu: dict) -> dict | None:
+    """The engine's ``device`` block: the deployment's own watts if it has them, else its device type's."""
+    own = deployment.get("busy_w") is not None
+    src = deployment if own else gpu
+    if src.get("busy_w") is None:
+        return None
+    return {"kind": gpu.get("device_kind", "gpu"), "idle_w": float(src["idle_w"]), "busy_w": float(src["busy_w"]),
+            "source": str(src.get("power_source", "")), "assumed": bool(src.get("power_assumed", True))}
 
 
 def complete_model(m: dict, where: str) -> dict:
@@ -293,6 +329,7 @@ def complete_deployment(d: dict, where: str, *, gpus: dict, models: dict) -> dic
         "source": str(d.get("source", "")),
         "fit_report": d.get("fit_report") or {},
         "points": d.get("points") or [],
+        **_power(d, where),
     }
 
 
@@ -375,4 +412,5 @@ def engine_spec(deployment: dict, gpu: dict, model: dict) -> dict:
             gpu, int(deployment["gpus_per_instance"]), deployment["price_cloud"], deployment["price_region"]
         ),
         "estimated": bool(deployment["estimated"]),
+        **({"device": power} if (power := device_power(deployment, gpu)) else {}),
     }

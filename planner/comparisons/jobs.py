@@ -6,7 +6,7 @@ import time
 
 from planner.comparisons.models import Comparison, VariantResult
 from planner.comparisons.services import aggregate_comparison, maybe_trigger_aggregation, record_variant
-from planner.jobs.registry import JobCancelled, JobError, handler
+from planner.jobs.registry import JobCancelled, JobError, Partial, handler
 
 
 def _run(scenario: dict, variant: dict, *, progress, base_dir: str):
@@ -16,7 +16,17 @@ def _run(scenario: dict, variant: dict, *, progress, base_dir: str):
     return run_variant(scenario, variant, progress=progress, base_dir=base_dir or None)
 
 
-@handler("comparisons.variant")
+def _variant_lost(job) -> None:
+    """The variant's worker died (planner/jobs/reaper.py): record the failure and let fan-in proceed."""
+    result = VariantResult.objects.select_related("comparison").filter(
+        comparison_id=job.params.get("comparison"), key=job.params.get("key")).first()
+    if result is None or result.status in VariantResult.FINAL:
+        return
+    record_variant(result, status=VariantResult.Status.FAILED, error=job.last_error)
+    maybe_trigger_aggregation(result.comparison)
+
+
+@handler("comparisons.variant", on_lost=_variant_lost)
 def run_variant_job(job, ctx):
     comp_id, key = job.params.get("comparison"), job.params.get("key")
     try:
@@ -57,7 +67,7 @@ def run_variant_job(job, ctx):
             "cost_usd": tot.get("cost_usd"), "wall_s": round(wall, 3)}
 
 
-@handler("comparisons.aggregate")
+@handler("comparisons.aggregate", idempotent=True)
 def aggregate_job(job, ctx):
     try:
         comp = Comparison.objects.get(pk=job.params.get("comparison"))
@@ -69,6 +79,13 @@ def aggregate_job(job, ctx):
         raise JobError(summary["error"], where=f"variant {comp.baseline}",
                        hint="open the failed strategy's job for its error, fix the scenario and run again")
     best = next((r for r in summary["rows"] if r["key"] == summary.get("best")), None)
-    return {"baseline": comp.baseline, "best": summary.get("best"),
-            "best_saved_gpu_hours_pct": best["saved_gpu_hours_pct"] if best else None,
-            "missing": summary.get("missing", {})}
+    result = {"baseline": comp.baseline, "best": summary.get("best"),
+              "best_saved_gpu_hours_pct": best["saved_gpu_hours_pct"] if best else None,
+              "missing": summary.get("missing", {})}
+    missing = summary.get("missing", {})
+    if missing:  # an honest terminal state: the table is there, but not every strategy ran
+        names = ", ".join(f"{k} ({v})" for k, v in missing.items())
+        return Partial(result, f"{len(missing)} of {len(comp.variants)} strategy runs did not finish: {names}",
+                       where="variants", hint="open each failed strategy's job for its error; the savings table "
+                                                "compares only the strategies that finished")
+    return result

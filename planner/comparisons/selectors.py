@@ -51,10 +51,12 @@ def export_json(comp: Comparison) -> str:
 def export_pdf(comp: Comparison) -> bytes:
     from planner.comparisons.core.report import build_pdf
     from planner.comparisons.core.runner import describe_assumptions
+    from planner.opscaling.selectors import operator_level_story
 
     summaries = summaries_of(comp)
+    aggregate = {**comp.summary, "extra_story": operator_level_story(comp.team)}
     return build_pdf(title=f"Cost report: {comp}", assumptions=describe_assumptions(comp.scenario, summaries),
-                     aggregate=comp.summary, summaries=summaries)
+                     aggregate=aggregate, summaries=summaries)
 
 
 def figures_json(comp: Comparison) -> dict[str, str]:

@@ -18,7 +18,7 @@ from django.db import transaction
 from planner.comparisons.core.variants import build_variants, pick_baseline
 from planner.comparisons.models import Comparison, VariantResult
 from planner.jobs.models import Job
-from planner.jobs.services import create_job, dispatch
+from planner.jobs.services import create_job, mark_and_dispatch
 
 
 def validate_scenario(scenario) -> None:
@@ -88,8 +88,7 @@ def maybe_trigger_aggregation(comp: Comparison) -> bool:
     claimed = Comparison.objects.filter(pk=comp.pk, aggregation_started=False).update(aggregation_started=True)
     if not claimed or not comp.job_id:
         return False
-    job_id = comp.job_id
-    transaction.on_commit(lambda: dispatch(job_id))
+    mark_and_dispatch(comp.job_id)  # outbox mark in this transaction; the sweep re-sends a lost message
     return True
 
 

@@ -68,6 +68,7 @@ def comparison_detail(request, pk: int):
     return render(request, "comparisons/detail.html", {
         "comp": comp, "results": comp.results.select_related("job"), "rows": rows,
         "breakdown": summary.get("breakdown", []), "projection": summary.get("projection", {}),
+        "energy": summary.get("energy", []),
         "figures": selectors.figures_json(comp) if rows else {}, "summary_error": summary.get("error"),
         "scenario_pretty": json.dumps(comp.scenario, indent=1)[:20000],
     })

@@ -47,6 +47,12 @@ class DeploymentForm(forms.Form):
     basis = forms.ChoiceField(choices=Deployment.Basis.choices, initial="manual")
     estimate_rule = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
     source = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
+    idle_w = forms.FloatField(min_value=0, max_value=1e5, required=False, label="idle power (W per device)",
+                              help_text="blank: the device type's")
+    busy_w = forms.FloatField(min_value=0, max_value=1e5, required=False, label="busy power (W per device)",
+                              help_text="blank: the device type's")
+    power_source = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
+    power_assumed = forms.BooleanField(required=False, initial=True, label="power figures are assumed")
 
     def __init__(self, *args, models_qs=None, gpus_qs=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -80,6 +86,10 @@ class DeploymentForm(forms.Form):
             "basis",
             "estimate_rule",
             "source",
+            "idle_w",
+            "busy_w",
+            "power_source",
+            "power_assumed",
         ]
         return {"model": dep.model_id, "gpu": dep.gpu_id, **{n: getattr(dep, n) for n in names}}
 
@@ -122,11 +132,17 @@ class DeploymentForm(forms.Form):
             "estimated": c["basis"] in ("derived", "estimated"),
             "estimate_rule": c["estimate_rule"],
             "source": c["source"],
+            **_power_of(c),
         }
         for k in ("kv_capacity_tokens", "theta_tps"):
             if c.get(k) is not None:
                 out[k] = c[k]
         return out
+
+
+def _power_of(c: dict) -> dict:
+    return {"idle_w": c.get("idle_w"), "busy_w": c.get("busy_w"), "power_source": c.get("power_source") or "",
+            "power_assumed": bool(c.get("power_assumed"))}
 
 
 class GpuTypeForm(forms.Form):
@@ -138,6 +154,14 @@ class GpuTypeForm(forms.Form):
     memory_bandwidth_tbs = forms.FloatField(min_value=0.01, required=False, label="memory bandwidth (TB/s)")
     gpus_per_vm = forms.IntegerField(min_value=1, initial=8)
     source = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
+    device_kind = forms.ChoiceField(choices=[("gpu", "GPU"), ("cpu", "CPU")], initial="gpu", required=False)
+    idle_w = forms.FloatField(min_value=0, max_value=1e5, required=False, label="idle power (W per device)")
+    busy_w = forms.FloatField(min_value=0, max_value=1e5, required=False, label="busy power (W per device)")
+    power_source = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
+    power_assumed = forms.BooleanField(required=False, initial=True, label="power figures are assumed")
+
+    def clean_device_kind(self):
+        return self.cleaned_data.get("device_kind") or "gpu"
 
 
 class PriceForm(forms.Form):

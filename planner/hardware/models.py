@@ -31,7 +31,23 @@ class CatalogueEntry(TeamOwned):
         abstract = True
 
 
-class GpuType(CatalogueEntry):
+class PowerFields(models.Model):
+    """Power per device (a GPU, or a CPU socket): idle and busy watts, where they come from, whether assumed."""
+
+    idle_w = models.FloatField("idle power (W per device)", null=True, blank=True)
+    busy_w = models.FloatField("busy power (W per device)", null=True, blank=True)
+    power_source = models.TextField(blank=True, default="", help_text="where the power figures come from")
+    power_assumed = models.BooleanField(default=True, help_text="an assumption, not a measured or quoted figure")
+
+    class Meta:
+        abstract = True
+
+    def power_dict(self) -> dict:
+        return {"idle_w": self.idle_w, "busy_w": self.busy_w, "power_source": self.power_source,
+                "power_assumed": self.power_assumed}
+
+
+class GpuType(CatalogueEntry, PowerFields):
     name = models.SlugField(max_length=120, help_text="e.g. h100-80gb (the perf_model.csv hardware label)")
     display_name = models.CharField(max_length=200, blank=True, default="")
     vendor = models.CharField(max_length=60, blank=True, default="")
@@ -39,6 +55,10 @@ class GpuType(CatalogueEntry):
     bf16_tflops = models.FloatField(null=True, blank=True, help_text="dense BF16 TFLOPS (for scaling rules)")
     memory_bandwidth_tbs = models.FloatField(null=True, blank=True, help_text="HBM bandwidth, TB/s")
     gpus_per_vm = models.PositiveIntegerField(default=8)
+    device_kind = models.CharField(
+        max_length=8, choices=[("gpu", "GPU"), ("cpu", "CPU")], default="gpu",
+        help_text="gpu, or cpu (a CPU socket serving a model, e.g. SLINFER's Xeon with AMX)",
+    )
 
     class Meta:
         ordering = ["name"]
@@ -58,6 +78,8 @@ class GpuType(CatalogueEntry):
             "gpus_per_vm": self.gpus_per_vm,
             "source": self.source,
             "prices": [p.as_catalogue_dict() for p in self.prices.all()],
+            "device_kind": self.device_kind,
+            **self.power_dict(),
         }
 
 
@@ -132,7 +154,7 @@ class ModelProfile(CatalogueEntry):
         }
 
 
-class Deployment(CatalogueEntry):
+class Deployment(CatalogueEntry, PowerFields):
     class Basis(models.TextChoices):
         FITTED = "fitted", "Fitted from measurements"
         DERIVED = "derived", "Derived by a measured ratio"
@@ -207,6 +229,15 @@ class Deployment(CatalogueEntry):
         )
 
     @property
+    def device_kind(self) -> str:
+        return self.gpu.device_kind
+
+    @property
+    def device_power(self) -> dict | None:
+        """Watts per device used for energy: the deployment's own figures, else its device type's."""
+        return catalogue_spec.device_power(self.as_catalogue_dict(), self.gpu.as_catalogue_dict())
+
+    @property
     def heldout_percent(self) -> tuple[float, float] | None:
         """Median absolute percentage error on held-out rows (prompt_time, token_time), if fitted."""
         held = (self.fit_report or {}).get("heldout") or {}
@@ -237,6 +268,7 @@ class Deployment(CatalogueEntry):
             "estimated": self.estimated,
             "estimate_rule": self.estimate_rule,
             "source": self.source,
+            **self.power_dict(),
         }
 
     def engine_spec(self) -> dict:

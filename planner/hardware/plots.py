@@ -17,8 +17,11 @@ def _excluded(flags: list[str], target: str) -> bool:
 def fit_figure(deployment) -> go.Figure | None:
     """Prefill: measured median per configuration vs batch tokens, with the fitted curve.
     Decode: fitted vs measured per-iteration time (points on the diagonal are perfect)."""
-    points = deployment.points or []
-    if not points:
+    all_points = deployment.points or []
+    # SLINFER tables measure prefill (batch 1) and decode in separate rows: each side plots its own points
+    points = [p for p in all_points if p.get("prompt_time_s") is not None]
+    decode_points = [p for p in all_points if p.get("token_time_s") is not None]
+    if not points or not decode_points:
         return None
     fig = make_subplots(
         rows=1,
@@ -67,8 +70,8 @@ def fit_figure(deployment) -> go.Figure | None:
                 row=1,
                 col=1,
             )
-    lo = min(min(p["token_time_s"], p["token_time_fit_s"]) for p in points) * 1e3
-    hi = max(max(p["token_time_s"], p["token_time_fit_s"]) for p in points) * 1e3
+    lo = min(min(p["token_time_s"], p["token_time_fit_s"]) for p in decode_points) * 1e3
+    hi = max(max(p["token_time_s"], p["token_time_fit_s"]) for p in decode_points) * 1e3
     fig.add_trace(
         go.Scatter(
             x=[lo, hi], y=[lo, hi], mode="lines", name="fitted = measured", line={"color": "#999", "dash": "dash"}
@@ -77,7 +80,7 @@ def fit_figure(deployment) -> go.Figure | None:
         col=2,
     )
     for flagged, color, label in ((False, "#2ca02c", "measured"), (True, "#d62728", "flagged, not fitted")):
-        sel = [p for p in points if _excluded(p["flags"], "token_time") == flagged]
+        sel = [p for p in decode_points if _excluded(p["flags"], "token_time") == flagged]
         if sel:
             fig.add_trace(
                 go.Scatter(

@@ -23,7 +23,11 @@ from planner.hardware.selectors import resolve_gpu, resolve_model
 
 log = logging.getLogger(__name__)
 
-GPU_FIELDS = ("display_name", "vendor", "memory_gb", "bf16_tflops", "memory_bandwidth_tbs", "gpus_per_vm", "source")
+POWER_FIELDS = ("idle_w", "busy_w", "power_source", "power_assumed")
+GPU_FIELDS = (
+    "display_name", "vendor", "memory_gb", "bf16_tflops", "memory_bandwidth_tbs", "gpus_per_vm", "source",
+    "device_kind", *POWER_FIELDS,
+)
 MODEL_FIELDS = (
     "display_name",
     "parameters_billion",
@@ -68,6 +72,7 @@ def _deployment_fields(d: dict) -> dict:
         "source": d["source"],
         "fit_report": d.get("fit_report") or {},
         "points": d.get("points") or [],
+        **{k: d[k] for k in POWER_FIELDS if k in d},
     }
 
 
@@ -312,11 +317,13 @@ def _carry_fit(instance: Deployment, doc: dict) -> None:
     full_decode = {"c_ctx": 0.0, **decode}
     if full_prefill == instance.prefill and full_decode == instance.decode:
         return
-    for p in doc["points"]:
-        p["prompt_time_fit_s"] = float(
-            prefill_time(full_prefill, p["batch_tokens"], p["batch_size"] * p["prompt_size"] ** 2, p["batch_size"])
-        )
-        p["token_time_fit_s"] = float(decode_time(full_decode, p["batch_size"], p["context_tokens"]))
+    for p in doc["points"]:  # SLINFER tables measure prefill and decode in separate rows: skip the absent side
+        if p.get("prompt_time_s") is not None:
+            p["prompt_time_fit_s"] = float(
+                prefill_time(full_prefill, p["batch_tokens"], p["batch_size"] * p["prompt_size"] ** 2, p["batch_size"])
+            )
+        if p.get("token_time_s") is not None:
+            p["token_time_fit_s"] = float(decode_time(full_decode, p["batch_size"], p["context_tokens"]))
     if doc["fit_report"]:
         doc["fit_report"]["edited"] = (
             "coefficients edited by hand after the fit: the plot uses the edited coefficients, the error "

@@ -71,6 +71,7 @@ def _error_table(report: dict) -> list[dict]:
     for key, label in (
         ("split_configs_heldout", "held-out whole configurations (other split)"),
         ("loss_l2_heldout", "held-out rows with the least-squares fit"),
+        ("cross_validated_5_fold", "every row held out once (5-fold cross-validation)"),
     ):
         if also.get(key):
             rows.append(

@@ -14,8 +14,12 @@ class Job(TeamOwned):
         SUCCEEDED = "succeeded", "Succeeded"
         FAILED = "failed", "Failed"
         CANCELLED = "cancelled", "Cancelled"
+        # Ended, but part of the work failed: a fan-in parent (comparison, forecast run) some of
+        # whose children failed while the rest could still be aggregated. last_error says which.
+        PARTIAL = "partial", "Partly failed"
 
     ACTIVE = (Status.QUEUED, Status.RUNNING)
+    FINAL = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED, Status.PARTIAL)
 
     kind = models.CharField(max_length=64, db_index=True, help_text="handler name, e.g. trace.characterise")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
@@ -28,6 +32,17 @@ class Job(TeamOwned):
     celery_task_id = models.CharField(max_length=64, blank=True, default="")
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
+    # Reconciliation (planner/jobs/reaper.py): the row is the truth, the broker message is a hint.
+    dispatched = models.DateTimeField(
+        null=True, blank=True, db_index=True,
+        help_text="when the job was last handed to the runner (set in the creating transaction: an outbox mark); "
+                  "null for a fan-in parent that waits for its children",
+    )
+    heartbeat = models.DateTimeField(null=True, blank=True, db_index=True,
+                                     help_text="last sign of life of the running attempt")
+    attempts = models.PositiveIntegerField(default=0, help_text="how many times a runner claimed the job")
+    worker = models.CharField(max_length=200, blank=True, default="",
+                              help_text="runner:host:pid of the attempt that claimed the job")
 
     class Meta:
         ordering = ["-created", "-id"]

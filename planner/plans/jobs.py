@@ -4,7 +4,7 @@ from planner.plans.models import CapacityPlan
 from planner.plans.services import JOB_KIND, run_plan
 
 
-@handler(JOB_KIND)
+@handler(JOB_KIND, idempotent=True)
 def solve(job, ctx):
     plan_id = job.params.get("plan_id")
     plan = CapacityPlan.objects.filter(pk=plan_id, team=job.team).first()

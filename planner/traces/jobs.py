@@ -12,7 +12,7 @@ from planner.jobs.registry import JobError, handler
 from planner.traces.models import Trace
 
 
-@handler("trace.characterise")
+@handler("trace.characterise", idempotent=True)
 def characterise_trace(job, ctx):
     """Compute the characterisation of a trace; store the summary on the row and the series in a file."""
     trace = Trace.objects.filter(pk=job.params.get("trace_id"), team=job.team).first()

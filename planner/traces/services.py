@@ -1,7 +1,12 @@
 """Writes for traces: import a file or an upload, synthesise, re-characterise, delete.
 
 Every import either stores a complete trace (row + original + normalised file + a queued
-characterisation job) or nothing: the trace folder is removed on any failure.
+characterisation job) or nothing: the trace folder is removed on any failure. The job queue is
+checked before the work starts (HTTP 503 and nothing stored when the broker is down), and a dispatch
+that fails after the commit never raises here (the row stays queued for the re-dispatch sweep), so a
+broker outage cannot leave a committed row whose files were deleted. Each trace folder holds a
+``manifest.json`` with the sha256 of its files; ``manage.py sweep_orphans`` checks them and removes
+folders without a row.
 """
 
 from __future__ import annotations
@@ -19,14 +24,37 @@ from django.db import IntegrityError, transaction
 from planner.ingest.errors import TraceFormatError
 from planner.ingest.normalised import write_frame
 from planner.ingest.pipeline import IngestResult, ingest
-from planner.ingest.synth import synthesize
+from planner.ingest.synth import expected_size, synthesize
 from planner.ingest.transforms import TransformOptions
-from planner.jobs.services import create_job
+from planner.jobs.services import create_job, ensure_queue_available
 from planner.limits import ingest_limits
 from planner.traces.models import Trace, trace_root
 
 CHARACTERISE = "trace.characterise"
 COPY_BLOCK = 4 * 1024 * 1024
+MANIFEST = "manifest.json"
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(COPY_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_manifest(folder: Path, known: dict[str, str] | None = None) -> dict:
+    """Record the sha256 and size of every file in a trace folder (``known``: digests already computed)."""
+    known = known or {}
+    files = {}
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and path.name != MANIFEST and not path.name.endswith(".tmp"):
+            files[path.name] = {"sha256": known.get(path.name) or file_sha256(path), "bytes": path.stat().st_size}
+    manifest = {"files": files}
+    tmp = folder / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=1))
+    tmp.replace(folder / MANIFEST)
+    return manifest
 
 
 class TraceInputError(Exception):
@@ -229,6 +257,7 @@ def _import(
         raise TraceInputError(
             f"unknown format {fmt!r}", where="format", hint="use auto, azure, burstgpt, mooncake or native"
         )
+    ensure_queue_available()  # a broker outage refuses the upload before anything is written
     key = Trace.new_storage_key()
     folder = trace_root() / key
     folder.mkdir(parents=True, exist_ok=False)
@@ -253,6 +282,7 @@ def _import(
             )
         except TraceFormatError as exc:
             raise TraceInputError.from_format_error(exc) from None
+        write_manifest(folder, {original_file: digest})
         return _save(
             team=team,
             user=user,
@@ -337,10 +367,13 @@ def _save(
 
 
 def resolve_token_source(spec: dict, *, team) -> dict:
-    """Replace every ``"empirical": {"trace": ID}`` under ``tokens`` by that trace's normalised file
-    (team-checked). Any other ``empirical`` source (a path, inline lists) is refused here: a spec from
-    the web must not read server files, and inline lists belong in the Django-free core only."""
+    """Replace every ``"empirical": {"trace": ID}`` under ``tokens`` (kind sageserve) or ``lengths`` (the stream
+    kinds, also inside a mix's ``parts``) by that trace's normalised file (team-checked). Any other
+    ``empirical`` source (a path, inline lists) is refused here: a spec from the web must not read server
+    files, and inline lists belong in the Django-free core only. Likewise a SLINFER ``path`` (bundled
+    ``trace`` names only)."""
     spec = json.loads(json.dumps(spec))
+    _refuse_paths(spec)
     tokens = spec.get("tokens") if isinstance(spec, dict) else None
 
     def visit(node, where: str) -> None:
@@ -375,21 +408,53 @@ def resolve_token_source(spec: dict, *, team) -> dict:
             node[key] = {"path": str(trace.normalised_file)}
 
     visit(tokens, "tokens")
+    parts = spec.get("parts") if isinstance(spec, dict) and isinstance(spec.get("parts"), list) else [spec]
+    for i, part in enumerate(parts):
+        if isinstance(part, dict) and isinstance(part.get("lengths"), dict):
+            visit(part["lengths"], "lengths" if part is spec else f"parts[{i}].lengths")
     return spec
+
+
+def with_token_trace(spec, trace_id: int):
+    """The spec with its token lengths sampled from one of the team's traces: ``tokens`` for kind sageserve,
+    ``lengths`` for the stream kinds (every part of a mix; a SLINFER trace keeps its own lengths)."""
+    if not isinstance(spec, dict):
+        return spec
+    source = {"empirical": {"trace": trace_id}}
+    kind = spec.get("kind", "sageserve")
+    if kind == "sageserve":
+        return {**spec, "tokens": source}
+    if kind == "mix" and isinstance(spec.get("parts"), list):
+        parts = [{**p, "lengths": source} if isinstance(p, dict) and p.get("kind") != "slinfer" else p
+                 for p in spec["parts"]]
+        return {**spec, "parts": parts}
+    if kind in ("poisson", "gamma", "batch"):
+        return {**spec, "lengths": source}
+    return spec
+
+
+def _refuse_paths(spec) -> None:
+    parts = spec.get("parts") if isinstance(spec, dict) and isinstance(spec.get("parts"), list) else [spec]
+    for i, part in enumerate(parts):
+        if isinstance(part, dict) and part.get("kind") == "slinfer" and "path" in part:
+            raise TraceInputError(
+                "a SLINFER trace can only be one of the bundled ones here",
+                where="spec.path" if part is spec else f"spec.parts[{i}].path",
+                hint='use "trace": a name from fixtures/traces/slinfer/ (e.g. "1_30_128_8_0")',
+            )
 
 
 def _check_synth_size(spec: dict) -> None:
     """Synthesis runs in the request: cap its size (settings.TRACE_SYNTH_MAX_REQUESTS, default 5M)."""
     limit = int(getattr(settings, "TRACE_SYNTH_MAX_REQUESTS", 5_000_000))
-    try:
-        expected = float(spec.get("total_rps", 1.0)) * float(spec.get("days", 1)) * 86400
-    except (TypeError, ValueError):
-        return  # the synthesiser names the bad value
+    expected = expected_size(spec)  # 0 when the spec is bad: the generator then names the bad value
     if expected > limit:
+        stream = spec.get("kind", "sageserve") != "sageserve"
         raise TraceInputError(
             f"the spec asks for about {expected:,.0f} requests, above the limit of {limit:,} here",
-            where="spec.total_rps",
-            hint="lower total_rps or days, or run `manage.py synth_trace SPEC --out FILE` and import the file",
+            where="spec.rate_rps" if stream else "spec.total_rps",
+            hint=("lower rate_rps, duration_s or requests" if stream else "lower total_rps or days")
+            + ", or run `manage.py synth_trace SPEC --out FILE` and import the file",
         )
 
 
@@ -408,10 +473,13 @@ def synthesise_trace(
     if existing is not None:
         raise DuplicateTrace(existing)
     _check_synth_size(spec)
+    ensure_queue_available()
     try:
         frame = synthesize(resolved, seed=seed)
     except TraceFormatError as exc:
-        raise TraceInputError(exc.message, where="spec", hint=exc.hint) from None
+        inner = getattr(exc, "spec_where", "spec")
+        where = "spec" if inner in ("spec", "") else f"spec.{inner}"
+        raise TraceInputError(exc.message, where=where, hint=exc.hint) from None
     key = Trace.new_storage_key()
     folder = trace_root() / key
     folder.mkdir(parents=True, exist_ok=False)
@@ -429,6 +497,7 @@ def synthesise_trace(
             columns=list(frame.columns),
             groups=totals.groups,
         )
+        write_manifest(folder)
         return _save(
             team=team,
             user=user,

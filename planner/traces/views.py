@@ -72,7 +72,7 @@ def trace_synthesise(request):
             d = form.cleaned_data
             spec = d["spec"]
             if d.get("token_trace"):
-                spec = {**spec, "tokens": {"empirical": {"trace": d["token_trace"]}}}
+                spec = services.with_token_trace(spec, d["token_trace"])
             try:
                 trace = services.synthesise_trace(
                     spec, team=team, user=request.user, name=d["name"] or None, seed=d["seed"]

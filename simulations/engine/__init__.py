@@ -14,6 +14,7 @@ from simulations.engine import accel as _accel
 BUILD = _accel.activate(__path__)  # before any submodule import: a fresh compiled build goes first on the path
 
 from simulations.engine.config import DeploymentSpec, ScenarioError  # noqa: E402, F401
+from simulations.engine.energy import add_energy  # noqa: E402
 from simulations.engine.metrics import SimulationResult, build_result  # noqa: E402
 from simulations.engine.scenario import Scenario, build_workload, parse_scenario  # noqa: E402, F401
 from simulations.engine.workload import Workload  # noqa: E402, F401
@@ -29,4 +30,6 @@ def simulate(scenario: Scenario, workload: Workload | None = None, *, progress=N
     sim = Simulator(scenario, workload, progress=progress)
     sim.run()
     wall = time.perf_counter() - start
-    return build_result(sim, wall)
+    result = build_result(sim, wall)
+    add_energy(result, scenario)  # kWh and energy cost from the usage rows (simulations/engine/energy.py)
+    return result

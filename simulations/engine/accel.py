@@ -1,9 +1,9 @@
 """Which build of the engine runs: the compiled one (Cython) when it is fresh, else the pure-Python source.
 
-The hot modules (``entities``, ``loop``) are plain Python; ``python -m simulations.engine.build`` (run by
+The hot modules (``MODULES``: the entities, the event queue and the Simulator's modules) are plain Python; ``python -m simulations.engine.build`` (run by
 ``make install``) compiles them with Cython into ``simulations/engine/_compiled/`` and stamps the build with a
 digest of the sources. At import, ``activate`` puts that folder first on the package path only when the stamp
-matches the sources on disk, so an edited ``loop.py`` is never shadowed by a stale build: it runs as Python
+matches the sources on disk, so an edited ``batching.py`` is never shadowed by a stale build: it runs as Python
 until rebuilt. Both builds execute the same source and give identical results (tested).
 
 ``PLANNER_ENGINE_BUILD``: unset/``auto`` (compiled if fresh), ``python`` (force the source),
@@ -20,7 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 COMPILED_DIR = HERE / "_compiled"
 STAMP = COMPILED_DIR / "SOURCES.sha256"
-MODULES = ("entities", "evq", "loop")
+MODULES = ("entities", "evq", "state", "batching", "arrivals", "fleet", "control", "loop")
 
 BUILD: dict = {"kind": "python", "reason": "not activated"}
 

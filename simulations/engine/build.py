@@ -1,6 +1,6 @@
 """Compile the engine's hot modules with Cython: ``python -m simulations.engine.build``.
 
-Writes ``simulations/engine/_compiled/{entities,loop}.*.so`` and a stamp of the sources' digest (see
+Writes ``simulations/engine/_compiled/<module>.*.so`` for each of ``accel.MODULES`` and a stamp of the sources' digest (see
 ``accel.py``). Idempotent: does nothing when the build is fresh (``--force`` rebuilds). If Cython or a C
 compiler is missing it says so and exits 0 with ``--optional`` (the engine then runs as pure Python, slower
 but identical); without ``--optional`` the failure is an error.

@@ -46,6 +46,12 @@ def _int(d: dict, key: str, where: str, default: Any = None, *, minimum: int | N
     return int(value)
 
 
+def _device(d, where: str):
+    from simulations.engine.energy import parse_device  # energy reporting (issue 11 item 5)
+
+    return parse_device(d, where)
+
+
 @dataclass(frozen=True)
 class PrefillCoeffs:
     """One prefill iteration over a batch of prompts P_1..P_B (T = sum P_i tokens) lasts
@@ -94,6 +100,7 @@ class DeploymentSpec:
     startup: StartupDelays = field(default_factory=StartupDelays)
     price_per_instance_hour: dict = field(default_factory=lambda: {"on_demand": 98.32})
     estimated: bool = False
+    device: Any = None  # energy.DevicePower: device kind and idle / busy watts per device (None = unknown)
 
     @classmethod
     def from_dict(cls, d: dict, where: str = "deployment") -> DeploymentSpec:
@@ -141,6 +148,7 @@ class DeploymentSpec:
             ),
             price_per_instance_hour={str(k): float(v) for k, v in price.items()},
             estimated=bool(d.get("estimated", False)),
+            device=_device(d.get("device"), f"{where}.device"),
         )
         if spec.prefill.c0 + spec.prefill.c1 <= 0:
             raise ScenarioError(f"{where}.prefill", "c0 and c1 cannot both be 0 (prefill would take no time)")
@@ -164,6 +172,7 @@ class DeploymentSpec:
                         "load_cross_region_s": self.startup.load_cross_region_s,
                         "spot_reclaim_s": self.startup.spot_reclaim_s},
             "price_per_instance_hour": dict(self.price_per_instance_hour), "estimated": self.estimated,
+            **({"device": self.device.to_dict()} if self.device is not None else {}),
         }
 
     @property

@@ -20,8 +20,16 @@ from simulations.engine.config import (
     ScenarioError,
     SLOConfig,
 )
+from simulations.engine.energy import EnergyConfig
 from simulations.engine.policies import AUTOSCALERS
-from simulations.engine.schema import Limits, check_knobs, default_limits, trace_fixtures, validate_input
+from simulations.engine.schema import (
+    Limits,
+    check_knobs,
+    default_limits,
+    expected_requests,
+    trace_fixtures,
+    validate_input,
+)
 from simulations.engine.schema import Workload as WorkloadInput
 from simulations.engine.workload import Workload, read_trace_file, synthesise
 
@@ -36,6 +44,7 @@ class Scenario:
     workload_spec: dict  # the validated workload section as a dict (keys given in the scenario only)
     workload: WorkloadInput | None = None
     limits: Limits = field(default_factory=Limits)
+    energy: EnergyConfig = field(default_factory=EnergyConfig)  # electricity price per region, PUE (energy.py)
 
     def with_strategy(self, autoscaler: str | None = None, **engine) -> Scenario:
         s = self
@@ -154,12 +163,16 @@ def parse_scenario(d: dict, *, limits: Limits | None = None) -> Scenario:
                                                                          "PLANNER_MAX_SIM_TIME_S")
     en["max_time_s"] = float(limits.max_sim_time_s if max_time is None else max_time)
     engine = EngineConfig(**en)
-    if sc.workload.synthetic is not None and sc.workload.synthetic.expected_requests() > limits.max_requests:
-        raise ScenarioError("workload.synthetic", f"asks for about {sc.workload.synthetic.expected_requests():,.0f} "
+    asked = expected_requests(sc.workload.synthetic) if sc.workload.synthetic is not None else 0.0
+    if asked > limits.max_requests:
+        raise ScenarioError("workload.synthetic", f"asks for about {asked:,.0f} "
                                                   f"requests; the limit is {limits.max_requests:,} per run",
-                            hint="lower total_requests or rps x duration_s")
+                            hint="lower total_requests or rps x duration_s (rate_rps x duration_s, requests)")
+    energy = EnergyConfig() if sc.energy is None else EnergyConfig(usd_per_kwh=dict(sc.energy.usd_per_kwh),
+                                                                    pue=sc.energy.pue)
     return Scenario(name=str(sc.name), fleet=fleet, policy=policy, slo=slo, engine=engine,
-                    workload_spec=sc.workload.model_dump(exclude_unset=True), workload=sc.workload, limits=limits)
+                    workload_spec=sc.workload.model_dump(exclude_unset=True), workload=sc.workload, limits=limits,
+                    energy=energy)
 
 
 def build_workload(scenario: Scenario, frame=None) -> Workload:

@@ -104,6 +104,31 @@ Startup = section(StartupDelays, "Startup", bounds={k: Delay for k in
                                                      "spot_reclaim_s")})
 Price = Annotated[float, Field(ge=0.0, le=1e7, allow_inf_nan=False)]
 Name = Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class Device(Strict):
+    """A deployment's device kind and power per device (energy reporting, simulations/engine/energy.py)."""
+
+    kind: Literal["gpu", "cpu"] = "gpu"
+    idle_w: float = num(default=0.0, ge=0.0, le=1e5)
+    busy_w: float = num(default=0.0, ge=0.0, le=1e5)
+    source: str = Field("", max_length=500)
+    assumed: bool = True
+
+    @model_validator(mode="after")
+    def _busy_above_idle(self) -> Device:
+        if self.busy_w < self.idle_w:
+            raise PydanticCustomError("busy_below_idle", "busy power ({busy} W) is below idle power ({idle} W)",
+                                      {"busy": self.busy_w, "idle": self.idle_w, "hint": "busy_w >= idle_w"})
+        return self
+
+
+class Energy(Strict):
+    """Electricity price per region (``default`` for the others) and PUE; see docs/simulator.md, Energy."""
+
+    usd_per_kwh: dict[str, Annotated[float, Field(ge=0.0, le=100.0, allow_inf_nan=False)]] = Field(
+        default_factory=dict, max_length=1000)
+    pue: float = num(default=1.0, ge=1.0, le=5.0)
 Deployment = section(
     DeploymentSpec, "Deployment",
     fields={
@@ -112,6 +137,7 @@ Deployment = section(
         "gpus_per_instance": (int | None, integer(default=None, ge=1, le=4096)),
         "prefill": (Prefill, ...), "decode": (Decode, ...), "startup": (Startup | None, None),
         "price_per_instance_hour": (dict[str, Price | None] | None, None),
+        "device": (Device | None, None),
     },
     bounds={"tp": dict(ge=1, le=512), "weights_gb": dict(ge=0.0, le=1e6),
             "kv_capacity_tokens": dict(ge=1, le=10**12), "max_batch_size": dict(ge=1, le=10**7),
@@ -287,7 +313,9 @@ Weight = Annotated[float, Field(ge=0.0, le=1e9, allow_inf_nan=False)]
 
 
 class Synthetic(Strict):
-    """The engine's small synthetic generator (simulations.engine.workload.synthesise)."""
+    """The engine's small synthetic generator (simulations.engine.workload.synthesise), kind ``diurnal``."""
+
+    kind: Literal["diurnal"] | None = None
 
     duration_s: float = num(default=86400.0, gt=0.0, le=366 * 86400.0)
     total_requests: int = integer(default=None, ge=1, le=10**9)
@@ -311,6 +339,34 @@ class Synthetic(Strict):
         return self.model_dump(exclude_unset=True, by_alias=True)
 
 
+def _synthetic_tag(value: Any) -> str:
+    """``workload.synthetic`` without a kind (or kind diurnal) is the original generator; the generator's stream
+    kinds (poisson, gamma, batch, slinfer, mix) have their own models (simulations/engine/generator/spec.py)."""
+    from simulations.engine.generator import STREAM_KINDS
+
+    kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+    return "<stream>" if kind in STREAM_KINDS else "<diurnal>"
+
+
+def _stream_spec():
+    from simulations.engine.generator.spec import StreamSpec
+
+    return StreamSpec
+
+
+SyntheticRef = Annotated[Annotated[Synthetic, Tag("<diurnal>")] | Annotated[_stream_spec(), Tag("<stream>")],
+                         Discriminator(_synthetic_tag)]
+
+
+def expected_requests(synthetic) -> float:
+    """About how many requests a ``workload.synthetic`` asks for (0 when bounded by a bundled file)."""
+    if isinstance(synthetic, Synthetic):
+        return synthetic.expected_requests()
+    from simulations.engine.generator import expected_requests as generator_expected
+
+    return generator_expected(synthetic.model_dump(exclude_unset=True), default="diurnal")
+
+
 class Rename(Strict):
     model: dict[str, Name] = Field(default_factory=dict)
     region: dict[str, Name] = Field(default_factory=dict)
@@ -322,7 +378,7 @@ class Workload(Strict):
 
     trace_id: int | None = integer(default=None, ge=1)
     fixture: str | None = Field(None, max_length=200)
-    synthetic: Synthetic | None = None
+    synthetic: SyntheticRef | None = None  # type: ignore[valid-type]
     synthesize: str | dict[str, JSONValue] | None = None  # a bundled spec's name, or the spec inline
     spec_overrides: dict[str, JSONValue] | None = None
     rename: Rename | None = None
@@ -366,6 +422,14 @@ class Workload(Strict):
                 "workload_source", "give exactly one of trace_id, fixture, synthetic or synthesize"
                                    + (f" (got {', '.join(given)})" if given else ""),
                 {"hint": "e.g. {\"fixture\": \"azure_code_2023\"} or {\"trace_id\": 12}"})
+        if self.synthetic is not None and not isinstance(self.synthetic, Synthetic):
+            from simulations.engine.generator import find_paths
+
+            found = find_paths(self.synthetic.model_dump(exclude_unset=True))
+            if found:
+                raise PydanticCustomError(
+                    "path_refused", "file paths are not accepted in a scenario (synthetic.{where})",
+                    {"where": found, "hint": "name a bundled SLINFER trace (\"trace\") or sample lengths inline"})
         if self.spec_overrides is not None and self.synthesize is None:
             raise PydanticCustomError("workload_source", "spec_overrides only applies to synthesize",
                                       {"hint": "remove spec_overrides or use synthesize"})
@@ -388,6 +452,7 @@ class ScenarioInput(Strict):
     slo: SLO = Field(default_factory=SLO)
     engine: Engine | None = None  # type: ignore[valid-type]
     workload: Workload
+    energy: Energy | None = None
     # comparison-only
     strategy_params: dict[str, dict[str, JSONValue]] = Field(default_factory=dict)
     forecast_history: ForecastHistory | None = None
@@ -415,17 +480,19 @@ def synth_spec(workload: Workload) -> dict:
     validated by the synthesiser's own schema (errors name ``workload.synthesize...``)."""
     import json
 
-    from planner.ingest.synth_schema import SpecInputError, validate_synth_spec
     from planner.inputs import deep_merge
 
     spec = workload.synthesize
     if isinstance(spec, str):
         spec = json.loads(workload_fixtures()[spec].read_text())
     spec = deep_merge(spec, workload.spec_overrides or {})
+    from simulations.engine.generator import GeneratorError, validate
+
     try:
-        validate_synth_spec(spec, allow_paths=False)
-    except SpecInputError as exc:
-        raise ScenarioError(f"workload.synthesize.{exc.where}".rstrip("."), exc.message, hint=exc.hint) from None
+        validate(spec, allow_paths=False)
+    except GeneratorError as exc:
+        where = "" if exc.where in ("", "spec") else exc.where
+        raise ScenarioError(f"workload.synthesize.{where}".rstrip("."), exc.message, hint=exc.hint) from None
     return spec
 
 

@@ -1,4 +1,5 @@
-"""The compiled engine (Cython build of entities.py + loop.py) and the pure-Python source give identical results.
+"""The compiled engine (Cython build of accel.MODULES: entities, evq and the Simulator's modules) and the
+pure-Python source give identical results.
 
 Each build runs in its own process (the build is chosen at import by PLANNER_ENGINE_BUILD); every case prints a
 SHA-256 over every per-request output array and the JSON summary (wall time and the build's name left out). The

@@ -13,6 +13,7 @@ instances, max batch 512) latencies beside SageServe's and splitwise-sim's publi
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -37,11 +38,14 @@ PUBLISHED = {
 }
 
 
+CASES = ("code_x20", "anchor", "anchor_reactive", "anchor_2048", "day")
+
+
 def _load(name: str) -> dict:
     return json.loads((ROOT / "fixtures" / "scenarios" / name).read_text())
 
 
-def run_case(case: str, mode: str, requests: int | None) -> dict:
+def run_case(case: str, mode: str, requests: int | None, static: bool = False) -> dict:
     from simulations.engine import build_workload, parse_scenario, simulate
 
     if case == "code_x20":
@@ -79,7 +83,7 @@ def run_case(case: str, mode: str, requests: int | None) -> dict:
             syn["total_requests"] = requests
     else:
         raise SystemExit(f"unknown case {case}")
-    if case == "day" and "--static" in sys.argv:
+    if case == "day" and static:
         d["strategy"]["autoscaler"] = "static"  # fleet fixed at the (scaled) initial counts
     d.setdefault("engine", {})["mode"] = mode
     sc = parse_scenario(d)
@@ -117,14 +121,23 @@ def sub(case: str, mode: str, requests: int | None = None, static: bool = False)
     return result
 
 
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--case", choices=CASES, help="run one case in this process and print its JSON (used by the driver)")
+    ap.add_argument("--mode", choices=("fast", "reference"), default="fast", help="engine mode for --case")
+    ap.add_argument("--requests", type=int, help="with --case day: requests in the synthetic day (same density)")
+    ap.add_argument("--static", action="store_true", help="with --case day: fleet fixed at the initial counts")
+    ap.add_argument("--quick", action="store_true", help="smaller day (smoke run)")
+    ap.add_argument("--ten-million", action="store_true", help="also measure a 10M-request day")
+    return ap.parse_args(argv)
+
+
 def main(argv: list[str]) -> None:
-    if "--case" in argv:
-        case = argv[argv.index("--case") + 1]
-        mode = argv[argv.index("--mode") + 1]
-        requests = int(argv[argv.index("--requests") + 1]) if "--requests" in argv else None
-        print(json.dumps(run_case(case, mode, requests)))
+    args = parse_args(argv)
+    if args.case:
+        print(json.dumps(run_case(args.case, args.mode, args.requests, args.static)))
         return
-    quick = "--quick" in argv
+    quick = args.quick
     day_n = 200_000 if quick else None
     ref_n = 50_000 if quick else 100_000
     res: dict = {"machine": {"python": platform.python_version(), "cpu": platform.processor() or platform.machine(),
@@ -143,7 +156,7 @@ def main(argv: list[str]) -> None:
     # memory per request from two sizes -> 10M-request extrapolation
     per_req = (big["peak_rss_mb"] - small["peak_rss_mb"]) / max(1, big["requests"] - small["requests"])
     res["memory_10M_extrapolated_mb"] = round(big["peak_rss_mb"] + per_req * (10_000_000 - big["requests"]), 0)
-    if "--ten-million" in argv:
+    if args.ten_million:
         res["day_10M_fast"] = sub("day", "fast", 10_000_000)
         res["day_10M_fast_static"] = sub("day", "fast", 10_000_000, static=True)
     res["published"] = PUBLISHED

@@ -12,6 +12,7 @@ exits 1 if any figure differs by more than 1%.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -89,7 +90,9 @@ def compare(d: dict) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    n = int(argv[argv.index("--requests") + 1]) if "--requests" in argv else 100_000
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--requests", type=int, default=100_000, help="requests per case (default 100,000)")
+    n = ap.parse_args(argv).requests
     out = {name: compare(d) for name, d in scenarios(n).items()}
     for name, r in out.items():
         print(f"{name}: worst relative difference {r['worst_rel_diff']:.5f} ({'ok' if r['ok'] else 'FAIL'})",

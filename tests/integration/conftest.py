@@ -8,7 +8,7 @@ import time
 from contextlib import contextmanager
 
 
-def wait_for_job(job, *, timeout=120.0, until=("succeeded", "failed", "cancelled")):
+def wait_for_job(job, *, timeout=120.0, until=("succeeded", "failed", "cancelled", "partial")):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         job.refresh_from_db()

@@ -126,4 +126,27 @@ def aggregate(summaries: dict[str, dict], baseline: str, *, order: list[str] | N
         "rows": rows,
         "breakdown": breakdown,
         "best": best["key"] if best else None,
+        "energy": energy_table(summaries, baseline, order),
     }
+
+
+def energy_table(summaries: dict[str, dict], baseline: str, order: list[str]) -> list[dict]:
+    """Energy per variant (kWh, its cost, kWh per 1,000 requests) and the change against the baseline; None where
+    a run has no power figures for some deployment. The energy cost is informational: GPU-hour prices include it."""
+    base = (summaries.get(baseline) or {}).get("energy") or {}
+    rows = []
+    for key in order:
+        s = summaries[key]
+        e = s.get("energy") or {}
+        kwh, b_kwh = e.get("energy_kwh"), base.get("energy_kwh")
+        requests = s.get("requests") or 0
+        rows.append({
+            "key": key, "is_baseline": key == baseline, "energy_kwh": kwh, "busy_kwh": e.get("busy_kwh"),
+            "idle_kwh": e.get("idle_kwh"), "provisioning_kwh": e.get("provisioning_kwh"),
+            "energy_cost_usd": e.get("energy_cost_usd"),
+            "kwh_per_1k_requests": (1000.0 * kwh / requests) if kwh is not None and requests else None,
+            "saved_kwh": (b_kwh - kwh) if kwh is not None and b_kwh is not None else None,
+            "saved_kwh_pct": _pct(b_kwh - kwh, b_kwh) if kwh is not None and b_kwh is not None else None,
+            "by_region": e.get("by_region") or {}, "missing_power": e.get("missing_power") or [],
+        })
+    return rows

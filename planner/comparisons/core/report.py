@@ -142,6 +142,27 @@ def _chart_waste(summaries, order):
     return _png(fig)
 
 
+def _energy_section(energy: list[dict], h2, small) -> list:
+    """6. energy per variant (kWh, cost, change against the baseline); nothing when no run reports energy."""
+    if not any(e.get("energy_kwh") is not None for e in energy):
+        return []
+    data = [["variant", "kWh", "busy kWh", "idle kWh", "prov. kWh", "kWh / 1k req.", "saved kWh", "energy cost"]]
+    for e in energy:
+        if e.get("energy_kwh") is None:
+            data.append([e["key"], "no power figures: " + ", ".join(e.get("missing_power") or []), "", "", "", "", "",
+                         ""])
+            continue
+        saved = "" if e["is_baseline"] or e.get("saved_kwh") is None else (
+            f"{_num(e['saved_kwh'])} ({_pct(e.get('saved_kwh_pct'))})")
+        data.append([e["key"], _num(e["energy_kwh"]), _num(e["busy_kwh"]), _num(e["idle_kwh"]),
+                     _num(e["provisioning_kwh"]), _num(e.get("kwh_per_1k_requests"), 3), saved,
+                     "-" if e.get("energy_cost_usd") is None else f"${e['energy_cost_usd']:,.2f}"])
+    return [Spacer(1, 0.4 * cm), Paragraph("Energy", h2), _table(data, font_size=6.5), Spacer(1, 0.2 * cm),
+            Paragraph("kWh = devices x (busy W x serving hours + idle W x (idle + provisioning hours)) x PUE, with each "
+                      "deployment's watts from the hardware catalogue (most are assumed: datasheet TDP as busy power). "
+                      "The energy cost is informational: cloud GPU-hour prices already include power.", small)]
+
+
 def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict[str, dict]) -> bytes:
     """Render the report; returns the PDF bytes."""
     styles = getSampleStyleSheet()
@@ -243,6 +264,8 @@ def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict
                      _num(e["gpu_hours"]), _money(e["cost_usd"]), _num(e["waste_gpu_hours"], 2),
                      _att(e.get("mean_utilisation"))])
     story.append(_table(data, font_size=6.5))
+    story.extend(_energy_section(aggregate.get("energy") or [], h2, small))
+    story.extend(aggregate.get("extra_story") or [])  # e.g. the operator-level plan (planner/opscale/report.py)
 
     buf = io.BytesIO()
     doc = SimpleDocTemplate(buf, pagesize=A4, leftMargin=1.6 * cm, rightMargin=1.6 * cm, topMargin=1.5 * cm,

@@ -50,6 +50,9 @@ def history_tps(scenario: dict, base_dir: Path | None = None, resolution_s: int 
     wl = scenario.get("workload") or {}
     if days <= 0 or "synthesize" not in wl:
         return {}
+    spec = wl["synthesize"]
+    if isinstance(spec, dict) and spec.get("kind", "sageserve") != "sageserve":
+        return {}  # only the multi-day SageServe-like kind has days before the simulated one
     frame = synth_frame(wl, base_dir, default_seed=int(scenario.get("seed", 0)), history_days=days)
     frame = frame[frame["tier"].astype(str) != "NIW"]
     nb = int(days * 86400 // resolution_s)

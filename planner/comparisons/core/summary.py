@@ -140,4 +140,27 @@ def summarise(result, *, key: str = "", strategy: str = "", scheduler: str = "")
                      "utilisation": {k: v.round(4).tolist() for k, v in utilisation.items()},
                      "instances_total": [round(x, 3) for x in total_series]},
         "decisions": decisions,
+        "energy": energy_summary(summ, usage),
+    }
+
+
+def energy_summary(summ: dict, usage: list) -> dict:
+    """Energy of one run (simulations/engine/energy.py): kWh (busy / idle / provisioning), its cost per region,
+    and per (region, model); ``energy_kwh`` is None when a deployment has no power figures."""
+    per_endpoint: dict[str, dict] = {}
+    for u in usage:
+        k = f"{u['region']}/{u['model']}"
+        e = per_endpoint.setdefault(k, {"region": u["region"], "model": u["model"], "device_kind": u.get("device_kind"),
+                                        "energy_kwh": 0.0, "energy_cost_usd": 0.0})
+        if u.get("energy_kwh") is None or e["energy_kwh"] is None:
+            e["energy_kwh"] = e["energy_cost_usd"] = None
+        else:
+            e["energy_kwh"] += u["energy_kwh"]
+            e["energy_cost_usd"] += u["energy_cost_usd"]
+    return {
+        "energy_kwh": _clean(summ.get("energy_kwh")), "busy_kwh": _clean(summ.get("busy_kwh")),
+        "idle_kwh": _clean(summ.get("idle_kwh")), "provisioning_kwh": _clean(summ.get("provisioning_kwh")),
+        "energy_cost_usd": _clean(summ.get("energy_cost_usd")), "pue": summ.get("energy_pue"),
+        "by_region": summ.get("energy_by_region") or {}, "missing_power": summ.get("energy_missing_power") or [],
+        "endpoints": [per_endpoint[k] for k in sorted(per_endpoint)],
     }

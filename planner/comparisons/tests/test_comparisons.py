@@ -150,7 +150,10 @@ def test_a_failed_strategy_is_reported_and_the_others_are_still_compared(cast, f
     assert broken.status == "failed" and "exploded" in broken.error["message"]
     assert broken.job.status == "failed"
     comp.refresh_from_db()
-    assert comp.job.status == "succeeded"
+    # a comparison some of whose strategies failed is not "succeeded": it ends "partial", saying which
+    assert comp.job.status == "partial"
+    assert comp.job.last_error["type"] == "PartialFailure" and "lt-ua-broken (failed)" in comp.job.last_error["message"]
+    assert comp.job.result["missing"] == {"lt-ua-broken": "failed"}
     assert [r["key"] for r in comp.summary["rows"]] == ["reactive-unified", "lt-i"]
     assert comp.summary["missing"] == {"lt-ua-broken": "failed"}
 

@@ -43,6 +43,11 @@ class GpuTypeSerializer(_EditableMixin, serializers.ModelSerializer):
             "memory_bandwidth_tbs",
             "gpus_per_vm",
             "source",
+            "device_kind",
+            "idle_w",
+            "busy_w",
+            "power_source",
+            "power_assumed",
             "prices",
             "builtin",
             "editable",
@@ -133,6 +138,10 @@ class DeploymentSerializer(_EditableMixin, serializers.ModelSerializer):
     )
     theta_target = serializers.DictField(required=False, help_text=f"defaults {ThetaTarget().as_dict()}")
     gpus_per_instance = serializers.IntegerField(required=False, min_value=1, max_value=4096)
+    device_kind = serializers.CharField(read_only=True, help_text="gpu or cpu (the device type's)")
+    device_power = serializers.DictField(
+        read_only=True, allow_null=True, help_text="watts per device used for energy: this deployment's, else its device type's"
+    )
 
     class Meta:
         model = Deployment
@@ -161,12 +170,18 @@ class DeploymentSerializer(_EditableMixin, serializers.ModelSerializer):
             "estimated",
             "estimate_rule",
             "source",
+            "device_kind",
+            "idle_w",
+            "busy_w",
+            "power_source",
+            "power_assumed",
+            "device_power",
             "fit_report",
             "builtin",
             "editable",
             "created",
         ]
-        read_only_fields = ["name", "theta_detail", "fit_report", "builtin", "created"]
+        read_only_fields = ["name", "theta_detail", "fit_report", "builtin", "created", "device_kind", "device_power"]
         validators: list = []
 
     def __init__(self, *args, **kwargs):

@@ -37,9 +37,9 @@ def _own_deployment(cast) -> dict:
 
 
 def test_builtin_catalogue_is_loaded_after_migrate():
-    assert GpuType.objects.filter(builtin=True).count() == 5
-    assert ModelProfile.objects.filter(builtin=True).count() == 4
-    assert Deployment.objects.filter(builtin=True, basis="fitted").count() == 12
+    assert GpuType.objects.filter(builtin=True).count() == 6  # 5 GPUs + the SLINFER Xeon (device kind cpu)
+    assert ModelProfile.objects.filter(builtin=True).count() == 6
+    assert Deployment.objects.filter(builtin=True, basis="fitted").count() == 20  # 12 SageServe + 8 SLINFER
 
 
 def test_every_team_sees_the_builtins(cast):

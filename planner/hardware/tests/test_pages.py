@@ -151,3 +151,28 @@ def test_the_upload_page_fits_the_richer_prefill_form_on_request(owner_client, c
     dep = next(d for d in deps if d.prefill_c_sq or d.prefill_c_req)
     page = owner_client.get(f"/hardware/deployments/{dep.pk}/").content.decode()
     assert "rich prefill form" in page and "Σprompt²" in page and "c_sq" in page.split('id="engine-spec"')[1]
+
+
+def test_a_slinfer_cpu_deployment_page_shows_its_device_power_plot_and_cross_validated_error(owner_client):
+    dep = Deployment.objects.get(name="llama2-7b/xeon-6462c/tp1", builtin=True)
+    assert dep.device_kind == "cpu" and dep.device_power["busy_w"] == 250
+    html = owner_client.get(f"/hardware/deployments/{dep.pk}/").content.decode()
+    assert 'id="device"' in html and "CPU: idle 80 W, busy 250 W per device" in html and "(assumed)" in html
+    assert "fit-plot" in html and "5-fold cross-validation" in html
+    listing = owner_client.get("/hardware/").content.decode()
+    assert "xeon-6462c" in listing and "CPU: idle 80, busy 250" in listing
+
+
+def test_a_team_sets_its_own_watts_on_a_copied_deployment_through_the_api(owner_client, cast):
+    dep = Deployment.objects.get(name="llama2-7b/a100-80gb/tp1", builtin=True)
+    copy = cast.owner.api.post(f"/api/hardware/deployments/{dep.pk}/copy/").json()
+    r = cast.owner.api.patch(f"/api/hardware/deployments/{copy['id']}/",
+                             {"idle_w": 60.0, "busy_w": 300.0, "power_source": "measured with a meter",
+                              "power_assumed": False}, format="json")
+    assert r.status_code == 200, r.content
+    spec = cast.owner.api.get(f"/api/hardware/deployments/{copy['id']}/engine-spec/").json()
+    assert spec["device"] == {"kind": "gpu", "idle_w": 60.0, "busy_w": 300.0, "source": "measured with a meter",
+                              "assumed": False}
+    bad = cast.owner.api.patch(f"/api/hardware/deployments/{copy['id']}/", {"idle_w": 400.0, "busy_w": 300.0},
+                               format="json")
+    assert bad.status_code == 400 and "busy_w" in bad.content.decode()

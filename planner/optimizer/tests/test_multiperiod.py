@@ -227,7 +227,7 @@ def test_hourly_demand_from_a_trace_is_the_peak_five_minute_tps_of_each_hour():
     assert err.value.field == "demand_from_trace.start_hour"
 
 
-def random_scenario(seed, n_models=3, n_regions=3, n_gpus=2, hours=6, rerouting=False):
+def random_scenario(seed, n_models=3, n_regions=3, n_gpus=2, hours=6, rerouting=False, time_limit_s=60):
     import math
 
     import numpy as np
@@ -265,7 +265,7 @@ def random_scenario(seed, n_models=3, n_regions=3, n_gpus=2, hours=6, rerouting=
         "demand": demand,
         "quotas": [{"region": f"r{j}", "gpu": "g0", "max_gpus": 40} for j in range(n_regions)],
         "spot": {"risk_discount": 0.3, "available": [{"region": r, "gpu": "g1", "max_gpus": 4} for r in regions]},
-        "solver": {"name": "highs", "time_limit_s": 60, "gap_rel": 0.0},
+        "solver": {"name": "highs", "time_limit_s": time_limit_s, "gap_rel": 0.0},
     }
     if rerouting:
         lat = [{"from": regions[0], "to": regions[1], "ms": 40}]
@@ -273,10 +273,14 @@ def random_scenario(seed, n_models=3, n_regions=3, n_gpus=2, hours=6, rerouting=
     return parse_scenario(sc)
 
 
-@pytest.mark.parametrize(("seed", "rerouting"), [(0, False), (1, False), (2, False), (0, True)])
+@pytest.mark.parametrize(("seed", "rerouting"), [(0, False), (1, False), (2, False), (0, True), (1, True)])
 def test_solving_the_independent_pieces_finds_the_same_optimum_as_one_model(seed, rerouting, monkeypatch):
+    # Two models keep each instance small (well under a second of HiGHS work unloaded; the 3-model,
+    # 6-hour one with rerouting took 27 s and hit a 60 s limit under load). The time limit is only a
+    # guard against a hang: a solve it cuts short is not "optimal" and fails the test loudly, so the
+    # comparison of optima never depends on how busy the machine is.
     monkeypatch.setattr("planner.optimizer.multiperiod.MIN_PIECE_COLUMNS", 1)
-    sc = random_scenario(seed, rerouting=rerouting)
+    sc = random_scenario(seed, n_models=2, rerouting=rerouting, time_limit_s=1800)
     split = solve_plan(sc)
     whole = solve_plan(sc, decompose=False)
     assert split.status == whole.status == "optimal"

@@ -76,7 +76,10 @@ class TraceUploadSerializer(serializers.Serializer):
 
 
 class TraceSynthSerializer(serializers.Serializer):
-    spec = serializers.JSONField(help_text="synthesiser spec (see fixtures/workloads/sageserve_day.json)")
+    spec = serializers.JSONField(
+        help_text="workload generator spec: kind sageserve (default; fixtures/workloads/sageserve_day.json), poisson, "
+        "gamma, batch, slinfer or mix (docs/traces.md, Workload generator)"
+    )
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
     seed = serializers.IntegerField(required=False, allow_null=True, min_value=0)
     token_trace = serializers.IntegerField(

@@ -94,7 +94,7 @@ class TraceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Dest
         spec = ser.validated_data["spec"]
         token_trace = ser.validated_data.get("token_trace")
         if token_trace is not None and isinstance(spec, dict):
-            spec = {**spec, "tokens": {"empirical": {"trace": token_trace}}}
+            spec = services.with_token_trace(spec, token_trace)
         try:
             trace = services.synthesise_trace(
                 spec,

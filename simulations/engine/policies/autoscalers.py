@@ -12,7 +12,7 @@ Interface (subclass ``Autoscaler``, decorate with ``@register(PolicyKind.AUTOSCA
 - ``on_arrival(sim, rid, now) -> bool`` (only if ``wants_arrival_hook``): before routing; True holds the
   request (e.g. a global NIW queue), which the policy later hands over with ``sim.send(rid, endpoint, t)``.
 
-What a policy may call on ``sim`` (see ``FleetControl`` in loop.py): ``sim.endpoints``,
+What a policy may call on ``sim`` (see ``PolicyAPI`` in control.py and ``FleetLifecycle`` in fleet.py): ``sim.endpoints``,
 ``sim.endpoints_for(region, model)``, ``sim.scale_out(ep, now, source="auto")``,
 ``sim.add_instance(ep, now, delay_s, source)``, ``sim.scale_in(ep, now, donate=True)``,
 ``sim.drain(instance, now, donate=True)``, ``sim.spot_count(region, model=None)``,

@@ -72,6 +72,9 @@ class Command(BaseCommand):
         self.stdout.write(f"GPU-hours {s['gpu_hours']:.2f} (serving {s['serving_gpu_hours']:.2f}, idle "
                           f"{s['idle_gpu_hours']:.2f}, provisioning {s['provisioning_gpu_hours']:.2f}); "
                           f"cost ${s['cost_usd']:.0f}; scale-outs {s['scale_outs']}, scale-ins {s['scale_ins']}")
+        if s.get("energy_kwh") is not None:
+            self.stdout.write(f"energy {s['energy_kwh']:,.1f} kWh (busy {s['busy_kwh']:,.1f}, idle {s['idle_kwh']:,.1f}, "
+                              f"provisioning {s['provisioning_kwh']:,.1f}), ${s['energy_cost_usd']:,.2f} of electricity")
         for tier, t in result.tiers.items():
             self.stdout.write(f"  {tier}: {t['requests']} req, SLO attainment {t['slo_attainment']:.4f}, "
                               f"TTFT p50/p95/p99 {t['ttft']['p50']:.3f}/{t['ttft']['p95']:.3f}/{t['ttft']['p99']:.3f} s, "

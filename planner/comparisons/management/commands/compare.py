@@ -102,5 +102,9 @@ class Command(BaseCommand):
             self.stdout.write(f"{r['key']:24} {r['instance_hours']:9.1f} {r['gpu_hours']:9.1f} {r['cost_usd']:10.0f} "
                               f"{(saved if saved is not None else 0):6.1f}% {r['saved_usd_per_week']:10.0f} "
                               f"{r['waste_gpu_hours']:7.2f} {fmt(att['IW-F'])} {fmt(att['IW-N'])} {fmt(att['NIW'])}")
+        for e in comp.summary.get("energy") or []:  # energy per variant (issue 11): kWh and its cost
+            kwh = e.get("energy_kwh")
+            self.stdout.write(f"  energy {e['key']}: " + (f"{kwh:,.1f} kWh, ${e['energy_cost_usd']:,.2f}" if kwh is not None
+                              else "no power figures for " + ", ".join(e.get("missing_power") or [])))
         if opts["pdf"]:
             self.stdout.write(f"PDF cost report: {opts['pdf']}")

@@ -12,8 +12,9 @@ from planner.ingest.synth import synthesize
 
 class Command(BaseCommand):
     help = (
-        "Generate a workload from a synthesiser spec (JSON) and write it as a normalised trace: Parquet "
-        "(.parquet) or native CSV (.csv / .csv.gz). Import it with `manage.py import_trace`."
+        "Generate a workload from a generator spec (JSON; kind sageserve, poisson, gamma, batch, slinfer or mix, "
+        "see docs/traces.md) and write it as a normalised trace: Parquet (.parquet) or native CSV (.csv / .csv.gz). "
+        "Import it with `manage.py import_trace`."
     )
 
     def add_arguments(self, parser):
@@ -48,9 +49,9 @@ class Command(BaseCommand):
             "span_s": float(frame["arrival_s"].iloc[-1]),
             "input_tokens": int(frame["input_tokens"].sum()),
             "output_tokens": int(frame["output_tokens"].sum()),
-            "by_tier": {str(k): int(v) for k, v in frame["tier"].value_counts().sort_index().items()},
-            "regions": sorted(map(str, frame["region"].unique())),
-            "models": sorted(map(str, frame["model"].unique())),
+            "by_tier": _counts(frame, "tier"),
+            "regions": _names(frame, "region"),
+            "models": _names(frame, "model"),
         }
         if opts["json"]:
             self.stdout.write(json.dumps(summary))
@@ -58,3 +59,13 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"wrote {summary['requests']:,} requests over {summary['span_s'] / 86400:.2f} days to {out}"
             )
+
+
+def _counts(frame, column: str) -> dict:
+    if column not in frame.columns:
+        return {}
+    return {str(k): int(v) for k, v in frame[column].value_counts().sort_index().items() if v}
+
+
+def _names(frame, column: str) -> list[str]:
+    return sorted(map(str, frame[column].unique())) if column in frame.columns else []

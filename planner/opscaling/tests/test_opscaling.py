@@ -1,0 +1,208 @@
+"""Operator-level plans through the API, the job, the pages and the CLI (in-process jobs, SQLite)."""
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+from rest_framework.test import APIClient
+
+from planner.accounts.services import create_user
+from planner.jobs.models import Job
+from planner.opscaling.models import OperatorPlan
+from planner.traces import services as trace_services
+
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "traces"
+AZURE = FIXTURES / "azure_code_2023.csv"
+
+
+@pytest.fixture
+def cast(db):
+    owner, owner_key = create_user("olga", "pw-olga-123", "team-a")
+    _mate, mate_key = create_user("tom", "pw-tom-123", "team-a")
+    _out, out_key = create_user("eve", "pw-eve-123", "team-b")
+
+    def api(key):
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+        return client
+
+    trace = trace_services.import_trace_file(AZURE, team=owner.membership.team, user=owner, name="azure code")
+    return {"owner": api(owner_key), "teammate": api(mate_key), "outsider": api(out_key), "user": owner, "trace": trace}
+
+
+def spec(trace_id, **extra):
+    return {"model": "llama-3-8b", "gpu": "a100", "workload": {"trace_id": trace_id, "window_s": 300}, **extra}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_plan_posted_to_the_api_is_computed_by_a_job_and_stored_with_its_savings(cast):
+    resp = cast["owner"].post("/api/operator-plans/", {"spec": spec(cast["trace"].pk)}, format="json")
+    assert resp.status_code == 201, resp.content
+    plan = OperatorPlan.objects.get(pk=resp.json()["id"])
+    assert plan.job.kind == "opscale.plan" and plan.job.status == Job.Status.SUCCEEDED, plan.job.last_error
+    res = plan.result
+    assert res["windows"] == 12 and res["model"] == "llama-3-8b" and res["derived_profile"] is True
+    ml = res["totals"]["prefill"]["model_level"]["gpu_s"]
+    op = res["totals"]["prefill"]["operator_level"]["gpu_s"]
+    assert plan.prefill_gpu_savings == pytest.approx(1 - op / ml)
+    # the QPS sweep carries the ILP beside the greedy, never better than the optimum
+    assert all(r["ilp"]["status"] == "optimal" and r["greedy_cost"] >= r["ilp"]["cost"] for r in res["sweeps"]["qps"])
+    body = cast["teammate"].get(f"/api/operator-plans/{plan.pk}/").json()
+    assert body["job"]["status"] == "succeeded" and body["result"]["windows"] == 12
+    assert cast["outsider"].get(f"/api/operator-plans/{plan.pk}/").status_code == 404
+    assert cast["outsider"].get("/api/operator-plans/").json()["results"] == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_bad_specs_get_the_documented_error_shape_and_store_nothing(cast):
+    other_team_trace = trace_services.import_trace_file(
+        FIXTURES / "mooncake_synthetic.jsonl", team=create_user("x", "pw-x-12345", "team-c")[0].membership.team
+    )
+    cases = [
+        (spec(cast["trace"].pk, gpu="tpu"), "spec.gpu"),
+        (spec(cast["trace"].pk, slo={"ttft_s": -1}), "spec.slo.ttft_s"),
+        (spec(cast["trace"].pk, colour="red"), "spec.colour"),
+        (spec(other_team_trace.pk), "spec.workload.trace_id"),
+        ({"model": "llama-3-8b", "gpu": "a100", "workload": {"path": "/etc/passwd"}}, "spec.workload.path"),
+    ]
+    for body, where in cases:
+        resp = cast["owner"].post("/api/operator-plans/", {"spec": body}, format="json")
+        assert resp.status_code == 400, (body, resp.content)
+        err = resp.json()["error"]
+        assert err["where"] == where and err["message"] and err["hint"], err
+    assert cast["owner"].post("/api/operator-plans/", {"spec": [1]}, format="json").status_code == 400
+    assert not OperatorPlan.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_pages_create_a_plan_and_show_its_figures_and_tables(cast, client):
+    client.force_login(cast["user"])
+    page = client.get("/operator-plans/")
+    assert page.status_code == 200 and b"azure code" in page.content and b"llama-3-8b" in page.content
+    resp = client.post(
+        "/operator-plans/new/",
+        {
+            "trace_id": cast["trace"].pk,
+            "model": "llama-3-8b",
+            "gpu": "a100",
+            "ttft_s": "",
+            "tbt_s": "",
+            "slo_scale": "5",
+            "window_s": "300",
+        },
+    )
+    assert resp.status_code == 302
+    plan = OperatorPlan.objects.get()
+    assert plan.job.status == Job.Status.SUCCEEDED, plan.job.last_error
+    detail = client.get(resp["Location"])
+    html = detail.content.decode()
+    assert detail.status_code == 200 and "opscale-totals" in html
+    figures = json.loads(detail.context["figures"]["qps"])
+    assert figures["layout"]["title"]["text"].startswith("Savings vs QPS")
+    assert {"phase", "timeline", "qps", "length", "sojourn"} <= set(detail.context["figures"])
+    gap = detail.context["ilp_gap"]
+    assert gap["points"] == 17 and gap["all_optimal"] and 0.0 <= gap["mean"] <= gap["worst"]
+    assert "opscale-ilp" in html
+    bad = client.post(
+        "/operator-plans/new/", {"trace_id": cast["trace"].pk, "model": "llama-3-8b", "gpu": "a100", "ttft_s": "soon"}
+    )
+    assert bad.status_code == 400 and b"slo.ttft_s" in bad.content
+
+
+@pytest.mark.django_db
+def test_the_cli_plans_a_trace_file_in_process(tmp_path):
+    out = io.StringIO()
+    call_command("opscale_plan", "--trace", str(AZURE), "--window", "600", "--no-sweeps", "--json", stdout=out)
+    res = json.loads(out.getvalue())
+    assert res["windows"] == 6 and "sweeps" not in res
+    assert res["totals"]["decode"]["model_level"]["gpu_s"] > 0
+    text = io.StringIO()
+    call_command("opscale_plan", "--trace", str(AZURE), "--window", "600", "--no-sweeps", stdout=text)
+    assert "operator_level" in text.getvalue() and "GPU-h" in text.getvalue()
+    with pytest.raises(CommandError, match="gpu"):
+        call_command("opscale_plan", "--trace", str(AZURE), "--gpu", "tpu")
+    with pytest.raises(CommandError, match="no such file"):
+        call_command("opscale_plan", "--trace", str(tmp_path / "missing.csv"))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_cli_queues_a_stored_plan_for_a_team(cast):
+    out = io.StringIO()
+    call_command(
+        "opscale_plan", "--trace-id", str(cast["trace"].pk), "--team", "team-a", "--no-sweeps", "--json", stdout=out
+    )
+    res = json.loads(out.getvalue())
+    plan = OperatorPlan.objects.get(pk=res["operator_plan_id"])
+    plan.refresh_from_db()
+    assert plan.job.status == Job.Status.SUCCEEDED and plan.result["windows"] > 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_for_a_deleted_plan_fails_with_a_reason(cast):
+    from planner.jobs.services import create_job
+
+    job = create_job(team=cast["user"].membership.team, kind="opscale.plan", params={"operator_plan_id": 999})
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED and "does not exist" in job.last_error["message"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_plan_has_a_pdf_report_and_the_comparison_report_carries_the_latest_plan(cast, client, monkeypatch):
+    from reportlab.platypus import Paragraph, Table
+
+    from planner.comparisons import selectors as comparison_selectors
+    from planner.opscaling.selectors import operator_level_story
+
+    team = cast["user"].membership.team
+    assert operator_level_story(team) == []  # no plan yet: the comparison report is unchanged
+    pk = cast["owner"].post("/api/operator-plans/", {"spec": spec(cast["trace"].pk)}, format="json").json()["id"]
+    pdf = cast["owner"].get(f"/api/operator-plans/{pk}/pdf/")
+    assert pdf.status_code == 200 and pdf.content[:5] == b"%PDF-"
+    assert cast["outsider"].get(f"/api/operator-plans/{pk}/pdf/").status_code == 404
+    client.force_login(cast["user"])
+    assert client.get(f"/operator-plans/{pk}/report.pdf").content[:5] == b"%PDF-"
+    story = operator_level_story(team)
+    texts = " ".join(f.text for f in story if isinstance(f, Paragraph))
+    assert "Operator-level scaling next to model-level scaling" in texts and f"Plan #{pk}" in texts
+    tables = [f for f in story if isinstance(f, Table)]
+    assert len(tables) == 2 and tables[0]._cellvalues[1][0].startswith("model-level")
+    # the hook: export_pdf hands the section to the comparison report
+    seen = {}
+
+    def fake_build(**kwargs):
+        seen.update(kwargs)
+        return b"%PDF-fake"
+
+    monkeypatch.setattr("planner.comparisons.core.report.build_pdf", fake_build)
+    monkeypatch.setattr(comparison_selectors, "summaries_of", lambda comp: {})
+    monkeypatch.setattr("planner.comparisons.core.runner.describe_assumptions", lambda scenario, summaries: {})
+
+    class Comp:
+        team = cast["user"].membership.team
+        summary = {"rows": []}
+        scenario = {}
+
+    assert comparison_selectors.export_pdf(Comp()) == b"%PDF-fake"
+    assert len(seen["aggregate"]["extra_story"]) == len(story)
+
+
+def test_the_standalone_report_renders_without_django():
+    from planner.opscale.report import section
+
+    assert section(None) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_impossible_slo_is_reported_as_infeasible_without_a_savings_claim(cast, client):
+    body = spec(cast["trace"].pk, slo={"ttft_s": 0.001, "tbt_s": 0.0001}, sweeps=False)
+    pk = cast["owner"].post("/api/operator-plans/", {"spec": body}, format="json").json()["id"]
+    plan = OperatorPlan.objects.get(pk=pk)
+    assert plan.job.status == Job.Status.SUCCEEDED and plan.feasible is False
+    assert plan.prefill_gpu_savings is None and plan.decode_gpu_savings is None
+    assert plan.result["infeasible_windows"] == 24 and "below the fastest possible" in plan.result["infeasible_reason"]
+    assert plan.result["totals"]["prefill"]["operator_level"]["gpu_s"] == 0.0
+    client.force_login(cast["user"])
+    page = client.get(f"/operator-plans/{pk}/").content.decode()
+    assert "cannot meet their SLO" in page and "below the fastest possible" in page

@@ -1,0 +1,98 @@
+"""Report (and with --remove, delete) stored trace files and rows that do not belong together,
+and check every stored file against its checksum.
+
+    manage.py sweep_orphans [--remove] [--min-age-s 3600] [--no-checksums] [--json]
+
+Finds: trace folders with no row (an import that died between writing files and committing),
+rows whose folder or normalised file is missing ("ghost" traces), leftover ``*.tmp`` files, and
+files whose sha256 differs from the folder's manifest.json (or, for traces stored before manifests,
+an original whose sha256 differs from the row's content_sha256). Only folders and temporary files
+older than --min-age-s are removed, so an upload in progress is never touched. Ghost rows and
+corrupt files are reported, not deleted: they are a team's data, so a person decides.
+Exit status 1 when anything is wrong (after --remove: when anything is left), so cron can alert.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+
+from django.core.management.base import BaseCommand
+
+from planner.traces.models import Trace, trace_root
+from planner.traces.services import MANIFEST, file_sha256
+
+DERIVED = {"characterisation.json", MANIFEST}
+
+
+class Command(BaseCommand):
+    help = "Report/remove trace files without a row and rows without files; verify stored files' checksums."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--remove", action="store_true", help="delete orphan folders and old *.tmp files")
+        parser.add_argument("--min-age-s", type=float, default=3600.0,
+                            help="only remove what is older than this (default 3600)")
+        parser.add_argument("--no-checksums", action="store_true", help="skip the sha256 check (fast)")
+        parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
+
+    def handle(self, *args, **opts):
+        report = sweep(remove=opts["remove"], min_age_s=opts["min_age_s"], checksums=not opts["no_checksums"])
+        if opts["json"]:
+            self.stdout.write(json.dumps(report, sort_keys=True))
+        else:
+            for key in ("orphan_folders", "removed", "ghost_rows", "checksum_mismatches", "stray_tmp_files"):
+                for item in report[key]:
+                    self.stdout.write(f"{key}: {item}")
+            self.stdout.write(f"checked {report['checked_files']} files of {report['traces']} traces")
+        problems = report["ghost_rows"] or report["checksum_mismatches"] or (
+            [f for f in report["orphan_folders"] + report["stray_tmp_files"] if f not in report["removed"]])
+        if problems:
+            raise SystemExit(1)
+
+
+def sweep(*, remove: bool = False, min_age_s: float = 3600.0, checksums: bool = True) -> dict:
+    root = trace_root()
+    now = time.time()
+    keys = dict(Trace.objects.values_list("storage_key", "pk"))
+    report: dict = {"orphan_folders": [], "removed": [], "ghost_rows": [], "checksum_mismatches": [],
+                    "stray_tmp_files": [], "checked_files": 0, "traces": len(keys)}
+    folders = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    for folder in folders:
+        old = now - folder.stat().st_mtime > min_age_s
+        if folder.name not in keys:
+            report["orphan_folders"].append(str(folder))
+            if remove and old:
+                shutil.rmtree(folder, ignore_errors=True)
+                report["removed"].append(str(folder))
+            continue
+        for tmp in folder.glob("*.tmp"):
+            report["stray_tmp_files"].append(str(tmp))
+            if remove and now - tmp.stat().st_mtime > min_age_s:
+                tmp.unlink(missing_ok=True)
+                report["removed"].append(str(tmp))
+    for trace in Trace.objects.all().only("pk", "storage_key", "original_file", "content_sha256", "source"):
+        folder = trace.directory
+        if not folder.is_dir() or not trace.normalised_file.is_file():
+            report["ghost_rows"].append({"trace": trace.pk, "missing": str(folder if not folder.is_dir()
+                                                                         else trace.normalised_file)})
+            continue
+        if checksums:
+            report["checked_files"] += _verify(trace, folder, report["checksum_mismatches"])
+    return report
+
+
+def _verify(trace: Trace, folder, mismatches: list) -> int:
+    manifest_path = folder / MANIFEST
+    if manifest_path.is_file():
+        expected = {name: entry["sha256"] for name, entry in json.loads(manifest_path.read_text())["files"].items()}
+    elif trace.source == Trace.Source.UPLOAD and trace.original_file:
+        expected = {trace.original_file: trace.content_sha256}  # stored before manifests existed
+    else:
+        expected = {}
+    for name, sha in expected.items():
+        path = folder / name
+        actual = file_sha256(path) if path.is_file() else "missing"
+        if actual != sha:
+            mismatches.append({"trace": trace.pk, "file": str(path), "expected": sha, "actual": actual})
+    return len(expected)

@@ -1,0 +1,14 @@
+# Cython declarations for arrivals.py (used only when the engine is compiled; see simulations/engine/build.py).
+
+from simulations.engine.batching cimport InstanceEngine
+from simulations.engine.entities cimport Endpoint, Instance
+
+
+cdef class RequestPath(InstanceEngine):
+    # the fused arrival path's bindings (set by _setup_fast_arrive)
+    cdef object _rr_cache, _ep_choose, _inst_choose, _autoscaler, _act, _net_delay, _generic_arrive
+    cdef list _scaling_events
+    cdef double _thr, _cooldown, _a_hi, _a_lo
+    cdef bint _hook, _reactive
+
+    cdef _arrive_fast(self, long long rid, double t)

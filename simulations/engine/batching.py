@@ -1,0 +1,526 @@
+"""The instance batching engine (vLLM-like): waiting queue, admission and prefill, decode runs, KV
+preemption, chunked prefill; the first base class of the Simulator above the run state.
+
+Fast mode: between two events an instance's decode batch is fixed, so a whole run of decode iterations
+(until the next completion or KV exhaustion) is one event whose duration is summed analytically:
+iteration k of a run lasts d0 + c_ctx * B * k, so n iterations last n*d0 + c_ctx*B*n(n-1)/2. A request
+reaching a decoding instance truncates the run at the end of the iteration in progress (the earliest
+point a continuous-batching scheduler could admit it). Reference mode steps every decode iteration as
+its own event; both modes share all other code.
+
+Compiled build: compiled with Cython by ``python -m simulations.engine.build`` (declarations in the
+matching .pxd; ``@cython.locals`` types the hot locals and is inert in Python). The same source runs as
+plain Python when there is no fresh build (accel.py); results are identical.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from heapq import heappop, heappush
+from math import sqrt
+
+import cython
+
+from simulations.engine.entities import (
+    DECODE,
+    DRAINING,
+    IDLE,
+    MIXED,
+    PREFILL,
+    SERVING,
+    WAKE,
+    Instance,
+    decode_iters_done,
+)
+from simulations.engine.state import RunState
+
+
+def work_now(inst: Instance, t: float) -> int:
+    """Remaining tokens at time t, counting decode iterations completed inside the current run."""
+    if inst.phase == DECODE and inst.seg_n > 1:
+        return inst.work - inst.seg_B * decode_iters_done(inst, t)
+    return inst.work
+
+
+
+class InstanceEngine(RunState):
+    """Iteration-level batching of every instance (the instance's next event is its ``_segment_end``)."""
+
+    @cython.locals(entry=tuple, phase=cython.int, B=cython.longlong, d0=cython.double, a=cython.double,
+                   k=cython.longlong, heap=list)
+    def _join_queue(self, inst: Instance, rid, t: float, need, k_done):
+        """Put request ``rid`` (``need`` KV tokens) in ``inst``'s waiting queue at ``t`` and make the instance
+        notice it: an idle instance steps now if nothing else is due at this instant, else at ``t`` after the
+        instant's other arrivals (they batch together); a decoding instance ends its run at the end of the
+        iteration in progress if the request could join then. ``k_done``: decode iterations of the current run
+        done by ``t`` when the caller already knows them, else -1."""
+        self.seq += 1
+        self._served_inst[rid] = inst.iid
+        entry = (self._sched_key(self._arr[rid], self._tier[rid], self._prio[rid]), self.seq, rid)
+        if self.sched_dynamic:
+            insort(inst.waiting, entry)  # a dynamic scheduler reads the waiting list fully sorted
+        else:
+            heappush(inst.waiting, entry)
+        inst.work += need + self._out[rid] - self._gen[rid]
+        phase = inst.phase
+        if phase == IDLE:
+            heap = self.heap
+            if self._in_arrival and self.next_arr > t and (not heap or heap[0][0] > t) and self.iq.top_time() > t:
+                self._step(inst, t)
+                return
+            inst.phase = WAKE
+            inst.seg_t0 = t
+            self.seq += 1
+            self.iq.schedule(inst.iid, t, self.seq)
+        elif phase == DECODE and inst.seg_n > 1:
+            B = inst.seg_B
+            if inst.B >= inst.max_b:
+                return
+            d0 = inst.seg_d0
+            a = inst.seg_a
+            k = (k_done if k_done >= 0 else decode_iters_done(inst, t)) + 1  # the iteration in progress completes
+            if k >= inst.seg_n:
+                return
+            if need > inst.cap - (inst.S + B * (inst.it + k) + inst.kv_prefill):
+                return  # would not fit at that boundary; KV only grows during the run
+            inst.seg_n = k
+            inst.seg_end = inst.seg_t0 + k * d0 + a * k * (k - 1)
+            self.seq += 1
+            self.iq.schedule(inst.iid, inst.seg_end, self.seq)
+
+
+    # The typed locals (cython.locals) only matter to the compiled build; as Python they are plain names.
+    @cython.locals(phase=cython.int, it=cython.longlong, n=cython.longlong, d0=cython.double, rest=cython.double,
+                   prev=cython.double, old=cython.double, rem=cython.longlong, f=cython.longlong,
+                   rid=cython.longlong, j=cython.longlong, idx=cython.Py_ssize_t, r0=cython.double,
+                   d=cython.double, r=cython.double, m=cython.double, runs_i0=list, runs_meta=list,
+                   runs_old=list, fh=list, running=dict, top=tuple)
+    def _segment_end(self, inst: Instance, t: float):
+        inst.busy_s += t - inst.seg_t0
+        phase = inst.phase
+        if phase == WAKE:
+            return self._step(inst, t)
+        if phase == MIXED:
+            return self._mixed_end(inst, t)
+        if phase == PREFILL:
+            gen, out, t_first, fin = self._gen, self._out, self._t_first, self._fin
+            it = inst.it
+            tok_t, tbt_max = self._tok_t, self._tbt_max
+            fh = inst.fin_heap
+            for rid in inst.batch:
+                if t_first[rid] != t_first[rid]:
+                    t_first[rid] = t
+                prev = tok_t[rid]
+                if prev == prev and t - prev > tbt_max[rid]:  # recomputed after a preemption
+                    tbt_max[rid] = t - prev
+                tok_t[rid] = t
+                rem = out[rid] - (gen[rid] + 1)
+                if rem <= 0:
+                    self._complete(inst, rid, t)
+                else:
+                    fin[rid] = it + rem
+                    heappush(fh, (it + rem, rid))
+            inst.work -= inst.seg_n  # prompt tokens (seg_n holds the prefill's token count)
+            inst.batch = []
+        else:
+            n = inst.seg_n
+            d0 = inst.seg_d0
+            rest = d0 + 2 * inst.seg_a * (n - 1) if n > 1 else 0.0
+            prev = inst.last_dec_end
+            old = inst.seg_t0 - prev + d0 if prev == prev else d0
+            runs_i0 = inst.runs_i0
+            if len(runs_i0) > 4096:
+                self._trim_runs(inst)
+            runs_i0.append(inst.it)
+            inst.runs_meta.append((inst.seg_t0, d0, rest))
+            inst.runs_old.append(old if old > rest else rest)
+            inst.last_dec_end = t
+            it = inst.it + n
+            inst.it = it
+            inst.work -= inst.seg_B * n
+            fh = inst.fin_heap
+            if fh and fh[0][0] <= it:
+                running = inst.running
+                fin = self._fin
+                join = self._join
+                tok_t, tbt_max, t_done = self._tok_t, self._tbt_max, self._t_done
+                runs_meta, runs_old = inst.runs_meta, inst.runs_old
+                while fh and fh[0][0] <= it:
+                    top = heappop(fh)
+                    f = top[0]
+                    rid = top[1]
+                    if rid in running and fin[rid] == f:
+                        # _complete(inst, rid, t) with _close_stint inlined
+                        j = join[rid]
+                        if it != j:
+                            idx = bisect_left(runs_i0, j)
+                            top = runs_meta[idx]
+                            r0 = top[0]
+                            d = top[1]
+                            r = top[2]
+                            m = r0 - tok_t[rid] + d
+                            if r > m:
+                                m = r
+                            if idx + 1 < len(runs_i0):
+                                r = max(runs_old[idx + 1:])
+                                if r > m:
+                                    m = r
+                            if m > tbt_max[rid]:
+                                tbt_max[rid] = m
+                        inst.S -= running.pop(rid)
+                        inst.B -= 1
+                        t_done[rid] = t
+                        self.n_done += 1
+        self._step(inst, t)
+
+    @cython.locals(oldest=cython.longlong, cut=cython.Py_ssize_t)
+    def _trim_runs(self, inst: Instance):
+        """Forget decode runs older than every running request's join clock (bounded memory)."""
+        join = self._join
+        oldest = min((join[r] for r in inst.running), default=inst.it)
+        cut = bisect_left(inst.runs_i0, oldest)
+        if cut:
+            for lst in (inst.runs_i0, inst.runs_meta, inst.runs_old):
+                del lst[:cut]
+
+    @cython.locals(j=cython.longlong, idx=cython.Py_ssize_t, t0=cython.double, d0=cython.double, r=cython.double,
+                   m=cython.double, runs_i0=list, meta=tuple)
+    def _close_stint(self, inst: Instance, rid):
+        """Fold the token gaps of the request's decode iterations since it joined into tbt_max."""
+        j = self._join[rid]
+        if inst.it == j:
+            return  # no decode iteration since joining
+        runs_i0 = inst.runs_i0
+        idx = bisect_left(runs_i0, j)
+        meta = inst.runs_meta[idx]
+        t0 = meta[0]
+        d0 = meta[1]
+        r = meta[2]
+        m = t0 - self._tok_t[rid] + d0
+        if r > m:
+            m = r
+        if idx + 1 < len(runs_i0):
+            r = max(inst.runs_old[idx + 1:])
+            if r > m:
+                m = r
+        if m > self._tbt_max[rid]:
+            self._tbt_max[rid] = m
+
+    def _complete(self, inst: Instance, rid, t: float):
+        self._close_stint(inst, rid)
+        inst.S -= inst.running.pop(rid)
+        inst.B -= 1
+        self._t_done[rid] = t
+        self.n_done += 1
+
+    @cython.locals(B=cython.longlong, ctx=cython.longlong, kv_used=cython.longlong, free=cython.longlong,
+                   it=cython.longlong, tokens=cython.longlong, max_bt=cython.longlong, room_b=cython.longlong,
+                   need=cython.longlong, rid=cython.longlong, taken=cython.Py_ssize_t, dur=cython.double,
+                   sq=cython.double,
+                   kv=cython.longlong, room=cython.longlong, f=cython.longlong, n=cython.longlong,
+                   n_kv=cython.longlong, d0=cython.double, a=cython.double, until=cython.double, k=cython.longlong,
+                   waiting=list, batch=list,
+                   running=dict, fh=list, top=tuple)
+    def _step(self, inst: Instance, t: float):
+        """At an iteration boundary: admit (prefill) if possible, else run decode iterations, else idle."""
+        B = inst.B
+        if self.chunked and (inst.waiting or inst.prefilling) and self._mixed_step(inst, t):
+            return
+        ctx = inst.S + B * inst.it
+        kv_used = ctx + inst.kv_prefill
+        waiting = inst.waiting
+        if waiting and B < inst.max_b and not self.chunked:
+            free = inst.cap - kv_used
+            inp, gen, join = self._inp, self._gen, self._join
+            it = inst.it
+            batch = []
+            tokens = 0
+            sq = 0
+            max_bt = inst.max_bt
+            room_b = inst.max_b - B
+            if self.sched_dynamic:
+                order = self.scheduler.order(waiting, t, self)
+                taken = 0
+                for _key, _seq, rid in order:
+                    need = inp[rid] + gen[rid]
+                    if need > free or len(batch) >= room_b or (batch and tokens + need > max_bt):
+                        break
+                    batch.append(rid)
+                    tokens += need
+                    sq += need * need
+                    free -= need
+                    taken += 1
+                if taken:  # keep the rest sorted (the order a dynamic scheduler reads)
+                    chosen = set(batch)
+                    inst.waiting = [e for e in waiting if e[2] not in chosen]
+            else:
+                while waiting:
+                    rid = waiting[0][2]
+                    need = inp[rid] + gen[rid]
+                    if need > free or len(batch) >= room_b or (batch and tokens + need > max_bt):
+                        break
+                    heappop(waiting)
+                    batch.append(rid)
+                    tokens += need
+                    sq += need * need
+                    free -= need
+            if batch:
+                running = inst.running
+                t_admit = self._t_admit
+                for rid in batch:
+                    ctx = inp[rid] + gen[rid]
+                    running[rid] = ctx - it
+                    inst.S += ctx - it
+                    join[rid] = it
+                    if t_admit[rid] != t_admit[rid]:
+                        t_admit[rid] = t
+                inst.B += len(batch)
+                inst.batch = batch
+                inst.phase = PREFILL
+                inst.seg_t0 = t
+                inst.seg_n = tokens
+                dur = inst.pc0 + inst.pc1 * tokens + inst.pc2 * tokens * tokens
+                if inst.pcs or inst.pcr:
+                    dur += inst.pcs * sq + inst.pcr * len(batch)
+                inst.seg_end = t + dur
+                kv = inst.S + inst.B * it + inst.kv_prefill  # _sync(inst)
+                if inst.state == SERVING:
+                    inst.endpoint.kv_sum += kv - inst.kv
+                inst.kv = kv
+                self.seq += 1
+                self.iq.schedule(inst.iid, t + dur, self.seq)
+                return
+        if B > 0:
+            room = inst.cap - kv_used
+            if room < B:
+                self._preempt(inst, t)
+                return self._step(inst, t)
+            fh = inst.fin_heap
+            running = inst.running
+            fin = self._fin
+            while True:  # drop stale heap tops (preempted / re-admitted requests)
+                top = fh[0]
+                f = top[0]
+                rid = top[1]
+                if rid in running and fin[rid] == f:
+                    break
+                heappop(fh)
+            d0 = inst.dc0 + inst.dcb * B + inst.dcc * ctx
+            a = inst.dcc * B * 0.5
+            if self.fast:
+                n = f - inst.it
+                n_kv = room // B
+                if n_kv < n:
+                    n = n_kv
+                if waiting and self.sched_dynamic and n > 1:
+                    # a time-dependent order (DPA) may put a different request at the head later: end the run at
+                    # the first iteration boundary at or after the next time the order can change
+                    until = self.scheduler.next_change(waiting, t) - t
+                    if until <= 0:
+                        n = 1
+                    elif n * d0 + a * n * (n - 1) > until:
+                        # the first k with k*d0 + a*k*(k-1) >= until (closed form, then exact by stepping)
+                        if a > 0:
+                            k = int((-(d0 - a) + sqrt((d0 - a) * (d0 - a) + 4 * a * until)) / (2 * a))
+                        else:
+                            k = int(until / d0)
+                        if k < 1:
+                            k = 1
+                        while k > 1 and (k - 1) * d0 + a * (k - 1) * (k - 2) >= until:
+                            k -= 1
+                        while k * d0 + a * k * (k - 1) < until:
+                            k += 1
+                        if k < n:
+                            n = k
+            else:
+                n = 1
+            dur = n * d0 + a * n * (n - 1)
+            inst.phase = DECODE
+            inst.seg_t0 = t
+            inst.seg_n = n
+            inst.seg_d0 = d0
+            inst.seg_a = a
+            inst.seg_B = B
+            inst.seg_end = t + dur
+            if inst.state == SERVING:
+                inst.endpoint.kv_sum += kv_used - inst.kv
+            inst.kv = kv_used
+            self.seq += 1
+            self.iq.schedule(inst.iid, t + dur, self.seq)
+            return
+        inst.phase = IDLE
+        self._sync(inst)
+        if inst.state == DRAINING and not waiting:
+            self._release(inst, t)
+
+    # ------------------------------------------------------------------ chunked prefill (option)
+    @cython.locals(B=cython.longlong, ctx=cython.longlong, free=cython.longlong, need=cython.longlong,
+                   rid=cython.longlong, budget=cython.longlong, tokens=cython.longlong, take=cython.longlong,
+                   dur=cython.double, sq=cython.double, done=cython.longlong, waiting=list, prefilling=list, taken=list, plan=list)
+    def _mixed_step(self, inst: Instance, t: float):
+        """Chunked prefill (Sarathi-style): one iteration = one decode step of the running batch plus prompt
+        chunks filling the token budget (max_batch_tokens - B). Its time is prefill(T) + decode(B, C) with the
+        fixed overhead counted once (minus min(c0_prefill, c0_decode)). Returns False if nothing to prefill."""
+        B = inst.B
+        ctx = inst.S + B * inst.it
+        free = inst.cap - ctx - inst.kv_prefill
+        prefilling = inst.prefilling
+        waiting = inst.waiting
+        if waiting:
+            inp, gen = self._inp, self._gen
+            if self.sched_dynamic:
+                order = self.scheduler.order(waiting, t, self)
+            else:
+                order = None
+            taken = []
+            while True:
+                if order is not None:
+                    entry = next(order, None)
+                    if entry is None:
+                        break
+                else:
+                    if not waiting:
+                        break
+                    entry = waiting[0]
+                rid = entry[2]
+                need = inp[rid] + gen[rid]
+                if need > free or B + len(prefilling) >= inst.max_b:
+                    break
+                if order is None:
+                    heappop(waiting)
+                taken.append(rid)
+                prefilling.append([rid, need, need])
+                inst.kv_prefill += need
+                free -= need
+                if self._t_admit[rid] != self._t_admit[rid]:
+                    self._t_admit[rid] = t
+            if order is not None and taken:  # keep the rest sorted (the order a dynamic scheduler reads)
+                chosen = set(taken)
+                inst.waiting = [e for e in waiting if e[2] not in chosen]
+        if not prefilling:
+            return False
+        if B and free < B:  # the decode step needs one KV slot per running request
+            self._preempt(inst, t)
+            self._step(inst, t)
+            return True
+        budget = max(inst.max_bt - B, 1)
+        tokens = 0
+        sq = 0.0
+        plan = []
+        for entry in prefilling:
+            if tokens >= budget:
+                break
+            take = min(entry[1], budget - tokens)
+            plan.append((entry, take))
+            tokens += take
+            # a chunk of `take` tokens after `done` of its prompt: take*(2*done + take), so a prompt's chunks sum
+            # to P^2 (the whole prompt's attention term) however it is split
+            done = entry[2] - entry[1]
+            sq += take * (2 * done + take)
+        dur = inst.pc0 + inst.pc1 * tokens + inst.pc2 * tokens * tokens
+        if inst.pcs or inst.pcr:
+            dur += inst.pcs * sq + inst.pcr * len(plan)
+        if B:
+            dur += inst.dc0 + inst.dcb * B + inst.dcc * ctx - min(inst.pc0, inst.dc0)
+        inst.batch = plan
+        inst.phase = MIXED
+        inst.seg_t0 = t
+        inst.seg_n = 1
+        inst.seg_d0 = dur
+        inst.seg_a = 0.0
+        inst.seg_B = B
+        inst.seg_end = t + dur
+        self._sync(inst)
+        self.seq += 1
+        self.iq.schedule(inst.iid, t + dur, self.seq)
+        return True
+
+    @cython.locals(B=cython.longlong, prev=cython.double, d0=cython.double, it=cython.longlong,
+                   f=cython.longlong, rid=cython.longlong, need=cython.longlong, rem=cython.longlong,
+                   take=cython.longlong, finished=list, fh=list, running=dict)
+    def _mixed_end(self, inst: Instance, t: float):
+        B = inst.seg_B
+        if B:  # the running batch advanced one token (logged as a one-iteration decode run for max TBT)
+            prev = inst.last_dec_end
+            d0 = inst.seg_d0
+            inst.runs_i0.append(inst.it)
+            inst.runs_meta.append((inst.seg_t0, d0, 0.0))
+            inst.runs_old.append(inst.seg_t0 - prev + d0 if prev == prev else d0)
+            if len(inst.runs_i0) > 4096:
+                self._trim_runs(inst)
+            inst.last_dec_end = t
+            inst.it += 1
+            inst.work -= B
+            fh, running, fin = inst.fin_heap, inst.running, self._fin
+            while fh and fh[0][0] <= inst.it:
+                f, rid = heappop(fh)
+                if rid in running and fin[rid] == f:
+                    self._complete(inst, rid, t)
+        it = inst.it
+        gen, out, t_first, tok_t, tbt_max = self._gen, self._out, self._t_first, self._tok_t, self._tbt_max
+        finished = []
+        for entry, take in inst.batch:
+            entry[1] -= take
+            inst.work -= take
+            if entry[1] == 0:
+                finished.append(entry)
+        for entry in finished:
+            inst.prefilling.remove(entry)
+            rid, _, need = entry
+            inst.kv_prefill -= need
+            inst.running[rid] = need - it
+            inst.S += need - it
+            inst.B += 1
+            self._join[rid] = it
+            if t_first[rid] != t_first[rid]:
+                t_first[rid] = t
+            prev = tok_t[rid]
+            if prev == prev and t - prev > tbt_max[rid]:
+                tbt_max[rid] = t - prev
+            tok_t[rid] = t
+            rem = out[rid] - (gen[rid] + 1)
+            if rem <= 0:
+                self._complete(inst, rid, t)
+            else:
+                self._fin[rid] = it + rem
+                heappush(inst.fin_heap, (it + rem, rid))
+        inst.batch = []
+        self._step(inst, t)
+
+    @cython.locals(rid=cython.longlong, gen_now=cython.longlong, best=cython.longlong, best_t=cython.double,
+                   r=cython.longlong)
+    def _preempt(self, inst: Instance, t: float):
+        """KV exhausted: evict the newest running request (latest arrival); it is recomputed later."""
+        arr = self._arr
+        best = -1
+        best_t = 0.0
+        for r in inst.running:  # max by (arrival, rid)
+            if best < 0 or arr[r] > best_t or (arr[r] == best_t and r > best):
+                best, best_t = r, arr[r]
+        rid = best
+        gen_now = self._gen[rid] + 1 + (inst.it - self._join[rid])
+        self._close_stint(inst, rid)
+        if inst.it > self._join[rid]:
+            self._tok_t[rid] = inst.last_dec_end  # its last token came from the last decode iteration
+        inst.S -= inst.running.pop(rid)
+        inst.B -= 1
+        self._preempted[rid] += 1
+        if inst.B == 0 and self._inp[rid] + gen_now >= inst.cap:
+            self._gen[rid] = gen_now
+            self._drop(rid, "context_exceeds_kv_capacity")
+            return
+        self._gen[rid] = gen_now
+        self.seq += 1
+        entry = (self.scheduler.key(arr[rid], self._tier[rid], self._prio[rid]), self.seq, rid)
+        if self.sched_dynamic:
+            insort(inst.waiting, entry)
+        else:
+            heappush(inst.waiting, entry)
+        inst.work += self._inp[rid] + gen_now
+
+    @cython.locals(kv=cython.longlong)
+    def _sync(self, inst: Instance):
+        kv = inst.S + inst.B * inst.it + inst.kv_prefill
+        if inst.state == SERVING:
+            inst.endpoint.kv_sum += kv - inst.kv
+        inst.kv = kv

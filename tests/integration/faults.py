@@ -1,0 +1,193 @@
+"""Fault-injection helpers: a private Redis on its own port, celery workers we may kill -9, a web
+server process on the same private Redis. Never touches the machine's shared Redis (6379)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import requests
+from django.conf import settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Short intervals so a lost worker is noticed in seconds, not minutes (defaults: 10/90/30/60 s).
+FAST_REAPER_ENV = {
+    "JOBS_HEARTBEAT_S": "1",
+    "JOBS_HEARTBEAT_TIMEOUT_S": "15",
+    "JOBS_REAPER_INTERVAL_S": "2",
+    "JOBS_REDISPATCH_AFTER_S": "5",
+    "JOBS_CANCEL_POLL_S": "1",
+}
+
+
+def free_port(start: int) -> int:
+    for port in range(start, start + 200):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port from {start}")
+
+
+class PrivateRedis:
+    """A redis-server that keeps nothing on disk (like this machine's), on a port of its own."""
+
+    def __init__(self, port: int | None = None) -> None:
+        self.port = port or free_port(6390)
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.dir = tempfile.mkdtemp(prefix="planner-redis-")
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> PrivateRedis:
+        import redis
+
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--dir", self.dir, "--daemonize", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if redis.Redis.from_url(self.url, socket_connect_timeout=1).ping():
+                    return self
+            except Exception:
+                time.sleep(0.1)
+        raise RuntimeError(f"private redis on {self.port} did not start")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self.proc = None
+
+
+def service_env(redis_url: str, **extra: str) -> dict:
+    db = settings.DATABASES["default"]
+    env = dict(os.environ)
+    env.update({
+        "DATABASE_URL": f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
+        "DJANGO_SETTINGS_MODULE": "planner.settings",
+        "PLANNER_DATA_DIR": str(settings.DATA_DIR),
+        "REDIS_URL": redis_url,
+        "JOBS_RUNNER": "celery",
+        "DEBUG": "true",
+        "SECRET_KEY": "fault-tests-only-" + "x" * 40,
+        **FAST_REAPER_ENV,
+        **extra,
+    })
+    return env
+
+
+class Worker:
+    """``celery -A planner worker`` in its own process group (so kill -9 can take it all)."""
+
+    def __init__(self, redis_url: str, name: str, concurrency: int = 1) -> None:
+        self.redis_url = redis_url
+        self.log_path = Path(settings.DATA_DIR) / f"fault-worker-{name}.log"
+        log = open(self.log_path, "a")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "planner", "worker", "--loglevel=INFO",
+             f"--concurrency={concurrency}", "--without-gossip", "--without-mingle", "--without-heartbeat",
+             "-n", f"{name}-{os.getpid()}@%h"],
+            cwd=ROOT, env=service_env(redis_url), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+
+    def wait_ready(self, timeout: float = 90.0) -> Worker:
+        app = sender_app(self.redis_url)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"worker exited with {self.proc.returncode}; see {self.log_path}")
+            try:
+                if app.control.ping(timeout=1.0):
+                    return self
+            except Exception:
+                pass
+            time.sleep(0.5)
+        raise AssertionError(f"worker did not answer a ping within {timeout} s; see {self.log_path}")
+
+    def kill9(self) -> None:
+        """SIGKILL the main process and its pool children at once (a node loss, the OOM killer on the group)."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=30)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                self.kill9()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")[-4000:]
+
+
+_APPS: dict = {}
+
+
+def sender_app(redis_url: str):
+    from celery import Celery
+
+    if redis_url not in _APPS:
+        app = Celery("fault-tests", broker=redis_url, set_as_current=False)  # never the app run_job binds to
+        app.conf.update(task_serializer="json", accept_content=["json"], broker_connection_retry_on_startup=True,
+                        broker_connection_timeout=2)
+        _APPS[redis_url] = app
+    return _APPS[redis_url]
+
+
+def private_dispatch(redis_url: str):
+    """A stand-in for planner.jobs.services.dispatch in this test process that sends to the private Redis."""
+    from planner.jobs.models import Job
+
+    def dispatch(job_id: int) -> bool:
+        result = sender_app(redis_url).send_task("planner.jobs.run_job", args=[job_id])
+        Job.objects.filter(pk=job_id).update(celery_task_id=result.id)
+        return True
+
+    return dispatch
+
+
+class WebServer:
+    """``manage.py runserver`` on the private Redis (the API process of the outage test)."""
+
+    def __init__(self, redis_url: str) -> None:
+        self.port = free_port(18400)
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = Path(settings.DATA_DIR) / "fault-web.log"
+        log = open(self.log_path, "a")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{self.port}"],
+            cwd=ROOT, env=service_env(redis_url), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"web server exited; see {self.log_path}")
+            try:
+                requests.get(f"{self.url}/login/", timeout=2)
+                return
+            except requests.RequestException:
+                time.sleep(0.3)
+        raise AssertionError(f"web server did not come up; see {self.log_path}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
