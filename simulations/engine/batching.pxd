@@ -17,4 +17,7 @@ cdef class InstanceEngine(RunState):
     cdef bint _mixed_step(self, Instance inst, double t)
     cdef _mixed_end(self, Instance inst, double t)
     cdef _preempt(self, Instance inst, double t)
+    cdef _evict(self, Instance inst, long long rid, double t, bint swap)
+    cdef bint _swap_in(self, Instance inst, double t)
+    cdef _swap_in_end(self, Instance inst, double t)
     cdef _sync(self, Instance inst)

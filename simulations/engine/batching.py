@@ -28,6 +28,7 @@ from simulations.engine.entities import (
     MIXED,
     PREFILL,
     SERVING,
+    SWAPIN,
     WAKE,
     Instance,
     decode_iters_done,
@@ -66,7 +67,10 @@ class InstanceEngine(RunState):
         if phase == IDLE:
             heap = self.heap
             if self._in_arrival and self.next_arr > t and (not heap or heap[0][0] > t) and self.iq.top_time() > t:
+                B = inst.B
                 self._step(inst, t)
+                if self._h_any:
+                    self._after_instance_event(inst, t, B)
                 return
             inst.phase = WAKE
             inst.seg_t0 = t
@@ -102,6 +106,8 @@ class InstanceEngine(RunState):
             return self._step(inst, t)
         if phase == MIXED:
             return self._mixed_end(inst, t)
+        if phase == SWAPIN:
+            return self._swap_in_end(inst, t)
         if phase == PREFILL:
             gen, out, t_first, fin = self._gen, self._out, self._t_first, self._fin
             it = inst.it
@@ -171,6 +177,8 @@ class InstanceEngine(RunState):
                         inst.B -= 1
                         t_done[rid] = t
                         self.n_done += 1
+                        if self._h_complete:
+                            self._done_buf.append(rid)
         self._step(inst, t)
 
     @cython.locals(oldest=cython.longlong, cut=cython.Py_ssize_t)
@@ -212,6 +220,8 @@ class InstanceEngine(RunState):
         inst.B -= 1
         self._t_done[rid] = t
         self.n_done += 1
+        if self._h_complete:
+            self._done_buf.append(rid)
 
     @cython.locals(B=cython.longlong, ctx=cython.longlong, kv_used=cython.longlong, free=cython.longlong,
                    it=cython.longlong, tokens=cython.longlong, max_bt=cython.longlong, room_b=cython.longlong,
@@ -223,8 +233,12 @@ class InstanceEngine(RunState):
                    running=dict, fh=list, top=tuple)
     def _step(self, inst: Instance, t: float):
         """At an iteration boundary: admit (prefill) if possible, else run decode iterations, else idle."""
+        if inst.pending:
+            self._apply_pending(inst, t)
         B = inst.B
         if self.chunked and (inst.waiting or inst.prefilling) and self._mixed_step(inst, t):
+            return
+        if inst.swapped and B < inst.max_b and self._swap_in(inst, t):
             return
         ctx = inst.S + B * inst.it
         kv_used = ctx + inst.kv_prefill
@@ -350,7 +364,7 @@ class InstanceEngine(RunState):
             return
         inst.phase = IDLE
         self._sync(inst)
-        if inst.state == DRAINING and not waiting:
+        if inst.state == DRAINING and not waiting and not inst.swapped:
             self._release(inst, t)
 
     # ------------------------------------------------------------------ chunked prefill (option)
@@ -487,8 +501,7 @@ class InstanceEngine(RunState):
         inst.batch = []
         self._step(inst, t)
 
-    @cython.locals(rid=cython.longlong, gen_now=cython.longlong, best=cython.longlong, best_t=cython.double,
-                   r=cython.longlong)
+    @cython.locals(best=cython.longlong, best_t=cython.double, r=cython.longlong)
     def _preempt(self, inst: Instance, t: float):
         """KV exhausted: evict the newest running request (latest arrival); it is recomputed later."""
         arr = self._arr
@@ -497,7 +510,15 @@ class InstanceEngine(RunState):
         for r in inst.running:  # max by (arrival, rid)
             if best < 0 or arr[r] > best_t or (arr[r] == best_t and r > best):
                 best, best_t = r, arr[r]
-        rid = best
+        self._evict(inst, best, t, False)
+
+    @cython.locals(gen_now=cython.longlong)
+    def _evict(self, inst: Instance, rid, t: float, swap):
+        """Take running request ``rid`` off ``inst`` at an iteration boundary. Recompute (vLLM's recompute
+        preemption): back to the waiting queue, prefilled again later over prompt + generated tokens. Swap: its KV
+        (prompt + generated tokens but the last) goes to host memory; it resumes before any waiting request, without
+        a prefill, once ``ctx * kv_bytes_per_token / swap_bandwidth`` has been paid (``_swap_in``)."""
+        arr = self._arr
         gen_now = self._gen[rid] + 1 + (inst.it - self._join[rid])
         self._close_stint(inst, rid)
         if inst.it > self._join[rid]:
@@ -505,11 +526,13 @@ class InstanceEngine(RunState):
         inst.S -= inst.running.pop(rid)
         inst.B -= 1
         self._preempted[rid] += 1
+        self._gen[rid] = gen_now
+        if swap:
+            inst.swapped.append(rid)
+            return
         if inst.B == 0 and self._inp[rid] + gen_now >= inst.cap:
-            self._gen[rid] = gen_now
             self._drop(rid, "context_exceeds_kv_capacity")
             return
-        self._gen[rid] = gen_now
         self.seq += 1
         entry = (self.scheduler.key(arr[rid], self._tier[rid], self._prio[rid]), self.seq, rid)
         if self.sched_dynamic:
@@ -517,6 +540,83 @@ class InstanceEngine(RunState):
         else:
             heappush(inst.waiting, entry)
         inst.work += self._inp[rid] + gen_now
+
+    @cython.locals(B=cython.longlong, free=cython.longlong, need=cython.longlong, tokens=cython.longlong,
+                   rid=cython.longlong, it=cython.longlong, dur=cython.double, batch=list, swapped=list)
+    def _swap_in(self, inst: Instance, t: float):
+        """Resume swapped-out requests (in eviction order, before any waiting request, as vLLM does) while their
+        KV fits and the batch has room: one SWAPIN segment of (their KV tokens x kv_bytes_per_token) / bandwidth,
+        during which decodes pause; no token is produced. False if none fits."""
+        B = inst.B
+        free = inst.cap - (inst.S + B * inst.it + inst.kv_prefill)
+        swapped = inst.swapped
+        batch = []
+        tokens = 0
+        while swapped and B + len(batch) < inst.max_b:
+            rid = swapped[0]
+            need = self._inp[rid] + self._gen[rid] - 1
+            if need > free:
+                break
+            swapped.pop(0)
+            batch.append(rid)
+            free -= need
+            tokens += need
+        if not batch:
+            return False
+        it = inst.it
+        for rid in batch:
+            need = self._inp[rid] + self._gen[rid] - 1
+            inst.running[rid] = need - it
+            inst.S += need - it
+            self._join[rid] = it
+        inst.B += len(batch)
+        inst.batch = batch
+        inst.phase = SWAPIN
+        inst.seg_t0 = t
+        inst.seg_n = 0
+        dur = tokens * inst.spec.kv_bytes_per_token / (self.engine.swap_bandwidth_gb_s * 1e9)
+        inst.seg_end = t + dur
+        self._sync(inst)
+        self.seq += 1
+        self.iq.schedule(inst.iid, t + dur, self.seq)
+        return True
+
+    @cython.locals(rid=cython.longlong, rem=cython.longlong, it=cython.longlong)
+    def _swap_in_end(self, inst: Instance, t: float):
+        it = inst.it
+        for rid in inst.batch:
+            rem = self._out[rid] - self._gen[rid]
+            self._fin[rid] = it + rem
+            heappush(inst.fin_heap, (it + rem, rid))
+        inst.batch = []
+        self._step(inst, t)
+
+    def _apply_pending(self, inst: Instance, t: float):
+        """Evictions a policy asked for (``PolicyAPI.evict``), due at this iteration boundary."""
+        pending, inst.pending = inst.pending, []
+        for rid, swap in pending:
+            if rid in inst.running:
+                self._evict(inst, rid, t, swap)
+
+    def _boundary(self, inst: Instance, t: float):
+        """Bring ``inst`` to an iteration boundary as soon as one is due: an idle instance steps now (a WAKE
+        event at ``t``); a multi-iteration decode run (fast mode) ends at the end of the iteration in progress,
+        the boundary where reference mode, which steps every iteration, would act. Other phases end at their
+        next boundary anyway."""
+        if inst.state != SERVING and inst.state != DRAINING:
+            return
+        if inst.phase == IDLE:
+            inst.phase = WAKE
+            inst.seg_t0 = t
+            self.seq += 1
+            self.iq.schedule(inst.iid, t, self.seq)
+        elif inst.phase == DECODE and inst.seg_n > 1:
+            k = decode_iters_done(inst, t) + 1
+            if k < inst.seg_n:
+                inst.seg_n = k
+                inst.seg_end = inst.seg_t0 + k * inst.seg_d0 + inst.seg_a * k * (k - 1)
+                self.seq += 1
+                self.iq.schedule(inst.iid, inst.seg_end, self.seq)
 
     @cython.locals(kv=cython.longlong)
     def _sync(self, inst: Instance):

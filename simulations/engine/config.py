@@ -100,6 +100,7 @@ class DeploymentSpec:
     startup: StartupDelays = field(default_factory=StartupDelays)
     price_per_instance_hour: dict = field(default_factory=lambda: {"on_demand": 98.32})
     estimated: bool = False
+    kv_bytes_per_token: float = 0.0  # KV-cache bytes per token (all layers); needed only to swap KV to host memory
     device: Any = None  # energy.DevicePower: device kind and idle / busy watts per device (None = unknown)
 
     @classmethod
@@ -148,6 +149,7 @@ class DeploymentSpec:
             ),
             price_per_instance_hour={str(k): float(v) for k, v in price.items()},
             estimated=bool(d.get("estimated", False)),
+            kv_bytes_per_token=_num(d, "kv_bytes_per_token", where, 0.0, minimum=0.0),
             device=_device(d.get("device"), f"{where}.device"),
         )
         if spec.prefill.c0 + spec.prefill.c1 <= 0:
@@ -172,6 +174,7 @@ class DeploymentSpec:
                         "load_cross_region_s": self.startup.load_cross_region_s,
                         "spot_reclaim_s": self.startup.spot_reclaim_s},
             "price_per_instance_hour": dict(self.price_per_instance_hour), "estimated": self.estimated,
+            **({"kv_bytes_per_token": self.kv_bytes_per_token} if self.kv_bytes_per_token else {}),
             **({"device": self.device.to_dict()} if self.device is not None else {}),
         }
 
@@ -210,6 +213,17 @@ class SLOConfig:
     ttft_s: dict = field(default_factory=lambda: {"IW-F": 1.0, "IW-N": 60.0, "NIW": 86400.0})
     e2e_s: dict = field(default_factory=lambda: {"IW-F": math.inf, "IW-N": math.inf, "NIW": 86400.0})
     percentile: float = 95.0
+    # richer SLOs (issue 11 item 1; all optional, evaluated in engine/slo.py into result.slo):
+    itl_s: dict = field(default_factory=dict)  # tier -> inter-token latency target (s)
+    itl_stat: str = "mean"  # "mean": the request's mean ITL (TPOT) meets it; "max": every gap does
+    normalised_latency_x: dict = field(default_factory=dict)  # tier -> E2E within x times an isolated run
+    ttft_prompt: dict = field(default_factory=dict)  # tier -> {"min_s", "per_token_s", "max_s"}: min(max(a, L*b), c)
+    cold_start_grace_s: float = 0.0  # added to the TTFT target of a request that waited for a cold start
+    window_s: float = 60.0  # window of the "peak of windowed means" metrics
+
+    @property
+    def rich(self) -> bool:
+        return bool(self.itl_s or self.normalised_latency_x or self.ttft_prompt or self.cold_start_grace_s)
 
 
 @dataclass(frozen=True)
@@ -234,6 +248,8 @@ class PolicyConfig:
     scheduler: str = "fcfs"
     scheduler_params: dict = field(default_factory=dict)
     region_threshold: float = 0.70
+    predictor: str = ""  # output-length predictor run before the run (engine/predictors.py); "" = none
+    predictor_params: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -243,6 +259,7 @@ class EngineConfig:
     timeline_step_s: float = 60.0
     max_time_s: float = math.inf  # stop simulating after this simulated time (unfinished = dropped)
     seed: int = 0
+    swap_bandwidth_gb_s: float = 25.0  # host <-> device bandwidth for swapped KV (PCIe 4.0 x16 ~ 25 GB/s)
 
 
 @dataclass(frozen=True)

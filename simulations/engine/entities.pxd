@@ -36,6 +36,9 @@ cdef class Instance:
     cdef public double last_dec_end
     cdef public list prefilling
     cdef public long long kv_prefill
+    cdef public list swapped, pending
+    cdef public str kind
+    cdef public dict policy_state
 
 
 cdef class Endpoint:

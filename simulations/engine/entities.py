@@ -15,8 +15,9 @@ PROVISIONING, SERVING, DRAINING, RELEASED = 0, 1, 2, 3
 STATE_NAMES = {PROVISIONING: "provisioning", SERVING: "serving", DRAINING: "draining", RELEASED: "released"}
 
 # What the instance is doing between two events
-IDLE, PREFILL, DECODE, WAKE, MIXED = 0, 1, 2, 3, 4  # WAKE: a step is due now (simultaneous arrivals batch);
-# MIXED: a chunked-prefill iteration (prefill chunks + one decode step of the running batch)
+IDLE, PREFILL, DECODE, WAKE, MIXED, SWAPIN = 0, 1, 2, 3, 4, 5  # WAKE: a step is due now (simultaneous arrivals
+# batch); MIXED: a chunked-prefill iteration (prefill chunks + one decode step of the running batch); SWAPIN: swapped-out
+# requests' KV coming back from host memory (no prefill, no token)
 
 
 def decode_iters_done(inst: Instance, t: float) -> int:
@@ -56,7 +57,7 @@ class Instance:
         "waiting", "running", "fin_heap", "B", "S", "it", "kv", "work", "phase", "seg_t0", "seg_n", "seg_d0",
         "seg_B", "seg_end", "batch", "busy_s", "t_requested", "t_ready", "t_released", "source",
         "rr", "donate_on_release", "seg_a", "runs_i0", "runs_old", "runs_meta",
-        "last_dec_end", "prefilling", "kv_prefill",
+        "last_dec_end", "prefilling", "kv_prefill", "swapped", "pending", "kind", "policy_state",
     )
 
     def __init__(self, iid: int, endpoint: Endpoint, t_requested: float, t_ready: float, source: str) -> None:
@@ -102,6 +103,12 @@ class Instance:
         self.last_dec_end = float("nan")
         self.prefilling: list = []  # chunked prefill: [rid, prompt tokens left, KV reserved] in admission order
         self.kv_prefill = 0  # KV reserved by requests still in chunked prefill
+        # the policy API (control.py): requests whose KV was swapped to host memory [(rid, ctx tokens)], evictions
+        # due at the next iteration boundary [(rid, mode)], the instance's kind and a policy's own state
+        self.swapped: list = []
+        self.pending: list = []
+        self.kind = "mixed"
+        self.policy_state: dict = {}
 
     @property
     def queue_len(self) -> int:

@@ -72,9 +72,11 @@ class FleetLifecycle(RequestPath):
         self.scaling_events.append(event)
         return self.add_instance(ep, now, delay, chosen)
 
-    def scale_in(self, ep: Endpoint, now: float, donate: bool = True) -> Instance | None:
-        """Drain the serving instance with the least remaining work (never the last one)."""
-        if len(ep.serving) <= 1:
+    def scale_in(self, ep: Endpoint, now: float, donate: bool = True, allow_zero: bool = False) -> Instance | None:
+        """Drain the serving instance with the least remaining work (never the last one, unless ``allow_zero``:
+        scale-to-zero, for policies that scale out again on demand; requests reaching an endpoint with no serving
+        instance wait in its backlog until one is ready)."""
+        if len(ep.serving) <= (0 if allow_zero else 1):
             return None
         inst = min(ep.serving, key=lambda i: (work_now(i, now), i.iid))
         self.drain(inst, now, donate=donate)
@@ -99,7 +101,7 @@ class FleetLifecycle(RequestPath):
         inst.state = DRAINING
         inst.donate_on_release = donate
         ep.draining.append(inst)
-        if inst.phase == IDLE and not inst.waiting and inst.B == 0:
+        if inst.phase == IDLE and not inst.waiting and inst.B == 0 and not inst.swapped:
             self._release(inst, now)
 
     def _release(self, inst: Instance, now: float) -> None:
@@ -112,6 +114,8 @@ class FleetLifecycle(RequestPath):
             self._spot_change(ep.region_idx, ep.model, +1, now)
         else:
             self.vm_free[ep.region_idx] += 1
+        if self._h_release:
+            self.autoscaler.on_instance_release(self, inst, now)
 
     def _ready(self, inst: Instance, now: float) -> None:
         ep = inst.endpoint
@@ -127,6 +131,7 @@ class FleetLifecycle(RequestPath):
         ep.kv_sum += inst.kv
         if ep.backlog:
             backlog, ep.backlog = ep.backlog, []
+            self.cold_started.update(backlog)
             for rid in backlog:
                 self._enqueue(self.instance_router.choose(ep), rid, now)
         self.autoscaler.on_instance_ready(self, inst, now)

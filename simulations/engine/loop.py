@@ -47,6 +47,12 @@ class Simulator(PolicyAPI):
 
         self.autoscaler = get_policy(PolicyKind.AUTOSCALER, scenario.policy.autoscaler)(
             scenario.policy.autoscaler_params, self.rng)
+        if scenario.policy.predictor:  # predicted output lengths, from each request alone, before the run
+            from dataclasses import replace
+
+            from simulations.engine.predictors import predict_output_lengths
+            workload = replace(workload, predicted_output_tokens=predict_output_lengths(
+                workload, scenario.policy.predictor, scenario.policy.predictor_params, scenario.engine.seed))
         fleet = self.autoscaler.prepare_fleet(scenario.fleet, workload)
         self.fleet = fleet
         self.region_names = fleet.region_names
@@ -81,8 +87,12 @@ class Simulator(PolicyAPI):
         self.preempted = memoryview(np.zeros(n, dtype=np.int32))
         self.tok_t = memoryview(np.full(n, np.nan))  # time of the request's latest token when it (re)joined
         self.tbt_max = memoryview(np.zeros(n))  # longest gap between two of its tokens so far (closed stints)
+        # optional request attributes (issue 11 item 1): predicted output length (filled by a predictor before the
+        # run, from the request alone), per-request TTFT / TPOT targets, a class or service id; None when absent
+        self.req_pred_out = getattr(w, "predicted_output_tokens", None)
         self._bind_views()
         self.dropped: dict[int, str] = {}
+        self.cold_started: set = set()  # requests that waited in an endpoint's backlog for an instance to be ready
         # network delay per request, pre-sampled (used only when the request crosses regions)
         self.net_delay = NetworkDelays(self.scenario.fleet.network.bins, int(net_ss.generate_state(1)[0]))
         self.net_all = fleet.network.apply_to == "all"
@@ -127,6 +137,13 @@ class Simulator(PolicyAPI):
         self.events = 0
         self.scaling_events: list[dict] = []
         self.timeline: list[tuple] = []
+        # hooks of the policy API, on only when the autoscaler asks (the stock fast path pays one C test per event)
+        a = self.autoscaler
+        self._h_batch = bool(getattr(a, "wants_batch_hook", False))
+        self._h_complete = bool(getattr(a, "wants_completion_hook", False))
+        self._h_release = bool(getattr(a, "wants_release_hook", False))
+        self._h_any = self._h_batch or self._h_complete
+        self._done_buf = []
 
     def run(self):
         """Run to the end of the workload (or ``max_time_s``); returns the simulated time reached.
@@ -144,7 +161,7 @@ class Simulator(PolicyAPI):
     @cython.locals(i=cython.Py_ssize_t, n=cython.Py_ssize_t, events=cython.longlong, t=cython.double,
                    next_arr=cython.double, max_time=cython.double, horizon=cython.double, kind=cython.int,
                    arg=cython.longlong, fused=cython.bint, inst=Instance, heap=list, ev=tuple, iq=InstanceEvents,
-                   tq=cython.double, th=cython.double, instances=list)
+                   tq=cython.double, th=cython.double, instances=list, b0=cython.longlong)
     def _run(self):
         for ep in self.endpoints:
             for _ in range(ep.config.initial):
@@ -194,7 +211,10 @@ class Simulator(PolicyAPI):
                 inst = cython.cast(Instance, instances[iq.pop()])
                 self.now = tq
                 self.t_work = tq
+                b0 = inst.B
                 self._segment_end(inst, tq)
+                if self._h_any:
+                    self._after_instance_event(inst, tq, b0)
             elif th < next_arr:
                 ev = heappop(heap)
                 t = ev[0]

@@ -9,6 +9,7 @@ import numpy as np
 
 from simulations.engine.config import TIERS
 from simulations.engine.entities import RELEASED
+from simulations.engine.slo import rich_slo, rich_slo_wanted
 
 PCTS = (50, 90, 95, 99)
 
@@ -36,6 +37,7 @@ class SimulationResult:
     histograms: dict
     requests: dict = field(default_factory=dict, repr=False)  # per-request numpy arrays (not in to_dict)
     instances: list = field(default_factory=list, repr=False)  # life cycle of every instance
+    slo: dict | None = None  # the richer SLO block (engine/slo.py), only when the scenario sets such targets
 
     def to_dict(self, *, max_events: int = 5000) -> dict:
         events = self.scaling_events
@@ -43,6 +45,7 @@ class SimulationResult:
             "summary": self.summary, "tiers": self.tiers, "usage": self.usage, "timeline": self.timeline,
             "scaling_events": events[:max_events], "scaling_events_total": len(events),
             "histograms": self.histograms,
+            **({"slo": self.slo} if self.slo is not None else {}),
         }
 
     def latency(self, metric: str = "ttft", tier: str | None = None) -> dict:
@@ -190,12 +193,17 @@ def build_result(sim, wall_s: float) -> SimulationResult:
     requests = {"arrival_s": arr, "ttft_s": ttft, "e2e_s": e2e, "queueing_s": queueing, "tbt_mean_s": tbt, "tbt_max_s": tbt_max,
                 "completed": done, "endpoint": np.asarray(sim.served_ep), "instance": np.asarray(sim.served_inst),
                 "first_token_s": t_first, "done_s": t_done, "preemptions": np.asarray(sim.preempted), "tier": w.tier}
+    slo_block = None
+    if rich_slo_wanted(sim):  # richer SLOs and metrics (issue 11 item 1); default outputs unchanged
+        slo_block, extra = rich_slo(sim, ttft=ttft, e2e=e2e, itl_mean=tbt, itl_max=tbt_max, done=done,
+                                    dropped=dropped)
+        requests.update(extra)
     instances = [{"iid": i.iid, "endpoint": i.endpoint.name, "source": i.source, "t_requested": i.t_requested,
                   "t_ready": i.t_ready, "t_released": None if i.t_released != i.t_released else i.t_released}
                  for i in sim.instances]
     return SimulationResult(summary=summary, tiers=tiers, usage=usage, timeline=timeline,
                             scaling_events=sim.scaling_events, histograms=hist, requests=requests,
-                            instances=instances)
+                            instances=instances, slo=slo_block)
 
 
 def _timeline(sim, done, end) -> dict:

@@ -151,7 +151,7 @@ def parse_scenario(d: dict, *, limits: Limits | None = None) -> Scenario:
     base = SLOConfig()
     ttft = {**base.ttft_s, **sc.slo.ttft_s.given()}
     e2e = {**base.e2e_s, **sc.slo.e2e_s.given()}
-    slo = SLOConfig(ttft_s=ttft, e2e_s=e2e, percentile=float(sc.slo.percentile))
+    slo = SLOConfig(ttft_s=ttft, e2e_s=e2e, percentile=float(sc.slo.percentile), **sc.slo.rich_kwargs())
 
     en = to_kwargs(sc.engine) if sc.engine is not None else {}
     if sc.seed is not None:

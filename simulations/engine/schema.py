@@ -141,7 +141,8 @@ Deployment = section(
     },
     bounds={"tp": dict(ge=1, le=512), "weights_gb": dict(ge=0.0, le=1e6),
             "kv_capacity_tokens": dict(ge=1, le=10**12), "max_batch_size": dict(ge=1, le=10**7),
-            "max_batch_tokens": dict(ge=1, le=10**9), "theta_tps": dict(ge=0.0, le=1e12)},
+            "max_batch_tokens": dict(ge=1, le=10**9), "theta_tps": dict(ge=0.0, le=1e12),
+            "kv_bytes_per_token": dict(ge=0.0, le=1e12)},
     add={"theta_catalogue_tps": (float | None, num(default=None, ge=0.0)),  # comparison metadata (PDF)
          "theta_source": (str, Field("", max_length=2000))},
 )
@@ -214,7 +215,8 @@ Strategy = section(
             "scheduler_params": (dict[str, JSONValue], Field(default_factory=dict))},
     aliases={"autoscaler_params": "params"},
     bounds={"region_threshold": dict(ge=0.0, le=1.0)},
-    validators={f"_check_{k}": field_validator(k)(_policy_name(k)) for k in _POLICY_FIELDS},
+    validators={**{f"_check_{k}": field_validator(k)(_policy_name(k)) for k in _POLICY_FIELDS},
+                "_check_predictor": field_validator("predictor")(lambda cls, v: _predictor(v))},
 )
 
 
@@ -258,6 +260,15 @@ def check_knobs(autoscaler: str, params: dict, where: str) -> None:
                                 hint=suggest(key, sorted(known)))
 
 
+def _predictor(value: str) -> str:
+    from simulations.engine.predictors import PREDICTORS
+
+    if value and value not in PREDICTORS:
+        raise PydanticCustomError("unknown_predictor", f"unknown predictor {value!r}".replace("{", "{{").replace("}", "}}"),
+                                  {"hint": suggest(value, list(PREDICTORS))})
+    return value
+
+
 def _strategy_tag(value: Any) -> str:
     return "<name>" if isinstance(value, str) else "<strategy>"
 
@@ -268,7 +279,8 @@ StrategyRef = Annotated[Annotated[str, Tag("<name>")] | Annotated[Strategy, Tag(
 Engine = section(EngineConfig, "Engine", fields={
     "mode": (Literal["fast", "reference"], "fast"),
     "max_time_s": (float | None, num(default=None, gt=0.0, le=MAX_SECONDS)),
-}, bounds={"timeline_step_s": dict(ge=0.0, le=86400.0), "seed": dict(ge=0, le=BIGINT)})
+}, bounds={"timeline_step_s": dict(ge=0.0, le=86400.0), "seed": dict(ge=0, le=BIGINT),
+           "swap_bandwidth_gb_s": dict(gt=0.0, le=1e6)})
 
 Seconds = Annotated[float, Field(ge=0.0, le=MAX_SECONDS, allow_inf_nan=False)]
 
@@ -290,10 +302,55 @@ class TierSeconds(Strict):
         return out
 
 
+Positive = Annotated[float, Field(gt=0.0, le=MAX_SECONDS, allow_inf_nan=False)]
+
+
+class TierPositive(Strict):
+    """A positive number per tier (ITL targets in seconds, normalised-latency multiples); omitted = no target."""
+
+    iw_f: Positive | None = Field(None, alias="IW-F", validation_alias="IW-F")
+    iw_n: Positive | None = Field(None, alias="IW-N", validation_alias="IW-N")
+    niw: Positive | None = Field(None, alias="NIW", validation_alias="NIW")
+
+    def given(self) -> dict[str, float]:
+        return {info.alias: float(getattr(self, name)) for name, info in type(self).model_fields.items()
+                if getattr(self, name) is not None}
+
+
+class TTFTPrompt(Strict):
+    """TTFT target as a function of the prompt length L: min(max(min_s, L * per_token_s), max_s)."""
+
+    min_s: float = num(default=0.0, ge=0.0, le=MAX_SECONDS)
+    per_token_s: float = num(default=0.0, ge=0.0, le=MAX_SECONDS)
+    max_s: float = num(default=MAX_SECONDS, gt=0.0, le=MAX_SECONDS)
+
+
+class TierTTFTPrompt(Strict):
+    iw_f: TTFTPrompt | None = Field(None, alias="IW-F", validation_alias="IW-F")
+    iw_n: TTFTPrompt | None = Field(None, alias="IW-N", validation_alias="IW-N")
+    niw: TTFTPrompt | None = Field(None, alias="NIW", validation_alias="NIW")
+
+    def given(self) -> dict[str, dict]:
+        return {info.alias: getattr(self, name).model_dump() for name, info in type(self).model_fields.items()
+                if getattr(self, name) is not None}
+
+
 class SLO(Strict):
     ttft_s: TierSeconds = Field(default_factory=TierSeconds)
     e2e_s: TierSeconds = Field(default_factory=TierSeconds)
     percentile: float = num(default=95.0, gt=0.0, le=100.0)
+    # the richer SLOs (engine/slo.py; issue 11 item 1)
+    itl_s: TierPositive = Field(default_factory=TierPositive)
+    itl_stat: Literal["mean", "max"] = "mean"
+    normalised_latency_x: TierPositive = Field(default_factory=TierPositive)
+    ttft_prompt: TierTTFTPrompt = Field(default_factory=TierTTFTPrompt)
+    cold_start_grace_s: float = num(default=0.0, ge=0.0, le=MAX_SECONDS)
+    window_s: float = num(default=60.0, gt=0.0, le=MAX_SECONDS)
+
+    def rich_kwargs(self) -> dict:
+        return {"itl_s": self.itl_s.given(), "itl_stat": self.itl_stat,
+                "normalised_latency_x": self.normalised_latency_x.given(), "ttft_prompt": self.ttft_prompt.given(),
+                "cold_start_grace_s": float(self.cold_start_grace_s), "window_s": float(self.window_s)}
 
 
 # ----------------------------------------------------------------------------------------- workload

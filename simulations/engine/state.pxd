@@ -25,5 +25,8 @@ cdef class RunState:
     cdef int[:] _gen, _join, _fin, _served_ep, _served_inst, _preempted
     cdef double[:] _t_first, _t_done, _t_admit, _tok_t, _tbt_max
     cdef object _sched_key
+    # the policy API's hooks (switched on only when the policy asks: control.py)
+    cdef public bint _h_batch, _h_complete, _h_release, _h_any
+    cdef public list _done_buf
 
     cdef _bind_views(self)

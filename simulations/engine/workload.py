@@ -7,7 +7,7 @@ deterministic synthetic generator (diurnal, multi-region, multi-model, three tie
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +27,11 @@ class Workload:
     model_names: list[str]
     region_names: list[str]
     deadline_s: np.ndarray | None = None  # absolute, NaN = none
+    # optional request attributes (issue 11 item 1), one value per request; None when the trace has none
+    predicted_output_tokens: np.ndarray | None = None  # int64, filled by a predictor from the request alone
+    ttft_slo_s: np.ndarray | None = None  # float64 per-request TTFT target (NaN = the tier's)
+    tpot_slo_s: np.ndarray | None = None  # float64 per-request ITL/TPOT target (NaN = the tier's)
+    class_id: np.ndarray | None = None  # int32 class or service id
 
     def __len__(self) -> int:
         return int(self.arrival_s.shape[0])
@@ -80,6 +85,7 @@ class Workload:
             output_tokens=np.maximum(df["output_tokens"].to_numpy(dtype=np.int64), 1),
             tier=tier, model=model, region=region, model_names=model_names, region_names=region_names,
             deadline_s=deadline,
+            **_request_attributes(df),
         )
 
     def to_frame(self):
@@ -108,12 +114,25 @@ class Workload:
                 lookup[i] = target.index(name)
             return lookup[codes] if len(codes) else codes
 
-        return Workload(
-            arrival_s=self.arrival_s, input_tokens=self.input_tokens, output_tokens=self.output_tokens,
-            tier=self.tier, model=recode(self.model, self.model_names, model_names, "model"),
+        return replace(
+            self, model=recode(self.model, self.model_names, model_names, "model"),
             region=recode(self.region, self.region_names, region_names, "region"),
-            model_names=list(model_names), region_names=list(region_names), deadline_s=self.deadline_s,
+            model_names=list(model_names), region_names=list(region_names),
         )
+
+
+def _request_attributes(df: pd.DataFrame) -> dict:
+    """The optional per-request columns of a normalised trace (predicted_output_tokens, ttft_slo_s, tpot_slo_s,
+    class_id) as arrays, for those present."""
+    out = {}
+    for col, dtype in (("predicted_output_tokens", np.int64), ("ttft_slo_s", np.float64), ("tpot_slo_s", np.float64),
+                       ("class_id", np.int32)):
+        if col in df.columns:
+            try:
+                out[col] = df[col].to_numpy(dtype=dtype)
+            except (TypeError, ValueError):
+                raise ScenarioError(f"workload.{col}", f"the trace's {col!r} column must be numeric") from None
+    return out
 
 
 def read_trace_file(path: str | Path) -> pd.DataFrame:

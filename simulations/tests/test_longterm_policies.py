@@ -122,8 +122,7 @@ def _fake_sim(utilisations, arrivals):
            for i, u in enumerate(utilisations)]
     sim = SimpleNamespace(endpoints=eps, req_arr=list(arrivals), req_region=[0] * len(arrivals),
                           req_prio=[1] * len(arrivals), req_model=[0] * len(arrivals), net_all=False,
-                          net_delay=[0.0] * len(arrivals), push=lambda *a: delivered.append(a),
-                          _deliver=lambda rid, ep, now: delivered.append((rid, ep.eid, now)))
+                          send=lambda rid, ep, now: delivered.append((rid, ep.eid, now)))
     return sim, delivered
 
 

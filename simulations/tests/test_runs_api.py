@@ -141,3 +141,18 @@ def test_the_simulate_command_prints_one_json_object_with_metrics_requests_and_w
     assert data["wall_s"] > 0
     assert data["summary"]["completed"] == 8819
     assert {"tiers", "usage", "scaling_events"} <= set(data)
+
+
+def test_the_routing_sweep_command_prints_each_router_and_its_knee():
+    out = StringIO()
+    call_command("routing_sweep", "--rates", "4", "--minutes", "1", "--routers", "least-requests,llumnix", "--json",
+                 stdout=out)
+    data = json.loads(out.getvalue())
+    assert [p["router"] for p in data["points"]] == ["least-requests", "llumnix"]
+    assert data["knees_rps"] == {"least-requests": None, "llumnix": None}  # 4 req/s is below the knee
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="unknown instance router"):
+        call_command("routing_sweep", "--routers", "fastest", stdout=StringIO())
+    with pytest.raises(CommandError, match="--rates"):
+        call_command("routing_sweep", "--rates", "fast", stdout=StringIO())

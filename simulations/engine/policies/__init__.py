@@ -5,6 +5,8 @@ A later policy is one class plus one ``@register_*("name")`` line; the loop neve
 
 from simulations.engine.policies import (  # noqa: F401,E402  (registers)  # noqa: F401,E402  (SageServe LT-I/U/UA + NIW queue)
     autoscalers,
+    baselines,
+    example,
     longterm,
     niw_queue,
     routers,

@@ -10,7 +10,11 @@ Interface (subclass ``Autoscaler``, decorate with ``@register(PolicyKind.AUTOSCA
   ``wants_request_hook``).
 - ``on_instance_ready(sim, instance, now)``: an instance finished provisioning.
 - ``on_arrival(sim, rid, now) -> bool`` (only if ``wants_arrival_hook``): before routing; True holds the
-  request (e.g. a global NIW queue), which the policy later hands over with ``sim.send(rid, endpoint, t)``.
+  request (e.g. a global NIW queue), which the policy later hands over with ``sim.send(rid, endpoint, t)`` or
+  ``sim.dispatch(rid, instance, t)``, or drops with ``sim.drop(rid, reason)``.
+- ``on_batch_change(sim, instance, now)``, ``on_complete(sim, instance, rid, now)``,
+  ``on_instance_release(sim, instance, now)``: only with ``wants_batch_hook`` / ``wants_completion_hook`` /
+  ``wants_release_hook`` (see control.py for the instance-control API they may call).
 
 What a policy may call on ``sim`` (see ``PolicyAPI`` in control.py and ``FleetLifecycle`` in fleet.py): ``sim.endpoints``,
 ``sim.endpoints_for(region, model)``, ``sim.scale_out(ep, now, source="auto")``,
@@ -34,6 +38,10 @@ class Autoscaler:
     tick_s: float | None = None
     wants_request_hook = False
     wants_arrival_hook = False
+    # the policy API's instance hooks (control.py), off unless a policy needs them
+    wants_batch_hook = False
+    wants_completion_hook = False
+    wants_release_hook = False
 
     def __init__(self, params: dict, rng: np.random.Generator) -> None:
         self.params = dict(params or {})
@@ -53,6 +61,15 @@ class Autoscaler:
 
     def on_instance_ready(self, sim, instance, now: float) -> None:
         pass
+
+    def on_batch_change(self, sim, instance, now: float) -> None:
+        """The running batch of ``instance`` changed (only if ``wants_batch_hook``)."""
+
+    def on_complete(self, sim, instance, rid: int, now: float) -> None:
+        """Request ``rid`` finished on ``instance``: capacity freed (only if ``wants_completion_hook``)."""
+
+    def on_instance_release(self, sim, instance, now: float) -> None:
+        """``instance`` was released after draining (only if ``wants_release_hook``)."""
 
     def on_arrival(self, sim, rid: int, now: float) -> bool:
         """Before routing (only if ``wants_arrival_hook``): return True to hold the request; release it later

@@ -27,7 +27,6 @@ from simulations.engine.policies.autoscalers import ReactiveUnified
 from simulations.engine.policies.registry import PolicyKind, register
 
 NIW = TIER_INDEX["NIW"]
-EV_DELIVER = 1  # simulations.engine.loop.EV_DELIVER (not imported: loop imports the policies package)
 
 
 class NIWQueueManager:
@@ -105,10 +104,7 @@ class NIWQueueManager:
         age = now - sim.req_arr[rid]
         sim.req_prio[rid] = 0 if age >= self.escalate_after_s else 1
         self.released += 1
-        if sim.net_all or ep.region_idx != sim.req_region[rid]:
-            sim.push(now + sim.net_delay[rid], EV_DELIVER, rid, ep.eid)
-        else:
-            sim._deliver(rid, ep, now)
+        sim.send(rid, ep, now)  # network delay when ep is outside the request's origin region
 
     def stats(self) -> dict:
         return {"held": self.held, "released": self.released, "forced_at_escalation": self.forced,
