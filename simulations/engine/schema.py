@@ -224,7 +224,8 @@ Strategy = section(
 # A policy none of whose classes is listed is not checked. Add a new knob here with the policy that reads it.
 _NIW_QUEUE = {"niw_one_below", "niw_two_below", "niw_escalate_after_s", "niw_signal_period_s"}
 KNOBS: dict[str, set[str]] = {
-    "Autoscaler": {"preference"},  # the region router's preference order travels with the params
+    # the routers read the same params: the region router's preference order, Llumnix dispatch's block size
+    "Autoscaler": {"preference", "block_tokens"},
     "PeakProvisioning": {"window_s", "headroom"},
     "ReactiveUnified": {"scale_out_above", "scale_in_below", "cooldown_s", "donate_to_spot", "tick_s"},
     "ReactiveSiloed": {"niw_share"},
@@ -233,6 +234,9 @@ KNOBS: dict[str, set[str]] = {
                  "beta_fraction", "epsilon", "forecast_value", "scale_out_above", "scale_in_below", "cooldown_s",
                  "ua_window_s", "ua_up_ratio", "ua_down_ratio", "observe_window_s", "ilp_time_limit_s",
                  "history_tps", "niw_queue", "tick_s", *_NIW_QUEUE},
+    "LlumnixScaler": {"interval_s", "scale_up_below", "scale_down_above", "block_tokens", "donate_to_spot"},
+    "StaticN": {"instances"},
+    "KvCapExample": {"timeout_s", "cap", "kv_high"},
 }
 
 
