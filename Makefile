@@ -21,6 +21,9 @@ $(BIN)/.installed: requirements.txt requirements-dev.txt
 install: $(BIN)/.installed
 	$(BIN)/python -m simulations.engine.build --optional
 
+# The local demo runs with DEBUG on (unless DEBUG is set): Django's error pages and no SECRET_KEY needed.
+demo run: export DEBUG ?= true
+
 demo: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo
@@ -28,11 +31,13 @@ demo: install
 run: demo
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
-# The PostgreSQL + Redis path: export DATABASE_URL and REDIS_URL (see .env.example), then
-# `make serve` in one shell and `make worker` in another.
+# The production path (README "Production"): export SECRET_KEY, ALLOWED_HOSTS, DATABASE_URL and REDIS_URL (see
+# .env.example), then `make serve` in one shell and `make worker` in another. gunicorn (gunicorn.conf.py) serves
+# the app and WhiteNoise the collected static files; DEBUG stays off.
 serve: install
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+	$(BIN)/python manage.py collectstatic --noinput -v 0
+	HOST=$(HOST) PORT=$(PORT) $(BIN)/gunicorn -c gunicorn.conf.py planner.wsgi
 
 worker: install
 	$(BIN)/celery -A planner worker --loglevel=INFO --concurrency=2

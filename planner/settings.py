@@ -7,18 +7,51 @@ new user needs no servers. ``DATABASE_URL`` switches to PostgreSQL and
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 
-from planner.env import env_bool, env_int, env_list, env_str
+from planner.env import ImproperSetting, env_bool, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-SECRET_KEY = env_str("SECRET_KEY", "dev-insecure-change-me")
-DEBUG = env_bool("DEBUG", True)
+# --- Security (safe by default; README "Production") -----------------------------------------------------------
+# DEBUG is off unless the environment turns it on (`make run`, the local demo, does). With DEBUG off a real
+# SECRET_KEY is required: the process refuses to start rather than sign sessions with a published value.
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = env_str("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperSetting(
+            "SECRET_KEY is not set and DEBUG is off. In production set SECRET_KEY to a long random value, e.g. "
+            "export SECRET_KEY=$(python -c 'import secrets; print(secrets.token_urlsafe(50))'); for the local demo "
+            "export DEBUG=true (`make run` does)."
+        )
+    SECRET_KEY = "dev-insecure-debug-only"
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+# BEHIND_TLS=true: clients reach the planner over HTTPS (gunicorn behind a TLS-terminating proxy that sets
+# X-Forwarded-Proto; gunicorn trusts that header from FORWARDED_ALLOW_IPS only). Then plain HTTP is redirected,
+# cookies are Secure and browsers are told to use HTTPS only (HSTS).
+BEHIND_TLS = env_bool("BEHIND_TLS", False)
+SECURE_SSL_REDIRECT = BEHIND_TLS
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
+SESSION_COOKIE_SECURE = BEHIND_TLS
+CSRF_COOKIE_SECURE = BEHIND_TLS
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 365 * 24 * 3600) if BEHIND_TLS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SESSION_COOKIE_HTTPONLY = True
+X_FRAME_OPTIONS = "DENY"
+# Reverse proxies in front of the planner (nginx, a load balancer): the client address for rate limits is taken
+# from X-Forwarded-For only that many hops deep; 0 = the socket's address (a spoofed header is ignored).
+NUM_PROXIES = env_int("NUM_PROXIES", 0)
+# Deeper JSON than this (arrays/objects inside each other) is refused with a 400 before it is parsed.
+JSON_MAX_DEPTH = env_int("JSON_MAX_DEPTH", 64)
+# --- end security -------------------------------------------------------------------------------------------------
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -28,7 +61,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -45,13 +78,17 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "planner.middleware.RequestIdMiddleware",  # outermost: every response carries X-Request-ID
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "planner.middleware.ApiErrorMiddleware",  # /api/: every error is the JSON shape, 5xx included
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "planner.middleware.FormJsonDepthMiddleware",  # pages: deep JSON in a form field is a 400, not a crash
 ]
 
 ROOT_URLCONF = "planner.urls"
@@ -81,9 +118,37 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"].update({"timeout": 30, "init_command": "PRAGMA journal_mode=WAL;"})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# --- Authentication -----------------------------------------------------------------------------------------------
+# Django's validators apply everywhere a password is set (forms, create_user, load_demo).
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+     "OPTIONS": {"min_length": env_int("PASSWORD_MIN_LENGTH", 8)}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# API tokens (django-rest-knox): stored as SHA-512 digests, expire, rotate (POST /api/auth/token/rotate/).
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(days=env_int("API_TOKEN_TTL_DAYS", 30)),
+    "AUTH_HEADER_PREFIX": "Token",
+    "AUTO_REFRESH": False,
+}
+API_TOKENS_PER_USER = env_int("API_TOKENS_PER_USER", 100)  # live tokens; more is a 403 from the token endpoint
+# Rate limits on logging in (token endpoint, login form, admin login), per client address and per username.
+LOGIN_RATE_PER_IP = env_str("LOGIN_RATE_PER_IP", "30/min")
+LOGIN_RATE_PER_USERNAME = env_str("LOGIN_RATE_PER_USERNAME", "10/min")
+# The cache holds those counters, shared by every gunicorn worker process: Redis when REDIS_URL is set, else files
+# under PLANNER_DATA_DIR/cache (one machine).
+_CACHE_REDIS_URL = env_str("REDIS_URL", "")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _CACHE_REDIS_URL,
+         "KEY_PREFIX": "planner", "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}}
+        if _CACHE_REDIS_URL else
+        {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(DATA_DIR / "cache")}
+    )
+}
+# --- end authentication -------------------------------------------------------------------------------------------
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard"
 LOGOUT_REDIRECT_URL = "login"
@@ -96,6 +161,14 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = DATA_DIR / "staticfiles"
+# --- Static files: WhiteNoise serves STATIC_ROOT (filled by `collectstatic`, which `make serve` runs) with
+# hashed names and gzip; in DEBUG the unhashed source files are served straight from the finders.
+if DEBUG:
+    STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # the demo serves from the finders; WhiteNoise wants the folder
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
 MEDIA_ROOT = DATA_DIR / "media"
 MEDIA_URL = "media/"
 
@@ -125,9 +198,17 @@ FILE_UPLOAD_HANDLERS = [
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "planner.accounts.api.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
+    # JSON only (no browsable HTML pages: errors are always the JSON shape); /api/docs/ is the browsable view.
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": [
+        "planner.api.parsers.JSONParser",
+        "planner.api.parsers.FormParser",
+        "planner.api.parsers.MultiPartParser",
+    ],
+    "NUM_PROXIES": NUM_PROXIES,
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
@@ -209,7 +290,10 @@ MIDDLEWARE += ["planner.jobs.middleware.QueueUnavailableMiddleware"]
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Every log line carries the request id ("-" outside a request); a 500's JSON body and X-Request-ID show it.
+    "filters": {"request_id": {"()": "planner.request_id.RequestIdFilter"}},
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["request_id"], "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
 SPECTACULAR_SETTINGS.update(

@@ -11,6 +11,8 @@ import tempfile
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads; see manage.py
 os.environ.setdefault("JOBS_RUNNER", "inline")
+# Tests run with DEBUG off, like production; the key only signs test sessions (subprocesses inherit it).
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-any-deployment-0123456789")
 if "PLANNER_DATA_DIR" not in os.environ:
     _tmp = tempfile.mkdtemp(prefix="planner-test-")
     os.environ["PLANNER_DATA_DIR"] = _tmp
@@ -19,3 +21,9 @@ if "PLANNER_DATA_DIR" not in os.environ:
 from planner.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
+# No `collectstatic` before tests: pages name the source files (the hashed manifest is for `make serve`).
+STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405  (WhiteNoise warns about a missing folder)
+# Many tests log in from 127.0.0.1 within a minute; the rate-limit tests (planner/accounts/tests) put the
+# production rates back.
+LOGIN_RATE_PER_IP = LOGIN_RATE_PER_USERNAME = "10000/min"

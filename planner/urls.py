@@ -3,12 +3,15 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from planner import views
+from planner.accounts.ratelimit import rate_limited_login
+from planner.accounts.views import LoginView
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("healthz", views.healthz, name="healthz"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/login/", rate_limited_login(admin.site.login)),  # before admin.site.urls: same limits as /login/
     path("admin/", admin.site.urls),
     path("api/", include("planner.api.urls")),
     path("jobs/", include("planner.jobs.urls")),

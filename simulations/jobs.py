@@ -21,3 +21,18 @@ def run_simulation(job, ctx):
         return execute_run(run, progress=ctx.callback(2, 98))
     except ScenarioError as exc:
         raise JobError(exc.message, where=f"scenario.{exc.field}", hint="fix the scenario JSON and run again") from exc
+
+
+# --- serverless (SLINFER shared-node executor, issue 18) ---------------------------------------------------------
+@handler("serverless.run", idempotent=True)
+def run_serverless(job, ctx):
+    """Run a serverless scenario (simulations/engine/serverless/spec.py) for each of its systems; the metrics per
+    system are the job's result (small: one dict per system)."""
+    from simulations.engine.serverless.spec import SpecError, parse, run
+
+    try:
+        spec = parse(job.params.get("spec"))
+        ctx.progress(1, f"running {', '.join(spec.systems)}", force=True)
+        return run(spec)
+    except SpecError as exc:
+        raise JobError(exc.message, where=f"spec.{exc.where}", hint=exc.hint) from exc

@@ -245,6 +245,8 @@ MODELS = [
         "head_dim": 128,
         "dtype_bytes": 2,
         "aliases": ["llama-2-70b", "Llama-2-70b-hf", "meta-llama/Llama-2-70b-hf"],
+        "max_model_len": 4096,
+        "max_model_len_source": "Llama 2 paper (Touvron et al. 2023, section 2.2: context length 4k) and meta-llama/Llama-2-70b-hf config.json max_position_embeddings 4096",
         "source": "Llama 2 paper / HF config: 80 layers, GQA with 8 KV heads of 128; BF16 weights (paper: ~140 GB)",
     },
     {
@@ -256,6 +258,8 @@ MODELS = [
         "head_dim": 128,
         "dtype_bytes": 2,
         "aliases": ["bloom", "bigscience/bloom"],
+        "max_model_len": 2048,
+        "max_model_len_source": "BLOOM paper (BigScience 2022, section 3.5: sequence length 2048 tokens) and bigscience/bloom config (seq_length 2048)",
         "source": "BLOOM paper / HF config: 70 layers, 112 heads of 128 (multi-head attention); BF16 weights",
     },
     {
@@ -267,6 +271,8 @@ MODELS = [
         "head_dim": 128,
         "dtype_bytes": 2,
         "aliases": ["Llama-3.1-8B", "llama-3.1-8b", "meta-llama/Llama-3.1-8B-Instruct"],
+        "max_model_len": 131072,
+        "max_model_len_source": "meta-llama/Llama-3.1-8B-Instruct config.json max_position_embeddings 131072 (Llama 3 herd paper: 128K context)",
         "source": "HF config: 32 layers, GQA with 8 KV heads of 128; BF16 weights",
     },
     {
@@ -278,6 +284,8 @@ MODELS = [
         "head_dim": 128,
         "dtype_bytes": 2,
         "aliases": ["Llama-3.2-3B", "llama-3.2-3b", "meta-llama/Llama-3.2-3B-Instruct"],
+        "max_model_len": 131072,
+        "max_model_len_source": "meta-llama/Llama-3.2-3B-Instruct config.json max_position_embeddings 131072 (model card: 128K context)",
         "source": "HF config: 28 layers, GQA with 8 KV heads of 128; BF16 weights",
     },
 ]
@@ -292,6 +300,8 @@ MODELS += [
         "head_dim": 128,
         "dtype_bytes": 2,
         "aliases": ["llama-2-7b", "Llama-2-7b-hf", "meta-llama/Llama-2-7b-hf"],
+        "max_model_len": 4096,
+        "max_model_len_source": "Llama 2 paper (section 2.2: context length 4k) and meta-llama/Llama-2-7b-hf config.json max_position_embeddings 4096",
         "source": "HF config: 32 layers, 32 heads of 128 (multi-head attention); BF16 weights. SLINFER's config: "
         "12.6 GB weights, 512 KB KV per token (matches)",
     },
@@ -304,6 +314,8 @@ MODELS += [
         "head_dim": 128,
         "dtype_bytes": 2,
         "aliases": ["llama-2-13b", "Llama-2-13b-hf", "meta-llama/Llama-2-13b-hf"],
+        "max_model_len": 4096,
+        "max_model_len_source": "Llama 2 paper (section 2.2: context length 4k) and meta-llama/Llama-2-13b-hf config.json max_position_embeddings 4096",
         "source": "HF config: 40 layers, 40 heads of 128 (multi-head attention); BF16 weights. SLINFER's config: "
         "24.3 GB weights, 800 KB KV per token (matches)",
     },
@@ -390,6 +402,7 @@ def build(profiles: Path = DEFAULT_PROFILES) -> dict:
                     "estimated": True,
                     "estimate_rule": rule,
                     "source": "derived (no H100 measurement of this model is public)",
+                    "fitted_range": base["fit_report"]["range"],  # scaled coefficients: the base's measured range
                     "prefill": scale_coefficients(base["prefill"], ratio["prefill"]),
                     "decode": scale_coefficients(base["decode"], ratio["decode"]),
                 }
@@ -421,6 +434,7 @@ def build(profiles: Path = DEFAULT_PROFILES) -> dict:
                     "estimated": True,
                     "estimate_rule": rule,
                     "source": "estimated (no measurement on this GPU)",
+                    "fitted_range": base.get("fitted_range") or base["fit_report"]["range"],
                     "prefill": scale_coefficients(base["prefill"], f["prefill"]),
                     "decode": scale_coefficients(base["decode"], f["decode"]),
                 }

@@ -219,6 +219,32 @@ class FitResult:
     decode: dict
     report: dict
     points: list[dict] = field(default_factory=list)  # per configuration, for the fit-vs-measurement plot
+    range: dict = field(default_factory=dict)  # the measured range it was fitted on (see ``fitted_range``)
+
+
+def value_span(values) -> list[float] | None:
+    v = np.asarray(values, float)
+    return [float(v.min()), float(v.max())] if v.size else None
+
+
+def fitted_range(frame: pd.DataFrame, train_prefill, train_decode) -> dict:
+    """The measured range a fit was trained on, as [min, max] per quantity (None when no row was used).
+
+    ``batch_size`` and ``prompt_tokens`` (one request's prompt) cover the prefill and decode training rows;
+    ``batch_prompt_tokens`` (T = B*P) the prefill rows; ``context_tokens`` (one request's context at the end
+    of its generation, P + n) and ``batch_context_tokens`` (the mean decode context C over the batch) the
+    decode rows. A run compares its requests against ``prompt_tokens`` and ``context_tokens``."""
+    mp, md = np.asarray(train_prefill, bool), np.asarray(train_decode, bool)
+    both = mp | md
+    P, B, n = (frame[c].to_numpy(float) for c in ("prompt_size", "batch_size", "token_size"))
+    return {
+        "batch_size": value_span(B[both]),
+        "prompt_tokens": value_span(P[both]),
+        "batch_prompt_tokens": value_span((B * P)[mp]),
+        "context_tokens": value_span((P + n)[md]),
+        "batch_context_tokens": value_span(decode_context(frame)[md]),
+        "rows": {"prompt_time": int(mp.sum()), "token_time": int(md.sum())},
+    }
 
 
 def split_mask(frame: pd.DataFrame, *, split: str, holdout: float, seed: int) -> np.ndarray:
@@ -312,6 +338,7 @@ def fit_group(
         "flag_counts": dict(sorted(flag_counts.items())),
         "flag_help": {k: FLAG_HELP[k] for k in sorted(flag_counts)},
         "flagged_rows": flagged_rows,
+        "range": fitted_range(frame, train_p, train_d),
     }
     points = []
     cfg = frame.assign(_pp=pp, _dp=dp, _held=held, _flags=[";".join(f) for f in flags])
@@ -332,4 +359,4 @@ def fit_group(
                 "flags": sorted({f for s in g["_flags"] for f in s.split(";") if f}),
             }
         )
-    return FitResult(prefill=prefill, decode=decode, report=report, points=points)
+    return FitResult(prefill=prefill, decode=decode, report=report, points=points, range=report["range"])

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from planner.catalogue.errors import ProfileError
-from planner.catalogue.fit import ape_summary, decode_time, fit_decode, fit_prefill, prefill_time
+from planner.catalogue.fit import ape_summary, decode_time, fit_decode, fit_prefill, prefill_time, value_span
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = ROOT / "fixtures" / "hardware" / "slinfer" / "latency_tables.csv"
@@ -93,6 +93,13 @@ def fit_one(frame: pd.DataFrame, *, seed: int = 0) -> dict:
                   "reason": "SLINFER tables give milliseconds per iteration; prefill rows are batch 1, decode rows "
                             "give per-request context (C = batch x context)"},
         "also": {"cross_validated_5_fold": _cross_validated(t, y_p, b, c, y_d, seed=seed)},
+        "range": {  # the training rows' span (planner/catalogue/fit.py fitted_range); prefill rows are batch 1
+            "batch_size": value_span(np.concatenate([np.ones(int((~held_p).sum())), b[~held_d]])),
+            "prompt_tokens": value_span(t[~held_p]), "batch_prompt_tokens": value_span(t[~held_p]),
+            "context_tokens": value_span(dec["context_tokens"].to_numpy(float)[~held_d]),
+            "batch_context_tokens": value_span(c[~held_d]),
+            "rows": {"prompt_time": int((~held_p).sum()), "token_time": int((~held_d).sum())},
+        },
     }
     points = [
         {"prompt_size": int(p), "batch_size": 1, "token_size": 0, "batch_tokens": int(p), "context_tokens": 0.0,

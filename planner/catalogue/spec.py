@@ -8,10 +8,13 @@ A catalogue file is one JSON object with any of three lists::
                       "prices": [{"cloud", "region", "kind": on_demand|spot|reserved,
                                   "usd_per_gpu_hour", "source", "as_of": "YYYY-MM-DD", "assumed"?}]}],
      "models":      [{"name", "parameters_billion", "layers", "kv_bytes_per_token"? (or kv_heads+head_dim),
-                      "weights_gb"?, "kv_heads"?, "head_dim"?, "dtype_bytes"?, "aliases"?, "source"?}],
+                      "weights_gb"?, "kv_heads"?, "head_dim"?, "dtype_bytes"?, "aliases"?, "source"?,
+                      "max_model_len"? (context limit, tokens), "max_model_len_source"?}],
      "deployments": [{"model", "gpu", "tp", "prefill": {c0,c1,c2[,c_sq,c_req]}, "decode": {c0,c_batch,c_ctx},
                       "gpus_per_instance"?, "kv_capacity_tokens"?, "theta_tps"?, "startup"?,
-                      "idle_w"?, "busy_w"?, "power_source"?, "power_assumed"? (override the device's), ...}]}
+                      "idle_w"?, "busy_w"?, "power_source"?, "power_assumed"? (override the device's),
+                      "max_model_len"? (<= the model's; default the model's), "fitted_range"? (see
+                      ``complete_fitted_range``; default the fit report's "range"), ...}]}
 
 Missing computed fields (weights, KV bytes, KV capacity, theta) are derived; see ``complete_*``.
 """
@@ -198,6 +201,8 @@ def complete_model(m: dict, where: str) -> dict:
         raise ProfileError("aliases must be a list of names", where=f"{where}.aliases")
     return {
         "name": _name(m, "name", where),
+        "max_model_len": _number(m, "max_model_len", where, required=False, strict=True, integer=True),
+        "max_model_len_source": str(m.get("max_model_len_source", "")),
         "display_name": str(m.get("display_name") or m["name"]),
         "parameters_billion": params,
         "layers": layers,
@@ -230,6 +235,46 @@ def _coefficients(d: dict, key: str, names: tuple[str, ...], where: str) -> dict
             f"unknown {key} coefficient(s) {sorted(unknown)}", where=f"{where}.{key}", hint=f"use {', '.join(names)}"
         )
     return {n: _number(block, n, f"{where}.{key}", required=n not in OPTIONAL_COEFFICIENTS) or 0.0 for n in names}
+
+
+RANGE_KEYS = ("batch_size", "prompt_tokens", "batch_prompt_tokens", "context_tokens", "batch_context_tokens")
+
+
+def complete_fitted_range(value, where: str) -> dict:
+    """The measured range a latency model was fitted on: {key: [min, max] or null} for RANGE_KEYS (planner/
+    catalogue/fit.py fitted_range), plus the training row counts; {} when unknown (entered by hand)."""
+    if value is None or value == {}:
+        return {}
+    if not isinstance(value, dict):
+        raise ProfileError("fitted_range must be an object", where=where, hint="use {\"prompt_tokens\": [lo, hi], ...}")
+    unknown = set(value) - set(RANGE_KEYS) - {"rows"}
+    if unknown:
+        raise ProfileError(f"unknown fitted_range key(s) {sorted(unknown)}", where=where, hint="use " + ", ".join(RANGE_KEYS))
+    out: dict = {}
+    for key in RANGE_KEYS:
+        span = value.get(key)
+        if span is None:
+            out[key] = None
+            continue
+        ok = (isinstance(span, list) and len(span) == 2
+              and all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
+                      for x in span) and span[0] <= span[1])
+        if not ok:
+            raise ProfileError(f"{key} is {span!r}", where=f"{where}.{key}", hint="give [min, max] with 0 <= min <= max")
+        out[key] = [float(span[0]), float(span[1])]
+    rows = value.get("rows")
+    if isinstance(rows, dict):
+        out["rows"] = {k: int(v) for k, v in rows.items() if isinstance(v, int) and not isinstance(v, bool)}
+    return out
+
+
+def _max_model_len(d: dict, model: dict, where: str) -> int | None:
+    own = _number(d, "max_model_len", where, required=False, strict=True, integer=True)
+    limit = model.get("max_model_len")
+    if own is not None and limit is not None and own > limit:
+        raise ProfileError(f"max_model_len {own} is above the model's context ({limit} tokens)",
+                           where=f"{where}.max_model_len", hint=f"use at most {limit}, or leave it out")
+    return own if own is not None else limit
 
 
 def complete_deployment(d: dict, where: str, *, gpus: dict, models: dict) -> dict:
@@ -329,6 +374,10 @@ def complete_deployment(d: dict, where: str, *, gpus: dict, models: dict) -> dic
         "source": str(d.get("source", "")),
         "fit_report": d.get("fit_report") or {},
         "points": d.get("points") or [],
+        "max_model_len": _max_model_len(d, model, where),
+        "fitted_range": complete_fitted_range(
+            d.get("fitted_range") if d.get("fitted_range") is not None else (d.get("fit_report") or {}).get("range"),
+            f"{where}.fitted_range"),
         **_power(d, where),
     }
 

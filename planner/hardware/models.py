@@ -130,6 +130,11 @@ class ModelProfile(CatalogueEntry):
     kv_bytes_per_token = models.PositiveBigIntegerField()
     weights_gb = models.FloatField()
     aliases = models.JSONField(default=list, blank=True, help_text="other names used in profile files")
+    max_model_len = models.PositiveIntegerField(
+        "context limit (tokens)", null=True, blank=True,
+        help_text="the model's maximum context (prompt + output tokens); empty = unknown",
+    )
+    max_model_len_source = models.TextField(blank=True, default="", help_text="where the context limit comes from")
 
     class Meta:
         ordering = ["name"]
@@ -151,6 +156,8 @@ class ModelProfile(CatalogueEntry):
             "weights_gb": self.weights_gb,
             "aliases": list(self.aliases or []),
             "source": self.source,
+            "max_model_len": self.max_model_len,
+            "max_model_len_source": self.max_model_len_source,
         }
 
 
@@ -194,6 +201,15 @@ class Deployment(CatalogueEntry, PowerFields):
     estimate_rule = models.TextField(blank=True, default="")
     fit_report = models.JSONField(default=dict, blank=True)
     points = models.JSONField(default=list, blank=True, help_text="per-configuration measured vs fitted times")
+    max_model_len = models.PositiveIntegerField(
+        "context limit (tokens)", null=True, blank=True,
+        help_text="max model length served (prompt + output tokens), at most the model's; empty = the model's",
+    )
+    fitted_range = models.JSONField(
+        default=dict, blank=True,
+        help_text="measured range the latency model was fitted on: {batch_size, prompt_tokens, context_tokens, ...: "
+                  "[min, max]}; {} = unknown (entered by hand)",
+    )
 
     class Meta:
         ordering = ["model__name", "gpu__name", "tp"]
@@ -268,8 +284,15 @@ class Deployment(CatalogueEntry, PowerFields):
             "estimated": self.estimated,
             "estimate_rule": self.estimate_rule,
             "source": self.source,
+            "max_model_len": self.max_model_len,
+            "fitted_range": self.fitted_range or {},
             **self.power_dict(),
         }
+
+    @property
+    def context_limit(self) -> int | None:
+        """The context limit in force: the deployment's own, else its model's (None = unknown)."""
+        return self.max_model_len or self.model.max_model_len
 
     def engine_spec(self) -> dict:
         """The contract's engine deployment dict (all times in seconds, prices per instance-hour)."""

@@ -39,6 +39,8 @@ MODEL_FIELDS = (
     "weights_gb",
     "aliases",
     "source",
+    "max_model_len",
+    "max_model_len_source",
 )
 
 
@@ -72,6 +74,8 @@ def _deployment_fields(d: dict) -> dict:
         "source": d["source"],
         "fit_report": d.get("fit_report") or {},
         "points": d.get("points") or [],
+        "max_model_len": d.get("max_model_len"),
+        "fitted_range": d.get("fitted_range") or {},
         **{k: d[k] for k in POWER_FIELDS if k in d},
     }
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from planner.catalogue.context import ContextCounter
 from planner.ingest.normalised import iter_trace, trace_rows, use_returning_memory_pool
 
 INTERVALS_S = (60, 900)
@@ -158,9 +159,15 @@ def _group_codes(frame: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
 
 
 def characterise(
-    path: str | Path, *, progress: Callable[[float, str], None] | None = None, batch_rows: int = 1_000_000
+    path: str | Path,
+    *,
+    progress: Callable[[float, str], None] | None = None,
+    batch_rows: int = 1_000_000,
+    context_limits: dict[str, int] | None = None,
 ) -> dict:
-    """Return {"summary": {...}, "series": {...}, "cdf": {...}} for a normalised trace."""
+    """Return {"summary": {...}, "series": {...}, "cdf": {...}} for a normalised trace. ``context_limits``
+    ({catalogue model: max_model_len}) adds ``summary["context_limits"]``: how many requests exceed each."""
+    over = ContextCounter(context_limits)
     use_returning_memory_pool()
     total = trace_rows(path)
     accs: dict[str, _Acc] = {ALL: _Acc()}
@@ -175,6 +182,7 @@ def characterise(
         out = frame["output_tokens"].to_numpy(dtype=np.int64)
         span = float(arrival[-1])
         accs[ALL].add(arrival, inp, out)
+        over.add(inp, out)
         codes, uniques = _group_codes(frame)
         order = np.argsort(codes, kind="stable")
         bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
@@ -191,6 +199,7 @@ def characterise(
         "span_s": span,
         **{k: v for k, v in _summary(accs[ALL], span).items() if k != "requests"},
         "groups": [],
+        "context_limits": over.summary(),
     }
     series: dict = {}
     cdf: dict = {}

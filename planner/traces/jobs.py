@@ -7,9 +7,21 @@ import os
 
 from django.utils import timezone
 
+from planner.hardware.models import ModelProfile
 from planner.ingest.characterise import characterise
 from planner.jobs.registry import JobError, handler
 from planner.traces.models import Trace
+
+
+def _context_limits(team) -> dict[str, int]:
+    """{model name: max_model_len} of the catalogue models the team sees (its own override built-ins)."""
+    limits: dict[str, int] = {}
+    for qs_filter in ({"builtin": True, "team__isnull": True}, {"team": team}):
+        for name, limit in ModelProfile.objects.filter(max_model_len__isnull=False, **qs_filter).values_list(
+            "name", "max_model_len"
+        ):
+            limits[name] = limit
+    return limits
 
 
 @handler("trace.characterise", idempotent=True)
@@ -28,7 +40,7 @@ def characterise_trace(job, ctx):
             where=str(trace.normalised_file),
             hint="delete the trace and import it again",
         )
-    result = characterise(trace.normalised_file, progress=ctx.callback(0.0, 95.0))
+    result = characterise(trace.normalised_file, progress=ctx.callback(0.0, 95.0), context_limits=_context_limits(job.team))
     ctx.progress(96.0, "saving", force=True)
     tmp = trace.characterisation_file.with_suffix(".json.tmp")
     with open(tmp, "w") as fh:

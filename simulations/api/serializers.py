@@ -7,11 +7,13 @@ class SimulationRunSerializer(serializers.ModelSerializer):
     status = serializers.CharField(read_only=True)
     progress = serializers.SerializerMethodField()
     summary = serializers.SerializerMethodField()
+    warnings = serializers.SerializerMethodField(
+        help_text="what the run simulated beyond context limits or outside fitted latency ranges (summary.validity)")
 
     class Meta:
         model = SimulationRun
         fields = ["id", "name", "strategy", "mode", "job", "status", "progress", "created", "requests_simulated",
-                  "wall_s", "summary", "scenario"]
+                  "wall_s", "warnings", "summary", "scenario"]
         read_only_fields = fields
 
     def get_progress(self, obj) -> float:
@@ -19,6 +21,9 @@ class SimulationRunSerializer(serializers.ModelSerializer):
 
     def get_summary(self, obj) -> dict:
         return obj.summary
+
+    def get_warnings(self, obj) -> list[str]:
+        return list((obj.summary.get("validity") or {}).get("warnings") or [])
 
 
 class SimulationRunListSerializer(SimulationRunSerializer):

@@ -17,6 +17,7 @@ from simulations.engine.config import DeploymentSpec, ScenarioError  # noqa: E40
 from simulations.engine.energy import add_energy  # noqa: E402
 from simulations.engine.metrics import SimulationResult, build_result  # noqa: E402
 from simulations.engine.scenario import Scenario, build_workload, parse_scenario  # noqa: E402, F401
+from simulations.engine.validity import add_validity  # noqa: E402
 from simulations.engine.workload import Workload  # noqa: E402, F401
 
 
@@ -32,4 +33,5 @@ def simulate(scenario: Scenario, workload: Workload | None = None, *, progress=N
     wall = time.perf_counter() - start
     result = build_result(sim, wall)
     add_energy(result, scenario)  # kWh and energy cost from the usage rows (simulations/engine/energy.py)
+    add_validity(result, sim.fleet, workload)  # share beyond context limits / fitted ranges (validity.py)
     return result

@@ -163,6 +163,27 @@ def _energy_section(energy: list[dict], h2, small) -> list:
                       "The energy cost is informational: cloud GPU-hour prices already include power.", small)]
 
 
+def _validity_section(summaries: dict[str, dict], order: list[str], small) -> list:
+    """A warning when any variant simulated requests beyond a context limit or outside a fitted range."""
+    data = [["variant", "prompt over context", "prompt + output over context", "prompt outside fitted range",
+             "prompt tokens outside"]]
+    for k in order:
+        v = summaries[k].get("validity") or {}
+        c, t, p = (v.get(x) or {} for x in ("prompt_over_context", "total_over_context", "prompt_outside_fitted"))
+        if c.get("requests") or t.get("requests") or p.get("requests"):
+            data.append([k, f"{c.get('requests', 0)} ({_pct(100 * c.get('share', 0.0), 2)})",
+                         f"{t.get('requests', 0)} ({_pct(100 * t.get('share', 0.0), 2)})",
+                         f"{p.get('requests', 0)} ({_pct(100 * p.get('share', 0.0), 2)})",
+                         _pct(100 * p.get("prompt_token_share", 0.0), 2)])
+    if len(data) == 1:
+        return []
+    return [Paragraph("<b>Warning: part of this workload is outside what the latency models know.</b> Requests "
+                      "beyond a deployment's context limit would be refused (or cut short) by a real server but are "
+                      "simulated in full here; prompts outside the range a latency model was fitted on have "
+                      "extrapolated prefill times. Shares are of served requests.", small),
+            _table(data, font_size=7), Spacer(1, 0.3 * cm)]
+
+
 def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict[str, dict]) -> bytes:
     """Render the report; returns the PDF bytes."""
     styles = getSampleStyleSheet()
@@ -192,6 +213,7 @@ def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict
         text = f"Only the baseline <b>{base}</b> produced a result; there is nothing to compare it with."
     story.append(Paragraph(text, small))
     story.append(Spacer(1, 0.3 * cm))
+    story.extend(_validity_section(summaries, order, small))
     head = ["variant", "GPU-h", "saved", "$ / week saved", "IW-F SLO", "IW-N SLO", "NIW on time"]
     data = [head]
     for k in order:

@@ -141,6 +141,7 @@ def summarise(result, *, key: str = "", strategy: str = "", scheduler: str = "")
                      "instances_total": [round(x, 3) for x in total_series]},
         "decisions": decisions,
         "energy": energy_summary(summ, usage),
+        "validity": summ.get("validity"),  # share beyond context limits / fitted ranges (simulations/engine/validity.py)
     }
 
 

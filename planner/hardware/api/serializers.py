@@ -98,6 +98,8 @@ class ModelProfileSerializer(_EditableMixin, serializers.ModelSerializer):
             "weights_gb",
             "aliases",
             "source",
+            "max_model_len",
+            "max_model_len_source",
             "builtin",
             "editable",
             "created",
@@ -139,6 +141,14 @@ class DeploymentSerializer(_EditableMixin, serializers.ModelSerializer):
     theta_target = serializers.DictField(required=False, help_text=f"defaults {ThetaTarget().as_dict()}")
     gpus_per_instance = serializers.IntegerField(required=False, min_value=1, max_value=4096)
     device_kind = serializers.CharField(read_only=True, help_text="gpu or cpu (the device type's)")
+    max_model_len = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, help_text="context limit in tokens (<= the model's); null = the model's"
+    )
+    context_limit = serializers.IntegerField(read_only=True, help_text="the limit in force: max_model_len, else the model's")
+    fitted_range = serializers.DictField(
+        read_only=True, help_text="measured range the latency model was fitted on: {batch_size, prompt_tokens, "
+        "batch_prompt_tokens, context_tokens, batch_context_tokens: [min, max]}; {} = unknown"
+    )
     device_power = serializers.DictField(
         read_only=True, allow_null=True, help_text="watts per device used for energy: this deployment's, else its device type's"
     )
@@ -176,12 +186,16 @@ class DeploymentSerializer(_EditableMixin, serializers.ModelSerializer):
             "power_source",
             "power_assumed",
             "device_power",
+            "max_model_len",
+            "context_limit",
+            "fitted_range",
             "fit_report",
             "builtin",
             "editable",
             "created",
         ]
-        read_only_fields = ["name", "theta_detail", "fit_report", "builtin", "created", "device_kind", "device_power"]
+        read_only_fields = ["name", "theta_detail", "fit_report", "builtin", "created", "device_kind", "device_power",
+                            "context_limit", "fitted_range"]
         validators: list = []
 
     def __init__(self, *args, **kwargs):

@@ -75,6 +75,8 @@ class Command(BaseCommand):
         if s.get("energy_kwh") is not None:
             self.stdout.write(f"energy {s['energy_kwh']:,.1f} kWh (busy {s['busy_kwh']:,.1f}, idle {s['idle_kwh']:,.1f}, "
                               f"provisioning {s['provisioning_kwh']:,.1f}), ${s['energy_cost_usd']:,.2f} of electricity")
+        for warning in (s.get("validity") or {}).get("warnings") or []:
+            self.stdout.write(f"warning: {warning}")
         for tier, t in result.tiers.items():
             self.stdout.write(f"  {tier}: {t['requests']} req, SLO attainment {t['slo_attainment']:.4f}, "
                               f"TTFT p50/p95/p99 {t['ttft']['p50']:.3f}/{t['ttft']['p95']:.3f}/{t['ttft']['p99']:.3f} s, "

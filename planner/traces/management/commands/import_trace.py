@@ -88,6 +88,8 @@ class Command(BaseCommand):
             "job": trace.job_id,
             "job_status": trace.job.status if trace.job else None,
             "characterised": trace.characterised is not None,
+            # requests beyond each catalogue model's context limit (once characterised; null before)
+            "context_limits": (trace.characterisation or {}).get("context_limits") if trace.characterised else None,
         }
         if opts["json"]:
             self.stdout.write(json.dumps(out))
