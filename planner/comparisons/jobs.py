@@ -37,6 +37,9 @@ def run_variant_job(job, ctx):
     comp = result.comparison
     VariantResult.objects.filter(pk=result.pk).update(status=VariantResult.Status.RUNNING)
     variant = {"key": result.key, "strategy": result.strategy, "scheduler": result.scheduler, "knobs": result.knobs}
+    # the comparison's own variant list carries the rest (bundle, seed, tuning role; issue 19)
+    variant.update({k: v for k, v in next((v for v in comp.variants or [] if v.get("key") == key), {}).items()
+                    if k in ("bundle", "seed", "group", "role")})
     ctx.progress(1, f"{key}: building the workload", force=True)
     started = time.perf_counter()
     try:

@@ -42,9 +42,11 @@ def validate_scenario(scenario) -> None:
 @transaction.atomic
 def start_comparison(*, team, user=None, scenario: dict, strategies=None, schedulers=None, variants=None,
                      baseline: str | None = None, name: str = "", projection: dict | None = None,
-                     base_dir: str = "") -> Comparison:
-    """Create the comparison, its parent job and one child job per variant (dispatched after commit)."""
-    vs = build_variants(strategies, schedulers, variants)
+                     base_dir: str = "", bundles=None, seeds=None, tune=None) -> Comparison:
+    """Create the comparison, its parent job and one child job per variant (dispatched after commit).
+    ``bundles``: named strategy bundles; ``seeds``: every variant once per workload seed; ``tune``: the
+    equal-SLO baseline sweep (core/variants.tuning_variants), each point a child job too."""
+    vs = build_variants(strategies, schedulers, variants, bundles=bundles, seeds=seeds, tune=tune)
     base = pick_baseline(vs, baseline)
     parent = create_job(team=team, user=user, kind="comparisons.aggregate", params={}, enqueue=False)
     comp = Comparison.objects.create(team=team, created_by=user, name=name or scenario.get("name", ""),
@@ -92,6 +94,16 @@ def maybe_trigger_aggregation(comp: Comparison) -> bool:
     return True
 
 
+def _fair_block(comp: Comparison, summaries: dict) -> dict:
+    """Issue 19: seeds (min/mean/max) and the equal-SLO tuned baseline, when the comparison has either."""
+    from planner.comparisons.core.fair import fair_summary
+
+    variants = comp.variants or []
+    if not any("seed" in v or v.get("role") == "tuning" for v in variants):
+        return {}
+    return {"fair": fair_summary(summaries, variants, comp.baseline)}
+
+
 def aggregate_comparison(comp: Comparison) -> dict:
     """Savings table and breakdown from the finished variants (failed ones are listed, not counted)."""
     from planner.comparisons.core.aggregate import aggregate
@@ -105,6 +117,7 @@ def aggregate_comparison(comp: Comparison) -> dict:
     else:
         summary = aggregate(summaries, comp.baseline, order=[r.key for r in results], projection=comp.projection)
         summary["missing"] = missing
+        summary.update(_fair_block(comp, summaries))
     comp.summary = summary
     comp.save(update_fields=["summary"])
     return summary

@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from planner.accounts.access import get_for_user_or_404, team_of
-from planner.comparisons import selectors
+from planner.comparisons import fair_display, selectors
 from planner.comparisons.core.variants import SCHEDULERS, STRATEGIES, VariantError
 from planner.comparisons.models import Comparison
 from planner.comparisons.services import start_comparison, validate_scenario
@@ -24,7 +24,7 @@ def comparison_list(request):
     return render(request, "comparisons/list.html", {
         "comparisons": selectors.comparisons_for(request.user)[:100],
         "fixtures": selectors.scenario_fixtures(), "strategies": STRATEGIES, "schedulers": SCHEDULERS,
-        "default_strategies": DEFAULT_STRATEGIES,
+        "default_strategies": DEFAULT_STRATEGIES, **fair_display.form_context(),
     })
 
 
@@ -44,7 +44,7 @@ def comparison_create(request):
         validate_scenario(scenario)
         comp = start_comparison(team=team, user=request.user, scenario=scenario, strategies=strategies,
                                 schedulers=schedulers, baseline=request.POST.get("baseline") or None,
-                                name=request.POST.get("name", ""))
+                                name=request.POST.get("name", ""), **fair_display.form_inputs(request.POST))
     except KeyError:
         messages.error(request, "Choose a scenario fixture or paste a scenario JSON.")
         return redirect("comparisons:list")
@@ -71,6 +71,7 @@ def comparison_detail(request, pk: int):
         "energy": summary.get("energy", []),
         "figures": selectors.figures_json(comp) if rows else {}, "summary_error": summary.get("error"),
         "scenario_pretty": json.dumps(comp.scenario, indent=1)[:20000],
+        "fair": fair_display.display(summary.get("fair")),
     })
 
 

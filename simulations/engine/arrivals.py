@@ -141,13 +141,13 @@ class RequestPath(InstanceEngine):
                     kv += inst.seg_B * k
                 ks.append(k)
             cap = ep0.cap_sum
-            v0 = kv / cap if cap else 1.0
+            v0 = kv * ep0.sig / cap if cap else 1.0  # the scaling signal (Endpoint.util_at)
         # region router (PreferenceThresholdRouter.choose)
         best = None
-        best_u = 2.0
+        best_u = 1e300  # above any utilisation (the signal may exceed 1, issue 19)
         eps = None
         for cand in lists:
-            u = 2.0
+            u = 1e300
             for ep in cand:
                 v = v0 if ep is ep0 else ep.util_at(t)
                 if v < u:

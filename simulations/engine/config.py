@@ -100,8 +100,18 @@ class DeploymentSpec:
     startup: StartupDelays = field(default_factory=StartupDelays)
     price_per_instance_hour: dict = field(default_factory=lambda: {"on_demand": 98.32})
     estimated: bool = False
+    # scaling signal (issue 19): the KV tokens one instance holds *as the utilisation signal counts them*
+    # (0 = kv_capacity_tokens, the true capacity). E.g. the SageServe authors' code sizes KV per token as
+    # 2 x hidden x layers x dtype (multi-head, ignoring GQA), so its Llama-2-70B instance holds ~210k tokens where
+    # the true (GQA) cache holds 1.34M. Admission always uses kv_capacity_tokens.
+    signal_kv_tokens: int = 0
     kv_bytes_per_token: float = 0.0  # KV-cache bytes per token (all layers); needed only to swap KV to host memory
     device: Any = None  # energy.DevicePower: device kind and idle / busy watts per device (None = unknown)
+
+    @property
+    def signal_scale(self) -> float:
+        """Factor from true KV tokens to signal KV tokens (1.0 unless signal_kv_tokens is set)."""
+        return self.kv_capacity_tokens / self.signal_kv_tokens if self.signal_kv_tokens else 1.0
 
     @classmethod
     def from_dict(cls, d: dict, where: str = "deployment") -> DeploymentSpec:
@@ -149,6 +159,7 @@ class DeploymentSpec:
             ),
             price_per_instance_hour={str(k): float(v) for k, v in price.items()},
             estimated=bool(d.get("estimated", False)),
+            signal_kv_tokens=_int(d, "signal_kv_tokens", where, 0, minimum=0),
             kv_bytes_per_token=_num(d, "kv_bytes_per_token", where, 0.0, minimum=0.0),
             device=_device(d.get("device"), f"{where}.device"),
         )
@@ -174,6 +185,7 @@ class DeploymentSpec:
                         "load_cross_region_s": self.startup.load_cross_region_s,
                         "spot_reclaim_s": self.startup.spot_reclaim_s},
             "price_per_instance_hour": dict(self.price_per_instance_hour), "estimated": self.estimated,
+            **({"signal_kv_tokens": self.signal_kv_tokens} if self.signal_kv_tokens else {}),
             **({"kv_bytes_per_token": self.kv_bytes_per_token} if self.kv_bytes_per_token else {}),
             **({"device": self.device.to_dict()} if self.device is not None else {}),
         }
@@ -259,6 +271,9 @@ class EngineConfig:
     timeline_step_s: float = 60.0
     max_time_s: float = math.inf  # stop simulating after this simulated time (unfinished = dropped)
     seed: int = 0
+    # issue 19: instances serve at once on scale-out (as the SageServe authors' simulator does); the nominal
+    # start-up delay is still logged on the scale-out event and reported as provisioning waste added afterwards
+    instant_provisioning: bool = False
     swap_bandwidth_gb_s: float = 25.0  # host <-> device bandwidth for swapped KV (PCIe 4.0 x16 ~ 25 GB/s)
 
 

@@ -59,6 +59,7 @@ cdef class Endpoint:
     cdef public dict state
     cdef public object clock
     cdef public bint weights_local
+    cdef public double sig
 
     @cython.locals(inst=Instance, kv=cython.longlong, cap=cython.longlong)
     cpdef double util_at(self, double t)

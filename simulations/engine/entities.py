@@ -127,7 +127,7 @@ class Endpoint:
 
     __slots__ = ("eid", "config", "spec", "region", "region_idx", "model", "model_idx", "pool", "serving",
                  "provisioning", "draining", "kv_sum", "cap_sum", "backlog", "rr", "last_scale_t", "name",
-                 "min_instances", "max_instances", "state", "clock", "weights_local")
+                 "min_instances", "max_instances", "state", "clock", "weights_local", "sig")
 
     def __init__(self, eid: int, config: EndpointConfig, region_idx: int, model_idx: int) -> None:
         self.eid = eid
@@ -154,10 +154,13 @@ class Endpoint:
         # weights in the region's repository: loads take load_same_region_s, else load_cross_region_s until the
         # first instance has loaded them (then they are cached in the region)
         self.weights_local = bool(getattr(config, "weights_in_region", True))
+        # the scaling signal counts each true KV token as ``sig`` signal tokens (deployment.signal_kv_tokens)
+        self.sig = float(self.spec.signal_scale)
 
     @property
     def utilisation(self) -> float:
-        """Effective memory utilisation now: KV in use / KV capacity over serving instances (weights excluded)."""
+        """Effective memory utilisation now: KV in use / KV capacity over serving instances (weights excluded),
+        as the scaling signal counts KV (x ``sig``; 1 unless the deployment sets signal_kv_tokens)."""
         return self.util_at(self.clock.now if self.clock is not None else 0.0)
 
     def util_at(self, t: float) -> float:
@@ -170,7 +173,7 @@ class Endpoint:
         for inst in self.serving:
             if inst.phase == DECODE and inst.seg_n > 1:
                 kv += inst.seg_B * decode_iters_done(inst, t)
-        return kv / cap
+        return kv * self.sig / cap
 
     @property
     def n_serving(self) -> int:

@@ -70,7 +70,8 @@ class FleetLifecycle(RequestPath):
         if chosen != "spot-same" and not ep.weights_local:
             event["load"] = "cross-region"
         self.scaling_events.append(event)
-        return self.add_instance(ep, now, delay, chosen)
+        # instant provisioning (issue 19): serve at once; the nominal delay stays on the event for the waste report
+        return self.add_instance(ep, now, 0.0 if self.engine.instant_provisioning else delay, chosen)
 
     def scale_in(self, ep: Endpoint, now: float, donate: bool = True, allow_zero: bool = False) -> Instance | None:
         """Drain the serving instance with the least remaining work (never the last one, unless ``allow_zero``:

@@ -497,6 +497,20 @@ class Workload(Strict):
         return self
 
 
+class StrategyPolicies(Strict):
+    """Per-strategy policy overrides of a comparison scenario (``strategy_policies``, issue 19)."""
+
+    region_router: str | None = None
+    endpoint_router: str | None = None
+    instance_router: str | None = None
+    scheduler: str | None = None
+
+    @field_validator("region_router", "endpoint_router", "instance_router", "scheduler")
+    @classmethod
+    def _known(cls, value, info):
+        return value if value is None else _policy_name(info.field_name)(cls, value)
+
+
 class ForecastHistory(Strict):
     days: int = integer(default=0, ge=0, le=28)
 
@@ -516,6 +530,10 @@ class ScenarioInput(Strict):
     energy: Energy | None = None
     # comparison-only
     strategy_params: dict[str, dict[str, JSONValue]] = Field(default_factory=dict)
+    # issue 19: routers / scheduler per strategy name, and a preset's name and the source of each of its settings
+    strategy_policies: dict[str, StrategyPolicies] = Field(default_factory=dict)
+    preset: str = Field("", max_length=200)
+    preset_sources: dict[str, str] = Field(default_factory=dict)
     forecast_history: ForecastHistory | None = None
     niw_queue: bool = True
     price_sources: dict[str, str] = Field(default_factory=dict)

@@ -44,6 +44,15 @@ class ComparisonCreateSerializer(serializers.Serializer):
     variants = serializers.ListField(child=serializers.DictField(), required=False, default=list,
                                      help_text='knob variants: [{"strategy": "lt-ua", "knobs": {...}, "key": "..."}]')
     baseline = serializers.CharField(required=False, allow_blank=True)
+    # issue 19: named strategy bundles, workload seeds, the equal-SLO baseline sweep
+    bundles = serializers.ListField(child=serializers.CharField(max_length=120), required=False, default=list,
+                                    help_text='named strategy bundles, e.g. ["sageserve-code.lt-ua"] '
+                                              "(GET /api/comparisons/bundles/ lists them)")
+    seeds = serializers.ListField(child=serializers.IntegerField(), required=False, default=list, max_length=10,
+                                  help_text="run every variant once per workload seed, e.g. [2025, 2026, 2027]")
+    tune = serializers.DictField(required=False, default=dict,
+                                 help_text='equal-SLO baseline sweep: {"base": "reactive-unified", "grid": '
+                                           '{"scale_out_above": [0.5, 0.7]}, "tolerance": 0.005}; {} = none')
     projection = serializers.DictField(required=False, default=dict,
                                        help_text='paper-style extrapolation multipliers, e.g. {"models": 3, "regions": 4}')
 
@@ -61,7 +70,7 @@ class ComparisonCreateSerializer(serializers.Serializer):
                                                                        f"{scenario_fixtures()}"}) from None
         if not isinstance(attrs["scenario"], dict):
             raise serializers.ValidationError({"scenario": "must be a JSON object"})
-        if not attrs.get("strategies") and not attrs.get("variants"):
+        if not attrs.get("strategies") and not attrs.get("variants") and not attrs.get("bundles"):
             raise serializers.ValidationError({"strategies": "give at least one strategy, e.g. "
                                                              "[\"reactive-unified\", \"lt-ua\"]"})
         return attrs

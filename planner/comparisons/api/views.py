@@ -37,13 +37,25 @@ class ComparisonViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             comp = start_comparison(team=team, user=request.user, scenario=data["scenario"],
                                     strategies=data.get("strategies"), schedulers=data.get("schedulers"),
                                     variants=data.get("variants"), baseline=data.get("baseline") or None,
-                                    name=data.get("name", ""), projection=data.get("projection"))
+                                    name=data.get("name", ""), projection=data.get("projection"),
+                                    bundles=data.get("bundles"), seeds=data.get("seeds") or None,
+                                    tune=data.get("tune") or None)
         except ScenarioError as exc:
             raise scenario_error(exc) from None
         except VariantError as exc:
             raise ValidationError({exc.field: exc.message}) from None
         comp.refresh_from_db()
         return Response(ComparisonSerializer(comp).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses={200: OpenApiResponse(description="registered strategy bundles: name, strategy, "
+                                                            "family, description, params, policy, engine, "
+                                                            "predictor, signal, sources")})
+    @action(detail=False, methods=["get"], url_path="bundles")
+    def bundles(self, request):
+        """Named strategy bundles (issue 19) a comparison can select with ``"bundles": [...]``."""
+        from planner.comparisons.core.bundles import bundle_names, get_bundle
+
+        return Response([get_bundle(n).to_dict() for n in bundle_names()])
 
     @extend_schema(responses={(200, "text/csv"): OpenApiResponse(description="every number, long format")})
     @action(detail=True, methods=["get"], url_path="csv")

@@ -27,6 +27,7 @@ def iter_rows(summaries: dict[str, dict], aggregate: dict | None):
                 for metric, value in t.items():
                     if _num(value):
                         yield ("savings", row["key"], "", "", tier, metric, value)
+    yield from _fair_rows((aggregate or {}).get("fair"))
     for key, s in summaries.items():
         for metric, value in (s.get("totals") or {}).items():
             if _num(value):
@@ -55,6 +56,29 @@ def iter_rows(summaries: dict[str, dict], aggregate: dict | None):
                 if _num(value):
                     yield ("decisions", key, hour.get("region", ""), hour.get("model", ""), "",
                            f"h{hour.get('hour', '')}:{metric}", value)
+
+
+def _fair_rows(fair):
+    """Issue 19: per strategy, min/mean/max over seeds, savings vs the untuned and the equal-SLO tuned baseline,
+    each saving next to the baseline it is against (metric ``..._baseline``, value = that variant's key)."""
+    if not fair:
+        return
+    for r in fair.get("rows", []):
+        key = r["key"]
+        yield ("fair", key, "", "", "", "vs_untuned_baseline", r["vs_untuned"]["baseline"])
+        yield ("fair", key, "", "", "", "vs_tuned_baseline", r["vs_tuned"].get("baseline") or "")
+        stats = {"gpu_hours": r.get("gpu_hours"), "gpu_hours_above_floor": r.get("gpu_hours_above_floor"),
+                 "provisioning_gpu_hours": r.get("provisioning_gpu_hours"), "niw_ttft_p95_s": r.get("niw_ttft_p95_s"),
+                 "saved_gpu_hours_pct_vs_untuned": r["vs_untuned"].get("saved_gpu_hours_pct"),
+                 "saved_gpu_hours_pct_vs_tuned": r["vs_tuned"].get("saved_gpu_hours_pct")}
+        for metric, st in stats.items():
+            for part, value in (st or {}).items():
+                if _num(value):
+                    yield ("fair", key, "", "", "", f"{metric}.{part}", value)
+        for tier, st in (r.get("attainment") or {}).items():
+            for part, value in st.items():
+                if _num(value):
+                    yield ("fair", key, "", "", tier, f"attainment.{part}", value)
 
 
 def to_csv(summaries: dict[str, dict], aggregate: dict | None) -> str:

@@ -269,6 +269,7 @@ def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict
                            "Waste: GPU-hours of instances that were paid for while acquiring a VM, loading weights or "
                            "being reclaimed from spot (SageServe Fig. 13b).", small))
     story.append(PageBreak())
+    _fair_section(story, aggregate.get("fair"), small, h2)
 
     # 4. charts
     story.append(Paragraph("Key charts", h2))
@@ -301,3 +302,42 @@ def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict
 
     doc.build(story, onFirstPage=footer, onLaterPages=footer)
     return buf.getvalue()
+
+
+def _range(st, scale=1.0, digits=1, sign=True) -> str:
+    if not st:
+        return "-"
+    f = f"{{:{'+' if sign else ''}.{digits}f}}"
+    return f"{f.format(scale * st['mean'])} [{f.format(scale * st['min'])}, {f.format(scale * st['max'])}]"
+
+
+def _fair_section(story, fair, small, h2) -> None:
+    """Issue 19: savings over seeds against the untuned AND the equal-SLO tuned baseline (each named)."""
+    if not fair:
+        return
+    story.append(Paragraph("Savings over seeds, against the untuned and the equal-SLO tuned baseline", h2))
+    story.append(Paragraph(
+        f"Mean [min, max] over {max((r['n'] for r in fair['rows']), default=0)} run(s) per strategy. Untuned baseline: "
+        f"<b>{fair['baseline']}</b>. {fair['rule']}.", small))
+    head = ["strategy", "GPU-h", "above floors", "saved % vs\nuntuned", "saved % vs\ntuned", "tuned baseline",
+            "IW-F SLO", "IW-N SLO", "NIW p95\nTTFT (h)"]
+    data = [head]
+    for r in fair["rows"]:
+        t = r["vs_tuned"]
+        data.append([r["key"], _range(r["gpu_hours"], digits=0, sign=False),
+                     _range(r["gpu_hours_above_floor"], digits=0, sign=False),
+                     _range(r["vs_untuned"]["saved_gpu_hours_pct"]), _range(t.get("saved_gpu_hours_pct")),
+                     Paragraph(str(t.get("baseline") or t.get("why") or "-"), small),
+                     _range(r["attainment"].get("IW-F"), 100.0, sign=False),
+                     _range(r["attainment"].get("IW-N"), 100.0, sign=False),
+                     _range(r["niw_ttft_p95_s"], 1 / 3600, 2, sign=False)])
+    story.append(_table(data, font_size=6.0))
+    if fair.get("tuning"):
+        story.append(Spacer(1, 0.2 * cm))
+        data = [["tuning run", "knobs", "GPU-h", "IW-F / IW-N / NIW SLO (mean)"]]
+        for tp in fair["tuning"]:
+            att = " / ".join(_att(tp["attainment"].get(k)) for k in ("IW-F", "IW-N", "NIW"))
+            data.append([tp["key"], ", ".join(f"{k}={v}" for k, v in tp["point"].items()),
+                         _range(tp["gpu_hours"], digits=0, sign=False), att])
+        story.append(_table(data, font_size=6.5))
+    story.append(PageBreak())

@@ -9,7 +9,10 @@ all, the synthesiser spec included; no file path from a scenario is opened.
 
 Variant -> engine: strategy name = engine autoscaler name (LT policies live in
 simulations/engine/policies/longterm.py); ``scheduler`` overrides the instance scheduler; ``knobs`` are
-merged over the scenario's ``strategy.params`` (``strategy_params`` per strategy name are merged first).
+merged over the scenario's ``strategy.params`` (``strategy_params`` per strategy name are merged first);
+``strategy_policies`` per strategy name set its routers / scheduler (e.g. LT without cross-region rerouting).
+A variant's ``bundle`` (bundles.py) applies its routers, engine options and signal rule; its ``seed`` replaces
+the scenario's seed and the synthesised workload's seed (so every seed is another day of the same traffic).
 """
 
 from __future__ import annotations
@@ -64,9 +67,30 @@ def history_tps(scenario: dict, base_dir: Path | None = None, resolution_s: int 
     return out
 
 
-def engine_scenario_dict(scenario: dict, variant: dict) -> dict:
-    """The engine scenario for one variant (strategy, scheduler and knobs applied)."""
+def with_seed(scenario: dict, seed) -> dict:
+    """The scenario with another seed for the engine and for a synthesised workload (None: unchanged)."""
+    if seed is None:
+        return scenario
     d = copy.deepcopy(scenario)
+    d["seed"] = int(seed)
+    wl = d.get("workload")
+    if isinstance(wl, dict) and "synthesize" in wl:
+        wl["seed"] = int(seed)
+    if isinstance(wl, dict) and isinstance(wl.get("synthetic"), dict) and "seed" in wl["synthetic"]:
+        wl["synthetic"]["seed"] = int(seed)  # (without its own seed the engine workload follows the scenario's)
+    return d
+
+
+def engine_scenario_dict(scenario: dict, variant: dict) -> dict:
+    """The engine scenario for one variant (strategy, scheduler, knobs, bundle and seed applied)."""
+    from planner.comparisons.core.bundles import apply_signal_rule, get_bundle
+
+    bundle = get_bundle(variant["bundle"]) if variant.get("bundle") else None
+    d = copy.deepcopy(with_seed(scenario, variant.get("seed")))
+    if bundle is not None:
+        d = apply_signal_rule(d, bundle.signal)
+        if bundle.engine:
+            d["engine"] = {**(d.get("engine") or {}), **bundle.engine}
     st = d.get("strategy") or {}
     if isinstance(st, str):
         st = {"autoscaler": st}
@@ -77,11 +101,15 @@ def engine_scenario_dict(scenario: dict, variant: dict) -> dict:
     if engine_name == "reactive-unified" and d.get("niw_queue", True):
         engine_name = "reactive-unified-niwq"  # SageServe's Reactive holds NIW in the queue manager (sec. 4, 7.1)
     st = {**st, "autoscaler": engine_name, "params": params}
+    st.update((d.get("strategy_policies") or {}).get(variant["strategy"], {}))
+    if bundle is not None:
+        st.update(bundle.policy)
     if variant.get("scheduler"):
         st["scheduler"] = variant["scheduler"]
     d["strategy"] = st
     d.pop("strategy_params", None)
-    for key in ("forecast_history", "niw_queue", "price_sources", "description", "paper"):
+    for key in ("forecast_history", "niw_queue", "price_sources", "description", "paper", "strategy_policies",
+                "preset", "preset_sources"):
         d.pop(key, None)
     wl = dict(d.get("workload") or {})
     if "synthesize" in wl:
@@ -109,6 +137,7 @@ def run_variant(scenario: dict, variant: dict, *, progress=None, base_dir: str |
 
     base = Path(base_dir) if base_dir else None
     variant = dict(variant)
+    scenario = with_seed(scenario, variant.get("seed"))
     if variant["strategy"] in LT_STRATEGIES:
         knobs = dict(variant.get("knobs") or {})
         knobs.setdefault("niw_queue", bool(scenario.get("niw_queue", True)))

@@ -126,7 +126,15 @@ def summarise(result, *, key: str = "", strategy: str = "", scheduler: str = "")
         "spot_pool_instance_hours": float(sum((summ.get("spot_instance_hours") or {}).values())),
         "scale_out_events": outs, "scale_in_events": ins,
         "mean_utilisation": (sum(float(util_num[k].sum()) for k in util_num) / tot_serv) if tot_serv else None,
+        # issue 19: where savings can come from (the floors cost every strategy the same)
+        "floor_gpu_hours": summ.get("floor_gpu_hours"), "gpu_hours_above_floor": summ.get("gpu_hours_above_floor"),
+        "gpu_hours_without_provisioning": summ.get("gpu_hours", 0.0) - summ.get("provisioning_gpu_hours", 0.0),
     }
+    methods: dict[str, int] = {}
+    for d in decisions:  # which forecast method actually ran each decision (fallbacks included)
+        m = str(d.get("forecast_method") or "?") + (" (fallback)" if d.get("forecast_fallback") else "")
+        methods[m] = methods.get(m, 0) + 1
+    totals["forecast_methods"] = methods
     prices = [u.get("price_per_instance_hour") for u in usage if u.get("price_per_instance_hour")]
     total_series = np.sum(list(inst.values()), axis=0).tolist() if inst else []
     return {

@@ -30,3 +30,26 @@ def test_a_comparison_created_through_the_api_is_run_by_the_workers_one_task_per
     assert len(ids) == 3 and "" not in ids  # each strategy was its own Celery task
     assert [r["key"] for r in comp.summary["rows"]] == ["static", "reactive-unified", "lt-i"]
     assert cast.teammate.api.get(f"/api/comparisons/{comp.pk}/pdf/").content[:5] == b"%PDF-"
+
+
+def test_bundles_seeds_and_the_baseline_sweep_fan_out_as_tasks_and_aggregate_both_ways(cast, celery_worker_process):
+    # issue 19: 2 runs (a paper-text and an authors'-code bundle) + 1 sweep point, each on 2 seeds = 6 tasks
+    body = {"scenario": TINY, "bundles": ["sageserve-text.reactive-unified", "sageserve-code.reactive-unified"],
+            "seeds": [1, 2], "tune": {"points": [{"scale_out_above": 0.5}]}, "baseline": "sageserve-text.reactive-unified"}
+    resp = cast.owner.api.post("/api/comparisons/", body, format="json")
+    assert resp.status_code == 201, resp.content
+    comp = Comparison.objects.get(pk=resp.json()["id"])
+    wait_for_job(comp.job, timeout=600)
+    comp.refresh_from_db()
+    assert comp.job.status == "succeeded", comp.job.last_error
+    ids = {c.celery_task_id for c in Job.objects.filter(parent=comp.job)}
+    assert len(ids) == 6 and "" not in ids
+    fair = comp.summary["fair"]
+    assert {r["key"] for r in fair["rows"]} == {"sageserve-text.reactive-unified", "sageserve-code.reactive-unified"}
+    code = next(r for r in fair["rows"] if r["key"] == "sageserve-code.reactive-unified")
+    assert code["n"] == 2 and code["vs_untuned"]["baseline"] == "sageserve-text.reactive-unified"
+    assert code["vs_untuned"]["saved_gpu_hours_pct"] is not None
+    # the two seeds are two different days of traffic
+    runs = {r.key: r.metrics for r in comp.results.all()}
+    assert runs["sageserve-text.reactive-unified+s1"]["requests"] != runs["sageserve-text.reactive-unified+s2"]["requests"] \
+        or runs["sageserve-text.reactive-unified+s1"]["totals"] != runs["sageserve-text.reactive-unified+s2"]["totals"]

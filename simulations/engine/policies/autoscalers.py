@@ -77,6 +77,37 @@ class Autoscaler:
         return False
 
 
+class ScaleLock:
+    """How long an endpoint waits after a scaling action before the next one (issue 19).
+
+    Params: ``cooldown_out_s`` / ``cooldown_in_s`` (default ``cooldown_s``, 15 s) after a scale-out / scale-in,
+    and ``lock_after_scale_out`` (default false): after a scale-out, wait at least the new instance's nominal
+    start-up delay (spot reclaim 65 s, or VM + model load), as the SageServe authors' arbiter locks the model
+    until the instance is ready. The policies check ``now - ep.last_scale_t < cooldown``, so a wait of W is
+    stored as ``last_scale_t = now + W - cooldown`` (exactly ``now`` when W equals the cooldown: unchanged runs).
+    """
+
+    def __init__(self, params: dict, cooldown: float) -> None:
+        self.cooldown = cooldown
+        self.out_s = float(params.get("cooldown_out_s", cooldown))
+        self.in_s = float(params.get("cooldown_in_s", cooldown))
+        self.until_ready = bool(params.get("lock_after_scale_out", False))
+
+    def _hold(self, ep, now: float, wait: float) -> None:
+        ep.last_scale_t = now if wait == self.cooldown else now + wait - self.cooldown
+
+    def after_out(self, sim, ep, now: float) -> None:
+        wait = self.out_s
+        if self.until_ready:
+            last = sim.scaling_events[-1] if sim.scaling_events else {}
+            if last.get("action") == "scale_out":
+                wait = max(wait, float(last.get("delay_s") or 0.0))
+        self._hold(ep, now, wait)
+
+    def after_in(self, ep, now: float) -> None:
+        self._hold(ep, now, self.in_s)
+
+
 @register(PolicyKind.AUTOSCALER, "static")
 class Static(Autoscaler):
     """Fixed instance counts per endpoint (the scenario's ``initial``)."""
@@ -123,6 +154,7 @@ class ReactiveUnified(Autoscaler):
         self.hi = float(self.params.get("scale_out_above", 0.70))
         self.lo = float(self.params.get("scale_in_below", 0.30))
         self.cooldown = float(self.params.get("cooldown_s", 15.0))
+        self.lock = ScaleLock(self.params, self.cooldown)
         self.donate = bool(self.params.get("donate_to_spot", True))
         tick = self.params.get("tick_s")
         self.tick_s = float(tick) if tick else None
@@ -137,10 +169,10 @@ class ReactiveUnified(Autoscaler):
         the loop's fused arrival path calls it with the value the region router just computed."""
         if u > self.hi and ep.n_active < ep.max_instances:
             if sim.scale_out(ep, now) is not None:
-                ep.last_scale_t = now
+                self.lock.after_out(sim, ep, now)
         elif u < self.lo and ep.n_serving > max(1, ep.min_instances) and not ep.provisioning:
             if sim.scale_in(ep, now, donate=self.donate) is not None:
-                ep.last_scale_t = now
+                self.lock.after_in(ep, now)
 
     def on_request(self, sim, endpoint, now, rid):
         self._check(sim, endpoint, now)

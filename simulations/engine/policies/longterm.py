@@ -36,7 +36,7 @@ from collections import deque
 import numpy as np
 
 from simulations.engine.config import TIER_INDEX
-from simulations.engine.policies.autoscalers import Autoscaler
+from simulations.engine.policies.autoscalers import Autoscaler, ScaleLock
 from simulations.engine.policies.niw_queue import NIWQueueManager
 from simulations.engine.policies.registry import PolicyKind, register
 
@@ -72,6 +72,26 @@ class LongTerm(Autoscaler):
         self.hi = float(p.get("scale_out_above", 0.70))
         self.lo = float(p.get("scale_in_below", 0.30))
         self.cooldown = float(p.get("cooldown_s", 15.0))
+        self.lock = ScaleLock(p, self.cooldown)
+        # issue 19 variants (defaults = the paper's text): scale-in gated by utilisation (False: apply a lower
+        # target at the decision, as the authors' code does), scale past the target above this utilisation (None:
+        # never), LT-UA's ratio rule gated by utilisation / allowed to scale in
+        self.gate_scale_in = bool(p.get("gate_scale_in", True))
+        above = p.get("beyond_target_above")
+        self.beyond_above = None if above is None else float(above)
+        self.ua_gate_util = bool(p.get("ua_gate_util", True))
+        self.ua_scale_in = bool(p.get("ua_scale_in", True))
+        # forecast_mode "ahead" (default): forecast from the past only; "hindsight": the coming hour's actual IW
+        # input TPS (an oracle, as the authors' in-sample one-step ARIMA nearly is), its max over
+        # hindsight_window_s (seconds after the decision, default the whole period) in every bin
+        self.forecast_mode = str(p.get("forecast_mode", "ahead"))
+        if self.forecast_mode not in ("ahead", "hindsight"):
+            from simulations.engine.config import ScenarioError
+
+            raise ScenarioError("strategy.params.forecast_mode", "must be 'ahead' or 'hindsight'")
+        win = p.get("hindsight_window_s") or [0.0, self.period]
+        self.hindsight_window = (float(win[0]), float(win[1]))
+        self._oracle = None
         self.ua_window = float(p.get("ua_window_s", 1200.0))
         self.ua_up = float(p.get("ua_up_ratio", 5.0))
         self.ua_down = float(p.get("ua_down_ratio", 0.5))
@@ -93,6 +113,11 @@ class LongTerm(Autoscaler):
         self.forecast_s = 0.0
 
     # ------------------------------------------------------------------ life cycle
+    def prepare_fleet(self, fleet, workload):
+        if self.forecast_mode == "hindsight":
+            self._oracle = workload  # the labelled oracle only: "ahead" never keeps the workload
+        return fleet
+
     def on_arrival(self, sim, rid, now):
         return self.queue.offer(sim, rid, now)
 
@@ -194,12 +219,18 @@ class LongTerm(Autoscaler):
         self._feed(sim, now)
         steps = max(1, int(round(self.period / self.resolution)))
         rho = {}
+        used = {}
         for ep in self.eps:
             f = self.forecasters.get(self._series_key(ep))
             if f is None:
                 continue
-            fc = f.forecast(steps)
-            bins = np.asarray(fc.upper if self.use_upper else fc.mean, dtype=float)
+            if self._oracle is not None:
+                bins = self._hindsight_bins(ep, now, steps)
+                used[ep.eid] = ("hindsight", "")
+            else:
+                fc = f.forecast(steps)
+                bins = np.asarray(fc.upper if self.use_upper else fc.mean, dtype=float)
+                used[ep.eid] = (getattr(f, "used_method", self.method), getattr(f, "fallback_reason", ""))
             bins = np.where(np.isfinite(bins), np.maximum(bins, 0.0), 0.0)
             rho[(ep.model, ep.region)] = bins.tolist()
             self.forecast_bins[ep.eid] = (now, bins)
@@ -239,9 +270,13 @@ class LongTerm(Autoscaler):
                 "forecast_peak_tps": round(max(rho[(ep.model, ep.region)]), 3),
                 "beta_tps": round(self.beta_fraction * niw.get((ep.model, ep.region), 0.0), 3),
                 "current": ep.n_active, "target": target, "status": plan.status,
+                "forecast_method": used.get(ep.eid, ("", ""))[0],
+                **({"forecast_fallback": used[ep.eid][1]} if used.get(ep.eid, ("", ""))[1] else {}),
             })
             if self.mode == "immediate":
                 self._apply_now(sim, ep, target, now)
+            elif not self.gate_scale_in and target < ep.n_active:
+                self._apply_now(sim, ep, target, now)  # the authors' code: a lower target is applied at once
 
     # ------------------------------------------------------------------ applying targets
     def _apply_now(self, sim, ep, target: int, now: float) -> None:
@@ -259,6 +294,21 @@ class LongTerm(Autoscaler):
                 break
         ep.last_scale_t = now
 
+    def _hindsight_bins(self, ep, now: float, steps: int) -> np.ndarray:
+        """The coming period's actual IW input TPS from this endpoint's origin region (oracle, labelled
+        "hindsight"), maxed over ``hindsight_window_s`` and used for every bin."""
+        w = self._oracle
+        if ep.region not in w.region_names or ep.model not in w.model_names:
+            return np.zeros(steps)
+        mask = (w.tier != NIW) & (w.model == w.model_names.index(ep.model)) & (
+            w.region == w.region_names.index(ep.region))
+        arr, inp = w.arrival_s[mask], w.input_tokens[mask]
+        bins = binned_tps(arr, inp, now, now + steps * self.resolution, self.resolution)
+        lo = int(self.hindsight_window[0] // self.resolution)
+        hi = max(lo + 1, int(math.ceil(self.hindsight_window[1] / self.resolution)))
+        part = bins[lo:hi]
+        return np.full(steps, float(part.max()) if part.size else 0.0)
+
     def _gate(self, sim, ep, now: float) -> None:
         if now - ep.last_scale_t < self.cooldown:
             return
@@ -266,16 +316,24 @@ class LongTerm(Autoscaler):
         if target is None:
             return
         u = ep.utilisation
-        if u > self.hi:
-            beyond = self.mode == "utilisation+arima" and self._traffic_ratio(ep, now) >= self.ua_up
+        ua = self.mode == "utilisation+arima"
+        if ua and not self.ua_gate_util and ep.n_active >= target and ep.n_active < ep.max_instances \
+                and self._traffic_ratio(ep, now) > self.ua_up:
+            if sim.scale_out(ep, now) is not None:  # the authors' code: ratio rule without a utilisation gate
+                self.lock.after_out(sim, ep, now)
+            return
+        if u > self.hi or (self.beyond_above is not None and u > self.beyond_above):
+            beyond = ua and self.ua_gate_util and self._traffic_ratio(ep, now) >= self.ua_up
+            if self.beyond_above is not None and u > self.beyond_above:
+                beyond = True
             if (ep.n_active < target or beyond) and ep.n_active < ep.max_instances:
                 if sim.scale_out(ep, now) is not None:
-                    ep.last_scale_t = now
-        elif u < self.lo:
-            beyond = self.mode == "utilisation+arima" and self._traffic_ratio(ep, now) <= self.ua_down
+                    self.lock.after_out(sim, ep, now)
+        elif u < self.lo and self.gate_scale_in:
+            beyond = ua and self.ua_scale_in and self._traffic_ratio(ep, now) <= self.ua_down
             if (ep.n_serving > target or beyond) and ep.n_serving > max(1, ep.min_instances) and not ep.provisioning:
                 if sim.scale_in(ep, now, donate=True) is not None:
-                    ep.last_scale_t = now
+                    self.lock.after_in(ep, now)
 
     def _traffic_ratio(self, ep, now: float) -> float:
         """Observed / forecast IW input TPS for this bin, only in the last ``ua_window`` of the hour (else 1)."""

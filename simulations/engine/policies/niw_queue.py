@@ -36,6 +36,14 @@ class NIWQueueManager:
         self.two_below = float(p.get("niw_two_below", 0.50))
         self.escalate_after_s = float(p.get("niw_escalate_after_s", 36000.0))
         self.period_s = float(p.get("niw_signal_period_s", 1.0))
+        # issue 19: "text" (default, the paper: one under 60 %, two under 50 %) or "code" (the authors' simulator:
+        # one at <= 50 %, two at 50-60 %); escalation off = no priority 0 and no forced release at 10 h
+        self.feed = str(p.get("niw_feed", "text"))
+        if self.feed not in ("text", "code"):
+            from simulations.engine.config import ScenarioError
+
+            raise ScenarioError("strategy.params.niw_feed", "must be 'text' or 'code'")
+        self.escalate = bool(p.get("niw_escalate", True))
         self.queues: dict[int, deque] = {}
         self.held = 0
         self.released = 0
@@ -76,7 +84,7 @@ class NIWQueueManager:
         arr = sim.req_arr
         # deadline-forced release: requests that reached the escalation age go out with priority 0
         for model, q in self.queues.items():
-            while q and now - arr[q[0]] >= self.escalate_after_s:
+            while self.escalate and q and now - arr[q[0]] >= self.escalate_after_s:
                 eps = [ep for ep in sim.endpoints if ep.model_idx == model and ep.pool != "iw" and ep.serving]
                 if not eps:
                     break
@@ -94,7 +102,10 @@ class NIWQueueManager:
             if not q:
                 continue
             u = ep.utilisation
-            take = 2 if u < self.two_below else 1 if u < self.one_below else 0
+            if self.feed == "text":
+                take = 2 if u < self.two_below else 1 if u < self.one_below else 0
+            else:
+                take = 1 if u <= self.two_below else 2 if u <= self.one_below else 0
             for _ in range(take):
                 if not q:
                     break
@@ -102,7 +113,7 @@ class NIWQueueManager:
 
     def release(self, sim, rid: int, ep, now: float) -> None:
         age = now - sim.req_arr[rid]
-        sim.req_prio[rid] = 0 if age >= self.escalate_after_s else 1
+        sim.req_prio[rid] = 0 if self.escalate and age >= self.escalate_after_s else 1
         self.released += 1
         sim.send(rid, ep, now)  # network delay when ep is outside the request's origin region
 

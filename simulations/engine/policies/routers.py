@@ -1,12 +1,17 @@
 """Routers (SageServe 6.1): region -> endpoint -> instance. Each is a small class with ``choose``.
 
-Candidates with no serving instance report utilisation 1.0, so they are avoided when anything else exists.
+Candidates with no serving instance report utilisation 1.0, so they are avoided when anything else exists
+(unless the scaling signal of the others, which may exceed 1 with ``signal_kv_tokens``, is higher).
 """
 
 from __future__ import annotations
 
 from simulations.engine.entities import DECODE, decode_iters_done
 from simulations.engine.policies.registry import PolicyKind, register
+
+# "no candidate yet": above any utilisation. A scaling signal that counts KV larger than it is
+# (deployment.signal_kv_tokens, issue 19) can exceed 1 (and 2), so the sentinel must not be a small number.
+NO_UTIL = 1e300
 
 
 class RegionRouter:
@@ -48,9 +53,9 @@ class PreferenceThresholdRouter(RegionRouter):
         t = self.sim.now
         thr = self.threshold
         best = None
-        best_u = 2.0
+        best_u = NO_UTIL
         for eps in lists:
-            u = 2.0
+            u = NO_UTIL
             for ep in eps:
                 v = ep.util_at(t)
                 if v < u:

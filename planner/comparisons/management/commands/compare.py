@@ -1,5 +1,10 @@
 """python manage.py compare SCENARIO.json --strategies reactive-unified,lt-i,lt-u,lt-ua [--json] [--pdf FILE]
 
+Issue 19: ``--bundles sageserve-code.lt-ua,...`` (named strategy bundles; ``--list-bundles`` prints them),
+``--seeds 2025,2026,2027`` (every run once per workload seed, figures as min/mean/max) and ``--tune``
+(sweep the baseline's knobs as child jobs and report savings against the cheapest baseline variant with at
+least the strategy's SLO attainment per tier, beside the savings against the untuned baseline).
+
 Creates a Comparison row (team --team, default "cli") and runs it through the job system: inline in
 this process without Redis, or on the Celery workers with REDIS_URL set (the command then waits).
 """
@@ -26,8 +31,17 @@ class Command(BaseCommand):
     help = "Compare scaling strategies on one scenario: savings vs a baseline with SLO attainment."
 
     def add_arguments(self, parser):
-        parser.add_argument("scenario", help="scenario JSON file (e.g. fixtures/scenarios/sageserve_day.json)")
-        parser.add_argument("--strategies", default="reactive-unified,lt-i,lt-u,lt-ua")
+        parser.add_argument("scenario", nargs="?", default="",
+                            help="scenario JSON file (e.g. fixtures/scenarios/sageserve_day.json)")
+        parser.add_argument("--strategies", default="",
+                            help="default reactive-unified,lt-i,lt-u,lt-ua (unless --bundles is given)")
+        parser.add_argument("--bundles", default="", help="named strategy bundles, e.g. sageserve-code.reactive-unified")
+        parser.add_argument("--list-bundles", action="store_true", help="print the registered bundles and exit")
+        parser.add_argument("--seeds", default="", help="workload seeds, e.g. 2025,2026,2027 (each run once per seed)")
+        parser.add_argument("--tune", nargs="?", const="default", default="",
+                            help='equal-SLO baseline sweep: "default" or JSON {"base": ..., "grid": {...}}')
+        parser.add_argument("--tolerance", type=float, default=0.005,
+                            help="with --tune: attainment a tuned baseline may fall short by (share, default 0.005)")
         parser.add_argument("--schedulers", default="", help="e.g. fcfs,edf,pf,dpa: every strategy once per scheduler")
         parser.add_argument("--baseline", default="", help="variant key or strategy (default reactive-unified)")
         parser.add_argument("--knobs", default="", help='JSON merged into every strategy\'s params, e.g. {"beta_fraction": 0.2}')
@@ -40,6 +54,14 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=4 * 3600, help="seconds to wait for workers")
 
     def handle(self, *args, **opts):
+        if opts["list_bundles"]:
+            from planner.comparisons.core.bundles import bundle_names, get_bundle
+
+            for name in bundle_names():
+                self.stdout.write(f"{name:34} {get_bundle(name).description}")
+            return
+        if not opts["scenario"]:
+            raise CommandError("give a scenario JSON file (or --list-bundles)")
         path = Path(opts["scenario"])
         if not path.exists():
             raise CommandError(f"{path}: no such scenario file")
@@ -49,6 +71,20 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: not valid JSON ({exc})") from None
         from simulations.engine import ScenarioError
 
+        strategies = _csv_list(opts["strategies"]) or ([] if opts["bundles"] else
+                                                       ["reactive-unified", "lt-i", "lt-u", "lt-ua"])
+        opts["strategies"] = ",".join(strategies)
+        try:
+            seeds = [int(x) for x in _csv_list(opts["seeds"])]
+        except ValueError:
+            raise CommandError(f"--seeds: give integers like 2025,2026,2027, not {opts['seeds']!r}") from None
+        tune = None
+        if opts["tune"]:
+            try:
+                tune = {} if opts["tune"] == "default" else json.loads(opts["tune"])
+            except json.JSONDecodeError as exc:
+                raise CommandError(f"--tune: not valid JSON ({exc})") from None
+            tune = {"tolerance": opts["tolerance"], **(tune or {})} if isinstance(tune, dict) else tune
         knobs = json.loads(opts["knobs"]) if opts["knobs"] else {}
         if knobs:
             sp = scenario.setdefault("strategy_params", {})
@@ -57,7 +93,8 @@ class Command(BaseCommand):
         team, _ = Team.objects.get_or_create(name=opts["team"])
         try:
             validate_scenario(scenario)
-            comp = start_comparison(team=team, scenario=scenario, strategies=_csv_list(opts["strategies"]),
+            comp = start_comparison(team=team, scenario=scenario, strategies=strategies,
+                                    bundles=_csv_list(opts["bundles"]), seeds=seeds or None, tune=tune,
                                     schedulers=_csv_list(opts["schedulers"]), baseline=opts["baseline"] or None,
                                     name=opts["name"] or scenario.get("name", path.stem),
                                     projection=json.loads(opts["projection"]) if opts["projection"] else None,
@@ -102,9 +139,31 @@ class Command(BaseCommand):
             self.stdout.write(f"{r['key']:24} {r['instance_hours']:9.1f} {r['gpu_hours']:9.1f} {r['cost_usd']:10.0f} "
                               f"{(saved if saved is not None else 0):6.1f}% {r['saved_usd_per_week']:10.0f} "
                               f"{r['waste_gpu_hours']:7.2f} {fmt(att['IW-F'])} {fmt(att['IW-N'])} {fmt(att['NIW'])}")
+        self._print_fair(comp.summary.get("fair"))
         for e in comp.summary.get("energy") or []:  # energy per variant (issue 11): kWh and its cost
             kwh = e.get("energy_kwh")
             self.stdout.write(f"  energy {e['key']}: " + (f"{kwh:,.1f} kWh, ${e['energy_cost_usd']:,.2f}" if kwh is not None
                               else "no power figures for " + ", ".join(e.get("missing_power") or [])))
         if opts["pdf"]:
             self.stdout.write(f"PDF cost report: {opts['pdf']}")
+
+    def _print_fair(self, fair):
+        if not fair:
+            return
+
+        def rng(st, scale=1.0, fmt="{:+.1f}"):
+            if not st:
+                return "-"
+            lo, mid, hi = (scale * st[k] for k in ("min", "mean", "max"))
+            return f"{fmt.format(mid)} [{fmt.format(lo)}, {fmt.format(hi)}]"
+
+        self.stdout.write(f"\nover seeds (mean [min, max]); {fair['rule']}")
+        self.stdout.write(f"{'variant':34} {'GPU-h':>22} {'saved% vs untuned':>26} {'saved% vs tuned':>26} "
+                          f"{'tuned baseline':>28} IW-F attainment")
+        for r in fair["rows"]:
+            t = r["vs_tuned"]
+            self.stdout.write(
+                f"{r['key']:34} {rng(r['gpu_hours'], fmt='{:.0f}'):>22} "
+                f"{rng(r['vs_untuned']['saved_gpu_hours_pct']):>26} {rng(t.get('saved_gpu_hours_pct')):>26} "
+                f"{(t.get('baseline') or t.get('why') or '-')[:28]:>28} "
+                f"{rng(r['attainment'].get('IW-F'), 100.0, '{:.1f}')}")
