@@ -222,18 +222,22 @@ Strategy = section(
 
 # Knobs (strategy.params) each policy class reads, by class; a policy reads the knobs of every class in its MRO.
 # A policy none of whose classes is listed is not checked. Add a new knob here with the policy that reads it.
-_NIW_QUEUE = {"niw_one_below", "niw_two_below", "niw_escalate_after_s", "niw_signal_period_s"}
+_NIW_QUEUE = {"niw_one_below", "niw_two_below", "niw_escalate_after_s", "niw_signal_period_s", "niw_feed",
+              "niw_escalate"}
+_SCALE_LOCK = {"cooldown_out_s", "cooldown_in_s", "lock_after_scale_out"}  # autoscalers.ScaleLock
 KNOBS: dict[str, set[str]] = {
     # the routers read the same params: the region router's preference order, Llumnix dispatch's block size
     "Autoscaler": {"preference", "block_tokens"},
     "PeakProvisioning": {"window_s", "headroom"},
-    "ReactiveUnified": {"scale_out_above", "scale_in_below", "cooldown_s", "donate_to_spot", "tick_s"},
+    "ReactiveUnified": {"scale_out_above", "scale_in_below", "cooldown_s", "donate_to_spot", "tick_s", *_SCALE_LOCK},
     "ReactiveSiloed": {"niw_share"},
     "ReactiveUnifiedWithQueue": _NIW_QUEUE,
     "LongTerm": {"decision_period_s", "resolution_s", "forecast_method", "refit_every_s", "min_history_s",
                  "beta_fraction", "epsilon", "forecast_value", "scale_out_above", "scale_in_below", "cooldown_s",
                  "ua_window_s", "ua_up_ratio", "ua_down_ratio", "observe_window_s", "ilp_time_limit_s",
-                 "history_tps", "niw_queue", "tick_s", *_NIW_QUEUE},
+                 "history_tps", "niw_queue", "tick_s", *_NIW_QUEUE, *_SCALE_LOCK,
+                 "beyond_target_above", "forecast_mode", "gate_scale_in", "hindsight_window_s", "ua_gate_util",
+                 "ua_scale_in"},
     "LlumnixScaler": {"interval_s", "scale_up_below", "scale_down_above", "block_tokens", "donate_to_spot"},
     "StaticN": {"instances"},
     "KvCapExample": {"timeout_s", "cap", "kv_high"},
