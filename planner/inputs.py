@@ -62,6 +62,30 @@ class Strict(BaseModel):
         return data
 
 
+def nul_path(data: Any, where: str = "") -> str | None:
+    """The path of the first string (or key) holding a NUL character, which PostgreSQL cannot store in text or
+    JSON; None when there is none. Each schema's entry point refuses such input first."""
+    if isinstance(data, str):
+        return (where or "(top level)") if "\x00" in data else None
+    if isinstance(data, dict):
+        for k, v in data.items():
+            here = f"{where}.{k}" if where else str(k)
+            if "\x00" in str(k):
+                return here
+            found = nul_path(v, here)
+            if found:
+                return found
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            found = nul_path(v, f"{where}[{i}]")
+            if found:
+                return found
+    return None
+
+
+NUL_MESSAGE = "contains a NUL character (\\u0000), which cannot be stored"
+
+
 def _json_value_ok(value: Any, depth: int = 0) -> Any:
     if depth > 32:
         raise PydanticCustomError("too_deep", "is nested more than 32 levels deep")
@@ -70,11 +94,15 @@ def _json_value_ok(value: Any, depth: int = 0) -> Any:
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > BIGINT:
         raise PydanticCustomError("int_range", "is too large: integers must fit in 64 bits")
     if isinstance(value, dict):
-        for v in value.values():
+        for k, v in value.items():
+            if "\x00" in str(k):
+                raise PydanticCustomError("nul_character", "contains a NUL character (\\u0000) in a key")
             _json_value_ok(v, depth + 1)
     elif isinstance(value, list):
         for v in value:
             _json_value_ok(v, depth + 1)
+    elif isinstance(value, str) and "\x00" in value:
+        raise PydanticCustomError("nul_character", "contains a NUL character (\\u0000)")
     elif value is not None and not isinstance(value, str | int | float | bool):
         raise PydanticCustomError("json_type", "must be a JSON value")
     return value

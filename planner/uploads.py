@@ -1,4 +1,6 @@
 """Request bodies are bounded before they are read: by Content-Length, and again while a file streams in.
+A JSON or form body holding a NUL character (which PostgreSQL cannot store in text or JSON) is refused
+with a 400 before any view parses it.
 
 ``BodySizeLimitMiddleware`` answers 413 (JSON on /api/, text elsewhere) when the declared length is above
 the cap of the path: trace uploads ``TRACE_UPLOAD_MAX_BYTES``, hardware files ``HARDWARE_UPLOAD_MAX_BYTES``
@@ -41,16 +43,32 @@ def body_cap(path: str) -> tuple[int, str]:
     return cap + FRAMING, name
 
 
-def _too_large(path: str, size: int, cap: int, name: str):
-    body = {"error": {"message": f"the request body is {size:,} bytes, above the limit of {cap:,} bytes here",
-                      "where": "request body", "hint": f"send less, compress the file, or raise {name}"}}
+def _error(path: str, status: int, message: str, hint: str):
+    body = {"error": {"message": message, "where": "request body", "hint": hint}}
     if path.startswith("/api/"):
-        return HttpResponse(json.dumps(body), status=413, content_type="application/json")
-    return HttpResponse(body["error"]["message"] + f" ({body['error']['hint']})", status=413,
-                        content_type="text/plain; charset=utf-8")
+        return HttpResponse(json.dumps(body), status=status, content_type="application/json")
+    return HttpResponse(f"{message} ({hint})", status=status, content_type="text/plain; charset=utf-8")
 
 
-class BodySizeLimitMiddleware:
+def _too_large(path: str, size: int, cap: int, name: str):
+    return _error(path, 413, f"the request body is {size:,} bytes, above the limit of {cap:,} bytes here",
+                  f"send less, compress the file, or raise {name}")
+
+
+def _has_nul(request) -> bool:
+    """A NUL in a JSON body (always escaped there) or a url-encoded form; multipart bodies carry files and
+    are left to their parsers."""
+    ctype = request.META.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
+    if ctype == "application/json" or ctype.endswith("+json"):
+        body = request.body
+        return b"\\u0000" in body.lower() or b"\x00" in body
+    if ctype == "application/x-www-form-urlencoded":
+        body = request.body
+        return b"%00" in body or b"%5cu0000" in body.lower() or b"\x00" in body
+    return False
+
+
+class RequestBodyGuardMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
 
@@ -67,6 +85,9 @@ class BodySizeLimitMiddleware:
         cap, name = body_cap(request.path)
         if size > cap:
             return _too_large(request.path, size, cap, name)
+        if size and _has_nul(request):
+            return _error(request.path, 400, "the request body contains a NUL character (\\u0000), which cannot "
+                                             "be stored", "remove the NUL character")
         return self.get_response(request)
 
 

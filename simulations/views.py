@@ -17,6 +17,9 @@ from simulations.models import SimulationRun
 
 def _errors(exc: ValidationError) -> list[str]:
     detail = exc.detail
+    if isinstance(detail, dict) and isinstance(detail.get("error"), dict):  # planner.input_errors shape
+        err = detail["error"]
+        return [str(err.get("message", "")) + (f" ({err['hint']})" if err.get("hint") else "")]
     if isinstance(detail, dict):
         return [f"{field}: {' '.join(str(m) for m in (msgs if isinstance(msgs, list) else [msgs]))}"
                 for field, msgs in detail.items()]

@@ -17,6 +17,7 @@ from planner.catalogue.builtin import load_builtin
 from planner.catalogue.errors import ProfileError
 from planner.catalogue.fit import decode_time, fit_group, prefill_time
 from planner.catalogue.perfcsv import load_perf_table
+from planner.catalogue.schema import validate_catalogue_doc
 from planner.hardware.models import Deployment, GpuPrice, GpuType, ModelProfile
 from planner.hardware.selectors import resolve_gpu, resolve_model
 
@@ -145,6 +146,7 @@ def _known(team) -> tuple[dict, dict]:
 def import_catalogue(team, user, doc) -> dict:
     """Import a catalogue JSON document into the team (create or update by name)."""
     known_gpus, known_models = _known(team)
+    validate_catalogue_doc(doc)  # the upload's schema: unknown keys, types, finite bounded numbers
     completed = catalogue_spec.complete_catalogue(doc, known_gpus=known_gpus, known_models=known_models)
     summary = {"format": "json", "gpu_types": [], "models": [], "deployments": []}
     for g in completed["gpu_types"]:

@@ -256,6 +256,7 @@ def _direct(
                 "the file has a header but no requests", line=2, hint="add one request per line after the header"
             )
         writer.write(transformer.flush())
+        check_written(writer.totals)
         totals = writer.close()
     except BaseException:
         if writer is not None:
@@ -292,6 +293,7 @@ def _staged(
             check_written(writer.totals)
             report(0.7 + 0.3 * done / max(info["rows"], 1), f"written {done:,} of {info['rows']:,} requests")
         writer.write(transformer.flush())
+        check_written(writer.totals)
         totals = writer.close()
     except BaseException:
         writer.abort()

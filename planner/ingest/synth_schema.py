@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Discriminator, Field, Tag, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
-from planner.inputs import Strict, explain, integer, num
+from planner.inputs import NUL_MESSAGE, Strict, explain, integer, nul_path, num
 
 MAX_REQUESTS = 50_000_000
 MAX_EMPIRICAL = 1_000_000
@@ -169,6 +169,9 @@ def validate_synth_spec(spec: Any, *, allow_paths: bool = False) -> SynthSpec:
     """The validated spec model; SpecInputError(where, message, hint) on the first problem."""
     if not isinstance(spec, dict):
         raise SpecInputError("spec", "must be a JSON object", "see fixtures/workloads/sageserve_day.json")
+    bad = nul_path(spec)
+    if bad:
+        raise SpecInputError(bad, NUL_MESSAGE, "remove the NUL character")
     try:
         model = SynthSpec.model_validate(spec)
     except ValidationError as exc:

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError
 
-from planner.inputs import Strict, explain, integer, num
+from planner.inputs import NUL_MESSAGE, Strict, explain, integer, nul_path, num
 
 MAX_HOURS = 168
 TPS = Annotated[float, Field(ge=0.0, le=1e12, allow_inf_nan=False)]
@@ -123,6 +123,9 @@ class PlanInput(Strict):
 
 def validate_plan(data: Any) -> PlanInput:
     """The validated plan model; raises ``(where, message, hint)`` as PlanSchemaError."""
+    bad = nul_path(data)
+    if bad:
+        raise PlanSchemaError(bad, NUL_MESSAGE, "remove the NUL character")
     try:
         return PlanInput.model_validate(data)
     except ValidationError as exc:

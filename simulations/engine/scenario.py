@@ -22,7 +22,14 @@ from simulations.engine.config import (
 )
 from simulations.engine.energy import EnergyConfig
 from simulations.engine.policies import AUTOSCALERS
-from simulations.engine.schema import Limits, default_limits, expected_requests, trace_fixtures, validate_input
+from simulations.engine.schema import (
+    Limits,
+    check_knobs,
+    default_limits,
+    expected_requests,
+    trace_fixtures,
+    validate_input,
+)
 from simulations.engine.schema import Workload as WorkloadInput
 from simulations.engine.workload import Workload, read_trace_file, synthesise
 
@@ -139,6 +146,7 @@ def parse_scenario(d: dict, *, limits: Limits | None = None) -> Scenario:
         policy = PolicyConfig()
     else:
         policy = PolicyConfig(**to_kwargs(st))
+        check_knobs(policy.autoscaler, policy.autoscaler_params, "strategy.params")
 
     base = SLOConfig()
     ttft = {**base.ttft_s, **sc.slo.ttft_s.given()}

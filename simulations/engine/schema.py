@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Discriminator, Field, Tag, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from planner.inputs import BIGINT, JSONValue, Strict, explain, integer, num, section, suggest
+from planner.inputs import BIGINT, NUL_MESSAGE, JSONValue, Strict, explain, integer, nul_path, num, section, suggest
 from simulations.engine.config import (
     DecodeCoeffs,
     DeploymentSpec,
@@ -218,6 +218,54 @@ Strategy = section(
     validators={**{f"_check_{k}": field_validator(k)(_policy_name(k)) for k in _POLICY_FIELDS},
                 "_check_predictor": field_validator("predictor")(lambda cls, v: _predictor(v))},
 )
+
+
+# Knobs (strategy.params) each policy class reads, by class; a policy reads the knobs of every class in its MRO.
+# A policy none of whose classes is listed is not checked. Add a new knob here with the policy that reads it.
+_NIW_QUEUE = {"niw_one_below", "niw_two_below", "niw_escalate_after_s", "niw_signal_period_s", "niw_feed",
+              "niw_escalate"}
+_SCALE_LOCK = {"cooldown_out_s", "cooldown_in_s", "lock_after_scale_out"}  # autoscalers.ScaleLock
+KNOBS: dict[str, set[str]] = {
+    # the routers read the same params: the region router's preference order, Llumnix dispatch's block size
+    "Autoscaler": {"preference", "block_tokens"},
+    "PeakProvisioning": {"window_s", "headroom"},
+    "ReactiveUnified": {"scale_out_above", "scale_in_below", "cooldown_s", "donate_to_spot", "tick_s", *_SCALE_LOCK},
+    "ReactiveSiloed": {"niw_share"},
+    "ReactiveUnifiedWithQueue": _NIW_QUEUE,
+    "LongTerm": {"decision_period_s", "resolution_s", "forecast_method", "refit_every_s", "min_history_s",
+                 "beta_fraction", "epsilon", "forecast_value", "scale_out_above", "scale_in_below", "cooldown_s",
+                 "ua_window_s", "ua_up_ratio", "ua_down_ratio", "observe_window_s", "ilp_time_limit_s",
+                 "history_tps", "niw_queue", "tick_s", *_NIW_QUEUE, *_SCALE_LOCK,
+                 "beyond_target_above", "forecast_mode", "gate_scale_in", "hindsight_window_s", "ua_gate_util",
+                 "ua_scale_in"},
+    "LlumnixScaler": {"interval_s", "scale_up_below", "scale_down_above", "block_tokens", "donate_to_spot"},
+    "StaticN": {"instances"},
+    "KvCapExample": {"timeout_s", "cap", "kv_high"},
+}
+
+
+def known_knobs(autoscaler: str) -> set[str] | None:
+    """The knobs an autoscaler reads, or None when none of its classes declares them (not checked)."""
+    from simulations.engine.policies import AUTOSCALERS
+
+    cls = AUTOSCALERS.get(autoscaler)
+    if cls is None:
+        return None
+    names = [c.__name__ for c in cls.__mro__]
+    if not any(n in KNOBS and n != "Autoscaler" for n in names):
+        return None
+    return set().union(*(KNOBS.get(n, set()) for n in names))
+
+
+def check_knobs(autoscaler: str, params: dict, where: str) -> None:
+    """ScenarioError for a knob the autoscaler does not read (a misspelt knob would silently do nothing)."""
+    known = known_knobs(autoscaler)
+    if known is None:
+        return
+    for key in params:
+        if key not in known:
+            raise ScenarioError(f"{where}.{key}", f"is not a knob of the {autoscaler!r} autoscaler",
+                                hint=suggest(key, sorted(known)))
 
 
 def _predictor(value: str) -> str:
@@ -500,6 +548,9 @@ def validate_input(data: Any) -> ScenarioInput:
     """The validated scenario model, or ScenarioError naming the field (with a hint)."""
     if not isinstance(data, dict):
         raise ScenarioError("scenario", "must be a JSON object", hint="see docs/simulator.md")
+    bad = nul_path(data)
+    if bad:
+        raise ScenarioError(bad, NUL_MESSAGE, hint="remove the NUL character")
     try:
         return ScenarioInput.model_validate(data)
     except ValidationError as exc:

@@ -163,3 +163,17 @@ def test_the_schema_imports_without_django():
     code = "import sys, simulations.engine.schema, planner.optimizer.schema, planner.ingest.synth_schema; " \
            "assert 'django' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_a_misspelt_knob_is_refused_with_a_suggestion():
+    err = refused(lambda d: d["strategy"]["params"].update(scale_out_abve=0.8))
+    assert err.field == "strategy.params.scale_out_abve" and err.hint == "did you mean 'scale_out_above'?"
+
+
+def test_every_knob_of_the_bundled_scenarios_and_comparison_strategies_is_known():
+    from planner.comparisons.core.runner import engine_scenario_dict
+
+    for path in sorted((ROOT / "fixtures" / "scenarios").glob("*.json")):
+        d = json.loads(path.read_text())
+        for strategy in ("static", "reactive-unified", "reactive-siloed", "lt-i", "lt-u", "lt-ua"):
+            parse_scenario(engine_scenario_dict(d, {"strategy": strategy, "key": strategy}))

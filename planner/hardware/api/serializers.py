@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 from rest_framework import serializers
+from rest_framework.fields import empty
+from rest_framework.utils import html
 
 from planner.accounts.access import team_of
 from planner.catalogue.capacity import ThetaTarget
@@ -54,6 +56,17 @@ class GpuTypeSerializer(_EditableMixin, serializers.ModelSerializer):
         read_only_fields = ["builtin", "created"]
         validators: list = []  # uniqueness per team is enforced by the service (update_or_create by name)
 
+    def validate_prices(self, prices: list) -> list:
+        """Prices replace the stored ones, so each needs every field even in a PATCH (nested fields are
+        otherwise optional there)."""
+        needed = ("cloud", "region", "kind", "usd_per_gpu_hour", "source", "as_of")
+        for i, p in enumerate(prices):
+            missing = [k for k in needed if k not in p]
+            if missing:
+                raise serializers.ValidationError({i: {k: "is required (prices replace the stored ones)" for k in
+                                                       missing}})
+        return prices
+
     def to_service_dict(self) -> dict:
         data = dict(self.validated_data)
         if "prices" in data:
@@ -96,7 +109,16 @@ class ModelProfileSerializer(_EditableMixin, serializers.ModelSerializer):
 
 
 class CoefficientsField(serializers.DictField):
-    child = serializers.FloatField(min_value=0)
+    """Named non-negative finite numbers (seconds; the service refuses unknown names, naming the field). In a
+    form-encoded PATCH an absent object is absent (not an empty one that would wipe the stored coefficients)."""
+
+    child = serializers.FloatField(min_value=0, max_value=7 * 86400)
+
+    def get_value(self, dictionary):
+        value = super().get_value(dictionary)
+        if html.is_html_input(dictionary) and value in ({}, ""):
+            return empty
+        return value
 
 
 class DeploymentSerializer(_EditableMixin, serializers.ModelSerializer):
@@ -111,13 +133,13 @@ class DeploymentSerializer(_EditableMixin, serializers.ModelSerializer):
     decode = CoefficientsField(help_text="{c0 s, c_batch s/request, c_ctx s/context token}: one decode iteration")
     startup = CoefficientsField(required=False, help_text="seconds: vm_acquire_s, load_same_region_s, ...")
     kv_capacity_tokens = serializers.IntegerField(
-        required=False, min_value=1, help_text="recomputed from memory and model when omitted"
+        required=False, min_value=1, max_value=10**12, help_text="recomputed from memory and model when omitted"
     )
     theta_tps = serializers.FloatField(
         required=False, min_value=0, help_text="recomputed from the latency model at theta_target when omitted"
     )
     theta_target = serializers.DictField(required=False, help_text=f"defaults {ThetaTarget().as_dict()}")
-    gpus_per_instance = serializers.IntegerField(required=False, min_value=1)
+    gpus_per_instance = serializers.IntegerField(required=False, min_value=1, max_value=4096)
     device_kind = serializers.CharField(read_only=True, help_text="gpu or cpu (the device type's)")
     max_model_len = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, help_text="context limit in tokens (<= the model's); null = the model's"
@@ -192,8 +214,15 @@ class DeploymentSerializer(_EditableMixin, serializers.ModelSerializer):
             base.pop("kv_capacity_tokens")
             base.pop("theta_tps")
             base.update({"model": self.instance.model, "gpu": self.instance.gpu})
+            for key in ("prefill", "decode", "startup"):  # a PATCH of some coefficients keeps the others
+                if key in data and isinstance(base.get(key), dict):
+                    data[key] = {**base[key], **data[key]}
             base.update(data)
             data = base
+        for key, needed in (("prefill", ("c0", "c1")), ("decode", ("c0", "c_batch"))):
+            missing = [k for k in needed if k not in (data.get(key) or {})]
+            if missing:
+                raise serializers.ValidationError({key: f"needs {', '.join(missing)} (seconds)"})
         data.pop("name", None)
         return data
 

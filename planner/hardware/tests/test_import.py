@@ -116,7 +116,7 @@ def test_importing_the_example_catalogue_json(cast):
                 {"deployments": [{"model": "llama2-70b", "gpu": "h100-80gb", "tp": 8, "prefill": {"c0": "fast"}}]}
             ),
             "$.deployments[0].prefill.c0",
-            "not a number",
+            "must be a number",
         ),
     ],
 )
