@@ -263,7 +263,7 @@ def test_cancel_stops_a_trace_characterisation_deep_in_one_computation(cast, set
     assert trace.job.refresh_from_db() or trace.job.status == "succeeded"
     entered = threading.Event()
 
-    def endless_characterise(path, progress=None):  # e.g. a huge span: minutes of binning, no progress
+    def endless_characterise(path, progress=None, **_):  # e.g. a huge span: minutes of binning, no progress
         entered.set()
         while True:
             sum(range(2000))
