@@ -104,3 +104,18 @@ def aggregate_job(job, ctx):
                        where="variants", hint="open each failed strategy's job for its error; the savings table "
                                                 "compares only the strategies that finished")
     return result
+
+
+@handler("comparisons.routing_sweep", idempotent=True)
+def run_routing_sweep(job, ctx):
+    """Instance routers side by side as the rate steps past the knee (planner/comparisons/routing.py)."""
+    from planner.comparisons.routing import base_scenario
+    from simulations.engine import ScenarioError
+    from simulations.engine.sweep import routing_sweep
+
+    p = job.params
+    try:
+        return routing_sweep(base_scenario(p["minutes"]), p["rates"], p["routers"],
+                             knee_attainment=p["knee_attainment"], progress=ctx.callback(0.0, 99.0))
+    except ScenarioError as exc:
+        raise JobError(exc.message, where=exc.field, hint="check the sweep's rates and routers") from None

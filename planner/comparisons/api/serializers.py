@@ -74,3 +74,17 @@ class ComparisonCreateSerializer(serializers.Serializer):
             raise serializers.ValidationError({"strategies": "give at least one strategy, e.g. "
                                                              "[\"reactive-unified\", \"lt-ua\"]"})
         return attrs
+
+
+class RoutingSweepCreateSerializer(serializers.Serializer):
+    """A routing sweep (issue 11): instance routers side by side as the arrival rate steps past the knee."""
+
+    rates = serializers.ListField(child=serializers.FloatField(min_value=0.001, max_value=10_000), min_length=1,
+                                  max_length=16, help_text="arrival rates, requests per second")
+    routers = serializers.ListField(child=serializers.CharField(max_length=40), min_length=1, max_length=10,
+                                    required=False, help_text="instance routers (default: least-requests, "
+                                                              "memory-usage, round-robin, llumnix)")
+    minutes = serializers.FloatField(min_value=0.01, max_value=30, default=10.0,
+                                     help_text="simulated minutes per (rate, router) point")
+    knee_attainment = serializers.FloatField(min_value=0.01, max_value=0.99, default=0.9,
+                                             help_text="the knee is the first rate whose SLO attainment is below this")

@@ -7,10 +7,15 @@ from rest_framework.response import Response
 
 from planner.accounts.access import team_of
 from planner.comparisons import selectors
-from planner.comparisons.api.serializers import ComparisonCreateSerializer, ComparisonSerializer
+from planner.comparisons.api.serializers import (
+    ComparisonCreateSerializer,
+    ComparisonSerializer,
+    RoutingSweepCreateSerializer,
+)
 from planner.comparisons.core.variants import VariantError
 from planner.comparisons.services import start_comparison, validate_scenario
 from planner.input_errors import scenario_error
+from planner.jobs.api.serializers import JobSerializer
 
 
 class ComparisonViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -56,6 +61,27 @@ class ComparisonViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         from planner.comparisons.core.bundles import bundle_names, get_bundle
 
         return Response([get_bundle(n).to_dict() for n in bundle_names()])
+
+    @extend_schema(request=RoutingSweepCreateSerializer, responses={202: JobSerializer})
+    @action(detail=False, methods=["post"], url_path="routing-sweeps")
+    def routing_sweep(self, request):
+        """Start a routing sweep on the workers; its result (points, knees) is the job's ``result``."""
+        from planner.comparisons import routing
+
+        ser = RoutingSweepCreateSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        data = ser.validated_data
+        team = team_of(request.user)
+        if team is None:
+            raise ValidationError({"team": "your account belongs to no team; ask an admin to add you to one"})
+        try:
+            params = routing.clean_params(rates=data["rates"], routers=data.get("routers") or routing.routers_known(),
+                                          minutes=data["minutes"], knee_attainment=data["knee_attainment"])
+        except routing.SweepInputError as exc:
+            raise ValidationError({exc.field: exc.message}) from None
+        job = routing.start_routing_sweep(team=team, user=request.user, params=params)
+        job.refresh_from_db()
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(responses={(200, "text/csv"): OpenApiResponse(description="every number, long format")})
     @action(detail=True, methods=["get"], url_path="csv")
