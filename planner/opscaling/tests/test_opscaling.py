@@ -178,6 +178,7 @@ def test_the_plan_has_a_pdf_report_and_the_comparison_report_carries_the_latest_
     monkeypatch.setattr("planner.comparisons.core.report.build_pdf", fake_build)
     monkeypatch.setattr(comparison_selectors, "summaries_of", lambda comp: {})
     monkeypatch.setattr("planner.comparisons.core.runner.describe_assumptions", lambda scenario, summaries: {})
+    monkeypatch.setattr("planner.comparisons.outcome.failures_of", lambda comp: [])  # a stand-in has no results
 
     class Comp:
         team = cast["user"].membership.team
