@@ -188,7 +188,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024**
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 PLANNER_MAX_SIM_REQUESTS = env_int("PLANNER_MAX_SIM_REQUESTS", 20_000_000)  # simulated requests per run
 PLANNER_MAX_SIM_TIME_S = env_int("PLANNER_MAX_SIM_TIME_S", 8 * 86400)  # simulated seconds per run
-MIDDLEWARE = ["planner.uploads.RequestBodyGuardMiddleware", *MIDDLEWARE]  # 413 from Content-Length, before reading
+MIDDLEWARE.insert(1, "planner.uploads.RequestBodyGuardMiddleware")  # 413 from Content-Length, before reading (inside RequestIdMiddleware, so the 413 carries X-Request-ID)
 FILE_UPLOAD_HANDLERS = [
     "planner.uploads.CappedUploadHandler",  # counts file bytes while they stream in
     "django.core.files.uploadhandler.MemoryFileUploadHandler",

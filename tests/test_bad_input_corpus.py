@@ -204,8 +204,10 @@ def test_a_trace_row_cap_holds_after_the_rate_multiplier(cast, settings):
 def test_an_upload_above_the_cap_is_refused_from_its_content_length_before_it_is_read(cast, settings):
     settings.TRACE_UPLOAD_MAX_BYTES = 100
     big = HEADER + b"0,10,10\n" * 200_000  # 1.6 MB > 100 B + 1 MiB framing
-    err = shaped(upload(cast.owner.api, big), 413)
+    response = upload(cast.owner.api, big)
+    err = shaped(response, 413)
     assert "TRACE_UPLOAD_MAX_BYTES" in err["hint"]
+    assert response["X-Request-ID"] and err.get("request_id", response["X-Request-ID"]) == response["X-Request-ID"]
     assert Trace.objects.count() == 0
 
 

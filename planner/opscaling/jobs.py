@@ -4,7 +4,7 @@ from planner.opscaling.models import OperatorPlan
 from planner.opscaling.services import JOB_KIND, run_operator_plan
 
 
-@handler(JOB_KIND)
+@handler(JOB_KIND, idempotent=True)  # it overwrites its plan's result fields: safe to run again after a lost worker
 def compute(job, ctx):
     plan_id = job.params.get("operator_plan_id")
     plan = OperatorPlan.objects.filter(pk=plan_id, team=job.team).select_related("trace").first()

@@ -62,7 +62,7 @@ class Command(BaseCommand):
                     {
                         "message": f"no team {opts['team']!r}",
                         "where": "--team",
-                        "hint": "create it (manage.py create_user USER PASSWORD TEAM) or name an existing one",
+                        "hint": "create it (manage.py create_user USER --team TEAM; the password is read from a prompt or --password-stdin) or name an existing one",
                     },
                 )
         else:
