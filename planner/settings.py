@@ -145,7 +145,11 @@ CACHES = {
         {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _CACHE_REDIS_URL,
          "KEY_PREFIX": "planner", "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}}
         if _CACHE_REDIS_URL else
-        {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(DATA_DIR / "cache")}
+        # MAX_ENTRIES: Django's default (300) culls a random third of the entries once there are more, which
+        # dropped a username's login-attempt history after ~300 guesses from different addresses and let guesses
+        # through again; rate-limit keys expire within the limits' window, so the folder stays small anyway
+        {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(DATA_DIR / "cache"),
+         "OPTIONS": {"MAX_ENTRIES": env_int("CACHE_MAX_ENTRIES", 100_000)}}
     )
 }
 # --- end authentication -------------------------------------------------------------------------------------------
