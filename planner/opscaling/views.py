@@ -143,7 +143,9 @@ def plan_detail(request, pk: int):
                         "energy_kwh": None if agg.get("energy_j") is None else agg["energy_j"] / 3.6e6,
                         "memory_gb_h": agg["memory_gb_s"] / 3600.0,
                         "savings": agg.get("savings_vs_model_level"),
-                        "fallback_windows": agg.get("fallback_windows", 0) if strategy == "operator_level" else 0,
+                        "fallback_windows": (
+                            totals[phase].get("fallback_windows", 0) if strategy == "operator_level" else 0
+                        ),
                         "windows": totals.get(phase, {}).get("windows"),
                     }
                 )

@@ -237,7 +237,8 @@ def test_a_window_whose_operator_level_placement_needs_more_gpus_falls_back_and_
     assert pre_on["operator_level"]["gpu_s"] < pre_off["operator_level"]["gpu_s"]
     client.force_login(user)
     html = client.get(f"/operator-plans/{on.pk}/").content.decode()
-    assert "fell back to the model-level placement" in html and "opscale-fallback" in html
+    assert "opscale-fallback" in html and "opscale-peak-fallback" in html
+    assert f"{pre_on['fallback_windows']} of {pre_on['windows']} windows fell back to the model-level placement" in html
     assert "off (the paper&#x27;s algorithm as printed)" in client.get(f"/operator-plans/{off.pk}/").content.decode()
     out = io.StringIO()
     call_command(
