@@ -270,6 +270,25 @@ def _window_savings(timeline: list[dict], phase: str) -> dict:
     return {"mean": float(np.mean(vals)) if vals else None, "max": max(vals) if vals else None, "windows": len(vals)}
 
 
+def _typical_point(spec, typical: dict) -> dict:
+    from planner.opscale.plan import build_options, decode_context
+
+    options, placement = build_options(spec)
+    prof = load_profile(spec.model, spec.gpu)
+    slo = Slo(spec.slo.ttft_s, spec.slo.tbt_s, spec.slo.scale)
+    out = {}
+    for ph in ("prefill", "decode"):
+        q, L, o = typical["qps"], typical["length"], typical["out_tokens"]
+        wl = Workload(ph, q, L) if ph == "prefill" else Workload(ph, q, decode_context(options, L, o), o)
+        p = plan_point(prof, wl, slo, options, placement)
+        out[ph] = {
+            "model_level_gpus": p["model_level"]["gpus"],
+            "operator_level_gpus": p["operator_level"]["gpus"],
+            "gpus": _sv(p, "operator_level", "gpus"),
+        }
+    return out
+
+
 def fig12(window_s: float = 60.0, options: dict | None = None) -> dict:
     """Prefill vs decode on the two traces at their own rates; ``options`` are spec options (readings)."""
     from planner.ingest.normalised import read_trace
@@ -300,6 +319,9 @@ def fig12(window_s: float = 60.0, options: dict | None = None) -> dict:
                 # the other readings of "savings" in Fig. 12: the mean of the per-window GPU savings, and the
                 # largest one ("up to ... %")
                 "per_window": {ph: _window_savings(res["timeline"], ph) for ph in ("prefill", "decode")},
+                # and one planning point per phase at the trace's typical load and lengths (GPU counts, not
+                # GPU-seconds: "instances" provisioned for the average window)
+                "typical_point": _typical_point(spec, res["typical"]),
                 "static_p95": {
                     ph: res["totals"][ph]["static_p95"].get("savings_vs_model_level") for ph in ("prefill", "decode")
                 },

@@ -216,6 +216,14 @@ def _figs_12_13(res: dict) -> list[str]:
     return lines
 
 
+def _typ(tp: dict) -> str:
+    pre, dec = tp["prefill"], tp["decode"]
+    return (
+        f"{pct(pre['gpus'])} ({pre['operator_level_gpus']} vs {pre['model_level_gpus']}) / "
+        f"{pct(dec['gpus'])} ({dec['operator_level_gpus']} vs {dec['model_level_gpus']})"
+    )
+
+
 def _fig12_readings(res: dict) -> list[str]:
     """Fig. 12 under each reading of the paper's text (and each aggregation of "savings")."""
     lines = [
@@ -228,10 +236,11 @@ def _fig12_readings(res: dict) -> list[str]:
         "could be the trace total or the best window), how a decode iteration is sized (Sec. 4.1 says decode",
         'iterations have "length = 1", while Fig. 2 shows decode latency growing with the sequence length), and',
         "Alg. 1's upscale and stopping rules (next sections). Fig. 12 under each (GPU savings, prefill / decode;",
-        "GPU-seconds over the trace, the mean of the per-window savings, and the best window):",
+        "GPU-seconds over the trace, the mean of the per-window savings, the best window, and one planning point",
+        "at the trace's typical QPS and lengths, operator-level vs model-level GPUs):",
         "",
-        "| reading | trace | GPU-s prefill / decode | mean window prefill / decode | best window prefill / decode | prefill >= 2x decode |",
-        "|---|---|---|---|---|---|",
+        "| reading | trace | GPU-s prefill / decode | mean window prefill / decode | best window prefill / decode | typical point prefill / decode (GPUs) | prefill >= 2x decode |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, f12 in res["fig12_readings"].items():
         for trace, r in f12.items():
@@ -241,6 +250,7 @@ def _fig12_readings(res: dict) -> list[str]:
             lines.append(
                 f"| {name} | {trace} | {pct(pre)} / {pct(dec)} | {pct(pw['prefill']['mean'])} / "
                 f"{pct(pw['decode']['mean'])} | {pct(pw['prefill']['max'])} / {pct(pw['decode']['max'])} | "
+                f"{_typ(r['typical_point'])} | "
                 f"{'yes' if ok else '**no**'} |"
             )
     lines += [
