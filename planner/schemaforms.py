@@ -323,3 +323,32 @@ def scalar_field(model, dotted: str, *, label: str, required: bool = False, init
                         blank_default=False, help_prefix=help_text)
     field.initial = initial
     return field
+
+
+class SchemaRow(SchemaForm):
+    """One row of a list in a schema (``demand[i]``, ``quotas[i]``): every field optional in the form; a row whose
+    ``key_fields`` are all blank is left out; the schema reports what a used row lacks, on that row's field."""
+
+    key_fields: tuple[str, ...] = ()
+
+    def optional(self) -> None:
+        for field in self.fields.values():
+            field.required = False
+
+    def used(self) -> bool:
+        data = getattr(self, "cleaned_data", None) or {}
+        return any(data.get(k) not in (None, "") for k in self.key_fields)
+
+
+def rows_formset(form_class, *, prefix: str, data=None, initial=None, extra_rows: int = 0, form_kwargs=None,
+                 extra: int = 1):
+    """A formset of ``form_class`` rows: bound when ``data`` carries its management form (``extra_rows`` more
+    rows on "add a row"), else from ``initial`` plus ``extra`` blank rows."""
+    factory = forms.formset_factory(form_class, extra=extra)
+    kwargs = {"prefix": prefix, "form_kwargs": form_kwargs or {}}
+    if data is not None and f"{prefix}-TOTAL_FORMS" in data:
+        if extra_rows:
+            data = data.copy()
+            data[f"{prefix}-TOTAL_FORMS"] = str(int(data.get(f"{prefix}-TOTAL_FORMS") or 0) + extra_rows)
+        return factory(data, **kwargs)
+    return factory(initial=initial or [], **kwargs)

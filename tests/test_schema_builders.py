@@ -250,3 +250,137 @@ def test_the_builder_json_is_valid_json_the_json_form_accepts(owner):
 
     text = html_lib.unescape(re.search(r'<textarea name="scenario_json"[^>]*>(.*?)</textarea>', html, re.S).group(1))
     assert json.loads(text)["workload"]["synthetic"]["burst"] == {"duration_s": 60.0}
+
+
+# ---------------------------------------------------------------- the plan builder
+
+
+def _plan_post(deployments=(), demand=(), quotas=(), gpus=(), **fields):
+    data = {"action": "run", "demand_source": "typed", "hours": 24, "spot__risk_discount": 0,
+            "rerouting__min_local_share": 0, "start_fee": 0, "solver__name": "highs", "solver__time_limit_s": 60,
+            "solver__gap_rel": 0.01, "dft__statistic": "peak", "dft__window_s": 300, "dft__start_hour": 0}
+    for prefix, rows in (("dep", deployments), ("demand", demand), ("quota", quotas), ("gpu", gpus)):
+        data.update({f"{prefix}-TOTAL_FORMS": str(len(rows) + 1), f"{prefix}-INITIAL_FORMS": "0",
+                     f"{prefix}-MIN_NUM_FORMS": "0", f"{prefix}-MAX_NUM_FORMS": "1000"})
+        for i, row in enumerate(rows):
+            data.update({f"{prefix}-{i}-{k}": v for k, v in row.items()})
+    data.update(fields)
+    return data
+
+
+def test_the_plan_builder_offers_the_plan_schema_fields_and_the_catalogue(owner):
+    _, client = owner
+    page = client.get("/plans/build/").content.decode()
+    for name in ("hours", "risk_quantile", "regions", "spot__risk_discount", "rerouting__enabled", "solver__gap_rel",
+                 "start_fee", "dep-0-name", "dep-0-theta_tps", "dep-0-gpus_per_instance", "demand-0-tps",
+                 "demand-0-cv", "quota-0-max_gpus", "gpu-0-on_demand", "dft__statistic", "dft__window_s"):
+        assert f'name="{name}"' in page, name
+    assert re.search(rf'name="hours"[^>]*max="{168}"', page)  # planner.optimizer.schema.MAX_HOURS
+    assert "llama2-70b/h100-80gb/tp8" in page
+    assert 'href="/plans/build/"' in client.get("/plans/").content.decode()
+
+
+def test_a_plan_from_the_forms_solves_and_covers_the_typed_demand(owner, django_capture_on_commit_callbacks):
+    from planner.catalogue import engine_spec
+    from planner.plans.models import CapacityPlan
+
+    _, client = owner
+    data = _plan_post(deployments=[{"name": "llama2-70b/h100-80gb/tp8"}],
+                      demand=[{"region": "eastus", "model": "llama2-70b", "tps": "1000, 3000"},
+                              {"region": "westus", "model": "llama2-70b", "tps": "500", "cv": 0.1}],
+                      quotas=[{"region": "westus", "gpu": "h100-80gb", "max_gpus": 64}],
+                      hours=2, risk_quantile=0.9, name="forms plan")
+    with django_capture_on_commit_callbacks(execute=True):
+        resp = client.post("/plans/build/", data)
+    assert resp.status_code == 302, resp.content.decode()[-3000:]
+    plan = CapacityPlan.objects.get(name="forms plan")
+    assert plan.scenario == {
+        "name": "forms plan", "hours": 2, "risk_quantile": 0.9, "regions": ["eastus", "westus"],
+        "deployments": [{"name": "llama2-70b/h100-80gb/tp8"}],
+        "demand": [{"region": "eastus", "model": "llama2-70b", "tps": [1000.0, 3000.0]},
+                   {"region": "westus", "model": "llama2-70b", "cv": 0.1, "tps": 500.0}],
+        "quotas": [{"region": "westus", "gpu": "h100-80gb", "max_gpus": 64}]}
+    plan.refresh_from_db()
+    assert plan.job.status == "succeeded" and plan.feasible, (plan.job.status, plan.job.error)
+    theta = engine_spec("llama2-70b/h100-80gb/tp8")["theta_tps"]
+    per_hour: dict = {}
+    for row in plan.result["instances"]:
+        if row["region"] == "eastus":
+            per_hour[row["hour"]] = per_hour.get(row["hour"], 0) + row["instances"]
+    assert per_hour[1] * theta >= 3000.0 and per_hour[0] * theta >= 1000.0  # the typed demand is covered
+
+
+def test_plan_builder_errors_land_on_the_row_and_the_answers_stay(owner):
+    from planner.plans.models import CapacityPlan
+
+    _, client = owner
+    data = _plan_post(deployments=[{"name": "llama2-70b/h100-80gb/tp8"}],
+                      demand=[{"region": "eastus", "model": "llama2-70b", "tps": "1000"},
+                              {"region": "centralus", "model": "llama2-70b", "tps": "20"}],
+                      regions="eastus, westus", hours=2)
+    resp = client.post("/plans/build/", data)
+    html = resp.content.decode()
+    assert resp.status_code == 400 and not CapacityPlan.objects.exists()
+    row = re.search(r'<tr data-row="1">.*?</tr>', html[html.index('data-rows="demand"'):], re.S).group(0)
+    assert "data-field-error" in row and "centralus" in row  # on the demand row that named the unknown region
+    assert re.search(r'name="regions"[^>]*value="eastus, westus"', html)
+    assert "data-advanced" in html
+    bad = client.post("/plans/build/", _plan_post(demand=[{"region": "eastus", "model": "m", "tps": "1, x"}],
+                                                  hours=500, demand_source="forecast"))
+    html = bad.content.decode()
+    assert bad.status_code == 400
+    assert re.search(r'data-schema-field="hours".*?data-field-error', html, re.S)  # the schema's bound (168)
+    assert re.search(r'name="forecast".*?data-field-error', html, re.S)
+    assert "comma-separated list of numbers" in html
+
+
+def test_a_plan_from_a_forecast_run_in_the_forms_covers_its_upper_bound(owner, django_capture_on_commit_callbacks):
+    from forecasts.models import ForecastRun, ForecastSeries
+    from planner.catalogue import engine_spec
+    from planner.jobs.models import Job
+    from planner.plans.models import CapacityPlan
+    from planner.traces.models import Trace
+
+    member, client = owner
+    trace = Trace.objects.create(team=member.team, name="t", format="native", storage_key="k1")
+    job = Job.objects.create(team=member.team, kind="forecasts.run", status="succeeded", progress=100)
+    run = ForecastRun.objects.create(team=member.team, trace=trace, job=job,
+                                     params={"method": "auto", "level": 0.9, "horizon_s": 3600})
+    ForecastSeries.objects.create(run=run, label="eastus|llama2-70b|IW-F", metric="input_tps", peak=2000.0,
+                                  peak_upper=2600.0, group={"region": "eastus", "model": "llama2-70b", "tier": "IW-F"})
+    page = client.get(f"/plans/build/?forecast={run.pk}").content.decode()
+    assert re.search(rf'<option value="{run.pk}" selected>', page)
+    assert f"/plans/build/?forecast={run.pk}" in client.get(f"/forecasts/{run.pk}/").content.decode()
+    data = _plan_post(deployments=[], demand_source="forecast", forecast=run.pk, hours=3, name="from forecast")
+    with django_capture_on_commit_callbacks(execute=True):
+        assert client.post("/plans/build/", data).status_code == 302
+    plan = CapacityPlan.objects.get(name="from forecast")
+    assert plan.scenario["demand"] == [{"model": "llama2-70b", "region": "eastus", "tps": 2000.0,
+                                        "quantiles": {"0.5": 2000.0, "0.9": 2600.0}}]
+    assert plan.scenario["risk_quantile"] == 0.9 and plan.hours == 3
+    plan.refresh_from_db()
+    theta = engine_spec(plan.scenario["deployments"][0]["name"])["theta_tps"]
+    for hour in range(3):
+        n = sum(r["instances"] for r in plan.result["instances"] if r["hour"] == hour)
+        assert n * theta >= 2600.0  # every hour covers the forecast's upper bound
+
+
+def test_a_past_plan_clones_into_the_forms_and_a_json_only_plan_goes_to_the_json_form(owner):
+    from planner.plans.models import CapacityPlan
+
+    member, client = owner
+    scenario = {"name": "p", "hours": 2, "regions": ["eastus"], "deployments": [{"name": "llama2-70b/h100-80gb/tp8",
+                                                                                 "theta_tps": 700.0}],
+                "demand": [{"model": "llama2-70b", "region": "eastus", "tps": [100.0, 200.0]}],
+                "gpus": {"h100-80gb": {"on_demand": 10.0}}, "solver": {"gap_rel": 0.02}}
+    plan = CapacityPlan.objects.create(team=member.team, name="p", scenario=scenario, hours=2)
+    html = client.get(f"/plans/build/?clone={plan.pk}").content.decode()
+    assert re.search(r'name="demand-0-tps"[^>]*value="100.0, 200.0"', html)
+    assert re.search(r'name="dep-0-theta_tps"[^>]*value="700.0"', html)
+    assert re.search(r'name="gpu-0-gpu"[^>]*value="h100-80gb"', html)
+    assert re.search(r'name="solver__gap_rel"[^>]*value="0.02"', html)
+    assert re.search(r'name="name"[^>]*value="p \(copy\)"', html)
+    other = CapacityPlan.objects.create(team=member.team, name="q", hours=2,
+                                        scenario={**scenario, "limits": [{"model": "m", "region": "eastus"}]})
+    resp = client.get(f"/plans/build/?clone={other.pk}")
+    assert resp.status_code == 302 and f"clone={other.pk}" in resp["Location"]
