@@ -77,7 +77,9 @@ def _bounds_text(node: dict) -> str:
         return ""
 
     def fmt(v):
-        return f"{v:,}" if abs(v) < 1e15 else f"{v:.3g}"
+        if abs(v) >= 1e15:
+            return f"{v:.3g}"
+        return f"{int(v):,}" if float(v).is_integer() else f"{v:,}"
 
     left = "" if lo is None else (f"> {fmt(lo)}" if "exclusiveMinimum" in node else f"≥ {fmt(lo)}")
     right = "" if hi is None else (f"< {fmt(hi)}" if "exclusiveMaximum" in node else f"≤ {fmt(hi)}")
@@ -100,9 +102,8 @@ def _make_field(node: dict, kind: str, *, label: str, required: bool, default: A
     bits = [node.get("description") or help_prefix]
     if kind in ("integer", "number"):
         bits.append(_bounds_text(node))
-    shown_default = default if default is not None else None
-    if shown_default is not None and kind != "boolean":
-        bits.append(f"default {shown_default}")
+    if default not in (None, "") and kind != "boolean":
+        bits.append(f"default {default}")
     if not required and default is None and kind not in ("boolean",):
         bits.append("blank: not set")
     help_text = "; ".join(b for b in bits if b)
@@ -120,12 +121,12 @@ def _make_field(node: dict, kind: str, *, label: str, required: bool, default: A
                 field.widget.attrs["min" if above else "max"] = node[key]
         field.widget.attrs["step"] = "any"
         return field
-    if kind == "boolean":
-        if blank_default or default is None:
-            return forms.TypedChoiceField(choices=[("", "not set"), ("true", "yes"), ("false", "no")],
-                                          coerce=lambda v: v == "true", empty_value=None,
-                                          **{**common, "required": False})
-        return forms.BooleanField(**{**common, "required": False})
+    if kind == "boolean":  # a select, not a checkbox: a blank answer keeps the schema's default (an unchecked
+        # box would be indistinguishable from "no", and a row added to a bound formset would render unchecked)
+        blank = "not set" if default is None else f"default ({'yes' if default else 'no'})"
+        return forms.TypedChoiceField(choices=[("", blank), ("true", "yes"), ("false", "no")],
+                                      coerce=lambda v: v == "true", empty_value=None,
+                                      **{**common, "required": False, "initial": None})
     if kind == "choice":
         options = node.get("enum") or ([node["const"]] if "const" in node else [])
         choices = ([] if required else [("", "not set")]) + [(str(o), str(o)) for o in options]
@@ -134,7 +135,7 @@ def _make_field(node: dict, kind: str, *, label: str, required: bool, default: A
         return forms.CharField(max_length=node.get("maxLength"), min_length=node.get("minLength"),
                                strip=True, **common)
     if kind == "list":
-        return forms.CharField(**{**common, "help_text": "comma-separated; " + help_text})
+        return forms.CharField(**{**common, "help_text": "; ".join(b for b in ("comma-separated", help_text) if b)})
     return None
 
 
@@ -152,10 +153,12 @@ def _kind(node: dict) -> str | None:
 
 
 def schema_fields(model, *, prefix: str = "", exclude: tuple[str, ...] = (), labels: dict | None = None,
-                  blank_defaults: bool = False, initial: dict | None = None) -> list[tuple[Spec, forms.Field]]:
+                  blank_defaults: bool = False, initial: dict | None = None,
+                  blank_placeholder: str = "") -> list[tuple[Spec, forms.Field]]:
     """(spec, form field) for every scalar of ``model`` (a pydantic model class) not under an ``exclude`` path
     (dotted, e.g. ``"spot.available"``). ``blank_defaults``: start blank even where the schema has a default
-    (a blank field is omitted, so the default - or a catalogue's value - applies). ``initial``: the form's own
+    (a blank field is omitted, so the default - or a catalogue's value - applies; ``blank_placeholder`` says
+    which in the empty input). ``initial``: the form's own
     starting values by dotted path (not bounds: those are only the schema's)."""
     schema = model.model_json_schema()
     defs = schema.get("$defs", {})
@@ -199,6 +202,9 @@ def schema_fields(model, *, prefix: str = "", exclude: tuple[str, ...] = (), lab
             return
         if dotted in initial:
             field.initial = initial[dotted]
+        if kind in ("integer", "number", "string", "list"):  # what a blank means
+            field.widget.attrs["placeholder"] = (blank_placeholder if blank_defaults
+                                                 else "" if default in (None, "") else str(default))
         item = (node.get("items") or {}).get("type", "") if kind == "list" else ""
         out.append((Spec(_field_name(prefix, p), p, kind, default, item), field))
 

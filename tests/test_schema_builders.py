@@ -72,10 +72,13 @@ def test_a_field_added_to_a_schema_model_appears_in_the_form_with_no_other_edit(
 
 def test_collect_builds_the_nested_json_and_leaves_defaults_and_blanks_out():
     specs = [s for s, _ in schema_fields(Knobs)]
-    out = collect({"rate": 2.5, "mode": "b", "on": False, "names": "x, y", "per_tier__NIW": 4.0,
+    out = collect({"rate": 2.5, "mode": "b", "on": None, "names": "x, y", "per_tier__NIW": 4.0,
                    "inner__mean": None, "inner__cap": 3}, specs)
     assert out == {"mode": "b", "names": ["x", "y"], "per_tier": {"NIW": 4.0}}
     Knobs.model_validate(out)  # the schema accepts what the fields produced
+    on = dict((s.name, f) for s, f in schema_fields(Knobs))["on"]
+    assert [c[0] for c in on.choices] == ["", "true", "false"] and on.clean("") is None  # blank keeps the default
+    assert collect({"on": on.clean("true")}, specs) == {"on": True}
     back = initial_from(out, specs)
     assert back == {"mode": "b", "names": "x, y", "per_tier__NIW": 4.0}
     assert field_for_path("per_tier.NIW", specs) == "per_tier__NIW"
@@ -89,8 +92,6 @@ def test_collect_builds_the_nested_json_and_leaves_defaults_and_blanks_out():
 
 def _row(i, region, deployment, **values):
     out = {f"ep-{i}-region": region, f"ep-{i}-deployment": deployment}
-    if deployment:
-        out[f"ep-{i}-weights_in_region"] = "on"  # a checkbox the browser sends as it is rendered (checked)
     out.update({f"ep-{i}-{k}": v for k, v in values.items()})
     return out
 

@@ -32,7 +32,8 @@ class DeploymentRow(SchemaRow):
     def __init__(self, *args, choices=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["name"].choices = choices
-        self.add_schema("row", schema.Deployment, exclude=("name", "model", "gpu"), blank_defaults=True)
+        self.add_schema("row", schema.Deployment, exclude=("name", "model", "gpu"), blank_defaults=True,
+                        blank_placeholder="catalogue's")
         self.optional()
 
     def value(self) -> dict:
