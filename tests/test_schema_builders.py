@@ -385,3 +385,30 @@ def test_a_past_plan_clones_into_the_forms_and_a_json_only_plan_goes_to_the_json
                                         scenario={**scenario, "limits": [{"model": "m", "region": "eastus"}]})
     resp = client.get(f"/plans/build/?clone={other.pk}")
     assert resp.status_code == 302 and f"clone={other.pk}" in resp["Location"]
+
+
+def test_the_generators_renewal_streams_are_in_the_builder_too(owner, django_capture_on_commit_callbacks):
+    _, client = owner
+    page = client.get("/comparisons/build/?source=synthetic").content.decode()
+    for name in ("synth_kind", "poisson__rate_rps", "gamma__cv", "gamma__lengths__input__lognormal__median",
+                 "gamma__tiers__NIW"):
+        assert f'name="{name}"' in page, name
+    rows = [("eastus", "llama2-70b/h100-80gb/tp8", {"initial": 2, "max": 4})]
+    missing = _post(rows, source="synthetic", synth_kind="gamma", gamma__duration_s=600, gamma__cv=0.5,
+                    strategies=["static"])
+    html = client.post("/comparisons/build/", missing).content.decode()
+    assert re.search(r'data-schema-field="gamma__rate_rps".*?data-field-error', html, re.S)  # the spec's own error
+    data = _post(rows, source="synthetic", synth_kind="gamma", gamma__rate_rps=0.5, gamma__duration_s=600,
+                 gamma__cv=0.5, gamma__seed=2, gamma__tiers__IW_F=1, gamma__tiers__NIW=1,
+                 gamma__lengths__input__fixed=800, strategies=["static", "reactive-unified"], name="gamma")
+    with django_capture_on_commit_callbacks(execute=True):
+        assert client.post("/comparisons/build/", data).status_code == 302
+    comp = Comparison.objects.get(name="gamma")
+    assert comp.scenario["workload"] == {"synthetic": {
+        "kind": "gamma", "rate_rps": 0.5, "duration_s": 600.0, "cv": 0.5, "seed": 2,
+        "tiers": {"IW-F": 1.0, "NIW": 1.0}, "lengths": {"input": {"fixed": 800}}}}
+    counts = {r.metrics.get("requests") for r in comp.results.all()}
+    assert comp.status == "succeeded" and len(counts) == 1
+    assert 200 <= counts.pop() <= 400  # 0.5 req/s over 600 s: 300 expected, a Gamma(cv 0.5) renewal is tighter
+    html = client.get(f"/comparisons/build/?clone={comp.pk}").content.decode()
+    assert re.search(r'<option value="gamma" selected>', html) and re.search(r'name="gamma__cv"[^>]*value="0.5"', html)

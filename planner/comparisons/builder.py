@@ -27,6 +27,10 @@ SLO_MAIN = ("ttft_s", "e2e_s", "percentile")  # shown first; the other SLO field
 # the builder's own starting values (not bounds: those come from the schema only)
 SLO_START = {"ttft_s.IW-F": 1.0, "ttft_s.IW-N": 60.0, "e2e_s.NIW": 86400.0}
 SYNTH_START = {"duration_s": 3600.0, "total_requests": 20_000}
+# the synthesiser's kinds in the builder: the engine's diurnal generator (workload.synthetic without a kind) and
+# the generator's renewal streams (simulations/engine/generator/spec.py); batch / slinfer / mix stay JSON
+STREAM_FORMS = ("poisson", "gamma")
+STREAM_EXCLUDE = ("kind", "name", "description", "lengths.empirical")
 
 
 def trace_groups(trace) -> list[tuple[str, str]]:
@@ -118,6 +122,9 @@ class ScenarioBuilderForm(SchemaForm):
                                widget=forms.RadioSelect, initial="trace", label="Workload")
     trace = forms.TypedChoiceField(coerce=int, required=False, empty_value=None,
                                    help_text="an uploaded trace of your team (characterised)")
+    synth_kind = forms.ChoiceField(required=False, choices=[("diurnal", "diurnal (a daily rate curve)")]
+                                   + [(k, k) for k in STREAM_FORMS], initial="diurnal", label="Synthesiser",
+                                   help_text="which generator; its knobs are below")
     strategies = forms.MultipleChoiceField(choices=[(k, k) for k in STRATEGIES], widget=forms.CheckboxSelectMultiple,
                                            initial=DEFAULT_STRATEGIES, required=False)
     bundles = forms.MultipleChoiceField(choices=(), widget=forms.CheckboxSelectMultiple, required=False,
@@ -138,6 +145,12 @@ class ScenarioBuilderForm(SchemaForm):
                                                        for t in traces]
         self.fields["bundles"].choices = [(n, f"{n}: {get_bundle(n).description}") for n in bundle_names()]
         self.add_schema("synthetic", schema.Synthetic, prefix="syn__", exclude=("kind",), initial=SYNTH_START)
+        from simulations.engine.generator import spec as stream_spec
+
+        for kind in STREAM_FORMS:
+            model = getattr(stream_spec, f"{kind.capitalize()}Spec")
+            for spec in self.add_schema(kind, model, prefix=f"{kind}__", exclude=STREAM_EXCLUDE):
+                self.fields[spec.name].required = False  # only the chosen kind counts; its schema says what is missing
         self.add_schema("slo", schema.SLO, prefix="slo__", initial=SLO_START)
         self.deployments = catalogue(team)
         self.rows = self._rows(data, rows, extra_rows)
@@ -164,6 +177,14 @@ class ScenarioBuilderForm(SchemaForm):
 
     def synthetic_fields(self):
         return self.group("synthetic")
+
+    def synth_panels(self) -> list[tuple[str, list]]:
+        """(kind, its generated fields) for every synthesiser kind of the builder."""
+        return [("diurnal", self.group("synthetic"))] + [(k, self.group(k)) for k in STREAM_FORMS]
+
+    def _synth_group(self) -> str:
+        kind = self.cleaned_data.get("synth_kind") or "diurnal"
+        return "synthetic" if kind == "diurnal" else kind
 
     def slo_main(self):
         return self.group("slo", only=SLO_MAIN)
@@ -202,7 +223,8 @@ class ScenarioBuilderForm(SchemaForm):
             trace = self.traces[d["trace"]]
             workload, default_name = {"trace_id": trace.pk}, f"strategies on trace #{trace.pk} {trace.name}"
         else:
-            synthetic = self.collect("synthetic")
+            group = self._synth_group()
+            synthetic = self.collect(group) if group == "synthetic" else {"kind": group, **self.collect(group)}
             workload, default_name = {"synthetic": synthetic}, "strategies on a synthesised workload"
         return {
             "name": d.get("name") or default_name,
@@ -233,7 +255,9 @@ class ScenarioBuilderForm(SchemaForm):
                 row.add_error("spot_pool", message)
                 return
         target = (field_for_path(path, self.specs["slo"], ("slo",))
-                  or field_for_path(path, self.specs["synthetic"], ("workload", "synthetic")))
+                  or field_for_path(path, self.specs[self._synth_group()], ("workload", "synthetic")))
+        if target is None and (path or "").startswith("workload.synthetic"):
+            target = "synth_kind"  # an error about the generator as a whole (e.g. "duration_s or requests")
         if target is None:
             head = (path or "").split(".")[0].split("[")[0]
             target = head if head in ("strategies", "bundles", "schedulers", "baseline") else None
@@ -259,6 +283,10 @@ def initial_from_scenario(form_cls_specs: dict, scenario: dict, variants: list[d
     elif isinstance(wl.get("synthetic"), dict) and wl["synthetic"].get("kind", "diurnal") == "diurnal":
         initial["source"] = "synthetic"
         initial.update(initial_from(wl["synthetic"], form_cls_specs["synthetic"]))
+    elif isinstance(wl.get("synthetic"), dict) and wl["synthetic"].get("kind") in STREAM_FORMS:
+        kind = wl["synthetic"]["kind"]
+        initial.update(source="synthetic", synth_kind=kind)
+        initial.update(initial_from(wl["synthetic"], form_cls_specs[kind]))
     else:
         return initial, [], "its workload (a bundled trace or a synthesiser spec) is only editable as JSON"
     initial.update(initial_from(scenario.get("slo") or {}, form_cls_specs["slo"]))
