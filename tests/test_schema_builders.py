@@ -179,7 +179,8 @@ def test_a_trace_workload_gets_one_row_per_region_and_model_and_every_strategy_r
     bad = client.post("/comparisons/build/", _post([("eastus", "llama2-70b/h100-80gb/tp8",
                                                      {"initial": 2, "min": 5, "max": 3})],
                                                    source="trace", trace=trace.pk, strategies=["static"]))
-    assert bad.status_code == 400 and "must be at least the floor" in bad.content.decode()
+    row = re.search(r'<tr data-row="0">.*?</tr>', bad.content.decode(), re.S).group(0)
+    assert bad.status_code == 400 and "min (5) is above max (3)" in row  # the parser's rule, on the row
     assert not Comparison.objects.exists()
     form = ScenarioBuilderForm(_post([("eastus", "llama2-70b/h100-80gb/tp4", {"initial": 4, "min": 1, "max": 4})],
                                      source="trace", trace=trace.pk, strategies=["static"], slo__ttft_s__IW_F=0.5),

@@ -73,12 +73,6 @@ def default_deployment(deployments, model: str) -> str:
     return names[0] if names else ""
 
 
-def deployment_choices(team, model: str) -> list[tuple[str, str]]:
-    """(name, label) of the catalogue deployments of one model (kept for callers outside the builder)."""
-    return [c for _m, group in grouped_choices([d for d in catalogue(team) if d.model.name == model])[1:]
-            for c in group]
-
-
 class EndpointRow(SchemaForm):
     """One endpoint: region, deployment (its model follows), spot pool, and the schema's endpoint fields."""
 
@@ -100,9 +94,6 @@ class EndpointRow(SchemaForm):
 
     def clean(self):
         data = super().clean()
-        lo, hi = data.get("min"), data.get("max")
-        if lo is not None and hi is not None and lo > hi:
-            self.add_error("max", "must be at least the floor")
         if data.get("deployment") and not data.get("region"):
             self.add_error("region", "name the region of this endpoint")
         return data
