@@ -413,3 +413,13 @@ def test_the_generators_renewal_streams_are_in_the_builder_too(owner, django_cap
     assert 200 <= counts.pop() <= 400  # 0.5 req/s over 600 s: 300 expected, a Gamma(cv 0.5) renewal is tighter
     html = client.get(f"/comparisons/build/?clone={comp.pk}").content.decode()
     assert re.search(r'<option value="gamma" selected>', html) and re.search(r'name="gamma__cv"[^>]*value="0.5"', html)
+
+
+def test_a_newly_registered_bundle_family_appears_in_the_builder(owner, monkeypatch):
+    from planner.comparisons.core import bundles
+
+    _, client = owner
+    monkeypatch.setitem(bundles.BUNDLES, "newfam.default", bundles.Bundle(
+        name="newfam.default", strategy="reactive-unified", family="newfam", description="a family added later"))
+    page = client.get("/comparisons/build/").content.decode()
+    assert 'value="newfam.default"' in page and "a family added later" in page
