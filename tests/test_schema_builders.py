@@ -257,11 +257,12 @@ def test_the_builder_json_is_valid_json_the_json_form_accepts(owner):
 # ---------------------------------------------------------------- the plan builder
 
 
-def _plan_post(deployments=(), demand=(), quotas=(), gpus=(), **fields):
+def _plan_post(deployments=(), demand=(), quotas=(), gpus=(), limits=(), initial=(), **fields):
     data = {"action": "run", "demand_source": "typed", "hours": 24, "spot__risk_discount": 0,
             "rerouting__min_local_share": 0, "start_fee": 0, "solver__name": "highs", "solver__time_limit_s": 60,
             "solver__gap_rel": 0.01, "dft__statistic": "peak", "dft__window_s": 300, "dft__start_hour": 0}
-    for prefix, rows in (("dep", deployments), ("demand", demand), ("quota", quotas), ("gpu", gpus)):
+    for prefix, rows in (("dep", deployments), ("demand", demand), ("quota", quotas), ("gpu", gpus),
+                         ("limit", limits), ("init", initial)):
         data.update({f"{prefix}-TOTAL_FORMS": str(len(rows) + 1), f"{prefix}-INITIAL_FORMS": "0",
                      f"{prefix}-MIN_NUM_FORMS": "0", f"{prefix}-MAX_NUM_FORMS": "1000"})
         for i, row in enumerate(rows):
@@ -291,6 +292,7 @@ def test_a_plan_from_the_forms_solves_and_covers_the_typed_demand(owner, django_
                       demand=[{"region": "eastus", "model": "llama2-70b", "tps": "1000, 3000"},
                               {"region": "westus", "model": "llama2-70b", "tps": "500", "cv": 0.1}],
                       quotas=[{"region": "westus", "gpu": "h100-80gb", "max_gpus": 64}],
+                      limits=[{"region": "westus", "model": "llama2-70b", "min_instances": 3}],
                       hours=2, risk_quantile=0.9, name="forms plan")
     with django_capture_on_commit_callbacks(execute=True):
         resp = client.post("/plans/build/", data)
@@ -301,7 +303,8 @@ def test_a_plan_from_the_forms_solves_and_covers_the_typed_demand(owner, django_
         "deployments": [{"name": "llama2-70b/h100-80gb/tp8"}],
         "demand": [{"region": "eastus", "model": "llama2-70b", "tps": [1000.0, 3000.0]},
                    {"region": "westus", "model": "llama2-70b", "cv": 0.1, "tps": 500.0}],
-        "quotas": [{"region": "westus", "gpu": "h100-80gb", "max_gpus": 64}]}
+        "quotas": [{"region": "westus", "gpu": "h100-80gb", "max_gpus": 64}],
+        "limits": [{"model": "llama2-70b", "region": "westus", "min_instances": 3}]}
     plan.refresh_from_db()
     assert plan.job.status == "succeeded" and plan.feasible, (plan.job.status, plan.job.error)
     theta = engine_spec("llama2-70b/h100-80gb/tp8")["theta_tps"]
@@ -310,6 +313,9 @@ def test_a_plan_from_the_forms_solves_and_covers_the_typed_demand(owner, django_
         if row["region"] == "eastus":
             per_hour[row["hour"]] = per_hour.get(row["hour"], 0) + row["instances"]
     assert per_hour[1] * theta >= 3000.0 and per_hour[0] * theta >= 1000.0  # the typed demand is covered
+    west = [sum(r["instances"] for r in plan.result["instances"] if r["region"] == "westus" and r["hour"] == h)
+            for h in range(2)]
+    assert min(west) >= 3  # the floor row holds although 500 TPS needs fewer
 
 
 def test_plan_builder_errors_land_on_the_row_and_the_answers_stay(owner):
@@ -382,8 +388,14 @@ def test_a_past_plan_clones_into_the_forms_and_a_json_only_plan_goes_to_the_json
     assert re.search(r'name="gpu-0-gpu"[^>]*value="h100-80gb"', html)
     assert re.search(r'name="solver__gap_rel"[^>]*value="0.02"', html)
     assert re.search(r'name="name"[^>]*value="p \(copy\)"', html)
-    other = CapacityPlan.objects.create(team=member.team, name="q", hours=2,
-                                        scenario={**scenario, "limits": [{"model": "m", "region": "eastus"}]})
+    limited = CapacityPlan.objects.create(team=member.team, name="l", hours=2, scenario={
+        **scenario, "limits": [{"model": "llama2-70b", "region": "eastus", "min_instances": 2}],
+        "demand": [{"model": "llama2-70b", "region": "eastus", "tps": 100.0, "quantiles": {"0.5": 100.0, "0.9": 130.0}}]})
+    html = client.get(f"/plans/build/?clone={limited.pk}").content.decode()
+    assert re.search(r'name="limit-0-min_instances"[^>]*value="2"', html)
+    assert re.search(r'name="demand-0-quantiles"[^>]*value="0.5: 100.0, 0.9: 130.0"', html)
+    other = CapacityPlan.objects.create(team=member.team, name="q", hours=2, scenario={
+        **scenario, "spot": {"available": [{"region": "eastus", "gpu": "h100-80gb", "max_gpus": 8}]}})
     resp = client.get(f"/plans/build/?clone={other.pk}")
     assert resp.status_code == 302 and f"clone={other.pk}" in resp["Location"]
 
@@ -423,3 +435,15 @@ def test_a_newly_registered_bundle_family_appears_in_the_builder(owner, monkeypa
         name="newfam.default", strategy="reactive-unified", family="newfam", description="a family added later"))
     page = client.get("/comparisons/build/").content.decode()
     assert 'value="newfam.default"' in page and "a family added later" in page
+
+
+def test_typed_quantiles_parse_or_say_how_to_write_them():
+    from django import forms
+
+    from planner.plans.builder import parse_quantiles
+
+    assert parse_quantiles("0.5: 2000, 0.9:2600") == {"0.5": 2000.0, "0.9": 2600.0}
+    assert parse_quantiles("") == {}
+    for bad in ("0.5 2000", "p50: 3", "0.5: x"):
+        with pytest.raises(forms.ValidationError, match="e.g. 0.5: 2000"):
+            parse_quantiles(bad)

@@ -22,7 +22,6 @@ from planner.schemaforms import SchemaForm, SchemaRow, clean_list, field_for_pat
 
 PLAN_EXCLUDE = ("gpus", "deployments", "demand", "quotas", "initial", "limits", "spot.available",
                 "rerouting.latency_ms", "demand_from_trace")
-ROWS = ("deployments", "gpus", "quotas", "demand")
 
 
 class DeploymentRow(SchemaRow):
@@ -60,23 +59,66 @@ class QuotaRow(SchemaRow):
         self.optional()
 
 
+class LimitRow(SchemaRow):
+    key_fields = ("model", "region")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.add_schema("row", schema.InstanceLimits)
+        self.optional()
+
+
+class InitialRow(SchemaRow):
+    key_fields = ("model", "region", "gpu")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.add_schema("row", schema.Initial)
+        self.optional()
+
+
+def parse_quantiles(text: str) -> dict[str, float]:
+    """ "0.5: 2000, 0.9: 2600" -> {"0.5": 2000.0, "0.9": 2600.0} (one value per quantile, for every hour)."""
+    out = {}
+    for part in (p.strip() for p in str(text or "").split(",")):
+        if not part:
+            continue
+        q, sep, v = part.partition(":")
+        try:
+            float(q)
+            out[q.strip()] = float(v)
+        except ValueError:
+            raise forms.ValidationError("quantile: value pairs, e.g. 0.5: 2000, 0.9: 2600") from None
+        if not sep:
+            raise forms.ValidationError("quantile: value pairs, e.g. 0.5: 2000, 0.9: 2600")
+    return out
+
+
 class DemandRow(SchemaRow):
     key_fields = ("region", "model", "tps")
     tps = forms.CharField(required=False, label="TPS (input tokens/s)",
                           help_text="one number for every hour, or one per hour, comma-separated")
+    quantiles = forms.CharField(required=False, label="quantiles",
+                                help_text="optional forecast quantiles, one value for every hour: "
+                                          "'0.5: 2000, 0.9: 2600' (the plan covers its risk quantile)")
+
+    def clean_quantiles(self):
+        return parse_quantiles(self.cleaned_data.get("quantiles"))
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.add_schema("row", schema.Demand)
         self.optional()
-        self.order_fields(["region", "model", "tps"])
+        self.order_fields(["region", "model", "tps", "quantiles"])
 
     def clean_tps(self):
         return clean_list(self.cleaned_data.get("tps") or "", "number")
 
     def value(self) -> dict:
         tps = self.cleaned_data.get("tps") or []
-        return {**self.collect("row"), "tps": tps[0] if len(tps) == 1 else tps}
+        quantiles = self.cleaned_data.get("quantiles") or {}
+        return {**self.collect("row"), "tps": tps[0] if len(tps) == 1 else tps,
+                **({"quantiles": quantiles} if quantiles else {})}
 
 
 def catalogue_choices() -> list:
@@ -119,6 +161,10 @@ class PlanBuilderForm(SchemaForm):
                                    initial=rows.get("quotas")),
             "demand": rows_formset(DemandRow, prefix="demand", data=data, extra_rows=extra_rows,
                                    initial=rows.get("demand")),
+            "limits": rows_formset(LimitRow, prefix="limit", data=data, extra_rows=extra_rows,
+                                   initial=rows.get("limits")),
+            "initial": rows_formset(InitialRow, prefix="init", data=data, extra_rows=extra_rows,
+                                    initial=rows.get("initial")),
         }
 
     def plan_main(self):
@@ -153,6 +199,8 @@ class PlanBuilderForm(SchemaForm):
         deployments = [f.value() for f in self.used("deployments")]
         gpus = {f.cleaned_data["gpu"]: f.collect("row") for f in self.used("gpus")}
         quotas = [f.collect("row") for f in self.used("quotas")]
+        limits = [f.collect("row") for f in self.used("limits")]
+        initial = [f.collect("row") for f in self.used("initial")]
         demand = [f.value() for f in self.used("demand")] if d["demand_source"] == "typed" else []
         extra: dict = {}
         if d["demand_source"] == "forecast":
@@ -171,11 +219,12 @@ class PlanBuilderForm(SchemaForm):
             {e["region"] for e in demand if e.get("region")} | {q["region"] for q in quotas if q.get("region")})
         return {"name": out.pop("name", "") or "plan from the forms", **out, "regions": regions,
                 **({"gpus": gpus} if gpus else {}), "deployments": deployments, "demand": demand,
-                **({"quotas": quotas} if quotas else {})}
+                **({"quotas": quotas} if quotas else {}), **({"limits": limits} if limits else {}),
+                **({"initial": initial} if initial else {})}
 
     def place_error(self, path: str, message: str) -> None:
         """Put a plan parser error on the field (or row) whose path produced it, else on the form."""
-        m = re.match(r"^(deployments|demand|quotas)\[(\d+)\]\.?([A-Za-z_]*)", path or "")
+        m = re.match(r"^(deployments|demand|quotas|limits|initial)\[(\d+)\]\.?([A-Za-z_]*)", path or "")
         if m:
             rows = self.used(m.group(1))
             if int(m.group(2)) < len(rows):
@@ -208,15 +257,16 @@ def _default_name(choices) -> str:
 
 def initial_from_plan(specs: dict, scenario: dict) -> tuple[dict, dict, str]:
     """(form initial, rows, why-not) to clone a past plan into the forms; why-not names what only the JSON holds."""
-    blocked = [k for k in ("initial", "limits") if scenario.get(k)]
+    blocked = []
     if (scenario.get("rerouting") or {}).get("latency_ms"):
         blocked.append("rerouting.latency_ms")
     if (scenario.get("spot") or {}).get("available"):
         blocked.append("spot.available")
     if any("name" not in d for d in scenario.get("deployments", [])):
         blocked.append("an inline deployment")
-    if any(e.get("quantiles") or e.get("std") is not None for e in scenario.get("demand", [])):
-        blocked.append("demand quantiles / std")
+    if any(e.get("std") is not None or any(isinstance(v, list) for v in (e.get("quantiles") or {}).values())
+           for e in scenario.get("demand", [])):
+        blocked.append("demand std or hourly quantile series")
     if blocked:
         return {}, {}, f"it holds {', '.join(blocked)}, only editable as JSON"
     initial = {**initial_from(scenario, specs["plan"]), "demand_source": "typed"}
@@ -226,8 +276,11 @@ def initial_from_plan(specs: dict, scenario: dict) -> tuple[dict, dict, str]:
                         for d in scenario.get("deployments", [])],
         "gpus": [{"gpu": g, **(p or {})} for g, p in (scenario.get("gpus") or {}).items()],
         "quotas": list(scenario.get("quotas", [])),
-        "demand": [{**{k: v for k, v in e.items() if k != "tps"},
-                    "tps": ", ".join(str(x) for x in e["tps"]) if isinstance(e["tps"], list) else e["tps"]}
+        "limits": list(scenario.get("limits", [])),
+        "initial": list(scenario.get("initial", [])),
+        "demand": [{**{k: v for k, v in e.items() if k not in ("tps", "quantiles")},
+                    "tps": ", ".join(str(x) for x in e["tps"]) if isinstance(e["tps"], list) else e["tps"],
+                    "quantiles": ", ".join(f"{q}: {v}" for q, v in (e.get("quantiles") or {}).items())}
                    for e in scenario.get("demand", [])],
     }
     return initial, rows, ""
