@@ -148,6 +148,8 @@ class PlanBuilderForm(SchemaForm):
         self.add_schema("plan", schema.PlanInput, exclude=PLAN_EXCLUDE, initial={"name": ""},
                         labels={"regions": "regions"})
         self.fields["regions"].required = False  # blank: the regions of the demand and quotas
+        self.fields["regions"].help_text += "; blank: the regions of the demand rows and quotas"
+        self.fields["name"].help_text = "blank: 'plan from the forms'"
         self.add_schema("from_trace", schema.DemandFromTrace, prefix="dft__",
                         exclude=("trace_id", "path", "resolved"))
         rows = rows or {}
