@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 
 from planner.accounts.access import get_for_user_or_404, team_of, visible_to
 from planner.comparisons import fair_display, selectors
+from planner.comparisons.core.serverless import is_serverless
 from planner.comparisons.core.variants import SCHEDULERS, STRATEGIES, VariantError
 from planner.comparisons.models import Comparison
 from planner.comparisons.services import start_comparison, validate_scenario
@@ -122,6 +123,10 @@ def comparison_detail(request, pk: int):
 
     comp = get_for_user_or_404(request.user, Comparison.objects.select_related("job")
                                .prefetch_related("results__job"), pk=pk)
+    if is_serverless(comp.scenario):  # issue 18: systems on shared CPU/GPU nodes (serverless_views.py)
+        from planner.comparisons.serverless_views import serverless_detail
+
+        return serverless_detail(request, comp)
     summary = comp.summary or {}
     rows = [_display_row(r) for r in summary.get("rows", [])]
     figures = selectors.figures_json(comp) if rows else {}
