@@ -17,10 +17,10 @@ KIND = "serverless"
 
 # system key -> (engine system, parameter overrides); the ablations are SLINFER with one mechanism off (spec 5.3)
 SYSTEMS: dict[str, tuple[str, dict]] = {
-    "slinfer": ("slinfer", {}),
     "sllm": ("sllm", {}),
     "sllm+c": ("sllm+c", {}),
     "sllm+c+s": ("sllm+c+s", {}),
+    "slinfer": ("slinfer", {}),
     "slinfer-no-cpu": ("slinfer", {"use_cpu": False}),
     "slinfer-no-sharing": ("slinfer", {"sharing": False}),
     "slinfer-no-consolidation": ("slinfer", {"consolidation": False}),
