@@ -34,6 +34,7 @@ class ServerlessConfig:
     use_cpu: bool = True  # ablation "without CPU" (slinfer only; the sllm variants choose by name)
     sharing: bool = True  # ablation "without sharing": one instance per node
     consolidation: bool = True  # ablation "without consolidation": no preemption, no largest-batch routing
+    shadow: str = "bound"  # shadow validation: "bound" (analytic, conservative) or "replay" (paper §VI-C; shadow.py)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -48,6 +49,8 @@ def validate(cfg: ServerlessConfig) -> list[tuple[str, str]]:
         bad.append(("nodes", "need at least one node and no negative counts"))
     if not 0 <= cfg.watermark <= 4:
         bad.append(("watermark", "between 0 and 4 (0 % to 400 %)"))
+    if cfg.shadow not in ("bound", "replay"):
+        bad.append(("shadow", "bound or replay"))
     if cfg.keep_alive_s < 0 or cfg.margin < 1:
         bad.append(("keep_alive_s", "keep-alive >= 0 and margin >= 1"))
     return bad

@@ -60,6 +60,10 @@ class Slinfer:
             total += m * prof.decode(1, r.context())
         if total > TPOT_SLO:
             return False  # case 3: steady-state decode overload
+        if self.cfg.shadow == "replay":  # the paper's reading: replay the node's future (shadow.py)
+            from simulations.engine.serverless.shadow import replay  # noqa: PLC0415
+
+            return replay(ex, node, inst, r, start_wait, m)
         pending = sum(m * prof.prefill(q.context()) for j in node.instances for q in j.requests if not q.prefilled)
         running = max(0.0, (node.busy_until if node.running_inst is not None else now) - now)
         own = m * prof.prefill(r.context())

@@ -67,6 +67,7 @@ class Params(Strict):
     use_cpu: bool = True
     sharing: bool = True
     consolidation: bool = True
+    shadow: Literal["bound", "replay"] = "bound"
 
 
 class ServerlessSpec(Strict):
