@@ -209,3 +209,36 @@ def test_the_serverless_page_runs_a_scenario_and_shows_each_systems_metrics(cast
     bad = page.post("/simulations/serverless/", {"spec": json.dumps({"systems": ["x"]})})
     assert bad.status_code == 400 and "spec.systems.0" in bad.content.decode()
     assert page.post("/simulations/serverless/", {"spec": "{nope"}).status_code == 400
+
+
+def test_shadow_replay_follows_the_headroom_order_by_hand():
+    """Shadow validation, the paper's reading (a virtual replay, shadow.py) beside the analytic bound. One GPU, now
+    = 0. q (model a, L=512, one token out, next deadline -1.06 + 1.0 + 0.25 = 0.19) decodes; r (model b, L=2048,
+    TTFT SLO 4 s, arrival -3.8: deadline 0.20) asks to join b's idle instance. The headroom scheduler runs q's decode
+    first (0.19 < 0.20): 14 ms x 1.1 = 0.0154 s; then r's prefill 169 ms x 1.1 = 0.1859 s ends at 0.2013 > 0.20, so
+    the replay refuses r (case 1). The bound assumes r's prefill goes first (0.1859 <= 0.20) and accepts. With r's
+    deadline at 0.25 both accept (0.2013 <= 0.25, and q's next deadline 0.44 is met)."""
+    from simulations.engine.serverless.policies import Slinfer
+
+    results = {}
+    for shadow in ("bound", "replay"):
+        for r_arrival in (-3.8, -3.75):
+            cfg = ServerlessConfig(cpu_nodes=0, gpu_nodes=1, shadow=shadow)
+            ex = Executor(cfg, {"a": 2.0, "b": 2.0})
+            node = ex.nodes[0]
+            ia, ib = ex.create_instance(node, "a", 4 * GB), ex.create_instance(node, "b", 4 * GB)
+            ia.ready_at = ib.ready_at = 0.0
+            q = Request(0, "a", -1.06, 512, 3, ttft_slo(512), generated=1, prefilled=True)
+            ia.requests.append(q)
+            r = Request(1, "b", r_arrival, 2048, 2, ttft_slo(2048))
+            results[(shadow, r_arrival)] = Slinfer(cfg).shadow(ex, node, ib, r, 0.0)
+    assert results == {("bound", -3.8): True, ("replay", -3.8): False,
+                       ("bound", -3.75): True, ("replay", -3.75): True}
+
+
+def test_trace_slice_with_the_replayed_shadow_validation(slice_frame):
+    res = simulate(slice_frame, ServerlessConfig(shadow="replay"))
+    assert res["requests"] == len(slice_frame) and res["no_oom"] and res["oom_checks"] > 0
+    assert res["slo_met"] + res["dropped"] <= res["requests"]
+    assert res["config"]["shadow"] == "replay"
+    assert 0 <= res["resizing_share_gpu"] and (res["resizes"] == 0) == (res["resizing_share_gpu"] == 0)
