@@ -28,6 +28,10 @@ class Slinfer:
 
     # -------------------------------------------------------------- scheduling
     @staticmethod
+    def partitioned(node: Node) -> bool:
+        return False
+
+    @staticmethod
     def pick(ex, node: Node, ready: list[Instance]) -> Instance:
         """The instance holding the request with the least headroom (Eq. 1)."""
         return min(ready, key=lambda i: min(r.deadline() for r in i.requests))
@@ -228,6 +232,11 @@ class Sllm:
     def limit(self, node: Node) -> int | None:
         excl, share = self.limits[node.kind]
         return share if self.slots_needed(node) == 1 else excl
+
+    def partitioned(self, node: Node) -> bool:
+        """sllm+c+s with slot_compute "half": the paper's "each instance is allocated only half of the per-node
+        resources" read as a static partition (an idle slot's half is wasted), not as work-conserving alternation."""
+        return self.shared and self.cfg.slot_compute == "half" and self.slots_needed(node) == 1
 
     @staticmethod
     def pick(ex, node: Node, ready: list[Instance]) -> Instance:

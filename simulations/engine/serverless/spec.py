@@ -68,6 +68,7 @@ class Params(Strict):
     sharing: bool = True
     consolidation: bool = True
     shadow: Literal["bound", "replay"] = "bound"
+    slot_compute: Literal["half", "shared"] = "half"
 
 
 class ServerlessSpec(Strict):
