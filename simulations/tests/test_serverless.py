@@ -242,3 +242,24 @@ def test_trace_slice_with_the_replayed_shadow_validation(slice_frame):
     assert res["slo_met"] + res["dropped"] <= res["requests"]
     assert res["config"]["shadow"] == "replay"
     assert 0 <= res["resizing_share_gpu"] and (res["resizes"] == 0) == (res["resizing_share_gpu"] == 0)
+
+
+def test_sllm_cs_half_slot_runs_at_half_speed_by_hand():
+    """sllm+c+s on one GPU (no CPU), L=512, O=3. Default slot_compute "half": the instance owns half of the GPU, so
+    the prefill takes 2 x 50 ms (first token 1.0 + 0.100) and each decode 2 x 14 ms (done 1.156); half the node is
+    busy for 0.156 s = 0.078 node-seconds, the same energy of work as on the whole node. "shared" (the slots
+    alternate on the whole node): a lone slot runs at full speed, first token 1.050, done 1.078."""
+    for mode, first, done in (("half", 1.100, 1.156), ("shared", 1.050, 1.078)):
+        ex, (r,), res = run([(0.0, 512, 3, "a")], system="sllm+c+s", cpu_nodes=0, gpu_nodes=1, slot_compute=mode)
+        assert r.first_token_at == pytest.approx(first) and r.done_at == pytest.approx(done), mode
+        assert ex.nodes[0].busy_time == pytest.approx(0.078) and res["slo_met"] == 1
+
+
+def test_sllm_cs_half_slots_run_in_parallel():
+    """Two models on one GPU under sllm+c+s "half": each gets its own slot and both prefill at once (their first
+    tokens at 1.100 each); with "shared" they alternate, so one of them waits for the other's prefill."""
+    rows = [(0.0, 512, 2, "a"), (0.0, 512, 2, "b")]
+    _, (a, b), _ = run(rows, system="sllm+c+s", cpu_nodes=0, gpu_nodes=1)
+    assert a.first_token_at == pytest.approx(1.100) and b.first_token_at == pytest.approx(1.100)
+    _, (a, b), _ = run(rows, system="sllm+c+s", cpu_nodes=0, gpu_nodes=1, slot_compute="shared")
+    assert sorted([a.first_token_at, b.first_token_at]) == pytest.approx([1.050, 1.100])
