@@ -86,6 +86,10 @@ def test_api_comparison_of_systems_matches_the_standalone_runs(cast):
     exported = json.loads(page.get(f"/comparisons/{comp.pk}/export.json").content)
     assert exported["results"]["slinfer"]["slo_met"] == rows["slinfer"]["slo_met"]
     assert cast.outsider.api.get(f"/api/comparisons/{comp.pk}/").status_code == 404
+    listing = page.get("/comparisons/?status=succeeded").content.decode()
+    assert "serverless cmp" in listing
+    job_page = page.get(f"/jobs/{comp.job_id}/").content.decode()
+    assert f"comparison #{comp.pk}" in job_page
 
 
 @pytest.mark.django_db(transaction=True)
