@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 
 from planner.comparisons.core.serverless import DESCRIPTIONS, FIGURE_TITLES, figures
 
@@ -36,3 +36,24 @@ def serverless_detail(request, comp):
         "figures": [(name, FIGURE_TITLES.get(name, name), embed(fig)) for name, fig in figs.items()],
         "scenario_pretty": json.dumps(comp.scenario, indent=1)[:20000],
     })
+
+
+def start_from_form(request, team, scenario: dict, form: dict):
+    """A serverless scenario pasted into the comparisons page's form: its ``systems`` (else the default four) are
+    the variants; the form's baseline is used when it names one of them. Errors go back to the form (400)."""
+    from planner.comparisons.core.serverless import SYSTEMS
+    from planner.comparisons.serverless import ServerlessVariantError, start_serverless_comparison
+    from planner.comparisons.views import _list_page
+    from simulations.engine.serverless.spec import SpecError
+
+    baseline = form.get("baseline") if form.get("baseline") in SYSTEMS else None
+    try:
+        comp = start_serverless_comparison(team=team, user=request.user, scenario=scenario, baseline=baseline,
+                                           name=form.get("name", ""))
+    except SpecError as exc:
+        error = f"Serverless scenario field {exc.where}: {exc.message}"
+    except ServerlessVariantError as exc:
+        error = f"{exc.field}: {exc.message}"
+    else:
+        return redirect("comparisons:detail", pk=comp.pk)
+    return _list_page(request, form=form, error=error, status=400)

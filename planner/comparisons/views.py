@@ -94,6 +94,10 @@ def comparison_create(request):
             scenario = json.loads(text)
         else:
             scenario = selectors.load_fixture(request.POST.get("fixture", ""))
+        if is_serverless(scenario):  # issue 18: a pasted serverless scenario compares its systems
+            from planner.comparisons.serverless_views import start_from_form
+
+            return start_from_form(request, team, scenario, form)
         validate_scenario(scenario)
         comp = start_comparison(team=team, user=request.user, scenario=scenario, strategies=strategies,
                                 schedulers=schedulers, baseline=request.POST.get("baseline") or None,

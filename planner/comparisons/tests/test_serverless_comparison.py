@@ -177,3 +177,16 @@ def test_manage_serverless_compare(cast, tmp_path):
     assert "sllm (base)" in buf.getvalue() and "slinfer" in buf.getvalue()
     with pytest.raises(CommandError, match="systems"):
         call_command("serverless", str(spec), "--compare", "--systems", "nope", "--team", "Fleet A")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_serverless_scenario_pasted_on_the_comparisons_page(cast):
+    page = Client()
+    page.force_login(cast.owner.user)
+    scenario = _scenario(systems=["sllm", "slinfer"])
+    resp = page.post("/comparisons/new/", {"scenario_json": json.dumps(scenario), "baseline": "reactive-unified"})
+    assert resp.status_code == 302, resp.content
+    comp = Comparison.objects.get()
+    assert comp.baseline == "sllm" and [r.key for r in comp.results.all()] == ["sllm", "slinfer"]
+    bad = page.post("/comparisons/new/", {"scenario_json": json.dumps(_scenario(nodes={"cpu": 0, "gpu": 0}))})
+    assert bad.status_code == 400 and "Serverless scenario field nodes" in bad.content.decode()
