@@ -100,7 +100,7 @@ def export_pdf(comp: Comparison) -> bytes:
         from planner.comparisons.core.serverless_report import build_pdf as serverless_pdf
 
         return serverless_pdf(title=f"Serverless report: {comp}", scenario=comp.scenario, aggregate=comp.summary,
-                              failures=failures_of(comp))
+                              failures=failures_of(comp), summaries=summaries_of(comp))
     summaries = summaries_of(comp)
     aggregate = {**comp.summary, "extra_story": operator_level_story(comp.team)}
     return build_pdf(title=f"Cost report: {comp}", assumptions=describe_assumptions(comp.scenario, summaries),

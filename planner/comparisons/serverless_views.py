@@ -24,10 +24,11 @@ def kpis(summary: dict) -> dict | None:
 
 def serverless_detail(request, comp):
     from planner.comparisons import outcome
+    from planner.comparisons.selectors import summaries_of
     from planner.plotstyle import embed
 
     summary = comp.summary or {}
-    figs = figures(summary)
+    figs = figures(summary, summaries_of(comp))
     return render(request, "comparisons/serverless_detail.html", {
         "comp": comp, "results": comp.results.all(), "status": comp.status, "summary": summary,
         "rows": summary.get("rows") or [], "failures": outcome.failures_of(comp),

@@ -61,6 +61,9 @@ def test_one_request_on_one_gpu_by_hand():
     inst = ex.all_instances[0]
     assert inst.kv == 4096 * 524288 * 1.25 and res["resizes"] == 0
     assert res["per_token_deadline_compliance"] == 1.0 and res["no_oom"]
+    tl = res["nodes_timeline"]  # the GPU is in use from 0 until its reclaim at the run's end (2.078 s)
+    assert tl["t_s"][-1] == pytest.approx(2.078) and set(tl["gpu"][:-1]) == {1} and tl["gpu"][-1] == 0
+    assert set(tl["cpu"]) == {0}
 
 
 def test_least_headroom_runs_first_not_arrival_order():

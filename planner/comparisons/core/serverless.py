@@ -135,11 +135,31 @@ def _nodes(rows) -> go.Figure:
     return fig
 
 
-def figures(aggregate_: dict) -> dict[str, go.Figure]:
+def _timeline(rows, summaries: dict[str, dict]) -> go.Figure | None:
+    """GPU (solid) and CPU (dotted) nodes in use over the run, one colour per system."""
+    colours = colour_map([r["key"] for r in rows])
+    fig = go.Figure()
+    for r in rows:
+        tl = (summaries.get(r["key"]) or {}).get("nodes_timeline") or {}
+        if not tl.get("t_s"):
+            continue
+        for kind, dash in (("gpu", "solid"), ("cpu", "dot")):
+            fig.add_trace(go.Scatter(x=tl["t_s"], y=tl[kind], mode="lines", line_shape="hv", legendgroup=r["key"],
+                                     name=f"{r['key']} {kind.upper()}", line=dict(color=colours[r["key"]], dash=dash)))
+    if not fig.data:
+        return None
+    fig.update_layout(title="Nodes in use over the run (solid: GPU nodes, dotted: CPU nodes)",
+                      xaxis_title="simulated time (s)", yaxis_title="nodes hosting an instance",
+                      yaxis_rangemode="tozero", **_LAYOUT)
+    return fig
+
+
+def figures(aggregate_: dict, summaries: dict[str, dict] | None = None) -> dict[str, go.Figure]:
     rows = aggregate_.get("rows") or []
     if not rows:
         return {}
-    return {
+    timeline = _timeline(rows, summaries or {})
+    return {**({"nodes_over_time": timeline} if timeline is not None else {}),
         "slo_met": _bars(rows, "slo_met", "SLO-met requests (TTFT and average TPOT within their SLOs)",
                          "requests"),
         "nodes": _nodes(rows),
@@ -149,5 +169,5 @@ def figures(aggregate_: dict) -> dict[str, go.Figure]:
     }
 
 
-FIGURE_TITLES = {"slo_met": "SLO-met requests", "nodes": "Nodes in use", "energy": "Energy",
+FIGURE_TITLES = {"nodes_over_time": "Nodes in use over time", "slo_met": "SLO-met requests", "nodes": "Nodes in use", "energy": "Energy",
                  "resizing": "Resizing share"}

@@ -97,7 +97,27 @@ def _charts(rows: list[dict]) -> list[io.BytesIO]:
     return out
 
 
-def build_pdf(*, title: str, scenario: dict, aggregate: dict, failures: list[dict] | None = None) -> bytes:
+def _chart_timeline(rows: list[dict], summaries: dict[str, dict]) -> io.BytesIO | None:
+    keys = [r["key"] for r in rows if (summaries.get(r["key"]) or {}).get("nodes_timeline")]
+    if not keys:
+        return None
+    colours = colour_map([r["key"] for r in rows])
+    fig, ax = plt.subplots(figsize=(7.2, 2.8))
+    for k in keys:
+        tl = summaries[k]["nodes_timeline"]
+        ax.step(tl["t_s"], tl["gpu"], where="post", color=colours[k], lw=1.2, label=f"{k} GPU")
+        ax.step(tl["t_s"], tl["cpu"], where="post", color=colours[k], lw=1.0, ls=":", label=f"{k} CPU")
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("simulated time (s)")
+    ax.set_ylabel("nodes hosting an instance")
+    ax.set_title("Nodes in use over the run (solid: GPU, dotted: CPU)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.grid(alpha=0.3)
+    return _png(fig)
+
+
+def build_pdf(*, title: str, scenario: dict, aggregate: dict, failures: list[dict] | None = None,
+              summaries: dict[str, dict] | None = None) -> bytes:
     failures = failures or []
     styles = getSampleStyleSheet()
     small = ParagraphStyle("small", parent=styles["BodyText"], fontSize=8.5, leading=11)
@@ -136,7 +156,8 @@ def build_pdf(*, title: str, scenario: dict, aggregate: dict, failures: list[dic
             story.append(Paragraph(f"&bull; <b>{f['key']}</b>: {f['status']}: {f['message']}{where}", small))
     story.append(PageBreak())
     story.append(Paragraph("Charts", h2))
-    for png in _charts(rows) if rows else []:
+    timeline = _chart_timeline(rows, summaries or {}) if rows else None
+    for png in ([timeline] if timeline else []) + (_charts(rows) if rows else []):
         story.append(Image(png, width=14.5 * cm, height=5.4 * cm, kind="proportional"))
         story.append(Spacer(1, 0.1 * cm))
     story.append(PageBreak())

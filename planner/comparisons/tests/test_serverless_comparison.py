@@ -76,7 +76,7 @@ def test_api_comparison_of_systems_matches_the_standalone_runs(cast):
     page.force_login(cast.owner.user)
     html = page.get(f"/comparisons/{comp.pk}/").content.decode()
     assert 'data-kpi="slinfer-no-cpu"' in html and "SLO-met" in html and "GPU nodes on average" in html
-    assert html.count('class="plot"') == 4 and "serverless-systems" in html
+    assert html.count('class="plot"') == 5 and "serverless-systems" in html and 'id="fig-nodes_over_time"' in html
     pdf = page.get(f"/comparisons/{comp.pk}/report.pdf")
     assert pdf.status_code == 200 and pdf.content[:4] == b"%PDF"
     api_pdf = cast.owner.api.get(f"/api/comparisons/{comp.pk}/pdf/")

@@ -51,7 +51,7 @@ def test_a_planner_compares_serverless_systems_from_the_page(cast, live_server, 
         page.check("#compare-serverless input[value='slinfer-no-cpu']")
         page.click("#compare-serverless button[type=submit]")
         page.wait_for_url("**/comparisons/*/", timeout=60_000)
-        # the job poller reloads the page when the worker has finished; then Plotly draws the four figures
+        # the job poller reloads the page when the worker has finished; then Plotly draws the five figures
         page.wait_for_selector("#fig-nodes .main-svg", timeout=300_000)
         charts = page.locator(".js-plotly-plot").count()
         cards = page.locator(".kpi[data-kpi]").count()
@@ -63,6 +63,6 @@ def test_a_planner_compares_serverless_systems_from_the_page(cast, live_server, 
         pdf_status, pdf_body = pdf.status, pdf.body()
         (artifacts / "serverless-comparison.pdf").write_bytes(pdf_body)
     comp = Comparison.objects.get(pk=pk)
-    assert status == "succeeded" and charts == 4 and rows == 4 and cards == 5  # answer + one card per system
+    assert status == "succeeded" and charts == 5 and rows == 4 and cards == 5  # answer + one card per system
     assert [r.key for r in comp.results.all()] == ["sllm", "sllm+c+s", "slinfer", "slinfer-no-cpu"]
     assert pdf_status == 200 and pdf_body[:4] == b"%PDF"

@@ -47,6 +47,7 @@ class Executor:
         self.instances: dict[str, list[Instance]] = {}
         self.all_instances: list[Instance] = []
         self.queue: list[Request] = []
+        self.node_events: list[tuple[float, str, int]] = []  # (t, kind, +1 / -1): a node starts / stops being in use
         self.requests: list[Request] = []
         self.iid = count()
         self.counters = {"iterations": 0, "decode_iterations": 0, "decode_batch_sum": 0, "resizes": 0,
@@ -140,6 +141,7 @@ class Executor:
         self.check(node)
         if not node.instances:
             node.in_use_since = self.now
+            self.node_events.append((self.now, node.kind, 1))
         node.instances.append(inst)
         self.instances.setdefault(model, []).append(inst)
         self.all_instances.append(inst)
@@ -162,6 +164,7 @@ class Executor:
         if not node.instances:
             node.in_use_time += self.now - node.in_use_since
             node.in_use_since = None
+            self.node_events.append((self.now, node.kind, -1))
 
     def op_in_flight(self, inst: Instance) -> bool:
         return self.now < inst.resizing_until or inst.target_kv != inst.kv

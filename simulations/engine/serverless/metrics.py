@@ -16,6 +16,24 @@ from __future__ import annotations
 import numpy as np
 
 
+def nodes_timeline(events, length: float, points: int = 300) -> dict:
+    """CPU and GPU nodes in use (hosting >= 1 instance) sampled at ``points`` instants over the run: the step
+    function of the executor's node events, read at each sample time (the value just after it)."""
+    step = max(length / points, 1e-9)
+    ts = [round(i * step, 3) for i in range(points + 1)]
+    counts = {"cpu": 0, "gpu": 0}
+    out = {"t_s": ts, "cpu": [], "gpu": []}
+    ev = sorted(events, key=lambda e: e[0])
+    j = 0
+    for t in ts:
+        while j < len(ev) and ev[j][0] <= t:
+            counts[ev[j][1]] += ev[j][2]
+            j += 1
+        out["cpu"].append(counts["cpu"])
+        out["gpu"].append(counts["gpu"])
+    return out
+
+
 def summarize(ex) -> dict:
     reqs = ex.requests
     n = len(reqs)
@@ -65,5 +83,6 @@ def summarize(ex) -> dict:
         "energy_kwh": energy_j / 3.6e6,
         "oom_checks": c["oom_checks"],
         "no_oom": True,  # Node.check() raised OutOfMemory otherwise; checked after every memory change
+        "nodes_timeline": nodes_timeline(ex.node_events, length),
         "config": ex.cfg.to_dict(),
     }
