@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 
 from planner.accounts.access import get_for_user_or_404, team_of, visible_to
 from planner.comparisons import fair_display, selectors
+from planner.comparisons.core.serverless import is_serverless
 from planner.comparisons.core.variants import SCHEDULERS, STRATEGIES, VariantError
 from planner.comparisons.models import Comparison
 from planner.comparisons.services import start_comparison, validate_scenario
@@ -94,6 +95,10 @@ def comparison_create(request):
             scenario = json.loads(text)
         else:
             scenario = selectors.load_fixture(request.POST.get("fixture", ""))
+        if is_serverless(scenario):  # issue 18: a pasted serverless scenario compares its systems
+            from planner.comparisons.serverless_views import start_from_form
+
+            return start_from_form(request, team, scenario, form)
         validate_scenario(scenario)
         comp = start_comparison(team=team, user=request.user, scenario=scenario, strategies=strategies,
                                 schedulers=schedulers, baseline=request.POST.get("baseline") or None,
@@ -123,6 +128,10 @@ def comparison_detail(request, pk: int):
 
     comp = get_for_user_or_404(request.user, Comparison.objects.select_related("job")
                                .prefetch_related("results__job"), pk=pk)
+    if is_serverless(comp.scenario):  # issue 18: systems on shared CPU/GPU nodes (serverless_views.py)
+        from planner.comparisons.serverless_views import serverless_detail
+
+        return serverless_detail(request, comp)
     summary = comp.summary or {}
     rows = [_display_row(r) for r in summary.get("rows", [])]
     figures = selectors.figures_json(comp) if rows else {}
