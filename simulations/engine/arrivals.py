@@ -249,15 +249,15 @@ class RequestPath(InstanceEngine):
             w = int(self.kv_wm * cap)
             adm = cap if w == 0 else min(cap, cap - w + 1)
             lim = ep.spec.max_model_len
-            if lim and over in ("reject", "route") and lim < adm:
-                adm = lim  # a prompt must leave room for one output token
+            if lim and over in ("reject", "route") and lim + 1 < adm:
+                adm = lim + 1  # vLLM refuses a prompt longer than max_model_len
             ep.adm = adm
 
     def _route_by_context(self, rid: int, eps, origin: int):
         """``engine.over_context = "route"``: of the endpoints the region router chose, those whose context limit
         fits the request; if none, every endpoint of the model and tier (any region) that fits, in region order;
         if none fits, the router's choice (the request is then refused there)."""
-        need = self.req_inp[rid] + 1
+        need = self.req_inp[rid]
         fit = [ep for ep in eps if not ep.spec.max_model_len or need <= ep.spec.max_model_len]
         if fit:
             return fit

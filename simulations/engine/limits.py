@@ -5,9 +5,10 @@ vLLM refuses a prompt longer than ``max_model_len`` and stops generating when pr
 (finish reason "length"). Per model, the limit used here is the largest of its endpoints' deployments
 (0 = an endpoint without a limit: nothing is changed for that model). Modes:
 
-- ``reject`` (default, vLLM): a request whose prompt leaves no room for one output token (prompt >= limit) is
-  dropped at routing with reason ``prompt_exceeds_max_model_len`` (arrivals.py, ``Endpoint.adm``); one whose prompt
-  fits but whose output would not has its output cut to ``limit - prompt`` tokens here.
+- ``reject`` (default, vLLM): a request whose prompt is longer than the limit (vLLM V1's input check: "The prompt
+  ... is too long to fit into the model") is dropped at routing with reason ``prompt_exceeds_max_model_len``
+  (arrivals.py, ``Endpoint.adm``); one whose prompt fits but whose output would not has its output cut to
+  ``max(1, limit - prompt)`` tokens here (vLLM stops at max_model_len; the prefill's token always comes out).
 - ``truncate``: the prompt's head is cut so prompt + output fit (output first cut to ``limit - 1`` if it alone is too
   long); nothing is dropped.
 - ``route``: like ``reject``, but a request goes only to endpoints whose limit fits it (arrivals.py); outputs are cut
@@ -46,7 +47,7 @@ def apply_context_limits(fleet, workload, model_names: list[str], mode: str):
     has = lim > 0
     inp = np.asarray(workload.input_tokens, dtype=np.int64)
     out = np.asarray(workload.output_tokens, dtype=np.int64)
-    over_prompt = has & (inp >= lim)
+    over_prompt = has & (inp > lim)
     info["prompts_over_limit"] = int(over_prompt.sum())
     if mode == "truncate":
         out2 = np.where(has, np.minimum(out, lim - 1), out)
@@ -55,7 +56,7 @@ def apply_context_limits(fleet, workload, model_names: list[str], mode: str):
         info["prompt_tokens_cut"] = int((inp - inp2).sum())
     else:  # reject / route: refused prompts are dropped at routing; the others stop at the limit
         inp2 = inp
-        out2 = np.where(has & ~over_prompt, np.minimum(out, lim - inp), out)
+        out2 = np.where(has & ~over_prompt, np.maximum(1, np.minimum(out, lim - inp)), out)
     info["outputs_cut"] = int((out2 < out).sum())
     info["output_tokens_cut"] = int((out - out2).sum())
     if info["outputs_cut"] == 0 and info["prompts_truncated"] == 0:
