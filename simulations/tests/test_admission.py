@@ -163,3 +163,47 @@ def test_apply_context_limits_without_limits_is_the_identity():
     out, info = apply_context_limits(sc.fleet, w, ["toy"], "reject")
     assert out is w and info["limits"] == {}
     assert np.array_equal(out.output_tokens, [5])
+
+
+# ---------------------------------------------------------------------------------------- page, API, CLI
+def _overload_scenario_dict(**engine) -> dict:
+    from simulations.tests.engine_helpers import SPEC
+
+    spec = dict(SPEC, **TINY)
+    return {"name": "overload by hand", "seed": 3,
+            "workload": {"synthetic": {"total_requests": 40, "duration_s": 1.0, "input_tokens": {"mean": 60, "sigma": 0.0,
+                                                                                                 "max": 60},
+                                       "output_tokens": {"mean": 40, "sigma": 0.0, "max": 40},
+                                       "model_weights": {"toy": 1.0}, "region_weights": {"r1": 1.0}}},
+            "fleet": {"regions": [{"name": "r1"}],
+                      "endpoints": [{"region": "r1", "model": "toy", "deployment": spec, "initial": 1, "min": 1,
+                                     "max": 1}]},
+            "strategy": {"autoscaler": "static"}, "engine": {"mode": "fast", **engine}}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_run_api_page_and_cli_show_preemptions_per_request(cast, tmp_path):
+    import json
+
+    from django.core.management import call_command
+    from django.test import Client
+
+    resp = cast.owner.api.post("/api/simulations/", {"scenario": _overload_scenario_dict(preemption="legacy",
+                                                                                           kv_watermark=0)},
+                               format="json")
+    assert resp.status_code == 201, resp.content
+    run = cast.owner.api.get(f"/api/simulations/{resp.json()['id']}/").json()
+    assert run["status"] == "succeeded"
+    ppr = run["preemptions_per_request"]
+    assert ppr == run["summary"]["preemptions_per_request"] and ppr["max"] >= 1 and ppr["requests_preempted"] >= 1
+    page = Client()
+    page.force_login(cast.owner.user)
+    html = page.get(f"/simulations/{run['id']}/").content.decode()
+    assert 'id="preemptions"' in html and f"at most {ppr['max']} times one request" in html
+
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(_overload_scenario_dict()))
+    from io import StringIO
+    out = StringIO()
+    call_command("simulate", str(path), "--no-save", stdout=out)
+    assert "preemptions " in out.getvalue() and "max " in out.getvalue()
