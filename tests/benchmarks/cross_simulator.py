@@ -8,7 +8,9 @@ fleet, before and after vLLM-faithful admission, beside splitwise-sim's and Sage
 Fleet: fixtures/scenarios/code_anchor.json (8 x Llama-2-70B on A100-80GB TP8, KV 1.33M tokens, max batch 512,
 max 8,192 batch tokens, FCFS, token-JSQ, one region, no autoscaling, no network delay). Traces (bundled fixtures):
 ``code`` the Azure code trace (8,819 requests, 1 h) at its own rate; ``code_x20`` the same at 20x its rate (an
-overloaded replay); ``mooncake`` the Mooncake synthetic trace (3,993 requests, prompts to ~120k tokens).
+overloaded replay: queues, but the 1.33M-token KV caches never fill); ``code_x20_2inst`` the same on 2 of the 8
+instances (KV-bound: preemptions); ``mooncake`` the Mooncake synthetic trace (3,993 requests, prompts to ~120k
+tokens).
 
 Variants: ``before`` = the model before issue 14 (engine.preemption "legacy", kv_watermark 0, no chunked prefill);
 ``after`` = the defaults (vLLM admission: 1 % watermark, V1 victim, no re-admission in a preempting step);
@@ -46,8 +48,8 @@ PEERS = {
                                     "configuration: constant 1 s routing delay"},
     },
 }
-TRACES = {"code": ("azure_code_2023", 1.0), "code_x20": ("azure_code_2023", 20.0),
-          "mooncake": ("mooncake_synthetic", 1.0)}
+TRACES = {"code": ("azure_code_2023", 1.0, 8), "code_x20": ("azure_code_2023", 20.0, 8),
+          "code_x20_2inst": ("azure_code_2023", 20.0, 2), "mooncake": ("mooncake_synthetic", 1.0, 8)}
 VARIANTS = {
     "before": {"preemption": "legacy", "kv_watermark": 0.0, "chunked_prefill": False},
     "after": {},
@@ -60,7 +62,9 @@ def run(trace: str, variant: str) -> dict:
     from simulations.engine import parse_scenario, simulate
 
     d = json.loads((ROOT / "fixtures/scenarios/code_anchor.json").read_text())
-    fixture, scale = TRACES[trace]
+    fixture, scale, instances = TRACES[trace]
+    for e in d["fleet"]["endpoints"]:
+        e.update(initial=instances, min=instances, max=instances)
     d["workload"] = {"fixture": fixture, "model": "llama2-70b", "region": "us-west", "tier": "IW-F",
                      **({"rate_scale": scale} if scale != 1.0 else {})}
     eng = dict(VARIANTS[variant])
@@ -100,7 +104,8 @@ def main(argv=None) -> int:
     for trace in args.traces.split(","):
         if trace not in TRACES:
             ap.error(f"unknown trace {trace!r}")
-        print(f"\n== {trace} ({TRACES[trace][0]}, rate x{TRACES[trace][1]:g}); TTFT / E2E / TPOT p50 / p90 / p99 (s)")
+        print(f"\n== {trace} ({TRACES[trace][0]}, rate x{TRACES[trace][1]:g}, {TRACES[trace][2]} instances); "
+              "TTFT / E2E / TPOT p50 / p90 / p99 (s)")
         for variant in args.variants.split(","):
             if variant not in VARIANTS:
                 ap.error(f"unknown variant {variant!r}")
