@@ -3,8 +3,8 @@
 Hand-checked overload case (``test_overload_by_hand``): one instance, KV capacity 200 tokens, prefill of any batch
 0.1 s (c0 only), decode iteration 0.01 s (c0 only), three requests r0, r1, r2 arriving at t = 0, prompt 60 and
 output 20 tokens each. The first token comes out of the prefill; each decode iteration adds one token and one KV
-slot per running request; a request holds prompt + generated - 1 KV slots... in this model prompt + tokens
-generated before the iteration (the prefill's token takes its slot at the first decode iteration).
+slot per running request, so a running request holds prompt + tokens generated - 1 slots (the newest token's slot
+is taken by the next iteration) and a recomputed one needs prompt + tokens generated.
 
 vLLM (``engine.preemption = "vllm"``, watermark 5 % = 10 tokens), step by step as vllm/v1/core/sched/scheduler.py
 ``schedule`` and the V0 block manager's ``can_allocate`` do it:
