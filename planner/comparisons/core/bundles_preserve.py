@@ -35,9 +35,9 @@ for _name, _desc in {
     STRATEGIES.setdefault(_name, _desc)
 
 # Capacity profile of llama-2-7b/a40/tp1-derived with the ShareGPT-like mix (tokens/s per instance): measured by
-# `python -m simulations.engine.policies.preserve.profile fixtures/scenarios/preserve_routing.json`
+# `python -m simulations.engine.policies.preserve.profile fixtures/scenarios/preserve_routing.json --rates 2,2.5,3,3.5`
 # (highest per-instance prefill / decode / total tokens/s over 60 s windows without SLO violations).
-CAPACITY = {"mu_p": 480.0, "mu_d": 560.0, "mu_t": 1040.0}
+CAPACITY = {"mu_p": 482.3, "mu_d": 498.3, "mu_t": 980.6}  # measured 2026-11-24 (rates 2,2.5,3,3.5; 5 min each)
 SOURCES = {"beta=1, T_mem=0.8, l=100, 95 % / 10 %, T_f=0.3, extension 0.2": f"{PAPER} sec. 4.3",
            "hold_capacity=256": "ours (the paper gives no queue capacity)"}
 

@@ -65,7 +65,7 @@ class Projection:
             return cls(cap, np.zeros(horizon), 0, horizon)
         ctx = np.empty(n)
         rem = np.empty(n, dtype=np.int64)
-        for k, (rid, prompt, gen, pred) in enumerate(reqs):
+        for k, (_rid, prompt, gen, pred) in enumerate(reqs):
             ctx[k] = prompt + gen
             rem[k] = projected_remaining(pred, gen, extension)
         return cls(cap, _u_from(ctx, rem, cap, horizon), int(rem.sum()), horizon)
