@@ -111,20 +111,20 @@ def rq3_targets(points) -> dict:
 
 
 # ---------------------------------------------------------------- RQ2
-RQ2 = {
-    "PreServe (oracle lengths, oracle-noise forecast)": ("preserve", {"forecaster": "oracle-noise"}, "oracle", None),
+RQ2 = {  # in the order they run (the ones the targets need first)
+    "static-8": ("static-n", {"instances": 8}, "", "least-requests"),
     "PreServe (Table-2 noise, oracle-noise forecast)": ("preserve", {"forecaster": "oracle-noise"}, "table2-noise",
                                                         None),
-    "PreServe (Table-2 noise, seasonal-naive forecast)": ("preserve", {"forecaster": "seasonal_naive_daily"},
-                                                          "table2-noise", None),
+    "Llumnix-like": ("llumnix", {}, "", "llumnix"),
+    "static-4": ("static-n", {"instances": 4}, "", "least-requests"),
+    "PreServe (oracle lengths, oracle-noise forecast)": ("preserve", {"forecaster": "oracle-noise"}, "oracle", None),
+    "static-6": ("static-n", {"instances": 6}, "", "least-requests"),
+    "reactive (KV 80 % / 30 %)": ("preserve-reactive", {}, "", "least-requests"),
     "forecast-only (oracle-noise)": ("preserve-forecast", {"forecaster": "oracle-noise"}, "oracle", "least-requests"),
     "hybrid (oracle-noise + KV thresholds)": ("preserve-hybrid", {"forecaster": "oracle-noise"}, "oracle",
                                               "least-requests"),
-    "reactive (KV 80 % / 30 %)": ("preserve-reactive", {}, "", "least-requests"),
-    "Llumnix-like": ("llumnix", {}, "", "llumnix"),
-    "static-4": ("static-n", {"instances": 4}, "", "least-requests"),
-    "static-6": ("static-n", {"instances": 6}, "", "least-requests"),
-    "static-8": ("static-n", {"instances": 8}, "", "least-requests"),
+    "PreServe (Table-2 noise, seasonal-naive forecast)": ("preserve", {"forecaster": "seasonal_naive_daily"},
+                                                          "table2-noise", None),
 }
 
 
@@ -175,18 +175,25 @@ def rq2_run(name: str, rep: dict, capacity: dict, log) -> dict:
     return out
 
 
-def run_rq2(knee_rps: float, log, only=None) -> dict:
+def run_rq2(knee_rps: float, log, only=None, compression: float = 24.0, save=None) -> dict:
     from planner.comparisons.core.bundles_preserve import CAPACITY
     from simulations.engine.policies.preserve.week import replay
 
     peak = 7 * knee_rps / 4  # the replay's peak 30-minute rate: 7 instances' worth at our knee per instance
-    rep = replay(peak, compression=24.0, seed=0)
-    runs = [rq2_run(n, rep, CAPACITY, log) for n in RQ2 if not only or n in only]
+    rep = replay(peak, compression=compression, seed=0)
+    runs = []
+    for n in RQ2:
+        if only and n not in only:
+            continue
+        runs.append(rq2_run(n, rep, CAPACITY, log))
+        if save is not None:
+            save(runs)
     s8 = next((x["instance_hours"] for x in runs if x["strategy"] == "static-8"), None)
     for x in runs:
         x["saving_vs_static8"] = 1 - x["instance_hours"] / s8 if s8 else None
     cal = {k: float(v) for k, v in rep["calibration"].items()}
     return {"peak_rps": peak, "requests": int(len(rep["arrival_s"])), "window_s": rep["window_s"],
+            "compression": compression,
             "calibration": cal, "capacity": CAPACITY, "runs": runs}
 
 
@@ -249,7 +256,8 @@ def write_doc(res: dict, cmd: str) -> str:
               f"(simulations/engine/policies/preserve/week.py) calibrated to the paper's section 3.1: peak/average "
               f"{c['peak_over_avg']:.2f}x (paper 3.3x), peak/minimum {c['peak_over_min']:.1f}x (35.6x), highest/"
               f"lowest weekday peak {c['weekday_peak_spread']:.2f} (+35 %), at 30-minute aggregation. Days 1-2 are "
-              f"the forecasters' history, days 3-4 are replayed compressed 24x into two hours (as the paper), "
+              f"the forecasters' history, days 3-4 are replayed compressed {q['compression']:g}x (the paper: 24x, two "
+              f"days in two hours), "
               f"{q['requests']:,} requests, peak 30-minute rate {q['peak_rps']:.1f} req/s (7 instances' worth at our "
               f"knee), windows of {q['window_s']:g} s (10 trace minutes), cold start = the deployment's 30 s, "
               f"N in [1, 8]. Capacity profile measured in our engine: mu_p {q['capacity']['mu_p']}, mu_d "
@@ -294,19 +302,27 @@ def main(argv=None) -> int:
     ap.add_argument("--write-doc", action="store_true", help=f"write {DOC.relative_to(ROOT)}")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     ap.add_argument("--out", default="", help="also save the results JSON here")
+    ap.add_argument("--load", action="append", default=[],
+                    help="results JSON of an earlier run (--out) to include instead of running that part")
+    ap.add_argument("--compression", type=float, default=24.0, help="RQ2 time compression (paper: 24, 2 days in 2 h)")
     a = ap.parse_args(argv)
-    if not (a.rq3 or a.rq2):
+    if not (a.rq3 or a.rq2 or a.load):
         a.rq3 = a.rq2 = True
 
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
 
     res = {}
-    if a.rq3:
+    for path in a.load:
+        res.update(json.loads(Path(path).read_text()))
+    if a.rq3 and "rq3" not in res:
         res["rq3"] = run_rq3(a.minutes, [float(x) for x in a.grid.split(",")], log)
-    if a.rq2:
+    if a.rq2 and "rq2" not in res:
         knee = res["rq3"]["knee_rps"] if "rq3" in res else (a.knee or 12.5)
-        res["rq2"] = run_rq2(knee, log)
+        partial = Path(a.out + ".rq2-partial") if a.out else None
+        res["rq2"] = run_rq2(knee, log, compression=a.compression,
+                             save=(lambda runs: partial.write_text(json.dumps(runs, default=float)))
+                             if partial else None)
     if a.out:
         Path(a.out).write_text(json.dumps(res, indent=1, default=float))
     if a.write_doc:

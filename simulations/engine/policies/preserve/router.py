@@ -81,8 +81,10 @@ class LoadAwareRouter:
         if not self.held or not ep.serving:
             return
         instances = list(ep.serving)
+        # dispatching only queues a request (the map holds running requests): the projections stay valid
+        projs = self.projections(sim, instances, now)
         while self.held:
-            inst = self.choose(sim, self.held[0], instances, now)
+            inst = self.choose(sim, self.held[0], instances, now, projs)
             if inst is None:
                 return
             sim.dispatch(self.held.popleft(), inst, now)

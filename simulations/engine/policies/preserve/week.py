@@ -63,7 +63,12 @@ def calibrate() -> tuple[float, float]:
 
 
 def lognormal_from_quantiles(p5: float, p50: float, p95: float) -> tuple[float, float]:
-    return math.log(p50), (math.log(p95) - math.log(p5)) / (2 * 1.6448536)
+    """(mu, sigma) of the log-normal the workload generator fits to these percentiles (least squares in log
+    space, simulations/engine/generator/lengths.py), so the replay has the RQ3 fixture's length mix."""
+    from simulations.engine.generator.lengths import fit_quantiles
+
+    fit = fit_quantiles([(0.05, p5), (0.5, p50), (0.95, p95)])
+    return math.log(fit.median), fit.sigma
 
 
 PROMPT = lognormal_from_quantiles(7, 52, 911)
