@@ -19,7 +19,7 @@ CLI (``manage.py compare fixtures/scenarios/preserve_routing.json --bundles pres
 from __future__ import annotations
 
 from planner.comparisons.core.bundles import Bundle, register_bundle
-from planner.comparisons.core.variants import STRATEGIES
+from planner.comparisons.core.variants import BUNDLE_STRATEGIES
 
 PAPER = "PreServe (seeds/001; specs/001_spec.md)"
 
@@ -32,7 +32,7 @@ for _name, _desc in {
     "llumnix": "Llumnix-like average-freeness scaler (+1 below 10, -1 above 60 every 10 s)",
     "static-n": "a fixed fleet of params.instances per endpoint",
 }.items():
-    STRATEGIES.setdefault(_name, _desc)
+    BUNDLE_STRATEGIES.setdefault(_name, _desc)
 
 # Capacity profile of llama-2-7b/a40/tp1-derived with the ShareGPT-like mix (tokens/s per instance): measured by
 # `python -m simulations.engine.policies.preserve.profile fixtures/scenarios/preserve_routing.json --rates 2,2.5,3,3.5`
