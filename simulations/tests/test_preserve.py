@@ -161,3 +161,23 @@ def test_the_window_scaler_follows_the_forecast_and_adds_on_overload():
     want = max(instance_count(p[k], dd[k], 480, 560, 1040, 1, 8) for k in (0, 1))
     assert sum(1 for e in outs if e["t"] == 0.0) == want - 1
     assert r.summary["completed"] > 0
+
+
+def test_the_synthetic_week_meets_the_papers_section_3_1_statistics():
+    from simulations.engine.policies.preserve.week import DAY_PEAKS, calibrate, stats, week_rates
+
+    peak_avg, peak_min = stats(week_rates(*calibrate()))
+    assert peak_avg == pytest.approx(3.3, rel=1e-3) and peak_min == pytest.approx(35.6, rel=1e-3)
+    assert max(DAY_PEAKS[:5]) / min(DAY_PEAKS[:5]) == pytest.approx(1.35, abs=0.005)
+
+
+def test_the_seasonal_naive_forecaster_repeats_yesterdays_window_two_steps_ahead():
+    from simulations.engine.policies.preserve.forecast import make_forecaster
+
+    hist = {"p": [float(i) for i in range(288)], "d": [2.0 * i for i in range(288)]}
+    f = make_forecaster("seasonal_naive_daily", {"history": hist, "series_resolution_s": 600}, None)
+    assert f.forecast(0) == pytest.approx((144.0, 288.0))  # the window a day (144 bins) before
+    assert f.forecast(1) == pytest.approx((145.0, 290.0))
+    f.observe(0, 999.0, 999.0)
+    assert f.forecast(1) == pytest.approx((145.0, 290.0))
+    assert f.forecast(2) == pytest.approx((146.0, 292.0))

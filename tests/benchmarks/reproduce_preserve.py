@@ -2,6 +2,7 @@
 docs/reproduction_preserve.md.
 
     nice -n 10 python tests/benchmarks/reproduce_preserve.py --write-doc          # both, ~20-30 min on 2 busy cores
+    python tests/benchmarks/reproduce_preserve.py --load docs/reproduction_preserve.json --write-doc  # doc only
     python tests/benchmarks/reproduce_preserve.py --rq3 --minutes 2 --json        # a quick look
 
 RQ3: fixtures/scenarios/preserve_routing.json (4 x LLaMA-2-7B on a DERIVED A40 deployment, Poisson arrivals,
@@ -228,8 +229,8 @@ def write_doc(res: dict, cmd: str, note: str = "") -> str:
               f"4 instances, Poisson, {q['minutes']:g} minutes per rate. Knee: the first rate of the grid "
               f"{q['grid']} at which the best of least-requests / memory-usage / Llumnix-like has a P99 normalised "
               f"latency above twice its value at the lowest rate: **{q['knee_rps']} req/s** (paper: 9.3-9.5 "
-              "req/s for 4 A40s; ours is higher because our A40 is derived, without vLLM's HTTP and scheduling "
-              "overheads, and with a KV of 58k tokens).", "",
+              "req/s for 4 A40s; ours is higher, probably because our A40 is derived from A100 measurements "
+              "without vLLM's scheduling and HTTP overheads and holds 58k KV tokens; not verified).", "",
               "Knee search (P99 normalised latency, s/token):", "",
               "| rate | " + " | ".join(BASELINES) + " |", "|---" * (len(BASELINES) + 1) + "|"]
         for rate in q["grid"]:
