@@ -384,9 +384,9 @@ def main(argv=None) -> int:
         cmd = "python tests/benchmarks/reproduce_preserve.py " + " ".join(argv or sys.argv[1:])
         note = ""
         if a.load:
-            note = (", from the saved results of `nice -n 10 python tests/benchmarks/reproduce_preserve.py --rq3 --out "
-                    "rq3.json` and `... --rq2 --knee <RQ3's knee> --out rq2.json` (run one after the other; plain "
-                    "`--write-doc` runs both in one go)")
+            note = (", from results saved by a full run, `nice -n 10 python tests/benchmarks/reproduce_preserve.py "
+                    "--write-doc --out docs/reproduction_preserve.json` (seeded: two full runs on 2026-11-24 gave "
+                    "identical figures)")
         DOC.write_text(write_doc(res, cmd, note))
         log(f"wrote {DOC}")
     if a.json:
