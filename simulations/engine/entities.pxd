@@ -39,6 +39,10 @@ cdef class Instance:
     cdef public list swapped, pending
     cdef public str kind
     cdef public dict policy_state
+    cdef public long long ix_pos, ix_seq, ix_lb
+    cdef public bint ix_run
+    cdef public double ix_r, ix_rt, ix_q, ix_qt
+    cdef public long long ix_b, ix_bn
 
 
 cdef class Endpoint:
@@ -60,6 +64,7 @@ cdef class Endpoint:
     cdef public object clock
     cdef public bint weights_local
     cdef public double sig
+    cdef public object ix
 
     @cython.locals(inst=Instance, kv=cython.longlong, cap=cython.longlong)
     cpdef double util_at(self, double t)

@@ -58,6 +58,7 @@ class Instance:
         "seg_B", "seg_end", "batch", "busy_s", "t_requested", "t_ready", "t_released", "source",
         "rr", "donate_on_release", "seg_a", "runs_i0", "runs_old", "runs_meta",
         "last_dec_end", "prefilling", "kv_prefill", "swapped", "pending", "kind", "policy_state",
+        "ix_pos", "ix_seq", "ix_lb", "ix_run", "ix_r", "ix_rt", "ix_q", "ix_qt", "ix_b", "ix_bn",
     )
 
     def __init__(self, iid: int, endpoint: Endpoint, t_requested: float, t_ready: float, source: str) -> None:
@@ -109,6 +110,14 @@ class Instance:
         self.pending: list = []
         self.kind = "mixed"
         self.policy_state: dict = {}
+        # the endpoint's index (fleetindex.py): heap position (-1: not indexed), serving order, work lower bound,
+        # and the current decode run's share of the utilisation bounds
+        self.ix_pos = -1
+        self.ix_seq = 0
+        self.ix_lb = 0
+        self.ix_run = False
+        self.ix_r = self.ix_rt = self.ix_q = self.ix_qt = 0.0
+        self.ix_b = self.ix_bn = 0
 
     @property
     def queue_len(self) -> int:
@@ -127,7 +136,7 @@ class Endpoint:
 
     __slots__ = ("eid", "config", "spec", "region", "region_idx", "model", "model_idx", "pool", "serving",
                  "provisioning", "draining", "kv_sum", "cap_sum", "backlog", "rr", "last_scale_t", "name",
-                 "min_instances", "max_instances", "state", "clock", "weights_local", "sig")
+                 "min_instances", "max_instances", "state", "clock", "weights_local", "sig", "ix")
 
     def __init__(self, eid: int, config: EndpointConfig, region_idx: int, model_idx: int) -> None:
         self.eid = eid
@@ -156,6 +165,7 @@ class Endpoint:
         self.weights_local = bool(getattr(config, "weights_in_region", True))
         # the scaling signal counts each true KV token as ``sig`` signal tokens (deployment.signal_kv_tokens)
         self.sig = float(self.spec.signal_scale)
+        self.ix = None  # EndpointIndex (fleetindex.py) when the fused arrival path runs, else None
 
     @property
     def utilisation(self) -> float:
