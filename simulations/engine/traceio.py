@@ -51,6 +51,27 @@ def _azure_arrivals(stamps: list[str]) -> np.ndarray:
     return (ts - ts.min()).astype(np.int64) / 1e9
 
 
+def _arrow_numpy(column) -> np.ndarray:
+    """A pyarrow (chunked) column as numpy, chunk by chunk, without pyarrow's to_numpy (it imports pandas):
+    fixed-width numbers without nulls are read from the data buffer, anything else through Python lists."""
+    import pyarrow as pa
+
+    parts = []
+    for c in getattr(column, "chunks", [column]):
+        t = c.type
+        if (pa.types.is_integer(t) or pa.types.is_floating(t)) and c.null_count == 0:
+            dtype = np.dtype({"double": "float64", "float": "float32", "halffloat": "float16"}.get(str(t), str(t)))
+            parts.append(np.frombuffer(c.buffers()[1], dtype=dtype, count=len(c) + c.offset)[c.offset:])
+        else:
+            values = c.to_pylist()
+            if pa.types.is_integer(t) or pa.types.is_floating(t):
+                values = [np.nan if v is None else v for v in values]
+            parts.append(np.asarray(values))
+    if not parts:
+        return np.zeros(0)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
 def read_trace_arrays(path: str | Path) -> dict:
     path = Path(path)
     if not path.exists():
@@ -59,8 +80,8 @@ def read_trace_arrays(path: str | Path) -> dict:
     if suffix == ".parquet":
         import pyarrow.parquet as pq
 
-        table = pq.read_table(path)
-        return _columns({name: table.column(name).to_numpy() for name in table.column_names
+        table = pq.ParquetFile(path).read()  # not pq.read_table: that loads pyarrow.dataset (~0.3 s)
+        return _columns({name: _arrow_numpy(table.column(name)) for name in table.column_names
                          if name in NUMERIC or name in LABELS or name in OPTIONAL})
     if suffix in (".jsonl", ".json"):
         rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
@@ -99,4 +120,4 @@ def iter_parquet_chunks(path: str | Path, rows: int = 1_000_000):
     f = pq.ParquetFile(path)
     names = [n for n in f.schema_arrow.names if n in NUMERIC or n in LABELS or n in OPTIONAL]
     for batch in f.iter_batches(batch_size=rows, columns=names):
-        yield _columns({n: batch.column(n).to_numpy(zero_copy_only=False) for n in names})
+        yield _columns({n: _arrow_numpy(batch.column(n)) for n in names})
