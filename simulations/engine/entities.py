@@ -6,7 +6,7 @@ indexed by request id (rid), so an instance only holds rids.
 
 from __future__ import annotations
 
-from math import sqrt
+from cython.cimports.libc.math import sqrt  # C sqrt when compiled (math.sqrt as Python): same result
 
 from simulations.engine.config import DeploymentSpec, EndpointConfig
 

@@ -12,6 +12,8 @@ cdef class EndpointIndex:
     cdef public long long next_seq
     cdef public double t_ref, r, rt, q, qt
     cdef public long long b, bn, updates
+    cdef Instance _best
+    cdef long long _best_w, _best_k, _best_seq
 
     cdef bint _less(self, Instance a, Instance b)
     cdef _up(self, Py_ssize_t p)
@@ -23,6 +25,7 @@ cdef class EndpointIndex:
     cpdef remove(self, Instance inst, double t)
     cpdef touch(self, Instance inst, double t)
     cdef _count(self, double t)
-    cpdef tuple bounds(self, double t)
-    cpdef tuple util_bounds(self, double t)
+    cpdef (long long, long long) bounds(self, double t)
+    cpdef (double, double) util_bounds(self, double t)
     cpdef tuple jsq(self, double t)
+    cdef _visit(self, Py_ssize_t p, double t)

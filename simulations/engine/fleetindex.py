@@ -55,6 +55,8 @@ class EndpointIndex:
         self.b = 0
         self.bn = 0
         self.updates = 0
+        self._best = None  # jsq's walk state
+        self._best_w = self._best_k = self._best_seq = 0
         for inst in ep.serving:
             self.add(inst, t)
 
@@ -108,7 +110,9 @@ class EndpointIndex:
             n = inst.seg_n
             B = inst.seg_B
             d0 = inst.seg_d0
-            dmax = d0 + 2.0 * inst.seg_a * (n - 1)
+            dmax = d0 + 2.0 * inst.seg_a * (n - 1)  # the run's last (longest) iteration
+            if dmax < d0:  # a negative context coefficient: iterations shorten; swap the bounds' roles
+                d0, dmax = dmax, d0
             x0 = inst.seg_t0 - self.t_ref
             inst.ix_lb = inst.work - B * n
             inst.ix_run = True
@@ -232,37 +236,53 @@ class EndpointIndex:
         s_lo, s_hi = self.bounds(t)
         return (kv + s_lo) * ep.sig / cap, (kv + s_hi) * ep.sig / cap
 
-    @cython.locals(heap=list, n=cython.Py_ssize_t, p=cython.Py_ssize_t, stack=list, inst=Instance, best=Instance,
-                   w=cython.longlong, best_w=cython.longlong, k=cython.longlong, best_k=cython.longlong,
-                   best_seq=cython.longlong)
+    @cython.locals(inst=Instance)
     def jsq(self, t):
         """``(instance, k)``: the serving instance with the least remaining work at ``t`` (first in serving order at
         ties) and the decode iterations of its current run done by ``t``. Exactly the linear scan's choice."""
-        heap = self.heap
-        n = len(heap)
-        best = None
-        best_w = 0
-        best_k = 0
-        best_seq = 0
-        stack = [0]
-        while stack:
-            p = stack.pop()
-            inst = heap[p]
-            if best is not None and inst.ix_lb > best_w:
-                continue  # the whole subtree's work is at least this key
-            w = inst.work
-            k = 0
-            if inst.phase == DECODE and inst.seg_n > 1:
+        if not self.heap:
+            return None, 0
+        self._best = None
+        self._best_w = 0
+        self._best_k = 0
+        self._best_seq = 0
+        self._visit(0, t)
+        inst = self._best
+        self._best = None
+        return inst, self._best_k
+
+    @cython.locals(inst=Instance, w=cython.longlong, k=cython.longlong, e=cython.double, c=cython.Py_ssize_t)
+    def _visit(self, p, t):
+        """Depth-first walk of the heap from node ``p``, skipping every subtree whose key cannot beat the best."""
+        inst = self.heap[p]
+        if self._best is not None and (inst.ix_lb > self._best_w
+                                       or (inst.ix_lb == self._best_w and inst.ix_seq > self._best_seq)):
+            return  # the subtree's keys are >= (lb, seq) > (best work, its seq): none can win
+        w = inst.work
+        k = 0
+        if inst.phase == DECODE and inst.seg_n > 1:
+            # at most e/d0 iterations are done by t: if even that leaves more work than the best, skip the exact
+            # count (its square root) but still look below this node
+            e = t - inst.seg_t0
+            k = inst.seg_n
+            if inst.seg_a >= 0 and e < (k - 1) * inst.seg_d0:
+                k = int(e / inst.seg_d0) + 1 if e > 0 else 0  # +1: float rounding of e/d0
+            if self._best is None or w - inst.seg_B * k < self._best_w or (
+                    w - inst.seg_B * k == self._best_w and inst.ix_seq < self._best_seq):
                 k = decode_iters_done(inst, t)
                 w -= inst.seg_B * k
-            if best is None or w < best_w or (w == best_w and inst.ix_seq < best_seq):
-                best, best_w, best_k, best_seq = inst, w, k, inst.ix_seq
-            p = 2 * p + 1
-            if p < n:
-                stack.append(p)
-                if p + 1 < n:
-                    stack.append(p + 1)
-        return best, best_k
+            else:
+                w = self._best_w + 1  # cannot win
+        if self._best is None or w < self._best_w or (w == self._best_w and inst.ix_seq < self._best_seq):
+            self._best = inst
+            self._best_w = w
+            self._best_k = k
+            self._best_seq = inst.ix_seq
+        c = 2 * p + 1
+        if c < len(self.heap):
+            self._visit(c, t)
+            if c + 1 < len(self.heap):
+                self._visit(c + 1, t)
 
 
 def jsq_scan(serving: list, t: float):
