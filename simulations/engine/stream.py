@@ -25,6 +25,7 @@ separate runs, e.g. one per day) combine exactly.
 
 from __future__ import annotations
 
+import gc
 import math
 from dataclasses import replace
 
@@ -308,7 +309,8 @@ def simulate_stream(scenario, *, trace=None, chunk_s: float = 3600.0, workload_c
         if on_chunk is not None:
             on_chunk(i, t0, result)
         current = _carry(scenario, sim)
-        del sim, result
+        del sim, result, w
+        gc.collect()  # the simulator, its policies and endpoints reference each other: free the chunk now
     return StreamResult(acc if acc is not None else StreamAccumulator([]))
 
 
