@@ -19,10 +19,12 @@ Rows are flagged before fitting (see ``flag_rows``); flagged-excluded rows are n
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-from scipy.optimize import linprog, nnls
+
+if TYPE_CHECKING:  # annotations only; scipy loads where a fit runs (the engine path reads the catalogue only)
+    import pandas as pd
 
 from planner.catalogue.errors import ProfileError
 
@@ -158,6 +160,8 @@ def _fit_relative(features: np.ndarray, y: np.ndarray, loss: str) -> np.ndarray:
     ``l1``: least absolute relative deviation (a linear programme; it targets the MEDIAN percentage
     error, which is what the catalogue reports); ``l2``: least squares on relative residuals (NNLS).
     """
+    from scipy.optimize import linprog, nnls  # lazy: importing the catalogue must not load scipy
+
     scale = np.abs(features).max(axis=0)
     scale[scale == 0] = 1.0
     a = features / scale / y[:, None]

@@ -2,6 +2,7 @@
 
 from simulations.engine.batching cimport InstanceEngine
 from simulations.engine.entities cimport Endpoint, Instance
+from simulations.engine.fleetindex cimport EndpointIndex
 
 
 cdef class RequestPath(InstanceEngine):
@@ -9,7 +10,8 @@ cdef class RequestPath(InstanceEngine):
     cdef object _rr_cache, _ep_choose, _inst_choose, _autoscaler, _act, _net_delay, _generic_arrive
     cdef list _scaling_events
     cdef double _thr, _cooldown, _a_hi, _a_lo
-    cdef bint _hook, _reactive
+    cdef bint _hook, _reactive, _ix_check
     cdef public bint _route_ctx
 
     cdef _arrive_fast(self, long long rid, double t)
+    cdef bint _util_below(self, Endpoint ep, double t, double thr)

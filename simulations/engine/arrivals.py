@@ -9,11 +9,14 @@ plain Python when there is no fresh build (accel.py); results are identical.
 
 from __future__ import annotations
 
+import os
+
 import cython
 
 from simulations.engine.batching import InstanceEngine
 from simulations.engine.config import TIER_INDEX, TIERS
-from simulations.engine.entities import Endpoint, Instance, decode_iters_done
+from simulations.engine.entities import Endpoint, Instance
+from simulations.engine.fleetindex import EndpointIndex, jsq_scan
 from simulations.engine.state import EV_DELIVER
 
 NIW = TIER_INDEX["NIW"]
@@ -110,59 +113,68 @@ class RequestPath(InstanceEngine):
         self._a_hi = getattr(autoscaler, "hi", 0.0)
         self._a_lo = getattr(autoscaler, "lo", 0.0)
         self._scaling_events = self.scaling_events
+        self._ix_check = os.environ.get("PLANNER_ENGINE_INDEX_CHECK", "") not in ("", "0")
+        for ep in self.endpoints:  # the per-endpoint indexes (fleetindex.py), kept current from here on
+            ep.ix = EndpointIndex(ep, self.now)
         return True
 
-    @cython.locals(origin=cython.int, model=cython.int, tier=cython.int, ep0=Endpoint, ep=Endpoint,
-                   inst=Instance, cand_inst=Instance, kv=cython.longlong, k=cython.longlong,
-                   cap=cython.longlong, v0=cython.double, v=cython.double, u=cython.double, best_u=cython.double,
-                   w=cython.longlong, best_w=cython.longlong, j=cython.Py_ssize_t, need=cython.longlong,
-                   n_ev=cython.Py_ssize_t, have_k=cython.bint, k_inst=cython.longlong, shared=cython.bint,
-                   serving=list, ks=list)
+    @cython.locals(ep=Endpoint, ix=EndpointIndex, lo=cython.double, hi=cython.double, v=cython.double)
+    def _util_below(self, ep, t: float, thr: float):
+        """Whether ``ep.util_at(t) < thr``, settled by the index's bounds when they can (else the exact value)."""
+        ix = ep.ix
+        if ix is not None:
+            lo, hi = ix.util_bounds(t)
+            if hi < thr:
+                v = -1.0
+            elif lo >= thr:
+                v = 2.0 * thr + 1.0
+            else:
+                v = ep.util_at(t)
+            if self._ix_check and (ep.util_at(t) < thr) != (v < thr):
+                raise AssertionError(f"utilisation bounds wrong at t={t}: {lo} {hi} vs {ep.util_at(t)}")
+            return v < thr
+        return ep.util_at(t) < thr
+
+    @cython.locals(origin=cython.int, model=cython.int, tier=cython.int, ep=Endpoint, ix=EndpointIndex,
+                   inst=Instance, u=cython.double, v=cython.double, best_u=cython.double, lo=cython.double,
+                   hi=cython.double, k_inst=cython.longlong, need=cython.longlong, n_ev=cython.Py_ssize_t,
+                   below=cython.bint, serving=list)
     def _arrive_fast(self, rid, t: float):
-        """``_arrive`` -> ``_deliver`` -> ``_enqueue`` for the stock policy stack, computed once: the decode
-        progress of each serving instance of the origin endpoint at time t is evaluated once and shared by the
-        region router's utilisation, the reactive autoscaler's check and the JSQ choice (nothing changes between
-        them unless the autoscaler scales, in which case the shared values are recomputed). Same decisions."""
+        """``_arrive`` -> ``_deliver`` -> ``_enqueue`` for the stock policy stack with the endpoints' indexes
+        (fleetindex.py): the region router's threshold test and the reactive autoscaler's band test are settled by
+        O(1) utilisation bounds when they can (else the exact value), JSQ walks the endpoint's heap. Same decisions
+        as the scans they replace (``PLANNER_ENGINE_INDEX_CHECK=1`` verifies every one)."""
         origin = self._region[rid]
         model = self._model[rid]
         tier = self._tier[rid]
         lists = self._rr_cache.get((origin, model, tier))
         if lists is None:  # first request of its kind: the router builds its cache
             return self._generic_arrive(rid, t)
-        # utilisation of the first candidate endpoint (and its instances' decode progress), once
-        ep0 = lists[0][0] if lists else None
-        shared = False
-        ks = None
-        v0 = 2.0
-        if ep0 is not None:
-            shared = True
-            ks = []
-            kv = ep0.kv_sum
-            for inst in ep0.serving:
-                k = 0
-                if inst.phase == 2 and inst.seg_n > 1:  # DECODE run: iterations done by t
-                    k = decode_iters_done(inst, t)
-                    kv += inst.seg_B * k
-                ks.append(k)
-            cap = ep0.cap_sum
-            v0 = kv * ep0.sig / cap if cap else 1.0  # the scaling signal (Endpoint.util_at)
-        # region router (PreferenceThresholdRouter.choose)
-        best = None
-        best_u = 1e300  # above any utilisation (the signal may exceed 1, issue 19)
+        # region router (PreferenceThresholdRouter.choose): the first list with an endpoint under the threshold,
+        # else the least utilised list (a single list is chosen either way)
         eps = None
-        for cand in lists:
-            u = 1e300
-            for ep in cand:
-                v = v0 if ep is ep0 else ep.util_at(t)
-                if v < u:
-                    u = v
-            if u < self._thr:
-                eps = cand
-                break
-            if u < best_u:
-                best, best_u = cand, u
+        if len(lists) == 1:
+            eps = lists[0]
         else:
-            eps = best
+            for cand in lists:
+                below = False
+                for ep in cand:
+                    if self._util_below(ep, t, self._thr):
+                        below = True
+                        break
+                if below:
+                    eps = cand
+                    break
+            if eps is None:
+                best_u = 1e300  # above any utilisation (the signal may exceed 1, issue 19)
+                for cand in lists:
+                    u = 1e300
+                    for ep in cand:
+                        v = ep.util_at(t)
+                        if v < u:
+                            u = v
+                    if u < best_u:
+                        eps, best_u = cand, u
         if not eps:
             self._drop(rid, "no_endpoint")
             return
@@ -175,46 +187,38 @@ class RequestPath(InstanceEngine):
         if self._hook:
             if self._reactive:
                 if not t - ep.last_scale_t < self._cooldown:
-                    u = v0 if ep is ep0 else ep.util_at(t)
-                    if u > self._a_hi or u < self._a_lo:  # else _act does nothing
-                        n_ev = len(self._scaling_events)
-                        self._act(self, ep, t, u)
-                        if len(self._scaling_events) != n_ev:
-                            shared = False  # the fleet may have changed
+                    ix = ep.ix
+                    lo, hi = ix.util_bounds(t)
+                    if not (lo >= self._a_lo and hi <= self._a_hi):  # else surely inside the band: _act does nothing
+                        u = ep.util_at(t)
+                        if u > self._a_hi or u < self._a_lo:
+                            self._act(self, ep, t, u)
+                    elif self._ix_check:
+                        u = ep.util_at(t)
+                        if u > self._a_hi or u < self._a_lo:
+                            raise AssertionError(f"utilisation band bounds wrong at t={t}")
             else:
                 self._autoscaler.on_request(self, ep, t, rid)
-                shared = False
         serving = ep.serving
         if not serving:
             ep.backlog.append(rid)
             return
-        have_k = False  # whether k_inst (decode iterations the chosen instance has done by t) is known
-        k_inst = 0
-        if not shared or ep is not ep0:
-            inst = serving[0] if len(serving) == 1 else self._inst_choose(ep)
-        elif len(serving) == 1:
-            inst = serving[0]
-            k_inst = ks[0]
-            have_k = True
-        else:  # JoinShortestQueueTokens.choose with the shared progress
-            inst = None
-            best_w = 0
-            have_k = True
-            for j in range(len(serving)):
-                cand_inst = serving[j]
-                w = cand_inst.work
-                k = ks[j]
-                if k:
-                    w -= cand_inst.seg_B * k
-                if inst is None or w < best_w:
-                    inst, best_w, k_inst = cand_inst, w, k
+        ix = ep.ix
+        inst, k_inst = ix.jsq(t)
+        if self._ix_check:
+            self._check_jsq(ep, t, inst, k_inst)
         # _enqueue
         need = self._inp[rid] + self._gen[rid]
         if need >= inst.adm:
             self._refuse(inst, rid, need)
             return
-        self._join_queue(inst, rid, t, need, k_inst if have_k else -1)
+        self._join_queue(inst, rid, t, need, k_inst)
+        ix.touch(inst, t)
 
+    def _check_jsq(self, ep, t, inst, k_inst):
+        want = jsq_scan(ep.serving, t)
+        if want[0] is not inst or want[1] != k_inst:
+            raise AssertionError(f"JSQ index chose instance {inst.iid} at t={t}, the scan {want[0].iid}")
 
     def _deliver(self, rid: int, ep: Endpoint, t: float) -> None:
         self.served_ep[rid] = ep.eid
@@ -231,6 +235,8 @@ class RequestPath(InstanceEngine):
             self._refuse(inst, rid, need)
             return
         self._join_queue(inst, rid, t, need, -1)
+        if inst.endpoint.ix is not None:
+            inst.endpoint.ix.touch(inst, t)
 
     def _refuse(self, inst: Instance, rid: int, need: int) -> None:
         """A request ``inst`` can never serve (``need >= inst.adm``): beyond the deployment's context limit

@@ -176,6 +176,8 @@ class PolicyAPI(FleetLifecycle):
             elif rid in inst.swapped:  # its KV is in host memory: forget it (it never resumes)
                 inst.swapped.remove(rid)
                 inst.work -= self.req_out[rid] - self.gen[rid]
+            if inst.endpoint.ix is not None:
+                inst.endpoint.ix.touch(inst, self.now)
         self._drop(rid, str(reason))
 
     def set_max_batch(self, inst: Instance, n: int, now: float) -> None:
@@ -189,6 +191,8 @@ class PolicyAPI(FleetLifecycle):
         inst.max_b = n
         if raised and (inst.waiting or inst.swapped):
             self._boundary(inst, now)
+            if inst.endpoint.ix is not None:
+                inst.endpoint.ix.touch(inst, now)
 
     def evict(self, inst: Instance, rid: int, mode: str, now: float) -> None:
         """Evict running request ``rid`` from ``inst`` at the next iteration boundary: ``recompute`` (back to
@@ -205,6 +209,8 @@ class PolicyAPI(FleetLifecycle):
                 raise ValueError(f"evict(mode='swap'): deployment {inst.spec.name} has no kv_bytes_per_token")
         inst.pending.append((rid, mode == "swap"))
         self._boundary(inst, now)
+        if inst.endpoint.ix is not None:
+            inst.endpoint.ix.touch(inst, now)
 
     def _after_instance_event(self, inst: Instance, t: float, b0: int) -> None:
         """Run the hooks a policy asked for, once the instance's event is fully processed."""

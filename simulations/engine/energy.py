@@ -99,7 +99,7 @@ def energy_of(row: dict, device: DevicePower | None, count: int, pue: float) -> 
 def catalogue_device(gpu: str) -> DevicePower | None:
     """The built-in catalogue's power figures for a device type name, if the catalogue is installed and knows it."""
     try:
-        from planner.catalogue.builtin import load_builtin
+        from planner.catalogue.builtin import builtin_view as load_builtin  # read-only, no copy
     except ImportError:  # pragma: no cover - the engine alone
         return None
     for g in load_builtin()["gpu_types"]:

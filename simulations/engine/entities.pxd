@@ -40,6 +40,10 @@ cdef class Instance:
     cdef public str kind
     cdef public dict policy_state
     cdef public long long adm
+    cdef public long long ix_pos, ix_seq, ix_lb
+    cdef public bint ix_run
+    cdef public double ix_r, ix_rt, ix_q, ix_qt
+    cdef public long long ix_b, ix_bn
 
 
 cdef class Endpoint:
@@ -62,6 +66,7 @@ cdef class Endpoint:
     cdef public bint weights_local
     cdef public double sig
     cdef public long long adm
+    cdef public object ix
 
     @cython.locals(inst=Instance, kv=cython.longlong, cap=cython.longlong)
     cpdef double util_at(self, double t)

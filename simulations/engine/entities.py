@@ -6,7 +6,7 @@ indexed by request id (rid), so an instance only holds rids.
 
 from __future__ import annotations
 
-from math import sqrt
+from cython.cimports.libc.math import sqrt  # C sqrt when compiled (math.sqrt as Python): same result
 
 from simulations.engine.config import DeploymentSpec, EndpointConfig
 
@@ -58,6 +58,7 @@ class Instance:
         "seg_B", "seg_end", "batch", "busy_s", "t_requested", "t_ready", "t_released", "source",
         "rr", "donate_on_release", "seg_a", "runs_i0", "runs_old", "runs_meta",
         "last_dec_end", "prefilling", "kv_prefill", "swapped", "pending", "kind", "policy_state", "adm",
+        "ix_pos", "ix_seq", "ix_lb", "ix_run", "ix_r", "ix_rt", "ix_q", "ix_qt", "ix_b", "ix_bn",
     )
 
     def __init__(self, iid: int, endpoint: Endpoint, t_requested: float, t_ready: float, source: str) -> None:
@@ -112,6 +113,14 @@ class Instance:
         self.pending: list = []
         self.kind = "mixed"
         self.policy_state: dict = {}
+        # the endpoint's index (fleetindex.py): heap position (-1: not indexed), serving order, work lower bound,
+        # and the current decode run's share of the utilisation bounds
+        self.ix_pos = -1
+        self.ix_seq = 0
+        self.ix_lb = 0
+        self.ix_run = False
+        self.ix_r = self.ix_rt = self.ix_q = self.ix_qt = 0.0
+        self.ix_b = self.ix_bn = 0
 
     @property
     def queue_len(self) -> int:
@@ -130,7 +139,7 @@ class Endpoint:
 
     __slots__ = ("eid", "config", "spec", "region", "region_idx", "model", "model_idx", "pool", "serving",
                  "provisioning", "draining", "kv_sum", "cap_sum", "backlog", "rr", "last_scale_t", "name",
-                 "min_instances", "max_instances", "state", "clock", "weights_local", "sig", "adm")
+                 "min_instances", "max_instances", "state", "clock", "weights_local", "sig", "adm", "ix")
 
     def __init__(self, eid: int, config: EndpointConfig, region_idx: int, model_idx: int) -> None:
         self.eid = eid
@@ -160,6 +169,7 @@ class Endpoint:
         # the scaling signal counts each true KV token as ``sig`` signal tokens (deployment.signal_kv_tokens)
         self.sig = float(self.spec.signal_scale)
         self.adm = self.spec.kv_capacity_tokens  # the Simulator lowers it (watermark, max_model_len; arrivals.py)
+        self.ix = None  # EndpointIndex (fleetindex.py) when the fused arrival path runs, else None
 
     @property
     def utilisation(self) -> float:

@@ -97,6 +97,8 @@ class FleetLifecycle(RequestPath):
         if inst.state != SERVING:
             return
         ep.serving.remove(inst)
+        if ep.ix is not None:
+            ep.ix.remove(inst, now)
         ep.kv_sum -= inst.kv
         ep.cap_sum -= inst.cap
         inst.state = DRAINING
@@ -128,6 +130,8 @@ class FleetLifecycle(RequestPath):
         inst.t_ready = now
         ep.weights_local = True  # the region's repository has the weights from now on
         ep.serving.append(inst)
+        if ep.ix is not None:
+            ep.ix.add(inst, now)
         ep.cap_sum += inst.cap
         ep.kv_sum += inst.kv
         if ep.backlog:

@@ -5,6 +5,7 @@
 from simulations.engine.control cimport PolicyAPI
 from simulations.engine.entities cimport Endpoint, Instance
 from simulations.engine.evq cimport InstanceEvents
+from simulations.engine.fleetindex cimport EndpointIndex
 
 
 cdef class Simulator(PolicyAPI):

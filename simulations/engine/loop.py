@@ -24,6 +24,7 @@ from simulations.engine.config import TIER_INDEX, TIERS
 from simulations.engine.control import PolicyAPI
 from simulations.engine.entities import Endpoint, Instance
 from simulations.engine.evq import InstanceEvents
+from simulations.engine.fleetindex import EndpointIndex  # noqa: F401 - types the loop's locals when compiled
 from simulations.engine.policies import get_policy
 from simulations.engine.policies.registry import PolicyKind
 from simulations.engine.state import EV_DELIVER, EV_READY, EV_SAMPLE, EV_TICK
@@ -169,7 +170,7 @@ class Simulator(PolicyAPI):
     @cython.locals(i=cython.Py_ssize_t, n=cython.Py_ssize_t, events=cython.longlong, t=cython.double,
                    next_arr=cython.double, max_time=cython.double, horizon=cython.double, kind=cython.int,
                    arg=cython.longlong, fused=cython.bint, inst=Instance, heap=list, ev=tuple, iq=InstanceEvents,
-                   tq=cython.double, th=cython.double, instances=list, b0=cython.longlong)
+                   tq=cython.double, th=cython.double, instances=list, b0=cython.longlong, ix=EndpointIndex)
     def _run(self):
         for ep in self.endpoints:
             for _ in range(ep.config.initial):
@@ -223,6 +224,9 @@ class Simulator(PolicyAPI):
                 self._segment_end(inst, tq)
                 if self._h_any:
                     self._after_instance_event(inst, tq, b0)
+                ix = inst.endpoint.ix
+                if ix is not None:
+                    ix.touch(inst, tq)
             elif th < next_arr:
                 ev = heappop(heap)
                 t = ev[0]

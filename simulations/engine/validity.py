@@ -23,7 +23,7 @@ import numpy as np
 @functools.lru_cache(maxsize=1)
 def _catalogue() -> tuple[dict, dict]:
     try:
-        from planner.catalogue.builtin import load_builtin
+        from planner.catalogue.builtin import builtin_view as load_builtin  # read-only, no copy
     except ImportError:  # pragma: no cover - the engine alone
         return {}, {}
     doc = load_builtin()

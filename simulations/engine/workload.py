@@ -9,9 +9,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # annotations only: pandas loads lazily, where a frame is built or read
+    import pandas as pd
 
 from simulations.engine.config import TIER_INDEX, TIERS, ScenarioError
 
@@ -88,8 +91,50 @@ class Workload:
             **_request_attributes(df),
         )
 
+    @classmethod
+    def from_arrays(cls, cols: dict, *, rate_scale: float = 1.0, default_model: str | None = None,
+                    default_region: str | None = None, default_tier: str = "IW-F") -> Workload:
+        """``from_frame`` for the column arrays of ``traceio.read_trace_arrays`` (no pandas): same result."""
+        order = np.argsort(cols["arrival_s"], kind="stable")
+        n = len(order)
+        arrival = np.asarray(cols["arrival_s"], dtype=np.float64)[order]
+        if n:
+            arrival = arrival - arrival[0]
+        if rate_scale != 1.0:
+            arrival = arrival / float(rate_scale)
+
+        def cat(col, default):
+            values = cols[col][order] if col in cols else np.full(n, default, dtype=object)
+            names, codes = np.unique(values.astype(str) if col in cols else values, return_inverse=True)
+            return [str(x) for x in names], codes.astype(np.int32)
+
+        model_names, model = cat("model", default_model or "default")
+        if default_model and "model" not in cols:
+            model_names = [default_model]
+        region_names, region = cat("region", default_region or "region-1")
+        tiers = cols["tier"][order].astype(object) if "tier" in cols else np.full(n, default_tier, dtype=object)
+        bad = ~np.isin(tiers, np.array(TIERS, dtype=object))
+        if bad.any():
+            raise ScenarioError("workload.tier", f"unknown tier {tiers[bad][0]!r}; use one of {list(TIERS)}")
+        tier = np.zeros(n, dtype=np.int8)
+        for name, idx in TIER_INDEX.items():
+            tier[tiers == name] = idx
+        extra = {k: np.asarray(cols[k])[order] for k in ("predicted_output_tokens", "ttft_slo_s", "tpot_slo_s",
+                                                        "class_id") if k in cols}
+        deadline = None
+        if "deadline_s" in cols:
+            deadline = np.asarray(cols["deadline_s"], dtype=np.float64)[order]
+            if rate_scale != 1.0:
+                deadline = deadline / float(rate_scale)
+        return cls(arrival_s=arrival,
+                   input_tokens=np.maximum(np.asarray(cols["input_tokens"], dtype=np.int64)[order], 1),
+                   output_tokens=np.maximum(np.asarray(cols["output_tokens"], dtype=np.int64)[order], 1),
+                   tier=tier, model=model, region=region, model_names=model_names, region_names=region_names,
+                   deadline_s=deadline, **extra)
+
     def to_frame(self):
         """The normalised-trace columns (names, not codes)."""
+        import pandas as pd  # lazy: the engine path does not pay for pandas
         frame = pd.DataFrame({
             "arrival_s": self.arrival_s, "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
             "region": pd.Categorical.from_codes(self.region, self.region_names),
@@ -137,6 +182,7 @@ def _request_attributes(df: pd.DataFrame) -> dict:
 
 def read_trace_file(path: str | Path) -> pd.DataFrame:
     """Read a trace file into normalised columns: Parquet (contract), CSV (Azure style or normalised), JSONL."""
+    import pandas as pd  # lazy: the engine path does not pay for pandas
     path = Path(path)
     if not path.exists():
         raise ScenarioError("workload.trace_path", f"file {str(path)!r} does not exist")

@@ -19,8 +19,12 @@ fitted from a trace (``lengths``). The two original kinds are unchanged: same sp
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # annotations only: pandas loads lazily, where a frame is built or read
+    import pandas as pd
 
 from simulations.engine.generator.errors import GeneratorError
 
@@ -139,6 +143,8 @@ def generate(spec: dict, seed: int | None = None, *, model_names: list[str] | No
 
 
 def _stream(spec, ss: np.random.SeedSequence) -> pd.DataFrame:
+    import pandas as pd  # lazy: the engine path does not pay for pandas
+
     from simulations.engine.generator import arrivals, lengths, slinfer
     from simulations.engine.generator.spec import BatchSpec, GammaSpec, MixSpec, SlinferSpec
 
@@ -181,6 +187,7 @@ def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _merge(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    import pandas as pd  # lazy: the engine path does not pay for pandas
     columns = {c for f in frames for c in f.columns}
     for column in ("region", "model", "tier"):
         if column in columns and not all(column in f.columns for f in frames):

@@ -147,6 +147,8 @@ class JoinShortestQueueTokens(InstanceRouter):
         serving = ep.serving
         if len(serving) == 1:
             return serving[0]
+        if ep.ix is not None:  # the endpoint's JSQ heap (fleetindex.py): the same choice as the scan below
+            return ep.ix.jsq(self.sim.now)[0]
         t = self.sim.now
         best = None
         best_w = None

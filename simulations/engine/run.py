@@ -1,0 +1,124 @@
+"""The light engine CLI (issue 15): simulate a scenario without Django, pandas or statsmodels on the path.
+
+    python -m simulations.engine.run fixtures/scenarios/code_anchor.json            # human summary
+    python -m simulations.engine.run SCENARIO.json --json [--strategy NAME] [--mode fast|reference]
+    python -m simulations.engine.run SCENARIO.json --trace my_trace.parquet --json  # a file on this machine
+    python -m simulations.engine.run SCENARIO.json --stream [--chunk-s 3600]        # bounded-memory replay
+
+It prints what ``python manage.py simulate --no-save`` prints (``--json``: one object with ``summary``,
+``tiers``, ``usage``, ``scaling_events``, ``requests_simulated``, ``wall_s``), but pays only for the engine:
+``manage.py`` loads Django and the planner's apps first. Trace files are read by ``traceio`` (numpy, pyarrow for
+Parquet); a synthetic workload loads the generator (and pandas only for the kinds that build frames). Nothing is
+stored: use ``manage.py simulate`` to keep the run in a workspace. ``--stream``: ``simulations.engine.stream``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+
+def light_workload(scenario, trace: str | None = None):
+    """The scenario's workload, reading trace files without pandas (same arrays as ``build_workload``)."""
+    from simulations.engine.scenario import build_workload, check_workload_size
+    from simulations.engine.schema import trace_fixtures
+    from simulations.engine.traceio import read_trace_arrays
+    from simulations.engine.workload import Workload
+
+    wl = scenario.workload_spec
+    if trace is None:
+        if "synthetic" in wl or "fixture" not in wl:
+            return build_workload(scenario)
+        trace = trace_fixtures()[wl["fixture"]]
+    cols = read_trace_arrays(trace)
+    limit = wl.get("limit")
+    if limit:
+        cols = {k: v[: int(limit)] for k, v in cols.items()}
+    n = len(cols["arrival_s"])
+    limits = scenario.limits
+    if n > limits.max_requests:
+        from simulations.engine.config import ScenarioError
+
+        raise ScenarioError("workload", f"has {n:,} requests; the limit is {limits.max_requests:,} per run",
+                            hint="set workload.limit, or ask the operator to raise PLANNER_MAX_SIM_REQUESTS")
+    models = sorted({e.model for e in scenario.fleet.endpoints})
+    workload = Workload.from_arrays(cols, rate_scale=float(wl.get("rate_scale", 1.0)),
+                                    default_model=wl.get("model", models[0]),
+                                    default_region=wl.get("region", scenario.fleet.region_names[0]),
+                                    default_tier=wl.get("tier", "IW-F"))
+    check_workload_size(workload, limits)
+    return workload
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m simulations.engine.run", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("scenario", help="scenario JSON file (docs/simulator.md, fixtures/scenarios/)")
+    ap.add_argument("--strategy", default="", help="autoscaler overriding strategy.autoscaler")
+    ap.add_argument("--mode", default="", choices=["", "fast", "reference"])
+    ap.add_argument("--trace", default="", help="a trace file (Parquet, CSV, JSONL) replacing the workload source")
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--stream", action="store_true", help="streamed replay: bounded memory, accumulated results")
+    ap.add_argument("--chunk-s", type=float, default=3600.0, help="with --stream: simulated seconds per chunk")
+    args = ap.parse_args(argv)
+    start = time.perf_counter()
+    from simulations.engine import ScenarioError, parse_scenario, simulate
+
+    try:
+        data = json.loads(Path(args.scenario).read_text())
+    except (OSError, ValueError) as exc:
+        print(f"error: cannot read {args.scenario}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        scenario = parse_scenario(data)
+        engine = {"mode": args.mode} if args.mode else {}
+        scenario = scenario.with_strategy(args.strategy or None, **engine)
+        if args.stream:
+            from simulations.engine.stream import simulate_stream
+
+            out = simulate_stream(scenario, trace=args.trace or None, chunk_s=args.chunk_s).to_dict()
+            out["wall_s"] = round(time.perf_counter() - start, 3)
+            print(json.dumps(out) if args.json else _stream_text(out))
+            return 0
+        workload = light_workload(scenario, args.trace or None)
+    except ScenarioError as exc:
+        hint = f" ({exc.hint})" if exc.hint else ""
+        print(f"error: scenario field {exc.field}: {exc.message}{hint}", file=sys.stderr)
+        return 2
+    result = simulate(scenario, workload)
+    out = result.to_dict()
+    out.pop("timeline")
+    out.pop("histograms")
+    out["requests_simulated"] = result.summary["requests"]
+    out["wall_s"] = round(time.perf_counter() - start, 3)
+    out["simulate_wall_s"] = round(result.summary["wall_s"], 3)
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    s = result.summary
+    print(f"{scenario.name}: {s['requests']} requests, {out['wall_s']:.2f} s whole run, strategy {s['strategy']}, "
+          f"mode {s['mode']}; GPU-hours {s['gpu_hours']:.2f}, cost ${s['cost_usd']:.0f}, scale-outs "
+          f"{s['scale_outs']}, scale-ins {s['scale_ins']}")
+    for tier, t in result.tiers.items():
+        print(f"  {tier}: {t['requests']} req, SLO attainment {t['slo_attainment']:.4f}, TTFT p50/p95/p99 "
+              f"{t['ttft']['p50']:.3f}/{t['ttft']['p95']:.3f}/{t['ttft']['p99']:.3f} s, E2E "
+              f"{t['e2e']['p50']:.2f}/{t['e2e']['p95']:.2f}/{t['e2e']['p99']:.2f} s")
+    return 0
+
+
+def _stream_text(out: dict) -> str:
+    s = out["summary"]
+    lines = [f"{s['requests']} requests in {s['chunks']} chunks, {out['wall_s']:.2f} s whole run; completed "
+             f"{s['completed']}, dropped {s['dropped']}; GPU-hours {s['gpu_hours']:.2f}"]
+    for tier, t in out["tiers"].items():
+        lines.append(f"  {tier}: {t['requests']} req, TTFT p50/p95/p99 {t['ttft']['p50']:.3f}/{t['ttft']['p95']:.3f}/"
+                     f"{t['ttft']['p99']:.3f} s, E2E {t['e2e']['p50']:.2f}/{t['e2e']['p95']:.2f}/{t['e2e']['p99']:.2f} s"
+                     f" (histogram percentiles, relative error <= {out['percentile_rel_error']:.1%})")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
