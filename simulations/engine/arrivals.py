@@ -142,6 +142,8 @@ class RequestPath(InstanceEngine):
                 ks.append(k)
             cap = ep0.cap_sum
             v0 = kv * ep0.sig / cap if cap else 1.0  # the scaling signal (Endpoint.util_at)
+            if ep0.smode:  # the signal counts reserved output / queued prompts (issue 19): Endpoint.util_at
+                v0 = ep0.util_at(t)
         # region router (PreferenceThresholdRouter.choose)
         best = None
         best_u = 1e300  # above any utilisation (the signal may exceed 1, issue 19)

@@ -63,6 +63,7 @@ class InstanceEngine(RunState):
         else:
             heappush(inst.waiting, entry)
         inst.work += need + self._out[rid] - self._gen[rid]
+        inst.q_tok += need  # scaling-signal counter (entities.signal_tokens)
         phase = inst.phase
         if phase == IDLE:
             heap = self.heap
@@ -175,6 +176,7 @@ class InstanceEngine(RunState):
                                 tbt_max[rid] = m
                         inst.S -= running.pop(rid)
                         inst.B -= 1
+                        inst.res_tok -= self._inp[rid] + self._out[rid]
                         t_done[rid] = t
                         self.n_done += 1
                         if self._h_complete:
@@ -218,6 +220,7 @@ class InstanceEngine(RunState):
         self._close_stint(inst, rid)
         inst.S -= inst.running.pop(rid)
         inst.B -= 1
+        inst.res_tok -= self._inp[rid] + self._out[rid]
         self._t_done[rid] = t
         self.n_done += 1
         if self._h_complete:
@@ -281,10 +284,13 @@ class InstanceEngine(RunState):
             if batch:
                 running = inst.running
                 t_admit = self._t_admit
+                out = self._out
                 for rid in batch:
                     ctx = inp[rid] + gen[rid]
                     running[rid] = ctx - it
                     inst.S += ctx - it
+                    inst.q_tok -= ctx
+                    inst.res_tok += inp[rid] + out[rid]
                     join[rid] = it
                     if t_admit[rid] != t_admit[rid]:
                         t_admit[rid] = t
@@ -405,6 +411,8 @@ class InstanceEngine(RunState):
                 taken.append(rid)
                 prefilling.append([rid, need, need])
                 inst.kv_prefill += need
+                inst.q_tok -= need
+                inst.res_tok += inp[rid] + self._out[rid]
                 free -= need
                 if self._t_admit[rid] != self._t_admit[rid]:
                     self._t_admit[rid] = t
@@ -525,6 +533,7 @@ class InstanceEngine(RunState):
             self._tok_t[rid] = inst.last_dec_end  # its last token came from the last decode iteration
         inst.S -= inst.running.pop(rid)
         inst.B -= 1
+        inst.res_tok -= self._inp[rid] + self._out[rid]
         self._preempted[rid] += 1
         self._gen[rid] = gen_now
         if swap:
@@ -540,6 +549,7 @@ class InstanceEngine(RunState):
         else:
             heappush(inst.waiting, entry)
         inst.work += self._inp[rid] + gen_now
+        inst.q_tok += self._inp[rid] + gen_now
 
     @cython.locals(B=cython.longlong, free=cython.longlong, need=cython.longlong, tokens=cython.longlong,
                    rid=cython.longlong, it=cython.longlong, dur=cython.double, batch=list, swapped=list)
@@ -568,6 +578,7 @@ class InstanceEngine(RunState):
             need = self._inp[rid] + self._gen[rid] - 1
             inst.running[rid] = need - it
             inst.S += need - it
+            inst.res_tok += self._inp[rid] + self._out[rid]
             self._join[rid] = it
         inst.B += len(batch)
         inst.batch = batch

@@ -10,6 +10,9 @@ cdef class Instance
 @cython.locals(e=cython.double, d0=cython.double, a=cython.double, b=cython.double, k=cython.longlong, n=cython.longlong)
 cpdef long long decode_iters_done(Instance inst, double t)
 
+@cython.locals(kv=cython.longlong)
+cpdef long long signal_tokens(Instance inst, double t, int mode)
+
 cdef class Instance:
     cdef public long long iid
     cdef public Endpoint endpoint
@@ -39,6 +42,7 @@ cdef class Instance:
     cdef public list swapped, pending
     cdef public str kind
     cdef public dict policy_state
+    cdef public long long res_tok, q_tok
 
 
 cdef class Endpoint:
@@ -60,6 +64,7 @@ cdef class Endpoint:
     cdef public object clock
     cdef public bint weights_local
     cdef public double sig
+    cdef public int smode
 
     @cython.locals(inst=Instance, kv=cython.longlong, cap=cython.longlong)
     cpdef double util_at(self, double t)
