@@ -220,5 +220,5 @@ def test_the_api_lists_the_bundles_with_their_sources(cast):
     resp = cast.owner.api.get("/api/comparisons/bundles/")
     assert resp.status_code == 200
     code = next(b for b in resp.json() if b["name"] == "sageserve-code.lt-ua")
-    assert code["policy"] == {"region_router": "local"} and code["signal"] == "mha"
+    assert code["policy"] == {"region_router": "local"} and code["signal"] == "mha+reserve"
     assert any("arbiter.py" in v for v in code["sources"].values())
