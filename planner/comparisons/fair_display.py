@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from planner.comparisons.core.fair import methods_text
 from planner.comparisons.core.variants import VariantError
 
 
@@ -49,7 +50,13 @@ def display(fair: dict | None) -> dict | None:
                      "tuned_txt": _rng(r["vs_tuned"].get("saved_gpu_hours_pct"), sign=True),
                      "point_txt": ", ".join(f"{k} {v}" for k, v in (r["vs_tuned"].get("point") or {}).items()),
                      "iwf_txt": _rng(att.get("IW-F"), 100.0), "iwn_txt": _rng(att.get("IW-N"), 100.0),
-                     "niw_txt": _rng(att.get("NIW"), 100.0), "niw_ttft_txt": _rng(r.get("niw_ttft_p95_s"), 1 / 3600, 2)})
+                     "niw_txt": _rng(att.get("NIW"), 100.0), "niw_ttft_txt": _rng(r.get("niw_ttft_p95_s"), 1 / 3600, 2),
+                     "noprov_txt": _rng(r.get("gpu_hours_without_provisioning"), digits=0),
+                     "floor_txt": _rng(r.get("floor_gpu_hours"), digits=0),
+                     "model_ih_txt": _rng(r.get(f"{fair.get('model_of_interest', 'llama2-70b')}_instance_hours")),
+                     "defer_txt": _rng(r.get("niw_deferral_p95_s"), 1 / 3600, 2),
+                     "unserved_txt": _rng(r.get("niw_unserved_pct")),
+                     "methods_txt": methods_text(r.get("forecast_methods"))})
     tuning = [{**t, "knobs_txt": ", ".join(f"{k} {v}" for k, v in t["point"].items()),
                "gpu_hours_txt": _rng(t.get("gpu_hours"), digits=0),
                "att_txt": " / ".join(f"{100 * t['attainment'][k]:.1f}" if k in t["attainment"] else "-"

@@ -122,7 +122,7 @@ class RequestPath(InstanceEngine):
     def _util_below(self, ep, t: float, thr: float):
         """Whether ``ep.util_at(t) < thr``, settled by the index's bounds when they can (else the exact value)."""
         ix = ep.ix
-        if ix is not None:
+        if ix is not None and not ep.smode:  # the bounds cover the plain KV signal only (issue 19's modes: exact)
             lo, hi = ix.util_bounds(t)
             if hi < thr:
                 v = -1.0
@@ -188,7 +188,10 @@ class RequestPath(InstanceEngine):
             if self._reactive:
                 if not t - ep.last_scale_t < self._cooldown:
                     ix = ep.ix
-                    lo, hi = ix.util_bounds(t)
+                    if ep.smode:  # the index bounds cover the plain KV signal only: no shortcut
+                        lo, hi = -1e300, 1e300  # (never "surely inside the band")
+                    else:
+                        lo, hi = ix.util_bounds(t)
                     if not (lo >= self._a_lo and hi <= self._a_hi):  # else surely inside the band: _act does nothing
                         u = ep.util_at(t)
                         if u > self._a_hi or u < self._a_lo:

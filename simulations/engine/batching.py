@@ -63,6 +63,7 @@ class InstanceEngine(KVManager):
         else:
             heappush(inst.waiting, entry)
         inst.work += need + self._out[rid] - self._gen[rid]
+        inst.q_tok += need  # scaling-signal counter (entities.signal_tokens)
         phase = inst.phase
         if phase == IDLE:
             heap = self.heap
@@ -175,6 +176,7 @@ class InstanceEngine(KVManager):
                                 tbt_max[rid] = m
                         inst.S -= running.pop(rid)
                         inst.B -= 1
+                        inst.res_tok -= self._inp[rid] + self._out[rid]
                         t_done[rid] = t
                         self.n_done += 1
                         if self._h_complete:
@@ -245,10 +247,13 @@ class InstanceEngine(KVManager):
             if batch:
                 running = inst.running
                 t_admit = self._t_admit
+                out = self._out
                 for rid in batch:
                     ctx = inp[rid] + gen[rid]
                     running[rid] = ctx - it
                     inst.S += ctx - it
+                    inst.q_tok -= ctx
+                    inst.res_tok += inp[rid] + out[rid]
                     join[rid] = it
                     if t_admit[rid] != t_admit[rid]:
                         t_admit[rid] = t
@@ -376,6 +381,8 @@ class InstanceEngine(KVManager):
                 taken.append(rid)
                 prefilling.append([rid, need, need])
                 inst.kv_prefill += need
+                inst.q_tok -= need
+                inst.res_tok += inp[rid] + self._out[rid]
                 free -= need
                 if self._t_admit[rid] != self._t_admit[rid]:
                     self._t_admit[rid] = t

@@ -46,6 +46,13 @@ def _int(d: dict, key: str, where: str, default: Any = None, *, minimum: int | N
     return int(value)
 
 
+def _bool(d: dict, key: str, where: str, default: bool = False) -> bool:
+    value = d.get(key, default)
+    if not isinstance(value, bool):
+        raise ScenarioError(f"{where}.{key}", f"must be true or false, got {value!r}")
+    return value
+
+
 def _device(d, where: str):
     from simulations.engine.energy import parse_device  # energy reporting (issue 11 item 5)
 
@@ -105,6 +112,10 @@ class DeploymentSpec:
     # 2 x hidden x layers x dtype (multi-head, ignoring GQA), so its Llama-2-70B instance holds ~210k tokens where
     # the true (GQA) cache holds 1.34M. Admission always uses kv_capacity_tokens.
     signal_kv_tokens: int = 0
+    # what else the signal counts (issue 19; both off = the KV in use now): each admitted request's whole output
+    # reserved from admission (the authors' code), and the prompts waiting in the instances' queues
+    signal_reserve_output: bool = False
+    signal_queued: bool = False
     kv_bytes_per_token: float = 0.0  # KV-cache bytes per token (all layers); needed only to swap KV to host memory
     device: Any = None  # energy.DevicePower: device kind and idle / busy watts per device (None = unknown)
     # context limit (vLLM --max-model-len): prompt + output tokens one request may hold; 0 = no limit. What happens
@@ -115,6 +126,11 @@ class DeploymentSpec:
     def signal_scale(self) -> float:
         """Factor from true KV tokens to signal KV tokens (1.0 unless signal_kv_tokens is set)."""
         return self.kv_capacity_tokens / self.signal_kv_tokens if self.signal_kv_tokens else 1.0
+
+    @property
+    def signal_mode(self) -> int:
+        """entities.SIG_RESERVE (1) | SIG_QUEUED (2) as set; 0 = the KV in use."""
+        return (1 if self.signal_reserve_output else 0) | (2 if self.signal_queued else 0)
 
     @classmethod
     def from_dict(cls, d: dict, where: str = "deployment") -> DeploymentSpec:
@@ -163,6 +179,8 @@ class DeploymentSpec:
             price_per_instance_hour={str(k): float(v) for k, v in price.items()},
             estimated=bool(d.get("estimated", False)),
             signal_kv_tokens=_int(d, "signal_kv_tokens", where, 0, minimum=0),
+            signal_reserve_output=_bool(d, "signal_reserve_output", where),
+            signal_queued=_bool(d, "signal_queued", where),
             kv_bytes_per_token=_num(d, "kv_bytes_per_token", where, 0.0, minimum=0.0),
             device=_device(d.get("device"), f"{where}.device"),
             max_model_len=_int(d, "max_model_len", where, 0, minimum=0),
@@ -190,6 +208,8 @@ class DeploymentSpec:
                         "spot_reclaim_s": self.startup.spot_reclaim_s},
             "price_per_instance_hour": dict(self.price_per_instance_hour), "estimated": self.estimated,
             **({"signal_kv_tokens": self.signal_kv_tokens} if self.signal_kv_tokens else {}),
+            **({"signal_reserve_output": True} if self.signal_reserve_output else {}),
+            **({"signal_queued": True} if self.signal_queued else {}),
             **({"kv_bytes_per_token": self.kv_bytes_per_token} if self.kv_bytes_per_token else {}),
             **({"device": self.device.to_dict()} if self.device is not None else {}),
             **({"max_model_len": self.max_model_len} if self.max_model_len else {}),

@@ -173,6 +173,7 @@ class PolicyAPI(FleetLifecycle):
                     heapify(kept)
                 inst.waiting = kept
                 inst.work -= self.req_inp[rid] + self.req_out[rid]
+                inst.q_tok -= self.req_inp[rid] + self.gen[rid]
             elif rid in inst.swapped:  # its KV is in host memory: forget it (it never resumes)
                 inst.swapped.remove(rid)
                 inst.work -= self.req_out[rid] - self.gen[rid]

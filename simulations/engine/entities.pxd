@@ -10,6 +10,9 @@ cdef class Instance
 @cython.locals(e=cython.double, d0=cython.double, a=cython.double, b=cython.double, k=cython.longlong, n=cython.longlong)
 cpdef long long decode_iters_done(Instance inst, double t)
 
+@cython.locals(kv=cython.longlong)
+cpdef long long signal_tokens(Instance inst, double t, int mode)
+
 cdef class Instance:
     cdef public long long iid
     cdef public Endpoint endpoint
@@ -44,6 +47,7 @@ cdef class Instance:
     cdef public bint ix_run
     cdef public double ix_r, ix_rt, ix_q, ix_qt
     cdef public long long ix_b, ix_bn
+    cdef public long long res_tok, q_tok
 
 
 cdef class Endpoint:
@@ -67,6 +71,7 @@ cdef class Endpoint:
     cdef public double sig
     cdef public long long adm
     cdef public object ix
+    cdef public int smode
 
     @cython.locals(inst=Instance, kv=cython.longlong, cap=cython.longlong)
     cpdef double util_at(self, double t)

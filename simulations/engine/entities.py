@@ -10,6 +10,12 @@ from cython.cimports.libc.math import sqrt  # C sqrt when compiled (math.sqrt as
 
 from simulations.engine.config import DeploymentSpec, EndpointConfig
 
+# What the scaling signal counts besides (or instead of) the KV in use (issue 19; DeploymentSpec.signal_mode):
+# RESERVE: each admitted request counts its prompt + whole output from admission (the SageServe authors' code
+# allocates a request's output memory when its decode task starts); QUEUED: prompts waiting in the instance's queue
+# count too. 0 = the KV in use now (the default). Admission always uses the true KV (Instance.cap).
+SIG_RESERVE, SIG_QUEUED = 1, 2
+
 # Instance life-cycle states
 PROVISIONING, SERVING, DRAINING, RELEASED = 0, 1, 2, 3
 STATE_NAMES = {PROVISIONING: "provisioning", SERVING: "serving", DRAINING: "draining", RELEASED: "released"}
@@ -43,6 +49,22 @@ def decode_iters_done(inst: Instance, t: float) -> int:
     return k if k < n else n
 
 
+def signal_tokens(inst: Instance, t: float, mode) -> int:
+    """The KV tokens instance ``inst`` counts in its endpoint's scaling signal at t under signal ``mode`` (not 0):
+    the KV in use now (with the decode progress of a run), or with SIG_RESERVE the full context (prompt + whole
+    output) of every admitted request, plus with SIG_QUEUED the prompts (and tokens already generated) waiting.
+    ``res_tok`` / ``q_tok`` are kept by the batching engine at every admission, completion, eviction and queueing."""
+    if mode & SIG_RESERVE:
+        kv = inst.res_tok
+    else:
+        kv = inst.kv
+        if inst.phase == DECODE and inst.seg_n > 1:
+            kv += inst.seg_B * decode_iters_done(inst, t)
+    if mode & SIG_QUEUED:
+        kv += inst.q_tok
+    return kv
+
+
 class Instance:
     """One model copy on the GPUs of one deployment. Iteration-level continuous batching state.
 
@@ -57,7 +79,7 @@ class Instance:
         "waiting", "running", "fin_heap", "B", "S", "it", "kv", "work", "phase", "seg_t0", "seg_n", "seg_d0",
         "seg_B", "seg_end", "batch", "busy_s", "t_requested", "t_ready", "t_released", "source",
         "rr", "donate_on_release", "seg_a", "runs_i0", "runs_old", "runs_meta",
-        "last_dec_end", "prefilling", "kv_prefill", "swapped", "pending", "kind", "policy_state", "adm",
+        "last_dec_end", "prefilling", "kv_prefill", "swapped", "pending", "kind", "policy_state", "adm", "res_tok", "q_tok",
         "ix_pos", "ix_seq", "ix_lb", "ix_run", "ix_r", "ix_rt", "ix_q", "ix_qt", "ix_b", "ix_bn",
     )
 
@@ -121,6 +143,10 @@ class Instance:
         self.ix_run = False
         self.ix_r = self.ix_rt = self.ix_q = self.ix_qt = 0.0
         self.ix_b = self.ix_bn = 0
+        # scaling-signal counters (signal_tokens): prompt + whole output of the admitted requests (running or in
+        # chunked prefill) and prompt (+ generated) tokens of the waiting ones
+        self.res_tok = 0
+        self.q_tok = 0
 
     @property
     def queue_len(self) -> int:
@@ -139,7 +165,7 @@ class Endpoint:
 
     __slots__ = ("eid", "config", "spec", "region", "region_idx", "model", "model_idx", "pool", "serving",
                  "provisioning", "draining", "kv_sum", "cap_sum", "backlog", "rr", "last_scale_t", "name",
-                 "min_instances", "max_instances", "state", "clock", "weights_local", "sig", "adm", "ix")
+                 "min_instances", "max_instances", "state", "clock", "weights_local", "sig", "adm", "ix", "smode")
 
     def __init__(self, eid: int, config: EndpointConfig, region_idx: int, model_idx: int) -> None:
         self.eid = eid
@@ -170,11 +196,13 @@ class Endpoint:
         self.sig = float(self.spec.signal_scale)
         self.adm = self.spec.kv_capacity_tokens  # the Simulator lowers it (watermark, max_model_len; arrivals.py)
         self.ix = None  # EndpointIndex (fleetindex.py) when the fused arrival path runs, else None
+        self.smode = int(self.spec.signal_mode)  # 0, or SIG_RESERVE | SIG_QUEUED (signal_tokens)
 
     @property
     def utilisation(self) -> float:
         """Effective memory utilisation now: KV in use / KV capacity over serving instances (weights excluded),
-        as the scaling signal counts KV (x ``sig``; 1 unless the deployment sets signal_kv_tokens)."""
+        as the scaling signal counts KV (x ``sig``; 1 unless the deployment sets signal_kv_tokens; what it counts:
+        ``smode``, see signal_tokens)."""
         return self.util_at(self.clock.now if self.clock is not None else 0.0)
 
     def util_at(self, t: float) -> float:
@@ -183,6 +211,11 @@ class Endpoint:
         cap = self.cap_sum
         if not cap:
             return 1.0
+        if self.smode:
+            kv = 0
+            for inst in self.serving:
+                kv += signal_tokens(inst, t, self.smode)
+            return kv * self.sig / cap
         kv = self.kv_sum
         for inst in self.serving:
             if inst.phase == DECODE and inst.seg_n > 1:

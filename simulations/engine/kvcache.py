@@ -94,6 +94,7 @@ class KVManager(RunState):
         self._close_stint(inst, rid)
         inst.S -= inst.running.pop(rid)
         inst.B -= 1
+        inst.res_tok -= self._inp[rid] + self._out[rid]  # scaling-signal counter (entities.signal_tokens)
         self._t_done[rid] = t
         self.n_done += 1
         if self._h_complete:
@@ -148,6 +149,7 @@ class KVManager(RunState):
             self._tok_t[rid] = inst.last_dec_end  # its last token came from the last decode iteration
         inst.S -= inst.running.pop(rid)
         inst.B -= 1
+        inst.res_tok -= self._inp[rid] + self._out[rid]
         self._preempted[rid] += 1
         self._gen[rid] = gen_now
         if swap:
@@ -164,6 +166,7 @@ class KVManager(RunState):
         else:
             heappush(inst.waiting, entry)
         inst.work += self._inp[rid] + gen_now
+        inst.q_tok += self._inp[rid] + gen_now
 
     @cython.locals(B=cython.longlong, free=cython.longlong, need=cython.longlong, tokens=cython.longlong,
                    rid=cython.longlong, it=cython.longlong, dur=cython.double, batch=list, swapped=list)
@@ -192,6 +195,7 @@ class KVManager(RunState):
             need = self._inp[rid] + self._gen[rid] - 1
             inst.running[rid] = need - it
             inst.S += need - it
+            inst.res_tok += self._inp[rid] + self._out[rid]
             self._join[rid] = it
         inst.B += len(batch)
         inst.batch = batch

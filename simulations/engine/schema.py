@@ -223,7 +223,7 @@ Strategy = section(
 # Knobs (strategy.params) each policy class reads, by class; a policy reads the knobs of every class in its MRO.
 # A policy none of whose classes is listed is not checked. Add a new knob here with the policy that reads it.
 _NIW_QUEUE = {"niw_one_below", "niw_two_below", "niw_escalate_after_s", "niw_signal_period_s", "niw_feed",
-              "niw_escalate"}
+              "niw_escalate", "niw_gate", "niw_load_window_s"}
 _SCALE_LOCK = {"cooldown_out_s", "cooldown_in_s", "lock_after_scale_out"}  # autoscalers.ScaleLock
 KNOBS: dict[str, set[str]] = {
     # the routers read the same params: the region router's preference order, Llumnix dispatch's block size
@@ -237,7 +237,7 @@ KNOBS: dict[str, set[str]] = {
                  "ua_window_s", "ua_up_ratio", "ua_down_ratio", "observe_window_s", "ilp_time_limit_s",
                  "history_tps", "niw_queue", "tick_s", *_NIW_QUEUE, *_SCALE_LOCK,
                  "beyond_target_above", "forecast_mode", "gate_scale_in", "hindsight_window_s", "ua_gate_util",
-                 "ua_scale_in"},
+                 "ua_scale_in", "beta_basis"},
     "LlumnixScaler": {"interval_s", "scale_up_below", "scale_down_above", "block_tokens", "donate_to_spot"},
     "StaticN": {"instances"},
     "KvCapExample": {"timeout_s", "cap", "kv_high"},

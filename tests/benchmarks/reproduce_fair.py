@@ -39,18 +39,33 @@ CODE_POINTS = [
     {"scale_out_above": 0.7, "scale_in_below": 0.3}, {"scale_out_above": 0.85, "scale_in_below": 0.4},
     {"scale_out_above": 0.7, "scale_in_below": 0.3, "cooldown_in_s": 300.0},
 ]
+# Fewer points where a day costs more (the compute budget of one session on a 2-core machine shared by 8): the
+# first two of each sweep on every day but the paper-text 1x one (the authors'-code cooldown variant never won at
+# 1x). NOTE: a run's cache key is its variant key (tune.<base>.<i>+s<seed>), not its knobs: change a case's points
+# only together with a fresh --cache.
 CASES = {
     "text-1x": ("sageserve_day", ["reactive-unified", "lt-ua"], TEXT_POINTS),
-    "code-1x": ("sageserve_day_authors_code", ["reactive-unified", "lt-ua"], CODE_POINTS),
-    "code-2x": ("sageserve_day_authors_code_2x", ["reactive-unified", "lt-ua"], CODE_POINTS),
-    "code-llama2": ("sageserve_day_llama2_authors_code", ["reactive-unified", "lt-ua"], []),
-    "text-2x": ("sageserve_day_2x", ["reactive-unified", "lt-ua"], []),
-    "text-llama2": ("sageserve_day_llama2", ["reactive-unified", "lt-ua"], []),
-    # which settings of the authors'-code preset carry LT-UA's saving: the preset with one setting put back
-    "code-1x-ablate": ("sageserve_day_authors_code", ["reactive-unified", "lt-ua"], []),
+    "code-1x": ("sageserve_day_authors_code", ["reactive-unified", "lt-ua"], CODE_POINTS[:2]),
+    "code-2x": ("sageserve_day_authors_code_2x", ["reactive-unified", "lt-ua"], CODE_POINTS[:2]),
+    "code-llama2": ("sageserve_day_llama2_authors_code", ["reactive-unified", "lt-ua"], CODE_POINTS[:2]),
+    "text-2x": ("sageserve_day_2x", ["reactive-unified", "lt-ua"], TEXT_POINTS[:2]),
+    "text-llama2": ("sageserve_day_llama2", ["reactive-unified", "lt-ua"], TEXT_POINTS[:2]),
+    # the authors'-code preset without the output reservation (scenario "NAME@noreserve"): the preset as the
+    # 2026-11-24 session ran it; its runs are the earlier results (--seed-cache-from, SEED_ALIASES), valid because
+    # every other setting and the engine's defaults are unchanged (check_default_digest.py)
+    "code-1x-noreserve": ("sageserve_day_authors_code@noreserve", ["reactive-unified", "lt-ua"], CODE_POINTS),
+    "code-2x-noreserve": ("sageserve_day_authors_code_2x@noreserve", ["reactive-unified", "lt-ua"], []),
+    "code-llama2-noreserve": ("sageserve_day_llama2_authors_code@noreserve", ["reactive-unified", "lt-ua"], []),
+    # which settings of that preset carry LT-UA's saving: the preset with one setting put back (seed 2025)
+    "code-1x-noreserve-ablate": ("sageserve_day_authors_code@noreserve", ["reactive-unified", "lt-ua"], []),
 }
+# case -> the case of an earlier results file whose runs it may take (--seed-cache-from)
+SEED_ALIASES = {"code-1x-noreserve": "code-1x", "code-2x-noreserve": "code-2x", "code-llama2-noreserve": "code-llama2",
+                "code-1x-noreserve-ablate": "code-1x-ablate"}
+CASE_SEEDS = {"code-1x-noreserve-ablate": [2025]}  # cases run on fewer seeds than --seeds
+TRANSFORMS = {"noreserve": ("signal_reserve_output",)}  # scenario suffix -> deployment keys removed
 ABLATIONS = {  # case -> explicit variants (key, strategy, knobs) run besides the case's strategies
-    "code-1x-ablate": [
+    "code-1x-noreserve-ablate": [
         ("lt-ua.ahead", "lt-ua", {"forecast_mode": "ahead"}),
         ("reactive-unified.niw-text", "reactive-unified", {"niw_feed": "text", "niw_escalate": True}),
         ("lt-ua.niw-text", "lt-ua", {"niw_feed": "text", "niw_escalate": True}),
@@ -70,7 +85,7 @@ def authors_code(base: dict, *, name: str, note: str) -> dict:
     each with its source (``preset_sources``)."""
     from planner.comparisons.core.bundles import AUTHORS_SOURCES, apply_signal_rule, get_bundle
 
-    d = apply_signal_rule(copy.deepcopy(base), "mha")
+    d = apply_signal_rule(copy.deepcopy(base), get_bundle("sageserve-code.reactive-unified").signal)
     d["name"] = name
     d["preset"] = "sageserve-authors-code"
     d["description"] = (base.get("description", "") + " PRESET 'SageServe authors' code' (issue 19): the scaling "
@@ -130,7 +145,7 @@ def _run_one(args):
     path = Path(cache) / scen_name / f"{variant['key']}.json"
     if path.exists():
         return scen_name, variant["key"], json.loads(path.read_text()), True
-    scenario = json.loads((SCEN_DIR / f"{scen_name}.json").read_text())
+    scenario = load_scenario(scen_name)
     t0 = time.perf_counter()
     s = run_variant(scenario, variant, base_dir=str(ROOT))
     s["wall_total_s"] = time.perf_counter() - t0
@@ -138,6 +153,16 @@ def _run_one(args):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(s, default=str))
     return scen_name, variant["key"], s, False
+
+
+def load_scenario(scen_name: str) -> dict:
+    """fixtures/scenarios/NAME.json, or NAME@TRANSFORM: that file with the transform's deployment keys removed."""
+    name, _, transform = scen_name.partition("@")
+    d = json.loads((SCEN_DIR / f"{name}.json").read_text())
+    for key in TRANSFORMS[transform] if transform else ():
+        for dep in (d.get("deployments") or {}).values():
+            dep.pop(key, None)
+    return d
 
 
 def case_variants(strategies, points, seeds, extra=()):
@@ -148,12 +173,21 @@ def case_variants(strategies, points, seeds, extra=()):
     return build_variants(strategies, variants=explicit, seeds=seeds, tune=tune)
 
 
-def run(cases: list[str], seeds: list[int], workers: int, cache: str, out: Path, tune: bool = True) -> dict:
+def run(cases: list[str], seeds: list[int], workers: int, cache: str, out: Path, tune: bool = True,
+        cached_only: bool = False) -> dict:
     from planner.comparisons.core.fair import fair_summary
     from planner.comparisons.core.variants import pick_baseline
 
-    plan = {c: case_variants(CASES[c][1], CASES[c][2] if tune else [], seeds, ABLATIONS.get(c, ())) for c in cases}
+    plan = {c: case_variants(CASES[c][1], CASES[c][2] if tune else [], [s for s in seeds if s in CASE_SEEDS.get(c, seeds)],
+                             ABLATIONS.get(c, ())) for c in cases}
     jobs = [(CASES[c][0], v, cache) for c in cases for v in plan[c]]
+    missing: dict = {}
+    if cached_only:  # aggregate what has finished; name what has not
+        have = [j for j in jobs if (Path(cache) / j[0] / f"{j[1]['key']}.json").exists()]
+        for scen, v, _ in jobs:
+            if (scen, v["key"]) not in {(h[0], h[1]["key"]) for h in have}:
+                missing.setdefault(scen, []).append(v["key"])
+        jobs = have
     results: dict = {}
     t0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=workers) as pool:
@@ -164,16 +198,37 @@ def run(cases: list[str], seeds: list[int], workers: int, cache: str, out: Path,
     data = json.loads(out.read_text()) if out.exists() else {"cases": {}}
     for c in cases:
         scen = CASES[c][0]
-        vs = plan[c]
+        vs = [v for v in plan[c] if v["key"] in results.get(scen, {})]
+        if not vs:
+            continue
         base = pick_baseline(vs, "reactive-unified")
         fair = fair_summary(results[scen], vs, base)
-        data["cases"][c] = {"scenario": scen, "seeds": seeds, "strategies": CASES[c][1],
-                            "tuning_points": CASES[c][2] if tune else [], "fair": fair,
+        ran_points = sorted({v.get("tune_point") and json.dumps(v["tune_point"], sort_keys=True) for v in vs} - {None})
+        data["cases"][c] = {"scenario": scen, "seeds": sorted({v.get("seed") for v in vs if v.get("seed") is not None}),
+                            "strategies": CASES[c][1],
+                            "tuning_points": [json.loads(p) for p in ran_points] if tune else [], "fair": fair,
+                            "not_run": sorted(missing.get(scen, [])),
                             "runs": {k: _slim(s) for k, s in results[scen].items()}}
+    data["cases"] = {c: v for c, v in data["cases"].items() if c in CASES}  # cases no longer defined go
     data["paper"] = PAPER
     data["wall_s_last_run"] = time.perf_counter() - t0
     out.write_text(json.dumps(data, indent=1, default=str))
     return data
+
+
+def seed_cache(results: Path, cases: list[str], cache: Path) -> int:
+    """Copy the (slim) runs of ``cases`` from an earlier results file into the cache where it has none."""
+    old = json.loads(results.read_text()).get("cases", {})
+    n = 0
+    for c in cases:
+        scen = CASES[c][0]
+        for key, s in (old.get(SEED_ALIASES.get(c, c)) or {}).get("runs", {}).items():
+            path = cache / scen / f"{key}.json"
+            if not path.exists():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(json.dumps({**s, "seeded_from": str(results.name)}, default=str))
+                n += 1
+    return n
 
 
 def _slim(s: dict) -> dict:
@@ -207,10 +262,22 @@ def markdown(path: Path) -> str:
             tb_txt = "-" if tb is None and not t.get("why") else (
                 (tb + (f" ({point})" if point else "")) if tb else t.get("why", ""))
             lines.append(
-                f"| {r['key']} | {rng(r['gpu_hours'], fmt='{:.0f}')} | {rng(r['gpu_hours_above_floor'], fmt='{:.0f}')} | "
+                f"| {r['key']} (n={r['n']}) | {rng(r['gpu_hours'], fmt='{:.0f}')} | {rng(r['gpu_hours_above_floor'], fmt='{:.0f}')} | "
                 f"{rng(r['provisioning_gpu_hours'], fmt='{:.1f}')} | {rng(r.get('llama2-70b_instance_hours'), fmt='{:.1f}')} | "
                 f"{rng(r['vs_untuned']['saved_gpu_hours_pct'])} % | {rng(t.get('saved_gpu_hours_pct'))} % | {tb_txt} | "
                 f"{att} | {rng(r['niw_ttft_p95_s'], 1 / 3600, '{:.2f}')} |")
+        lines.append("\nWhere the savings come from (same runs):\n")
+        lines.append("| strategy | floors GPU-h | GPU-h without provisioning | NIW p95 deferral (h) | NIW unserved % "
+                     "| forecast method per hourly decision (all seeds) |")
+        lines.append("|---|---|---|---|---|---|")
+        for r in f["rows"]:
+            methods = ", ".join(f"{m} {k}" for m, k in sorted((r.get("forecast_methods") or {}).items())) or "-"
+            lines.append(f"| {r['key']} | {rng(r.get('floor_gpu_hours'), fmt='{:.0f}')} | "
+                         f"{rng(r.get('gpu_hours_without_provisioning'), fmt='{:.0f}')} | "
+                         f"{rng(r.get('niw_deferral_p95_s'), 1 / 3600, '{:.2f}')} | "
+                         f"{rng(r.get('niw_unserved_pct'), fmt='{:.1f}')} | {methods} |")
+        if v.get("not_run"):
+            lines.append(f"\nNot run in the time available: {', '.join(v['not_run'])}.")
         if f.get("tuning"):
             lines.append("\nReactive sweep (tuning points, mean over seeds):\n")
             lines.append("| point | knobs | GPU-h | IW-F / IW-N / NIW attainment |")
@@ -259,7 +326,8 @@ def paper_beside_ours(path: Path) -> str:
         att = " / ".join("-" if not r["attainment"].get("IW-F") else f"{100 * r['attainment']['IW-F']['mean']:.1f}%"
                          for r in (ru, lt))
         tuned = lt["vs_tuned"]
-        lines.append(f"| {c} ({len(v['seeds'])} seed{'s' if len(v['seeds']) > 1 else ''}) | "
+        n = min(lt["n"], ru["n"])
+        lines.append(f"| {c} ({n} seed{'s' if n > 1 else ''}) | "
                      f"{rng(_llama_change(v['runs'], 'lt-ua', v['seeds']))} | "
                      f"{rng(lt['vs_untuned']['saved_gpu_hours_pct'])} | {rng(tuned.get('saved_gpu_hours_pct'))} | "
                      f"{tuned.get('baseline') or tuned.get('why') or '-'} | {att} |")
@@ -338,6 +406,12 @@ def main() -> None:
     ap.add_argument("--write-doc", action="store_true",
                     help="rewrite the generated tables of docs/reproduction.md from the results files")
     ap.add_argument("--no-tune", action="store_true", help="skip the Reactive sweeps (strategies only)")
+    ap.add_argument("--cached-only", action="store_true",
+                    help="run nothing: aggregate the runs already in the cache and list the others as not run")
+    ap.add_argument("--seed-cache-from", default="",
+                    help="an earlier results file: put its runs of the chosen cases into the cache where the cache "
+                         "has none (only valid while the code and scenario files those runs came from are unchanged "
+                         "for these cases: check with check_default_digest.py)")
     args = ap.parse_args()
     if args.write_presets:
         print(json.dumps({"presets": write_presets()}))
@@ -356,8 +430,11 @@ def main() -> None:
     unknown = [c for c in cases if c not in CASES]
     if unknown:
         raise SystemExit(f"unknown cases {unknown}; use {sorted(CASES)}")
+    if args.seed_cache_from:
+        seeded = seed_cache(Path(args.seed_cache_from), cases, Path(args.cache))
+        print(f"seeded {seeded} cached runs from {args.seed_cache_from}", file=sys.stderr)
     data = run(cases, [int(x) for x in args.seeds.split(",")], args.workers, args.cache, Path(args.out),
-               tune=not args.no_tune)
+               tune=not args.no_tune, cached_only=args.cached_only)
     short = {c: {r["key"]: {"gpu_h": round(r["gpu_hours"]["mean"], 1),
                             "saved_vs_untuned": r["vs_untuned"]["saved_gpu_hours_pct"],
                             "saved_vs_tuned": r["vs_tuned"].get("saved_gpu_hours_pct"),

@@ -53,7 +53,7 @@ class Bundle:
     policy: dict = field(default_factory=dict)  # region_router / endpoint_router / instance_router / scheduler
     engine: dict = field(default_factory=dict)  # engine options, e.g. {"instant_provisioning": True}
     predictor: str = ""  # forecast method of the LT policies ("" = the scenario's)
-    signal: str = ""  # "" (the deployment's own) or "mha": the scaling signal sizes KV as multi-head attention
+    signal: str = ""  # "" (the deployment's own) or parts joined by "+" (apply_signal_rule): "mha" sizes KV as multi-head attention, "reserve" / "queued"
     sources: dict = field(default_factory=dict)  # setting -> where it comes from
 
     def to_dict(self) -> dict:
@@ -108,19 +108,33 @@ def mha_signal_tokens(model: str, kv_capacity_tokens: int) -> int | None:
     return max(1, int(kv_capacity_tokens) * KV_HEADS[model] // ATTENTION_HEADS[model])
 
 
+SIGNAL_PARTS = ("mha", "reserve", "queued")
+
+
 def apply_signal_rule(scenario: dict, rule: str) -> dict:
-    """Set ``signal_kv_tokens`` on every deployment of the scenario the rule knows (returns a copy)."""
+    """Apply a signal rule to every deployment of the scenario (returns a copy). The rule joins parts with '+':
+    ``mha`` sets ``signal_kv_tokens`` (multi-head KV sizing, for the models it knows), ``reserve`` sets
+    ``signal_reserve_output`` (each admitted request's whole output counted from admission), ``queued`` sets
+    ``signal_queued`` (queued prompts counted). Admission always keeps the true KV."""
     if not rule:
         return scenario
-    if rule != "mha":
-        raise BundleError("signal", f"unknown signal rule {rule!r}; use 'mha' or ''")
+    parts = rule.split("+")
+    bad = [p for p in parts if p not in SIGNAL_PARTS]
+    if bad:
+        raise BundleError("signal", f"unknown signal rule {rule!r}; join {', '.join(SIGNAL_PARTS)} with '+', or ''")
     d = copy.deepcopy(scenario)
     deps = d.get("deployments") or {}
     for dep in list(deps.values()) + [e.get("deployment") for e in (d.get("fleet") or {}).get("endpoints", [])]:
-        if isinstance(dep, dict) and dep.get("kv_capacity_tokens"):
+        if not isinstance(dep, dict):
+            continue
+        if "mha" in parts and dep.get("kv_capacity_tokens"):
             tokens = mha_signal_tokens(str(dep.get("model", "")), int(dep["kv_capacity_tokens"]))
             if tokens is not None:
                 dep["signal_kv_tokens"] = tokens
+        if "reserve" in parts:
+            dep["signal_reserve_output"] = True
+        if "queued" in parts:
+            dep["signal_queued"] = True
     return d
 
 
@@ -173,6 +187,18 @@ AUTHORS_SOURCES = {
                                                  "maxed over minutes 20-60 ahead; ours: the actual coming traffic, "
                                                  "labelled hindsight",
     "gpus_per_instance=8 (every model)": "issue 19 audit: all models use 8 GPUs (scenario preset only)",
+    "signal_reserve_output=true": f"{REPO} task.py:184-187 TokenTask.memory `num_tokens = self.token_size` (the "
+                                  "whole output) allocated when the decode task starts, task.py:195-199 "
+                                  "TokenTask.run `self.instance.alloc_memory(self.request, self.memory)`, freed at "
+                                  "the request's completion; the prompt's memory at PromptTask.run (task.py:124-129)",
+    "signal_queued=false": f"{REPO} arbiter.py:258 `memory_utilisation = model_endpoint.get_memory() / "
+                           "model_endpoint.get_max_memory()`; model_endpoint_router.py:87-91 get_memory sums the "
+                           "applications' allocated memory (a queued request holds none)",
+    "beta_basis=arrived": f"{REPO} global_arbiter.py:158-169 MilpGlobalArbiter.get_ilp_forecast adds "
+                          "`0.1 * df[\"prompt_size\"].max()` over the past hour's NIW ('dev') trace arrivals "
+                          "(arrivals, not what was released; theirs is 10 % of the largest prompt, ours 10 % of "
+                          "the mean NIW input TPS: not copied)",
+    "niw_gate=kv": "issue 19 audit: the authors' NIW feed reads memory utilisation (not re-read here)",
 }
 _NIW_CODE = {"niw_feed": "code", "niw_escalate": False}
 _LOCK = {"lock_after_scale_out": True, "cooldown_out_s": 0.0, "cooldown_in_s": 0.0}
@@ -193,5 +219,5 @@ _CODE = {
 for _s, (_p, _pol, _d) in _CODE.items():
     register_bundle(Bundle(name=f"sageserve-code.{_s}", strategy=_s, family="sageserve-code", description=_d,
                            params=_p, policy=_pol, engine={"instant_provisioning": True},
-                           predictor="arima" if _s.startswith("lt-") else "", signal="mha",
+                           predictor="arima" if _s.startswith("lt-") else "", signal="mha+reserve",
                            sources=AUTHORS_SOURCES))

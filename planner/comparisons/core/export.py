@@ -70,7 +70,13 @@ def _fair_rows(fair):
         stats = {"gpu_hours": r.get("gpu_hours"), "gpu_hours_above_floor": r.get("gpu_hours_above_floor"),
                  "provisioning_gpu_hours": r.get("provisioning_gpu_hours"), "niw_ttft_p95_s": r.get("niw_ttft_p95_s"),
                  "saved_gpu_hours_pct_vs_untuned": r["vs_untuned"].get("saved_gpu_hours_pct"),
-                 "saved_gpu_hours_pct_vs_tuned": r["vs_tuned"].get("saved_gpu_hours_pct")}
+                 "saved_gpu_hours_pct_vs_tuned": r["vs_tuned"].get("saved_gpu_hours_pct"),
+                 # where the savings come from
+                 "floor_gpu_hours": r.get("floor_gpu_hours"),
+                 "gpu_hours_without_provisioning": r.get("gpu_hours_without_provisioning"),
+                 f"{fair.get('model_of_interest', 'llama2-70b')}_instance_hours":
+                     r.get(f"{fair.get('model_of_interest', 'llama2-70b')}_instance_hours"),
+                 "niw_deferral_p95_s": r.get("niw_deferral_p95_s"), "niw_unserved_pct": r.get("niw_unserved_pct")}
         for metric, st in stats.items():
             for part, value in (st or {}).items():
                 if _num(value):
@@ -79,6 +85,8 @@ def _fair_rows(fair):
             for part, value in st.items():
                 if _num(value):
                     yield ("fair", key, "", "", tier, f"attainment.{part}", value)
+        for method, n in (r.get("forecast_methods") or {}).items():  # hourly decisions per method actually run
+            yield ("fair", key, "", "", "", f"forecast_decisions:{method}", n)
 
 
 def to_csv(summaries: dict[str, dict], aggregate: dict | None) -> str:

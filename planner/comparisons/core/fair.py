@@ -52,6 +52,29 @@ def _saving(base: dict, run: dict):
     return 100.0 * (float(b) - float(r)) / float(b)
 
 
+def _niw(s: dict) -> dict:
+    return (s.get("tiers") or {}).get("NIW") or {}
+
+
+def _unserved_pct(t: dict) -> float | None:
+    n, done = t.get("n"), t.get("completed")
+    return 100.0 * (1.0 - float(done) / n) if n and done is not None else None
+
+
+def _methods(summaries) -> dict:
+    """Which forecast method actually ran the hourly decisions, fallbacks included, summed over the runs."""
+    out: dict[str, int] = {}
+    for s in summaries:
+        for m, k in ((s.get("totals") or {}).get("forecast_methods") or {}).items():
+            out[m] = out.get(m, 0) + int(k)
+    return out
+
+
+def methods_text(methods: dict | None) -> str:
+    """"arima 72, naive (fallback) 3": the forecast method that ran each hourly decision, over the seeds."""
+    return ", ".join(f"{m} {n}" for m, n in sorted((methods or {}).items(), key=lambda x: -x[1])) or "-"
+
+
 def fair_summary(summaries: dict[str, dict], variants: list[dict], baseline: str, *,
                  tolerance: float | None = None, model_of_interest: str = "llama2-70b") -> dict:
     """See the module docstring. ``baseline``: the untuned baseline's key (any of its seeds)."""
@@ -97,6 +120,10 @@ def fair_summary(summaries: dict[str, dict], variants: list[dict], baseline: str
             "gpu_hours_without_provisioning": _stats(_tot(s, "gpu_hours_without_provisioning") for s in mine.values()),
             "attainment": {t: st for t in TIERS if (st := _stats(_att(s, t) for s in mine.values()))},
             "niw_ttft_p95_s": _stats(((s.get("tiers") or {}).get("NIW") or {}).get("ttft_p95") for s in mine.values()),
+            # where the savings come from (issue 19): NIW deferred (arrival -> admission) and left unserved
+            "niw_deferral_p95_s": _stats(_niw(s).get("queueing_p95") for s in mine.values()),
+            "niw_unserved_pct": _stats(_unserved_pct(_niw(s)) for s in mine.values()),
+            "forecast_methods": _methods(mine.values()),
             f"{model_of_interest}_instance_hours": _stats(_model_ih(s, model_of_interest) for s in mine.values()),
             "vs_untuned": {"baseline": base_group, "saved_gpu_hours_pct": _stats(
                 _saving(base_runs_s, mine[seed]) for seed in seeds
@@ -108,6 +135,7 @@ def fair_summary(summaries: dict[str, dict], variants: list[dict], baseline: str
         _tot(s, "gpu_hours") for s in runs(g).values()), "attainment": mean_att(g)}
         for g in candidates[1:]]
     return {"baseline": base_group, "tolerance": tolerance, "rows": rows, "tuning": tuning,
+            "model_of_interest": model_of_interest,
             "rule": (f"tuned baseline = the cheapest of the untuned baseline and the tuning runs whose mean SLO "
                      f"attainment on every tier is >= the strategy's minus {100 * tolerance:.1f} points; savings "
                      "are per seed against that baseline's run on the same seed")}

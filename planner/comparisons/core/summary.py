@@ -116,6 +116,9 @@ def summarise(result, *, key: str = "", strategy: str = "", scheduler: str = "")
             "ttft_p99": _clean(t["ttft"].get("p99")), "e2e_p50": _clean(t["e2e"].get("p50")),
             "e2e_p95": _clean(t["e2e"].get("p95")), "e2e_p99": _clean(t["e2e"].get("p99")),
             "attainment": _clean(t.get("slo_attainment")), "slo": {"ttft_s": t.get("slo_ttft_s")},
+            # arrival -> admission (includes the NIW queue manager's hold): how long a tier was deferred
+            "queueing_p50": _clean((t.get("queueing") or {}).get("p50")),
+            "queueing_p95": _clean((t.get("queueing") or {}).get("p95")),
         }
 
     tot_serv = sum(float(v.sum()) for v in serv.values())

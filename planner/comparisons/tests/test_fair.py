@@ -146,6 +146,32 @@ def test_savings_are_against_the_cheapest_baseline_variant_at_least_as_good_on_e
     assert strict["lt-ua"]["vs_tuned"]["saved_gpu_hours_pct"]["mean"] == pytest.approx(25.0)
 
 
+def test_the_rows_say_where_the_savings_come_from():
+    # NIW deferral and unserved share per seed, the forecast methods summed over seeds, the model's instance-hours
+    vs = build_variants(["reactive-unified", "lt-ua"], seeds=[1, 2])
+    sums = {}
+    for v in vs:
+        s = _s(v["key"], 1000 if v["group"] == "reactive-unified" else 900, 0.95)
+        s["tiers"]["NIW"] = {"n": 200, "completed": 150 if v["seed"] == 1 else 190, "attainment": 0.9,
+                             "queueing_p95": 3600.0 * v["seed"]}
+        s["totals"]["forecast_methods"] = {"arima": 23, "naive (fallback)": 1} if v["group"] == "lt-ua" else {}
+        s["totals"]["gpu_hours_without_provisioning"] = s["totals"]["gpu_hours"] - 50.0
+        s["endpoints"] = [{"model": "llama2-70b", "instance_hours": 10.0 * v["seed"]}, {"model": "other",
+                                                                                       "instance_hours": 99.0}]
+        sums[v["key"]] = s
+    out = fair_summary(sums, vs, "reactive-unified+s1")
+    lt = next(r for r in out["rows"] if r["key"] == "lt-ua")
+    assert lt["niw_unserved_pct"] == pytest.approx({"min": 5.0, "mean": 15.0, "max": 25.0, "n": 2})
+    assert lt["niw_deferral_p95_s"]["max"] == 7200.0
+    assert lt["forecast_methods"] == {"arima": 46, "naive (fallback)": 2}
+    assert lt["llama2-70b_instance_hours"]["mean"] == pytest.approx(15.0)
+    assert lt["gpu_hours_without_provisioning"]["mean"] == pytest.approx(850.0)
+    assert out["model_of_interest"] == "llama2-70b"
+    from planner.comparisons.core.fair import methods_text
+
+    assert methods_text(lt["forecast_methods"]) == "arima 46, naive (fallback) 2"
+
+
 def test_when_no_baseline_variant_reaches_the_strategy_the_report_says_so():
     vs = build_variants(["reactive-unified", "lt-ua"], tune={"grid": {"scale_out_above": [0.5]}})
     sums = {"reactive-unified": _s("r", 1000, 0.90), "tune.reactive-unified.1": _s("t", 1100, 0.91),
@@ -209,6 +235,8 @@ def test_the_page_runs_bundles_over_seeds_with_tuning_and_shows_both_baselines(c
     csv_text = client.get(f"/comparisons/{comp.pk}/export.csv").content.decode()
     assert "fair,sageserve-text.lt-ua,,,,vs_untuned_baseline,reactive-unified" in csv_text
     assert "vs_tuned_baseline" in csv_text and "saved_gpu_hours_pct_vs_tuned.mean" in csv_text
+    assert "Where the savings come from" in html and "NIW p95 deferral h" in html
+    assert "niw_deferral_p95_s" not in csv_text  # the canned summaries have no queueing figures: no empty rows
     pdf = client.get(f"/comparisons/{comp.pk}/report.pdf")
     assert pdf.status_code == 200 and pdf.content[:5] == b"%PDF-"
     bad = client.post("/comparisons/new/", {"scenario_json": json.dumps(TINY), "strategies": ["reactive-unified"],
@@ -220,5 +248,5 @@ def test_the_api_lists_the_bundles_with_their_sources(cast):
     resp = cast.owner.api.get("/api/comparisons/bundles/")
     assert resp.status_code == 200
     code = next(b for b in resp.json() if b["name"] == "sageserve-code.lt-ua")
-    assert code["policy"] == {"region_router": "local"} and code["signal"] == "mha"
+    assert code["policy"] == {"region_router": "local"} and code["signal"] == "mha+reserve"
     assert any("arbiter.py" in v for v in code["sources"].values())

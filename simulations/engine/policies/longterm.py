@@ -67,6 +67,13 @@ class LongTerm(Autoscaler):
         self.refit_every_s = int(p.get("refit_every_s", 86400))
         self.min_history_s = float(p.get("min_history_s", 3600.0))
         self.beta_fraction = float(p.get("beta_fraction", 0.10))
+        # issue 19: beta on the NIW that "arrived" in the past hour (default; the paper's text and the authors'
+        # code) or on the NIW the queue manager "released" to each endpoint (what the fleet actually took on)
+        self.beta_basis = str(p.get("beta_basis", "arrived"))
+        if self.beta_basis not in ("arrived", "released"):
+            from simulations.engine.config import ScenarioError
+
+            raise ScenarioError("strategy.params.beta_basis", "must be 'arrived' or 'released'")
         self.epsilon = float(p.get("epsilon", 1.0))
         self.use_upper = str(p.get("forecast_value", "mean")) == "upper"
         self.hi = float(p.get("scale_out_above", 0.70))
@@ -99,6 +106,8 @@ class LongTerm(Autoscaler):
         self.time_limit = float(p.get("ilp_time_limit_s", 10.0))
         self.history = p.get("history_tps") or {}  # "region|model" -> list of bin TPS (bins before t=0)
         self.queue = NIWQueueManager(p) if p.get("niw_queue", True) else None
+        if self.queue is not None:
+            self.queue.track_released = self.beta_basis == "released"
         self.wants_arrival_hook = self.queue is not None
         self.tick_s = self.queue.period_s if self.queue else float(p.get("tick_s", 60.0))
         self.next_decision = 0.0
@@ -144,6 +153,8 @@ class LongTerm(Autoscaler):
             self._decide(sim, now)
 
     def on_request(self, sim, ep, now, rid):
+        if self.queue is not None:
+            self.queue.note_request(sim, ep, rid, now)
         if sim.req_tier[rid] != NIW:
             q = self.recent.get(ep.eid)
             if q is None:
@@ -196,6 +207,8 @@ class LongTerm(Autoscaler):
         self.fed_until = end
 
     def _niw_past_hour(self, sim, now: float) -> dict:
+        if self.beta_basis == "released" and self.queue is not None:
+            return {(ep.model, ep.region): self.queue.released_tps(ep, now) for ep in self.eps}
         obs = sim.observed(now)
         arr = obs["arrival_s"]
         lo, hi = np.searchsorted(arr, [now - 3600.0, now], side="left")

@@ -16,6 +16,12 @@ in section 7 has it, section 4), and the LT policies (longterm.py) use it too.
 
 An autoscaler that owns a queue sets ``wants_arrival_hook`` and returns ``queue.offer(...)`` from its
 ``on_arrival``: NIW requests are held, every other request is routed at once.
+
+Issue 19 options: ``niw_gate`` "kv" (default: the signal above, effective memory utilisation) or "load": the
+endpoint's IW input TPS over the trailing ``niw_load_window_s`` (60 s; IW requests the endpoint received, fed by the
+owning autoscaler's ``on_request`` through ``note_request``) per serving instance, as a share of the deployment's
+theta (its sustainable input TPS), against the same thresholds. The queue also keeps, per endpoint, the NIW input
+tokens it released (``released_tps``): LT's ``beta_basis: "released"`` budgets beta on them.
 """
 
 from __future__ import annotations
@@ -44,6 +50,16 @@ class NIWQueueManager:
 
             raise ScenarioError("strategy.params.niw_feed", "must be 'text' or 'code'")
         self.escalate = bool(p.get("niw_escalate", True))
+        self.gate = str(p.get("niw_gate", "kv"))
+        if self.gate not in ("kv", "load"):
+            from simulations.engine.config import ScenarioError
+
+            raise ScenarioError("strategy.params.niw_gate", "must be 'kv' or 'load'")
+        self.load_window_s = float(p.get("niw_load_window_s", 60.0))
+        self._iw: dict[int, deque] = {}  # eid -> (t, input tokens) of IW requests received (gate "load")
+        self._iw_sum: dict[int, float] = {}
+        self._rel: dict[int, deque] = {}  # eid -> (t, input tokens) of NIW requests released to it
+        self.track_released = False  # set by an owner that reads released_tps (LT with beta_basis "released")
         self.queues: dict[int, deque] = {}
         self.held = 0
         self.released = 0
@@ -55,6 +71,51 @@ class NIWQueueManager:
     # ------------------------------------------------------------------ wiring
     def bind(self, sim) -> None:
         self.sim = sim
+        if self.gate == "load":
+            missing = [ep.spec.name for ep in sim.endpoints if ep.pool != "iw" and ep.spec.theta_tps <= 0]
+            if missing:
+                from simulations.engine.config import ScenarioError
+
+                raise ScenarioError("strategy.params.niw_gate", "'load' needs theta_tps on every deployment that "
+                                    f"serves NIW; missing on {', '.join(sorted(set(missing)))}")
+
+    def note_request(self, sim, ep, rid: int, t: float) -> None:
+        """An IW request reached endpoint ``ep`` (called by the owning autoscaler's ``on_request``)."""
+        if self.gate != "load" or sim.req_tier[rid] == NIW:
+            return
+        q = self._iw.get(ep.eid)
+        if q is None:
+            q = self._iw[ep.eid] = deque()
+            self._iw_sum[ep.eid] = 0.0
+        tok = float(sim.req_inp[rid])
+        q.append((t, tok))
+        self._iw_sum[ep.eid] += tok
+
+    def load(self, ep, now: float) -> float:
+        """IW input TPS per serving instance over the trailing window, as a share of theta (gate "load")."""
+        q = self._iw.get(ep.eid)
+        s = 0.0
+        if q is not None:
+            s = self._iw_sum[ep.eid]
+            edge = now - self.load_window_s
+            while q and q[0][0] < edge:
+                s -= q.popleft()[1]
+            self._iw_sum[ep.eid] = s
+        cap = ep.n_serving * ep.spec.theta_tps
+        return s / self.load_window_s / cap if cap > 0 else 1.0
+
+    def busy(self, ep, now: float) -> float:
+        """What the release rules compare with the thresholds: the utilisation signal, or the load (niw_gate)."""
+        return ep.utilisation if self.gate == "kv" else self.load(ep, now)
+
+    def released_tps(self, ep, now: float, span_s: float = 3600.0) -> float:
+        """NIW input TPS released to ``ep`` over the last ``span_s`` (at most the time since the start)."""
+        q = self._rel.get(ep.eid)
+        if not q:
+            return 0.0
+        while q and q[0][0] < now - span_s:
+            q.popleft()
+        return sum(tok for _, tok in q) / max(1.0, min(span_s, now))
 
     def offer(self, sim, rid: int, t: float) -> bool:
         """Hold an NIW request (True); any other tier is left to the router (False)."""
@@ -88,7 +149,7 @@ class NIWQueueManager:
                 eps = [ep for ep in sim.endpoints if ep.model_idx == model and ep.pool != "iw" and ep.serving]
                 if not eps:
                     break
-                ep = min(eps, key=lambda e: (e.utilisation, e.eid))
+                ep = min(eps, key=lambda e: (self.busy(e, now), e.eid))
                 self.release(sim, q.popleft(), ep, now)
                 self.forced += 1
         eps = sim.endpoints
@@ -101,7 +162,7 @@ class NIWQueueManager:
             q = self.queues.get(ep.model_idx)
             if not q:
                 continue
-            u = ep.utilisation
+            u = self.busy(ep, now)
             if self.feed == "text":
                 take = 2 if u < self.two_below else 1 if u < self.one_below else 0
             else:
@@ -115,6 +176,11 @@ class NIWQueueManager:
         age = now - sim.req_arr[rid]
         sim.req_prio[rid] = 0 if self.escalate and age >= self.escalate_after_s else 1
         self.released += 1
+        if self.track_released:
+            q = self._rel.get(ep.eid)
+            if q is None:
+                q = self._rel[ep.eid] = deque()
+            q.append((now, float(sim.req_inp[rid])))
         sim.send(rid, ep, now)  # network delay when ep is outside the request's origin region
 
     def stats(self) -> dict:
@@ -140,6 +206,10 @@ class ReactiveUnifiedWithQueue(ReactiveUnified):
 
     def on_arrival(self, sim, rid, now):
         return self.queue.offer(sim, rid, now)
+
+    def on_request(self, sim, endpoint, now, rid):
+        self.queue.note_request(sim, endpoint, rid, now)
+        super().on_request(sim, endpoint, now, rid)
 
     def on_tick(self, sim, now):
         if self._react_on_tick:
