@@ -205,6 +205,8 @@ class PolicyAPI(FleetLifecycle):
         resumes (before waiting requests, as any swapped request) at the next iteration boundary."""
         if inst.state != SERVING:
             raise ValueError(f"resume_swapped: instance {inst.iid} is not serving (state {inst.state})")
+        if self.t_done[rid] == self.t_done[rid]:
+            raise ValueError(f"resume_swapped: request {rid} has finished")
         if self.served_inst[rid] != inst.iid or rid in inst.running or rid in inst.swapped:
             raise ValueError(f"resume_swapped: request {rid} was not taken off instance {inst.iid}")
         inst.swapped.append(rid)

@@ -28,7 +28,7 @@ import copy
 import importlib
 from dataclasses import dataclass, field
 
-FAMILY_MODULES: list[str] = []  # extra modules that register bundles (other strategy families)
+FAMILY_MODULES: list[str] = ["planner.comparisons.core.chiron_bundles"]  # extra modules that register bundles (other strategy families)
 _KNOWN_KEYS = ("region_router", "endpoint_router", "instance_router", "scheduler")
 
 

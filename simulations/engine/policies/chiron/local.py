@@ -10,8 +10,8 @@ simulated seconds (default 1 s) has closed, it applies Algorithm 1 once:
 
 What is measured, and how (the paper leaves it open):
 
-- **ITL** = window length / decode iterations completed in it (the instance's iteration counter ``inst.it``),
-  so prefill and swap-in pauses inside the window count, as a client would see them.
+- **ITL** = window length / decode iterations completed in it (the instance's iteration counter ``inst.it``; at
+  least 1), so prefill and swap-in pauses inside the window count, as a client would see them.
 - **Throughput** = output tokens generated in the window / window length, the tokens being the running batch
   size in force between two changes times the decode iterations completed between them.
 - **Saturation.** A throughput sample is only taken while the instance is *saturated*: at every batch change of
@@ -79,9 +79,9 @@ class LocalAutoscaler:
         iters = it - st[IT0]
         sat, slo, tokens = st[SAT], st[ITL_SLO], st[TOK]
         st[SAT], st[T0], st[IT0], st[TOK], st[ITL_SLO] = True, now, it, 0.0, math.inf
-        if not self.enabled or iters <= 0 or not math.isfinite(slo):
+        if not self.enabled or not math.isfinite(slo):
             return None
-        itl = span / iters
+        itl = span / max(iters, 1)  # a window without a decode iteration (prefill stall) shows its whole length
         thr = tokens / span
         lbp = itl / slo
         tbp = 0.0

@@ -10,7 +10,8 @@ Uses the simulator's public policy API only (docs/simulator.md, "Policy API"). E
   mixed instance (its local queue).
 - **Batch** requests (tier NIW) wait in the global queue (request groups by TTFT SLO, queue.py) and fill batch
   instances first, then mixed instances, whenever they have room (running + local queue < the local autoscaler's
-  limit, local queue < ``local_queue`` (4)). An evicted request returns to the instance holding its KV (resumed
+  limit, local queue < ``local_queue`` (4)), paced at ``prefill_budget`` (2,048) prompt tokens per decode
+  iteration of the instance (see ``_pump``). An evicted request returns to the instance holding its KV (resumed
   without a prefill) when that instance has room, else it is recomputed where it lands.
 - **Local autoscaler** (local.py, Algorithm 1) on every batch change; a mixed instance running interactive
   requests whose batch exceeds its limit preempts batch requests down to the limit.
@@ -62,6 +63,7 @@ class Chiron(Autoscaler):
         self.batch_tick = float(p.get("batch_tick_s", 10.0))
         self.tick_s = min(self.int_tick, self.batch_tick)
         self.local_queue = int(p.get("local_queue", 4))
+        self.prefill_budget = int(p.get("prefill_budget", 2048))
         self.z = float(p.get("z", 0.0))
         self.kv_room = float(p.get("kv_room", 0.95))
         self.max_evict_per_change = int(p.get("max_evict_per_change", 64))
@@ -71,6 +73,8 @@ class Chiron(Autoscaler):
         self.util_hi = float(p.get("scale_out_above", 0.7))
         self.util_lo = float(p.get("scale_in_below", 0.3))
         self.record_estimates = bool(p.get("record_estimates", False))
+        self.scale_interactive = bool(p.get("interactive_autoscaler", True))  # off: fixed interactive/mixed fleet
+        self.scale_batch = bool(p.get("batch_autoscaler", True))  # off: no batch instances (estimator studies)
         self.local = LocalAutoscaler(p)
         self.queue = GlobalQueue(int(p.get("k_groups", 3)))
         self.out_stats = OutputStats()
@@ -171,7 +175,12 @@ class Chiron(Autoscaler):
         ints = [i for i in ep.serving if i.kind == INTERACTIVE]
         mixed = [i for i in ep.serving if i.kind == MIXED]
         for group in (ints, mixed):
-            ok = [i for i in group if self._room(sim, i, now, prompt)]
+            ok = []
+            for i in group:
+                if self._room(sim, i, now, prompt):
+                    ok.append(i)
+                else:
+                    self._state(i)["refused"] = True  # demand beyond its limit: the instance is saturated
             if ok:
                 self._dispatch(sim, max(ok, key=lambda i: (self._state(i)["ni"], -i.iid)), rid, now)
                 return True
@@ -250,7 +259,7 @@ class Chiron(Autoscaler):
             self._collect_evicted(sim, inst, now)
         itl_slo = min(st["itl"]) if st["itl"] else math.inf
         saturated = bool(inst.waiting) or bool(inst.swapped) or inst.B >= LocalAutoscaler.limit(inst) or (
-            inst.kind != INTERACTIVE and len(self.queue) > 0)
+            inst.kind != INTERACTIVE and len(self.queue) > 0) or st.pop("refused", False)
         new = self.local.observe(inst, now, itl_slo, saturated)
         limit = LocalAutoscaler.limit(inst)
         if new is not None and inst.kind == BATCH:
@@ -260,34 +269,51 @@ class Chiron(Autoscaler):
         pending = any(i is inst for i in self.evicting.values())
         if not pending and inst.max_b != limit:
             sim.set_max_batch(inst, limit, now)
-        if inst.kind == MIXED and st["ni"] > 0 and st["nb"] > 0 and inst.B > limit and not pending:
+        if self.global_mode == "chiron" and inst.kind == MIXED and st["ni"] > 0 and st["nb"] > 0 and \
+                inst.B > limit and not pending:
             self._evict_batch(sim, inst, now, at_least=inst.B - limit)
         if inst.kind != INTERACTIVE and self.global_mode == "chiron" and len(self.queue):
             self._pump(sim, inst, now)
 
     def _collect_evicted(self, sim, inst, now):
-        done = [rid for rid, i in self.evicting.items() if i is inst and rid not in inst.running]
+        """Evictions the engine has applied on ``inst``: swapped-out requests go back to the global queue (head
+        of their group; their KV stays in ``inst``'s host memory). One the engine resumed at once (the batch had
+        room) or that finished first is simply forgotten."""
+        asked = {p[0] for p in inst.pending}
+        done = [rid for rid, i in self.evicting.items() if i is inst and rid not in asked]
         for rid in done:
             del self.evicting[rid]
-            if rid in inst.swapped:
-                sim.take_swapped(inst, rid)
-                self._state(inst)["nb"] -= 1
-                _, itl = self._slo(sim, rid)
-                c = inst.policy_state["itl"].get(itl, 0) - 1
-                if c > 0:
-                    inst.policy_state["itl"][itl] = c
-                else:
-                    inst.policy_state["itl"].pop(itl, None)
-                self.home[rid] = inst
-                ttft, _ = self._slo(sim, rid)
-                self.queue.push(rid, float(sim.req_arr[rid]), ttft, front=True)
+            if rid not in inst.swapped:
+                continue
+            sim.take_swapped(inst, rid)
+            st = self._state(inst)
+            st["nb"] -= 1
+            _, itl = self._slo(sim, rid)
+            c = st["itl"].get(itl, 0) - 1
+            if c > 0:
+                st["itl"][itl] = c
+            else:
+                st["itl"].pop(itl, None)
+            self.home[rid] = inst
+            ttft, _ = self._slo(sim, rid)
+            self.queue.push(rid, float(sim.req_arr[rid]), ttft, front=True)
 
     def _pump(self, sim, inst, now):
-        """Fill ``inst`` (batch or mixed) from the global queue while it has room."""
+        """Fill ``inst`` (batch or mixed) from the global queue while it has room, paced: at most
+        ``prefill_budget`` prompt tokens of batch requests per decode iteration of the instance (the engine, as vLLM
+        without chunked prefill, pauses decodes for every admission prefill; an unpaced ramp of hundreds of
+        requests would stall the running batch for tens of seconds)."""
         if inst.kind == INTERACTIVE or inst.state != SERVING:
             return
-        while len(self.queue) and self._room(sim, inst, now):
+        st = self._state(inst)
+        if st.get("pump_it") == inst.it and inst.B > 0:
+            return
+        st["pump_it"] = inst.it
+        tokens = 0
+        inp = sim.workload.input_tokens
+        while len(self.queue) and tokens < self.prefill_budget and self._room(sim, inst, now):
             rid, _, _ = self.queue.pop()
+            tokens += int(inp[rid])
             self._dispatch(sim, inst, rid, now)
 
     def _pump_all(self, sim, now):
@@ -306,11 +332,11 @@ class Chiron(Autoscaler):
         if self.global_mode == "utilisation":
             self._utilisation_tick(sim, now)
             return
-        if now >= self._next_int:
+        if now >= self._next_int and self.scale_interactive:
             self._next_int = now + self.int_tick
             for ep in sim.endpoints:
                 self._interactive_tick(sim, ep, now)
-        if now >= self._next_batch:
+        if now >= self._next_batch and (self.scale_batch or self.record_estimates):
             self._next_batch = now + self.batch_tick
             for ep in sim.endpoints:
                 self._batch_tick(sim, ep, now)
@@ -421,6 +447,8 @@ class Chiron(Autoscaler):
                         break
             return late
 
+        if not self.scale_batch:
+            return
         room = ep.max_instances - ep.n_active
         n = 0
         while n < room and bbp(n) > 0:
