@@ -36,6 +36,6 @@ def test_chiron_bundles_and_a_llumnix_sweep_point_run_on_the_workers(cast, celer
     page = browser.get(f"/comparisons/{comp.pk}/")
     assert page.status_code == 200 and b"chiron.default" in page.content
     # the page's form offers the bundles (checkboxes) and the API lists them
-    assert b"chiron.llumnix" in browser.get("/comparisons/new/").content
+    assert b"chiron.llumnix" in browser.get("/comparisons/").content
     listed = cast.owner.api.get("/api/comparisons/bundles/").json()
     assert "chiron.default" in json.dumps(listed)
