@@ -259,3 +259,19 @@ def test_algorithm_2_adds_the_smallest_number_of_batch_instances_that_clears_bbp
     assert [e[3] for e in pol.events if e[1] == "add"] == [expected]  # one step
     # with 4 the tail would be late, with 5 not (the hand computation above)
     assert pol._wait(19_999_900, 1000.0, 4, 1000.0, 30.0) > 3600 >= pol._wait(19_999_900, 1000.0, 5, 1000.0, 30.0)
+
+
+def test_the_approximate_llumnix_dispatch_matches_the_exact_one_when_prompts_are_equal():
+    # with every prompt the same length the estimate (queued x mean prompt) is exact: same decisions, same run
+    dep = S.deployment("8b")
+    runs = []
+    for router in ("llumnix", "llumnix-approx"):
+        d = S.scenario(parts=[{"kind": "poisson", "rate_rps": 20.0, "duration_s": 120.0, "tier": "IW-F",
+                               "model": dep["model"], "region": "r1",
+                               "lengths": {"input": {"fixed": 300}, "output": {"quantiles": {"p5": 5, "p50": 87,
+                                                                                          "p95": 632}}}}],
+                       dep=dep, initial=3, cap=3, max_time_s=400.0,
+                       strategy={**S.strategy("llumnix", approx_queue=False), "instance_router": router})
+        r = simulate(parse_scenario(d))
+        runs.append(r.requests["done_s"])
+    assert np.array_equal(runs[0], runs[1])

@@ -102,8 +102,9 @@ def fig19_case(name: str, scale: float, **params) -> dict:
     return out
 
 
-def fig19(scale: float) -> dict:
-    return {"chiron": fig19_case("chiron", scale), "llumnix": fig19_case("llumnix", scale)}
+def fig19(scale: float, fresh: bool) -> dict:
+    return {name: cached(f"fig19_{name}_x{scale:g}", fresh, lambda name=name: fig19_case(name, scale))
+            for name in ("chiron", "llumnix")}
 
 
 def estimator(target_q: int = 2000) -> dict:
@@ -208,7 +209,7 @@ def main(argv=None) -> int:
     cases = a.only or ["fig19", "estimator", "batchsize", "wb"]
     results = {}
     if "fig19" in cases:
-        results["fig19"] = cached(f"fig19_x{a.scale:g}", a.fresh, lambda: fig19(a.scale))
+        results["fig19"] = fig19(a.scale, a.fresh)
     if "estimator" in cases:
         results["estimator"] = cached("estimator", a.fresh, estimator)
     if "batchsize" in cases:

@@ -46,4 +46,4 @@ for name, params, desc in (
                            policy={"region_router": "local"}, sources=SOURCES))
 register_bundle(Bundle(name="chiron.llumnix", strategy="llumnix-batch", family="chiron",
                        description="Llumnix-like baseline (untuned defaults; tune with a knob sweep)",
-                       policy={"region_router": "local", "instance_router": "llumnix"}, sources=SOURCES))
+                       policy={"region_router": "local", "instance_router": "llumnix-approx"}, sources=SOURCES))

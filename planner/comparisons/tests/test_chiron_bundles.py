@@ -18,7 +18,7 @@ NAMES = ["chiron.default", "chiron.static-batch", "chiron.utilisation", "chiron.
 
 def test_the_chiron_family_is_registered_with_its_sources():
     assert set(NAMES) <= set(bundle_names())
-    assert get_bundle("chiron.llumnix").policy["instance_router"] == "llumnix"
+    assert get_bundle("chiron.llumnix").policy["instance_router"] == "llumnix-approx"
     assert "theta=1/3" in get_bundle("chiron.default").sources
 
 
@@ -28,7 +28,7 @@ def test_bundles_become_engine_scenarios_with_their_autoscaler_and_knobs():
     d = engine_scenario_dict(TINY, by_key["chiron.static-batch"])
     assert d["strategy"]["autoscaler"] == "chiron" and d["strategy"]["params"] == {"local": False}
     d = engine_scenario_dict(TINY, by_key["chiron.llumnix"])
-    assert d["strategy"]["autoscaler"] == "llumnix-batch" and d["strategy"]["instance_router"] == "llumnix"
+    assert d["strategy"]["autoscaler"] == "llumnix-batch" and d["strategy"]["instance_router"] == "llumnix-approx"
     parse_scenario(d)  # valid for the engine (knobs checked)
 
 

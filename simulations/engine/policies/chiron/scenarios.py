@@ -79,7 +79,7 @@ STRATEGIES = {
     "chiron": {"autoscaler": "chiron", "params": {}},
     "chiron-static-batch": {"autoscaler": "chiron", "params": {"local": False}},
     "chiron-utilisation": {"autoscaler": "chiron", "params": {"global": "utilisation"}},
-    "llumnix": {"autoscaler": "llumnix-batch", "params": {}, "instance_router": "llumnix"},
+    "llumnix": {"autoscaler": "llumnix-batch", "params": {}, "instance_router": "llumnix-approx"},
 }
 
 
