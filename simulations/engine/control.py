@@ -10,7 +10,8 @@ switch on (``wants_*`` on the autoscaler; off by default so the stock fast path 
 - requests: ``dispatch(rid, instance, now)`` (to one instance), ``send(rid, endpoint, now)`` (to an endpoint,
   through its instance router, paying the network delay across regions), ``drop(rid, reason)``;
 - instances: ``set_max_batch(instance, n, now)`` and ``evict(instance, rid, mode, now)`` with mode
-  ``recompute`` or ``swap`` (``take_swapped`` / ``resume_swapped`` hand a swapped request to the policy and back), both effective at the next iteration boundary (the end of the iteration in
+  ``recompute`` or ``swap`` (``take_swapped`` / ``resume_swapped`` hand a swapped request to the policy and back;
+  ``withdraw_waiting`` takes queued requests back), both effective at the next iteration boundary (the end of the iteration in
   progress, in fast mode too), ``instance.kind`` and ``instance.policy_state`` for the policy's own labels;
 - hooks (after the instance's event is fully processed, so a hook may call anything above):
   ``on_batch_change(sim, instance, now)`` (``wants_batch_hook``: the running batch changed),
@@ -190,6 +191,23 @@ class PolicyAPI(FleetLifecycle):
                 raise ValueError(f"evict(mode='swap'): deployment {inst.spec.name} has no kv_bytes_per_token")
         inst.pending.append((rid, mode == "swap"))
         self._boundary(inst, now)
+
+    def withdraw_waiting(self, inst: Instance, n: int) -> list:
+        """Take up to ``n`` requests from the back of ``inst``'s waiting queue (the last in its scheduler order)
+        back to the policy, which dispatches them elsewhere (e.g. a Llumnix-like migration of queued requests).
+        Returns their ids, in queue order."""
+        n = int(n)
+        if n <= 0 or not inst.waiting:
+            return []
+        entries = sorted(inst.waiting)
+        keep, taken = entries[:max(0, len(entries) - n)], entries[max(0, len(entries) - n):]
+        inst.waiting = keep  # a sorted list is a valid heap, and the order a dynamic scheduler keeps
+        out = []
+        for entry in taken:
+            rid = entry[2]
+            inst.work -= self.req_inp[rid] + self.req_out[rid]
+            out.append(rid)
+        return out
 
     def take_swapped(self, inst: Instance, rid: int) -> None:
         """Take a swapped-out request (``evict(..., "swap")`` done) off ``inst``: the policy holds it again, e.g. in

@@ -275,3 +275,20 @@ def test_the_approximate_llumnix_dispatch_matches_the_exact_one_when_prompts_are
         r = simulate(parse_scenario(d))
         runs.append(r.requests["done_s"])
     assert np.array_equal(runs[0], runs[1])
+
+
+def test_llumnix_like_migrates_queued_requests_to_new_instances():
+    # 3,000 requests dumped on 1 instance; the scaler adds instances one at a time: without migration they only
+    # see later arrivals, with it the queue is spread and the dump finishes sooner
+    dep = S.deployment("8b")
+    ends = {}
+    for migrate in (False, True):
+        d = S.scenario(parts=[S.batch_part(dep["model"], 3000, 0.0)], dep=dep, initial=1, cap=4, max_time_s=3600.0,
+                       strategy=S.strategy("llumnix", migrate=migrate))
+        sc = parse_scenario(d)
+        sim = Simulator(sc, build_workload(sc))
+        sim.run()
+        ends[migrate] = float(np.nanmax(np.asarray(sim.t_done)))
+        served = {int(i) for i in np.asarray(sim.served_inst)}
+        assert (len(served) > 1) == migrate
+    assert ends[True] < 0.8 * ends[False]

@@ -173,8 +173,7 @@ def wb(scale: float, queues: list[int]) -> dict:
         return max(ok) if ok else 0
 
     chiron = [case(S.strategy("chiron"), q) for q in queues]
-    grid = [{"scale_up_below": u, "scale_down_above": dn, "max_batch": mb}
-            for u in (10.0, 50.0) for dn in (60.0, 200.0) for mb in (256, 1024)]
+    grid = [{"scale_up_below": u, "max_batch": mb} for u in (10.0, 50.0) for mb in (256, 1024)]
     llum = {json.dumps(g): [case(S.strategy("llumnix", **g), q) for q in queues] for g in grid}
     best = max(llum, key=lambda k: largest(llum[k]))
     return {"scale": scale, "queues": queues, "chiron": chiron, "chiron_largest": largest(chiron),
@@ -201,7 +200,7 @@ def main(argv=None) -> int:
                     help="run only these cases (repeatable); default all")
     ap.add_argument("--scale", type=float, default=1.0, help="Fig. 19 scale (rate, dump and cap); default 1 = full")
     ap.add_argument("--wb-scale", type=float, default=0.1, help="W_B sweep scale (rate, queues, cap); default 0.1")
-    ap.add_argument("--wb-queues", default="10000,20000,40000,70000", help="W_B batch queue sizes (at --wb-scale)")
+    ap.add_argument("--wb-queues", default="10000,30000,70000", help="W_B batch queue sizes (at --wb-scale)")
     ap.add_argument("--tp", type=int, default=4, help="tensor parallelism of the 70B deployment (2, 4 or 8)")
     ap.add_argument("--fresh", action="store_true", help="ignore cached results")
     ap.add_argument("--write-doc", action="store_true", help="write docs/reproduction_chiron.md from the results")

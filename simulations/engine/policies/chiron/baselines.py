@@ -3,7 +3,8 @@
 ``llumnix-batch`` = the ``llumnix`` autoscaler (policies/baselines.py: average freeness every 10 s, +1 below 10,
 -1 above 60, one instance at a time) that also fixes every instance's max batch size to ``max_batch`` (default:
 the deployment's ``max_batch_size``, vLLM's static ``max_num_seqs``), never adapted. Use it with the ``llumnix``
-instance router (or ``llumnix-approx`` below for dumps of hundreds of thousands of requests). Llumnix-like "tuned" = the sweep point of (scale_up_below, scale_down_above, max_batch) with the
+instance router (or ``llumnix-approx`` below for dumps of hundreds of thousands of requests). Queued requests migrate between instances every 10 s and when an instance becomes ready (``migrate``, default true;
+Llumnix migrates running requests live, which is not modelled). Llumnix-like "tuned" = the sweep point of (scale_up_below, scale_down_above, max_batch) with the
 best SLO attainment, then the fewest GPU-hours (tests/benchmarks/reproduce_chiron.py).
 """
 
@@ -34,6 +35,44 @@ class LlumnixBatch(LlumnixScaler):
 
     def on_instance_ready(self, sim, inst, now):
         self._fix(sim, inst, now)
+        if self.params.get("migrate", True):
+            self.rebalance(sim, inst.endpoint, now)
+
+    def on_tick(self, sim, now):
+        super().on_tick(sim, now)
+        if self.params.get("migrate", True):
+            for ep in sim.endpoints:
+                self.rebalance(sim, ep, now)
+
+    def rebalance(self, sim, ep, now):
+        """Llumnix migrates requests between instances to even out load; here only *queued* requests move (no KV
+        to copy; live migration of running requests is not modelled): every waiting queue is brought to within
+        ``migrate_slack`` (8) requests of the endpoint's mean, the excess (the back of a queue) going to the
+        instances with the shortest queues."""
+        serving = [i for i in ep.serving]
+        if len(serving) < 2:
+            return
+        total = sum(len(i.waiting) for i in serving)
+        target = total / len(serving)
+        slack = int(self.params.get("migrate_slack", 8))
+        moved = []
+        for inst in serving:
+            excess = len(inst.waiting) - int(target) - slack
+            if excess > 0:
+                moved += sim.withdraw_waiting(inst, excess)
+        if not moved:
+            return
+        short = sorted(serving, key=lambda i: (len(i.waiting), i.iid))
+        k = 0
+        for inst in short:
+            room = int(target) + 1 - len(inst.waiting)
+            while room > 0 and k < len(moved):
+                sim.dispatch(moved[k], inst, now)
+                k += 1
+                room -= 1
+        for rid in moved[k:]:
+            sim.dispatch(rid, short[0], now)
+        self.migrated = getattr(self, "migrated", 0) + len(moved)
 
     def average_freeness(self, sim, ep, now):
         """As ``llumnix`` (sum of free blocks / sum of requests), with queued prompts estimated as in

@@ -13,8 +13,8 @@ Uses the simulator's public policy API only (docs/simulator.md, "Policy API"). E
   limit, local queue < ``local_queue`` (4)), paced at ``prefill_budget`` (2,048) prompt tokens per decode
   iteration of the instance (see ``_pump``). An evicted request returns to the instance holding its KV (resumed
   without a prefill) when that instance has room, else it is recomputed where it lands.
-- **Local autoscaler** (local.py, Algorithm 1) on every batch change; a mixed instance running interactive
-  requests whose batch exceeds its limit preempts batch requests down to the limit.
+- **Local autoscaler** (local.py, Algorithm 1) on every batch change. Lowering the limit never evicts (the batch
+  shrinks as requests finish); only an interactive request placed on a full mixed instance preempts batch ones.
 - **Interactive autoscaler**, every ``interactive_tick_s`` (10 s): IBP = interactive/mixed instances running
   interactive requests / interactive + mixed instances (provisioning included); outside [theta - delta,
   theta + delta] (theta 1/3, delta 0.1) the count moves to ceil(busy / theta) (scale-in: idle mixed or interactive
@@ -269,9 +269,6 @@ class Chiron(Autoscaler):
         pending = any(i is inst for i in self.evicting.values())
         if not pending and inst.max_b != limit:
             sim.set_max_batch(inst, limit, now)
-        if self.global_mode == "chiron" and inst.kind == MIXED and st["ni"] > 0 and st["nb"] > 0 and \
-                inst.B > limit and not pending:
-            self._evict_batch(sim, inst, now, at_least=inst.B - limit)
         if inst.kind != INTERACTIVE and self.global_mode == "chiron" and len(self.queue):
             self._pump(sim, inst, now)
 
