@@ -23,8 +23,9 @@ Uses the simulator's public policy API only (docs/simulator.md, "Policy API"). E
   ``z`` std, z = 0) with n more batch instances exceeds their deadline; the smallest n with BBP(n) = 0 is added at
   once (capped by the endpoint's max); batch instances with no requests are retired while the queue is empty.
   The wait solves Theta_now * T + n * r_new * max(0, T - L) = tokens ahead (L = the instance start-up time):
-  Theta_now = the batch share of the measured throughput of batch and mixed instances (the deployment's latency
-  model at its KV-bound batch until an instance has a saturated measurement), r_new that of one batch instance.
+  Theta_now = batch output tokens completed per second over the last 60 s (before that: the batch share of the
+  instances' measured throughput, the latency model's at the KV-bound batch until measured), r_new = Theta_now per
+  batch-equivalent instance.
 
 Ablations (params): ``local: false`` (+ ``static_batch``) replaces the local autoscaler by a static batch size;
 ``global: "utilisation"`` replaces the global autoscaler and queue by a KV-utilisation autoscaler (every 10 s:
@@ -34,6 +35,7 @@ Ablations (params): ``local: false`` (+ ``static_batch``) replaces the local aut
 from __future__ import annotations
 
 import math
+from collections import deque
 
 from simulations.engine.config import TIER_INDEX
 from simulations.engine.entities import SERVING
@@ -84,6 +86,9 @@ class Chiron(Autoscaler):
         self.events: list = []  # (t, action, kind, n, detail) for reports
         self.estimates: list = []  # (t, rid, ahead, mean, std) when record_estimates
         self.dispatched_at: dict = {}  # rid -> first time it left the global queue (record_estimates)
+        self.theta_window_s = float(p.get("theta_window_s", 60.0))
+        self._done_tok: deque = deque()  # (t, output tokens) of batch requests completed in the last window
+        self._first_batch_t = None  # first time a batch request left the global queue
         self._next_int = 0.0
         self._next_batch = 0.0
         self._ep = None
@@ -204,6 +209,8 @@ class Chiron(Autoscaler):
             st["ni"] += 1
         _, itl = self._slo(sim, rid)
         st["itl"][itl] = st["itl"].get(itl, 0) + 1
+        if self._first_batch_t is None and int(sim.workload.tier[rid]) == NIW:
+            self._first_batch_t = now
         if self.record_estimates and rid not in self.dispatched_at:
             self.dispatched_at[rid] = now
         home = self.home.pop(rid, None)
@@ -252,6 +259,8 @@ class Chiron(Autoscaler):
         else:
             st["itl"].pop(itl, None)
         self.out_stats.add(float(sim.workload.output_tokens[rid]))
+        if int(sim.workload.tier[rid]) == NIW:
+            self._done_tok.append((now, float(sim.workload.output_tokens[rid])))
 
     def on_batch_change(self, sim, inst, now):
         st = self._state(inst)
@@ -383,11 +392,25 @@ class Chiron(Autoscaler):
 
     _mean_prompt = 256.0
 
+    def observed_theta(self, now) -> float | None:
+        """Batch output tokens completed per second over the last ``theta_window_s`` (60 s), once batch work has
+        run that long (None before): the token throughput Theta_tok of eq. 1 as the fleet actually delivers it
+        (prefill pauses, preemptions and the interactive share included)."""
+        dq = self._done_tok
+        while dq and dq[0][0] < now - self.theta_window_s:
+            dq.popleft()
+        if self._first_batch_t is None or now - self._first_batch_t < self.theta_window_s:
+            return None
+        return sum(x for _, x in dq) / self.theta_window_s
+
     def batch_theta(self, sim, ep, now) -> tuple[float, float]:
         """(Theta_now, r_new): batch token throughput of the serving batch and mixed instances, and of one new
-        batch instance."""
+        batch instance. Theta_now is the observed completion rate (``observed_theta``) once there is one, else the
+        instances' measured saturated throughput (the latency model's at the KV-bound batch until measured) times
+        their batch share; r_new is Theta_now per batch-equivalent instance, or the prior of one instance."""
         theta = 0.0
         prior = 0.0
+        equiv = 0.0
         for inst in ep.serving:
             if inst.kind == INTERACTIVE:
                 continue
@@ -398,8 +421,12 @@ class Chiron(Autoscaler):
             share = 1.0 if inst.kind == BATCH else 1.0 - min(1.0, st["ni"] / max(1, st["ni"] + st["nb"])) \
                 if st["nb"] else (0.5 if st["ni"] else 1.0)
             theta += thr * share
+            equiv += share
         if not prior and ep.serving:
             prior = self._rate_prior(ep.serving[0])
+        seen = self.observed_theta(now)
+        if seen is not None and seen > 0 and equiv > 0:
+            return seen, seen / equiv
         return theta, (self.r_new or prior)
 
     def _wait(self, tokens, theta, extra, r_new, load_s):
