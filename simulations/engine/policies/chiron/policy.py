@@ -394,12 +394,13 @@ class Chiron(Autoscaler):
 
     def observed_theta(self, now) -> float | None:
         """Batch output tokens completed per second over the last ``theta_window_s`` (60 s), once batch work has
-        run that long (None before): the token throughput Theta_tok of eq. 1 as the fleet actually delivers it
+        run for two windows (None before: completions lag the start of the work by a request's lifetime, so the
+        first window under-reads): the token throughput Theta_tok of eq. 1 as the fleet actually delivers it
         (prefill pauses, preemptions and the interactive share included)."""
         dq = self._done_tok
         while dq and dq[0][0] < now - self.theta_window_s:
             dq.popleft()
-        if self._first_batch_t is None or now - self._first_batch_t < self.theta_window_s:
+        if self._first_batch_t is None or now - self._first_batch_t < 2 * self.theta_window_s:
             return None
         return sum(x for _, x in dq) / self.theta_window_s
 
