@@ -103,8 +103,11 @@ def fig19_case(name: str, scale: float, **params) -> dict:
 
 
 def fig19(scale: float, fresh: bool) -> dict:
-    return {name: cached(f"fig19_{name}_x{scale:g}", fresh, lambda name=name: fig19_case(name, scale))
-            for name in ("chiron", "llumnix")}
+    out = {name: cached(f"fig19_{name}_x{scale:g}", fresh, lambda name=name: fig19_case(name, scale))
+           for name in ("chiron", "llumnix")}
+    out["llumnix_no_migration"] = cached(f"fig19_llumnix-nomig_x{scale:g}", fresh,
+                                         lambda: fig19_case("llumnix", scale, migrate=False))
+    return out
 
 
 def estimator(target_q: int = 2000) -> dict:
