@@ -37,7 +37,7 @@ def deployment(model: str = "8b", tp: int = 4, load_s: float = 30.0) -> dict:
         raise ValueError(f"no catalogue deployment {name}")
     d = found[0]
     keep = ("name", "model", "gpu", "tp", "gpus_per_instance", "max_batch_size", "max_batch_tokens", "prefill",
-            "decode", "kv_capacity_tokens", "price_per_instance_hour")
+            "decode", "kv_capacity_tokens", "price_per_instance_hour", "theta_tps")
     spec = {k: copy.deepcopy(d[k]) for k in keep if k in d}
     spec["kv_bytes_per_token"] = KV_BYTES[d["model"]]
     spec["weights_gb"] = next(m["weights_gb"] for m in data["models"] if m["name"] == d["model"])
