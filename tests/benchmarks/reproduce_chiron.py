@@ -221,7 +221,7 @@ def main(argv=None) -> int:
         results["wb"] = cached(f"wb_x{a.wb_scale:g}_{a.wb_queues}", a.fresh, lambda: wb(a.wb_scale, qs))
     print(json.dumps(results, indent=1, default=float))
     if a.write_doc:
-        from tests.benchmarks.reproduce_chiron_doc import write_doc
+        from tests.benchmarks.support.chiron_doc import write_doc
         write_doc(results, DOC, a)
         print(f"wrote {DOC}")
     return 0
