@@ -43,11 +43,16 @@ def serverless_page(request):
         if team is None:
             errors.append("your account belongs to no team")
         if not errors:
+            if request.POST.get("action") == "compare":  # issue 18: the systems as a comparison
+                comp = _start_comparison(request, team, data, errors)
+                if comp is not None:
+                    return redirect("comparisons:detail", pk=comp.pk)
+            spec = None
             try:
-                spec = parse(data)
+                spec = parse(data) if not errors else None
             except SpecError as exc:
                 errors.append(f"spec.{exc.where}: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""))
-            else:
+            if spec is not None:
                 job = create_job(team=team, user=request.user, kind="serverless.run",
                                  params={"spec": spec.model_dump()})
                 messages.info(request, f"Serverless run (job #{job.pk}) started.")
@@ -60,6 +65,27 @@ def serverless_page(request):
                      "requests": (job.result or {}).get("requests"),
                      "systems": [{"system": s, "cells": [_fmt(r.get(k), how) for k, _, how in METRICS]}
                                  for s, r in results.items()]})
+    from planner.comparisons.core.serverless import DEFAULT_SYSTEMS, SYSTEMS
+
     return render(request, "simulations/serverless.html", {
         "spec": text, "errors": errors, "rows": rows, "headers": [h for _, h, _ in METRICS],
+        "compare_systems": list(SYSTEMS), "default_systems": DEFAULT_SYSTEMS,
     }, status=400 if errors else 200)
+
+
+def _start_comparison(request, team, data, errors: list[str]):
+    """The comparison of the ticked systems on the posted spec, or None with the reason in ``errors``."""
+    from planner.comparisons.serverless import ServerlessVariantError, start_serverless_comparison
+
+    if not isinstance(data, dict):
+        errors.append("spec: a serverless scenario is a JSON object")
+        return None
+    try:
+        return start_serverless_comparison(team=team, user=request.user, scenario={"kind": "serverless", **data},
+                                           systems=request.POST.getlist("systems") or None,
+                                           baseline=request.POST.get("baseline") or None)
+    except SpecError as exc:
+        errors.append(f"spec.{exc.where}: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""))
+    except ServerlessVariantError as exc:
+        errors.append(f"{exc.field}: {exc.message}")
+    return None

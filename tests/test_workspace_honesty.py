@@ -17,7 +17,6 @@ from django.core.management import call_command
 from django.test import Client
 
 from planner.comparisons import jobs as comparison_jobs
-from planner.comparisons.core.variants import STRATEGIES
 from planner.comparisons.models import Comparison
 from planner.comparisons.tests.test_comparisons import FAKE, TINY, fake_summary
 from planner.plans.models import CapacityPlan
@@ -228,46 +227,7 @@ def test_every_figure_on_the_workspace_pages_has_one_colour_per_legend_entry_and
 # ---------------------------------------------------------------- the scenario builder
 
 
-def test_the_builder_makes_a_comparison_from_a_trace_in_forms(owner, django_capture_on_commit_callbacks):
-    from planner.traces.services import import_trace_file
-
-    member, client = owner
-    with django_capture_on_commit_callbacks(execute=True):  # the characterisation job runs inline
-        trace = import_trace_file(ROOT / "fixtures/traces/azure_code_2023.csv", team=member.team, user=member.user,
-                                  name="code", region="eastus", model="llama2-70b", tier="IW-F:0.6,IW-N:0.3,NIW:0.1")
-    page = client.get(f"/comparisons/build/?trace={trace.pk}").content.decode()
-    assert 'name="dep__eastus__llama2-70b"' in page and "llama2-70b/h100-80gb/tp8" in page
-    bad = client.post("/comparisons/build/", {"trace": trace.pk, "dep__eastus__llama2-70b": "llama2-70b/h100-80gb/tp8",
-                                              "initial": 2, "min_instances": 5, "max_instances": 3, "spot_pool": 1,
-                                              "ttft_iwf": 1, "ttft_iwn": 60, "niw_deadline": 86400,
-                                              "strategies": ["static"], "baseline": "static", "action": "run"})
-    assert bad.status_code == 400 and "must be at least the floor" in bad.content.decode()
-    assert not Comparison.objects.exists()
-    from planner.comparisons.builder import ScenarioBuilderForm
-    from planner.traces.models import Trace
-
-    trace = Trace.objects.get(pk=trace.pk)
-    form = ScenarioBuilderForm({"trace": trace.pk, "dep__eastus__llama2-70b": "llama2-70b/h100-80gb/tp4",
-                                "initial": 9, "min_instances": 1, "max_instances": 4, "spot_pool": 1, "ttft_iwf": 0.5,
-                                "ttft_iwn": 30, "niw_deadline": 3600, "strategies": ["static"], "baseline": "static"},
-                               team=member.team, traces=[trace])
-    assert form.is_valid(), form.errors
-    sc = form.scenario()
-    assert sc["workload"] == {"trace_id": trace.pk}
-    assert sc["fleet"]["endpoints"] == [{"region": "eastus", "model": "llama2-70b",
-                                         "deployment": "llama2-70b/h100-80gb/tp4", "initial": 4, "min": 1, "max": 4}]
-    assert sc["slo"] == {"ttft_s": {"IW-F": 0.5, "IW-N": 30.0}, "e2e_s": {"NIW": 3600.0}}
-    from planner.comparisons.services import validate_scenario
-
-    validate_scenario(sc)  # the engine's parser accepts what the forms produced
-    from planner.comparisons.core.runner import run_variant
-
-    for strategy in STRATEGIES:  # every strategy the form offers runs on an uploaded trace
-        from planner.ingest.normalised import read_trace
-
-        out = run_variant(sc, {"key": strategy, "strategy": strategy, "scheduler": "", "knobs": {}},
-                          frame=read_trace(trace.normalised_file))
-        assert out["requests"] == trace.requests
+# the builder's tests: tests/test_schema_builders.py
 
 
 # ---------------------------------------------------------------- chaining the steps
@@ -346,21 +306,6 @@ def test_a_comparison_on_another_teams_trace_is_refused_at_creation(cast):
                                                      "baseline": "static"}, format="json")
     assert resp.status_code == 400 and "no trace" in json.dumps(resp.json())
     assert not Comparison.objects.exists() and not Job.objects.exists()
-
-
-def test_the_builders_bounds_and_errors_come_from_the_scenario_schema(cast):
-    from planner.comparisons.builder import ScenarioBuilderForm, form_field_for
-    from simulations.engine import schema
-
-    form = ScenarioBuilderForm(team=cast.owner.team, traces=[])
-    top = next(m.le for m in schema.Endpoint.model_fields["initial"].metadata if hasattr(m, "le"))
-    assert form.fields["initial"].max_value == top == form.fields["max_instances"].max_value
-    assert form.fields["ttft_iwf"].min_value == 0.0
-    bound = ScenarioBuilderForm({"ttft_iwf": -1, "initial": top + 1}, team=cast.owner.team, traces=[])
-    bound.is_valid()
-    assert "ttft_iwf" in bound.errors and "initial" in bound.errors
-    assert form_field_for("fleet.endpoints[3].initial") == "initial"
-    assert form_field_for("slo.e2e_s.NIW") == "niw_deadline" and form_field_for("engine.mode") is None
 
 
 def test_the_docs_are_readable_in_the_browser_by_name_only(owner):

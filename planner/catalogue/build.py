@@ -68,6 +68,11 @@ def _prices(cloud: str, region: str, on_demand: float, source: str, as_of: str, 
 
 
 H100_AZURE = 98.32 / 8
+# A40 / A100 time ratios of Vidur's Llama-2-7B linear operators (planner.catalogue.vidur.linear_ops_seconds on
+# profiling__compute__{a40,a100}__meta-llama__Llama-2-7b-hf__mlp.csv, TP1): median over num_tokens 128-4,096
+# (prefill) and 1-256 (decode batch sizes). Computed 2026-11-24 for issue 16.
+A40_RATIO = {"prefill": 1.987, "decode": 2.473}
+
 GPU_TYPES = [
     {
         "name": "a100-80gb",
@@ -194,6 +199,31 @@ GPU_TYPES = [
             "eastus",
             H100_AZURE,
             "assumption: equal to the H100 per-GPU price (no verified public figure at hand)",
+            TODAY,
+            True,
+        ),
+    },
+    {
+        "name": "a40",
+        "display_name": "NVIDIA A40 48GB (PCIe)",
+        "vendor": "NVIDIA",
+        "memory_gb": 48,
+        "bf16_tflops": 149.7,
+        "memory_bandwidth_tbs": 0.696,
+        "gpus_per_vm": 8,
+        "device_kind": "gpu",
+        "idle_w": 30,
+        "busy_w": 300,
+        "power_source": "busy = NVIDIA A40 board power 300 W (datasheet, as recalled); idle 30 W assumed",
+        "power_assumed": True,
+        "source": "NVIDIA A40 datasheet (dense BF16 149.7 TFLOPS, 696 GB/s); figures as recalled, not re-checked "
+        "online on " + TODAY + "; added for PreServe (issue 16), whose testbed is 8 x A40",
+        "prices": _prices(
+            "azure",
+            "eastus",
+            1.28,
+            "ASSUMED: no Azure A40 list price was available offline; $1.28/GPU-h is an illustrative figure "
+            "(between the A10 and the A100 per-GPU prices), not a quote",
             TODAY,
             True,
         ),
@@ -460,6 +490,33 @@ def build(profiles: Path = DEFAULT_PROFILES) -> dict:
 
     models = {m["name"]: complete_model(m, m["name"]) for m in MODELS}
     deployments.extend(slinfer.deployments(models=models, seed=SEED))
+
+    # Derived (issue 16, PreServe's testbed): LLaMA-2-7B on one A40 from the SLINFER A100 fit x the A40/A100
+    # time ratios of Vidur's Llama-2-7B linear-operator profiles (no A40 latency table is public here).
+    base = next(d for d in deployments if d["model"] == "llama2-7b" and d["gpu"] == "a100-80gb")
+    deployments.append(
+        {
+            "model": "llama2-7b",
+            "gpu": "a40",
+            "tp": 1,
+            "basis": "derived",
+            "estimated": True,
+            "estimate_rule": (
+                f"derived: the llama2-7b/a100-80gb/tp1 fit (SLINFER authors' measured table) with prefill x "
+                f"{A40_RATIO['prefill']} and decode x {A40_RATIO['decode']}, the median A40/A100 time ratios of "
+                "Vidur's Llama-2-7B linear-operator profiles (microsoft/vidur mlp.csv, TP1: 241 token counts in "
+                "128-4,096 for prefill, p10-p90 1.88-2.26; 35 in 1-256 for decode, p10-p90 2.12-2.91). "
+                "Uncertainty: attention has no A40 profile and takes the same ratio, so decode is uncertain by "
+                "about +/-15 % (A40/A100 memory bandwidth alone would give 2.93x); KV from 48 GB x 0.9 "
+                "(the PreServe paper says 40 GB per A40)"
+            ),
+            "source": "derived (no measurement of LLaMA-2-7B on an A40 is available offline)",
+            "fitted_range": base["fit_report"]["range"],
+            "max_batch_size": base.get("max_batch_size"),
+            "prefill": scale_coefficients(base["prefill"], A40_RATIO["prefill"]),
+            "decode": scale_coefficients(base["decode"], A40_RATIO["decode"]),
+        }
+    )
 
     doc = {"gpu_types": GPU_TYPES + CPU_TYPES, "models": MODELS, "deployments": deployments}
     completed = complete_catalogue(doc)

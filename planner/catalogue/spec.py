@@ -462,4 +462,7 @@ def engine_spec(deployment: dict, gpu: dict, model: dict) -> dict:
         ),
         "estimated": bool(deployment["estimated"]),
         **({"device": power} if (power := device_power(deployment, gpu)) else {}),
+        # context limit in force (the deployment's, else the model's; absent = unknown, no limit in the engine)
+        **({"max_model_len": int(limit)} if (limit := deployment.get("max_model_len") or model.get("max_model_len"))
+           else {}),
     }

@@ -1,13 +1,16 @@
-"""The scenario builder: a comparison scenario from forms instead of JSON.
+"""The scenario builder: a comparison scenario from forms instead of JSON, the forms generated from the one schema.
 
-Workload: one of the team's uploaded (characterised) traces. Fleet: one endpoint per (region, model) the
-trace contains, each on a deployment picked from the hardware catalogue for that model (built-ins and the
-team's own), with floors and ceilings, a starting count and a spot pool per region. SLOs: the TTFT targets
-of the interactive tiers and the batch deadline. Strategies and baseline as on the JSON form.
+Workload: one of the team's uploaded (characterised) traces, or the synthesiser (``workload.synthetic``) with
+its knobs. Fleet: one row per endpoint - region, a deployment from the hardware catalogue (its model follows),
+start count, floor, ceiling, the spot pool of that model in that region, and any other endpoint field of the
+schema. SLOs: every target of the schema's ``slo`` section. Strategies: the comparison strategies and the
+registered bundles (``bundle_names()``: a new family appears here by registering), schedulers, baseline.
 
-The form's output is the engine scenario dict, checked by the one scenario schema and parser
-(simulations.engine.schema through services.validate_scenario) before anything is stored; the JSON it produced is shown
-as the "advanced" view and kept on error.
+Every knob field (synthesiser, endpoint row, SLO) is generated from the pydantic models of
+``simulations.engine.schema`` by ``planner.schemaforms`` (types, bounds, enums, defaults, descriptions), so a
+field added to those models appears here with no template work. The form's output is the scenario dict,
+validated by the one schema and parser (``services.validate_scenario``) before anything is stored; a schema
+error lands on the field whose path produced it; the JSON produced is shown as the "advanced" view.
 """
 
 from __future__ import annotations
@@ -15,46 +18,19 @@ from __future__ import annotations
 import re
 
 from django import forms
-from django.core.validators import MaxValueValidator, MinValueValidator
 
 from planner.comparisons.core.variants import SCHEDULERS, STRATEGIES
+from planner.schemaforms import SchemaForm, field_for_path, initial_from
 
-
-def schema_bounds(model, field: str) -> dict:
-    """{"min_value", "max_value"} of a field of the scenario schema (simulations.engine.schema), so the form
-    accepts exactly what the schema does."""
-    out = {}
-    for item in model.model_fields[field].metadata:
-        if hasattr(item, "ge"):
-            out["min_value"] = item.ge
-        if hasattr(item, "le"):
-            out["max_value"] = item.le
-    return out
-
-
-def _bounds():
-    from simulations.engine import schema
-
-    seconds = schema.Seconds.__metadata__[0].metadata  # Annotated[float, Field(ge=..., le=...)]
-    sec = {k: v for item in seconds for k, v in (("min_value", getattr(item, "ge", None)),
-                                                 ("max_value", getattr(item, "le", None))) if v is not None}
-    return {"initial": schema_bounds(schema.Endpoint, "initial"),
-            "min_instances": schema_bounds(schema.Endpoint, "min_instances"),
-            "max_instances": schema_bounds(schema.Endpoint, "max_instances"), "seconds": sec}
-
-
-# where a schema error's path points -> the form field that produced it
-_ERROR_FIELDS = [(r"^fleet\.endpoints\[\d+\]\.initial", "initial"), (r"^fleet\.endpoints\[\d+\]\.min", "min_instances"),
-                 (r"^fleet\.endpoints\[\d+\]\.max", "max_instances"), (r"^fleet\.regions\[\d+\]\.spot_pool", "spot_pool"),
-                 (r"^slo\.ttft_s\.IW-F", "ttft_iwf"), (r"^slo\.ttft_s\.IW-N", "ttft_iwn"), (r"^slo\.e2e_s\.NIW", "niw_deadline"),
-                 (r"^strategies", "strategies"), (r"^schedulers", "schedulers"), (r"^baseline", "baseline")]
-
-
-def form_field_for(error_path: str) -> str | None:
-    for pattern, name in _ERROR_FIELDS:
-        if re.match(pattern, error_path or ""):
-            return name
-    return None
+DEFAULT_STRATEGIES = ["reactive-unified", "lt-i", "lt-u", "lt-ua"]
+SLO_MAIN = ("ttft_s", "e2e_s", "percentile")  # shown first; the other SLO fields under "more targets"
+# the builder's own starting values (not bounds: those come from the schema only)
+SLO_START = {"ttft_s.IW-F": 1.0, "ttft_s.IW-N": 60.0, "e2e_s.NIW": 86400.0}
+SYNTH_START = {"duration_s": 3600.0, "total_requests": 20_000}
+# the synthesiser's kinds in the builder: the engine's diurnal generator (workload.synthetic without a kind) and
+# the generator's renewal streams (simulations/engine/generator/spec.py); batch / slinfer / mix stay JSON
+STREAM_FORMS = ("poisson", "gamma")
+STREAM_EXCLUDE = ("kind", "name", "description", "lengths.empirical")
 
 
 def trace_groups(trace) -> list[tuple[str, str]]:
@@ -67,21 +43,29 @@ def trace_groups(trace) -> list[tuple[str, str]]:
     return pairs
 
 
-def deployment_choices(team, model: str) -> list[tuple[str, str]]:
+def catalogue(team, *, builtin_only: bool = False) -> list:
+    """The deployments a team may pick: the built-ins and the team's own (``builtin_only``: the built-ins)."""
     from django.db.models import Q
 
     from planner.hardware.models import Deployment
 
-    qs = Deployment.objects.filter(Q(team=team) | Q(team__isnull=True, builtin=True), model__name=model)
-    out = []
-    for d in qs.select_related("gpu").order_by("-builtin", "name"):
+    qs = Deployment.objects.filter(team__isnull=True, builtin=True)
+    if not builtin_only:
+        qs = Deployment.objects.filter(Q(team=team) | Q(team__isnull=True, builtin=True))
+    return list(qs.select_related("gpu", "model").order_by("model__name", "-builtin", "name"))
+
+
+def grouped_choices(deployments) -> list:
+    """Choices grouped by model: (model, [(name, "name: θ N TPS"), ...])."""
+    groups: dict[str, list] = {}
+    for d in deployments:
         tag = "" if d.builtin else " (yours)"
-        out.append((d.name, f"{d.name}{tag}: θ {d.theta_tps:,.0f} TPS"))
-    return out
+        groups.setdefault(d.model.name, []).append((d.name, f"{d.name}{tag}: θ {d.theta_tps:,.0f} TPS"))
+    return [("", "-")] + list(groups.items())
 
 
-def _default_deployment(choices: list[tuple[str, str]]) -> str:
-    names = [c[0] for c in choices]
+def default_deployment(deployments, model: str) -> str:
+    names = [d.name for d in deployments if d.model.name == model]
     for preferred in ("h100-80gb/tp8", "h100-80gb/tp4", "h100-80gb/tp2"):
         hit = next((n for n in names if n.endswith(preferred)), None)
         if hit:
@@ -89,52 +73,91 @@ def _default_deployment(choices: list[tuple[str, str]]) -> str:
     return names[0] if names else ""
 
 
-class ScenarioBuilderForm(forms.Form):
+class EndpointRow(SchemaForm):
+    """One endpoint: region, deployment (its model follows), spot pool, and the schema's endpoint fields."""
+
+    region = forms.CharField(max_length=200, label="Region", required=False)
+    deployment = forms.ChoiceField(label="Deployment (catalogue)", required=False,
+                                   help_text="its model is the endpoint's model; '-' leaves the row out")
+
+    def __init__(self, *args, deployments=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        from planner.schemaforms import scalar_field
+        from simulations.engine import schema
+
+        self.fields["deployment"].choices = grouped_choices(deployments)
+        self.models = {d.name: d.model.name for d in deployments}
+        self.add_schema("endpoint", schema.Endpoint, exclude=("region", "model", "deployment"))
+        self.fields["spot_pool"] = scalar_field(
+            schema.Region, "spot_pool.*", label="spot pool", initial=0,
+            help_text="warm spot instances of this model in this region at start")
+
+    def clean(self):
+        data = super().clean()
+        if data.get("deployment") and not data.get("region"):
+            self.add_error("region", "name the region of this endpoint")
+        return data
+
+    def endpoint(self) -> dict:
+        d = self.cleaned_data
+        return {"region": d["region"], "model": self.models.get(d["deployment"], ""),
+                "deployment": d["deployment"], **self.collect("endpoint")}
+
+
+EndpointRows = forms.formset_factory(EndpointRow, extra=0, min_num=1, validate_min=True)
+
+
+class ScenarioBuilderForm(SchemaForm):
     name = forms.CharField(max_length=200, required=False)
-    trace = forms.TypedChoiceField(coerce=int, help_text="an uploaded trace of your team (characterised)")
-    # bounds come from simulations.engine.schema in __init__
-    initial = forms.IntegerField(initial=2, help_text="instances per endpoint at start")
-    min_instances = forms.IntegerField(initial=1, label="Floor (min instances)")
-    max_instances = forms.IntegerField(initial=20, label="Ceiling (max instances)")
-    spot_pool = forms.IntegerField(initial=2, help_text="warm spot instances per model in each region at start")
-    ttft_iwf = forms.FloatField(initial=1.0, label="IW-F TTFT target (s)")
-    ttft_iwn = forms.FloatField(initial=60.0, label="IW-N TTFT target (s)")
-    niw_deadline = forms.FloatField(initial=86400.0, label="NIW deadline (s)")
+    source = forms.ChoiceField(choices=[("trace", "an uploaded trace"), ("synthetic", "the synthesiser")],
+                               widget=forms.RadioSelect, initial="trace", label="Workload")
+    trace = forms.TypedChoiceField(coerce=int, required=False, empty_value=None,
+                                   help_text="an uploaded trace of your team (characterised)")
+    synth_kind = forms.ChoiceField(required=False, choices=[("diurnal", "diurnal (a daily rate curve)")]
+                                   + [(k, k) for k in STREAM_FORMS], initial="diurnal", label="Synthesiser",
+                                   help_text="which generator; its knobs are below")
     strategies = forms.MultipleChoiceField(choices=[(k, k) for k in STRATEGIES], widget=forms.CheckboxSelectMultiple,
-                                           initial=["reactive-unified", "lt-i", "lt-u", "lt-ua"])
+                                           initial=DEFAULT_STRATEGIES, required=False)
+    bundles = forms.MultipleChoiceField(choices=(), widget=forms.CheckboxSelectMultiple, required=False,
+                                        help_text="registered strategy bundles (manage.py compare --list-bundles)")
     schedulers = forms.MultipleChoiceField(choices=[(s, s) for s in SCHEDULERS], required=False,
                                            widget=forms.CheckboxSelectMultiple)
-    baseline = forms.CharField(max_length=80, initial="reactive-unified")
+    baseline = forms.CharField(max_length=80, initial="reactive-unified", required=False,
+                               help_text="a strategy, bundle or variant key; blank: reactive-unified")
 
-    def __init__(self, *args, team=None, traces=(), **kwargs):
-        super().__init__(*args, **kwargs)
-        bounds = _bounds()  # from the one scenario schema: the form accepts what the schema accepts
-        for name, key in (("initial", "initial"), ("min_instances", "min_instances"),
-                          ("max_instances", "max_instances"), ("spot_pool", "initial"),
-                          ("ttft_iwf", "seconds"), ("ttft_iwn", "seconds"), ("niw_deadline", "seconds")):
-            field, lo, hi = self.fields[name], bounds[key].get("min_value"), bounds[key].get("max_value")
-            field.validators = [v for v in field.validators
-                                if not isinstance(v, (MinValueValidator, MaxValueValidator))]
-            if lo is not None:
-                field.min_value = lo
-                field.validators.append(MinValueValidator(lo))
-                field.widget.attrs["min"] = lo
-            if hi is not None:
-                field.max_value = hi
-                field.validators.append(MaxValueValidator(hi))
-                field.widget.attrs["max"] = hi
+    def __init__(self, data=None, *, team=None, traces=(), initial=None, rows=None, extra_rows: int = 0):
+        super().__init__(data, initial=initial)
+        from planner.comparisons.core.bundles import bundle_names, get_bundle
+        from simulations.engine import schema
+
         self.team = team
         self.traces = {t.pk: t for t in traces}
-        self.fields["trace"].choices = [(t.pk, f"#{t.pk} {t.name} ({t.requests:,} requests)") for t in traces]
-        trace = self._selected_trace()
-        self.endpoint_fields = []
-        for region, model in trace_groups(trace) if trace else []:
-            choices = deployment_choices(team, model)
-            key = f"dep__{region}__{model}"
-            self.fields[key] = forms.ChoiceField(choices=choices or [("", "no deployment of this model")],
-                                                 initial=_default_deployment(choices),
-                                                 label=f"{region} / {model}")
-            self.endpoint_fields.append((region, model, key))
+        self.fields["trace"].choices = [("", "-")] + [(t.pk, f"#{t.pk} {t.name} ({t.requests:,} requests)")
+                                                       for t in traces]
+        self.fields["bundles"].choices = [(n, f"{n}: {get_bundle(n).description}") for n in bundle_names()]
+        self.add_schema("synthetic", schema.Synthetic, prefix="syn__", exclude=("kind",), initial=SYNTH_START)
+        from simulations.engine.generator import spec as stream_spec
+
+        for kind in STREAM_FORMS:
+            model = getattr(stream_spec, f"{kind.capitalize()}Spec")
+            for spec in self.add_schema(kind, model, prefix=f"{kind}__", exclude=STREAM_EXCLUDE):
+                self.fields[spec.name].required = False  # only the chosen kind counts; its schema says what is missing
+        self.add_schema("slo", schema.SLO, prefix="slo__", initial=SLO_START)
+        self.deployments = catalogue(team)
+        self.rows = self._rows(data, rows, extra_rows)
+
+    def _rows(self, data, rows, extra_rows):
+        kwargs = {"form_kwargs": {"deployments": self.deployments}, "prefix": "ep"}
+        if data is not None and "ep-TOTAL_FORMS" in data:
+            if extra_rows:
+                data = data.copy()
+                data["ep-TOTAL_FORMS"] = str(int(data.get("ep-TOTAL_FORMS") or 0) + extra_rows)
+            return EndpointRows(data, **kwargs)
+        if rows is None:
+            trace = self._selected_trace()
+            rows = [{"region": r, "deployment": default_deployment(self.deployments, m), "max": 20}
+                    for r, m in (trace_groups(trace) if trace else [])] or [{"region": "eastus", "max": 20}]
+        return EndpointRows(initial=rows, **kwargs)
 
     def _selected_trace(self):
         raw = self.data.get("trace") if self.is_bound else self.initial.get("trace")
@@ -143,35 +166,136 @@ class ScenarioBuilderForm(forms.Form):
         except (TypeError, ValueError):
             return None
 
+    def synthetic_fields(self):
+        return self.group("synthetic")
+
+    def synth_panels(self) -> list[tuple[str, list]]:
+        """(kind, its generated fields) for every synthesiser kind of the builder."""
+        return [("diurnal", self.group("synthetic"))] + [(k, self.group(k)) for k in STREAM_FORMS]
+
+    def _synth_group(self) -> str:
+        kind = self.cleaned_data.get("synth_kind") or "diurnal"
+        return "synthetic" if kind == "diurnal" else kind
+
+    def slo_main(self):
+        return self.group("slo", only=SLO_MAIN)
+
+    def slo_more(self):
+        return self.group("slo", skip=SLO_MAIN)
+
+    def is_valid(self) -> bool:
+        ok = super().is_valid()
+        return self.rows.is_valid() and ok
+
     def clean(self):
         data = super().clean()
-        if data.get("min_instances") is not None and data.get("max_instances") is not None:
-            if data["min_instances"] > data["max_instances"]:
-                self.add_error("max_instances", "must be at least the floor")
-        if not self.endpoint_fields and data.get("trace") is not None:
-            raise forms.ValidationError("this trace has no (region, model) groups yet: wait for its characterisation")
-        for _region, model, key in self.endpoint_fields:
-            if not data.get(key):
-                self.add_error(key, f"the hardware catalogue has no deployment of {model}; add one first")
+        if data.get("source") == "trace" and data.get("trace") is None:
+            self.add_error("trace", "pick one of your traces, or choose the synthesiser")
+        if data.get("trace") is not None and data["trace"] not in self.traces:
+            self.add_error("trace", "not one of your characterised traces")
+        if not data.get("strategies") and not data.get("bundles"):
+            self.add_error("strategies", "choose at least one strategy or bundle")
         return data
+
+    def endpoint_forms(self) -> list:
+        """The rows that describe an endpoint (a blank extra row is skipped)."""
+        return [f for f in self.rows if getattr(f, "cleaned_data", None) and f.cleaned_data.get("deployment")]
 
     def scenario(self) -> dict:
         """The engine scenario these answers describe."""
         d = self.cleaned_data
-        trace = self.traces[d["trace"]]
-        lo, hi = d["min_instances"], d["max_instances"]
-        start = min(max(d["initial"], lo), hi)
-        regions = sorted({r for r, _, _ in self.endpoint_fields})
-        models = sorted({m for _, m, _ in self.endpoint_fields})
+        rows = self.endpoint_forms()
+        endpoints = [f.endpoint() for f in rows]
+        regions: dict[str, dict] = {}
+        for f, e in zip(rows, endpoints, strict=True):
+            pool = regions.setdefault(e["region"], {})
+            pool[e["model"]] = max(pool.get(e["model"], 0), f.cleaned_data.get("spot_pool") or 0)
+        if d["source"] == "trace":
+            trace = self.traces[d["trace"]]
+            workload, default_name = {"trace_id": trace.pk}, f"strategies on trace #{trace.pk} {trace.name}"
+        else:
+            group = self._synth_group()
+            synthetic = self.collect(group) if group == "synthetic" else {"kind": group, **self.collect(group)}
+            workload, default_name = {"synthetic": synthetic}, "strategies on a synthesised workload"
         return {
-            "name": d.get("name") or f"strategies on trace #{trace.pk} {trace.name}",
+            "name": d.get("name") or default_name,
             "seed": 0,
-            "workload": {"trace_id": trace.pk},
-            "fleet": {
-                "regions": [{"name": r, "spot_pool": {m: d["spot_pool"] for m in models}} for r in regions],
-                "endpoints": [{"region": r, "model": m, "deployment": d[key], "initial": start, "min": lo, "max": hi}
-                              for r, m, key in self.endpoint_fields],
-            },
-            "slo": {"ttft_s": {"IW-F": d["ttft_iwf"], "IW-N": d["ttft_iwn"]}, "e2e_s": {"NIW": d["niw_deadline"]}},
+            "workload": workload,
+            "fleet": {"regions": [{"name": r, "spot_pool": {m: n for m, n in pool.items() if n}}
+                                  for r, pool in regions.items()],
+                      "endpoints": endpoints},
+            "slo": self.collect("slo"),
             "strategy": {"autoscaler": "reactive-unified", "scheduler": "fcfs"},
         }
+
+    def place_error(self, path: str, message: str) -> None:
+        """Put a schema / variant error on the field whose path produced it (else on the form)."""
+        m = re.match(r"^fleet\.endpoints\[(\d+)\]\.?(.*)$", path or "")
+        rows = self.endpoint_forms()
+        if m and int(m.group(1)) < len(rows):
+            row = rows[int(m.group(1))]
+            key = m.group(2).split(".")[0] or "deployment"
+            key = {"model": "deployment", "region": "region"}.get(key, key)
+            row.add_error(key if key in row.fields else None, message)
+            return
+        m = re.match(r"^fleet\.regions\[(\d+)\]\.spot_pool", path or "")
+        if m:
+            region = self.scenario_regions()[int(m.group(1))] if int(m.group(1)) < len(self.scenario_regions()) else ""
+            row = next((f for f in rows if f.cleaned_data.get("region") == region), None)
+            if row is not None:
+                row.add_error("spot_pool", message)
+                return
+        target = (field_for_path(path, self.specs["slo"], ("slo",))
+                  or field_for_path(path, self.specs[self._synth_group()], ("workload", "synthetic")))
+        if target is None and (path or "").startswith("workload.synthetic"):
+            target = "synth_kind"  # an error about the generator as a whole (e.g. "duration_s or requests")
+        if target is None:
+            head = (path or "").split(".")[0].split("[")[0]
+            target = head if head in ("strategies", "bundles", "schedulers", "baseline") else None
+            if (path or "").startswith("workload.trace_id"):
+                target = "trace"
+        self.add_error(target, message if target else f"{path}: {message}")
+
+    def scenario_regions(self) -> list[str]:
+        seen = []
+        for f in self.endpoint_forms():
+            if f.cleaned_data["region"] not in seen:
+                seen.append(f.cleaned_data["region"])
+        return seen
+
+
+def initial_from_scenario(form_cls_specs: dict, scenario: dict, variants: list[dict], baseline: str) -> tuple:
+    """(form initial, endpoint rows, why-not) to clone a past comparison into the builder; why-not is a sentence
+    when the scenario holds something the forms cannot show (then the JSON form is the way)."""
+    wl = scenario.get("workload") or {}
+    initial: dict = {"name": f"{scenario.get('name', 'comparison')} (copy)"}
+    if "trace_id" in wl:
+        initial.update(source="trace", trace=wl["trace_id"])
+    elif isinstance(wl.get("synthetic"), dict) and wl["synthetic"].get("kind", "diurnal") == "diurnal":
+        initial["source"] = "synthetic"
+        initial.update(initial_from(wl["synthetic"], form_cls_specs["synthetic"]))
+    elif isinstance(wl.get("synthetic"), dict) and wl["synthetic"].get("kind") in STREAM_FORMS:
+        kind = wl["synthetic"]["kind"]
+        initial.update(source="synthetic", synth_kind=kind)
+        initial.update(initial_from(wl["synthetic"], form_cls_specs[kind]))
+    else:
+        return initial, [], "its workload (a bundled trace or a synthesiser spec) is only editable as JSON"
+    initial.update(initial_from(scenario.get("slo") or {}, form_cls_specs["slo"]))
+    pools = {}
+    for r in (scenario.get("fleet") or {}).get("regions", []):
+        if isinstance(r, dict):
+            pools[r.get("name")] = r.get("spot_pool") or {}
+    rows = []
+    for e in (scenario.get("fleet") or {}).get("endpoints", []):
+        if not isinstance(e.get("deployment"), str):
+            return initial, [], "an endpoint carries an inline deployment spec, only editable as JSON"
+        row = {"region": e.get("region", ""), "deployment": e["deployment"],
+               "spot_pool": pools.get(e.get("region"), {}).get(e.get("model"), 0)}
+        row.update({k: v for k, v in e.items() if k not in ("region", "model", "deployment")})
+        rows.append(row)
+    initial["strategies"] = sorted({v["strategy"] for v in variants if not v.get("bundle") and not v.get("scheduler")
+                                    and v.get("role") != "tuning"})
+    initial["bundles"] = sorted({v["bundle"] for v in variants if v.get("bundle")})
+    initial["schedulers"] = sorted({v["scheduler"] for v in variants if v.get("scheduler")})
+    initial["baseline"] = (baseline or "").split("@")[0]
+    return initial, rows, ""

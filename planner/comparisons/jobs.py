@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from planner.comparisons.core.serverless import is_serverless
 from planner.comparisons.models import Comparison, VariantResult
 from planner.comparisons.services import aggregate_comparison, maybe_trigger_aggregation, record_variant
 from planner.jobs.registry import JobCancelled, JobError, Partial, handler
@@ -46,6 +47,10 @@ def run_variant_job(job, ctx):
         raise JobError(f"comparison {comp_id} has no variant {key!r}", where="job params",
                        hint="the comparison was deleted; nothing to run") from None
     comp = result.comparison
+    if is_serverless(comp.scenario):  # issue 18: a serverless system (planner/comparisons/serverless.py)
+        from planner.comparisons.serverless import run_variant as run_serverless_variant
+
+        return run_serverless_variant(job, ctx, result)
     VariantResult.objects.filter(pk=result.pk).update(status=VariantResult.Status.RUNNING)
     variant = {"key": result.key, "strategy": result.strategy, "scheduler": result.scheduler, "knobs": result.knobs}
     # the comparison's own variant list carries the rest (bundle, seed, tuning role; issue 19)
@@ -88,6 +93,10 @@ def aggregate_job(job, ctx):
         comp = Comparison.objects.get(pk=job.params.get("comparison"))
     except Comparison.DoesNotExist:
         raise JobError("the comparison no longer exists", where="job params", hint="nothing to do") from None
+    if is_serverless(comp.scenario):  # issue 18: systems side by side, not savings against a fleet baseline
+        from planner.comparisons.serverless import aggregate_job as aggregate_serverless
+
+        return aggregate_serverless(comp, ctx)
     ctx.progress(95, "aggregating", force=True)
     summary = aggregate_comparison(comp)
     if "error" in summary:

@@ -8,10 +8,12 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from planner.accounts.access import get_for_user_or_404, team_of, visible_to
 from planner.comparisons import fair_display, selectors
+from planner.comparisons.core.serverless import is_serverless
 from planner.comparisons.core.variants import SCHEDULERS, STRATEGIES, VariantError
 from planner.comparisons.models import Comparison
 from planner.comparisons.services import start_comparison, validate_scenario
@@ -93,6 +95,10 @@ def comparison_create(request):
             scenario = json.loads(text)
         else:
             scenario = selectors.load_fixture(request.POST.get("fixture", ""))
+        if is_serverless(scenario):  # issue 18: a pasted serverless scenario compares its systems
+            from planner.comparisons.serverless_views import start_from_form
+
+            return start_from_form(request, team, scenario, form)
         validate_scenario(scenario)
         comp = start_comparison(team=team, user=request.user, scenario=scenario, strategies=strategies,
                                 schedulers=schedulers, baseline=request.POST.get("baseline") or None,
@@ -122,6 +128,10 @@ def comparison_detail(request, pk: int):
 
     comp = get_for_user_or_404(request.user, Comparison.objects.select_related("job")
                                .prefetch_related("results__job"), pk=pk)
+    if is_serverless(comp.scenario):  # issue 18: systems on shared CPU/GPU nodes (serverless_views.py)
+        from planner.comparisons.serverless_views import serverless_detail
+
+        return serverless_detail(request, comp)
     summary = comp.summary or {}
     rows = [_display_row(r) for r in summary.get("rows", [])]
     figures = selectors.figures_json(comp) if rows else {}
@@ -183,38 +193,52 @@ comparison_labels = label_view(Comparison, "comparisons:detail")
 
 @login_required
 def comparison_build(request):
-    """The scenario builder: a comparison from forms (a trace, the fleet from the catalogue, SLOs, strategies)."""
-    from planner.comparisons.builder import ScenarioBuilderForm
+    """The scenario builder: a comparison from forms generated from the scenario schema (a trace or the
+    synthesiser, per-endpoint fleet rows from the catalogue, SLOs, strategies and bundles)."""
+    from planner.comparisons.builder import ScenarioBuilderForm, initial_from_scenario
     from planner.traces.models import Trace
     from simulations.engine import ScenarioError
 
     team = team_of(request.user)
     traces = list(visible_to(request.user, Trace.objects.exclude(characterisation=None)).order_by("-created")[:200])
-    initial = {"trace": request.GET.get("trace") or (traces[0].pk if traces else None)}
-    if request.method == "POST" and request.POST.get("action") == "refresh":  # another trace: other endpoints
-        initial = {"trace": request.POST.get("trace")}
-        return render(request, "comparisons/build.html", {
-            "form": ScenarioBuilderForm(team=team, traces=traces, initial=initial), "traces": traces})
-    form = ScenarioBuilderForm(request.POST or None, team=team, traces=traces, initial=initial)
-    scenario_json, status = "", 200
-    if request.method == "POST" and request.POST.get("action") != "refresh" and form.is_valid():
+    action = request.POST.get("action", "run")
+    context = {"traces": traces, "scenario_json": ""}
+    if request.method != "POST":
+        initial = {"trace": request.GET.get("trace") or (traces[0].pk if traces else None),
+                   "source": "synthetic" if request.GET.get("source") == "synthetic" or not traces else "trace"}
+        rows = None
+        clone = request.GET.get("clone", "")
+        if clone.isdigit():  # clone-and-edit a past comparison in the forms
+            src = selectors.comparisons_for(request.user).filter(pk=int(clone)).first()
+            if src is not None:
+                specs = ScenarioBuilderForm(team=team, traces=traces).specs
+                initial, rows, why_not = initial_from_scenario(specs, src.scenario, src.variants, src.baseline)
+                if why_not:
+                    messages.info(request, f"Comparison #{src.pk} cannot be edited in the forms: {why_not}.")
+                    return redirect(f"{reverse('comparisons:list')}?clone={src.pk}#new-comparison")
+                context["scenario_json"] = json.dumps(src.scenario, indent=1)
+        form = ScenarioBuilderForm(team=team, traces=traces, initial=initial, rows=rows)
+        return render(request, "comparisons/build.html", {**context, "form": form})
+    if action == "refresh":  # another trace: its regions and models as the rows
+        form = ScenarioBuilderForm(team=team, traces=traces, initial={
+            "trace": request.POST.get("trace"), "source": request.POST.get("source", "trace")})
+        return render(request, "comparisons/build.html", {**context, "form": form})
+    form = ScenarioBuilderForm(request.POST, team=team, traces=traces, extra_rows=1 if action == "add_row" else 0)
+    if action == "add_row":
+        return render(request, "comparisons/build.html", {**context, "form": form})
+    if form.is_valid():
         scenario = form.scenario()
-        scenario_json = json.dumps(scenario, indent=1)
+        context["scenario_json"] = json.dumps(scenario, indent=1)
         try:
             validate_scenario(scenario)
             comp = start_comparison(team=team, user=request.user, scenario=scenario,
                                     strategies=form.cleaned_data["strategies"],
                                     schedulers=form.cleaned_data["schedulers"],
+                                    bundles=form.cleaned_data["bundles"] or None,
                                     baseline=form.cleaned_data["baseline"] or None, name=scenario["name"])
         except (ScenarioError, VariantError) as exc:  # the schema's error lands on the field that produced it
-            from planner.comparisons.builder import form_field_for
-
             hint = f" ({exc.hint})" if getattr(exc, "hint", "") else ""
-            target = form_field_for(exc.field)
-            form.add_error(target, f"{exc.message}{hint}" if target else f"{exc.field}: {exc.message}{hint}")
+            form.place_error(exc.field, f"{exc.message}{hint}")
         else:
             return redirect("comparisons:detail", pk=comp.pk)
-    if request.method == "POST":
-        status = 400 if form.errors else 200
-    return render(request, "comparisons/build.html", {"form": form, "traces": traces,
-                                                       "scenario_json": scenario_json}, status=status)
+    return render(request, "comparisons/build.html", {**context, "form": form}, status=400)

@@ -46,6 +46,23 @@ class Options:
     downscale: str = (
         "every_op"  # A7: every_op (default: as printed it stops at the first un-downscalable bottleneck) | bottleneck
     )
+    # Alg. 1 line 24 (A8): ``cheapest`` (the cheapest single move that restores the SLO, else the largest
+    # latency reduction: the prose's "minimally increases resource usage while restoring T_total <= SLO") |
+    # ``efficiency`` (the largest latency reduction per GPU added: the prose's "smallest change that most
+    # effectively reduces T_total"; a move that adds no GPU ranks first)
+    upscale: str = "cheapest"
+    # Alg. 1 lines 11 / 28: ``stop`` (as printed: within epsilon below the SLO the loop ends) | ``refine`` (the
+    # prose's stopping rule, "terminates when no local move can improve the objective without violating the
+    # SLO": cost-reducing moves that keep T <= SLO are still tried inside the buffer)
+    band: str = "stop"
+    # the product's fallback (not in the paper): an operator-level plan whose placement needs more GPUs than the
+    # model-level plan (or misses the SLO where model-level meets it) is replaced by the model-level placement.
+    # Off here, so the paper's algorithm is what the reproduction measures; on by default in the plan spec.
+    fallback_model_level: bool = False
+    # decode iterations: ``context`` (attention reads the KV cache of input + output / 2 tokens, as Fig. 2's
+    # decode curves grow with the sequence length) | ``one`` (Section 4.1's "decode iterations (i.e. length = 1)"
+    # read literally: every operator, attention included, sees a 1-token sequence and no KV cache)
+    decode_length: str = "context"
     communication: bool = False  # A4: add C_v (Vidur's send/recv of the operator's output) to every s_v
     batch_grid: tuple[int, ...] = (1, 2, 4, 8, 16, 32)  # prefill B_v grid (B^max = 32)
     decode_batch_grid: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256)  # decode B_v grid (B^max = 256)

@@ -47,6 +47,10 @@ def build_options(spec: OpscaleSpec) -> tuple[Options, PlacementOptions]:
         enforce_capacity=o.enforce_capacity,
         interference=o.interference,
         kappa=o.kappa,
+        upscale=o.upscale,
+        band=o.band,
+        decode_length=o.decode_length,
+        fallback_model_level=o.fallback_model_level,
     )
     gpu_sharing = load_profile(spec.model, spec.gpu).gpu.supports_sharing
     return options, PlacementOptions(sharing=gpu_sharing if o.sharing is None else o.sharing)
@@ -83,6 +87,11 @@ def _round_len(x: float) -> float:
     return float(max(16, int(round(x / 64.0)) * 64 or 16))
 
 
+def decode_context(options: Options, length: float, out_tokens: float) -> float:
+    """The sequence length a decode iteration's operators see (``Options.decode_length``)."""
+    return length + out_tokens / 2.0 if options.decode_length == "context" else 1.0
+
+
 def _point_key(phase: str, qps: float, length: float, out_tokens: float):
     if phase == "prefill":
         return (phase, _round_sig(qps), _round_len(length), 1.0)
@@ -105,7 +114,7 @@ def run_plan(spec: OpscaleSpec, frame: pd.DataFrame, progress: Progress | None =
     rows = []
     for i, w in enumerate(win.itertuples(index=False)):
         for phase in ("prefill", "decode"):
-            ctx = w.length if phase == "prefill" else w.length + w.out_tokens / 2.0
+            ctx = w.length if phase == "prefill" else decode_context(options, w.length, w.out_tokens)
             key = _point_key(phase, w.qps, ctx, w.out_tokens)
             if key not in cache:
                 cache[key] = plan_point(profile, Workload(*key), slo, options, placement)
@@ -122,6 +131,7 @@ def run_plan(spec: OpscaleSpec, frame: pd.DataFrame, progress: Progress | None =
             "default_stream_gpus": cache[r["key"]]["default_stream"]["gpus"],
             "model_level_gpus": cache[r["key"]]["model_level"]["gpus"],
             "feasible": cache[r["key"]]["feasible"],
+            "fallback": cache[r["key"]].get("fallback", False),
         }
         for r in rows
     ]
@@ -174,6 +184,8 @@ def _aggregate(rows, cache, window_s, profile, slo, options, win) -> dict:
         prow = [p for p in every if p["feasible"]]
         agg = {s: {"gpu_s": 0.0, "energy_j": 0.0, "energy_device_j": 0.0, "memory_gb_s": 0.0} for s in STRATEGIES}
         agg["infeasible_windows"] = len(every) - len(prow)
+        agg["fallback_windows"] = sum(1 for p in prow if p.get("fallback"))
+        agg["windows"] = len(prow)
         agg["infeasible_reason"] = next((p["reason"] for p in every if not p["feasible"]), "")
         for p in prow:
             for s in ("operator_level", "default_stream", "model_level"):
@@ -229,7 +241,7 @@ def sweeps(profile, slo, options, placement, typical, with_ilp: bool, ilp_limit:
         len_rows.append(_sweep_row(plan_point(profile, Workload("prefill", q0, L), slo, options, placement)))
     report(0.95, "length sweep")
     for phase in ("prefill", "decode"):
-        ctx = length if phase == "prefill" else length + out_tokens / 2.0
+        ctx = length if phase == "prefill" else decode_context(options, length, out_tokens)
         phase_rows.append(
             _sweep_row(plan_point(profile, Workload(phase, q0, ctx, out_tokens), slo, options, placement))
         )

@@ -34,6 +34,38 @@ def _saving(ours: float, base: float) -> float | None:
     return 1.0 - ours / base
 
 
+def _fallback_row(ev: Evaluator, ml, shared, stage1_feasible: bool, ml_row: dict, detail: bool) -> dict:
+    """The operator-level row when the product falls back to the model-level placement: the model-level plan's
+    GPUs, memory and energy (so every saving is 0), with what the operator-level placement would have needed."""
+    if not (shared.feasible and stage1_feasible):
+        why = "the operator-level plan misses the SLO where model-level meets it"
+    else:
+        why = f"the operator-level placement needs {shared.gpus} GPUs, model-level {ml.gpus}"
+    row = {
+        "gpus": ml.gpus,
+        "k_base": ml.replicas,
+        "new_devices": 0,
+        "cost": ml_row["cost"],
+        "latency_s": ml.latency_s,
+        "feasible": True,
+        "memory_gb": ml.memory_bytes / 1e9,
+        "energy_eq9_w": ml_row["energy_eq9_w"],
+        "energy_device_w": ml_row["energy_device_w"],
+        "reason": f"fell back to the model-level placement: {why}",
+        "fallback": True,
+        "operator_level_gpus": shared.gpus,
+        "savings": {k: 0.0 for k in ("gpus", "memory", "energy", "energy_device", "cost")},
+    }
+    if detail:
+        cfg = ml.config(ev.ops)
+        row["config"] = {v: {"r": r, "b": b, "p": p} for v, (r, b, p) in cfg.items()}
+        row["placement"] = [
+            {"index": i, "base": True, "replicas": [f"{v}#{i // ml.tp}" for v in ev.ops]} for i in range(ml.gpus)
+        ]
+        row["sojourn_s"] = ev.sojourns(cfg)
+    return row
+
+
 def plan_point(
     profile: OperatorProfile,
     workload: Workload,
@@ -91,7 +123,18 @@ def plan_point(
         ml_eq9 = eq9_power_w(ev, ml_cfg)
         ml_dev = device_power_w(ev, ml_cfg, ml.gpus)
         out["model_level"].update(energy_eq9_w=ml_eq9, energy_device_w=ml_dev)
+    fell_back = bool(
+        options.fallback_model_level
+        and ml.feasible
+        and (shared.gpus > ml.gpus or not (shared.feasible and st1.feasible))
+    )
+    out["fallback"] = fell_back
+    if fell_back:
+        out["feasible"] = True
     for name, pl in (("operator_level", shared), ("default_stream", alone)):
+        if name == "operator_level" and fell_back:
+            out[name] = _fallback_row(ev, ml, shared, st1.feasible, out["model_level"], detail)
+            continue
         cfg = pl.config
         mem = ev.total_memory(cfg)
         row = {
@@ -105,6 +148,7 @@ def plan_point(
             "energy_eq9_w": eq9_power_w(ev, cfg, pl.factors),
             "energy_device_w": device_power_w(ev, cfg, pl.gpus),
             "reason": pl.reason,
+            "fallback": False,
         }
         if ml.feasible:
             row["savings"] = {

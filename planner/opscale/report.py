@@ -132,6 +132,14 @@ def section(result: dict | None, name: str = "") -> list:
                 ]
             )
         story.append(_table(data))
+        if tot.get("fallback_windows"):
+            story.append(
+                Paragraph(
+                    f"{tot['fallback_windows']} of {tot['windows']} {phase} windows fell back to the model-level "
+                    "placement (their operator-level placement needed more GPUs).",
+                    small,
+                )
+            )
         story.append(Spacer(1, 0.25 * cm))
     png = _chart(result)
     if png is not None:

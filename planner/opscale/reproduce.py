@@ -39,7 +39,19 @@ VARIANTS = {
     "GPU capacity enforced (SM load <= 1)": {"enforce_capacity": True},
     "paper units (A2)": {"units": "paper"},
     "downscale only the bottleneck (A7 as printed)": {"downscale": "bottleneck"},
+    "upscale: largest latency cut per GPU added (Alg. 1 line 24, other reading)": {"upscale": "efficiency"},
+    "keep downscaling inside the buffer epsilon (prose stopping rule)": {"band": "refine"},
 }
+# Fig. 12 under each reading the paper's text leaves open (spec option values; the default first)
+FIG12_READINGS = {
+    "default": {},
+    "upscale: latency cut per GPU": {"upscale": "efficiency"},
+    "refine inside the buffer": {"band": "refine"},
+    "decode length 1 (Sec. 4.1 literal)": {"decode_length": "one"},
+    "paper units (A2)": {"units": "paper"},
+}
+GAP_QPS = tuple(range(5, 101, 5))
+ALG1_QPS = tuple(range(49, 57))  # where the printed greedy needed 3, 3, 8, 2 GPUs at 51-54 QPS
 SLO_VARIANTS = {"SLO 3 x unloaded": 3.0, "SLO 10 x unloaded": 10.0}
 FIG13 = (("qwen2-0.5b", 1), ("qwen2-1.5b", 1), ("qwen2-7b", 1), ("qwen2-72b", 4))
 
@@ -88,13 +100,13 @@ def fig10(options: Options, slo: Slo) -> list[dict]:
     return rows
 
 
-def greedy_gap(options: Options, slo: Slo, length: float = 1024, time_limit_s: float = 20.0) -> dict:
+def greedy_gap(options: Options, slo: Slo, length: float = 1024, time_limit_s: float = 20.0, qps=None) -> dict:
     """Greedy vs the ILP optimum of the Stage-1 objective over the QPS sweep (paper: 8 % mean gap)."""
     from planner.opscale.scaling import greedy
 
     prof = load_profile(*STAND_IN)
     rows = []
-    for q in range(5, 101, 5):
+    for q in qps or GAP_QPS:
         ev = Evaluator(prof, Workload("prefill", q, length), options)
         target = slo.target(ev)
         g = greedy(ev, target)
@@ -173,7 +185,112 @@ def _model_cost(ev: Evaluator, target: float) -> int:
     return ml.replicas * ml.tp
 
 
-def fig12(window_s: float = 60.0) -> dict:
+def alg1_trace(slo: Slo, readings: dict[str, dict]) -> list[dict]:
+    """Alg. 1 + Alg. 2 move by move at the QPS where the printed greedy jumped, under each reading."""
+    from planner.opscale.placement import place
+    from planner.opscale.scaling import greedy, model_level
+
+    prof = load_profile(*STAND_IN)
+    rows = []
+    for name, change in readings.items():
+        for q in ALG1_QPS:
+            ev = Evaluator(prof, Workload("prefill", q, 1024), replace(Options(), **change))
+            target = slo.target(ev)
+            st = greedy(ev, target)
+            pl = place(ev, st.config, target)
+            rows.append(
+                {
+                    "reading": name,
+                    "qps": q,
+                    "slo_s": target,
+                    "latency_s": st.latency_s,
+                    "cost": st.cost,
+                    "gpus": pl.gpus,
+                    "model_level_gpus": model_level(ev, target).gpus,
+                    "ilp_cost": solve_ilp(ev, target, time_limit_s=20).cost,
+                    "moves": [f"{m['move']} {m['op']} {tuple(m['from'])}->{tuple(m['to'])}" for m in st.moves],
+                    "reason": st.reason,
+                }
+            )
+    return rows
+
+
+def des_checks(jobs: int = 100_000) -> list[dict]:
+    """Spec 6.4: the discrete-event check (planner.opscale.des) of analytic plans the reproduction makes."""
+    from planner.opscale.des import check_plan
+    from planner.opscale.placement import place
+    from planner.opscale.scaling import greedy, model_level
+
+    prof = load_profile(*STAND_IN)
+    cases = [
+        ("Fig. 11, 20 QPS", Workload("prefill", 20, 1024), Options()),
+        ("Fig. 11, 40 QPS", Workload("prefill", 40, 1024), Options()),
+        ("Fig. 11, 60 QPS", Workload("prefill", 60, 1024), Options()),
+        ("Fig. 11, 60 QPS, paper units", Workload("prefill", 60, 1024), Options(units="paper")),
+        ("Mooncake typical prefill", Workload("prefill", 3.7, 15325), Options()),
+        ("Mooncake typical decode", Workload("decode", 3.7, 15495, 340), Options()),
+    ]
+    rows = []
+    for name, wl, opts in cases:
+        ev = Evaluator(prof, wl, opts)
+        target = Slo().target(ev)
+        st = greedy(ev, target)
+        pl = place(ev, st.config, target)
+        ml = model_level(ev, target)
+        for who, cfg, fac in (("operator-level", pl.config, pl.factors), ("model-level", ml.config(ev.ops), None)):
+            for service in ("exponential", "deterministic"):
+                r = check_plan(ev, cfg, fac, jobs=jobs, seed=7, service=service)
+                rows.append(
+                    {
+                        "case": name,
+                        "plan": who,
+                        "service": service,
+                        "mode": r["mode"],
+                        "operators_ok": r["operators_ok"],
+                        "worst_op": max(
+                            r["operators"].values(),
+                            key=lambda o: abs(o["wait_simulated_s"] - o["wait_analytic_s"]) / o["tolerance_s"],
+                        ),
+                        "latency_analytic_s": r["latency_analytic_s"],
+                        "latency_simulated_s": r["latency_simulated_s"],
+                        "latency_rel_error": r["latency_rel_error"],
+                        "latency_ok": r["latency_ok"],
+                        "slo_s": target,
+                    }
+                )
+    return rows
+
+
+def _window_savings(timeline: list[dict], phase: str) -> dict:
+    vals = [
+        1.0 - r["operator_level_gpus"] / r["model_level_gpus"]
+        for r in timeline
+        if r["phase"] == phase and r["feasible"] and r["model_level_gpus"]
+    ]
+    return {"mean": float(np.mean(vals)) if vals else None, "max": max(vals) if vals else None, "windows": len(vals)}
+
+
+def _typical_point(spec, typical: dict) -> dict:
+    from planner.opscale.plan import build_options, decode_context
+
+    options, placement = build_options(spec)
+    prof = load_profile(spec.model, spec.gpu)
+    slo = Slo(spec.slo.ttft_s, spec.slo.tbt_s, spec.slo.scale)
+    out = {}
+    for ph in ("prefill", "decode"):
+        q, L, o = typical["qps"], typical["length"], typical["out_tokens"]
+        wl = Workload(ph, q, L) if ph == "prefill" else Workload(ph, q, decode_context(options, L, o), o)
+        p = plan_point(prof, wl, slo, options, placement)
+        out[ph] = {
+            "model_level_gpus": p["model_level"]["gpus"],
+            "operator_level_gpus": p["operator_level"]["gpus"],
+            "gpus": _sv(p, "operator_level", "gpus"),
+        }
+    return out
+
+
+def fig12(window_s: float = 60.0, options: dict | None = None) -> dict:
+    """Prefill vs decode on the two traces at their own rates; ``options`` are spec options (readings)."""
     from planner.ingest.normalised import read_trace
     from planner.ingest.pipeline import ingest
 
@@ -188,6 +305,7 @@ def fig12(window_s: float = 60.0) -> dict:
                     "model": STAND_IN[0],
                     "gpu": STAND_IN[1],
                     "workload": {"path": rel, "window_s": window_s},
+                    "options": {"fallback_model_level": False, **(options or {})},
                     "sweeps": False,
                 }
             )
@@ -198,6 +316,12 @@ def fig12(window_s: float = 60.0) -> dict:
                 "infeasible_windows": res["infeasible_windows"],
                 "prefill": res["totals"]["prefill"]["operator_level"]["savings_vs_model_level"],
                 "decode": res["totals"]["decode"]["operator_level"]["savings_vs_model_level"],
+                # the other readings of "savings" in Fig. 12: the mean of the per-window GPU savings, and the
+                # largest one ("up to ... %")
+                "per_window": {ph: _window_savings(res["timeline"], ph) for ph in ("prefill", "decode")},
+                # and one planning point per phase at the trace's typical load and lengths (GPU counts, not
+                # GPU-seconds: "instances" provisioned for the average window)
+                "typical_point": _typical_point(spec, res["typical"]),
                 "static_p95": {
                     ph: res["totals"][ph]["static_p95"].get("savings_vs_model_level") for ph in ("prefill", "decode")
                 },
@@ -295,6 +419,19 @@ def reproduce(variants: bool = True) -> dict:
         "fig13": fig13(base, slo),
         "fixed_budget": fixed_budget(base, slo),
         "gap": gap,
+        "gap_1qps": {
+            name: _gap_summary(greedy_gap(replace(base, **change), slo, qps=tuple(range(1, 101))))
+            for name, change in (
+                ("printed (cheapest move restoring the SLO)", {}),
+                ("efficiency", {"upscale": "efficiency"}),
+            )
+        },
+        "alg1_trace": alg1_trace(
+            slo, {"printed": {}, "efficiency": {"upscale": "efficiency"}, "refine": {"band": "refine"}}
+        ),
+        "fig12_readings": {name: fig12(options=change) if change else f12 for name, change in FIG12_READINGS.items()},
+        "fixed_budget_efficiency": fixed_budget(replace(base, upscale="efficiency"), slo),
+        "des": des_checks(),
         "gap_by_length": {
             str(L): _gap_summary(greedy_gap(base, slo, length=L)) for L in (4096, 15296)
         },  # 15296: the Mooncake trace's typical input

@@ -70,6 +70,19 @@ def _cost_of(cand: tuple[int, int, int]) -> int:
     return cand[0] * cand[2]
 
 
+def _efficiency_key(ct: tuple[tuple[int, int, int], float], lat: float, cost_now: int) -> tuple:
+    """Sort key of an upscale move under ``upscale="efficiency"``: moves adding no GPU first (the larger
+    latency reduction first), then the largest latency reduction per GPU added. An infinite current latency
+    (an unstable seed) ranks moves by the GPUs they add, then by their latency."""
+    (cand, t2) = ct
+    added = _cost_of(cand) - cost_now
+    if added <= 0:
+        return (0, t2)
+    if not math.isfinite(lat):
+        return (1, added, t2)
+    return (1, 0, -(lat - t2) / added)
+
+
 def greedy(ev: Evaluator, slo_s: float) -> ScalingResult:
     """Alg. 1 with the spec's resolutions: A7 downscale over every operator (``every_op``, default) or the
     bottleneck only (``bottleneck``, as printed); A8 upscale picks the cheapest move meeting the SLO, else the
@@ -98,7 +111,7 @@ def greedy(ev: Evaluator, slo_s: float) -> ScalingResult:
         it += 1
         s = ev.sojourns(config)
         _total, path = ev.critical_path(s)
-        if lat <= slo_s - eps:
+        if lat <= slo_s - eps or (opts.band == "refine" and lat <= slo_s):
             targets = [max(path, key=lambda v: s[v])] if opts.downscale == "bottleneck" else list(ev.ops)
             best = None
             for j in targets:
@@ -132,7 +145,13 @@ def greedy(ev: Evaluator, slo_s: float) -> ScalingResult:
             cands = {(r + 1, b2, p2) for b2 in bs for p2 in ps}
             scored = [(cand, _try(ev, config, j, cand)) for cand in cands]
             meeting = [(c, t) for c, t in scored if t <= slo_s]
-            if meeting:
+            if opts.upscale == "efficiency":
+                better = [(c, t) for c, t in scored if t < lat]
+                if not better:
+                    reason = "the bottleneck cannot be improved: SLO infeasible"
+                    break
+                cand, t2 = min(better, key=lambda ct: (_efficiency_key(ct, lat, r * p), _cost_of(ct[0])))
+            elif meeting:
                 cand, t2 = min(meeting, key=lambda ct: (_cost_of(ct[0]), ct[1]))
             else:
                 cand, t2 = min(scored, key=lambda ct: (ct[1], _cost_of(ct[0])))

@@ -59,6 +59,12 @@ class OptionsSpec(_Strict):
     prefill_batch_max: Annotated[int, Field(ge=1, le=256)] = 32
     decode_batch_max: Annotated[int, Field(ge=1, le=1024)] = 256
     sharing: bool | None = None  # None: what the GPU type supports
+    upscale: Literal["cheapest", "efficiency"] = "cheapest"
+    band: Literal["stop", "refine"] = "stop"
+    decode_length: Literal["context", "one"] = "context"
+    # the product's fallback: a window whose operator-level placement needs more GPUs than model-level uses the
+    # model-level placement (shown as such); the reproduction turns it off to measure the paper's algorithm
+    fallback_model_level: bool = True
 
 
 class OpscaleSpec(_Strict):

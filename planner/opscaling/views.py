@@ -62,8 +62,13 @@ def spec_from_form(post) -> dict:
     if window is not None:
         workload["window_s"] = window
     spec = {"model": post.get("model", ""), "gpu": post.get("gpu", ""), "slo": slo, "workload": workload}
+    options = {}
     if post.get("no_sharing"):
-        spec["options"] = {"sharing": False}
+        options["sharing"] = False
+    if post.get("no_fallback"):
+        options["fallback_model_level"] = False
+    if options:
+        spec["options"] = options
     return spec
 
 
@@ -105,6 +110,21 @@ def _in_graph_order(config: dict) -> list[tuple[str, dict]]:
     return sorted(config.items(), key=lambda kv: OPS.index(kv[0]) if kv[0] in OPS else len(OPS))
 
 
+def _fallback_note(spec: dict, totals: dict) -> str:
+    on = ((spec or {}).get("options") or {}).get("fallback_model_level", True)
+    if not on:
+        return (
+            "Fallback to the model-level placement: off (the paper's algorithm as printed), so an operator-level "
+            "window may need more GPUs than model-level."
+        )
+    used = {ph: (totals.get(ph) or {}).get("fallback_windows", 0) for ph in ("prefill", "decode")}
+    return (
+        "Fallback to the model-level placement: on (the default). A window whose operator-level placement needs "
+        "more GPUs than model-level (or misses the SLO where model-level meets it) uses the model-level placement: "
+        f"{used['prefill']} prefill and {used['decode']} decode windows did."
+    )
+
+
 @login_required
 def plan_detail(request, pk: int):
     plan = get_for_user_or_404(request.user, OperatorPlan.objects.select_related("job", "trace"), pk=pk)
@@ -123,12 +143,17 @@ def plan_detail(request, pk: int):
                         "energy_kwh": None if agg.get("energy_j") is None else agg["energy_j"] / 3.6e6,
                         "memory_gb_h": agg["memory_gb_s"] / 3600.0,
                         "savings": agg.get("savings_vs_model_level"),
+                        "fallback_windows": (
+                            totals[phase].get("fallback_windows", 0) if strategy == "operator_level" else 0
+                        ),
+                        "windows": totals.get(phase, {}).get("windows"),
                     }
                 )
     context = {
         "plan": plan,
         "result": result,
         "rows": rows,
+        "fallback_note": _fallback_note(plan.spec, totals) if result else "",
         "figures": all_figures(result) if result else None,
         "spec_json": json.dumps(plan.spec, indent=1),
         "peak": result.get("peak_detail"),

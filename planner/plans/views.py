@@ -131,3 +131,52 @@ def plan_csv_download(request, pk: int):
 
 
 plan_labels = label_view(CapacityPlan, "plans:detail")
+
+
+@login_required
+def plan_build(request):
+    """The plan builder: a plan scenario from forms generated from the plan schema (regions, catalogue
+    deployments, demand typed / from a forecast run / from a trace, quotas, risk), the JSON kept beside it."""
+    from forecasts.models import ForecastRun
+    from planner.plans.builder import PlanBuilderForm, initial_from_plan
+    from planner.traces.models import Trace
+
+    team = team_of(request.user)
+    forecasts = list(visible_to(request.user, ForecastRun.objects.all()).order_by("-created")[:200])
+    traces = list(visible_to(request.user, Trace.objects.exclude(characterisation=None)).order_by("-created")[:200])
+    kwargs = {"team": team, "forecasts": forecasts, "traces": traces}
+    context = {"scenario_json": ""}
+    if request.method != "POST":
+        initial, rows = {}, None
+        forecast = request.GET.get("forecast", "")
+        if forecast.isdigit():  # chain: plan from this forecast, in the forms
+            initial = {"demand_source": "forecast", "forecast": int(forecast)}
+        clone = request.GET.get("clone", "")
+        if clone.isdigit():  # clone-and-edit a past plan in the forms
+            src = plans_for(request.user).filter(pk=int(clone)).first()
+            if src is not None:
+                initial, rows, why_not = initial_from_plan(PlanBuilderForm(**kwargs).specs, src.scenario)
+                if why_not:
+                    messages.info(request, f"Plan #{src.pk} cannot be edited in the forms: {why_not}.")
+                    return redirect(f"{reverse('plans:list')}?clone={src.pk}#new-plan")
+                context["scenario_json"] = json.dumps(src.scenario, indent=1)
+        form = PlanBuilderForm(initial=initial, rows=rows, **kwargs)
+        return render(request, "plans/build.html", {**context, "form": form})
+    action = request.POST.get("action", "run")
+    form = PlanBuilderForm(request.POST, extra_rows=1 if action == "add_row" else 0, **kwargs)
+    if action == "add_row":
+        return render(request, "plans/build.html", {**context, "form": form})
+    if form.is_valid():
+        scenario = form.scenario()
+        context["scenario_json"] = json.dumps(scenario, indent=1)
+        try:
+            if team is None:
+                raise ScenarioError("team", "your user belongs to no team")
+            plan = create_plan(team=team, user=request.user, scenario=scenario, name=scenario["name"])
+        except ScenarioError as exc:  # the plan parser's error lands on the field (or row) that produced it
+            hint = f" ({exc.hint})" if getattr(exc, "hint", "") else ""
+            form.place_error(exc.field, f"{exc.message}{hint}")
+        else:
+            messages.info(request, f"Plan #{plan.pk} queued." + (f" {form.note}" if getattr(form, "note", "") else ""))
+            return redirect("plans:detail", pk=plan.pk)
+    return render(request, "plans/build.html", {**context, "form": form}, status=400)

@@ -9,11 +9,13 @@ class SimulationRunSerializer(serializers.ModelSerializer):
     summary = serializers.SerializerMethodField()
     warnings = serializers.SerializerMethodField(
         help_text="what the run simulated beyond context limits or outside fitted latency ranges (summary.validity)")
+    preemptions_per_request = serializers.SerializerMethodField(
+        help_text="max / p99 preemptions of one request and how many were preempted (summary.preemptions_per_request)")
 
     class Meta:
         model = SimulationRun
         fields = ["id", "name", "strategy", "mode", "job", "status", "progress", "created", "requests_simulated",
-                  "wall_s", "warnings", "summary", "scenario"]
+                  "wall_s", "warnings", "preemptions_per_request", "summary", "scenario"]
         read_only_fields = fields
 
     def get_progress(self, obj) -> float:
@@ -21,6 +23,9 @@ class SimulationRunSerializer(serializers.ModelSerializer):
 
     def get_summary(self, obj) -> dict:
         return obj.summary
+
+    def get_preemptions_per_request(self, obj) -> dict | None:
+        return (obj.summary or {}).get("preemptions_per_request")
 
     def get_warnings(self, obj) -> list[str]:
         return list((obj.summary.get("validity") or {}).get("warnings") or [])

@@ -20,7 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 COMPILED_DIR = HERE / "_compiled"
 STAMP = COMPILED_DIR / "SOURCES.sha256"
-MODULES = ("entities", "evq", "state", "batching", "arrivals", "fleet", "control", "loop")
+MODULES = ("entities", "evq", "state", "kvcache", "batching", "arrivals", "fleet", "control", "loop")
 
 BUILD: dict = {"kind": "python", "reason": "not activated"}
 

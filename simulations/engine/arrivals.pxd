@@ -10,5 +10,6 @@ cdef class RequestPath(InstanceEngine):
     cdef list _scaling_events
     cdef double _thr, _cooldown, _a_hi, _a_lo
     cdef bint _hook, _reactive
+    cdef public bint _route_ctx
 
     cdef _arrive_fast(self, long long rid, double t)

@@ -73,6 +73,8 @@ class RequestPath(InstanceEngine):
         if not eps:
             self._drop(rid, "no_endpoint")
             return
+        if self._route_ctx:
+            eps = self._route_by_context(rid, eps, origin)
         ep = eps[0] if len(eps) == 1 else self.endpoint_router.choose(eps)
         if self.net_all or ep.region_idx != origin:
             self.push(t + self.net_delay[rid], EV_DELIVER, rid, ep.eid)
@@ -87,6 +89,8 @@ class RequestPath(InstanceEngine):
         from simulations.engine.policies.routers import JoinShortestQueueTokens, PreferenceThresholdRouter
 
         rr = self.region_router
+        if self._route_ctx:
+            return False  # routing by context limit goes through _arrive
         if type(rr) is not PreferenceThresholdRouter or type(self.instance_router) is not JoinShortestQueueTokens:
             return False
         if "_arrive" in self.__dict__ or "_deliver" in self.__dict__ or "_enqueue" in self.__dict__:
@@ -206,8 +210,8 @@ class RequestPath(InstanceEngine):
                     inst, best_w, k_inst = cand_inst, w, k
         # _enqueue
         need = self._inp[rid] + self._gen[rid]
-        if need >= inst.cap:
-            self._drop(rid, "prompt_exceeds_kv_capacity")
+        if need >= inst.adm:
+            self._refuse(inst, rid, need)
             return
         self._join_queue(inst, rid, t, need, k_inst if have_k else -1)
 
@@ -223,7 +227,41 @@ class RequestPath(InstanceEngine):
 
     def _enqueue(self, inst: Instance, rid: int, t: float) -> None:
         need = self.req_inp[rid] + self.gen[rid]
-        if need >= inst.cap:
-            self._drop(rid, "prompt_exceeds_kv_capacity")
+        if need >= inst.adm:
+            self._refuse(inst, rid, need)
             return
         self._join_queue(inst, rid, t, need, -1)
+
+    def _refuse(self, inst: Instance, rid: int, need: int) -> None:
+        """A request ``inst`` can never serve (``need >= inst.adm``): beyond the deployment's context limit
+        (``engine.over_context`` reject / route; vLLM refuses a prompt longer than max_model_len), or beyond what the
+        KV cache can hold above the admission watermark (vLLM's AllocStatus.NEVER)."""
+        if need >= inst.cap or need > inst.cap - self.wm_tokens(inst):
+            self._drop(rid, "prompt_exceeds_kv_capacity")
+        else:
+            self._drop(rid, "prompt_exceeds_max_model_len")
+
+    def _setup_admission_bounds(self) -> None:
+        """Each endpoint's ``adm``: the smallest prompt (+ generated) tokens refused at routing (``_refuse``)."""
+        over = self.engine.over_context
+        for ep in self.endpoints:
+            cap = ep.spec.kv_capacity_tokens
+            w = int(self.kv_wm * cap)
+            adm = cap if w == 0 else min(cap, cap - w + 1)
+            lim = ep.spec.max_model_len
+            if lim and over in ("reject", "route") and lim + 1 < adm:
+                adm = lim + 1  # vLLM refuses a prompt longer than max_model_len
+            ep.adm = adm
+
+    def _route_by_context(self, rid: int, eps, origin: int):
+        """``engine.over_context = "route"``: of the endpoints the region router chose, those whose context limit
+        fits the request; if none, every endpoint of the model and tier (any region) that fits, in region order;
+        if none fits, the router's choice (the request is then refused there)."""
+        need = self.req_inp[rid]
+        fit = [ep for ep in eps if not ep.spec.max_model_len or need <= ep.spec.max_model_len]
+        if fit:
+            return fit
+        model, tier = self.req_model[rid], self.req_tier[rid]
+        fit = [ep for ep in self.endpoints if ep.model_idx == model and (ep.pool == "all" or (ep.pool == "niw") == (
+            tier == NIW)) and (not ep.spec.max_model_len or need <= ep.spec.max_model_len)]
+        return fit[:1] if fit else eps

@@ -2,22 +2,15 @@
 # The instance engine's internal steps are C methods of the Simulator's second base type.
 
 from simulations.engine.entities cimport Instance
-from simulations.engine.state cimport RunState
+from simulations.engine.kvcache cimport KVManager
 
 cpdef long long work_now(Instance inst, double t)
 
 
-cdef class InstanceEngine(RunState):
+cdef class InstanceEngine(KVManager):
     cdef _join_queue(self, Instance inst, long long rid, double t, long long need, long long k_done)
     cdef _segment_end(self, Instance inst, double t)
-    cdef _trim_runs(self, Instance inst)
-    cdef _close_stint(self, Instance inst, long long rid)
-    cdef _complete(self, Instance inst, long long rid, double t)
     cdef _step(self, Instance inst, double t)
-    cdef bint _mixed_step(self, Instance inst, double t)
+    cdef bint _mixed_step(self, Instance inst, double t, bint admit)
     cdef _mixed_end(self, Instance inst, double t)
-    cdef _preempt(self, Instance inst, double t)
-    cdef _evict(self, Instance inst, long long rid, double t, bint swap)
-    cdef bint _swap_in(self, Instance inst, double t)
     cdef _swap_in_end(self, Instance inst, double t)
-    cdef _sync(self, Instance inst)

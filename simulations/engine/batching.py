@@ -33,7 +33,7 @@ from simulations.engine.entities import (
     Instance,
     decode_iters_done,
 )
-from simulations.engine.state import RunState
+from simulations.engine.kvcache import KVManager
 
 
 def work_now(inst: Instance, t: float) -> int:
@@ -44,7 +44,7 @@ def work_now(inst: Instance, t: float) -> int:
 
 
 
-class InstanceEngine(RunState):
+class InstanceEngine(KVManager):
     """Iteration-level batching of every instance (the instance's next event is its ``_segment_end``)."""
 
     @cython.locals(entry=tuple, phase=cython.int, B=cython.longlong, d0=cython.double, a=cython.double,
@@ -85,7 +85,7 @@ class InstanceEngine(RunState):
             k = (k_done if k_done >= 0 else decode_iters_done(inst, t)) + 1  # the iteration in progress completes
             if k >= inst.seg_n:
                 return
-            if need > inst.cap - (inst.S + B * (inst.it + k) + inst.kv_prefill):
+            if need > inst.cap - (inst.S + B * (inst.it + k) + inst.kv_prefill) - self.wm_tokens(inst):
                 return  # would not fit at that boundary; KV only grows during the run
             inst.seg_n = k
             inst.seg_end = inst.seg_t0 + k * d0 + a * k * (k - 1)
@@ -181,70 +181,34 @@ class InstanceEngine(RunState):
                             self._done_buf.append(rid)
         self._step(inst, t)
 
-    @cython.locals(oldest=cython.longlong, cut=cython.Py_ssize_t)
-    def _trim_runs(self, inst: Instance):
-        """Forget decode runs older than every running request's join clock (bounded memory)."""
-        join = self._join
-        oldest = min((join[r] for r in inst.running), default=inst.it)
-        cut = bisect_left(inst.runs_i0, oldest)
-        if cut:
-            for lst in (inst.runs_i0, inst.runs_meta, inst.runs_old):
-                del lst[:cut]
-
-    @cython.locals(j=cython.longlong, idx=cython.Py_ssize_t, t0=cython.double, d0=cython.double, r=cython.double,
-                   m=cython.double, runs_i0=list, meta=tuple)
-    def _close_stint(self, inst: Instance, rid):
-        """Fold the token gaps of the request's decode iterations since it joined into tbt_max."""
-        j = self._join[rid]
-        if inst.it == j:
-            return  # no decode iteration since joining
-        runs_i0 = inst.runs_i0
-        idx = bisect_left(runs_i0, j)
-        meta = inst.runs_meta[idx]
-        t0 = meta[0]
-        d0 = meta[1]
-        r = meta[2]
-        m = t0 - self._tok_t[rid] + d0
-        if r > m:
-            m = r
-        if idx + 1 < len(runs_i0):
-            r = max(inst.runs_old[idx + 1:])
-            if r > m:
-                m = r
-        if m > self._tbt_max[rid]:
-            self._tbt_max[rid] = m
-
-    def _complete(self, inst: Instance, rid, t: float):
-        self._close_stint(inst, rid)
-        inst.S -= inst.running.pop(rid)
-        inst.B -= 1
-        self._t_done[rid] = t
-        self.n_done += 1
-        if self._h_complete:
-            self._done_buf.append(rid)
-
     @cython.locals(B=cython.longlong, ctx=cython.longlong, kv_used=cython.longlong, free=cython.longlong,
                    it=cython.longlong, tokens=cython.longlong, max_bt=cython.longlong, room_b=cython.longlong,
                    need=cython.longlong, rid=cython.longlong, taken=cython.Py_ssize_t, dur=cython.double,
                    sq=cython.double,
                    kv=cython.longlong, room=cython.longlong, f=cython.longlong, n=cython.longlong,
                    n_kv=cython.longlong, d0=cython.double, a=cython.double, until=cython.double, k=cython.longlong,
-                   waiting=list, batch=list,
+                   admit=cython.bint, waiting=list, batch=list,
                    running=dict, fh=list, top=tuple)
     def _step(self, inst: Instance, t: float):
         """At an iteration boundary: admit (prefill) if possible, else run decode iterations, else idle."""
         if inst.pending:
             self._apply_pending(inst, t)
+        admit = True
+        if self.pre_vllm and inst.B and inst.cap - (inst.S + inst.B * inst.it + inst.kv_prefill) < inst.B:
+            # vLLM: the running batch is scheduled first (preempting until its next iteration fits) and a step
+            # that preempted admits nothing and swaps nothing in
+            self._make_room(inst, t)
+            admit = inst.B == 0
         B = inst.B
-        if self.chunked and (inst.waiting or inst.prefilling) and self._mixed_step(inst, t):
+        if self.chunked and (inst.waiting or inst.prefilling) and self._mixed_step(inst, t, admit):
             return
-        if inst.swapped and B < inst.max_b and self._swap_in(inst, t):
+        if admit and inst.swapped and B < inst.max_b and self._swap_in(inst, t):
             return
         ctx = inst.S + B * inst.it
         kv_used = ctx + inst.kv_prefill
         waiting = inst.waiting
-        if waiting and B < inst.max_b and not self.chunked:
-            free = inst.cap - kv_used
+        if admit and waiting and B < inst.max_b and not self.chunked:
+            free = inst.cap - kv_used - self.wm_tokens(inst)  # vLLM's watermark: admit only above it
             inp, gen, join = self._inp, self._gen, self._join
             it = inst.it
             batch = []
@@ -346,6 +310,8 @@ class InstanceEngine(RunState):
                             k += 1
                         if k < n:
                             n = k
+                if not admit and n > 1:
+                    n = 1  # admission was skipped (a preempting step): reference mode tries it one iteration on
             else:
                 n = 1
             dur = n * d0 + a * n * (n - 1)
@@ -370,17 +336,22 @@ class InstanceEngine(RunState):
     # ------------------------------------------------------------------ chunked prefill (option)
     @cython.locals(B=cython.longlong, ctx=cython.longlong, free=cython.longlong, need=cython.longlong,
                    rid=cython.longlong, budget=cython.longlong, tokens=cython.longlong, take=cython.longlong,
-                   dur=cython.double, sq=cython.double, done=cython.longlong, waiting=list, prefilling=list, taken=list, plan=list)
-    def _mixed_step(self, inst: Instance, t: float):
+                   dur=cython.double, sq=cython.double, done=cython.longlong, reserve=cython.longlong,
+                   waiting=list, prefilling=list, taken=list, plan=list)
+    def _mixed_step(self, inst: Instance, t: float, admit):
         """Chunked prefill (Sarathi-style): one iteration = one decode step of the running batch plus prompt
         chunks filling the token budget (max_batch_tokens - B). Its time is prefill(T) + decode(B, C) with the
-        fixed overhead counted once (minus min(c0_prefill, c0_decode)). Returns False if nothing to prefill."""
+        fixed overhead counted once (minus min(c0_prefill, c0_decode)). Returns False if nothing to prefill.
+        ``admit``: False in a step that preempted (vLLM V1 then schedules no waiting request). With
+        ``preemption = "vllm"`` a waiting request's whole prompt must fit above the watermark after the running
+        batch's slots for this iteration (V1 allocates the running requests first)."""
         B = inst.B
         ctx = inst.S + B * inst.it
         free = inst.cap - ctx - inst.kv_prefill
         prefilling = inst.prefilling
         waiting = inst.waiting
-        if waiting:
+        reserve = self.wm_tokens(inst) + (B if self.pre_vllm else 0)
+        if waiting and admit:
             inp, gen = self._inp, self._gen
             if self.sched_dynamic:
                 order = self.scheduler.order(waiting, t, self)
@@ -398,7 +369,7 @@ class InstanceEngine(RunState):
                     entry = waiting[0]
                 rid = entry[2]
                 need = inp[rid] + gen[rid]
-                if need > free or B + len(prefilling) >= inst.max_b:
+                if need > free - reserve or B + len(prefilling) >= inst.max_b:
                     break
                 if order is None:
                     heappop(waiting)
@@ -501,86 +472,6 @@ class InstanceEngine(RunState):
         inst.batch = []
         self._step(inst, t)
 
-    @cython.locals(best=cython.longlong, best_t=cython.double, r=cython.longlong)
-    def _preempt(self, inst: Instance, t: float):
-        """KV exhausted: evict the newest running request (latest arrival); it is recomputed later."""
-        arr = self._arr
-        best = -1
-        best_t = 0.0
-        for r in inst.running:  # max by (arrival, rid)
-            if best < 0 or arr[r] > best_t or (arr[r] == best_t and r > best):
-                best, best_t = r, arr[r]
-        self._evict(inst, best, t, False)
-
-    @cython.locals(gen_now=cython.longlong)
-    def _evict(self, inst: Instance, rid, t: float, swap):
-        """Take running request ``rid`` off ``inst`` at an iteration boundary. Recompute (vLLM's recompute
-        preemption): back to the waiting queue, prefilled again later over prompt + generated tokens. Swap: its KV
-        (prompt + generated tokens but the last) goes to host memory; it resumes before any waiting request, without
-        a prefill, once ``ctx * kv_bytes_per_token / swap_bandwidth`` has been paid (``_swap_in``)."""
-        arr = self._arr
-        gen_now = self._gen[rid] + 1 + (inst.it - self._join[rid])
-        self._close_stint(inst, rid)
-        if inst.it > self._join[rid]:
-            self._tok_t[rid] = inst.last_dec_end  # its last token came from the last decode iteration
-        inst.S -= inst.running.pop(rid)
-        inst.B -= 1
-        self._preempted[rid] += 1
-        self._gen[rid] = gen_now
-        if swap:
-            inst.swapped.append(rid)
-            return
-        if inst.B == 0 and self._inp[rid] + gen_now >= inst.cap:
-            self._drop(rid, "context_exceeds_kv_capacity")
-            return
-        self.seq += 1
-        entry = (self.scheduler.key(arr[rid], self._tier[rid], self._prio[rid]), self.seq, rid)
-        if self.sched_dynamic:
-            insort(inst.waiting, entry)
-        else:
-            heappush(inst.waiting, entry)
-        inst.work += self._inp[rid] + gen_now
-
-    @cython.locals(B=cython.longlong, free=cython.longlong, need=cython.longlong, tokens=cython.longlong,
-                   rid=cython.longlong, it=cython.longlong, dur=cython.double, batch=list, swapped=list)
-    def _swap_in(self, inst: Instance, t: float):
-        """Resume swapped-out requests (in eviction order, before any waiting request, as vLLM does) while their
-        KV fits and the batch has room: one SWAPIN segment of (their KV tokens x kv_bytes_per_token) / bandwidth,
-        during which decodes pause; no token is produced. False if none fits."""
-        B = inst.B
-        free = inst.cap - (inst.S + B * inst.it + inst.kv_prefill)
-        swapped = inst.swapped
-        batch = []
-        tokens = 0
-        while swapped and B + len(batch) < inst.max_b:
-            rid = swapped[0]
-            need = self._inp[rid] + self._gen[rid] - 1
-            if need > free:
-                break
-            swapped.pop(0)
-            batch.append(rid)
-            free -= need
-            tokens += need
-        if not batch:
-            return False
-        it = inst.it
-        for rid in batch:
-            need = self._inp[rid] + self._gen[rid] - 1
-            inst.running[rid] = need - it
-            inst.S += need - it
-            self._join[rid] = it
-        inst.B += len(batch)
-        inst.batch = batch
-        inst.phase = SWAPIN
-        inst.seg_t0 = t
-        inst.seg_n = 0
-        dur = tokens * inst.spec.kv_bytes_per_token / (self.engine.swap_bandwidth_gb_s * 1e9)
-        inst.seg_end = t + dur
-        self._sync(inst)
-        self.seq += 1
-        self.iq.schedule(inst.iid, t + dur, self.seq)
-        return True
-
     @cython.locals(rid=cython.longlong, rem=cython.longlong, it=cython.longlong)
     def _swap_in_end(self, inst: Instance, t: float):
         it = inst.it
@@ -590,13 +481,6 @@ class InstanceEngine(RunState):
             heappush(inst.fin_heap, (it + rem, rid))
         inst.batch = []
         self._step(inst, t)
-
-    def _apply_pending(self, inst: Instance, t: float):
-        """Evictions a policy asked for (``PolicyAPI.evict``), due at this iteration boundary."""
-        pending, inst.pending = inst.pending, []
-        for rid, swap in pending:
-            if rid in inst.running:
-                self._evict(inst, rid, t, swap)
 
     def _boundary(self, inst: Instance, t: float):
         """Bring ``inst`` to an iteration boundary as soon as one is due: an idle instance steps now (a WAKE
@@ -617,10 +501,3 @@ class InstanceEngine(RunState):
                 inst.seg_end = inst.seg_t0 + k * inst.seg_d0 + inst.seg_a * k * (k - 1)
                 self.seq += 1
                 self.iq.schedule(inst.iid, inst.seg_end, self.seq)
-
-    @cython.locals(kv=cython.longlong)
-    def _sync(self, inst: Instance):
-        kv = inst.S + inst.B * inst.it + inst.kv_prefill
-        if inst.state == SERVING:
-            inst.endpoint.kv_sum += kv - inst.kv
-        inst.kv = kv

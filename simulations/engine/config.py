@@ -107,6 +107,9 @@ class DeploymentSpec:
     signal_kv_tokens: int = 0
     kv_bytes_per_token: float = 0.0  # KV-cache bytes per token (all layers); needed only to swap KV to host memory
     device: Any = None  # energy.DevicePower: device kind and idle / busy watts per device (None = unknown)
+    # context limit (vLLM --max-model-len): prompt + output tokens one request may hold; 0 = no limit. What happens
+    # to a longer request is the scenario's ``engine.over_context`` (batching / arrivals; docs/simulator.md)
+    max_model_len: int = 0
 
     @property
     def signal_scale(self) -> float:
@@ -162,6 +165,7 @@ class DeploymentSpec:
             signal_kv_tokens=_int(d, "signal_kv_tokens", where, 0, minimum=0),
             kv_bytes_per_token=_num(d, "kv_bytes_per_token", where, 0.0, minimum=0.0),
             device=_device(d.get("device"), f"{where}.device"),
+            max_model_len=_int(d, "max_model_len", where, 0, minimum=0),
         )
         if spec.prefill.c0 + spec.prefill.c1 <= 0:
             raise ScenarioError(f"{where}.prefill", "c0 and c1 cannot both be 0 (prefill would take no time)")
@@ -188,6 +192,7 @@ class DeploymentSpec:
             **({"signal_kv_tokens": self.signal_kv_tokens} if self.signal_kv_tokens else {}),
             **({"kv_bytes_per_token": self.kv_bytes_per_token} if self.kv_bytes_per_token else {}),
             **({"device": self.device.to_dict()} if self.device is not None else {}),
+            **({"max_model_len": self.max_model_len} if self.max_model_len else {}),
         }
 
     @property
@@ -275,6 +280,21 @@ class EngineConfig:
     # start-up delay is still logged on the scale-out event and reported as provisioning waste added afterwards
     instant_provisioning: bool = False
     swap_bandwidth_gb_s: float = 25.0  # host <-> device bandwidth for swapped KV (PCIe 4.0 x16 ~ 25 GB/s)
+    # issue 14, admission and preemption as vLLM does them (kvcache.py; docs/simulator.md "Admission and preemption"):
+    # a request is admitted only if the KV cache keeps this fraction free afterwards (vLLM's block manager
+    # watermark, 0.01 by default; 0 = the old behaviour)
+    kv_watermark: float = 0.01
+    # "vllm": the victim is the most recently admitted running request (vLLM V1 FCFS ``running.pop()``; for a
+    # priority scheduler the lowest-priority, latest-arriving one) and no request is admitted in a step that had to
+    # preempt (V1 schedules WAITING only ``if not preempted_reqs``); "legacy": the latest arrival, re-admission in the
+    # same step (the model before issue 14)
+    preemption: str = "vllm"
+    preemption_mode: str = "recompute"  # "recompute" (vLLM's default) or "swap" (KV to host; needs kv_bytes_per_token)
+    # a request longer than its deployment's max_model_len: "reject" (dropped, reason prompt_exceeds_max_model_len;
+    # a prompt that fits but whose output would not is cut at the limit, as vLLM stops at max_model_len),
+    # "truncate" (the prompt's head is cut so prompt + output fit), "route" (only endpoints whose limit fits; if
+    # none, rejected), "ignore" (simulated anyway, the model before issue 14; validity.py warns)
+    over_context: str = "reject"
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ cdef class Instance:
     cdef public list swapped, pending
     cdef public str kind
     cdef public dict policy_state
+    cdef public long long adm
 
 
 cdef class Endpoint:
@@ -60,6 +61,7 @@ cdef class Endpoint:
     cdef public object clock
     cdef public bint weights_local
     cdef public double sig
+    cdef public long long adm
 
     @cython.locals(inst=Instance, kv=cython.longlong, cap=cython.longlong)
     cpdef double util_at(self, double t)

@@ -57,7 +57,7 @@ class Instance:
         "waiting", "running", "fin_heap", "B", "S", "it", "kv", "work", "phase", "seg_t0", "seg_n", "seg_d0",
         "seg_B", "seg_end", "batch", "busy_s", "t_requested", "t_ready", "t_released", "source",
         "rr", "donate_on_release", "seg_a", "runs_i0", "runs_old", "runs_meta",
-        "last_dec_end", "prefilling", "kv_prefill", "swapped", "pending", "kind", "policy_state",
+        "last_dec_end", "prefilling", "kv_prefill", "swapped", "pending", "kind", "policy_state", "adm",
     )
 
     def __init__(self, iid: int, endpoint: Endpoint, t_requested: float, t_ready: float, source: str) -> None:
@@ -69,6 +69,9 @@ class Instance:
         self.cap = spec.kv_capacity_tokens
         self.max_b = spec.max_batch_size
         self.max_bt = spec.max_batch_tokens
+        # the smallest request (prompt + generated tokens) refused at routing: its endpoint's bound (KV capacity less
+        # the admission watermark, context limit; set by the Simulator, arrivals.py)
+        self.adm = endpoint.adm
         self.pc0, self.pc1, self.pc2 = spec.prefill.c0, spec.prefill.c1, spec.prefill.c2
         self.pcs, self.pcr = spec.prefill.c_sq, spec.prefill.c_req  # per sum(P_i^2) and per prompt (optional)
         self.dc0, self.dcb, self.dcc = spec.decode.c0, spec.decode.c_batch, spec.decode.c_ctx
@@ -127,7 +130,7 @@ class Endpoint:
 
     __slots__ = ("eid", "config", "spec", "region", "region_idx", "model", "model_idx", "pool", "serving",
                  "provisioning", "draining", "kv_sum", "cap_sum", "backlog", "rr", "last_scale_t", "name",
-                 "min_instances", "max_instances", "state", "clock", "weights_local", "sig")
+                 "min_instances", "max_instances", "state", "clock", "weights_local", "sig", "adm")
 
     def __init__(self, eid: int, config: EndpointConfig, region_idx: int, model_idx: int) -> None:
         self.eid = eid
@@ -156,6 +159,7 @@ class Endpoint:
         self.weights_local = bool(getattr(config, "weights_in_region", True))
         # the scaling signal counts each true KV token as ``sig`` signal tokens (deployment.signal_kv_tokens)
         self.sig = float(self.spec.signal_scale)
+        self.adm = self.spec.kv_capacity_tokens  # the Simulator lowers it (watermark, max_model_len; arrivals.py)
 
     @property
     def utilisation(self) -> float:

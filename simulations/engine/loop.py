@@ -58,6 +58,10 @@ class Simulator(PolicyAPI):
         self.region_names = fleet.region_names
         self.model_names = sorted({e.model for e in fleet.endpoints})
         self.workload = workload.remap(self.model_names, self.region_names)
+        from simulations.engine.limits import apply_context_limits  # engine.over_context (issue 14)
+
+        self.workload, self.context_limits = apply_context_limits(fleet, self.workload, self.model_names,
+                                                                  scenario.engine.over_context)
         w = self.workload
         n = len(w)
         self.n = n
@@ -103,6 +107,7 @@ class Simulator(PolicyAPI):
         self.scheduler = sched_cls(scenario.policy.scheduler_params, self.ttft_slo)
         self._sched_key = self.scheduler.key
         self.sched_dynamic = sched_cls.dynamic
+        self._setup_kv(scenario.engine, self.scheduler)  # admission watermark, preemption victim / mode (kvcache)
 
         # fleet
         self.endpoints: list[Endpoint] = []
@@ -114,6 +119,9 @@ class Simulator(PolicyAPI):
             ep.clock = self
             self.endpoints.append(ep)
         self._build_candidates()
+        self._route_ctx = scenario.engine.over_context == "route" and any(
+            ep.spec.max_model_len for ep in self.endpoints)
+        self._setup_admission_bounds()  # Endpoint.adm: watermark and context limit (arrivals.py)
         self.spot = [{m: int(c) for m, c in r.spot_pool.items()} for r in fleet.regions]
         self.vm_free = [int(r.vm_capacity) for r in fleet.regions]
         self._spot_last_t = 0.0

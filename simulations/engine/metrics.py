@@ -188,6 +188,7 @@ def build_result(sim, wall_s: float) -> SimulationResult:
         "strategy": sim.scenario.policy.autoscaler, "scheduler": sim.scenario.policy.scheduler,
         "seed": sim.engine.seed,
     }
+    summary.update(preemption_summary(sim))  # issue 14: per-request preemptions and context-limit actions
     timeline = _timeline(sim, done, end)
     hist = {name: {"ttft": _hist(ttft[done & (w.tier == i)]), "e2e": _hist(e2e[done & (w.tier == i)])}
             for i, name in enumerate(TIERS) if (w.tier == i).any()}
@@ -205,6 +206,21 @@ def build_result(sim, wall_s: float) -> SimulationResult:
     return SimulationResult(summary=summary, tiers=tiers, usage=usage, timeline=timeline,
                             scaling_events=sim.scaling_events, histograms=hist, requests=requests,
                             instances=instances, slo=slo_block)
+
+
+def preemption_summary(sim) -> dict:
+    """Preemptions per request (issue 14): the largest count any single request suffered, the 99th percentile over
+    all requests, how many requests were preempted at least once; and what ``engine.over_context`` did
+    (limits.py)."""
+    p = np.asarray(sim.preempted)
+    return {
+        "preemptions_per_request": {
+            "max": int(p.max()) if p.size else 0,
+            "p99": float(np.percentile(p, 99)) if p.size else 0.0,
+            "requests_preempted": int((p > 0).sum()),
+        },
+        "context_limits": getattr(sim, "context_limits", None),
+    }
 
 
 def _add_nominal_provisioning(sim, usage_map: dict) -> None:

@@ -163,6 +163,9 @@ def parse_scenario(d: dict, *, limits: Limits | None = None) -> Scenario:
                                                                          "PLANNER_MAX_SIM_TIME_S")
     en["max_time_s"] = float(limits.max_sim_time_s if max_time is None else max_time)
     engine = EngineConfig(**en)
+    if engine.preemption_mode == "swap" and engine.chunked_prefill:
+        raise ScenarioError("engine.preemption_mode", "swap is not modelled with chunked prefill",
+                            hint="use recompute (vLLM's default), or chunked_prefill false")
     asked = expected_requests(sc.workload.synthetic) if sc.workload.synthetic is not None else 0.0
     if asked > limits.max_requests:
         raise ScenarioError("workload.synthetic", f"asks for about {asked:,.0f} "

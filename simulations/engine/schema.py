@@ -142,7 +142,7 @@ Deployment = section(
     bounds={"tp": dict(ge=1, le=512), "weights_gb": dict(ge=0.0, le=1e6),
             "kv_capacity_tokens": dict(ge=1, le=10**12), "max_batch_size": dict(ge=1, le=10**7),
             "max_batch_tokens": dict(ge=1, le=10**9), "theta_tps": dict(ge=0.0, le=1e12),
-            "kv_bytes_per_token": dict(ge=0.0, le=1e12)},
+            "kv_bytes_per_token": dict(ge=0.0, le=1e12), "max_model_len": dict(ge=0, le=10**9)},
     add={"theta_catalogue_tps": (float | None, num(default=None, ge=0.0)),  # comparison metadata (PDF)
          "theta_source": (str, Field("", max_length=2000))},
 )
@@ -292,8 +292,11 @@ StrategyRef = Annotated[Annotated[str, Tag("<name>")] | Annotated[Strategy, Tag(
 Engine = section(EngineConfig, "Engine", fields={
     "mode": (Literal["fast", "reference"], "fast"),
     "max_time_s": (float | None, num(default=None, gt=0.0, le=MAX_SECONDS)),
+    "preemption": (Literal["vllm", "legacy"], "vllm"),
+    "preemption_mode": (Literal["recompute", "swap"], "recompute"),
+    "over_context": (Literal["reject", "truncate", "route", "ignore"], "reject"),
 }, bounds={"timeline_step_s": dict(ge=0.0, le=86400.0), "seed": dict(ge=0, le=BIGINT),
-           "swap_bandwidth_gb_s": dict(gt=0.0, le=1e6)})
+           "swap_bandwidth_gb_s": dict(gt=0.0, le=1e6), "kv_watermark": dict(ge=0.0, le=0.5)})
 
 Seconds = Annotated[float, Field(ge=0.0, le=MAX_SECONDS, allow_inf_nan=False)]
 

@@ -3,7 +3,8 @@
 The ``Simulator`` (loop.py) is one object assembled from one class per concept, each the base of the next:
 
     RunState (state.py)           per-request arrays and their typed views, the event heap, ``push``, ``_drop``
-    InstanceEngine (batching.py)  an instance's iteration-level batching: admit / prefill / decode runs / preempt
+    KVManager (kvcache.py)        an instance's KV cache: watermark, preemption victim and mode, swap-in
+    InstanceEngine (batching.py)  an instance's iteration-level batching: admit / prefill / decode runs
     RequestPath (arrivals.py)     arrivals, region/endpoint/instance routing, the fused arrival fast path
     FleetLifecycle (fleet.py)     provisioning -> serving -> draining -> released, the spot pool, scaling
     PolicyAPI (control.py)        what policies may read and call (the public instance-control API)

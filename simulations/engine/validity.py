@@ -124,7 +124,18 @@ def add_validity(result, fleet, workload) -> None:
     """Add ``summary["validity"]`` (``validity_report``) to a run's result, in place. ``fleet``: the fleet the run
     simulated (the autoscaler's ``prepare_fleet`` may add endpoints to the scenario's: siloed pools), whose
     endpoint order is the one ``result.requests["endpoint"]`` indexes."""
-    endpoints = [{"deployment": e.deployment.name, **catalogue_limits(e.deployment.name, e.model)}
-                 for e in fleet.endpoints]
-    result.summary["validity"] = validity_report(
-        workload.input_tokens, workload.output_tokens, result.requests["endpoint"], endpoints)
+    endpoints = []
+    for e in fleet.endpoints:
+        row = {"deployment": e.deployment.name, **catalogue_limits(e.deployment.name, e.model)}
+        if getattr(e.deployment, "max_model_len", 0):  # the limit the engine acted on (issue 14), if the spec has one
+            row["max_model_len"] = int(e.deployment.max_model_len)
+        endpoints.append(row)
+    report = validity_report(workload.input_tokens, workload.output_tokens, result.requests["endpoint"], endpoints)
+    acted = (result.summary.get("context_limits") or {})
+    if acted.get("limits") and acted.get("mode") != "ignore":  # the engine acted on the limits: say what it did
+        done = {"reject": "refused (dropped, prompt_exceeds_max_model_len)", "route": "routed to a deployment that fits "
+                "or refused", "truncate": "had their prompt truncated to fit"}[acted["mode"]]
+        report["warnings"] = [w.replace("a real server would refuse them", done).replace(
+            "a real server would stop them early", "their output was cut at the limit" if acted["mode"] != "truncate"
+            else "their prompt was truncated") for w in report["warnings"]]
+    result.summary["validity"] = report

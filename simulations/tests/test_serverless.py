@@ -61,6 +61,9 @@ def test_one_request_on_one_gpu_by_hand():
     inst = ex.all_instances[0]
     assert inst.kv == 4096 * 524288 * 1.25 and res["resizes"] == 0
     assert res["per_token_deadline_compliance"] == 1.0 and res["no_oom"]
+    tl = res["nodes_timeline"]  # the GPU is in use from 0 until its reclaim at the run's end (2.078 s)
+    assert tl["t_s"][-1] == pytest.approx(2.078) and set(tl["gpu"][:-1]) == {1} and tl["gpu"][-1] == 0
+    assert set(tl["cpu"]) == {0}
 
 
 def test_least_headroom_runs_first_not_arrival_order():
@@ -209,3 +212,57 @@ def test_the_serverless_page_runs_a_scenario_and_shows_each_systems_metrics(cast
     bad = page.post("/simulations/serverless/", {"spec": json.dumps({"systems": ["x"]})})
     assert bad.status_code == 400 and "spec.systems.0" in bad.content.decode()
     assert page.post("/simulations/serverless/", {"spec": "{nope"}).status_code == 400
+
+
+def test_shadow_replay_follows_the_headroom_order_by_hand():
+    """Shadow validation, the paper's reading (a virtual replay, shadow.py) beside the analytic bound. One GPU, now
+    = 0. q (model a, L=512, one token out, next deadline -1.06 + 1.0 + 0.25 = 0.19) decodes; r (model b, L=2048,
+    TTFT SLO 4 s, arrival -3.8: deadline 0.20) asks to join b's idle instance. The headroom scheduler runs q's decode
+    first (0.19 < 0.20): 14 ms x 1.1 = 0.0154 s; then r's prefill 169 ms x 1.1 = 0.1859 s ends at 0.2013 > 0.20, so
+    the replay refuses r (case 1). The bound assumes r's prefill goes first (0.1859 <= 0.20) and accepts. With r's
+    deadline at 0.25 both accept (0.2013 <= 0.25, and q's next deadline 0.44 is met)."""
+    from simulations.engine.serverless.policies import Slinfer
+
+    results = {}
+    for shadow in ("bound", "replay"):
+        for r_arrival in (-3.8, -3.75):
+            cfg = ServerlessConfig(cpu_nodes=0, gpu_nodes=1, shadow=shadow)
+            ex = Executor(cfg, {"a": 2.0, "b": 2.0})
+            node = ex.nodes[0]
+            ia, ib = ex.create_instance(node, "a", 4 * GB), ex.create_instance(node, "b", 4 * GB)
+            ia.ready_at = ib.ready_at = 0.0
+            q = Request(0, "a", -1.06, 512, 3, ttft_slo(512), generated=1, prefilled=True)
+            ia.requests.append(q)
+            r = Request(1, "b", r_arrival, 2048, 2, ttft_slo(2048))
+            results[(shadow, r_arrival)] = Slinfer(cfg).shadow(ex, node, ib, r, 0.0)
+    assert results == {("bound", -3.8): True, ("replay", -3.8): False,
+                       ("bound", -3.75): True, ("replay", -3.75): True}
+
+
+def test_trace_slice_with_the_replayed_shadow_validation(slice_frame):
+    res = simulate(slice_frame, ServerlessConfig(shadow="replay"))
+    assert res["requests"] == len(slice_frame) and res["no_oom"] and res["oom_checks"] > 0
+    assert res["slo_met"] + res["dropped"] <= res["requests"]
+    assert res["config"]["shadow"] == "replay"
+    assert 0 <= res["resizing_share_gpu"] and (res["resizes"] == 0) == (res["resizing_share_gpu"] == 0)
+
+
+def test_sllm_cs_half_slot_runs_at_half_speed_by_hand():
+    """sllm+c+s on one GPU (no CPU), L=512, O=3. Default slot_compute "half": the instance owns half of the GPU, so
+    the prefill takes 2 x 50 ms (first token 1.0 + 0.100) and each decode 2 x 14 ms (done 1.156); half the node is
+    busy for 0.156 s = 0.078 node-seconds, the same energy of work as on the whole node. "shared" (the slots
+    alternate on the whole node): a lone slot runs at full speed, first token 1.050, done 1.078."""
+    for mode, first, done in (("half", 1.100, 1.156), ("shared", 1.050, 1.078)):
+        ex, (r,), res = run([(0.0, 512, 3, "a")], system="sllm+c+s", cpu_nodes=0, gpu_nodes=1, slot_compute=mode)
+        assert r.first_token_at == pytest.approx(first) and r.done_at == pytest.approx(done), mode
+        assert ex.nodes[0].busy_time == pytest.approx(0.078) and res["slo_met"] == 1
+
+
+def test_sllm_cs_half_slots_run_in_parallel():
+    """Two models on one GPU under sllm+c+s "half": each gets its own slot and both prefill at once (their first
+    tokens at 1.100 each); with "shared" they alternate, so one of them waits for the other's prefill."""
+    rows = [(0.0, 512, 2, "a"), (0.0, 512, 2, "b")]
+    _, (a, b), _ = run(rows, system="sllm+c+s", cpu_nodes=0, gpu_nodes=1)
+    assert a.first_token_at == pytest.approx(1.100) and b.first_token_at == pytest.approx(1.100)
+    _, (a, b), _ = run(rows, system="sllm+c+s", cpu_nodes=0, gpu_nodes=1, slot_compute="shared")
+    assert sorted([a.first_token_at, b.first_token_at]) == pytest.approx([1.050, 1.100])

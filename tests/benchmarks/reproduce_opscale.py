@@ -73,6 +73,9 @@ def _intro_fits_checks(res: dict, command: str, seconds: float) -> list[str]:
         "* **Savings** are 1 - operator-level / model-level of: GPUs after placement (Alg. 2), memory (sum r_v M_v),",
         "  and energy by Eq. 9 with alpha_v = P_idle / |V| and beta_v = P_max - P_idle (A100: 60 W / 400 W; the",
         "  paper gives no coefficients). A device-level energy model (GPUs x idle + busy x dynamic) is in the JSON.",
+        "* **The paper's algorithm, not the product's.** Plans fall back to the model-level placement when",
+        "  operator-level needs more GPUs (`options.fallback_model_level`, on in the product); everything here",
+        "  runs with it off, so negative savings are the printed Alg. 1 + Alg. 2's own.",
         "",
         "## Profile fits (held-out error)",
         "",
@@ -139,6 +142,10 @@ def _figs_11_10(res: dict) -> list[str]:
         "grow with QPS as in the paper; Eq. 9 energy is within a few % of zero because operator-level plans run",
         "closer to the SLO (longer sojourns W_v + T_v, which Eq. 9 charges idle power for).",
         "",
+        "The product's fallback to the model-level placement (`options.fallback_model_level`, on in plans, off",
+        "here so the paper's algorithm is measured) would turn every negative GPU figure above into 0 %; it",
+        "does not create savings.",
+        "",
         "## Fig. 10: savings vs context length (prefill, 40 QPS)",
         "",
         "Paper (Qwen2-7B): GPU savings peak about 30 % at 4K and fall beyond 8K; energy up to 25 %; memory grows",
@@ -192,6 +199,7 @@ def _figs_12_13(res: dict) -> list[str]:
         "being able to share GPUs - something our interference model (from Fig. 8's own observation that prefill",
         "operators are SM-sensitive) does not allow.",
         "",
+        *_fig12_readings(res),
         "## Fig. 13: model size (Qwen2 family, derived profiles, 40 QPS, 1K prefill, same relative SLO)",
         "",
         "Paper: under 15 % for 0.5B; about 20-30 % GPU and energy, over 35 % memory for 1.5B and 7B; about 50 %",
@@ -205,6 +213,149 @@ def _figs_12_13(res: dict) -> list[str]:
             f"| {r['model']} | {r['tp']} | {'yes' if r['derived'] else 'no'} | {r['model_level_gpus']} | "
             f"{r['operator_level_gpus']} | {pct(r['gpus'])} | {pct(r['energy'])} | {pct(r['memory'])} |"
         )
+    return lines
+
+
+def _typ(tp: dict) -> str:
+    pre, dec = tp["prefill"], tp["decode"]
+    return (
+        f"{pct(pre['gpus'])} ({pre['operator_level_gpus']} vs {pre['model_level_gpus']}) / "
+        f"{pct(dec['gpus'])} ({dec['operator_level_gpus']} vs {dec['model_level_gpus']})"
+    )
+
+
+def _fig12_readings(res: dict) -> list[str]:
+    """Fig. 12 under each reading of the paper's text (and each aggregation of "savings")."""
+    lines = [
+        "**What the paper's text fixes, and what it leaves open.** (i) The load is the trace's own: \"savings in",
+        'coding services are less due to its low QPS in the traces", so no rate scaling (we replay at 1x).',
+        '(ii) Model-level replicas never share or slow down: "every scaled-out model replica is placed onto a new',
+        'set of GPU devices without sharing" (our default; `sm_sum`, in the sensitivity section, is the other rule). (iii) Model-level',
+        'uses one B and one R for every operator "with parallelism P fixed by the chosen tensor/pipeline',
+        'partitioning" (ours: TP 1, the smallest R then the fastest B). (iv) Open: what a bar is ("up to 35 %"',
+        "could be the trace total or the best window), how a decode iteration is sized (Sec. 4.1 says decode",
+        'iterations have "length = 1", while Fig. 2 shows decode latency growing with the sequence length), and',
+        "Alg. 1's upscale and stopping rules (next sections). Fig. 12 under each (GPU savings, prefill / decode;",
+        "GPU-seconds over the trace, the mean of the per-window savings, the best window, and one planning point",
+        "at the trace's typical QPS and lengths, operator-level vs model-level GPUs):",
+        "",
+        "| reading | trace | GPU-s prefill / decode | mean window prefill / decode | best window prefill / decode | typical point prefill / decode (GPUs) | prefill >= 2x decode |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, f12 in res["fig12_readings"].items():
+        for trace, r in f12.items():
+            pw = r["per_window"]
+            pre, dec = r["prefill"]["gpu_s"], r["decode"]["gpu_s"]
+            ok = pre is not None and dec is not None and pre > 0 and pre >= 2 * max(dec, 0.0)
+            lines.append(
+                f"| {name} | {trace} | {pct(pre)} / {pct(dec)} | {pct(pw['prefill']['mean'])} / "
+                f"{pct(pw['decode']['mean'])} | {pct(pw['prefill']['max'])} / {pct(pw['decode']['max'])} | "
+                f"{_typ(r['typical_point'])} | "
+                f"{'yes' if ok else '**no**'} |"
+            )
+    lines += [
+        "",
+        "No reading meets the target on either trace, so the defaults stay where the text puts them and the",
+        "xfail test carries the default figures. The Azure code 2023 trace is one instance in every window",
+        "under every reading. On Mooncake, prefill loses GPUs under every reading (15K-token prefill operators",
+        'saturate the SMs, so an extra cannot share a GPU within the SLO); the literal "length = 1" decode',
+        "removes the KV-bound attention, which is what made per-operator batches pay off in decode, and decode",
+        "savings drop to 0, so the sign of prefill vs decode never turns in the paper's favour.",
+        "",
+    ]
+    return lines
+
+
+def _alg1_section(res: dict) -> list[str]:
+    rows = res["alg1_trace"]
+    lines = [
+        "## Alg. 1 at 49-56 QPS: why the printed greedy jumps (3, 3, 8, 2 GPUs at 51-54 QPS)",
+        "",
+        "| reading | QPS | Stage-1 cost | ILP | GPUs (Alg. 2) | model-level GPUs | latency / SLO | stop | moves |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['reading']} | {r['qps']} | {r['cost']} | {r['ilp_cost']} | {r['gpus']} | {r['model_level_gpus']} | "
+            f"{r['latency_s']:.3f} / {r['slo_s']:.3f} | {r['reason']} | {'; '.join(r['moves'])} |"
+        )
+    g = res["gap_1qps"]
+    lines += [
+        "",
+        "Two mechanisms, both in Alg. 1 as printed (no step of ours is missing; the epsilon buffer and the",
+        "stopping rule are implemented as lines 11, 20 and 28 say):",
+        "",
+        "* **53 QPS: one expensive move.** Line 22's upscale set is (r+1, any b, any p). Three replicas of",
+        "  `mlp_up_proj` at TP 1 do not restore the SLO; the cheapest single move that does is three replicas at",
+        "  TP 4 (cost 12 for one operator). The latency then lands inside the buffer (SLO - epsilon, SLO], where",
+        '  line 28 stops the loop, so no downscale ever revisits the TP. The prose reads two ways: "accepting the',
+        "  move that maximally reduces T_total (or minimally increases resource usage while restoring T_total <=",
+        '  SLO)" (our default, `upscale=cheapest`) and "prefers the smallest change that most effectively',
+        '  reduces T_total" (`upscale=efficiency`: the largest latency cut per GPU added). The prose stopping',
+        '  rule ("terminates when no local move can improve the objective without violating the SLO") also',
+        "  differs from line 28 (`band=refine` keeps trying cost-reducing moves inside the buffer). Both are",
+        "  switches; neither is a bug fix, because the printed text supports the default.",
+        "* **51-52 QPS: an interference-blind Stage 1.** Alg. 1 ends where it first meets the SLO (0.34 and 0.38 s",
+        "  of a 0.39 s SLO); Alg. 2 then finds no GPU where a colocated `mlp_up_proj` extra (about 2x slower",
+        "  when it shares SMs) keeps the SLO and opens one per extra: operator-level = model-level. At 49-50 QPS",
+        "  the same configuration ends with enough slack (0.27-0.31 s) for the slowed extra, and at 54 QPS a",
+        "  replica of `mlp_down_proj` drops the latency to 0.11 s: the extras fit and the plan saves a GPU.",
+        "  This is the printed two-stage design (Stage 1 does not know Stage 2's interference), not an",
+        "  implementation slip.",
+        "",
+        "Greedy vs ILP on a 1-QPS grid (1-100 QPS, 1K), which the 5-QPS sweep above steps over: "
+        + "; ".join(
+            f"{name}: mean gap {pct(v['mean_gap'], False)}, worst {pct(v['max_gap'], False)} at {v['worst_qps']} QPS"
+            for name, v in g.items()
+        )
+        + ".",
+        "",
+        "Fixed budget under `upscale=efficiency`: "
+        + ", ".join(
+            f"{r['gpus']} GPUs {r['model_level_qps']} vs {r['operator_level_qps']} QPS"
+            f" ({'-' if r['ratio'] is None else format(r['ratio'], '.2f') + 'x'})"
+            for r in res["fixed_budget_efficiency"]
+        )
+        + ".",
+        "",
+    ]
+    return lines
+
+
+def _des_section(res: dict) -> list[str]:
+    lines = [
+        "## Discrete-event check of the analytic plans (spec 6.4)",
+        "",
+        "`planner/opscale/des.py` simulates a plan's operator network job by job (Poisson arrivals, FCFS,",
+        "r_v servers per operator, interference factors applied) and compares every operator's mean wait",
+        "with Erlang-C and the mean iteration latency with Eq. (3). Tolerance, stated before running: |W_sim -",
+        "W| <= 10 % of W + 2 % of T_v per operator, and the latency within 10 %. `network`: one job stream",
+        "through the graph (every operator at the same batch); `per_operator`: operators batch differently, so",
+        "each queue is simulated on its own and Eq. (3) is re-evaluated with the simulated waits. Exponential",
+        "service is the model's own assumption (the check verifies the arithmetic); deterministic service",
+        "(M/D/R) shows how conservative the plan is for kernels whose run time barely varies.",
+        "",
+        "| case | plan | service | mode | operators within tolerance | latency analytic / simulated (s) | error | SLO (s) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in res["des"]:
+        lines.append(
+            f"| {r['case']} | {r['plan']} | {r['service']} | {r['mode']} | {'yes' if r['operators_ok'] else 'no'} | "
+            f"{r['latency_analytic_s']:.4f} / {r['latency_simulated_s']:.4f} | {pct(r['latency_rel_error'])} | "
+            f"{r['slo_s']:.4f} |"
+        )
+    exp = [r for r in res["des"] if r["service"] == "exponential"]
+    det = [r for r in res["des"] if r["service"] == "deterministic"]
+    lines += [
+        "",
+        f"Exponential service: {sum(r['operators_ok'] and r['latency_ok'] for r in exp)} of {len(exp)} plans within the "
+        f"tolerance. Deterministic service: the simulated latency is {pct(-max(r['latency_rel_error'] for r in det), False)} "
+        f'to {pct(-min(r["latency_rel_error"] for r in det), False)} below the analytic one (the "no" in those rows is',
+        "expected: M/D/R waits are about half of M/M/R's), i.e. the M/M/R model overstates the waits of",
+        "near-constant kernels; plans are on the safe side, by the most where one operator runs close to",
+        "saturation.",
+        "",
+    ]
     return lines
 
 
@@ -244,7 +395,8 @@ def _gap_and_sensitivity(res: dict) -> list[str]:
             if r["ratio"] is not None and r["ratio"] < 1
         )
         + ". Alg. 1 sometimes ends just under the SLO, leaving no room for any interference, and Alg. 2 then",
-        'gives every extra its own GPU, so "every load up to q" stops early.',
+        'gives every extra its own GPU, so "every load up to q" stops early (the Alg. 1 section below takes',
+        "this apart).",
         "",
         "## Greedy (Alg. 1) vs the exact optimum (ILP, PuLP/HiGHS), QPS sweep at 1K",
         "",
@@ -314,7 +466,7 @@ def _gap_and_sensitivity(res: dict) -> list[str]:
 
 def render(res: dict, command: str, seconds: float) -> str:
     lines = _intro_fits_checks(res, command, seconds)
-    for part in (_figs_11_10, _figs_12_13, _gap_and_sensitivity):
+    for part in (_figs_11_10, _figs_12_13, _gap_and_sensitivity, _alg1_section, _des_section):
         lines += part(res)
     return "\n".join(lines)
 

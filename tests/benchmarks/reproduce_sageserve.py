@@ -78,7 +78,10 @@ def build(name: str, *, hw: str = "h100", overrides: dict | None = None, note: s
         "slo": {"ttft_s": {"IW-F": 1.0, "IW-N": iwn_ttft_s, "NIW": 86400.0}, "e2e_s": {"NIW": 86400.0}},
         "strategy": {"scheduler": "fcfs"},
         "strategy_params": {s: {"forecast_method": "arima"} for s in ("lt-i", "lt-u", "lt-ua")},
-        "engine": {"mode": "fast", "timeline_step_s": 300.0, "max_time_s": 86400.0},
+        # the SageServe authors' simulator has no admission watermark and re-admits in a preempting step: the
+        # reproductions keep the engine's pre-issue-14 preemption model (docs/simulator.md, Admission and preemption)
+        "engine": {"mode": "fast", "timeline_step_s": 300.0, "max_time_s": 86400.0, "preemption": "legacy",
+                   "kv_watermark": 0.0},
         "price_sources": {
             "on-demand $/instance-hour": "hardware catalogue (planner/catalogue/data/builtin.json): 8x H100 = "
                                          "$98.32/h as SageServe 7.2.1 (Azure ND H100 v5); A100 and 2-GPU prices "

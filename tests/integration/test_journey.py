@@ -1,7 +1,8 @@
 """The planner's journey in a real browser, on PostgreSQL, Redis and a real celery worker.
 
 Log in, upload a trace, build a comparison scenario from it in the forms, run it on the worker, read the KPI
-cards, download a chart's data, open the PDF; screenshots at 1366 px and 800 px go to TEST_ARTIFACTS.
+cards, download a chart's data, open the PDF; then build a scenario on the synthesiser with two endpoint rows
+and a plan in the plan forms. Screenshots at 1366 px and 800 px go to TEST_ARTIFACTS.
 """
 
 from __future__ import annotations
@@ -42,12 +43,14 @@ def test_a_planner_goes_from_a_trace_to_a_finance_report_in_the_browser(cast, li
         page.wait_for_selector("[data-compare-on-trace]", timeout=120_000)
         page.click("[data-compare-on-trace]")
         page.wait_for_url("**/comparisons/build/?trace=*")
-        # 3. the scenario in forms: the endpoint's deployment from the catalogue, floors/ceilings, SLOs, strategies
-        page.select_option("select[name='dep__eastus__llama2-70b']", "llama2-70b/h100-80gb/tp8")
-        page.fill("input[name=initial]", "2")
-        page.fill("input[name=min_instances]", "1")
-        page.fill("input[name=max_instances]", "6")
-        page.fill("input[name=ttft_iwf]", "1")
+        # 3. the scenario in forms: the trace's endpoint row (deployment from the catalogue, floor/ceiling), SLOs,
+        # strategies - fields generated from the scenario schema
+        assert page.locator("input[name='ep-0-region']").input_value() == "eastus"
+        page.select_option("select[name='ep-0-deployment']", "llama2-70b/h100-80gb/tp8")
+        page.fill("input[name='ep-0-initial']", "2")
+        page.fill("input[name='ep-0-min']", "1")
+        page.fill("input[name='ep-0-max']", "6")
+        page.fill("input[name=slo__ttft_s__IW_F]", "1")
         for strategy in ("static", "reactive-unified", "lt-i", "lt-ua"):
             box = page.locator(f"input[name=strategies][value='{strategy}']")
             if not box.is_checked():
@@ -104,3 +107,93 @@ def test_a_planner_goes_from_a_trace_to_a_finance_report_in_the_browser(cast, li
     assert "SLO targets" in page1 and "Assumptions." in page1
     assert any("Appendix" in p.extract_text() for p in reader.pages[1:])
     (artifacts / "journey-report.pdf").write_bytes(pdf)
+
+
+def _no_sideways_scroll(page, artifacts: Path, name: str) -> int:
+    page.screenshot(path=str(artifacts / f"{name}-1366.png"), full_page=True)
+    page.set_viewport_size({"width": 800, "height": 900})
+    page.wait_for_timeout(300)
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    page.screenshot(path=str(artifacts / f"{name}-800.png"), full_page=True)
+    page.set_viewport_size({"width": 1366, "height": 900})
+    return overflow
+
+
+@pytest.mark.browser
+def test_a_planner_builds_a_synthesised_scenario_and_a_plan_in_the_forms(cast, live_server, celery_worker_process,
+                                                                         tmp_path):
+    from planner.plans.models import CapacityPlan
+
+    artifacts = Path(os.environ.get("TEST_ARTIFACTS", tmp_path))
+    artifacts.mkdir(parents=True, exist_ok=True)
+    with logged_in_page(live_server, "owner", "owner-pass-123") as page:
+        page.set_viewport_size({"width": 1366, "height": 900})
+        # 1. a comparison on the synthesiser, over two endpoint rows
+        page.goto(f"{live_server.url}/comparisons/build/?source=synthetic")
+        page.check("input[name=source][value=synthetic]")
+        page.fill("input[name=syn__duration_s]", "900")
+        page.fill("input[name=syn__total_requests]", "400")
+        page.fill("input[name=syn__seed]", "3")
+        page.fill("input[name=syn__tier_mix__IW_F]", "2")
+        page.fill("input[name=syn__tier_mix__NIW]", "1")
+        page.fill("input[name='ep-0-region']", "eastus")
+        page.select_option("select[name='ep-0-deployment']", "llama2-70b/h100-80gb/tp8")
+        page.click("[data-add-row]")  # a second endpoint row, the answers kept
+        page.wait_for_selector("input[name='ep-1-region']")
+        assert page.locator("input[name=syn__total_requests]").input_value() == "400"
+        page.fill("input[name='ep-1-region']", "westus")
+        page.select_option("select[name='ep-1-deployment']", "llama3.1-8b/h100-80gb/tp2")
+        page.fill("input[name='ep-1-initial']", "1")
+        page.fill("input[name='ep-1-max']", "3")
+        page.fill("input[name='ep-1-spot_pool']", "1")
+        for strategy in ("reactive-unified", "lt-i", "lt-u", "lt-ua"):
+            page.locator(f"input[name=strategies][value='{strategy}']").uncheck()
+        page.locator("input[name=strategies][value='static']").check()
+        page.locator("details:has(fieldset.bundles) > summary").click()
+        page.locator("input[name=bundles][value='sageserve-text.reactive-unified']").check()
+        page.fill("input[name=baseline]", "static")
+        page.fill("input[name=name]", "journey synthesised")
+        builder_overflow = _no_sideways_scroll(page, artifacts, "journey-synth-builder")
+        page.click("[data-builder-run]")
+        page.wait_for_url("**/comparisons/*/", timeout=30_000)
+        page.wait_for_selector("[data-kpi=answer]", timeout=600_000)
+        status = page.locator("[data-comparison-status]").inner_text().strip()
+        # 2. a plan in the plan forms: a catalogue deployment, typed demand for two hours, a quota
+        page.goto(f"{live_server.url}/plans/build/")
+        page.fill("input[name=name]", "journey plan")
+        page.fill("input[name=hours]", "2")
+        page.fill("input[name=risk_quantile]", "0.9")
+        page.select_option("select[name='dep-0-name']", "llama2-70b/h100-80gb/tp8")
+        page.check("input[name=demand_source][value=typed]")
+        page.fill("input[name='demand-0-region']", "eastus")
+        page.fill("input[name='demand-0-model']", "llama2-70b")
+        page.fill("input[name='demand-0-tps']", "1200, 2400")
+        page.fill("input[name='quota-0-region']", "eastus")
+        page.fill("input[name='quota-0-gpu']", "h100-80gb")
+        page.fill("input[name='quota-0-max_gpus']", "400")
+        plan_overflow = _no_sideways_scroll(page, artifacts, "journey-plan-builder")
+        page.click("[data-plan-run]")
+        page.wait_for_url("**/plans/*/", timeout=30_000)
+        for _ in range(120):
+            plan_status = page.locator("[data-plan-status]").inner_text().strip()
+            if plan_status not in ("queued", "running"):
+                break
+            page.wait_for_timeout(1000)
+            page.reload()
+        page.screenshot(path=str(artifacts / "journey-plan-1366.png"), full_page=True)
+    comp = Comparison.objects.get(name="journey synthesised")
+    assert status == comp.status == "succeeded", [(r.key, r.status, r.error) for r in comp.results.all()]
+    assert comp.scenario["workload"]["synthetic"] == {"duration_s": 900.0, "total_requests": 400, "seed": 3,
+                                                      "tier_mix": {"IW-F": 2.0, "NIW": 1.0}}
+    assert [(e["region"], e["model"]) for e in comp.scenario["fleet"]["endpoints"]] == [
+        ("eastus", "llama2-70b"), ("westus", "llama3.1-8b")]
+    assert comp.scenario["fleet"]["endpoints"][1] == {"region": "westus", "model": "llama3.1-8b",
+                                                      "deployment": "llama3.1-8b/h100-80gb/tp2", "initial": 1,
+                                                      "max": 3}
+    assert comp.scenario["fleet"]["regions"][1] == {"name": "westus", "spot_pool": {"llama3.1-8b": 1}}
+    assert {r.key for r in comp.results.all()} == {"static", "sageserve-text.reactive-unified"}
+    assert all(r.metrics.get("requests") == 400 for r in comp.results.all())
+    plan = CapacityPlan.objects.get(name="journey plan")
+    assert plan_status == "succeeded" and plan.feasible, plan_status
+    assert plan.scenario["demand"] == [{"region": "eastus", "model": "llama2-70b", "tps": [1200.0, 2400.0]}]
+    assert builder_overflow <= 1 and plan_overflow <= 1, (builder_overflow, plan_overflow)

@@ -88,7 +88,9 @@ def test_the_catalogue_core_imports_without_django():
 
 def test_engine_spec_has_exactly_the_contract_keys_in_seconds():
     spec = engine_spec("llama2-70b/a100-80gb/tp8")
-    assert set(spec) == CONTRACT_KEYS | {"device"}  # device: kind and watts per device, for energy (optional)
+    # device: kind and watts per device, for energy (optional); max_model_len: the context limit (issue 14)
+    assert set(spec) == CONTRACT_KEYS | {"device", "max_model_len"}
+    assert spec["max_model_len"] == 4096
     assert spec["device"]["kind"] == "gpu" and spec["device"]["busy_w"] == 400 and spec["device"]["assumed"] is True
     assert set(spec["prefill"]) == {"c0", "c1", "c2"} and set(spec["decode"]) == {"c0", "c_batch", "c_ctx"}
     assert spec["startup"] == {

@@ -12,6 +12,7 @@ from planner.comparisons.api.serializers import (
     ComparisonSerializer,
     RoutingSweepCreateSerializer,
 )
+from planner.comparisons.core.serverless import is_serverless
 from planner.comparisons.core.variants import VariantError
 from planner.comparisons.services import start_comparison, validate_scenario
 from planner.input_errors import scenario_error
@@ -31,6 +32,10 @@ class ComparisonViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def create(self, request, *args, **kwargs):
         from simulations.engine import ScenarioError
 
+        if is_serverless(request.data.get("scenario") if isinstance(request.data, dict) else None):
+            from planner.comparisons.api import serverless  # issue 18: systems on shared CPU/GPU nodes
+
+            return serverless.create(request)
         ser = ComparisonCreateSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         data = ser.validated_data

@@ -11,7 +11,8 @@ prints them. Another strategy family (PreServe, Chiron, Llumnix-like...) registe
                            description="...", params={...}))
 
 and lists its module in ``FAMILY_MODULES`` (imported on first lookup) so every process sees it. ``strategy``
-must be a comparison strategy (variants.STRATEGIES, which a family extends with its engine autoscaler).
+must be a comparison strategy (variants.STRATEGIES) or an engine autoscaler the family adds to
+variants.BUNDLE_STRATEGIES (runnable through its bundles only, e.g. because it needs their params).
 
 The SageServe families registered here:
 
@@ -28,8 +29,12 @@ import copy
 import importlib
 from dataclasses import dataclass, field
 
-FAMILY_MODULES: list[str] = ["planner.comparisons.core.chiron_bundles"]  # extra modules that register bundles (other strategy families)
-_KNOWN_KEYS = ("region_router", "endpoint_router", "instance_router", "scheduler")
+FAMILY_MODULES: list[str] = [  # extra modules that register bundles (other strategy families)
+    "planner.comparisons.core.bundles_preserve",
+    "planner.comparisons.core.chiron_bundles",
+]
+# strategy keys a bundle may set (``predictor``: the output-length predictor, engine/predictors.py)
+_KNOWN_KEYS = ("region_router", "endpoint_router", "instance_router", "scheduler", "predictor", "predictor_params")
 
 
 class BundleError(ValueError):

@@ -23,6 +23,9 @@ STRATEGIES = {
     "lt-ua": "SageServe LT-UA: LT-U plus, in the last 20 min of the hour, go beyond the target when traffic is "
              ">= 5x or <= 0.5x the forecast",
 }
+# engine autoscalers a bundle may run that are not offered as a bare strategy (they need the bundle's params or
+# predictor, e.g. PreServe's capacity profile): a strategy family adds them here (issue 16)
+BUNDLE_STRATEGIES: dict = {}
 SCHEDULERS = ("fcfs", "edf", "pf", "dpa")
 _KEY = re.compile(r"^[A-Za-z0-9_.@+-]{1,80}$")
 
@@ -115,7 +118,7 @@ def _bundle_variants(bundles) -> list[dict]:
             b = get_bundle(str(name), where=f"bundles[{i}]")
         except BundleError as exc:
             raise VariantError(exc.field, exc.message) from None
-        if b.strategy not in STRATEGIES:
+        if b.strategy not in STRATEGIES and b.strategy not in BUNDLE_STRATEGIES:
             raise VariantError(f"bundles[{i}]", f"bundle {b.name!r} runs unknown strategy {b.strategy!r}")
         knobs = dict(b.params)
         if b.predictor:

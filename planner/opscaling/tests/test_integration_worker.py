@@ -59,9 +59,14 @@ def test_a_planner_picks_a_trace_on_the_page_and_sees_the_operator_level_figures
         page.wait_for_selector("#fig-qps .main-svg", timeout=300_000)
         charts = page.locator(".js-plotly-plot").count()
         totals = page.locator("#opscale-totals tbody tr").count()
+        # the product's fallback is on by default: the Mooncake prefill window that needed more GPUs shows it
+        fallback_note = page.locator("#opscale-fallback").inner_text()
+        fallback_row = page.locator("#opscale-totals .fallback-note").first.inner_text()
         artifacts = Path(os.environ.get("TEST_ARTIFACTS", tmp_path))
         artifacts.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(artifacts / "operator-plan-page.png"), full_page=True)
     assert charts == 5 and totals == 8
+    assert "on (the default)" in fallback_note and "1 prefill" in fallback_note, fallback_note
+    assert "fell back to the model-level placement" in fallback_row
     plan = OperatorPlan.objects.get(trace=trace)
     assert plan.job.status == "succeeded" and plan.job.celery_task_id

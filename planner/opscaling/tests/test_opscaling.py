@@ -207,3 +207,47 @@ def test_an_impossible_slo_is_reported_as_infeasible_without_a_savings_claim(cas
     client.force_login(cast["user"])
     page = client.get(f"/operator-plans/{pk}/").content.decode()
     assert "cannot meet their SLO" in page and "below the fastest possible" in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_window_whose_operator_level_placement_needs_more_gpus_falls_back_and_the_page_says_so(cast, client):
+    user = cast["user"]
+    moon = trace_services.import_trace_file(
+        FIXTURES / "mooncake_synthetic.jsonl", team=user.membership.team, user=user, name="mooncake"
+    )
+    body = {
+        "model": "llama-3-8b",
+        "gpu": "a100",
+        "workload": {"trace_id": moon.pk, "window_s": 300},
+        "sweeps": False,
+        "ilp": False,
+    }
+    ids = {}
+    for fallback in (True, False):
+        spec_ = {**body, "options": {"fallback_model_level": fallback}}
+        resp = cast["owner"].post("/api/operator-plans/", {"spec": spec_}, format="json")
+        assert resp.status_code == 201, resp.content
+        ids[fallback] = resp.json()["id"]
+    on, off = (OperatorPlan.objects.get(pk=ids[k]) for k in (True, False))
+    assert on.job.status == Job.Status.SUCCEEDED and off.job.status == Job.Status.SUCCEEDED
+    pre_on, pre_off = on.result["totals"]["prefill"], off.result["totals"]["prefill"]
+    assert pre_on["fallback_windows"] >= 1 and pre_off["fallback_windows"] == 0
+    # the fallback replaces only windows where operator-level needed more GPUs: never worse than model-level
+    assert pre_on["operator_level"]["gpu_s"] <= pre_on["model_level"]["gpu_s"]
+    assert pre_on["operator_level"]["gpu_s"] < pre_off["operator_level"]["gpu_s"]
+    client.force_login(user)
+    html = client.get(f"/operator-plans/{on.pk}/").content.decode()
+    assert "opscale-fallback" in html and "opscale-peak-fallback" in html
+    assert f"{pre_on['fallback_windows']} of {pre_on['windows']} windows fell back to the model-level placement" in html
+    assert "off (the paper&#x27;s algorithm as printed)" in client.get(f"/operator-plans/{off.pk}/").content.decode()
+    out = io.StringIO()
+    call_command(
+        "opscale_plan",
+        "--trace",
+        str(FIXTURES / "mooncake_synthetic.jsonl"),
+        "--window",
+        "300",
+        "--no-sweeps",
+        stdout=out,
+    )
+    assert "fell back to the model-level placement" in out.getvalue()

@@ -10,6 +10,7 @@ from simulations.engine.policies import (  # noqa: F401,E402  (registers)  # noq
     example,
     longterm,
     niw_queue,
+    preserve,
     routers,
     schedulers,
 )

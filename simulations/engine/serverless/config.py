@@ -34,6 +34,11 @@ class ServerlessConfig:
     use_cpu: bool = True  # ablation "without CPU" (slinfer only; the sllm variants choose by name)
     sharing: bool = True  # ablation "without sharing": one instance per node
     consolidation: bool = True  # ablation "without consolidation": no preemption, no largest-batch routing
+    # sllm+c+s: "half" = the paper's static half-node partition (each slot computes on its own half: iterations take
+    # twice the table's time, an idle slot's half is wasted); "shared" = the slots alternate iterations on the whole
+    # node (work-conserving; the first build's reading, kept as a switch)
+    slot_compute: str = "half"
+    shadow: str = "bound"  # shadow validation: "bound" (analytic, conservative) or "replay" (paper §VI-C; shadow.py)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -48,6 +53,10 @@ def validate(cfg: ServerlessConfig) -> list[tuple[str, str]]:
         bad.append(("nodes", "need at least one node and no negative counts"))
     if not 0 <= cfg.watermark <= 4:
         bad.append(("watermark", "between 0 and 4 (0 % to 400 %)"))
+    if cfg.slot_compute not in ("shared", "half"):
+        bad.append(("slot_compute", "shared or half"))
+    if cfg.shadow not in ("bound", "replay"):
+        bad.append(("shadow", "bound or replay"))
     if cfg.keep_alive_s < 0 or cfg.margin < 1:
         bad.append(("keep_alive_s", "keep-alive >= 0 and margin >= 1"))
     return bad

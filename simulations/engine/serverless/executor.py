@@ -2,7 +2,8 @@
 
 A node runs one iteration at a time (spec 2.4): SLINFER picks the instance holding the request with the least
 headroom (Eq. 1) and runs a prefill of that request if it is not prefilled yet, else one decode iteration of the
-instance's prefilled requests; the sllm+c+s baseline alternates between its two slots; the exclusive baselines
+instance's prefilled requests; the sllm+c+s baseline runs each of its two slots on its own half of the node at
+half speed (static partition; slot_compute "shared": the slots alternate on the whole node); the exclusive baselines
 have one instance per node. Iteration times come from the measured tables (perf.py). Instances cold-start (no
 compute), serve, go idle and are reclaimed after the keep-alive. Memory operations go through the node's
 hazard-aware budget (state.py) and every change re-checks the no-OOM invariant. Dispatch is in policies.py.
@@ -46,6 +47,7 @@ class Executor:
         self.instances: dict[str, list[Instance]] = {}
         self.all_instances: list[Instance] = []
         self.queue: list[Request] = []
+        self.node_events: list[tuple[float, str, int]] = []  # (t, kind, +1 / -1): a node starts / stops being in use
         self.requests: list[Request] = []
         self.iid = count()
         self.counters = {"iterations": 0, "decode_iterations": 0, "decode_batch_sum": 0, "resizes": 0,
@@ -139,6 +141,7 @@ class Executor:
         self.check(node)
         if not node.instances:
             node.in_use_since = self.now
+            self.node_events.append((self.now, node.kind, 1))
         node.instances.append(inst)
         self.instances.setdefault(model, []).append(inst)
         self.all_instances.append(inst)
@@ -161,6 +164,7 @@ class Executor:
         if not node.instances:
             node.in_use_time += self.now - node.in_use_since
             node.in_use_since = None
+            self.node_events.append((self.now, node.kind, -1))
 
     def op_in_flight(self, inst: Instance) -> bool:
         return self.now < inst.resizing_until or inst.target_kv != inst.kv
@@ -233,7 +237,7 @@ class Executor:
     def keep_alive(self, inst: Instance, token: int) -> None:
         if token != inst.idle_token or inst.requests or inst.reclaimed_at is not None:
             return
-        if self.op_in_flight(inst) or inst.node.running_inst is inst:
+        if self.op_in_flight(inst) or inst.running:
             self.arm_keep_alive(inst)
             return
         self.remove_instance(inst)
@@ -250,12 +254,22 @@ class Executor:
         return self.cpu_prof if node.kind == "cpu" else self.gpu_prof
 
     def kick(self, node: Node) -> None:
+        if self.policy.partitioned(node):  # sllm+c+s, slot_compute "half": each slot computes on its half alone
+            for inst in node.instances:
+                if inst.requests and not inst.running and not inst.busy(self.now):
+                    self.start_iteration(node, inst, 2.0)
+            return
         if node.running_inst is not None:
             return
         ready = [i for i in node.instances if i.requests and not i.busy(self.now)]
         if not ready:
             return
-        inst = self.policy.pick(self, node, ready)
+        self.start_iteration(node, self.policy.pick(self, node, ready), 1.0)
+
+    def start_iteration(self, node: Node, inst: Instance, scale: float) -> None:
+        """One iteration of ``inst``: a prefill of its most urgent request if not prefilled, else a decode of its
+        prefilled requests. ``scale`` 2 = the instance owns half of the node (the iteration takes twice the table's
+        time, half the node is busy meanwhile)."""
         prof = self.prof(node)
         urgent = min(inst.requests, key=Request.deadline)
         if not urgent.prefilled:
@@ -267,13 +281,18 @@ class Executor:
             self.counters["decode_iterations"] += 1
             self.counters["decode_batch_sum"] += len(batch)
         self.counters["iterations"] += 1
-        node.running_inst = inst
-        node.busy_until = self.now + dt
-        node.busy_time += dt
+        dt *= scale
+        if scale == 1.0:
+            node.running_inst = inst
+            node.busy_until = self.now + dt
+        inst.running = True
+        node.busy_time += dt / scale
         self.push(self.now + dt, ITER, (node, inst, batch))
 
     def iteration_done(self, node: Node, inst: Instance, batch: list[Request]) -> None:
-        node.running_inst = None
+        if node.running_inst is inst:
+            node.running_inst = None
+        inst.running = False
         finished = False
         for r in batch:
             if r.instance is not inst:

@@ -3,7 +3,8 @@
 - SLO-met: TTFT <= TTFT_SLO(L) (+ the cold-start grace) and average TPOT <= 0.25 s; dropped requests miss.
 - Per-token deadline compliance: share of produced tokens that met deadline_k = ST + TTFT_SLO + (k-1) TPOT_SLO.
 - Average nodes in use: time with >= 1 instance on the node (loading and keep-alive included) / run length.
-- Resizing share: seconds of KV resizes / instance lifetimes (Fig. 31's "lifetime spent scaling").
+- Resizing share: seconds of KV resizes / instance lifetimes (Fig. 31's "lifetime spent scaling"); also over GPU
+  instances only (``resizing_share_gpu``), the only ones that resize.
 - Migration rate: migrated (evicted or preempted) requests / requests; underestimation_eviction_rate counts only
   the evictions for lack of KV memory (Fig. 31's "migration due to underestimation").
 - Energy: busy seconds at busy power plus in-use idle seconds at idle power (nodes not in use are off).
@@ -13,6 +14,24 @@ Django-free.
 from __future__ import annotations
 
 import numpy as np
+
+
+def nodes_timeline(events, length: float, points: int = 300) -> dict:
+    """CPU and GPU nodes in use (hosting >= 1 instance) sampled at ``points`` instants over the run: the step
+    function of the executor's node events, read at each sample time (the value just after it)."""
+    step = max(length / points, 1e-9)
+    ts = [round(i * step, 3) for i in range(points + 1)]
+    counts = {"cpu": 0, "gpu": 0}
+    out = {"t_s": ts, "cpu": [], "gpu": []}
+    ev = sorted(events, key=lambda e: e[0])
+    j = 0
+    for t in ts:
+        while j < len(ev) and ev[j][0] <= t:
+            counts[ev[j][1]] += ev[j][2]
+            j += 1
+        out["cpu"].append(counts["cpu"])
+        out["gpu"].append(counts["gpu"])
+    return out
 
 
 def summarize(ex) -> dict:
@@ -30,6 +49,8 @@ def summarize(ex) -> dict:
         energy_j += node.busy_time * node.busy_w + max(0.0, node.in_use_time - node.busy_time) * node.idle_w
     lifetimes = sum((i.reclaimed_at or ex.now) - i.created for i in ex.all_instances)
     resize = sum(i.resize_time for i in ex.all_instances)
+    gpu_insts = [i for i in ex.all_instances if i.node.kind == "gpu"]
+    gpu_lifetimes = sum((i.reclaimed_at or ex.now) - i.created for i in gpu_insts)
     ttft = np.array([r.first_token_at - r.arrival for r in reqs if r.first_token_at is not None])
     on_time = sum(r.on_time_tokens for r in reqs)
     late = sum(r.late_tokens for r in reqs)
@@ -46,6 +67,8 @@ def summarize(ex) -> dict:
         "avg_gpu_nodes": kinds.get("gpu", {}).get("in_use_s", 0.0) / length,
         "run_length_s": length,
         "resizing_share": resize / lifetimes if lifetimes else 0.0,
+        # GPU instances only: CPU instances hold the artefact's fixed KV pool and never resize (Fig. 17 is on GPU)
+        "resizing_share_gpu": sum(i.resize_time for i in gpu_insts) / gpu_lifetimes if gpu_lifetimes else 0.0,
         "resizes": c["resizes"],
         "migration_rate": sum(1 for r in reqs if r.migrations) / n if n else 0.0,
         "underestimation_eviction_rate": c["evictions"] / n if n else 0.0,
@@ -60,5 +83,6 @@ def summarize(ex) -> dict:
         "energy_kwh": energy_j / 3.6e6,
         "oom_checks": c["oom_checks"],
         "no_oom": True,  # Node.check() raised OutOfMemory otherwise; checked after every memory change
+        "nodes_timeline": nodes_timeline(ex.node_events, length),
         "config": ex.cfg.to_dict(),
     }

@@ -28,6 +28,10 @@ class Slinfer:
 
     # -------------------------------------------------------------- scheduling
     @staticmethod
+    def partitioned(node: Node) -> bool:
+        return False
+
+    @staticmethod
     def pick(ex, node: Node, ready: list[Instance]) -> Instance:
         """The instance holding the request with the least headroom (Eq. 1)."""
         return min(ready, key=lambda i: min(r.deadline() for r in i.requests))
@@ -60,6 +64,10 @@ class Slinfer:
             total += m * prof.decode(1, r.context())
         if total > TPOT_SLO:
             return False  # case 3: steady-state decode overload
+        if self.cfg.shadow == "replay":  # the paper's reading: replay the node's future (shadow.py)
+            from simulations.engine.serverless.shadow import replay  # noqa: PLC0415
+
+            return replay(ex, node, inst, r, start_wait, m)
         pending = sum(m * prof.prefill(q.context()) for j in node.instances for q in j.requests if not q.prefilled)
         running = max(0.0, (node.busy_until if node.running_inst is not None else now) - now)
         own = m * prof.prefill(r.context())
@@ -224,6 +232,11 @@ class Sllm:
     def limit(self, node: Node) -> int | None:
         excl, share = self.limits[node.kind]
         return share if self.slots_needed(node) == 1 else excl
+
+    def partitioned(self, node: Node) -> bool:
+        """sllm+c+s with slot_compute "half": the paper's "each instance is allocated only half of the per-node
+        resources" read as a static partition (an idle slot's half is wasted), not as work-conserving alternation."""
+        return self.shared and self.cfg.slot_compute == "half" and self.slots_needed(node) == 1
 
     @staticmethod
     def pick(ex, node: Node, ready: list[Instance]) -> Instance:

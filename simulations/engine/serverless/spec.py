@@ -67,6 +67,8 @@ class Params(Strict):
     use_cpu: bool = True
     sharing: bool = True
     consolidation: bool = True
+    shadow: Literal["bound", "replay"] = "bound"
+    slot_compute: Literal["half", "shared"] = "half"
 
 
 class ServerlessSpec(Strict):

@@ -79,6 +79,7 @@ class Instance:
     idle_token: int = 0
     reclaimed_at: float | None = None
     resize_time: float = 0.0
+    running: bool = False  # an iteration of this instance is under way
 
     def batch(self) -> int:
         return len(self.requests)

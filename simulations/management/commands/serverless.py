@@ -1,4 +1,10 @@
-"""python manage.py serverless SPEC.json [--json]: run a serverless (SLINFER) scenario on shared CPU/GPU nodes."""
+"""python manage.py serverless SPEC.json [--json]: run a serverless (SLINFER) scenario on shared CPU/GPU nodes.
+
+With ``--compare`` the systems run as a comparison instead (planner/comparisons/serverless.py): a Comparison row,
+one child job per system on the workers (inline without Redis), the table on /comparisons/<id>/, ``--pdf`` /
+``--csv`` write the report and every number. ``--systems`` picks systems, ablations included
+(slinfer-no-cpu, slinfer-no-sharing, slinfer-no-consolidation); ``--baseline`` defaults to sllm.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +25,18 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("spec", help="serverless scenario JSON file")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
+        parser.add_argument("--compare", action="store_true",
+                            help="run the systems as a comparison (child jobs on the workers, page, PDF)")
+        parser.add_argument("--systems", default="", help="with --compare: e.g. sllm,sllm+c+s,slinfer,slinfer-no-cpu "
+                                                          "(default: the spec's systems, else the four systems)")
+        parser.add_argument("--baseline", default="", help="with --compare: the system ratios refer to (default sllm)")
+        parser.add_argument("--name", default="", help="with --compare: the comparison's name")
+        parser.add_argument("--pdf", default="", help="with --compare: write the PDF report here")
+        parser.add_argument("--csv", default="", help="with --compare: write every number (long CSV) here")
+        parser.add_argument("--timeout", type=float, default=3600, help="with --compare: seconds to wait for workers")
+        from planner.clirun import add_team_arguments
+
+        add_team_arguments(parser)
 
     def handle(self, *args, **opts):
         path = Path(opts["spec"])
@@ -28,6 +46,11 @@ class Command(BaseCommand):
             raise CommandError(f"cannot read {path}: {exc}") from None
         except ValueError as exc:
             raise CommandError(f"{path} is not valid JSON: {exc}") from None
+        if opts["compare"]:
+            from simulations.management.commands._serverless_compare import compare
+
+            compare(self, data, opts)
+            return
         start = time.perf_counter()
         try:
             out = run(parse(data))

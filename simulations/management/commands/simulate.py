@@ -90,6 +90,13 @@ class Command(BaseCommand):
         if s.get("energy_kwh") is not None:
             self.stdout.write(f"energy {s['energy_kwh']:,.1f} kWh (busy {s['busy_kwh']:,.1f}, idle {s['idle_kwh']:,.1f}, "
                               f"provisioning {s['provisioning_kwh']:,.1f}), ${s['energy_cost_usd']:,.2f} of electricity")
+        ppr = s.get("preemptions_per_request") or {}
+        self.stdout.write(f"preemptions {s.get('preemptions', 0)}: {ppr.get('requests_preempted', 0)} requests preempted, "
+                          f"max {ppr.get('max', 0)} per request, p99 {ppr.get('p99', 0.0):g}")
+        ctx = s.get("context_limits") or {}
+        if ctx.get("limits"):
+            self.stdout.write(f"context limits {ctx['limits']} ({ctx['mode']}): {ctx['prompts_over_limit']} prompts over "
+                              f"the limit, {ctx['outputs_cut']} outputs cut, {ctx['prompts_truncated']} prompts truncated")
         for warning in (s.get("validity") or {}).get("warnings") or []:
             self.stdout.write(f"warning: {warning}")
         for tier, t in result.tiers.items():

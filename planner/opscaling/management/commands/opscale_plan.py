@@ -25,6 +25,11 @@ class Command(BaseCommand):
         parser.add_argument("--tbt", type=float, default=None, help="TBT SLO, seconds (default: 5 x unloaded)")
         parser.add_argument("--window", type=float, default=60.0, help="window length, seconds")
         parser.add_argument("--no-sweeps", action="store_true", help="skip the QPS/length sweeps and the ILP")
+        parser.add_argument(
+            "--no-fallback",
+            action="store_true",
+            help="keep operator-level placements that need more GPUs than model-level (the paper's algorithm)",
+        )
         parser.add_argument("--team", help="store the plan for this team and queue it for the workers")
         parser.add_argument("--json", action="store_true", help="print ONE JSON object")
         parser.add_argument("--pdf", help="also write the operator-level PDF report to this path")
@@ -49,6 +54,8 @@ class Command(BaseCommand):
         spec = {"model": opts["model"], "gpu": opts["gpu"], "slo": slo, "workload": workload}
         if opts["no_sweeps"]:
             spec.update(sweeps=False, ilp=False)
+        if opts["no_fallback"]:
+            spec["options"] = {"fallback_model_level": False}
         return spec
 
     def handle(self, *args, **opts):
@@ -88,6 +95,8 @@ class Command(BaseCommand):
                 sv = tot[s]["savings_vs_model_level"]
                 parts = ", ".join(f"{k} {v:+.1%}" for k, v in sv.items() if v is not None)
                 w(f"  {s}: {tot[s]['gpu_s'] / 3600:.2f} GPU-h; savings {parts}")
+            if tot.get("fallback_windows"):
+                w(f"  ({tot['fallback_windows']} of {tot['windows']} windows fell back to the model-level placement)")
         if result["infeasible_windows"]:
             w(
                 f"WARNING: {result['infeasible_windows']} window-phases cannot meet their SLO and are left out of the "

@@ -1,0 +1,192 @@
+"""Serverless comparisons (issue 18): SLINFER, the ServerlessLLM baselines and ablations as a comparison's child
+jobs (in-process runner here; tests/.../test_serverless_comparison_worker.py runs them on a real worker)."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.test import Client
+
+from planner.comparisons.core.serverless import aggregate, build_variants
+from planner.comparisons.models import Comparison
+from simulations.engine.serverless.spec import parse, run
+
+SPEC = {"name": "serverless cmp", "model": "llama-2-7b", "workload": {"models": 32, "duration_s": 60},
+        "nodes": {"cpu": 4, "gpu": 4}}
+
+
+def _scenario(**extra):
+    return {"kind": "serverless", **SPEC, **extra}
+
+
+def test_variants_and_baseline_are_checked():
+    vs, base = build_variants(None, None)
+    assert [v["key"] for v in vs] == ["sllm", "sllm+c", "sllm+c+s", "slinfer"] and base == "sllm"
+    vs, base = build_variants(["slinfer", "slinfer-no-cpu"], None)
+    assert base == "slinfer" and vs[1] == {"key": "slinfer-no-cpu", "strategy": "slinfer", "scheduler": "",
+                                           "knobs": {"use_cpu": False}}
+    from planner.comparisons.core.serverless import ServerlessVariantError
+
+    with pytest.raises(ServerlessVariantError) as e:
+        build_variants(["slinfer", "vllm"], None)
+    assert e.value.field == "systems"
+    with pytest.raises(ServerlessVariantError) as e:
+        build_variants(["slinfer"], "sllm")
+    assert e.value.field == "baseline"
+
+
+def test_aggregate_by_hand():
+    m = {"sllm": {"system": "sllm", "requests": 100, "slo_met": 40, "energy_kwh": 0.5, "avg_gpu_nodes": 4.0},
+         "slinfer": {"system": "slinfer", "requests": 100, "slo_met": 90, "energy_kwh": 0.6, "avg_gpu_nodes": 2.0}}
+    agg = aggregate(m, "sllm", ["sllm", "slinfer", "sllm+c"])
+    rows = {r["key"]: r for r in agg["rows"]}
+    assert list(rows) == ["sllm", "slinfer"] and agg["best"] == "slinfer"
+    assert rows["slinfer"]["slo_met_vs_baseline"] == pytest.approx(2.25)
+    assert rows["slinfer"]["energy_vs_baseline"] == pytest.approx(1.2)
+    assert rows["slinfer"]["wh_per_slo_met"] == pytest.approx(600 / 90)
+    no_base = aggregate({"slinfer": m["slinfer"]}, "sllm", ["sllm", "slinfer"])
+    assert not no_base["baseline_finished"] and no_base["rows"][0]["slo_met_vs_baseline"] is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_api_comparison_of_systems_matches_the_standalone_runs(cast):
+    """Each system's row equals a standalone run of the same spec (the engine, not the comparison, makes the
+    numbers); the ablation's override reaches the engine; page, CSV, JSON and PDF work."""
+    systems = ["sllm", "sllm+c+s", "slinfer", "slinfer-no-cpu"]
+    resp = cast.owner.api.post("/api/comparisons/", {"scenario": _scenario(), "systems": systems}, format="json")
+    assert resp.status_code == 201, resp.content
+    body = cast.owner.api.get(f"/api/comparisons/{resp.json()['id']}/").json()
+    assert body["status"] == "succeeded", body
+    assert [r["key"] for r in body["results"]] == systems and body["baseline"] == "sllm"
+    assert all(r["totals"]["no_oom"] for r in body["results"])
+    rows = {r["key"]: r for r in body["summary"]["rows"]}
+    alone = run(parse({**SPEC, "systems": ["sllm", "sllm+c+s", "slinfer"]}))["results"]
+    for key in ("sllm", "sllm+c+s", "slinfer"):
+        assert rows[key]["slo_met"] == alone[key]["slo_met"]
+        assert rows[key]["avg_gpu_nodes"] == pytest.approx(alone[key]["avg_gpu_nodes"])
+        assert rows[key]["energy_kwh"] == pytest.approx(alone[key]["energy_kwh"])
+    assert rows["slinfer"]["slo_met_vs_baseline"] == pytest.approx(alone["slinfer"]["slo_met"] /
+                                                                   alone["sllm"]["slo_met"])
+    assert rows["slinfer-no-cpu"]["avg_cpu_nodes"] == 0 and rows["slinfer"]["avg_cpu_nodes"] > 0
+
+    comp = Comparison.objects.get(pk=body["id"])
+    page = Client()
+    page.force_login(cast.owner.user)
+    html = page.get(f"/comparisons/{comp.pk}/").content.decode()
+    assert 'data-kpi="slinfer-no-cpu"' in html and "SLO-met" in html and "GPU nodes on average" in html
+    assert html.count('class="plot"') == 5 and "serverless-systems" in html and 'id="fig-nodes_over_time"' in html
+    pdf = page.get(f"/comparisons/{comp.pk}/report.pdf")
+    assert pdf.status_code == 200 and pdf.content[:4] == b"%PDF"
+    api_pdf = cast.owner.api.get(f"/api/comparisons/{comp.pk}/pdf/")
+    assert api_pdf.status_code == 200 and api_pdf.content[:4] == b"%PDF"
+    csv = page.get(f"/comparisons/{comp.pk}/export.csv").content.decode()
+    assert f"systems,slinfer,,,,slo_met,{rows['slinfer']['slo_met']}" in csv
+    exported = json.loads(page.get(f"/comparisons/{comp.pk}/export.json").content)
+    assert exported["results"]["slinfer"]["slo_met"] == rows["slinfer"]["slo_met"]
+    assert cast.outsider.api.get(f"/api/comparisons/{comp.pk}/").status_code == 404
+    listing = page.get("/comparisons/?status=succeeded").content.decode()
+    assert "serverless cmp" in listing
+    job_page = page.get(f"/jobs/{comp.job_id}/").content.decode()
+    assert f"comparison #{comp.pk}" in job_page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_system_makes_the_comparison_partial(cast, monkeypatch):
+    from planner.comparisons import serverless
+
+    real = serverless.simulate_variant
+
+    def flaky(scenario, variant):
+        if variant["key"] == "sllm+c":
+            raise RuntimeError("boom in sllm+c")
+        return real(scenario, variant)
+
+    monkeypatch.setattr(serverless, "simulate_variant", flaky)
+    resp = cast.owner.api.post("/api/comparisons/", {"scenario": _scenario(), "systems": ["sllm", "sllm+c", "slinfer"]},
+                               format="json")
+    comp = Comparison.objects.get(pk=resp.json()["id"])
+    assert comp.status == "partial" and comp.job.status == "partial"
+    assert [r["key"] for r in comp.summary["rows"]] == ["sllm", "slinfer"] and comp.summary["missing"] == {
+        "sllm+c": "failed"}
+    page = Client()
+    page.force_login(cast.owner.user)
+    html = page.get(f"/comparisons/{comp.pk}/").content.decode()
+    assert "Partial result: 1 of 3 system runs did not finish" in html and "boom in sllm+c" in html
+    from planner.comparisons.selectors import export_pdf
+
+    assert export_pdf(comp)[:4] == b"%PDF"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_every_system_failing_fails_the_comparison(cast, monkeypatch):
+    from planner.comparisons import serverless
+
+    monkeypatch.setattr(serverless, "simulate_variant", lambda s, v: (_ for _ in ()).throw(RuntimeError("down")))
+    resp = cast.owner.api.post("/api/comparisons/", {"scenario": _scenario(), "systems": ["sllm", "slinfer"]},
+                               format="json")
+    comp = Comparison.objects.get(pk=resp.json()["id"])
+    assert comp.status == "failed" and comp.job.status == "failed"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_bad_serverless_input_is_a_400_naming_the_field(cast):
+    bad = cast.owner.api.post("/api/comparisons/", {"scenario": _scenario(workload={"models": 33})}, format="json")
+    assert bad.status_code == 400 and bad.json()["error"]["where"] == "scenario.workload.models"
+    bad = cast.owner.api.post("/api/comparisons/", {"scenario": _scenario(), "systems": ["vllm"]}, format="json")
+    assert bad.status_code == 400 and "systems" in bad.content.decode()
+    bad = cast.owner.api.post("/api/comparisons/", {"scenario": _scenario(), "systems": ["slinfer"],
+                                                    "baseline": "sllm"}, format="json")
+    assert bad.status_code == 400 and bad.json()["error"]["where"] == "baseline"
+    assert Comparison.objects.count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_serverless_page_starts_a_comparison(cast):
+    page = Client()
+    page.force_login(cast.owner.user)
+    assert 'id="compare-serverless"' in page.get("/simulations/serverless/").content.decode()
+    resp = page.post("/simulations/serverless/", {"action": "compare", "spec": json.dumps(SPEC),
+                                                  "systems": ["sllm", "slinfer"], "baseline": "sllm"})
+    assert resp.status_code == 302, resp.content
+    comp = Comparison.objects.get()
+    assert resp["Location"] == f"/comparisons/{comp.pk}/" and comp.status == "succeeded"
+    assert [r.key for r in comp.results.all()] == ["sllm", "slinfer"]
+    bad = page.post("/simulations/serverless/", {"action": "compare", "spec": json.dumps(SPEC),
+                                                 "systems": ["slinfer"], "baseline": "sllm"})
+    assert bad.status_code == 400 and "baseline" in bad.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_manage_serverless_compare(cast, tmp_path):
+    from django.core.management import CommandError, call_command
+
+    spec = tmp_path / "s.json"
+    spec.write_text(json.dumps(SPEC))
+    pdf = tmp_path / "r.pdf"
+    buf = StringIO()
+    call_command("serverless", str(spec), "--compare", "--systems", "sllm,slinfer,slinfer-no-sharing", "--json",
+                 "--pdf", str(pdf), "--team", "Fleet A", stdout=buf)
+    out = json.loads(buf.getvalue())
+    assert out["status"] == "succeeded" and [r["key"] for r in out["aggregate"]["rows"]] == [
+        "sllm", "slinfer", "slinfer-no-sharing"]
+    assert pdf.read_bytes()[:4] == b"%PDF"
+    buf = StringIO()
+    call_command("serverless", str(spec), "--compare", "--team", "Fleet A", stdout=buf)
+    assert "sllm (base)" in buf.getvalue() and "slinfer" in buf.getvalue()
+    with pytest.raises(CommandError, match="systems"):
+        call_command("serverless", str(spec), "--compare", "--systems", "nope", "--team", "Fleet A")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_serverless_scenario_pasted_on_the_comparisons_page(cast):
+    page = Client()
+    page.force_login(cast.owner.user)
+    scenario = _scenario(systems=["sllm", "slinfer"])
+    resp = page.post("/comparisons/new/", {"scenario_json": json.dumps(scenario), "baseline": "reactive-unified"})
+    assert resp.status_code == 302, resp.content
+    comp = Comparison.objects.get()
+    assert comp.baseline == "sllm" and [r.key for r in comp.results.all()] == ["sllm", "slinfer"]
+    bad = page.post("/comparisons/new/", {"scenario_json": json.dumps(_scenario(nodes={"cpu": 0, "gpu": 0}))})
+    assert bad.status_code == 400 and "Serverless scenario field nodes" in bad.content.decode()

@@ -1,0 +1,220 @@
+"""KV-cache management of an instance (vLLM-like): admission room with a free-block watermark, the choice of the
+preemption victim, recompute / swap eviction and swap-in, token-gap bookkeeping of finished and evicted requests;
+the base class of the batching engine (batching.py) above the run state.
+
+What vLLM does, and what is modelled (docs/simulator.md "Admission and preemption"; issue 14):
+
+- Admission watermark. vLLM's block manager admits a waiting request only if the free blocks left after allocating
+  its prompt stay at or above ``watermark_blocks`` = 1 % of the GPU blocks (``can_allocate``: ``num_free_gpu_blocks
+  - num_required_blocks >= watermark_blocks`` -> OK, else LATER; ``num_total_gpu_blocks - num_required_blocks <
+  watermark_blocks`` -> NEVER; vllm/core/block_manager.py, "Use watermark to avoid frequent cache eviction").
+  Here: ``need <= free - watermark`` with ``watermark = floor(kv_watermark x capacity)`` tokens (``wm_tokens``); a
+  request with ``need > capacity - watermark`` can never be admitted and is dropped at routing (arrivals.py).
+- Victim. When the running batch cannot get one more KV slot each for the next decode iteration, vLLM V1 preempts
+  ``self.running.pop()`` (FCFS: the most recently scheduled running request; PRIORITY: ``max(running, key=(priority,
+  arrival_time))``) until it fits (vllm/v1/core/sched/scheduler.py ``schedule``); the victim's KV is freed and it
+  goes to the front of the waiting queue to be recomputed. ``engine.preemption = "vllm"``: the most recently
+  admitted running request (the running dict keeps admission order) for FCFS and dynamic schedulers, the largest
+  scheduler key (lowest priority, latest) for the static priority schedulers. ``"legacy"``: the latest arrival
+  (the model before issue 14).
+- No re-admission in a preempting step. V1 schedules WAITING requests only ``if not preempted_reqs``; V0 swaps in
+  only when nothing was preempted. With ``preemption = "vllm"`` a step that preempts runs the decode iteration of
+  the remaining batch without admitting or swapping in (batching.py ``_step``), so an evicted request cannot be
+  prefilled again only to be evicted at the next iteration.
+- Mode: recompute (vLLM's default) or swap (``engine.preemption_mode``; KV to host at swap_bandwidth_gb_s).
+
+Compiled build: compiled with Cython by ``python -m simulations.engine.build`` (declarations in the
+matching .pxd; ``@cython.locals`` types the hot locals and is inert in Python). The same source runs as
+plain Python when there is no fresh build (accel.py); results are identical.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from heapq import heappush
+
+import cython
+
+from simulations.engine.entities import SERVING, SWAPIN, Instance
+from simulations.engine.state import RunState
+
+
+class KVManager(RunState):
+    """An instance's KV cache: admission room, preemption (victim and mode), swap-in, finished requests."""
+
+    def _setup_kv(self, engine, scheduler) -> None:
+        """Bind the admission / preemption options of ``engine`` (config.EngineConfig)."""
+        from simulations.engine.policies.schedulers import FCFS
+
+        self.kv_wm = float(engine.kv_watermark)
+        self.pre_vllm = engine.preemption == "vllm"
+        self.pre_swap = engine.preemption_mode == "swap"
+        self.victim_by_key = self.pre_vllm and not scheduler.dynamic and type(scheduler) is not FCFS
+
+    @cython.locals(w=cython.longlong)
+    def wm_tokens(self, inst: Instance):
+        """KV tokens an admission must leave free on ``inst`` (vLLM's watermark blocks, in tokens)."""
+        w = int(self.kv_wm * inst.cap)
+        return w
+
+    @cython.locals(oldest=cython.longlong, cut=cython.Py_ssize_t)
+    def _trim_runs(self, inst: Instance):
+        """Forget decode runs older than every running request's join clock (bounded memory)."""
+        join = self._join
+        oldest = min((join[r] for r in inst.running), default=inst.it)
+        cut = bisect_left(inst.runs_i0, oldest)
+        if cut:
+            for lst in (inst.runs_i0, inst.runs_meta, inst.runs_old):
+                del lst[:cut]
+
+    @cython.locals(j=cython.longlong, idx=cython.Py_ssize_t, t0=cython.double, d0=cython.double, r=cython.double,
+                   m=cython.double, runs_i0=list, meta=tuple)
+    def _close_stint(self, inst: Instance, rid):
+        """Fold the token gaps of the request's decode iterations since it joined into tbt_max."""
+        j = self._join[rid]
+        if inst.it == j:
+            return  # no decode iteration since joining
+        runs_i0 = inst.runs_i0
+        idx = bisect_left(runs_i0, j)
+        meta = inst.runs_meta[idx]
+        t0 = meta[0]
+        d0 = meta[1]
+        r = meta[2]
+        m = t0 - self._tok_t[rid] + d0
+        if r > m:
+            m = r
+        if idx + 1 < len(runs_i0):
+            r = max(inst.runs_old[idx + 1:])
+            if r > m:
+                m = r
+        if m > self._tbt_max[rid]:
+            self._tbt_max[rid] = m
+
+    def _complete(self, inst: Instance, rid, t: float):
+        self._close_stint(inst, rid)
+        inst.S -= inst.running.pop(rid)
+        inst.B -= 1
+        self._t_done[rid] = t
+        self.n_done += 1
+        if self._h_complete:
+            self._done_buf.append(rid)
+
+    @cython.locals(best=cython.longlong, best_t=cython.double, r=cython.longlong)
+    def _victim(self, inst: Instance):
+        """The running request vLLM would preempt (see the module docstring)."""
+        if self.pre_vllm:
+            if not self.victim_by_key:
+                return next(reversed(inst.running))  # the most recently admitted (V1 FCFS ``running.pop()``)
+            key = self._sched_key
+            best_k = None
+            best = -1
+            for r in inst.running:  # V1 PRIORITY: max by (priority, arrival); later admission wins ties
+                k = key(self._arr[r], self._tier[r], self._prio[r])
+                if best < 0 or not k < best_k:
+                    best, best_k = r, k
+            return best
+        arr = self._arr
+        best = -1
+        best_t = 0.0
+        for r in inst.running:  # legacy: max by (arrival, rid)
+            if best < 0 or arr[r] > best_t or (arr[r] == best_t and r > best):
+                best, best_t = r, arr[r]
+        return best
+
+    def _preempt(self, inst: Instance, t: float):
+        """KV exhausted: evict one running request (recomputed later, or swapped out with preemption_mode swap)."""
+        self._evict(inst, self._victim(inst), t, self.pre_swap)
+
+    @cython.locals(n=cython.int)
+    def _make_room(self, inst: Instance, t: float):
+        """Preempt until the running batch has one free KV slot per request for its next decode iteration (vLLM:
+        ``while allocate_slots(...) is None: preempt``). Returns the number of requests preempted."""
+        n = 0
+        while inst.B > 0 and inst.cap - (inst.S + inst.B * inst.it + inst.kv_prefill) < inst.B:
+            self._preempt(inst, t)
+            n += 1
+        return n
+
+    @cython.locals(gen_now=cython.longlong)
+    def _evict(self, inst: Instance, rid, t: float, swap):
+        """Take running request ``rid`` off ``inst`` at an iteration boundary. Recompute (vLLM's recompute
+        preemption): back to the waiting queue, prefilled again later over prompt + generated tokens. Swap: its KV
+        (prompt + generated tokens but the last) goes to host memory; it resumes before any waiting request, without
+        a prefill, once ``ctx * kv_bytes_per_token / swap_bandwidth`` has been paid (``_swap_in``)."""
+        arr = self._arr
+        gen_now = self._gen[rid] + 1 + (inst.it - self._join[rid])
+        self._close_stint(inst, rid)
+        if inst.it > self._join[rid]:
+            self._tok_t[rid] = inst.last_dec_end  # its last token came from the last decode iteration
+        inst.S -= inst.running.pop(rid)
+        inst.B -= 1
+        self._preempted[rid] += 1
+        self._gen[rid] = gen_now
+        if swap:
+            inst.swapped.append(rid)
+            return
+        if (inst.B == 0 and self._inp[rid] + gen_now >= inst.cap) or (
+                self.kv_wm > 0 and self._inp[rid] + gen_now > inst.cap - self.wm_tokens(inst)):
+            self._drop(rid, "context_exceeds_kv_capacity")  # could never be admitted again (vLLM: NEVER)
+            return
+        self.seq += 1
+        entry = (self.scheduler.key(arr[rid], self._tier[rid], self._prio[rid]), self.seq, rid)
+        if self.sched_dynamic:
+            insort(inst.waiting, entry)
+        else:
+            heappush(inst.waiting, entry)
+        inst.work += self._inp[rid] + gen_now
+
+    @cython.locals(B=cython.longlong, free=cython.longlong, need=cython.longlong, tokens=cython.longlong,
+                   rid=cython.longlong, it=cython.longlong, dur=cython.double, batch=list, swapped=list)
+    def _swap_in(self, inst: Instance, t: float):
+        """Resume swapped-out requests (in eviction order, before any waiting request, as vLLM does) while their
+        KV fits and the batch has room: one SWAPIN segment of (their KV tokens x kv_bytes_per_token) / bandwidth,
+        during which decodes pause; no token is produced. False if none fits."""
+        B = inst.B
+        free = inst.cap - (inst.S + B * inst.it + inst.kv_prefill) - self.wm_tokens(inst)  # vLLM: can_swap_in
+        swapped = inst.swapped
+        batch = []
+        tokens = 0
+        while swapped and B + len(batch) < inst.max_b:
+            rid = swapped[0]
+            need = self._inp[rid] + self._gen[rid] - 1
+            if need > free:
+                break
+            swapped.pop(0)
+            batch.append(rid)
+            free -= need
+            tokens += need
+        if not batch:
+            return False
+        it = inst.it
+        for rid in batch:
+            need = self._inp[rid] + self._gen[rid] - 1
+            inst.running[rid] = need - it
+            inst.S += need - it
+            self._join[rid] = it
+        inst.B += len(batch)
+        inst.batch = batch
+        inst.phase = SWAPIN
+        inst.seg_t0 = t
+        inst.seg_n = 0
+        dur = tokens * inst.spec.kv_bytes_per_token / (self.engine.swap_bandwidth_gb_s * 1e9)
+        inst.seg_end = t + dur
+        self._sync(inst)
+        self.seq += 1
+        self.iq.schedule(inst.iid, t + dur, self.seq)
+        return True
+
+    def _apply_pending(self, inst: Instance, t: float):
+        """Evictions a policy asked for (``PolicyAPI.evict``), due at this iteration boundary."""
+        pending, inst.pending = inst.pending, []
+        for rid, swap in pending:
+            if rid in inst.running:
+                self._evict(inst, rid, t, swap)
+
+    @cython.locals(kv=cython.longlong)
+    def _sync(self, inst: Instance):
+        kv = inst.S + inst.B * inst.it + inst.kv_prefill
+        if inst.state == SERVING:
+            inst.endpoint.kv_sum += kv - inst.kv
+        inst.kv = kv

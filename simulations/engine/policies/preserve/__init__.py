@@ -1,0 +1,14 @@
+"""PreServe (issue 16; paper: seeds/001, spec 001): the load anticipator, the load-aware router, window forecasts
+and the proactive scaler, plus its RQ2 scaling baselines. Django-free; uses the simulator's public policy API only.
+
+- ``anticipator.py``: the projected KV fractions U_j of the next l iterations, on demand (fast mode stays exact)
+- ``router.py``: the load-aware router with its hold queue
+- ``forecast.py``: window forecasters (``oracle-noise`` calibrated to Table 1, or ``forecasts.core`` methods)
+- ``scaler.py``: the registered autoscalers ``preserve``, ``preserve-router``, ``preserve-forecast``,
+  ``preserve-hybrid``, ``preserve-reactive``
+- ``profile.py``: the capacity profile mu_p / mu_d / mu_t measured in our engine
+- output-length prediction: ``strategy.predictor`` (``oracle``, ``table2-noise``, ``noisy-oracle``,
+  ``bucket-median``; engine/predictors.py, plug-in via ``PREDICTORS``)
+"""
+
+from simulations.engine.policies.preserve import scaler  # noqa: F401  (registers)

@@ -1,0 +1,91 @@
+"""PreServe's load-aware request router (paper 4.3.3, spec 3.5), with its hold queue.
+
+For an arriving request r (P prompt tokens, predicted D^ output tokens) and each routable (serving, not isolated)
+instance i:
+
+    L_i = (queued prompt tokens_i + P) + (predicted decode tokens still to generate_i + D^)
+          + beta x max(0, max_j U^(i,+r)_j - T_mem) x M_i          beta = 1, T_mem = 0.8, j < l = 100
+
+and r goes to argmin L_i (ties: the lower instance id). When every routable instance is potentially overloaded
+(the scaler's predicate: more than 10 % of the next 100 iterations above 95 % KV) the request is held; held
+requests are retried in arrival order whenever a request completes and at every tick, and an arrival finding the
+hold queue full (``hold_capacity``, the paper gives no value: default 256) is dropped with reason
+``router_queue_full`` (an SLO miss). Uses only the public policy API (``request_tokens``, ``running_requests``
+through the anticipator, ``queued_prompt_tokens``, ``dispatch``, ``drop``).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from simulations.engine.policies.preserve.anticipator import EXTENSION, HORIZON, Projection
+
+T_MEM = 0.8
+BETA = 1.0
+
+
+class LoadAwareRouter:
+    def __init__(self, params: dict) -> None:
+        self.beta = float(params.get("beta", BETA))
+        self.t_mem = float(params.get("t_mem", T_MEM))
+        self.horizon = int(params.get("horizon", HORIZON))
+        self.extension = float(params.get("extension", EXTENSION))
+        self.hold_capacity = int(params.get("hold_capacity", 256))
+        self.hold_enabled = bool(params.get("hold", True))
+        self.held: deque = deque()
+        self.stats = {"routed": 0, "held": 0, "dropped_queue_full": 0}
+
+    def projections(self, sim, instances, now: float) -> list:
+        return [Projection.of(sim, inst, now, self.horizon, self.extension) for inst in instances]
+
+    def choose(self, sim, rid: int, instances: list, now: float, projs: list | None = None):
+        """The instance for ``rid`` or None when every instance is potentially overloaded."""
+        if not instances:
+            return None
+        prompt, pred = sim.request_tokens(rid)
+        projs = projs if projs is not None else self.projections(sim, instances, now)
+        if self.hold_enabled and all(p.overloaded() for p in projs):
+            return None
+        best, best_score = None, None
+        for inst, proj in zip(instances, projs, strict=True):
+            peak = float(proj.with_request(prompt, pred).max())
+            score = (sim.queued_prompt_tokens(inst) + prompt) + (proj.remaining_decode + pred) \
+                + self.beta * max(0.0, peak - self.t_mem) * proj.cap
+            if best_score is None or score < best_score or (score == best_score and inst.iid < best.iid):
+                best, best_score = inst, score
+        return best
+
+    def arrive(self, sim, ep, rid: int, now: float) -> None:
+        """Route or hold an arriving request (called from the owning autoscaler's ``on_arrival``)."""
+        if self.held:  # keep arrival order: a newcomer waits behind the held ones
+            self._hold(sim, rid)
+            self.release(sim, ep, now)
+            return
+        inst = self.choose(sim, rid, list(ep.serving), now)
+        if inst is None:
+            self._hold(sim, rid)
+        else:
+            sim.dispatch(rid, inst, now)
+            self.stats["routed"] += 1
+
+    def _hold(self, sim, rid: int) -> None:
+        if len(self.held) >= self.hold_capacity:
+            sim.drop(rid, "router_queue_full")
+            self.stats["dropped_queue_full"] += 1
+            return
+        self.held.append(rid)
+        self.stats["held"] += 1
+
+    def release(self, sim, ep, now: float) -> None:
+        """Dispatch held requests in order while some instance is not overloaded."""
+        if not self.held or not ep.serving:
+            return
+        instances = list(ep.serving)
+        # dispatching only queues a request (the map holds running requests): the projections stay valid
+        projs = self.projections(sim, instances, now)
+        while self.held:
+            inst = self.choose(sim, self.held[0], instances, now, projs)
+            if inst is None:
+                return
+            sim.dispatch(self.held.popleft(), inst, now)
+            self.stats["routed"] += 1

@@ -1,0 +1,69 @@
+"""``manage.py serverless SPEC.json --compare``: the systems as a comparison (issue 18), waited for and printed."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from django.core.management.base import CommandError
+
+
+def _csv_list(value: str) -> list[str]:
+    return [x.strip() for x in (value or "").split(",") if x.strip()]
+
+
+def compare(cmd, data, opts) -> None:
+    from planner.clirun import cli_team
+    from planner.comparisons import selectors
+    from planner.comparisons.models import Comparison
+    from planner.comparisons.serverless import ServerlessVariantError, start_serverless_comparison
+    from simulations.engine.serverless.spec import SpecError
+
+    team, user = cli_team(opts["team"], opts["user"])
+    if not isinstance(data, dict):
+        raise CommandError("a serverless scenario is a JSON object")
+    scenario = {"kind": "serverless", **data}
+    try:
+        comp = start_serverless_comparison(team=team, user=user, scenario=scenario,
+                                           systems=_csv_list(opts["systems"]) or None,
+                                           baseline=opts["baseline"] or None, name=opts["name"])
+    except SpecError as exc:
+        hint = f" ({exc.hint})" if exc.hint else ""
+        raise CommandError(f"serverless scenario field {exc.where}: {exc.message}{hint}") from None
+    except ServerlessVariantError as exc:
+        raise CommandError(f"--{exc.field}: {exc.message}") from None
+    deadline = time.monotonic() + opts["timeout"]
+    comp = Comparison.objects.select_related("job").get(pk=comp.pk)
+    while comp.job is not None and comp.job.is_active:
+        if time.monotonic() > deadline:
+            raise CommandError(f"comparison {comp.pk} still running after {opts['timeout']} s; "
+                               f"see /comparisons/{comp.pk}/")
+        time.sleep(1.0)
+        comp = Comparison.objects.select_related("job").get(pk=comp.pk)
+    summary = comp.summary or {}
+    if opts["pdf"] and summary.get("rows"):
+        Path(opts["pdf"]).write_bytes(selectors.export_pdf(comp))
+    if opts["csv"]:
+        Path(opts["csv"]).write_text(selectors.export_csv(comp))
+    runs = {r.key: {"status": r.status, "error": r.error, "wall_s": r.wall_s} for r in comp.results.all()}
+    if opts["json"]:
+        cmd.stdout.write(json.dumps({"comparison": comp.pk, "status": comp.status, "baseline": comp.baseline,
+                                     "variants": runs, "aggregate": summary}, default=str))
+        return
+    cmd.stdout.write(f"serverless comparison {comp.pk}: {comp.status} (/comparisons/{comp.pk}/)")
+    for key, r in runs.items():
+        if r["status"] != "done":
+            cmd.stdout.write(f"  {key}: {r['status']} {(r['error'] or {}).get('message', '')}")
+    if not summary.get("rows"):
+        cmd.stdout.write("no system finished")
+        return
+    cmd.stdout.write(f"{'system':26} {'SLO-met':>8} {'SLO %':>6} {'x base':>7} {'CPUs':>5} {'GPUs':>5} "
+                     f"{'kWh':>7} {'resize %':>8}")
+    for r in summary["rows"]:
+        ratio = "   -   " if r["is_baseline"] or r["slo_met_vs_baseline"] is None else f"{r['slo_met_vs_baseline']:6.2f}x"
+        cmd.stdout.write(f"{r['key'] + (' (base)' if r['is_baseline'] else ''):26} {r['slo_met']:8d} "
+                         f"{100 * r['slo_attainment']:6.1f} {ratio:>7} {r['avg_cpu_nodes']:5.2f} "
+                         f"{r['avg_gpu_nodes']:5.2f} {r['energy_kwh']:7.3f} {100 * r['resizing_share']:8.2f}")
+    if opts["pdf"]:
+        cmd.stdout.write(f"PDF report: {opts['pdf']}")

@@ -1,0 +1,183 @@
+"""PreServe (issue 16): the anticipator against hand computations, the router's score and hold queue, the
+Table-2 predictor's calibration, the scaler's window targets, fast == reference with the router."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from simulations.engine import build_workload, parse_scenario, simulate
+from simulations.engine.policies.preserve.anticipator import (
+    Projection,
+    _u_from,
+    instance_count,
+    projected_remaining,
+)
+from simulations.engine.predictors import table2_errors
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_projected_remaining_before_and_after_the_prediction():
+    assert projected_remaining(100, 30) == 70
+    # late: D^ = 100, ext = 20; generated 100 -> first extension ends at 120
+    assert projected_remaining(100, 100) == 20
+    assert projected_remaining(100, 119) == 1
+    assert projected_remaining(100, 120) == 20  # second extension: 140
+    assert projected_remaining(3, 3) == 1      # ext = max(1, round(0.6)) = 1
+
+
+def test_u_by_hand():
+    # two requests, cap 100: ctx 10 (3 left), ctx 20 (1 left); horizon 4
+    u = _u_from(np.array([10.0, 20.0]), np.array([3, 1]), 100, 4)
+    # j=0: 10 + 20 = 30; j=1: 11; j=2: 12; j=3: 0
+    assert np.allclose(u, [0.30, 0.11, 0.12, 0.0])
+    proj = Projection(100, u, 4, 4)
+    # virtual insert of P=50, D^=2: + (50 + j) / 100 for j < 2
+    assert np.allclose(proj.with_request(50, 2), [0.80, 0.62, 0.12, 0.0])
+    assert proj.peak() == pytest.approx(0.30)
+
+
+def test_overloaded_needs_more_than_ten_percent_of_iterations_over_95():
+    u = np.zeros(100)
+    u[:10] = 0.96
+    assert not Projection(100, u, 0, 100).overloaded()
+    u[:11] = 0.96
+    assert Projection(100, u, 0, 100).overloaded()
+
+
+def test_instance_count_rule():
+    # P 900 tok/s, D 500: max(900/480, 500/560, 1400/1040) = 1.875 -> 2
+    assert instance_count(900, 500, 480, 560, 1040, 1, 8) == 2
+    assert instance_count(0, 0, 480, 560, 1040, 1, 8) == 1
+    assert instance_count(1e6, 0, 480, 560, 1040, 1, 8) == 8
+
+
+def test_table2_errors_match_the_paper_table():
+    e = np.abs(table2_errors(200_000, np.random.default_rng(7)))
+    assert e.mean() == pytest.approx(78.25, rel=0.02)
+    for delta, share in ((25, 0.5677), (50, 0.6879), (100, 0.7795)):
+        assert (e <= delta).mean() == pytest.approx(share, abs=0.005)
+
+
+def _scenario(rate=10.0, duration=60.0, **strategy):
+    d = json.loads((ROOT / "fixtures/scenarios/preserve_routing.json").read_text())
+    d["workload"]["synthetic"].update(rate_rps=rate, duration_s=duration)
+    d["strategy"].update(strategy)
+    return d
+
+
+def test_the_router_picks_the_least_loaded_instance_by_the_papers_score():
+    """A live run: at each routing decision, recompute L_i by hand from the public API and check the choice."""
+    from simulations.engine.policies.preserve.router import LoadAwareRouter
+
+    checked = []
+    orig = LoadAwareRouter.choose
+
+    def spy(self, sim, rid, instances, now, projs=None):
+        inst = orig(self, sim, rid, instances, now, projs)
+        if inst is not None and len(instances) > 1:
+            prompt, pred = sim.request_tokens(rid)
+            scores = {}
+            for i in instances:
+                reqs = sim.running_requests(i, now)
+                rem = [projected_remaining(p, g) for _, _, g, p in reqs]
+                ctx = [pp + g for _, pp, g, _ in reqs]
+                u = [sum(c + j for c, r in zip(ctx, rem, strict=True) if r > j) / i.cap for j in range(100)]
+                u = [x + ((prompt + j) / i.cap if j < pred else 0) for j, x in enumerate(u)]
+                scores[i.iid] = (sim.queued_prompt_tokens(i) + prompt + sum(rem) + pred
+                                 + max(0.0, max(u) - 0.8) * i.cap)
+            best = min(scores.values())
+            assert scores[inst.iid] == pytest.approx(best, rel=1e-9)
+            checked.append(rid)
+        return inst
+
+    LoadAwareRouter.choose = spy
+    try:
+        sc = parse_scenario(_scenario(rate=12.0, duration=40.0, autoscaler="preserve-router"))
+        r = simulate(sc, build_workload(sc))
+    finally:
+        LoadAwareRouter.choose = orig
+    assert len(checked) > 300
+    assert r.summary["completed"] > 0
+
+
+def test_hold_queue_drops_when_full_and_counts_an_slo_miss():
+    d = _scenario(rate=20.0, duration=60.0, autoscaler="preserve-router")
+    d["deployments"]["llama-2-7b/a40/tp1-derived"]["kv_capacity_tokens"] = 8000  # small KV: overloads quickly
+    d["strategy"]["params"] = {"hold_capacity": 4}
+    sc = parse_scenario(d)
+    r = simulate(sc, build_workload(sc))
+    assert r.summary["dropped"] > 0
+    assert "router_queue_full" in json.dumps(r.slo["overall"])
+    assert r.slo["overall"]["attainment"] <= 1 - r.summary["dropped"] / r.summary["requests"]
+
+
+def test_preserve_needs_a_predictor():
+    d = _scenario(autoscaler="preserve-router")
+    d["strategy"].pop("predictor")
+    from simulations.engine.config import ScenarioError
+
+    sc = parse_scenario(d)
+    with pytest.raises(ScenarioError, match="predictor"):
+        simulate(sc, build_workload(sc))
+
+
+@pytest.mark.parametrize("autoscaler", ["preserve-router", "preserve"])
+def test_fast_mode_equals_reference_mode_with_preserve(autoscaler):
+    out = []
+    for mode in ("fast", "reference"):
+        d = _scenario(rate=13.0, duration=60.0, autoscaler=autoscaler, predictor="table2-noise")
+        if autoscaler == "preserve":
+            d["fleet"]["endpoints"][0].update(initial=2, min=1, max=6)
+            d["strategy"]["params"] = {"mu_p": 480.0, "mu_d": 560.0, "mu_t": 1040.0, "window_s": 20.0}
+        d["engine"]["mode"] = mode
+        sc = parse_scenario(d)
+        r = simulate(sc, build_workload(sc))
+        out.append(({k: r.summary[m][k] for m in ("ttft", "e2e") for k in ("p50", "p99", "mean")},
+                    r.summary["gpu_hours"], r.summary["preemptions"], r.summary["dropped"],
+                    [(e["t"], e["action"]) for e in r.scaling_events]))
+    (lat_f, gpu_f, *rest_f), (lat_r, gpu_r, *rest_r) = out
+    assert rest_f == rest_r  # same decisions: preemptions, drops, scaling events at the same times
+    assert lat_f == pytest.approx(lat_r, rel=1e-9) and gpu_f == pytest.approx(gpu_r, rel=1e-9)  # float rounding
+
+
+def test_the_window_scaler_follows_the_forecast_and_adds_on_overload():
+    d = _scenario(rate=14.0, duration=120.0, autoscaler="preserve", predictor="oracle")
+    d["fleet"]["endpoints"][0].update(initial=1, min=1, max=8)
+    d["strategy"]["params"] = {"mu_p": 480.0, "mu_d": 560.0, "mu_t": 1040.0, "window_s": 30.0,
+                               "forecaster": "oracle-noise", "ape_p": 0.0, "ape_d": 0.0}
+    sc = parse_scenario(d)
+    w = build_workload(sc)
+    r = simulate(sc, w)
+    outs = [e for e in r.scaling_events if e["action"] == "scale_out"]
+    # exact forecast of the first two windows -> target from the true P and D of window 1 (or 0)
+    from simulations.engine.policies.preserve.forecast import window_totals
+
+    p, dd = window_totals(w.arrival_s, w.input_tokens, w.output_tokens, 30.0, 2)
+    want = max(instance_count(p[k], dd[k], 480, 560, 1040, 1, 8) for k in (0, 1))
+    assert sum(1 for e in outs if e["t"] == 0.0) == want - 1
+    assert r.summary["completed"] > 0
+
+
+def test_the_synthetic_week_meets_the_papers_section_3_1_statistics():
+    from simulations.engine.policies.preserve.week import DAY_PEAKS, calibrate, stats, week_rates
+
+    peak_avg, peak_min = stats(week_rates(*calibrate()))
+    assert peak_avg == pytest.approx(3.3, rel=1e-3) and peak_min == pytest.approx(35.6, rel=1e-3)
+    assert max(DAY_PEAKS[:5]) / min(DAY_PEAKS[:5]) == pytest.approx(1.35, abs=0.005)
+
+
+def test_the_seasonal_naive_forecaster_repeats_yesterdays_window_two_steps_ahead():
+    from simulations.engine.policies.preserve.forecast import make_forecaster
+
+    hist = {"p": [float(i) for i in range(288)], "d": [2.0 * i for i in range(288)]}
+    f = make_forecaster("seasonal_naive_daily", {"history": hist, "series_resolution_s": 600}, None)
+    assert f.forecast(0) == pytest.approx((144.0, 288.0))  # the window a day (144 bins) before
+    assert f.forecast(1) == pytest.approx((145.0, 290.0))
+    f.observe(0, 999.0, 999.0)
+    assert f.forecast(1) == pytest.approx((145.0, 290.0))
+    assert f.forecast(2) == pytest.approx((146.0, 292.0))

@@ -1,0 +1,398 @@
+"""Reproduce PreServe's RQ3 (Fig. 10, routing) and RQ2 (Figs. 8/9, scaling) in our engine and write
+docs/reproduction_preserve.md.
+
+    nice -n 10 python tests/benchmarks/reproduce_preserve.py --write-doc          # both, ~20-30 min on 2 busy cores
+    python tests/benchmarks/reproduce_preserve.py --load docs/reproduction_preserve.json --write-doc  # doc only
+    python tests/benchmarks/reproduce_preserve.py --rq3 --minutes 2 --json        # a quick look
+
+RQ3: fixtures/scenarios/preserve_routing.json (4 x LLaMA-2-7B on a DERIVED A40 deployment, Poisson arrivals,
+ShareGPT-like lengths, 10 minutes per rate). Stage 1 runs the three baselines the issue names (least-requests,
+memory-usage, Llumnix-like) on a rate grid and finds the knee: the first grid rate where the best of them has a P99
+normalised latency above twice its value at the lowest rate. Stage 2 runs every router at 0.8-1.2 x the knee.
+RQ2: the SYNTHETIC week (simulations/engine/policies/preserve/week.py), days 3-4 replayed in two hours, up to 8
+instances, every scaling strategy; instance-hours against static-8 and the peak of 5-minute mean normalised latency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from simulations.engine import build_workload, parse_scenario, simulate  # noqa: E402
+
+BASE = ROOT / "fixtures/scenarios/preserve_routing.json"
+DOC = ROOT / "docs/reproduction_preserve.md"
+BASELINES = ("least-requests", "memory-usage", "llumnix")
+ROUTERS = {
+    "least-requests": {"instance_router": "least-requests"},
+    "memory-usage": {"instance_router": "memory-usage"},
+    "llumnix": {"instance_router": "llumnix"},
+    "round-robin": {"instance_router": "round-robin"},
+    "preserve (oracle lengths)": {"autoscaler": "preserve-router", "predictor": "oracle"},
+    "preserve (Table-2 noise)": {"autoscaler": "preserve-router", "predictor": "table2-noise"},
+    "preserve (bucket-median)": {"autoscaler": "preserve-router", "predictor": "bucket-median"},
+    "preserve (oracle, unbounded hold)": {"autoscaler": "preserve-router", "predictor": "oracle",
+                                          "params": {"hold_capacity": 10**9}},
+}
+
+
+def _p99_with_drops(nl: np.ndarray) -> float:
+    """P99 of normalised latency counting dropped / unfinished requests as infinitely late."""
+    v = np.where(np.isnan(nl), np.inf, nl)
+    return float(np.percentile(v, 99, method="higher")) if len(v) else float("nan")
+
+
+def rq3_point(rate: float, name: str, minutes: float) -> dict:
+    d = json.loads(BASE.read_text())
+    d["workload"]["synthetic"].update(rate_rps=float(rate), duration_s=float(minutes) * 60)
+    d["strategy"] = {**d["strategy"], **copy.deepcopy(ROUTERS[name])}
+    sc = parse_scenario(d)
+    w = build_workload(sc)
+    t0 = time.process_time()
+    r = simulate(sc, w)
+    cpu = time.process_time() - t0
+    o = r.slo["overall"]
+    nl = np.asarray(r.requests["normalised_latency"], dtype=float)
+    return {"rate_rps": rate, "router": name, "requests": int(r.summary["requests"]),
+            "dropped": int(r.summary["dropped"]), "preemptions": int(r.summary["preemptions"]),
+            "p99_nl_s": float(np.nanpercentile(nl, 99)), "p99_nl_with_drops_s": _p99_with_drops(nl),
+            "mean_ttft_s": float(r.summary["ttft"]["mean"]), "attainment": float(o["attainment"]),
+            "cpu_s": round(cpu, 2)}
+
+
+def run_rq3(minutes: float, grid, log) -> dict:
+    stage1 = [rq3_point(rate, b, minutes) for rate in grid for b in BASELINES]
+    for p in stage1:
+        log(f"rq3 grid {p['router']:>16} {p['rate_rps']:5.2f} p99 {p['p99_nl_s']:.3f}")
+    best = {rate: min(p["p99_nl_s"] for p in stage1 if p["rate_rps"] == rate) for rate in grid}
+    knee = next((rate for rate in grid if best[rate] > 2 * best[grid[0]]), grid[-1])
+    factors = (0.8, 0.9, 0.95, 1.0, 1.1, 1.2)
+    points = []
+    for f in factors:
+        for name in ROUTERS:
+            p = rq3_point(round(knee * f, 3), name, minutes)
+            p["factor"] = f
+            points.append(p)
+            log(f"rq3 {f:4.2f}x {name:>34} p99 {p['p99_nl_s']:.3f} drops {p['dropped']} cpu {p['cpu_s']}")
+    out = {"minutes": minutes, "grid": list(grid), "stage1": stage1, "knee_rps": knee, "points": points}
+    out["targets"] = rq3_targets(points)
+    return out
+
+
+def rq3_targets(points) -> dict:
+    def at(f, name, key="p99_nl_s"):
+        return next(p[key] for p in points if p["factor"] == f and p["router"] == name)
+
+    t = {}
+    for f in (1.1, 1.2):
+        best = min(at(f, b) for b in BASELINES)
+        best_name = min(BASELINES, key=lambda b: at(f, b))
+        t[f"{f}x"] = {"best_baseline": best_name, "best_baseline_p99": best,
+                      "cut_oracle": 1 - at(f, "preserve (oracle lengths)") / best,
+                      "cut_table2": 1 - at(f, "preserve (Table-2 noise)") / best,
+                      "cut_oracle_unbounded_hold": 1 - at(f, "preserve (oracle, unbounded hold)") / best,
+                      "drops_oracle": at(f, "preserve (oracle lengths)", "dropped"),
+                      "drops_table2": at(f, "preserve (Table-2 noise)", "dropped")}
+    spread = {}
+    for f in (0.8, 0.9, 0.95):
+        vals = [at(f, n) for n in ROUTERS]
+        spread[f"{f}x"] = max(vals) / min(vals) - 1
+        vals = [at(f, n) for n in ROUTERS if n != "round-robin"]
+        spread[f"{f}x without round-robin"] = max(vals) / min(vals) - 1
+    t["below_knee_spread"] = spread
+    return t
+
+
+# ---------------------------------------------------------------- RQ2
+RQ2 = {  # in the order they run (the ones the targets need first)
+    "static-8": ("static-n", {"instances": 8}, "", "least-requests"),
+    "PreServe (Table-2 noise, oracle-noise forecast)": ("preserve", {"forecaster": "oracle-noise"}, "table2-noise",
+                                                        None),
+    "Llumnix-like": ("llumnix", {}, "", "llumnix"),
+    "static-4": ("static-n", {"instances": 4}, "", "least-requests"),
+    "PreServe (oracle lengths, oracle-noise forecast)": ("preserve", {"forecaster": "oracle-noise"}, "oracle", None),
+    "static-6": ("static-n", {"instances": 6}, "", "least-requests"),
+    "reactive (KV 80 % / 30 %)": ("preserve-reactive", {}, "", "least-requests"),
+    "forecast-only (oracle-noise)": ("preserve-forecast", {"forecaster": "oracle-noise"}, "oracle", "least-requests"),
+    "hybrid (oracle-noise + KV thresholds)": ("preserve-hybrid", {"forecaster": "oracle-noise"}, "oracle",
+                                              "least-requests"),
+    "PreServe (Table-2 noise, seasonal-naive forecast)": ("preserve", {"forecaster": "seasonal_naive_daily"},
+                                                          "table2-noise", None),
+}
+
+
+def rq2_run(name: str, rep: dict, capacity: dict, log) -> dict:
+    import pandas as pd
+
+    auto, params, pred, router = RQ2[name]
+    d = json.loads(BASE.read_text())
+    d["workload"] = {"frame": True, "model": "llama-2-7b", "region": "r1", "tier": "IW-F"}
+    d["fleet"]["endpoints"][0].update(initial=4, min=1, max=8)
+    p = dict(params)
+    if auto in ("preserve", "preserve-forecast", "preserve-hybrid"):
+        p.update(capacity, window_s=rep["window_s"], series_resolution_s=600, history=rep["history"])
+    st = {**d["strategy"], "autoscaler": auto, "params": p}
+    if pred:
+        st["predictor"] = pred
+    else:
+        st.pop("predictor", None)
+    if router:
+        st["instance_router"] = router
+    d["strategy"] = st
+    d["engine"]["timeline_step_s"] = 60
+    sc = parse_scenario(d)
+    frame = pd.DataFrame({k: rep[k] for k in ("arrival_s", "input_tokens", "output_tokens")})
+    w = build_workload(sc, frame=frame)
+    t0 = time.process_time()
+    r = simulate(sc, w)
+    cpu = time.process_time() - t0
+    nl = np.asarray(r.requests["normalised_latency"], dtype=float)
+    iso = np.asarray(r.requests["isolated_e2e_s"], dtype=float) / np.maximum(np.asarray(w.output_tokens), 1)
+    slo = 3.0 * float(np.nanmean(iso))
+    arr = np.asarray(w.arrival_s)
+    idx = np.floor(arr / 300.0).astype(int)
+    means = []
+    for k in range(int(idx.max()) + 1):
+        v = nl[idx == k]
+        v = np.where(np.isnan(v), np.inf, v)  # a dropped request is infinitely late
+        means.append(float(np.mean(v)) if len(v) else 0.0)
+    means = np.asarray(means)
+    u = r.summary
+    out = {"strategy": name, "requests": int(u["requests"]), "dropped": int(u["dropped"]),
+           "instance_hours": float(u["gpu_hours"]), "slo_s_per_token": slo,
+           "peak_5min_nl_s": float(means.max()), "windows_over_slo": int((means > slo).sum()),
+           "windows": len(means), "p99_nl_s": float(np.nanpercentile(nl, 99)),
+           "scale_outs": sum(1 for e in r.scaling_events if e["action"] == "scale_out"), "cpu_s": round(cpu, 1)}
+    log(f"rq2 {name:>50} inst-h {out['instance_hours']:.2f} peak {out['peak_5min_nl_s']:.3f} "
+        f"over {out['windows_over_slo']}/{out['windows']} cpu {out['cpu_s']}")
+    return out
+
+
+def run_rq2(knee_rps: float, log, only=None, compression: float = 24.0, save=None) -> dict:
+    from planner.comparisons.core.bundles_preserve import CAPACITY
+    from simulations.engine.policies.preserve.week import replay
+
+    peak = 7 * knee_rps / 4  # the replay's peak 30-minute rate: 7 instances' worth at our knee per instance
+    rep = replay(peak, compression=compression, seed=0)
+    runs = []
+    for n in RQ2:
+        if only and n not in only:
+            continue
+        runs.append(rq2_run(n, rep, CAPACITY, log))
+        if save is not None:
+            save(runs)
+    s8 = next((x["instance_hours"] for x in runs if x["strategy"] == "static-8"), None)
+    for x in runs:
+        x["saving_vs_static8"] = 1 - x["instance_hours"] / s8 if s8 else None
+    cal = {k: float(v) for k, v in rep["calibration"].items()}
+    return {"peak_rps": peak, "requests": int(len(rep["arrival_s"])), "window_s": rep["window_s"],
+            "compression": compression,
+            "calibration": cal, "capacity": CAPACITY, "runs": runs}
+
+
+# ---------------------------------------------------------------- the document
+def _f(x, n=3):
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else (f"{x:.{n}f}" if isinstance(x, float)
+                                                                              else str(x))
+
+
+def write_doc(res: dict, cmd: str, note: str = "") -> str:
+    L = ["# PreServe reproduction (issue 16)", "",
+         f"Generated by `{cmd}` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}{note}; do not edit by "
+         "hand.",
+         "Paper: ../shared/seeds/001 (authority), extraction ../shared/specs/001_spec.md. Engine: the compiled fleet "
+         "simulator (docs/simulator.md), policies in simulations/engine/policies/preserve/.", "",
+         "**Setting.** LLaMA-2-7B on one A40 per instance is a DERIVED deployment (fixtures/scenarios/"
+         "preserve_routing.json): the llama-2-7b A100-80GB fit to the SLINFER authors' measured table, prefill "
+         "coefficients x 1.99 and decode coefficients x 2.47, the median A40/A100 time ratios of Vidur's Llama-2-7B "
+         "linear-operator profiles (128-4,096 tokens: p10-p90 1.88-2.26; 1-256 tokens: 2.12-2.91). Attention has "
+         "no A40 profile and takes the same ratio: decode times are uncertain by roughly +/-15 %. KV = (0.9 x 48 GB "
+         "- 12.6 GB) / 512 KiB = 58,365 tokens (the paper's '40 GB' would give 44,632). Lengths: log-normals "
+         "fitted to the paper's ShareGPT quantiles. No model weights or ShareGPT text are reachable offline: "
+         "the output-length predictor is an oracle, the oracle plus errors distributed as the paper's Table 2 "
+         "(`table2-noise`), or the bucket-median baseline. SLO: normalised latency (E2E / output tokens) within "
+         "3x the request's isolated run (the paper: 3x an isolated request's, 0.2 s on its testbed).", ""]
+    if "rq3" in res:
+        q = res["rq3"]
+        t = q["targets"]
+        L += ["## RQ3: routing (Fig. 10)", "",
+              f"4 instances, Poisson, {q['minutes']:g} minutes per rate. Knee: the first rate of the grid "
+              f"{q['grid']} at which the best of least-requests / memory-usage / Llumnix-like has a P99 normalised "
+              f"latency above twice its value at the lowest rate: **{q['knee_rps']} req/s** (paper: 9.3-9.5 "
+              "req/s for 4 A40s; ours is higher, probably because our A40 is derived from A100 measurements "
+              "without vLLM's scheduling and HTTP overheads and holds 58k KV tokens; not verified).", "",
+              "Knee search (P99 normalised latency, s/token):", "",
+              "| rate | " + " | ".join(BASELINES) + " |", "|---" * (len(BASELINES) + 1) + "|"]
+        for rate in q["grid"]:
+            L.append(f"| {rate} | " + " | ".join(_f(next(p["p99_nl_s"] for p in q["stage1"] if p["rate_rps"] == rate
+                                                         and p["router"] == b)) for b in BASELINES) + " |")
+        L += ["", "| x knee | rate | router | P99 norm. latency (s/token) | P99 counting drops | mean TTFT (s) | "
+              "attainment | dropped | preemptions |", "|---|---|---|---|---|---|---|---|---|"]
+        for p in q["points"]:
+            wd = p["p99_nl_with_drops_s"]
+            if (wd is None or math.isnan(wd)) and p["dropped"]:  # results saved before the percentile fix
+                wd = math.inf if p["dropped"] >= 0.01 * p["requests"] else None
+            L.append(f"| {p['factor']} | {p['rate_rps']} | {p['router']} | {_f(p['p99_nl_s'])} | "
+                     f"{'inf (> 1 % dropped)' if wd == math.inf else _f(wd)} | {_f(p['mean_ttft_s'], 2)} | {_f(p['attainment'])} | "
+                     f"{p['dropped']} | {p['preemptions']} |")
+        t11 = t["1.1x"]
+        ok1 = t11["cut_oracle"] >= 0.30
+        ok2 = t11["cut_table2"] >= 0.20
+        sp = t["below_knee_spread"]
+        ok3 = all(v <= 0.10 for v in sp.values())
+        L += ["", "| target (issue 16) | paper | ours | met |", "|---|---|---|---|",
+              f"| P99 cut vs best of LR/MU/Llumnix at 1.1x knee, oracle lengths, >= 30 % | 41.3 % (vs Llumnix, "
+              f"10.5 QPS) | {t11['cut_oracle']:.1%} (best baseline {t11['best_baseline']}, "
+              f"{t11['drops_oracle']} requests dropped by the hold queue) | {'yes' if ok1 else 'NO'} |",
+              f"| same with Table-2 noise, >= 20 % | (robust, not quantified) | {t11['cut_table2']:.1%} "
+              f"({t11['drops_table2']} dropped) | {'yes' if ok2 else 'NO'} |",
+              f"| same, oracle, unbounded hold queue (no drops) | - | {t11['cut_oracle_unbounded_hold']:.1%} | - |",
+              "| below 0.95x knee all routers within 10 % (P99, max/min - 1) | 'comparable' below 9.3 QPS | "
+              + ", ".join(f"{k}: {v:.1%}" for k, v in sp.items()) + f" | {'yes' if ok3 else 'NO'} |",
+              f"| at 1.2x knee, oracle | - | {t['1.2x']['cut_oracle']:.1%} | - |", ""]
+    if "rq2" in res:
+        q = res["rq2"]
+        c = q["calibration"]
+        L += ["## RQ2: scaling (Figs. 8/9) on a SYNTHETIC week", "",
+              "The Azure 2024 week traces are not available offline. The replay runs on a **synthetic** week "
+              f"(simulations/engine/policies/preserve/week.py) calibrated to the paper's section 3.1: peak/average "
+              f"{c['peak_over_avg']:.2f}x (paper 3.3x), peak/minimum {c['peak_over_min']:.1f}x (35.6x), highest/"
+              f"lowest weekday peak {c['weekday_peak_spread']:.2f} (+35 %), at 30-minute aggregation. Days 1-2 are "
+              f"the forecasters' history, days 3-4 are replayed compressed {q['compression']:g}x (the paper: 24x, two "
+              f"days in two hours), "
+              f"{q['requests']:,} requests, peak 30-minute rate {q['peak_rps']:.1f} req/s (7 instances' worth at our "
+              f"knee), windows of {q['window_s']:g} s (10 trace minutes), cold start = the deployment's 30 s, "
+              f"N in [1, 8]. Capacity profile measured in our engine: mu_p {q['capacity']['mu_p']}, mu_d "
+              f"{q['capacity']['mu_d']}, mu_t {q['capacity']['mu_t']} tokens/s per instance. The 'oracle-noise' "
+              "forecaster is an ORACLE with Table 1's Azure-code errors, standing in for the paper's mLSTM; the "
+              "seasonal-naive one is ours (forecasts.core).", "",
+              "| strategy | instance-hours | vs static-8 | peak 5-min mean norm. latency (s/token) | x SLO | "
+              "5-min windows over SLO | P99 norm. latency | dropped | scale-outs |", "|---|---|---|---|---|---|---|---|---|"]
+        for x in q["runs"]:
+            L.append(f"| {x['strategy']} | {x['instance_hours']:.2f} | {_f(x['saving_vs_static8'] and -x['saving_vs_static8'], 3)} | "
+                     f"{_f(x['peak_5min_nl_s'])} | {x['peak_5min_nl_s'] / x['slo_s_per_token']:.2f} | "
+                     f"{x['windows_over_slo']}/{x['windows']} | {_f(x['p99_nl_s'])} | {x['dropped']} | "
+                     f"{x['scale_outs']} |")
+        L += ["", "(vs static-8: relative change of instance-hours; negative = fewer.) SLO = 3x the mean isolated "
+              "normalised latency of the replay's requests.", ""]
+        by = {x["strategy"]: x for x in q["runs"]}
+        llx = by.get("Llumnix-like")
+        s4 = by.get("static-4")
+        L += ["| target (issue 16) | paper | ours | met |", "|---|---|---|---|"]
+        for name in ("PreServe (Table-2 noise, oracle-noise forecast)", "PreServe (oracle lengths, oracle-noise forecast)",
+                     "PreServe (Table-2 noise, seasonal-naive forecast)"):
+            x = by.get(name)
+            if not x or x.get("saving_vs_static8") is None:
+                continue
+            sv = x["saving_vs_static8"]
+            ratio = x["peak_5min_nl_s"] / x["slo_s_per_token"]
+            L.append(f"| {name}: 40-58 % fewer instance-hours than static-8 | 49.4 % | {sv:.1%} | "
+                     f"{'yes' if 0.40 <= sv <= 0.58 else 'NO'} |")
+            L.append(f"| {name}: peak 5-min norm. latency <= 1.25x SLO | 0.197-0.25 s vs SLO 0.2 s | {ratio:.2f}x | "
+                     f"{'yes' if ratio <= 1.25 else 'NO'} |")
+            if llx:
+                cut = 1 - x["peak_5min_nl_s"] / llx["peak_5min_nl_s"]
+                L.append(f"| {name}: peak >= 30 % below Llumnix-like's | 45.1 % (0.25 vs 0.455 s) | {cut:.1%} | "
+                         f"{'yes' if cut >= 0.30 else 'NO'} |")
+        if s4:
+            L.append(f"| static-4 violates the SLO in most 5-min windows | 4.20 s peak (Fig. 9) | "
+                     f"{s4['windows_over_slo']}/{s4['windows']} windows, peak {s4['peak_5min_nl_s']:.1f} s/token | "
+                     f"{'yes' if s4['windows_over_slo'] > s4['windows'] / 2 else 'NO'} |")
+        L.append("")
+    L += ["## Differences from the paper, explained", "",
+          "- Testbed: the paper ran vLLM 0.6.6 on 8 real A40s; we simulate a derived A40 (see Setting). Absolute "
+          "latencies differ (our isolated normalised latency is ~0.035 s/token against the paper's ~0.067, which "
+          "includes HTTP and streaming); compare ratios, not seconds.",
+          "- Baselines: Llumnix-like has no live migration (docs/simulator.md); the paper attributes Llumnix's "
+          "latency spikes to migration, so our Llumnix-like is if anything kinder to Llumnix. Sia and Magnus are not "
+          "built. PASS is not built.",
+          "- Hold queue: the paper gives no capacity; ours is 256. Dropped requests are excluded from the P99 "
+          "column (the paper's metric is over served requests) and shown beside it; the 'unbounded hold' row "
+          "has no drops.",
+          "- Anticipator: computed on demand from the running requests (exact, no per-iteration events); the map "
+          "the paper maintains gives the same U_j. Requests waiting for prefill are outside the map, as in the "
+          "paper.",
+          "- RQ2: the week is synthetic, the forecaster an oracle with Table 1 noise or our seasonal naive, not an "
+          "mLSTM; the request rate of the compressed replay is our choice (the paper does not say how it scaled "
+          "the rate).",
+          "- RQ3 below the knee (miss): PreServe's score adds predicted tokens (queued prompt + remaining decode). "
+          "In our latency model a decode iteration costs c0 + c_batch x B + c_ctx x C, and with short ShareGPT "
+          "requests the batch count B weighs as much as the tokens, so balancing remaining tokens leaves uneven "
+          "batch counts; the count-based routers (least-requests, Llumnix-like's freeness per request) have the "
+          "lower P99 below the knee, and PreServe with bucket-median lengths (near-constant predictions: its "
+          "score tends to a request count) is the best PreServe variant there. Nothing was tuned to change this.",
+          "- RQ3 past the knee (miss at 1.1x, met at 1.2x with oracle lengths): our fleet's throughput saturates "
+          "sharply (P99 goes from ~0.17 to 18-43 s/token between 11.5 and 12.5 req/s, with preemption thrash), so "
+          "at 1.1x the knee every router's backlog grows for the whole 10 minutes and the P99 is queueing, not "
+          "imbalance. PreServe's advantage there comes from its hold queue dropping requests (see 'dropped'); with "
+          "an unbounded hold it is not better than memory-usage. The paper's 10.5 req/s point has P99 0.45-0.77 "
+          "s, i.e. its testbed at ~1.1x its overload boundary was not in a throughput collapse: the two knees do "
+          "not mean the same thing.",
+          "- RQ2 against Llumnix (miss): our Llumnix-like has no live migration, the cause the paper gives for "
+          "Llumnix's latency spikes, so its peak stays near the SLO (the paper's: 2.3x). The synthetic week has "
+          "no unexpected spike (the paper's Proactive / Hybrid fail at one, ~20 h into the code trace), so "
+          "forecast-only and hybrid with the oracle-noise forecaster do as well as PreServe here.", ""]
+    return "\n".join(L) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rq3", action="store_true", help="run RQ3 (routing)")
+    ap.add_argument("--rq2", action="store_true", help="run RQ2 (scaling on the synthetic week)")
+    ap.add_argument("--minutes", type=float, default=10.0, help="RQ3 minutes per rate (paper: 10)")
+    ap.add_argument("--grid", default="9,10,11,11.5,12,12.5,13,14", help="RQ3 rate grid for the knee (req/s)")
+    ap.add_argument("--knee", type=float, default=None, help="RQ2 only: the RQ3 knee (req/s) if RQ3 is not run")
+    ap.add_argument("--write-doc", action="store_true", help=f"write {DOC.relative_to(ROOT)}")
+    ap.add_argument("--json", action="store_true", help="print the results as JSON")
+    ap.add_argument("--out", default="", help="also save the results JSON here")
+    ap.add_argument("--load", action="append", default=[],
+                    help="results JSON of an earlier run (--out) to include instead of running that part")
+    ap.add_argument("--compression", type=float, default=24.0, help="RQ2 time compression (paper: 24, 2 days in 2 h)")
+    a = ap.parse_args(argv)
+    if not (a.rq3 or a.rq2 or a.load):
+        a.rq3 = a.rq2 = True
+
+    def log(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    res = {}
+    for path in a.load:
+        res.update(json.loads(Path(path).read_text()))
+    if "rq3" in res:  # the targets are a function of the points: recompute them with this code
+        res["rq3"]["targets"] = rq3_targets(res["rq3"]["points"])
+    if a.rq3 and "rq3" not in res:
+        res["rq3"] = run_rq3(a.minutes, [float(x) for x in a.grid.split(",")], log)
+    if a.rq2 and "rq2" not in res:
+        knee = res["rq3"]["knee_rps"] if "rq3" in res else (a.knee or 12.5)
+        partial = Path(a.out + ".rq2-partial") if a.out else None
+        res["rq2"] = run_rq2(knee, log, compression=a.compression,
+                             save=(lambda runs: partial.write_text(json.dumps(runs, default=float)))
+                             if partial else None)
+    if a.out:
+        Path(a.out).write_text(json.dumps(res, indent=1, default=float))
+    if a.write_doc:
+        cmd = "python tests/benchmarks/reproduce_preserve.py " + " ".join(argv or sys.argv[1:])
+        note = ""
+        if a.load:
+            note = (", from results saved by a full run, `nice -n 10 python tests/benchmarks/reproduce_preserve.py "
+                    "--write-doc --out docs/reproduction_preserve.json` (seeded: two full runs on 2026-11-24 gave "
+                    "identical figures)")
+        DOC.write_text(write_doc(res, cmd, note))
+        log(f"wrote {DOC}")
+    if a.json:
+        print(json.dumps(res, indent=1, default=float))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
