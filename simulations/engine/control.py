@@ -11,7 +11,8 @@ switch on (``wants_*`` on the autoscaler; off by default so the stock fast path 
 - requests: ``dispatch(rid, instance, now)`` (to one instance), ``send(rid, endpoint, now)`` (to an endpoint,
   through its instance router, paying the network delay across regions), ``drop(rid, reason)``;
 - instances: ``set_max_batch(instance, n, now)`` and ``evict(instance, rid, mode, now)`` with mode
-  ``recompute`` or ``swap``, both effective at the next iteration boundary (the end of the iteration in
+  ``recompute`` or ``swap`` (``take_swapped`` / ``resume_swapped`` hand a swapped request to the policy and back;
+  ``withdraw_waiting`` takes queued requests back), both effective at the next iteration boundary (the end of the iteration in
   progress, in fast mode too), ``instance.kind`` and ``instance.policy_state`` for the policy's own labels;
 - hooks (after the instance's event is fully processed, so a hook may call anything above):
   ``on_batch_change(sim, instance, now)`` (``wants_batch_hook``: the running batch changed),
@@ -212,6 +213,45 @@ class PolicyAPI(FleetLifecycle):
         self._boundary(inst, now)
         if inst.endpoint.ix is not None:
             inst.endpoint.ix.touch(inst, now)
+
+    def withdraw_waiting(self, inst: Instance, n: int) -> list:
+        """Take up to ``n`` requests from the back of ``inst``'s waiting queue (the last in its scheduler order)
+        back to the policy, which dispatches them elsewhere (e.g. a Llumnix-like migration of queued requests).
+        Returns their ids, in queue order."""
+        n = int(n)
+        if n <= 0 or not inst.waiting:
+            return []
+        entries = sorted(inst.waiting)
+        keep, taken = entries[:max(0, len(entries) - n)], entries[max(0, len(entries) - n):]
+        inst.waiting = keep  # a sorted list is a valid heap, and the order a dynamic scheduler keeps
+        out = []
+        for entry in taken:
+            rid = entry[2]
+            inst.work -= self.req_inp[rid] + self.req_out[rid]
+            out.append(rid)
+        return out
+
+    def take_swapped(self, inst: Instance, rid: int) -> None:
+        """Take a swapped-out request (``evict(..., "swap")`` done) off ``inst``: the policy holds it again, e.g. in
+        a global queue (Chiron). Its KV stays in ``inst``'s host memory: ``resume_swapped(inst, rid, now)`` puts it
+        back there (resumed without a prefill); ``dispatch`` to any instance recomputes prompt + generated tokens."""
+        if rid not in inst.swapped:
+            raise ValueError(f"take_swapped: request {rid} is not swapped out on instance {inst.iid}")
+        inst.swapped.remove(rid)
+        inst.work -= self.req_out[rid] - self.gen[rid]
+
+    def resume_swapped(self, inst: Instance, rid: int, now: float) -> None:
+        """Give a request taken with ``take_swapped`` back to the instance whose host memory holds its KV: it
+        resumes (before waiting requests, as any swapped request) at the next iteration boundary."""
+        if inst.state != SERVING:
+            raise ValueError(f"resume_swapped: instance {inst.iid} is not serving (state {inst.state})")
+        if self.t_done[rid] == self.t_done[rid]:
+            raise ValueError(f"resume_swapped: request {rid} has finished")
+        if self.served_inst[rid] != inst.iid or rid in inst.running or rid in inst.swapped:
+            raise ValueError(f"resume_swapped: request {rid} was not taken off instance {inst.iid}")
+        inst.swapped.append(rid)
+        inst.work += self.req_out[rid] - self.gen[rid]
+        self._boundary(inst, now)
 
     def _after_instance_event(self, inst: Instance, t: float, b0: int) -> None:
         """Run the hooks a policy asked for, once the instance's event is fully processed."""

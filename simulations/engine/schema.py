@@ -241,6 +241,11 @@ KNOBS: dict[str, set[str]] = {
     "LlumnixScaler": {"interval_s", "scale_up_below", "scale_down_above", "block_tokens", "donate_to_spot"},
     "StaticN": {"instances"},
     "KvCapExample": {"timeout_s", "cap", "kv_high"},
+    "LlumnixBatch": {"max_batch", "approx_queue", "migrate", "migrate_slack"},  # policies/chiron/baselines.py
+    "Chiron": {"theta", "delta", "interactive_tick_s", "batch_tick_s", "local_queue", "prefill_budget", "z", "kv_room",
+               "max_evict_per_change", "global", "scale_out_above", "scale_in_below", "record_estimates",
+               "interactive_autoscaler", "batch_autoscaler", "k_groups", "alpha", "window_s", "min_batch",
+               "max_batch", "local", "static_batch", "log_local_steps"},  # policies/chiron/ (policy.py, local.py)
 }
 
 

@@ -7,8 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from planner.comparisons.core import chiron_bundles  # noqa: F401  (registers the chiron strategies)
 from planner.comparisons.core.runner import run_variant
 from planner.comparisons.core.variants import STRATEGIES
+
+# chiron and llumnix-batch (issue 17) read none of the reactive knobs these fixtures set (cooldown_s, ...), and their
+# knob checks refuse them; they run on the chiron fixtures (planner/comparisons/tests/test_chiron_bundles.py)
+OFFERED = sorted(s for s in STRATEGIES if s not in ("chiron", "llumnix-batch"))
 
 SCENARIOS = Path(__file__).resolve().parents[3] / "fixtures" / "scenarios"
 
@@ -22,7 +27,7 @@ def test_every_fixture_deployment_has_the_theta_the_lt_strategies_need(path):
 
 
 @pytest.mark.parametrize("fixture", ["small_reactive", "burst_reactive"])
-@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+@pytest.mark.parametrize("strategy", OFFERED)
 def test_the_small_fixtures_run_every_strategy(fixture, strategy):
     d = json.loads((SCENARIOS / f"{fixture}.json").read_text())
     d["workload"]["synthetic"]["total_requests"] = 1500

@@ -6,6 +6,7 @@ A later policy is one class plus one ``@register_*("name")`` line; the loop neve
 from simulations.engine.policies import (  # noqa: F401,E402  (registers)  # noqa: F401,E402  (SageServe LT-I/U/UA + NIW queue)
     autoscalers,
     baselines,
+    chiron,
     example,
     longterm,
     niw_queue,

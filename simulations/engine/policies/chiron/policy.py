@@ -1,0 +1,499 @@
+"""Chiron (Patke et al., "Hierarchical Autoscaling for LLM Serving with Chiron"): registered as autoscaler ``chiron``.
+
+Uses the simulator's public policy API only (docs/simulator.md, "Policy API"). Every arrival is held
+(``on_arrival``) by one global queue:
+
+- **Interactive** requests (tiers IW-F / IW-N) are never queued: dispatched at once to an interactive instance with
+  room (packed: the one already running the most interactive requests, so "instances running interactive
+  requests" measures the need), else a mixed instance with room, else a mixed instance after preempting batch
+  requests (swapped to host memory, back to the head of the global queue), else the least loaded interactive or
+  mixed instance (its local queue).
+- **Batch** requests (tier NIW) wait in the global queue (request groups by TTFT SLO, queue.py) and fill batch
+  instances first, then mixed instances, whenever they have room (running + local queue < the local autoscaler's
+  limit, local queue < ``local_queue`` (4)), paced at ``prefill_budget`` (2,048) prompt tokens per decode
+  iteration of the instance (see ``_pump``). An evicted request returns to the instance holding its KV (resumed
+  without a prefill) when that instance has room, else it is recomputed where it lands.
+- **Local autoscaler** (local.py, Algorithm 1) on every batch change. Lowering the limit never evicts (the batch
+  shrinks as requests finish); only an interactive request placed on a full mixed instance preempts batch ones.
+- **Interactive autoscaler**, every ``interactive_tick_s`` (10 s): IBP = interactive/mixed instances running
+  interactive requests / interactive + mixed instances (provisioning included); outside [theta - delta,
+  theta + delta] (theta 1/3, delta 0.1) the count moves to ceil(busy / theta) (scale-in: idle mixed or interactive
+  instances only). New instances are typed to keep ~theta of them interactive, the rest mixed.
+- **Batch autoscaler** (Algorithm 2), every ``batch_tick_s`` (10 s): BBP(n) = groups whose estimated wait (mean +
+  ``z`` std, z = 0) with n more batch instances exceeds their deadline; the smallest n with BBP(n) = 0 is added at
+  once (capped by the endpoint's max); batch instances with no requests are retired while the queue is empty.
+  The wait solves Theta_now * T + n * r_new * max(0, T - L) = tokens ahead (L = the instance start-up time):
+  Theta_now = batch output tokens completed per second over the last 60 s (before that: the batch share of the
+  instances' measured throughput, the latency model's at the KV-bound batch until measured), r_new = Theta_now per
+  batch-equivalent instance.
+
+Ablations (params): ``local: false`` (+ ``static_batch``) replaces the local autoscaler by a static batch size;
+``global: "utilisation"`` replaces the global autoscaler and queue by a KV-utilisation autoscaler (every 10 s:
++1 instance above 70 %, -1 below 30 %) with requests dispatched at once to the least loaded instance.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+from simulations.engine.config import TIER_INDEX
+from simulations.engine.entities import SERVING
+from simulations.engine.policies.autoscalers import Autoscaler
+from simulations.engine.policies.chiron.local import LocalAutoscaler
+from simulations.engine.policies.chiron.queue import GlobalQueue, OutputStats, estimate_wait
+from simulations.engine.policies.registry import PolicyKind, register
+
+NIW = TIER_INDEX["NIW"]
+INTERACTIVE, MIXED, BATCH = "interactive", "mixed", "batch"
+DEFAULT_TTFT = {0: 10.0, 1: 10.0, 2: 3600.0}
+DEFAULT_ITL = {0: 0.2, 1: 0.2, 2: 2.0}
+
+
+@register(PolicyKind.AUTOSCALER, "chiron")
+class Chiron(Autoscaler):
+    wants_arrival_hook = True
+    wants_batch_hook = True
+    wants_completion_hook = True
+
+    def __init__(self, params, rng):
+        super().__init__(params, rng)
+        p = self.params
+        self.theta = float(p.get("theta", 1.0 / 3.0))
+        self.delta = float(p.get("delta", 0.1))
+        self.int_tick = float(p.get("interactive_tick_s", 10.0))
+        self.batch_tick = float(p.get("batch_tick_s", 10.0))
+        self.tick_s = min(self.int_tick, self.batch_tick)
+        self.local_queue = int(p.get("local_queue", 4))
+        self.prefill_budget = int(p.get("prefill_budget", 2048))
+        self.z = float(p.get("z", 0.0))
+        self.kv_room = float(p.get("kv_room", 0.95))
+        self.max_evict_per_change = int(p.get("max_evict_per_change", 64))
+        self.global_mode = str(p.get("global", "chiron"))
+        if self.global_mode not in ("chiron", "utilisation"):
+            raise ValueError(f"chiron: global must be 'chiron' or 'utilisation', got {self.global_mode!r}")
+        self.util_hi = float(p.get("scale_out_above", 0.7))
+        self.util_lo = float(p.get("scale_in_below", 0.3))
+        self.record_estimates = bool(p.get("record_estimates", False))
+        self.scale_interactive = bool(p.get("interactive_autoscaler", True))  # off: fixed interactive/mixed fleet
+        self.scale_batch = bool(p.get("batch_autoscaler", True))  # off: no batch instances (estimator studies)
+        self.local = LocalAutoscaler(p)
+        self.queue = GlobalQueue(int(p.get("k_groups", 3)))
+        self.out_stats = OutputStats()
+        self.home: dict = {}  # rid -> instance whose host memory holds its swapped KV
+        self.evicting: dict = {}  # rid -> instance, evictions asked for and not yet applied
+        self.r_new = 0.0  # measured saturated throughput of one batch instance (tokens/s), 0 = not yet
+        self.events: list = []  # (t, action, kind, n, detail) for reports
+        self.estimates: list = []  # (t, rid, ahead, mean, std) when record_estimates
+        self.dispatched_at: dict = {}  # rid -> first time it left the global queue (record_estimates)
+        self.theta_window_s = float(p.get("theta_window_s", 60.0))
+        self._done_tok: deque = deque()  # (t, output tokens) of batch requests completed in the last window
+        self._first_batch_t = None  # first time a batch request left the global queue
+        self._next_int = 0.0
+        self._next_batch = 0.0
+        self._ep = None
+
+    # ------------------------------------------------------------------ helpers
+    def _slo(self, sim, rid):
+        """(TTFT SLO, ITL SLO) of a request: its own (workload columns), else its tier's, else the paper's."""
+        w = sim.workload
+        tier = int(w.tier[rid])
+        name = ("IW-F", "IW-N", "NIW")[tier]
+        slo = sim.scenario.slo
+        ttft = slo.ttft_s.get(name, DEFAULT_TTFT[tier])
+        if w.ttft_slo_s is not None and w.ttft_slo_s[rid] == w.ttft_slo_s[rid]:
+            ttft = w.ttft_slo_s[rid]
+        itl = slo.itl_s.get(name, DEFAULT_ITL[tier])
+        if w.tpot_slo_s is not None and w.tpot_slo_s[rid] == w.tpot_slo_s[rid]:
+            itl = w.tpot_slo_s[rid]
+        return float(ttft), float(itl)
+
+    def _state(self, inst):
+        ps = inst.policy_state
+        if "ni" not in ps:
+            ps.update(ni=0, nb=0, itl={})
+        return ps
+
+    def _im(self, ep):
+        return [i for i in ep.serving if i.kind != BATCH]
+
+    def _label(self, inst, kind, now):
+        inst.kind = kind
+        self._state(inst)
+
+    def _room(self, sim, inst, now, prompt=0):
+        if sim.request_count(inst) >= LocalAutoscaler.limit(inst):
+            return False
+        if prompt:
+            return sim.kv_used(inst, now) + sim.queued_prompt_tokens(inst) + prompt <= self.kv_room * inst.cap
+        return len(inst.waiting) < self.local_queue
+
+    # ------------------------------------------------------------------ life cycle
+    def on_start(self, sim, now):
+        self._ep = sim.endpoints[0]
+        for ep in sim.endpoints:
+            n_int = max(1, round(self.theta * len(ep.serving)))
+            for k, inst in enumerate(ep.serving):
+                self._label(inst, INTERACTIVE if k < n_int else MIXED, now)
+                sim.set_max_batch(inst, self.local.start(inst, now), now)
+
+    def on_instance_ready(self, sim, inst, now):
+        self._state(inst)
+        sim.set_max_batch(inst, self.local.start(inst, now), now)
+        self._pump(sim, inst, now)
+        if self.global_mode == "chiron":
+            self._pump_all(sim, now)
+
+    def _add(self, sim, ep, kind, n, now, why):
+        added = 0
+        for _ in range(n):
+            if ep.n_active >= ep.max_instances:
+                break
+            inst = sim.scale_out(ep, now)
+            if inst is None:
+                break
+            self._label(inst, kind, now)
+            added += 1
+        if added:
+            self.events.append((now, "add", kind, added, why))
+        return added
+
+    # ------------------------------------------------------------------ arrivals and routing
+    def on_arrival(self, sim, rid, now):
+        ep = sim.endpoints_for(sim.region_names[sim.req_region[rid]], sim.model_names[sim.req_model[rid]])
+        ep = ep[0] if ep else self._ep
+        if self.global_mode == "utilisation":
+            if not ep.serving:
+                return False  # the endpoint's backlog holds it until an instance is ready
+            inst = min(ep.serving, key=lambda i: (sim.request_count(i), i.iid))
+            self._dispatch(sim, inst, rid, now)
+            return True
+        if int(sim.workload.tier[rid]) != NIW:
+            return self._route_interactive(sim, ep, rid, now)
+        ttft, _ = self._slo(sim, rid)
+        self.queue.push(rid, float(sim.req_arr[rid]), ttft)
+        self._pump_all(sim, now)
+        return True
+
+    def _route_interactive(self, sim, ep, rid, now):
+        prompt = int(sim.workload.input_tokens[rid])
+        ints = [i for i in ep.serving if i.kind == INTERACTIVE]
+        mixed = [i for i in ep.serving if i.kind == MIXED]
+        for group in (ints, mixed):
+            ok = []
+            for i in group:
+                if self._room(sim, i, now, prompt):
+                    ok.append(i)
+                else:
+                    self._state(i)["refused"] = True  # demand beyond its limit: the instance is saturated
+            if ok:
+                self._dispatch(sim, max(ok, key=lambda i: (self._state(i)["ni"], -i.iid)), rid, now)
+                return True
+        victims = [i for i in mixed if self._state(i)["nb"] > 0]
+        if victims:
+            inst = max(victims, key=lambda i: (self._state(i)["nb"], -i.iid))
+            self._evict_batch(sim, inst, now, need_kv=prompt, at_least=1)
+            self._dispatch(sim, inst, rid, now)
+            return True
+        pool = ints + mixed or list(ep.serving)
+        if not pool:
+            return False  # nothing serves yet: the endpoint's backlog
+        self._dispatch(sim, min(pool, key=lambda i: (sim.request_count(i), i.iid)), rid, now)
+        return True
+
+    def _dispatch(self, sim, inst, rid, now):
+        st = self._state(inst)
+        if int(sim.workload.tier[rid]) == NIW:
+            st["nb"] += 1
+        else:
+            st["ni"] += 1
+        _, itl = self._slo(sim, rid)
+        st["itl"][itl] = st["itl"].get(itl, 0) + 1
+        if self._first_batch_t is None and int(sim.workload.tier[rid]) == NIW:
+            self._first_batch_t = now
+        if self.record_estimates and rid not in self.dispatched_at:
+            self.dispatched_at[rid] = now
+        home = self.home.pop(rid, None)
+        if home is inst:
+            sim.resume_swapped(inst, rid, now)
+        else:
+            sim.dispatch(rid, inst, now)
+
+    def _evict_batch(self, sim, inst, now, need_kv=0, at_least=0):
+        """Preempt batch requests on a mixed instance (swap to host): enough to free ``need_kv`` KV tokens and at
+        least ``at_least`` slots; they go back to the global queue once the engine has swapped them out."""
+        if inst.state != SERVING:
+            return 0
+        free = inst.cap * self.kv_room - sim.kv_used(inst, now) - sim.queued_prompt_tokens(inst)
+        n = 0
+        tier = sim.workload.tier
+        w = sim.workload
+        for rid in reversed(list(inst.running)):
+            if n >= at_least and free >= need_kv:
+                break
+            if n >= self.max_evict_per_change:
+                break
+            if int(tier[rid]) != NIW or rid in self.evicting:
+                continue
+            sim.evict(inst, rid, "swap", now)
+            self.evicting[rid] = inst
+            free += int(w.input_tokens[rid]) + sim.tokens_generated(rid, now)
+            n += 1
+        if n:
+            pend = sum(1 for i in self.evicting.values() if i is inst)
+            # hold the batch at its size after the evictions, so the engine does not swap them straight back in
+            sim.set_max_batch(inst, max(1, inst.B - pend), now)
+        return n
+
+    # ------------------------------------------------------------------ hooks
+    def on_complete(self, sim, inst, rid, now):
+        st = self._state(inst)
+        if int(sim.workload.tier[rid]) == NIW:
+            st["nb"] -= 1
+        else:
+            st["ni"] -= 1
+        _, itl = self._slo(sim, rid)
+        c = st["itl"].get(itl, 0) - 1
+        if c > 0:
+            st["itl"][itl] = c
+        else:
+            st["itl"].pop(itl, None)
+        self.out_stats.add(float(sim.workload.output_tokens[rid]))
+        if int(sim.workload.tier[rid]) == NIW:
+            self._done_tok.append((now, float(sim.workload.output_tokens[rid])))
+
+    def on_batch_change(self, sim, inst, now):
+        st = self._state(inst)
+        if self.evicting:
+            self._collect_evicted(sim, inst, now)
+        itl_slo = min(st["itl"]) if st["itl"] else math.inf
+        saturated = bool(inst.waiting) or bool(inst.swapped) or inst.B >= LocalAutoscaler.limit(inst) or (
+            inst.kind != INTERACTIVE and len(self.queue) > 0) or st.pop("refused", False)
+        new = self.local.observe(inst, now, itl_slo, saturated)
+        limit = LocalAutoscaler.limit(inst)
+        if new is not None and inst.kind == BATCH:
+            thr = inst.policy_state["local"][8]
+            if thr > 0:
+                self.r_new = max(self.r_new * 0.9, thr) if self.r_new else thr
+        pending = any(i is inst for i in self.evicting.values())
+        if not pending and inst.max_b != limit:
+            sim.set_max_batch(inst, limit, now)
+        if inst.kind != INTERACTIVE and self.global_mode == "chiron" and len(self.queue):
+            self._pump(sim, inst, now)
+
+    def _collect_evicted(self, sim, inst, now):
+        """Evictions the engine has applied on ``inst``: swapped-out requests go back to the global queue (head
+        of their group; their KV stays in ``inst``'s host memory). One the engine resumed at once (the batch had
+        room) or that finished first is simply forgotten."""
+        asked = {p[0] for p in inst.pending}
+        done = [rid for rid, i in self.evicting.items() if i is inst and rid not in asked]
+        for rid in done:
+            del self.evicting[rid]
+            if rid not in inst.swapped:
+                continue
+            sim.take_swapped(inst, rid)
+            st = self._state(inst)
+            st["nb"] -= 1
+            _, itl = self._slo(sim, rid)
+            c = st["itl"].get(itl, 0) - 1
+            if c > 0:
+                st["itl"][itl] = c
+            else:
+                st["itl"].pop(itl, None)
+            self.home[rid] = inst
+            ttft, _ = self._slo(sim, rid)
+            self.queue.push(rid, float(sim.req_arr[rid]), ttft, front=True)
+
+    def _pump(self, sim, inst, now):
+        """Fill ``inst`` (batch or mixed) from the global queue while it has room, paced: at most
+        ``prefill_budget`` prompt tokens of batch requests per decode iteration of the instance (the engine, as vLLM
+        without chunked prefill, pauses decodes for every admission prefill; an unpaced ramp of hundreds of
+        requests would stall the running batch for tens of seconds)."""
+        if inst.kind == INTERACTIVE or inst.state != SERVING:
+            return
+        st = self._state(inst)
+        if st.get("pump_it") == inst.it and inst.B > 0:
+            return
+        st["pump_it"] = inst.it
+        tokens = 0
+        inp = sim.workload.input_tokens
+        while len(self.queue) and tokens < self.prefill_budget and self._room(sim, inst, now):
+            rid, _, _ = self.queue.pop()
+            tokens += int(inp[rid])
+            self._dispatch(sim, inst, rid, now)
+
+    def _pump_all(self, sim, now):
+        if not len(self.queue):
+            return
+        for ep in sim.endpoints:
+            for kind in (BATCH, MIXED):
+                for inst in ep.serving:
+                    if inst.kind == kind:
+                        self._pump(sim, inst, now)
+                        if not len(self.queue):
+                            return
+
+    # ------------------------------------------------------------------ global autoscalers
+    def on_tick(self, sim, now):
+        if self.global_mode == "utilisation":
+            self._utilisation_tick(sim, now)
+            return
+        if now >= self._next_int and self.scale_interactive:
+            self._next_int = now + self.int_tick
+            for ep in sim.endpoints:
+                self._interactive_tick(sim, ep, now)
+        if now >= self._next_batch and (self.scale_batch or self.record_estimates):
+            self._next_batch = now + self.batch_tick
+            for ep in sim.endpoints:
+                self._batch_tick(sim, ep, now)
+        self._pump_all(sim, now)
+
+    def ibp(self, sim, ep):
+        im = [i for i in ep.serving + ep.provisioning if i.kind != BATCH]
+        busy = sum(1 for i in im if i in ep.serving and self._state(i)["ni"] > 0)
+        return busy, len(im)
+
+    def _interactive_tick(self, sim, ep, now):
+        busy, n_im = self.ibp(sim, ep)
+        if n_im == 0:
+            return
+        ibp = busy / n_im
+        target = max(1, math.ceil(busy / self.theta))
+        if ibp > self.theta + self.delta and target > n_im:
+            n_int = sum(1 for i in ep.serving + ep.provisioning if i.kind == INTERACTIVE)
+            for _ in range(target - n_im):
+                want_int = n_int < round(self.theta * (n_im + 1))
+                if not self._add(sim, ep, INTERACTIVE if want_int else MIXED, 1, now, f"IBP {ibp:.2f}"):
+                    break
+                n_im += 1
+                n_int += want_int
+        elif ibp < self.theta - self.delta and target < n_im:
+            idle = sorted((i for i in ep.serving if i.kind != BATCH and self._state(i)["ni"] == 0
+                           and self._state(i)["nb"] == 0 and not i.swapped),
+                          key=lambda i: (i.kind == INTERACTIVE, sim.request_count(i), -i.iid))
+            removed = 0
+            for inst in idle[: n_im - target]:
+                if len(ep.serving) <= max(1, ep.min_instances or 1):
+                    break
+                sim.drain(inst, now, donate=True)
+                sim.scaling_events.append({"t": now, "endpoint": ep.name, "action": "scale_in",
+                                           "source": "spot", "delay_s": 0.0})
+                removed += 1
+            if removed:
+                self.events.append((now, "remove", "interactive/mixed", removed, f"IBP {ibp:.2f}"))
+
+    def _rate_prior(self, inst) -> float:
+        """Tokens/s of one instance at its KV-bound batch, from the deployment's latency model (until measured)."""
+        d = inst.spec.decode
+        mu = self.out_stats.mean or 256.0
+        ctx = max(1.0, self._mean_prompt + mu / 2.0)
+        b = max(1.0, min(self.local.max_batch, inst.cap / (ctx + mu / 2.0)))
+        return b / (d.c0 + d.c_batch * b + d.c_ctx * b * ctx)
+
+    _mean_prompt = 256.0
+
+    def observed_theta(self, now) -> float | None:
+        """Batch output tokens completed per second over the last ``theta_window_s`` (60 s), once batch work has
+        run for two windows (None before: completions lag the start of the work by a request's lifetime, so the
+        first window under-reads): the token throughput Theta_tok of eq. 1 as the fleet actually delivers it
+        (prefill pauses, preemptions and the interactive share included)."""
+        dq = self._done_tok
+        while dq and dq[0][0] < now - self.theta_window_s:
+            dq.popleft()
+        if self._first_batch_t is None or now - self._first_batch_t < 2 * self.theta_window_s:
+            return None
+        return sum(x for _, x in dq) / self.theta_window_s
+
+    def batch_theta(self, sim, ep, now) -> tuple[float, float]:
+        """(Theta_now, r_new): batch token throughput of the serving batch and mixed instances, and of one new
+        batch instance. Theta_now is the observed completion rate (``observed_theta``) once there is one, else the
+        instances' measured saturated throughput (the latency model's at the KV-bound batch until measured) times
+        their batch share; r_new is Theta_now per batch-equivalent instance, or the prior of one instance."""
+        theta = 0.0
+        prior = 0.0
+        equiv = 0.0
+        for inst in ep.serving:
+            if inst.kind == INTERACTIVE:
+                continue
+            st = self._state(inst)
+            loc = inst.policy_state.get("local")
+            prior = self._rate_prior(inst)
+            thr = loc[8] if loc is not None and loc[8] > 0 else prior
+            share = 1.0 if inst.kind == BATCH else 1.0 - min(1.0, st["ni"] / max(1, st["ni"] + st["nb"])) \
+                if st["nb"] else (0.5 if st["ni"] else 1.0)
+            theta += thr * share
+            equiv += share
+        if not prior and ep.serving:
+            prior = self._rate_prior(ep.serving[0])
+        seen = self.observed_theta(now)
+        if seen is not None and seen > 0 and equiv > 0:
+            return seen, seen / equiv
+        return theta, (self.r_new or prior)
+
+    def _wait(self, tokens, theta, extra, r_new, load_s):
+        """Time to process ``tokens`` with ``theta`` now and ``extra`` instances at ``r_new`` after ``load_s``."""
+        if theta * load_s >= tokens or extra == 0:
+            return tokens / theta if theta > 0 else math.inf
+        rest = tokens - theta * load_s
+        return load_s + rest / (theta + extra * r_new)
+
+    def _batch_tick(self, sim, ep, now):
+        obs_in = sim.workload.input_tokens[: sim.n_arrived]
+        if len(obs_in):
+            self._mean_prompt = float(obs_in[-min(len(obs_in), 5000):].mean())
+        batch_insts = [i for i in ep.serving if i.kind == BATCH]
+        if not len(self.queue):
+            idle = [i for i in batch_insts if sim.request_count(i) == 0 and self._state(i)["nb"] <= 0]
+            for inst in idle:
+                sim.drain(inst, now, donate=True)
+                sim.scaling_events.append({"t": now, "endpoint": ep.name, "action": "scale_in",
+                                           "source": "spot", "delay_s": 0.0})
+            if idle:
+                self.events.append((now, "remove", BATCH, len(idle), "idle"))
+            return
+        if self.out_stats.n < 30:
+            return  # no output-length statistics yet (the estimator needs past requests)
+        mu, sigma = self.out_stats.mean, self.out_stats.std
+        theta, r_new = self.batch_theta(sim, ep, now)
+        load_s = ep.spec.startup.spot_reclaim_s
+        prov = sum(1 for i in ep.provisioning if i.kind == BATCH)
+        groups = self.queue.snapshot()
+        if self.record_estimates:
+            self._record(sim, now, mu, sigma, theta)
+
+        def bbp(extra):
+            late = 0
+            for size, a0, a1, ahead, slo in groups:
+                for q_ahead, arr in ((ahead, a0), (ahead + size - 1, a1)):
+                    m, s = estimate_wait(q_ahead, mu, sigma, 1.0)  # in tokens
+                    w = self._wait(m + self.z * s, theta, extra + prov, r_new, load_s)
+                    if now + w > arr + slo:
+                        late += 1
+                        break
+            return late
+
+        if not self.scale_batch:
+            return
+        room = ep.max_instances - ep.n_active
+        n = 0
+        while n < room and bbp(n) > 0:
+            n += 1
+        if n:
+            self._add(sim, ep, BATCH, n, now, f"BBP {bbp(0)} groups late")
+
+    def _record(self, sim, now, mu, sigma, theta):
+        for k, rid in enumerate(self.queue.order()):
+            m, s = estimate_wait(k, mu, sigma, theta)
+            self.estimates.append((now, rid, k, m, s))
+
+    # ------------------------------------------------------------------ ablation: utilisation autoscaler
+    def _utilisation_tick(self, sim, now):
+        for ep in sim.endpoints:
+            if not ep.serving or ep.provisioning:
+                continue
+            u = sum(sim.kv_used(i, now) for i in ep.serving) / max(1, sum(i.cap for i in ep.serving))
+            if u > self.util_hi and ep.n_active < ep.max_instances:
+                self._add(sim, ep, MIXED, 1, now, f"KV {u:.2f}")
+            elif u < self.util_lo and ep.n_serving > max(1, ep.min_instances or 1):
+                if sim.scale_in(ep, now, donate=True) is not None:
+                    self.events.append((now, "remove", MIXED, 1, f"KV {u:.2f}"))

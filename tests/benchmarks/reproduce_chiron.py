@@ -1,0 +1,231 @@
+"""Reproduce Chiron's done-when figures (issue 17) beside the paper's; optionally write docs/reproduction_chiron.md.
+
+    python tests/benchmarks/reproduce_chiron.py --help
+    python tests/benchmarks/reproduce_chiron.py --only fig19 --scale 0.1        # minutes at 1/10 scale
+    python tests/benchmarks/reproduce_chiron.py --scale 1 --write-doc           # the full-size Fig. 19 (~10 min)
+
+Cases (all on the compiled engine, scenarios from simulations/engine/policies/chiron/scenarios.py):
+
+- ``fig19``: Gamma 30 req/s CV 4 interactive + 1M batch requests at t = 5 min, 50-instance cap, 30 s load,
+  80 simulated minutes; Chiron vs Llumnix-like (untuned). ``--scale`` multiplies the rate, the dump and the cap.
+- ``estimator``: R^2 of the waiting-time estimate (eq. 1) against the actual wait of each queued batch request,
+  at the snapshot whose queue is closest to 2,000 requests (2 mixed instances, no batch autoscaling).
+- ``batchsize``: converged local-autoscaler batch limit and running batch, one instance saturated with interactive
+  requests (200 ms ITL SLO), 8B vs 70B (``--tp``, default 4).
+- ``wb``: 50 req/s interactive (x scale) + batch queues of growing size: the largest queue served within SLO
+  (>= 99 % of both classes) by Chiron and by the best point of a Llumnix-like knob sweep ("tuned").
+
+Results are cached in /tmp/reproduce_chiron/<case>.json (``--fresh`` to recompute).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from simulations.engine.loop import Simulator  # noqa: E402
+from simulations.engine.metrics import build_result  # noqa: E402
+from simulations.engine.policies.chiron import scenarios as S  # noqa: E402
+from simulations.engine.scenario import build_workload, parse_scenario  # noqa: E402
+
+CACHE = Path("/tmp/reproduce_chiron")
+DOC = ROOT / "docs" / "reproduction_chiron.md"
+
+
+def run(d: dict):
+    sc = parse_scenario(d)
+    t0 = time.process_time()
+    w = build_workload(sc)
+    sim = Simulator(sc, w)
+    sim.run()
+    res = build_result(sim, time.process_time() - t0)
+    return sim, res, time.process_time() - t0
+
+
+def _tier(res, name):
+    return (res.to_dict().get("slo") or {}).get("tiers", {}).get(name, {})
+
+
+def _instances_over_time(res):
+    tl = res.timeline
+    return tl
+
+
+def fig19_case(name: str, scale: float, **params) -> dict:
+    d = S.fig19(name, scale, **params)
+    sim, res, cpu = run(d)
+    r = res.requests
+    nb = r["tier"] == 2
+    done = r["done_s"]
+    ev = sim.scaling_events
+    # instances active over time from the scaling events (scale_out at request time, release on scale_in)
+    n0 = d["fleet"]["endpoints"][0]["initial"]
+    steps = sorted((e["t"], +1 if e["action"] == "scale_out" else -1) for e in ev
+                   if e["action"] in ("scale_out", "scale_in"))
+    n, peak, t_peak = n0, n0, 0.0
+    for t, dv in steps:
+        n += dv
+        if n > peak:
+            peak, t_peak = n, t
+    batch_steps = [e[3] for e in getattr(sim.autoscaler, "events", []) if e[1] == "add" and e[2] == "batch"]
+    t99 = float(np.sort(done[nb])[int(math.ceil(0.99 * nb.sum())) - 1]) if np.isfinite(done[nb]).mean() >= 0.99 else None
+    out = {
+        "strategy": name, "scale": scale, "requests": int(len(done)), "cpu_s": round(cpu, 1),
+        "gpu_hours": round(res.summary["gpu_hours"], 2),
+        "batch_done_by_65min": float(np.mean(done[nb] <= 3900)),
+        "batch_done_by_71.5min": float(np.mean(done[nb] <= 4290)),
+        "batch_done_by_80min": float(np.mean(done[nb] <= 4800)),
+        "batch_99pct_done_at_min": None if t99 is None else round(t99 / 60, 1),
+        "batch_attainment": _tier(res, "NIW").get("attainment"),
+        "batch_ttft_attainment": _tier(res, "NIW").get("ttft_attainment"),
+        "batch_itl_attainment": _tier(res, "NIW").get("itl_attainment"),
+        "interactive_attainment": _tier(res, "IW-F").get("attainment"),
+        "interactive_ttft_attainment": _tier(res, "IW-F").get("ttft_attainment"),
+        "interactive_itl_attainment": _tier(res, "IW-F").get("itl_attainment"),
+        "peak_instances": peak, "peak_at_min": round(t_peak / 60, 1),
+        "scale_outs": sum(1 for e in ev if e["action"] == "scale_out"),
+        "scale_ins": sum(1 for e in ev if e["action"] == "scale_in"),
+        "largest_batch_step": max(batch_steps) if batch_steps else 0,
+        "batch_steps": [(round(e[0] / 60, 1), e[3]) for e in getattr(sim.autoscaler, "events", [])
+                        if e[1] == "add" and e[2] == "batch"][:20],
+        "preemptions": int(np.asarray(r["preemptions"]).sum()),
+    }
+    return out
+
+
+def fig19(scale: float, fresh: bool) -> dict:
+    out = {name: cached(f"fig19_{name}_x{scale:g}", fresh, lambda name=name: fig19_case(name, scale))
+           for name in ("chiron", "llumnix")}
+    out["llumnix_no_migration"] = cached(f"fig19_llumnix-nomig_x{scale:g}", fresh,
+                                         lambda: fig19_case("llumnix", scale, migrate=False))
+    return out
+
+
+def estimator(target_q: int = 2000) -> dict:
+    dep = S.deployment("8b")
+    parts = [S.batch_part(dep["model"], 400, 0.0), S.batch_part(dep["model"], 6000, 120.0)]
+    d = S.scenario(parts=parts, dep=dep, initial=2, cap=2, max_time_s=4 * 3600.0,
+                   strategy=S.strategy("chiron", record_estimates=True, batch_autoscaler=False,
+                                       interactive_autoscaler=False, batch_tick_s=10.0),
+                   name="chiron-estimator")
+    sim, res, cpu = run(d)
+    pol = sim.autoscaler
+    est = np.array([(t, rid, k, m, s) for t, rid, k, m, s in pol.estimates], dtype=np.float64)
+    times = np.unique(est[:, 0])
+    rows = []
+    for t in times:
+        snap = est[est[:, 0] == t]
+        actual = np.array([pol.dispatched_at.get(int(rid), np.nan) - t for rid in snap[:, 1]])
+        ok = np.isfinite(actual)
+        if ok.sum() < 10:
+            continue
+        a, e = actual[ok], snap[ok, 3]
+        ss_res = float(((a - e) ** 2).sum())
+        ss_tot = float(((a - a.mean()) ** 2).sum())
+        rows.append({"t": float(t), "queued": int(len(snap)), "r2": 1 - ss_res / ss_tot if ss_tot > 0 else None,
+                     "overestimate": float(np.median(e / np.maximum(a, 1e-9)))})
+    best = min(rows, key=lambda x: abs(x["queued"] - target_q)) if rows else None
+    return {"snapshots": rows, "at_target": best, "cpu_s": round(cpu, 1)}
+
+
+def batchsize(tp: int = 4, minutes: float = 10.0) -> dict:
+    out = {}
+    for model, rate in (("8b", 60.0), ("70b", 15.0)):
+        dep = S.deployment(model, tp=tp)
+        d = S.scenario(parts=[S.interactive_part(dep["model"], rate, minutes * 60.0)], dep=dep, initial=1, cap=1,
+                       max_time_s=minutes * 60.0,
+                       strategy=S.strategy("chiron", log_local_steps=True, interactive_autoscaler=False,
+                                           batch_autoscaler=False), name=f"chiron-batchsize-{model}")
+        sim, res, cpu = run(d)
+        steps = sim.autoscaler.local.steps
+        half = [s for s in steps if s[0] >= minutes * 30.0]
+        out[model] = {"deployment": dep["name"], "rate_rps": rate, "steps": len(steps),
+                      "converged_limit": float(np.median([s[3] for s in half])) if half else None,
+                      "running_batch": float(np.median([s[8] for s in half])) if half else None,
+                      "itl_s": float(np.median([s[6] for s in half])) if half else None,
+                      "kv_bound_batch": None, "cpu_s": round(cpu, 1),
+                      "interactive_attainment": _tier(res, "IW-F").get("attainment")}
+    out["ratio_limit"] = out["8b"]["converged_limit"] / out["70b"]["converged_limit"]
+    out["ratio_running"] = out["8b"]["running_batch"] / out["70b"]["running_batch"]
+    return out
+
+
+def wb(scale: float, queues: list[int]) -> dict:
+    dep = S.deployment("8b")
+    cap = max(2, round(50 * scale))
+
+    def case(strategy: dict, q: int) -> dict:
+        parts = [S.interactive_part(dep["model"], 50.0 * scale, 65 * 60.0), S.batch_part(dep["model"], q, 300.0)]
+        d = S.scenario(parts=parts, dep=dep, initial=max(1, round(10 * scale)), cap=cap, max_time_s=65 * 60.0 + 300,
+                       strategy=strategy, name="chiron-wb")
+        _, res, _ = run(d)
+        return {"queue": q, "gpu_hours": round(res.summary["gpu_hours"], 2),
+                "batch": _tier(res, "NIW").get("attainment"), "interactive": _tier(res, "IW-F").get("attainment")}
+
+    def largest(points):
+        ok = [p["queue"] for p in points if (p["batch"] or 0) >= 0.99 and (p["interactive"] or 0) >= 0.99]
+        return max(ok) if ok else 0
+
+    chiron = [case(S.strategy("chiron"), q) for q in queues]
+    grid = [{"scale_up_below": u, "max_batch": mb} for u in (10.0, 50.0) for mb in (256, 1024)]
+    llum = {json.dumps(g): [case(S.strategy("llumnix", **g), q) for q in queues] for g in grid}
+    best = max(llum, key=lambda k: largest(llum[k]))
+    return {"scale": scale, "queues": queues, "chiron": chiron, "chiron_largest": largest(chiron),
+            "llumnix_tuned_knobs": json.loads(best), "llumnix_tuned": llum[best],
+            "llumnix_tuned_largest": largest(llum[best]),
+            "llumnix_sweep_largest": {k: largest(v) for k, v in llum.items()}}
+
+
+def cached(name: str, fresh: bool, fn):
+    CACHE.mkdir(parents=True, exist_ok=True)
+    f = CACHE / f"{name}.json"
+    if f.exists() and not fresh:
+        return json.loads(f.read_text())
+    t = time.time()
+    out = fn()
+    out["_wall_s"] = round(time.time() - t, 1)
+    f.write_text(json.dumps(out, indent=1, default=float))
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", choices=["fig19", "estimator", "batchsize", "wb"], action="append",
+                    help="run only these cases (repeatable); default all")
+    ap.add_argument("--scale", type=float, default=1.0, help="Fig. 19 scale (rate, dump and cap); default 1 = full")
+    ap.add_argument("--wb-scale", type=float, default=0.1, help="W_B sweep scale (rate, queues, cap); default 0.1")
+    ap.add_argument("--wb-queues", default="10000,30000,70000", help="W_B batch queue sizes (at --wb-scale)")
+    ap.add_argument("--tp", type=int, default=4, help="tensor parallelism of the 70B deployment (2, 4 or 8)")
+    ap.add_argument("--fresh", action="store_true", help="ignore cached results")
+    ap.add_argument("--write-doc", action="store_true", help="write docs/reproduction_chiron.md from the results")
+    a = ap.parse_args(argv)
+    cases = a.only or ["fig19", "estimator", "batchsize", "wb"]
+    results = {}
+    if "fig19" in cases:
+        results["fig19"] = fig19(a.scale, a.fresh)
+    if "estimator" in cases:
+        results["estimator"] = cached("estimator", a.fresh, estimator)
+    if "batchsize" in cases:
+        results["batchsize"] = cached(f"batchsize_tp{a.tp}", a.fresh, lambda: batchsize(a.tp))
+    if "wb" in cases:
+        qs = [int(x) for x in a.wb_queues.split(",")]
+        results["wb"] = cached(f"wb_x{a.wb_scale:g}_{a.wb_queues}", a.fresh, lambda: wb(a.wb_scale, qs))
+    print(json.dumps(results, indent=1, default=float))
+    if a.write_doc:
+        from tests.benchmarks.support.chiron_doc import write_doc
+        write_doc(results, DOC, a)
+        print(f"wrote {DOC}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
