@@ -228,6 +228,7 @@ class PolicyAPI(FleetLifecycle):
         for entry in taken:
             rid = entry[2]
             inst.work -= self.req_inp[rid] + self.req_out[rid]
+            inst.q_tok -= self.req_inp[rid] + self.gen[rid]  # scaling-signal counter (entities.signal_tokens)
             out.append(rid)
         return out
 
