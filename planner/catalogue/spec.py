@@ -462,6 +462,9 @@ def engine_spec(deployment: dict, gpu: dict, model: dict) -> dict:
         ),
         "estimated": bool(deployment["estimated"]),
         **({"device": power} if (power := device_power(deployment, gpu)) else {}),
+        # KV bytes per token (the model's): prices a swap-mode eviction's transfer (engine.preemption_mode "swap",
+        # Chiron's swap to host memory); absent = unknown, and the engine refuses swap for the deployment
+        **({"kv_bytes_per_token": int(kvb)} if (kvb := model.get("kv_bytes_per_token")) else {}),
         # context limit in force (the deployment's, else the model's; absent = unknown, no limit in the engine)
         **({"max_model_len": int(limit)} if (limit := deployment.get("max_model_len") or model.get("max_model_len"))
            else {}),
