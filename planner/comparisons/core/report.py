@@ -393,6 +393,11 @@ def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict
     story.extend(_energy_section(aggregate.get("energy") or [], h2, small))
     story.extend(aggregate.get("extra_story") or [])  # e.g. the operator-level plan (planner/opscale/report.py)
 
+    return render_pdf(story, title)
+
+
+def render_pdf(story: list, title: str) -> bytes:
+    """The house A4 layout (margins, metadata, a "title - page N" footer) around ``story``; PDF bytes."""
     buf = io.BytesIO()
     doc = SimpleDocTemplate(buf, pagesize=A4, leftMargin=1.6 * cm, rightMargin=1.6 * cm, topMargin=1.5 * cm,
                             bottomMargin=1.5 * cm, title=title, author="LLM fleet capacity planner")

@@ -15,12 +15,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from reportlab.lib.pagesizes import A4  # noqa: E402
 from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet  # noqa: E402
 from reportlab.lib.units import cm  # noqa: E402
-from reportlab.platypus import Image, PageBreak, Paragraph, SimpleDocTemplate, Spacer  # noqa: E402
+from reportlab.platypus import Image, PageBreak, Paragraph, Spacer  # noqa: E402
 
-from planner.comparisons.core.report import _num, _png, _table  # noqa: E402
+from planner.comparisons.core.report import _num, _png, _table, render_pdf  # noqa: E402
 from planner.comparisons.core.serverless import DESCRIPTIONS  # noqa: E402
 from planner.plotstyle import colour_map  # noqa: E402
 
@@ -179,18 +178,7 @@ def build_pdf(*, title: str, scenario: dict, aggregate: dict, failures: list[dic
     story.append(Paragraph("Model: the shared-node executor (simulations/engine/serverless) after SLINFER (the "
                            "paper in docs/reproduction_slinfer.md), with the authors' measured latency tables and "
                            "ServerlessLLM concurrency limits.", small))
-    buf = io.BytesIO()
-    doc = SimpleDocTemplate(buf, pagesize=A4, leftMargin=1.6 * cm, rightMargin=1.6 * cm, topMargin=1.5 * cm,
-                            bottomMargin=1.5 * cm, title=title, author="LLM fleet capacity planner")
-
-    def footer(canvas, doc_):
-        canvas.saveState()
-        canvas.setFont("Helvetica", 7)
-        canvas.drawRightString(A4[0] - 1.6 * cm, 0.9 * cm, f"{title} - page {doc_.page}")
-        canvas.restoreState()
-
-    doc.build(story, onFirstPage=footer, onLaterPages=footer)
-    return buf.getvalue()
+    return render_pdf(story, title)
 
 
 def to_csv(aggregate: dict) -> str:
