@@ -16,7 +16,7 @@ from forecasts.api.serializers import (
     ForecastSeriesDetailSerializer,
 )
 from forecasts.models import ForecastRun, ForecastSeries
-from planner.accounts.access import team_of, visible_to
+from planner.accounts.access import team_required, visible_to
 from planner.traces.models import Trace
 
 
@@ -47,9 +47,7 @@ class ForecastRunViewSet(
 
     @extend_schema(request=ForecastRunCreateSerializer, responses={201: ForecastRunSerializer})
     def create(self, request):
-        team = team_of(request.user)
-        if team is None:
-            raise ValidationError({"team": "your account belongs to no team; ask an admin to add you to one"})
+        team = team_required(request.user)
         ser = ForecastRunCreateSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         trace = visible_to(request.user, Trace.objects.all()).filter(pk=ser.validated_data["trace"]).first()

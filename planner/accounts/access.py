@@ -15,6 +15,19 @@ def team_of(user) -> Team | None:
     return membership.team if membership is not None else None
 
 
+NO_TEAM = "your account belongs to no team; ask an admin to add you to one"
+
+
+def team_required(user) -> Team:
+    """The user's team for an API write; a user without one gets the documented 400 naming ``team``."""
+    from rest_framework.exceptions import ValidationError
+
+    team = team_of(user)
+    if team is None:
+        raise ValidationError({"team": NO_TEAM})
+    return team
+
+
 def visible_to(user, queryset: QuerySet) -> QuerySet:
     """Rows of ``queryset`` that the user's team owns (nothing for a user without a team)."""
     team = team_of(user)

@@ -9,11 +9,10 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from planner.accounts.access import team_of
+from planner.accounts.access import team_required
 from planner.input_errors import input_error
 from planner.jobs.api.serializers import JobSerializer
 from planner.jobs.services import create_job
@@ -23,9 +22,7 @@ from simulations.engine.serverless.spec import SpecError, parse
 class ServerlessRunView(APIView):
     @extend_schema(request=OpenApiTypes.OBJECT, responses={202: JobSerializer, 400: OpenApiTypes.OBJECT})
     def post(self, request):
-        team = team_of(request.user)
-        if team is None:
-            raise ValidationError({"team": "your account belongs to no team; ask an admin to add you to one"})
+        team = team_required(request.user)
         body = request.data.get("spec", request.data) if isinstance(request.data, dict) else request.data
         try:
             spec = parse(body)

@@ -7,7 +7,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from planner.accounts.access import team_of
+from planner.accounts.access import team_required
 from simulations import selectors, services
 from simulations.api.serializers import (
     SimulationRunCreateSerializer,
@@ -36,9 +36,7 @@ class SimulationRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
     def create(self, request, *args, **kwargs):
         ser = SimulationRunCreateSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
-        team = team_of(request.user)
-        if team is None:
-            raise ValidationError({"team": "your account belongs to no team; ask an admin to add you to one"})
+        team = team_required(request.user)
         scenario = ser.validated_data.get("scenario")
         if not scenario:
             fixtures = services.fixture_scenarios()

@@ -4,10 +4,9 @@ variants. Reached from ComparisonViewSet.create; the answer is the comparison (2
 from __future__ import annotations
 
 from rest_framework import serializers, status
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from planner.accounts.access import team_of
+from planner.accounts.access import team_required
 from planner.comparisons.core.serverless import SYSTEMS, ServerlessVariantError
 from planner.input_errors import input_error
 
@@ -30,9 +29,7 @@ def create(request) -> Response:
     ser = ServerlessComparisonCreateSerializer(data=request.data)
     ser.is_valid(raise_exception=True)
     data = ser.validated_data
-    team = team_of(request.user)
-    if team is None:
-        raise ValidationError({"team": "your account belongs to no team; ask an admin to add you to one"})
+    team = team_required(request.user)
     try:
         comp = start_serverless_comparison(team=team, user=request.user, scenario=data["scenario"],
                                            systems=data.get("systems") or None,

@@ -5,7 +5,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from planner.accounts.access import team_of
+from planner.accounts.access import team_required
 from planner.comparisons import selectors
 from planner.comparisons.api.serializers import (
     ComparisonCreateSerializer,
@@ -39,9 +39,7 @@ class ComparisonViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         ser = ComparisonCreateSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         data = ser.validated_data
-        team = team_of(request.user)
-        if team is None:
-            raise ValidationError({"team": "your account belongs to no team; ask an admin to add you to one"})
+        team = team_required(request.user)
         try:
             validate_scenario(data["scenario"])
             comp = start_comparison(team=team, user=request.user, scenario=data["scenario"],
@@ -76,9 +74,7 @@ class ComparisonViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         ser = RoutingSweepCreateSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         data = ser.validated_data
-        team = team_of(request.user)
-        if team is None:
-            raise ValidationError({"team": "your account belongs to no team; ask an admin to add you to one"})
+        team = team_required(request.user)
         try:
             params = routing.clean_params(rates=data["rates"], routers=data.get("routers") or routing.routers_known(),
                                           minutes=data["minutes"], knee_attainment=data["knee_attainment"])

@@ -3,10 +3,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from planner.accounts.access import team_of
+from planner.accounts.access import team_required
 from planner.input_errors import scenario_error
 from planner.optimizer.scenario import ScenarioError
 from planner.plans.api.serializers import (
@@ -41,9 +40,7 @@ class CapacityPlanViewSet(
         incoming = CapacityPlanCreateSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         data = incoming.validated_data
-        team = team_of(request.user)
-        if team is None:
-            raise ValidationError({"team": "your user belongs to no team; ask an administrator"})
+        team = team_required(request.user)
         try:
             plan = create_plan(
                 team=team, user=request.user, scenario=data["scenario"], name=data["name"], hours=data["hours"]

@@ -9,7 +9,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 
-from planner.accounts.access import team_of, visible_to
+from planner.accounts.access import team_required, visible_to
 from planner.traces import selectors, services
 from planner.traces.api.filters import TraceFilter
 from planner.traces.api.serializers import (
@@ -26,9 +26,7 @@ def _error(exc: services.TraceInputError) -> Response:
 
 
 def _team(request):
-    team = team_of(request.user)
-    if team is None:
-        raise ValidationError({"team": "your account belongs to no team; ask an admin to add you to one"})
+    team = team_required(request.user)
     return team
 
 
