@@ -46,50 +46,15 @@ class Workload:
     @classmethod
     def from_frame(cls, df: pd.DataFrame, *, rate_scale: float = 1.0, default_model: str | None = None,
                    default_region: str | None = None) -> Workload:
-        """Build from a frame with the normalised-trace columns (missing optional ones get defaults)."""
+        """Build from a frame with the normalised-trace columns (missing optional ones get defaults): the frame's
+        columns as arrays (labels as text), then ``from_arrays``."""
         for col in ("arrival_s", "input_tokens", "output_tokens"):
             if col not in df.columns:
                 raise ScenarioError(f"workload.{col}", f"the trace has no {col!r} column")
-        df = df.sort_values("arrival_s", kind="stable")
-        n = len(df)
-        arrival = df["arrival_s"].to_numpy(dtype=np.float64)
-        if n:
-            arrival = arrival - arrival[0]
-        if rate_scale != 1.0:
-            arrival = arrival / float(rate_scale)
-
-        def cat(col, default):
-            if col in df.columns:
-                values = df[col].astype(str).to_numpy()
-            else:
-                values = np.full(n, default, dtype=object)
-            names, codes = np.unique(values, return_inverse=True)
-            return [str(x) for x in names], codes.astype(np.int32)
-
-        model_names, model = cat("model", default_model or "default")
-        if default_model and "model" not in df.columns:
-            model_names = [default_model]
-        region_names, region = cat("region", default_region or "region-1")
-        tiers = df["tier"].astype(str).to_numpy() if "tier" in df.columns else np.full(n, "IW-F", dtype=object)
-        bad = ~np.isin(tiers, np.array(TIERS, dtype=object))
-        if bad.any():
-            raise ScenarioError("workload.tier", f"unknown tier {tiers[bad][0]!r}; use one of {list(TIERS)}")
-        tier = np.zeros(n, dtype=np.int8)
-        for name, idx in TIER_INDEX.items():
-            tier[tiers == name] = idx
-        deadline = None
-        if "deadline_s" in df.columns:
-            deadline = df["deadline_s"].to_numpy(dtype=np.float64)
-            if rate_scale != 1.0:
-                deadline = deadline / float(rate_scale)
-        return cls(
-            arrival_s=arrival,
-            input_tokens=np.maximum(df["input_tokens"].to_numpy(dtype=np.int64), 1),
-            output_tokens=np.maximum(df["output_tokens"].to_numpy(dtype=np.int64), 1),
-            tier=tier, model=model, region=region, model_names=model_names, region_names=region_names,
-            deadline_s=deadline,
-            **_request_attributes(df),
-        )
+        cols = {col: (df[col].astype(str) if col in _LABEL_COLUMNS else df[col]).to_numpy()
+                for col in df.columns if col in _KNOWN_COLUMNS}
+        return cls.from_arrays(cols, rate_scale=rate_scale, default_model=default_model,
+                               default_region=default_region)
 
     @classmethod
     def from_arrays(cls, cols: dict, *, rate_scale: float = 1.0, default_model: str | None = None,
@@ -119,8 +84,7 @@ class Workload:
         tier = np.zeros(n, dtype=np.int8)
         for name, idx in TIER_INDEX.items():
             tier[tiers == name] = idx
-        extra = {k: np.asarray(cols[k])[order] for k in ("predicted_output_tokens", "ttft_slo_s", "tpot_slo_s",
-                                                        "class_id") if k in cols}
+        extra = {k: v[order] for k, v in _request_attributes(cols).items()}
         deadline = None
         if "deadline_s" in cols:
             deadline = np.asarray(cols["deadline_s"], dtype=np.float64)[order]
@@ -166,18 +130,24 @@ class Workload:
         )
 
 
-def _request_attributes(df: pd.DataFrame) -> dict:
+def _request_attributes(cols: dict) -> dict:
     """The optional per-request columns of a normalised trace (predicted_output_tokens, ttft_slo_s, tpot_slo_s,
-    class_id) as arrays, for those present."""
+    class_id) as typed arrays, for those present."""
     out = {}
-    for col, dtype in (("predicted_output_tokens", np.int64), ("ttft_slo_s", np.float64), ("tpot_slo_s", np.float64),
-                       ("class_id", np.int32)):
-        if col in df.columns:
+    for col, dtype in _ATTRIBUTE_COLUMNS:
+        if col in cols:
             try:
-                out[col] = df[col].to_numpy(dtype=dtype)
+                out[col] = np.asarray(cols[col], dtype=dtype)
             except (TypeError, ValueError):
                 raise ScenarioError(f"workload.{col}", f"the trace's {col!r} column must be numeric") from None
     return out
+
+
+_ATTRIBUTE_COLUMNS = (("predicted_output_tokens", np.int64), ("ttft_slo_s", np.float64), ("tpot_slo_s", np.float64),
+                      ("class_id", np.int32))
+_LABEL_COLUMNS = ("model", "region", "tier")
+_KNOWN_COLUMNS = ("arrival_s", "input_tokens", "output_tokens", "deadline_s", *_LABEL_COLUMNS,
+                  *(c for c, _ in _ATTRIBUTE_COLUMNS))
 
 
 def read_trace_file(path: str | Path) -> pd.DataFrame:
