@@ -322,12 +322,7 @@ def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict
     story.append(Paragraph("Negative savings mean the strategy costs more than the baseline. SLO targets: at least "
                            "99 % of IW-F and IW-N requests within their TTFT target, every NIW request by its "
                            "deadline.", small))
-    if failures:
-        story.append(Spacer(1, 0.2 * cm))
-        story.append(Paragraph("<b>Not in this report</b> (these strategy runs did not finish):", small))
-        for f in failures:
-            where = f" (where: {f['where']})" if f.get("where") else ""
-            story.append(Paragraph(f"&bull; <b>{f['key']}</b>: {f['status']}: {f['message']}{where}", small))
+    story.extend(failures_story(failures, small, "strategy runs"))
     story.append(Spacer(1, 0.3 * cm))
     story.append(Paragraph(_plain_assumptions(assumptions, aggregate), small))
     story.append(PageBreak())
@@ -394,6 +389,18 @@ def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict
     story.extend(aggregate.get("extra_story") or [])  # e.g. the operator-level plan (planner/opscale/report.py)
 
     return render_pdf(story, title)
+
+
+def failures_story(failures: list[dict], small, what: str) -> list:
+    """The "Not in this report" list: each failed child run with its status, message and where (empty when none
+    failed)."""
+    if not failures:
+        return []
+    out = [Spacer(1, 0.2 * cm), Paragraph(f"<b>Not in this report</b> (these {what} did not finish):", small)]
+    for f in failures:
+        where = f" (where: {f['where']})" if f.get("where") else ""
+        out.append(Paragraph(f"&bull; <b>{f['key']}</b>: {f['status']}: {f['message']}{where}", small))
+    return out
 
 
 def render_pdf(story: list, title: str) -> bytes:

@@ -19,7 +19,7 @@ from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet  # noqa: E4
 from reportlab.lib.units import cm  # noqa: E402
 from reportlab.platypus import Image, PageBreak, Paragraph, Spacer  # noqa: E402
 
-from planner.comparisons.core.report import _num, _png, _table, render_pdf  # noqa: E402
+from planner.comparisons.core.report import _num, _png, _table, failures_story, render_pdf  # noqa: E402
 from planner.comparisons.core.serverless import DESCRIPTIONS  # noqa: E402
 from planner.plotstyle import colour_map  # noqa: E402
 
@@ -147,12 +147,7 @@ def build_pdf(*, title: str, scenario: dict, aggregate: dict, failures: list[dic
         "idle seconds (nodes not in use are off; catalogue watts, assumed). Resizing: share of instance lifetime "
         "spent resizing the KV pool. No OOM: memory was checked against each node's capacity after every "
         "allocation.", small))
-    if failures:
-        story.append(Spacer(1, 0.2 * cm))
-        story.append(Paragraph("<b>Not in this report</b> (these system runs did not finish):", small))
-        for f in failures:
-            where = f" (where: {f['where']})" if f.get("where") else ""
-            story.append(Paragraph(f"&bull; <b>{f['key']}</b>: {f['status']}: {f['message']}{where}", small))
+    story.extend(failures_story(failures, small, "system runs"))
     story.append(PageBreak())
     story.append(Paragraph("Charts", h2))
     timeline = _chart_timeline(rows, summaries or {}) if rows else None
