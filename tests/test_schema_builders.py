@@ -197,6 +197,40 @@ def test_a_trace_workload_gets_one_row_per_region_and_model_and_every_strategy_r
         assert out["requests"] == trace.requests
 
 
+def test_a_trace_with_its_own_model_names_keeps_them_on_its_rows_and_runs(owner, django_capture_on_commit_callbacks):
+    """A trace may name its models itself (the demo's SageServe-like day says model-a ... model-d): each row carries
+    the trace's name and the deployment only picks the hardware, so the scenario's endpoints match the trace (before,
+    the row took the deployment's model and the run failed: "trace model 'model-a' has no endpoint")."""
+    from planner.comparisons.builder import ScenarioBuilderForm
+    from planner.comparisons.core.runner import run_variant
+    from planner.comparisons.services import validate_scenario
+    from planner.ingest.normalised import read_trace
+    from planner.traces.models import Trace
+    from planner.traces.services import import_trace_file
+
+    member, client = owner
+    with django_capture_on_commit_callbacks(execute=True):
+        trace = import_trace_file(ROOT / "fixtures/traces/azure_code_2023.csv", team=member.team, user=member.user,
+                                  name="code", region="eastus", model="model-a", tier="IW-F")
+    trace = Trace.objects.get(pk=trace.pk)
+    page = client.get(f"/comparisons/build/?trace={trace.pk}").content.decode()
+    assert re.search(r'name="ep-0-model"[^>]*value="model-a"', page)
+    form = ScenarioBuilderForm(_post([("eastus", "llama2-70b/h100-80gb/tp8", {"model": "model-a", "initial": 2,
+                                                                               "min": 1, "max": 2})],
+                                     source="trace", trace=trace.pk, strategies=["static"]),
+                               team=member.team, traces=[trace])
+    assert form.is_valid(), (form.errors, form.rows.errors)
+    sc = form.scenario()
+    assert [e["model"] for e in sc["fleet"]["endpoints"]] == ["model-a"]
+    validate_scenario(sc)
+    out = run_variant(sc, {"key": "static", "strategy": "static", "scheduler": "", "knobs": {}},
+                      frame=read_trace(trace.normalised_file))
+    assert out["requests"] == trace.requests
+    blank = ScenarioBuilderForm(_post([("eastus", "llama2-70b/h100-80gb/tp8", {"initial": 2, "min": 1, "max": 2})],
+                                      source="trace", trace=trace.pk, strategies=["static"]),
+                                team=member.team, traces=[trace])
+    assert blank.is_valid() and blank.scenario()["fleet"]["endpoints"][0]["model"] == "llama2-70b"  # blank: the deployment's
+
 def test_a_schema_error_lands_on_the_field_that_produced_it_and_the_answers_stay(owner):
     _, client = owner
     # a burst needs its start: the schema (not the form) says so, on workload.synthetic.burst.at_s

@@ -1,10 +1,10 @@
 """The scenario builder: a comparison scenario from forms instead of JSON, the forms generated from the one schema.
 
 Workload: one of the team's uploaded (characterised) traces, or the synthesiser (``workload.synthetic``) with
-its knobs. Fleet: one row per endpoint - region, a deployment from the hardware catalogue (its model follows),
-start count, floor, ceiling, the spot pool of that model in that region, and any other endpoint field of the
-schema. SLOs: every target of the schema's ``slo`` section. Strategies: the comparison strategies and the
-registered bundles (``bundle_names()``: a new family appears here by registering), schedulers, baseline.
+its knobs. Fleet: one row per endpoint - region, the model it serves (the trace's name; blank: the deployment's),
+a deployment from the hardware catalogue, start count, floor, ceiling, the spot pool of that model in that region,
+and any other endpoint field of the schema. SLOs: every target of the schema's ``slo`` section. Strategies: the
+comparison strategies and the registered bundles (``bundle_names()``: a new family appears here by registering), schedulers, baseline.
 
 Every knob field (synthesiser, endpoint row, SLO) is generated from the pydantic models of
 ``simulations.engine.schema`` by ``planner.schemaforms`` (types, bounds, enums, defaults, descriptions), so a
@@ -77,8 +77,11 @@ class EndpointRow(SchemaForm):
     """One endpoint: region, deployment (its model follows), spot pool, and the schema's endpoint fields."""
 
     region = forms.CharField(max_length=200, label="Region", required=False)
+    model = forms.CharField(max_length=200, label="Model", required=False,
+                            help_text="the model name this endpoint serves, as the trace names it (a trace may use its "
+                                      "own names, e.g. model-a); blank: the deployment's model")
     deployment = forms.ChoiceField(label="Deployment (catalogue)", required=False,
-                                   help_text="its model is the endpoint's model; '-' leaves the row out")
+                                   help_text="the hardware and latency model the endpoint runs on; '-' leaves the row out")
 
     def __init__(self, *args, deployments=(), **kwargs):
         super().__init__(*args, **kwargs)
@@ -100,7 +103,8 @@ class EndpointRow(SchemaForm):
 
     def endpoint(self) -> dict:
         d = self.cleaned_data
-        return {"region": d["region"], "model": self.models.get(d["deployment"], ""),
+        model = (d.get("model") or "").strip() or self.models.get(d["deployment"], "")
+        return {"region": d["region"], "model": model,
                 "deployment": d["deployment"], **self.collect("endpoint")}
 
 
@@ -155,7 +159,7 @@ class ScenarioBuilderForm(SchemaForm):
             return EndpointRows(data, **kwargs)
         if rows is None:
             trace = self._selected_trace()
-            rows = [{"region": r, "deployment": default_deployment(self.deployments, m), "max": 20}
+            rows = [{"region": r, "model": m, "deployment": default_deployment(self.deployments, m), "max": 20}
                     for r, m in (trace_groups(trace) if trace else [])] or [{"region": "eastus", "max": 20}]
         return EndpointRows(initial=rows, **kwargs)
 
@@ -235,7 +239,6 @@ class ScenarioBuilderForm(SchemaForm):
         if m and int(m.group(1)) < len(rows):
             row = rows[int(m.group(1))]
             key = m.group(2).split(".")[0] or "deployment"
-            key = {"model": "deployment", "region": "region"}.get(key, key)
             row.add_error(key if key in row.fields else None, message)
             return
         m = re.match(r"^fleet\.regions\[(\d+)\]\.spot_pool", path or "")
@@ -289,7 +292,7 @@ def initial_from_scenario(form_cls_specs: dict, scenario: dict, variants: list[d
     for e in (scenario.get("fleet") or {}).get("endpoints", []):
         if not isinstance(e.get("deployment"), str):
             return initial, [], "an endpoint carries an inline deployment spec, only editable as JSON"
-        row = {"region": e.get("region", ""), "deployment": e["deployment"],
+        row = {"region": e.get("region", ""), "model": e.get("model", ""), "deployment": e["deployment"],
                "spot_pool": pools.get(e.get("region"), {}).get(e.get("model"), 0)}
         row.update({k: v for k, v in e.items() if k not in ("region", "model", "deployment")})
         rows.append(row)
