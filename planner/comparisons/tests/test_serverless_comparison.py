@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -13,6 +14,7 @@ from planner.comparisons.core.serverless import aggregate, build_variants
 from planner.comparisons.models import Comparison
 from simulations.engine.serverless.spec import parse, run
 
+ROOT = Path(__file__).resolve().parents[3]
 SPEC = {"name": "serverless cmp", "model": "llama-2-7b", "workload": {"models": 32, "duration_s": 60},
         "nodes": {"cpu": 4, "gpu": 4}}
 
@@ -141,6 +143,18 @@ def test_bad_serverless_input_is_a_400_naming_the_field(cast):
     assert bad.status_code == 400 and bad.json()["error"]["where"] == "baseline"
     assert Comparison.objects.count() == 0
 
+
+def test_a_serverless_spec_without_the_kind_marker_is_recognised_by_its_shape():
+    """fixtures/serverless/*.json carry no "kind": pasted as they are into a comparison they are still serverless
+    (nodes and no fleet); a fleet scenario is never taken for one (it always has a fleet)."""
+    from planner.comparisons.core.serverless import is_serverless
+
+    fixture = json.loads((ROOT / "fixtures/serverless/slinfer_32x7b.json").read_text())
+    assert "kind" not in fixture and is_serverless(fixture)
+    assert is_serverless(_scenario())
+    fleet = json.loads((ROOT / "fixtures/scenarios/small_reactive.json").read_text())
+    assert not is_serverless(fleet) and not is_serverless({**fleet, "nodes": {"cpu": 1}})
+    assert not is_serverless(None) and not is_serverless([])
 
 @pytest.mark.django_db(transaction=True)
 def test_the_serverless_page_starts_a_comparison(cast):
