@@ -13,6 +13,19 @@ def scenario_limits():
                   max_sim_time_s=float(settings.PLANNER_MAX_SIM_TIME_S))
 
 
+def stream_limits():
+    """Per streamed run (result mode "streaming"): PLANNER_MAX_STREAM_REQUESTS requests and PLANNER_MAX_STREAM_TIME_S
+    simulated seconds. Larger than the table mode's caps: a streamed run holds one chunk's requests at a time."""
+    from simulations.engine.schema import Limits
+
+    return Limits(max_requests=int(settings.PLANNER_MAX_STREAM_REQUESTS),
+                  max_sim_time_s=float(settings.PLANNER_MAX_STREAM_TIME_S))
+
+
+def run_limits(streaming: bool):
+    return stream_limits() if streaming else scenario_limits()
+
+
 def ingest_limits():
     """Per trace import: rows, span, rate multiplier, decompressed size and compression ratio."""
     from planner.ingest.limits import IngestLimits

@@ -16,11 +16,24 @@ def run_simulation(job, ctx):
     if run is None:
         raise JobError(f"simulation run #{run_id} does not exist", where="job.params.run_id",
                        hint="the run was deleted; create a new one")
-    ctx.progress(1, "starting", force=True)
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    from simulations.streaming import StreamStopped
+
+    ctx.progress(1, "starting" + (" (streamed)" if run.streamed else ""), force=True)
     try:
         return execute_run(run, progress=ctx.callback(2, 98))
     except ScenarioError as exc:
         raise JobError(exc.message, where=f"scenario.{exc.field}", hint="fix the scenario JSON and run again") from exc
+    except StreamStopped as exc:  # a streamed run at the job time limit
+        raise JobError(exc.message, where="run", hint=exc.hint) from exc
+    except SoftTimeLimitExceeded as exc:
+        raise JobError("stopped at the job time limit (CELERY_TASK_SOFT_TIME_LIMIT)", where="run",
+                       hint="shorten the horizon, or run it streamed (result mode streaming) with a smaller horizon; "
+                            "the operator can raise CELERY_TASK_TIME_LIMIT") from exc
+    except MemoryError as exc:
+        raise JobError("the run ran out of memory", where="run",
+                       hint="run it streamed (result mode streaming), with a smaller chunk_s if it already is") from exc
 
 
 # --- serverless (SLINFER shared-node executor, issue 18) ---------------------------------------------------------

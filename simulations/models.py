@@ -14,6 +14,9 @@ class SimulationRun(TeamOwned, Labelled):
     strategy = models.CharField(max_length=64, blank=True, default="",
                                 help_text="autoscaler name overriding the scenario's strategy.autoscaler")
     mode = models.CharField(max_length=10, default="fast", help_text="fast or reference")
+    result_mode = models.CharField(max_length=10, default="table",
+                                   help_text="table (per-request table, exact) or streaming (bounded memory, issue 15)")
+    chunk_s = models.FloatField(null=True, blank=True, help_text="streaming: simulated seconds per chunk")
     job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     result = models.JSONField(null=True, blank=True, help_text="SimulationResult.to_dict()")
     requests_simulated = models.BigIntegerField(default=0)
@@ -28,6 +31,10 @@ class SimulationRun(TeamOwned, Labelled):
     @property
     def status(self) -> str:
         return self.job.status if self.job_id else "unknown"
+
+    @property
+    def streamed(self) -> bool:
+        return self.result_mode == "streaming"
 
     @property
     def summary(self) -> dict:

@@ -11,9 +11,10 @@ from django.db import transaction
 from planner.input_errors import input_error, scenario_error
 from planner.inputs import suggest
 from planner.jobs.services import create_job
-from planner.limits import scenario_limits
+from planner.limits import run_limits
 from simulations.engine import ScenarioError, build_workload, parse_scenario, simulate
 from simulations.engine.policies import AUTOSCALERS
+from simulations.engine.runoptions import ResultOptions, parse_result_options
 from simulations.models import SimulationRun
 
 FIXTURE_DIR = Path(settings.BASE_DIR) / "fixtures" / "scenarios"
@@ -30,18 +31,31 @@ def fixture_scenarios() -> dict[str, dict]:
     return out
 
 
-def validate_scenario(scenario, *, strategy: str = "", team=None) -> None:
+def validate_result_options(result) -> ResultOptions:
+    """The run option ``result`` (table / streaming, chunk_s) through its schema; errors name ``result.<field>``."""
+    try:
+        return parse_result_options(result)
+    except ScenarioError as exc:
+        raise scenario_error(exc, prefix="") from None
+
+
+def validate_scenario(scenario, *, strategy: str = "", team=None, streaming: bool = False) -> None:
     """Parse the scenario through its schema (the one gate; errors name ``scenario.<field>``) and check that a
-    ``trace_id`` is one of the team's traces. Raises DRF ValidationError in the API's error shape."""
+    ``trace_id`` is one of the team's traces. Raises DRF ValidationError in the API's error shape. A streamed
+    run is checked against the streaming caps (PLANNER_MAX_STREAM_*), a table run against the table caps."""
     if isinstance(scenario, str):
         try:
             scenario = json.loads(scenario)
         except ValueError as exc:
             raise input_error("scenario", f"is not valid JSON: {exc}", "paste a JSON object") from None
     try:
-        parsed = parse_scenario(scenario, limits=scenario_limits())
+        parsed = parse_scenario(scenario, limits=run_limits(streaming))
     except ScenarioError as exc:
-        raise scenario_error(exc) from None
+        error = scenario_error(exc)
+        if not streaming and "the limit is" in exc.message:
+            error.detail["error"]["hint"] = (str(error.detail["error"]["hint"]) + "; or run it streamed "
+                                             '(result {"mode": "streaming"}): larger caps, bounded memory').lstrip("; ")
+        raise error from None
     if strategy and strategy not in AUTOSCALERS:
         raise input_error("strategy", f"unknown strategy {strategy!r}", suggest(strategy, list(AUTOSCALERS)))
     if "trace_id" in parsed.workload_spec:
@@ -63,11 +77,16 @@ def _trace_for(trace_id, team):
 
 
 @transaction.atomic
-def create_run(*, team, user, scenario: dict, strategy: str = "", mode: str = "fast", name: str = "") -> SimulationRun:
-    validate_scenario(scenario, strategy=strategy, team=team)
+def create_run(*, team, user, scenario: dict, strategy: str = "", mode: str = "fast", name: str = "",
+               result=None) -> SimulationRun:
+    """``result``: the run option (``{"mode": "table"}`` default, or ``{"mode": "streaming", "chunk_s": S}``)."""
+    options = validate_result_options(result)
+    validate_scenario(scenario, strategy=strategy, team=team, streaming=options.streaming)
     if mode not in ("fast", "reference"):
         raise input_error("mode", "must be 'fast' or 'reference'")
+    stored = options.stored()
     run = SimulationRun.objects.create(team=team, created_by=user, scenario=scenario, strategy=strategy, mode=mode,
+                                       result_mode=stored["mode"], chunk_s=stored.get("chunk_s"),
                                        name=name or str(scenario.get("name", "simulation"))[:200])
     run.job = create_job(team=team, user=user, kind="simulation.run", params={"run_id": run.pk})
     run.save(update_fields=["job"])
@@ -76,8 +95,10 @@ def create_run(*, team, user, scenario: dict, strategy: str = "", mode: str = "f
 
 def execute_run(run: SimulationRun, progress=None) -> dict:
     """Parse, load the workload, simulate, store the result on the row. Returns a small summary."""
-    scenario = parse_scenario(run.scenario, limits=scenario_limits())
+    scenario = parse_scenario(run.scenario, limits=run_limits(run.streamed))
     scenario = scenario.with_strategy(run.strategy or None, mode=run.mode or "fast")
+    if run.streamed:
+        return _execute_streamed(run, scenario, progress)
     frame = None
     if "trace_id" in scenario.workload_spec:
         from planner.ingest.normalised import read_trace
@@ -94,3 +115,23 @@ def execute_run(run: SimulationRun, progress=None) -> dict:
     s = result.summary
     return {"run_id": run.pk, "requests_simulated": s["requests"], "wall_s": round(s["wall_s"], 3),
             "gpu_hours": s["gpu_hours"], "slo_attainment": s["slo_attainment"]}
+
+
+def _execute_streamed(run: SimulationRun, scenario, progress) -> dict:
+    """A streamed run (simulations.streaming): chunk by chunk, the accumulated result stored on the row."""
+    from simulations.streaming import execute_stream
+
+    trace_path = span_s = None
+    if "trace_id" in scenario.workload_spec:
+        trace = _trace_for(scenario.workload_spec["trace_id"], run.team)
+        trace_path, span_s = trace.normalised_file, float(trace.span_s)
+    out = execute_stream(run, scenario, chunk_s=float(run.chunk_s or 3600.0), trace_path=trace_path, span_s=span_s,
+                         progress=progress)
+    s = out["summary"]
+    run.result = out
+    run.requests_simulated = int(s.get("requests") or 0)
+    run.wall_s = s.get("wall_s")
+    run.save(update_fields=["result", "requests_simulated", "wall_s"])
+    return {"run_id": run.pk, "result_mode": "streaming", "requests_simulated": run.requests_simulated,
+            "wall_s": round(run.wall_s or 0.0, 3), "chunks": s.get("chunks"), "gpu_hours": s.get("gpu_hours"),
+            "slo_attainment": s.get("slo_attainment")}

@@ -29,7 +29,8 @@ def _errors(exc: ValidationError) -> list[str]:
 @login_required
 def run_list(request):
     fixtures = services.fixture_scenarios()
-    form = {"scenario": "", "fixture": "small_reactive", "strategy": "", "mode": "fast", "name": ""}
+    form = {"scenario": "", "fixture": "small_reactive", "strategy": "", "mode": "fast", "name": "",
+            "result_mode": "table", "chunk_s": ""}
     errors: list[str] = []
     if request.method == "POST":
         form.update({k: request.POST.get(k, "") for k in form})
@@ -49,7 +50,7 @@ def run_list(request):
             else:
                 raise ValidationError({"scenario": "paste a scenario JSON or pick a fixture scenario"})
             run = services.create_run(team=team, user=request.user, scenario=scenario, strategy=form["strategy"],
-                                      mode=form["mode"] or "fast", name=form["name"])
+                                      mode=form["mode"] or "fast", name=form["name"], result=_result_option(form))
             messages.info(request, f"Simulation #{run.pk} started.")
             return redirect("simulations:detail", pk=run.pk)
         except ValidationError as exc:
@@ -58,7 +59,8 @@ def run_list(request):
         src = selectors.runs_for(request.user).filter(pk=int(request.GET["clone"])).first()
         if src is not None:
             form.update(scenario=json.dumps(src.scenario, indent=1), fixture="", strategy=src.strategy,
-                        mode=src.mode, name=f"{src.name} (copy)")
+                        mode=src.mode, name=f"{src.name} (copy)", result_mode=src.result_mode,
+                        chunk_s="" if src.chunk_s is None else f"{src.chunk_s:g}")
     elif request.GET.get("plan", "").isdigit():  # chain: simulate this plan
         form.update(_from_plan(request))
     from planner.listing import list_context
@@ -69,6 +71,20 @@ def run_list(request):
         "list": listing, "runs": listing["rows"], "fixtures": sorted(fixtures), "strategies": sorted(AUTOSCALERS),
         "form": form, "errors": errors, "example": json.dumps(fixtures.get("code_anchor", {}), indent=2),
     }, status=400 if errors else 200)
+
+
+def _result_option(form: dict):
+    """The form's result mode and chunk as the run option; the schema (services.create_run) checks it."""
+    mode = form.get("result_mode") or "table"
+    option: dict = {"mode": mode}
+    chunk = (form.get("chunk_s") or "").strip()
+    if chunk and mode == "streaming":
+        try:
+            option["chunk_s"] = float(chunk)
+        except ValueError:
+            raise ValidationError({"error": {"message": f"result.chunk_s: must be a number of seconds, got {chunk!r}",
+                                             "where": "result.chunk_s", "hint": "e.g. 3600"}}) from None
+    return option
 
 
 STATUSES = ["queued", "running", "succeeded", "failed", "cancelled"]
@@ -97,6 +113,12 @@ def run_detail(request, pk: int):
 
     ctx = {"run": run, "job": run.job, "scenario_json": json.dumps(run.scenario, indent=2),
            "labels_url": reverse("simulations:labels", args=[run.pk])}
+    from simulations import streamed_views
+
+    if run.result and streamed_views.is_streamed(run.result):
+        ctx.update(streamed_views.page_context(run.result))
+        ctx["streamed"] = True
+        return render(request, "simulations/run_detail.html", ctx)
     if run.result:
         ctx["timeline_json"] = embed(selectors.timeline_figure(run.result))
         ctx["latency_json"] = embed(selectors.latency_figure(run.result))
@@ -108,3 +130,16 @@ def run_detail(request, pk: int):
 
 
 run_labels = label_view(SimulationRun, "simulations:detail")
+
+
+@login_required
+def run_hourly_csv(request, pk: int):
+    """The hourly rollups of a streamed run as CSV (404 for a run without them)."""
+    from django.http import Http404
+
+    from simulations.streamed_views import hourly_csv_response
+
+    run = get_for_user_or_404(request.user, selectors.runs_for(request.user), pk=pk)
+    if not run.result or not run.result.get("hourly"):
+        raise Http404("this run has no hourly rollups (only streamed runs keep them)")
+    return hourly_csv_response(run)

@@ -1,6 +1,14 @@
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from simulations.engine.runoptions import ResultOptions
 from simulations.models import SimulationRun
+
+
+@extend_schema_field(ResultOptions.model_json_schema())
+class ResultOptionsField(serializers.JSONField):
+    """The run option ``result``, validated by its one pydantic schema (simulations.engine.runoptions) in
+    simulations.services.create_run; errors name ``result.<field>``."""
 
 
 class SimulationRunSerializer(serializers.ModelSerializer):
@@ -14,7 +22,7 @@ class SimulationRunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = SimulationRun
-        fields = ["id", "name", "strategy", "mode", "job", "status", "progress", "created", "requests_simulated",
+        fields = ["id", "name", "strategy", "mode", "result_mode", "chunk_s", "job", "status", "progress", "created", "requests_simulated",
                   "wall_s", "warnings", "preemptions_per_request", "summary", "scenario"]
         read_only_fields = fields
 
@@ -43,6 +51,11 @@ class SimulationRunCreateSerializer(serializers.Serializer):
     strategy = serializers.CharField(required=False, allow_blank=True, default="")
     mode = serializers.ChoiceField(choices=["fast", "reference"], default="fast")
     name = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    result = ResultOptionsField(
+        required=False, default=None, allow_null=True,
+        help_text='how the run keeps its results: {"mode": "table"} (default: the per-request table, exact, every '
+                  'page) or {"mode": "streaming", "chunk_s": 3600} (month scale: bounded memory, accumulated '
+                  'results, hourly rollups, percentiles within 0.5 %; caps PLANNER_MAX_STREAM_*)')
 
     def validate(self, attrs):
         if not attrs.get("scenario") and not attrs.get("fixture"):

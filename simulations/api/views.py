@@ -46,17 +46,34 @@ class SimulationRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
             scenario = fixtures[name]
         run = services.create_run(team=team, user=request.user, scenario=scenario,
                                   strategy=ser.validated_data.get("strategy", ""),
-                                  mode=ser.validated_data["mode"], name=ser.validated_data.get("name", ""))
+                                  mode=ser.validated_data["mode"], name=ser.validated_data.get("name", ""),
+                                  result=ser.validated_data.get("result"))
         run.refresh_from_db()
         return Response(SimulationRunSerializer(run).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["get"])
     def results(self, request, pk=None):
-        """The full result (summary, per-tier latencies and SLO attainment, usage, timelines, scaling events)."""
+        """The full result. Table mode: summary, per-tier latencies and SLO attainment, usage, timelines, scaling
+        events. Streamed run (``result_mode: "streaming"``): summary, tiers (histogram percentiles within
+        ``percentile_rel_error``), ``hourly`` rollups per endpoint and tier, ``chunk_s``."""
         run = self.get_object()
         if run.result is None:
             return Response({"error": {"message": f"run #{run.pk} has no results yet (status {run.status})",
                                        "where": "run", "hint": "poll the run or its job until it succeeds"},
                              "detail": "no results yet"}, status=status.HTTP_409_CONFLICT)
         return Response(run.result)
+
+    @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR, 409: OpenApiTypes.OBJECT})
+    @action(detail=True, methods=["get"], url_path="hourly.csv")
+    def hourly_csv(self, request, pk=None):
+        """The hourly rollups of a streamed run as CSV (hour, endpoint, tier, requests, completed, mean TTFT / E2E)."""
+        from simulations.streamed_views import hourly_csv_response
+
+        run = self.get_object()
+        if not run.result or not run.result.get("hourly"):
+            return Response({"error": {"message": f"run #{run.pk} has no hourly rollups (status {run.status}, "
+                                                  f"result mode {run.result_mode})", "where": "run",
+                                       "hint": "hourly rollups are kept by streamed runs once they succeed"},
+                             "detail": "no hourly rollups"}, status=status.HTTP_409_CONFLICT)
+        return hourly_csv_response(run)

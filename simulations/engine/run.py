@@ -73,7 +73,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: cannot read {args.scenario}: {exc}", file=sys.stderr)
         return 2
     try:
-        scenario = parse_scenario(data)
+        if args.stream:  # the streamed run's caps (runoptions.STREAM_LIMITS; PLANNER_MAX_STREAM_* in the app)
+            from simulations.engine.runoptions import STREAM_LIMITS
+
+            scenario = parse_scenario(data, limits=STREAM_LIMITS)
+        else:
+            scenario = parse_scenario(data)
         engine = {"mode": args.mode} if args.mode else {}
         scenario = scenario.with_strategy(args.strategy or None, **engine)
         if args.stream:

@@ -1,0 +1,173 @@
+"""What a streamed run's page, CSV and API show (issue 15): KPI cards, the percentile table with its error bound,
+Plotly charts of the hourly rollups, and the hourly rollups as CSV.
+
+A streamed result (``simulations.engine.stream.StreamAccumulator.to_dict``) has no per-request table, so the
+per-request views of a table run (timelines, latency distributions, usage per endpoint, scaling events) are not
+drawn; the page says so. Keys this module does not know (the engine may add some) are listed as they are,
+never a crash: every read is a ``.get`` with a fallback.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import defaultdict
+
+import plotly.graph_objects as go
+from django.http import HttpResponse
+from plotly.subplots import make_subplots
+
+from planner.plotstyle import harmonise
+
+KNOWN_TOP = {"summary", "tiers", "hourly", "result_mode", "percentile_rel_error", "chunk_s"}
+CARD_KEYS = {"requests", "completed", "dropped", "chunks", "duration_s", "ttft", "e2e", "queueing", "slo_attainment",
+             "gpu_hours", "serving_gpu_hours", "idle_gpu_hours", "provisioning_gpu_hours", "instance_hours",
+             "cost_usd", "scale_outs", "scale_ins", "preemptions", "events", "energy_kwh", "energy_cost_usd",
+             "wall_s", "requests_per_wall_s", "strategy", "mode"}
+HOURLY_COLUMNS = ["hour", "endpoint", "tier", "requests", "completed", "ttft_mean_s", "e2e_mean_s"]
+METRICS = (("ttft", "TTFT"), ("e2e", "E2E"), ("queueing", "Queueing"))
+PCTS = ("p50", "p90", "p95", "p99")
+
+
+def is_streamed(result: dict | None) -> bool:
+    return isinstance(result, dict) and result.get("result_mode") == "streaming"
+
+
+def _num(value) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def percentile_rows(result: dict) -> list[dict]:
+    """One row per scope (all requests, then each tier) x metric: p50/p90/p95/p99, mean, max (None if absent)."""
+    rows = []
+    scopes = [("all", result.get("summary") or {})]
+    scopes += [(name, t) for name, t in (result.get("tiers") or {}).items() if isinstance(t, dict)]
+    for scope, block in scopes:
+        for key, label in METRICS:
+            stat = block.get(key)
+            if not isinstance(stat, dict):
+                continue
+            rows.append({"scope": scope, "metric": label, **{p: _num(stat.get(p)) for p in PCTS},
+                         "mean": _num(stat.get("mean")), "max": _num(stat.get("max"))})
+    return rows
+
+
+def tier_rows(result: dict) -> list[dict]:
+    out = []
+    for name, t in (result.get("tiers") or {}).items():
+        if isinstance(t, dict):
+            out.append({"tier": name, "requests": t.get("requests"), "completed": t.get("completed"),
+                        "dropped": t.get("dropped"), "slo_attainment": t.get("slo_attainment"),
+                        "drop_reasons": t.get("drop_reasons") or {}})
+    return out
+
+
+def extras(result: dict) -> list[tuple[str, str]]:
+    """Figures of the result this page has no card for (keys added later by the engine), as text."""
+    out = []
+    summary = result.get("summary") or {}
+    for key in sorted(summary):
+        if key not in CARD_KEYS:
+            out.append((f"summary.{key}", _text(summary[key])))
+    for key in sorted(result):
+        if key not in KNOWN_TOP:
+            out.append((key, _text(result[key])))
+    return out
+
+
+def _text(value) -> str:
+    if isinstance(value, float):
+        return f"{value:,.6g}"
+    if isinstance(value, dict | list):
+        text = json.dumps(value, default=str)
+        return text if len(text) <= 2000 else text[:1997] + "..."
+    return str(value)
+
+
+def _rows(result: dict) -> list[dict]:
+    return [r for r in (result.get("hourly") or []) if isinstance(r, dict) and isinstance(r.get("hour"), int | float)]
+
+
+def hourly_figure(result: dict) -> go.Figure:
+    """Requests (by arrival hour) and completions per hour, per endpoint (all tiers together)."""
+    req: dict[str, dict[float, float]] = defaultdict(lambda: defaultdict(float))
+    comp: dict[str, dict[float, float]] = defaultdict(lambda: defaultdict(float))
+    for r in _rows(result):
+        ep = str(r.get("endpoint", "?"))
+        req[ep][r["hour"]] += _num(r.get("requests")) or 0.0
+        comp[ep][r["hour"]] += _num(r.get("completed")) or 0.0
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        subplot_titles=("Requests per hour (by arrival hour), per endpoint",
+                                        "Completed requests per hour (by arrival hour), per endpoint"))
+    for ep in sorted(req):
+        hours = sorted(req[ep])
+        group = dict(legendgroup=ep)
+        fig.add_trace(go.Scatter(x=hours, y=[req[ep][h] for h in hours], name=ep, mode="lines", **group), row=1, col=1)
+        fig.add_trace(go.Scatter(x=hours, y=[comp[ep][h] for h in hours], name=ep, mode="lines", showlegend=False,
+                                 **group), row=2, col=1)
+    fig.update_xaxes(title_text="simulated hour", row=2, col=1)
+    fig.update_yaxes(title_text="requests / h", rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(title_text="completed / h", rangemode="tozero", row=2, col=1)
+    fig.update_layout(height=640, margin=dict(l=70, r=20, t=40, b=40))
+    return harmonise(fig)
+
+
+def latency_hourly_figure(result: dict) -> go.Figure:
+    """Mean TTFT and E2E per hour by tier (completions-weighted over the endpoints)."""
+    sums: dict[str, dict[float, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0.0, 0.0]))
+    for r in _rows(result):
+        done = _num(r.get("completed")) or 0.0
+        ttft, e2e = _num(r.get("ttft_mean_s")), _num(r.get("e2e_mean_s"))
+        if not done or ttft is None or e2e is None:
+            continue
+        acc = sums[str(r.get("tier", "?"))][r["hour"]]
+        acc[0] += done
+        acc[1] += ttft * done
+        acc[2] += e2e * done
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        subplot_titles=("Mean TTFT per hour, by tier (s)", "Mean E2E latency per hour, by tier (s)"))
+    for tier in sorted(sums):
+        hours = sorted(sums[tier])
+        group = dict(legendgroup=tier)
+        fig.add_trace(go.Scatter(x=hours, y=[sums[tier][h][1] / sums[tier][h][0] for h in hours], name=tier,
+                                 mode="lines", **group), row=1, col=1)
+        fig.add_trace(go.Scatter(x=hours, y=[sums[tier][h][2] / sums[tier][h][0] for h in hours], name=tier,
+                                 mode="lines", showlegend=False, **group), row=2, col=1)
+    fig.update_xaxes(title_text="simulated hour (by arrival)", row=2, col=1)
+    fig.update_yaxes(title_text="seconds", rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(title_text="seconds", rangemode="tozero", row=2, col=1)
+    fig.update_layout(height=640, margin=dict(l=70, r=20, t=40, b=40))
+    return harmonise(fig)
+
+
+def hourly_csv(result: dict) -> str:
+    """The hourly rollups, one row per (hour, endpoint, tier); columns the engine adds come after the known ones."""
+    rows = [r for r in (result.get("hourly") or []) if isinstance(r, dict)]
+    extra = sorted({k for r in rows for k in r} - set(HOURLY_COLUMNS))
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(HOURLY_COLUMNS + extra)
+    for r in rows:
+        writer.writerow(["" if r.get(c) is None else (_text(r[c]) if isinstance(r[c], dict | list) else r[c])
+                         for c in HOURLY_COLUMNS + extra])
+    return buf.getvalue()
+
+
+def hourly_csv_response(run) -> HttpResponse:
+    response = HttpResponse(hourly_csv(run.result or {}), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="simulation-{run.pk}-hourly.csv"'
+    return response
+
+
+def page_context(result: dict) -> dict:
+    from planner.plotstyle import embed
+
+    rel = _num(result.get("percentile_rel_error"))
+    span = _num((result.get("summary") or {}).get("duration_s"))
+    sim_span = "" if span is None else (f"{span / 86400:,.1f} days" if span >= 2 * 86400 else f"{span / 3600:,.1f} h")
+    return {"stream": result, "summary": result.get("summary") or {}, "percentile_rows": percentile_rows(result),
+            "stream_tiers": tier_rows(result), "rel_error_pct": None if rel is None else rel * 100,
+            "extras": extras(result), "has_hourly": bool(_rows(result)), "sim_span": sim_span,
+            "hourly_json": embed(hourly_figure(result)) if _rows(result) else None,
+            "latency_hourly_json": embed(latency_hourly_figure(result)) if _rows(result) else None}
