@@ -125,7 +125,7 @@ def _execute_streamed(run: SimulationRun, scenario, progress) -> dict:
     if "trace_id" in scenario.workload_spec:
         trace = _trace_for(scenario.workload_spec["trace_id"], run.team)
         trace_path, span_s = trace.normalised_file, float(trace.span_s)
-    out = execute_stream(run, scenario, chunk_s=float(run.chunk_s or 3600.0), trace_path=trace_path, span_s=span_s,
+    out = execute_stream(scenario, chunk_s=float(run.chunk_s or 3600.0), trace_path=trace_path, span_s=span_s,
                          progress=progress)
     s = out["summary"]
     run.result = out

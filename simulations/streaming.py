@@ -8,6 +8,7 @@ synthetic workload is materialised once as compact arrays (about 33 bytes per re
 
 from __future__ import annotations
 
+import gc
 import math
 import time
 
@@ -87,7 +88,7 @@ def stream_source(scenario, trace_path=None, span_s: float | None = None):
     return workload, None, workload.duration_s
 
 
-def execute_stream(run, scenario, *, chunk_s: float, trace_path=None, span_s: float | None = None,
+def execute_stream(scenario, *, chunk_s: float, trace_path=None, span_s: float | None = None,
                    progress=None) -> dict:
     """Replay ``scenario`` streamed and return the stored result dict (json-safe); raises ScenarioError for a bad
     workload, StreamStopped at the time limit, JobCancelled through ``progress``."""
@@ -120,7 +121,14 @@ def execute_stream(run, scenario, *, chunk_s: float, trace_path=None, span_s: fl
 
     if progress:
         progress(0.0, "streaming")
-    out = simulate_stream(scenario, chunk_s=chunk_s, workload_chunks=chunks, on_chunk=on_chunk).to_dict()
+    # simulate_stream collects garbage after every chunk; a Django process holds ~175k long-lived objects (apps,
+    # pydantic, plotly), which made each full collection ~50 ms (36 s of 720 hourly chunks): freeze them first.
+    gc.collect()
+    gc.freeze()
+    try:
+        out = simulate_stream(scenario, chunk_s=chunk_s, workload_chunks=chunks, on_chunk=on_chunk).to_dict()
+    finally:
+        gc.unfreeze()
     wall = time.perf_counter() - start
     summary = out.setdefault("summary", {})
     summary.setdefault("wall_s", wall)
