@@ -56,6 +56,14 @@ def validate_scenario(scenario, *, strategy: str = "", team=None, streaming: boo
             error.detail["error"]["hint"] = (str(error.detail["error"]["hint"]) + "; or run it streamed "
                                              '(result {"mode": "streaming"}): larger caps, bounded memory').lstrip("; ")
         raise error from None
+    syn = parsed.workload_spec.get("synthetic")
+    span = float(syn.get("duration_s") or 0.0) if isinstance(syn, dict) else 0.0
+    if span > parsed.limits.max_sim_time_s:  # refused now rather than after generating it in the job
+        raise input_error("scenario.workload.synthetic.duration_s",
+                          f"is {span:,.0f} simulated seconds; the limit is {parsed.limits.max_sim_time_s:,.0f} per "
+                          + ("streamed run" if streaming else "run"),
+                          "ask the operator to raise PLANNER_MAX_STREAM_TIME_S" if streaming else
+                          'run it streamed (result {"mode": "streaming"}): month-scale caps, bounded memory')
     if strategy and strategy not in AUTOSCALERS:
         raise input_error("strategy", f"unknown strategy {strategy!r}", suggest(strategy, list(AUTOSCALERS)))
     if "trace_id" in parsed.workload_spec:

@@ -1,11 +1,11 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from simulations.engine.runoptions import ResultOptions
+from simulations.engine.runoptions import openapi_schema
 from simulations.models import SimulationRun
 
 
-@extend_schema_field(ResultOptions.model_json_schema())
+@extend_schema_field(openapi_schema())
 class ResultOptionsField(serializers.JSONField):
     """The run option ``result``, validated by its one pydantic schema (simulations.engine.runoptions) in
     simulations.services.create_run; errors name ``result.<field>``."""

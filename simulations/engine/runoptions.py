@@ -58,6 +58,23 @@ class ResultOptions(Strict):
         return {"mode": self.mode, "chunk_s": self.chunk} if self.streaming else {"mode": "table"}
 
 
+def openapi_schema() -> dict:
+    """``ResultOptions``' JSON schema in OpenAPI 3.0 terms (``anyOf [X, null]`` -> ``X`` + ``nullable``), for the
+    API documentation: derived from the one schema, not a copy."""
+    schema = ResultOptions.model_json_schema()
+    props = {}
+    for name, prop in schema.get("properties", {}).items():
+        branches = prop.get("anyOf")
+        if branches:
+            real = [b for b in branches if b.get("type") != "null"]
+            prop = {**{k: v for k, v in prop.items() if k != "anyOf"}, **(real[0] if len(real) == 1 else {}),
+                    "nullable": len(real) < len(branches)}
+        prop.pop("title", None)
+        props[name] = prop
+    return {"type": "object", "description": (schema.get("description") or "").strip(), "properties": props,
+            "additionalProperties": False}
+
+
 def parse_result_options(data: Any) -> ResultOptions:
     """The validated option (None / {} = table), or ScenarioError naming ``result.<field>``. A bare string
     ``"table"`` / ``"streaming"`` is accepted as the mode."""

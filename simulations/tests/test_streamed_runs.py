@@ -1,0 +1,293 @@
+"""Streamed runs in the product (issue 15): the run option's schema, the job path, the API, the page, the CSV and the
+CLI. The streamed result is checked against the table mode of the same scenario (one chunk = the same simulation:
+counts and GPU-hours equal, percentiles within the histogram's bound of numpy's)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from io import StringIO
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.core.management import CommandError, call_command
+
+from planner.jobs.models import Job
+from simulations.engine import ScenarioError
+from simulations.engine.runoptions import DEFAULT_CHUNK_S, parse_result_options
+from simulations.models import SimulationRun
+from simulations.streamed_views import extras, hourly_csv, is_streamed, page_context, percentile_rows
+from simulations.tests.test_runs_api import small_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+STREAM = {"mode": "streaming", "chunk_s": 120}
+
+
+# ----------------------------------------------------------------------------------------- the run option's schema
+def test_the_result_option_defaults_to_the_table_and_takes_a_chunk_when_streaming():
+    assert parse_result_options(None).mode == "table"
+    assert parse_result_options({}).stored() == {"mode": "table"}
+    opt = parse_result_options({"mode": "streaming"})
+    assert opt.streaming and opt.chunk == DEFAULT_CHUNK_S
+    assert parse_result_options({"mode": "streaming", "chunk_s": 86400}).stored() == {"mode": "streaming",
+                                                                                     "chunk_s": 86400.0}
+    assert parse_result_options("streaming").streaming
+
+
+@pytest.mark.parametrize(("value", "where", "words"), [
+    ({"mode": "stream"}, "result.mode", "did you mean 'streaming'"),
+    ({"mode": "streaming", "chunk_s": 10}, "result.chunk_s", ">= 60"),
+    ({"mode": "streaming", "chunk_s": "3600"}, "result.chunk_s", "without quotes"),
+    ({"mode": "streaming", "chunk_s": float("nan")}, "result.chunk_s", "finite"),
+    ({"mode": "table", "chunk_s": 3600}, "result", "only to mode 'streaming'"),
+    ({"mode": "streaming", "chunks": 3600}, "result.chunks", "did you mean 'chunk_s'"),
+    ([1, 2], "result", "must be an object"),
+])
+def test_bad_result_options_name_the_field_with_a_hint(value, where, words):
+    with pytest.raises(ScenarioError) as err:
+        parse_result_options(value)
+    assert err.value.field == where
+    assert words in f"{err.value.message} {err.value.hint}"
+
+
+# ----------------------------------------------------------------------------------------- API -> job -> result
+@pytest.mark.django_db(transaction=True)
+def test_a_streamed_run_through_the_api_matches_the_table_run_of_the_same_scenario(cast):
+    """One chunk longer than the workload: the same simulation as the table mode, so counts, GPU-hours and cost are
+    equal, and every streamed percentile is within 0.5 % of the exact nearest-rank one (numpy's on the table's
+    per-request latencies, recomputed here with the engine)."""
+    sc = small_scenario()
+    table = cast.owner.api.post("/api/simulations/", {"scenario": sc}, format="json")
+    streamed = cast.owner.api.post("/api/simulations/", {"scenario": sc, "result": {"mode": "streaming",
+                                                                                     "chunk_s": 3600}}, format="json")
+    assert table.status_code == 201 and streamed.status_code == 201, streamed.content
+    assert streamed.json()["result_mode"] == "streaming" and streamed.json()["chunk_s"] == 3600.0
+    assert table.json()["result_mode"] == "table" and table.json()["chunk_s"] is None
+    t_run = SimulationRun.objects.get(pk=table.json()["id"])
+    s_run = SimulationRun.objects.get(pk=streamed.json()["id"])
+    assert s_run.job.status == Job.Status.SUCCEEDED, s_run.job.last_error
+    assert s_run.job.result["result_mode"] == "streaming" and s_run.job.progress == 100.0
+    res = cast.owner.api.get(f"/api/simulations/{s_run.pk}/results/").json()
+    t, s = t_run.result["summary"], res["summary"]
+    assert res["result_mode"] == "streaming" and res["percentile_rel_error"] == 0.005
+    assert s["requests"] == t["requests"] == 300 and s["completed"] == t["completed"] and s["chunks"] == 1
+    for key in ("gpu_hours", "cost_usd", "scale_outs", "scale_ins"):
+        assert s[key] == pytest.approx(t[key], rel=1e-12), key
+    assert s_run.requests_simulated == 300
+    # exact percentiles from the same simulation's per-request table
+    from simulations.engine import build_workload, parse_scenario, simulate
+
+    scenario = parse_scenario(sc)
+    direct = simulate(scenario, build_workload(scenario))
+    done = np.asarray(direct.requests["completed"], dtype=bool)
+    for metric in ("ttft", "e2e"):
+        x = np.asarray(direct.requests[f"{metric}_s"])[done]
+        assert s[metric]["mean"] == pytest.approx(float(x.mean()), rel=1e-9)
+        for p in (50, 90, 95, 99):
+            exact = float(np.percentile(x, p, method="inverted_cdf"))
+            assert abs(s[metric][f"p{p}"] - exact) <= 0.005 * exact + 1e-12, (metric, p)
+    # hourly rollups add up to the totals
+    assert sum(r["requests"] for r in res["hourly"]) == 300
+    assert {r["endpoint"] for r in res["hourly"]} <= {"r1/toy", "r2/toy", "(not served)"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_streamed_chunks_report_progress_and_the_hourly_rollups_cover_every_chunk(cast, monkeypatch):
+    seen = []
+    from planner.jobs import registry
+
+    real = registry.JobContext.progress
+
+    def spy(self, percent, message="", *, force=False):
+        seen.append((percent, message))
+        return real(self, percent, message, force=True)
+
+    monkeypatch.setattr(registry.JobContext, "progress", spy)
+    resp = cast.owner.api.post("/api/simulations/", {"scenario": small_scenario(), "result": STREAM}, format="json")
+    run = SimulationRun.objects.get(pk=resp.json()["id"])
+    assert run.job.status == Job.Status.SUCCEEDED, run.job.last_error
+    chunk_msgs = [m for _, m in seen if m.startswith("chunk ")]
+    assert len(chunk_msgs) == run.result["summary"]["chunks"] == 5  # 600 s in 120 s chunks
+    percents = [p for p, m in seen if m.startswith("chunk ")]
+    assert percents == sorted(percents) and percents[-1] == pytest.approx(98.0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_bad_result_options_get_the_documented_400_and_store_nothing(cast):
+    before = SimulationRun.objects.count()
+    for body, where in (({"mode": "streaming", "chunk_s": 5}, "result.chunk_s"), ({"mode": "month"}, "result.mode"),
+                        ({"mode": "table", "chunk_s": 600}, "result"), ("fast", "result.mode")):
+        resp = cast.owner.api.post("/api/simulations/", {"scenario": small_scenario(), "result": body}, format="json")
+        assert resp.status_code == 400, resp.content
+        err = resp.json()["error"]
+        assert err["where"] == where and err["message"].startswith(where) and set(err) >= {"hint", "fields"}
+    assert SimulationRun.objects.count() == before
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_horizon_beyond_the_table_caps_is_refused_with_a_hint_and_runs_streamed(cast, settings):
+    sc = small_scenario()
+    sc["workload"] = {"synthetic": {"duration_s": 10 * 86400, "total_requests": 400}}  # 10 days > 8-day table cap
+    resp = cast.owner.api.post("/api/simulations/", {"scenario": sc}, format="json")
+    assert resp.status_code == 400
+    assert "streaming" in resp.json()["error"]["hint"]
+    resp = cast.owner.api.post("/api/simulations/", {"scenario": sc, "result": {"mode": "streaming",
+                                                                                 "chunk_s": 86400}}, format="json")
+    assert resp.status_code == 201, resp.content
+    run = SimulationRun.objects.get(pk=resp.json()["id"])
+    assert run.job.status == Job.Status.SUCCEEDED and run.result["summary"]["requests"] == 400
+    settings.PLANNER_MAX_STREAM_REQUESTS = 100  # the streaming cap is its own setting
+    resp = cast.owner.api.post("/api/simulations/", {"scenario": sc, "result": {"mode": "streaming"}}, format="json")
+    assert resp.status_code == 400 and "limit is 100" in resp.json()["error"]["message"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_streamed_run_at_the_time_limit_ends_failed_with_a_reason(cast, monkeypatch):
+    monkeypatch.setattr("simulations.streaming.wall_budget_s", lambda: -1.0)
+    resp = cast.owner.api.post("/api/simulations/", {"scenario": small_scenario(), "result": STREAM}, format="json")
+    run = SimulationRun.objects.get(pk=resp.json()["id"])
+    assert run.job.status == Job.Status.FAILED
+    assert "job time limit" in run.job.last_error["message"] and run.job.last_error["hint"]
+    assert run.result is None
+
+
+# ----------------------------------------------------------------------------------------- page, CSV
+def _streamed_run(cast) -> SimulationRun:
+    resp = cast.owner.api.post("/api/simulations/", {"scenario": small_scenario(), "result": STREAM,
+                                                     "name": "streamed page"}, format="json")
+    run = SimulationRun.objects.get(pk=resp.json()["id"])
+    assert run.job.status == Job.Status.SUCCEEDED, run.job.last_error
+    return run
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_streamed_run_page_shows_kpis_percentiles_charts_and_says_what_is_not_available(cast, client):
+    run = _streamed_run(cast)
+    client.force_login(cast.owner.user)
+    page = client.get(f"/simulations/{run.pk}/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    for text in ('id="stream-kpis"', "SLO attainment", "GPU-hours", "Energy", 'id="stream-percentiles"',
+                 "within ±0.5 % relative", 'id="stream-hourly"', 'id="stream-latency"', "not available for streamed runs",
+                 "hourly rollups (CSV)", "streamed</strong> result"):
+        assert text in html, text
+    assert 'id="timeline"' not in html and 'id="latency"' not in html  # no empty per-request charts
+    assert "Mean TTFT per hour, by tier" in html and "Requests per hour (by arrival hour)" in html
+    listing = client.get("/simulations/").content.decode()
+    assert '<span class="tag">streamed</span>' in listing and 'name="result_mode"' in listing
+
+
+@pytest.mark.django_db(transaction=True)
+def test_unknown_and_missing_keys_of_a_streamed_result_render_without_a_crash(cast, client):
+    run = _streamed_run(cast)
+    result = json.loads(json.dumps(run.result))
+    result["summary"]["exact_inflight"] = 12
+    result["exactness"] = {"mode": "exact", "boundary_requests": 0}
+    result["hourly"][0]["ttft_p99_s"] = 0.5
+    result["tiers"]["IW-F"]["ttft"] = "not a dict"
+    run.result = result
+    run.save()
+    client.force_login(cast.owner.user)
+    html = client.get(f"/simulations/{run.pk}/").content.decode()
+    assert "summary.exact_inflight" in html and "exactness" in html and "boundary_requests" in html
+    assert "ttft_p99_s" in client.get(f"/simulations/{run.pk}/hourly.csv").content.decode()
+    run.result = {"result_mode": "streaming"}  # nothing else: still a page
+    run.save()
+    page = client.get(f"/simulations/{run.pk}/")
+    assert page.status_code == 200 and b"No hourly rollups in this result." in page.content
+    assert client.get(f"/simulations/{run.pk}/hourly.csv").status_code == 404
+    assert cast.owner.api.get(f"/api/simulations/{run.pk}/hourly.csv/").status_code == 409
+
+
+def test_percentile_rows_and_extras_read_only_what_is_there():
+    result = {"result_mode": "streaming", "summary": {"ttft": {"p50": 1.0, "p99": None}, "new": 1.5},
+              "tiers": {"NIW": {"e2e": {"p50": 2.0, "mean": 3.0}}}, "future": [1, 2]}
+    assert is_streamed(result) and not is_streamed({"summary": {}}) and not is_streamed(None)
+    rows = percentile_rows(result)
+    assert [(r["scope"], r["metric"], r["p50"], r["p99"]) for r in rows] == [("all", "TTFT", 1.0, None),
+                                                                            ("NIW", "E2E", 2.0, None)]
+    assert extras(result) == [("summary.new", "1.5"), ("future", "[1, 2]")]
+    ctx = page_context(result)
+    assert ctx["hourly_json"] is None and ctx["rel_error_pct"] is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_hourly_csv_has_one_row_per_hour_endpoint_and_tier_and_adds_up(cast, client):
+    run = _streamed_run(cast)
+    client.force_login(cast.owner.user)
+    resp = client.get(f"/simulations/{run.pk}/hourly.csv")
+    assert resp.status_code == 200 and resp["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(resp.content.decode())))
+    assert len(rows) == len(run.result["hourly"])
+    assert sum(int(r["requests"]) for r in rows) == 300
+    assert set(rows[0]) == {"hour", "endpoint", "tier", "requests", "completed", "ttft_mean_s", "e2e_mean_s"}
+    api = cast.owner.api.get(f"/api/simulations/{run.pk}/hourly.csv/")
+    assert api.status_code == 200 and api.content.decode() == hourly_csv(run.result)
+    assert cast.outsider.api.get(f"/api/simulations/{run.pk}/hourly.csv/").status_code == 404
+    other = Client_for(cast.outsider.user)
+    assert other.get(f"/simulations/{run.pk}/hourly.csv").status_code == 404
+
+
+def Client_for(user):  # noqa: N802
+    from django.test import Client
+
+    c = Client()
+    c.force_login(user)
+    return c
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_form_starts_a_streamed_run_and_refuses_a_bad_chunk(cast, client):
+    client.force_login(cast.owner.user)
+    resp = client.post("/simulations/", {"scenario": json.dumps(small_scenario()), "result_mode": "streaming",
+                                         "chunk_s": "300", "name": "form streamed", "mode": "fast"})
+    assert resp.status_code == 302
+    run = SimulationRun.objects.get(name="form streamed")
+    assert run.streamed and run.chunk_s == 300.0 and run.job.status == Job.Status.SUCCEEDED
+    assert run.result["summary"]["chunks"] == 2
+    resp = client.post("/simulations/", {"scenario": json.dumps(small_scenario()), "result_mode": "streaming",
+                                         "chunk_s": "1", "name": "bad chunk"})
+    assert resp.status_code == 400 and b"result.chunk_s" in resp.content
+    clone = client.get(f"/simulations/?clone={run.pk}").content.decode()
+    assert 'value="streaming" selected' in clone and 'value="300"' in clone
+
+
+# ----------------------------------------------------------------------------------------- CLI
+@pytest.mark.django_db(transaction=True)
+def test_simulate_stream_saves_a_streamed_run_like_the_page_and_no_save_keeps_nothing(cast, tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(small_scenario()))
+    out = StringIO()
+    call_command("simulate", str(path), "--stream", "--chunk-s", "300", "--json", "--no-save", stdout=out)
+    data = json.loads(out.getvalue())
+    assert data["result_mode"] == "streaming" and data["summary"]["requests"] == 300 and data["chunk_s"] == 300.0
+    assert SimulationRun.objects.count() == 0
+    out = StringIO()
+    call_command("simulate", str(path), "--stream", "--team", "Fleet A", stdout=out)
+    run = SimulationRun.objects.get()
+    assert run.streamed and run.chunk_s == DEFAULT_CHUNK_S and run.team == cast.owner.team
+    assert run.result["summary"]["requests"] == 300 == run.requests_simulated
+    assert run.job.status == "succeeded" and run.job.result["result_mode"] == "streaming"
+    assert f"saved as simulation #{run.pk}" in out.getvalue() and "within 0.5%" in out.getvalue()
+    with pytest.raises(CommandError, match="--chunk-s applies only with --stream"):
+        call_command("simulate", str(path), "--chunk-s", "60", "--no-save")
+    with pytest.raises(CommandError, match="result.chunk_s"):
+        call_command("simulate", str(path), "--stream", "--chunk-s", "5", "--no-save")
+
+
+@pytest.mark.django_db
+def test_the_month_demo_fixture_is_refused_in_table_mode_and_accepted_streamed(cast):
+    from rest_framework.exceptions import ValidationError
+
+    from simulations.services import fixture_scenarios, validate_scenario
+
+    data = fixture_scenarios()["month_demo"]
+    assert data["workload"]["synthetic"]["duration_s"] == 30 * 86400
+    assert data["workload"]["synthetic"]["total_requests"] == 3_000_000
+    with pytest.raises(ValidationError) as err:
+        validate_scenario(data, team=cast.owner.team)
+    assert err.value.detail["error"]["where"] == "scenario.workload.synthetic.duration_s"
+    assert "streaming" in err.value.detail["error"]["hint"]
+    validate_scenario(data, team=cast.owner.team, streaming=True)
