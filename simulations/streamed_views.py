@@ -28,6 +28,15 @@ CARD_KEYS = {"requests", "completed", "dropped", "chunks", "duration_s", "ttft",
 HOURLY_COLUMNS = ["hour", "endpoint", "tier", "requests", "completed", "ttft_mean_s", "e2e_mean_s"]
 METRICS = (("ttft", "TTFT"), ("e2e", "E2E"), ("queueing", "Queueing"))
 PCTS = ("p50", "p90", "p95", "p99")
+TIER_ORDER = ("IW-F", "IW-N", "NIW")  # PostgreSQL's jsonb does not keep key order
+
+
+def _tiers(result: dict) -> list[tuple[str, dict]]:
+    tiers = result.get("tiers") or {}
+    if not isinstance(tiers, dict):
+        return []
+    names = [t for t in TIER_ORDER if t in tiers] + sorted(t for t in tiers if t not in TIER_ORDER)
+    return [(name, tiers[name]) for name in names if isinstance(tiers[name], dict)]
 
 
 def is_streamed(result: dict | None) -> bool:
@@ -42,7 +51,7 @@ def percentile_rows(result: dict) -> list[dict]:
     """One row per scope (all requests, then each tier) x metric: p50/p90/p95/p99, mean, max (None if absent)."""
     rows = []
     scopes = [("all", result.get("summary") or {})]
-    scopes += [(name, t) for name, t in (result.get("tiers") or {}).items() if isinstance(t, dict)]
+    scopes += _tiers(result)
     for scope, block in scopes:
         for key, label in METRICS:
             stat = block.get(key)
@@ -55,11 +64,10 @@ def percentile_rows(result: dict) -> list[dict]:
 
 def tier_rows(result: dict) -> list[dict]:
     out = []
-    for name, t in (result.get("tiers") or {}).items():
-        if isinstance(t, dict):
-            out.append({"tier": name, "requests": t.get("requests"), "completed": t.get("completed"),
-                        "dropped": t.get("dropped"), "slo_attainment": t.get("slo_attainment"),
-                        "drop_reasons": t.get("drop_reasons") or {}})
+    for name, t in _tiers(result):
+        out.append({"tier": name, "requests": t.get("requests"), "completed": t.get("completed"),
+                    "dropped": t.get("dropped"), "slo_attainment": t.get("slo_attainment"),
+                    "drop_reasons": t.get("drop_reasons") if isinstance(t.get("drop_reasons"), dict) else {}})
     return out
 
 

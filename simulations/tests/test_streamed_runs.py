@@ -285,7 +285,7 @@ def test_the_month_demo_fixture_is_refused_in_table_mode_and_accepted_streamed(c
 
     data = fixture_scenarios()["month_demo"]
     assert data["workload"]["synthetic"]["duration_s"] == 30 * 86400
-    assert data["workload"]["synthetic"]["total_requests"] == 3_000_000
+    assert data["workload"]["synthetic"]["total_requests"] == 6_000_000
     with pytest.raises(ValidationError) as err:
         validate_scenario(data, team=cast.owner.team)
     assert err.value.detail["error"]["where"] == "scenario.workload.synthetic.duration_s"
