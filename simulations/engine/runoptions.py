@@ -89,5 +89,9 @@ def parse_result_options(data: Any) -> ResultOptions:
         return ResultOptions.model_validate(data)
     except ValidationError as exc:
         where, message, hint = explain(exc)
-        return_where = "result" if where == "(top level)" else f"result.{where}"
-        raise ScenarioError(return_where, message, hint=hint) from None
+        field = "result" if where == "(top level)" else f"result.{where}"
+        if not hint:
+            hint = {"result.chunk_s": f"simulated seconds per chunk, {MIN_CHUNK_S:,.0f} to {MAX_CHUNK_S:,.0f} "
+                                      f"(default {DEFAULT_CHUNK_S:,.0f})",
+                    "result.mode": "table (default) or streaming"}.get(field, "")
+        raise ScenarioError(field, message, hint=hint) from None

@@ -38,7 +38,7 @@ def test_the_result_option_defaults_to_the_table_and_takes_a_chunk_when_streamin
 
 @pytest.mark.parametrize(("value", "where", "words"), [
     ({"mode": "stream"}, "result.mode", "did you mean 'streaming'"),
-    ({"mode": "streaming", "chunk_s": 10}, "result.chunk_s", ">= 60"),
+    ({"mode": "streaming", "chunk_s": 10}, "result.chunk_s", ">= 60.0, got 10 simulated seconds per chunk, 60 to"),
     ({"mode": "streaming", "chunk_s": "3600"}, "result.chunk_s", "without quotes"),
     ({"mode": "streaming", "chunk_s": float("nan")}, "result.chunk_s", "finite"),
     ({"mode": "table", "chunk_s": 3600}, "result", "only to mode 'streaming'"),
