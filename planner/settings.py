@@ -193,7 +193,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 PLANNER_MAX_SIM_REQUESTS = env_int("PLANNER_MAX_SIM_REQUESTS", 20_000_000)  # simulated requests per run
 PLANNER_MAX_SIM_TIME_S = env_int("PLANNER_MAX_SIM_TIME_S", 8 * 86400)  # simulated seconds per run
 # streamed runs (result mode "streaming", issue 15): memory is one chunk's, so the caps are separate and larger
-PLANNER_MAX_STREAM_REQUESTS = env_int("PLANNER_MAX_STREAM_REQUESTS", 60_000_000)  # simulated requests per streamed run
+PLANNER_MAX_STREAM_REQUESTS = env_int("PLANNER_MAX_STREAM_REQUESTS", 400_000_000)  # simulated requests per streamed run
 PLANNER_MAX_STREAM_TIME_S = env_int("PLANNER_MAX_STREAM_TIME_S", 31 * 86400)  # simulated seconds per streamed run
 MIDDLEWARE.insert(1, "planner.uploads.RequestBodyGuardMiddleware")  # 413 from Content-Length, before reading (inside RequestIdMiddleware, so the 413 carries X-Request-ID)
 FILE_UPLOAD_HANDLERS = [

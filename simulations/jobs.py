@@ -24,7 +24,8 @@ def run_simulation(job, ctx):
     try:
         return execute_run(run, progress=ctx.callback(2, 98))
     except ScenarioError as exc:
-        raise JobError(exc.message, where=f"scenario.{exc.field}", hint="fix the scenario JSON and run again") from exc
+        raise JobError(exc.message, where=f"scenario.{exc.field}",
+                       hint=exc.hint or "fix the scenario JSON and run again") from exc
     except StreamStopped as exc:  # a streamed run at the job time limit
         raise JobError(exc.message, where="run", hint=exc.hint) from exc
     except SoftTimeLimitExceeded as exc:

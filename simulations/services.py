@@ -39,7 +39,8 @@ def validate_result_options(result) -> ResultOptions:
         raise scenario_error(exc, prefix="") from None
 
 
-def validate_scenario(scenario, *, strategy: str = "", team=None, streaming: bool = False) -> None:
+def validate_scenario(scenario, *, strategy: str = "", team=None, streaming: bool = False,
+                      chunk_s: float = 3600.0) -> None:
     """Parse the scenario through its schema (the one gate; errors name ``scenario.<field>``) and check that a
     ``trace_id`` is one of the team's traces. Raises DRF ValidationError in the API's error shape. A streamed
     run is checked against the streaming caps (PLANNER_MAX_STREAM_*), a table run against the table caps."""
@@ -56,6 +57,13 @@ def validate_scenario(scenario, *, strategy: str = "", team=None, streaming: boo
             error.detail["error"]["hint"] = (str(error.detail["error"]["hint"]) + "; or run it streamed "
                                              '(result {"mode": "streaming"}): larger caps, bounded memory').lstrip("; ")
         raise error from None
+    if streaming:
+        from simulations.streaming import check_synthetic_at_once
+
+        try:
+            check_synthetic_at_once(parsed, chunk_s)
+        except ScenarioError as exc:
+            raise scenario_error(exc) from None
     syn = parsed.workload_spec.get("synthetic")
     span = float(syn.get("duration_s") or 0.0) if isinstance(syn, dict) else 0.0
     if span > parsed.limits.max_sim_time_s:  # refused now rather than after generating it in the job
@@ -89,7 +97,7 @@ def create_run(*, team, user, scenario: dict, strategy: str = "", mode: str = "f
                result=None) -> SimulationRun:
     """``result``: the run option (``{"mode": "table"}`` default, or ``{"mode": "streaming", "chunk_s": S}``)."""
     options = validate_result_options(result)
-    validate_scenario(scenario, strategy=strategy, team=team, streaming=options.streaming)
+    validate_scenario(scenario, strategy=strategy, team=team, streaming=options.streaming, chunk_s=options.chunk)
     if mode not in ("fast", "reference"):
         raise input_error("mode", "must be 'fast' or 'reference'")
     stored = options.stored()

@@ -2,8 +2,10 @@
 ``simulations.engine.stream.simulate_stream`` chunk by chunk, reports progress per chunk, stays within its caps
 (PLANNER_MAX_STREAM_REQUESTS / _TIME_S) and the job time limit, and stores ``StreamResult.to_dict()`` on the row.
 
-Workload sources: a stored trace (Parquet) is read in row batches, so memory is one chunk's; a bundled trace or a
-synthetic workload is materialised once as compact arrays (about 33 bytes per request) and cut into chunks.
+Workload sources: a stored trace (Parquet) is read in row batches, so memory is one chunk's; a diurnal synthetic
+workload of more than a day is drawn one day at a time (``engine/dailysynth.py``) when ``chunk_s`` divides a day;
+anything else (a bundled trace, another synthetic kind) is materialised once as compact arrays (about 33 bytes per
+request) within the table mode's request cap, and cut into chunks.
 """
 
 from __future__ import annotations
@@ -71,20 +73,63 @@ def _capped(chunks, *, cap: int, limit: int | None):
         yield t0, w
 
 
-def stream_source(scenario, trace_path=None, span_s: float | None = None):
-    """``("parquet", path, horizon)`` for a stored Parquet trace (read in row batches), else
-    ``(workload, None, horizon)`` with the workload materialised within the run's caps."""
+def _divides_a_day(chunk_s: float) -> bool:
+    n = 86400.0 / chunk_s
+    return abs(n - round(n)) < 1e-9
+
+
+def materialise_cap() -> int:
+    """Requests a streamed run may hold as one in-memory workload (a bundled trace, a non-diurnal synthetic kind, or a
+    diurnal one with a chunk that does not divide a day): the table mode's cap, PLANNER_MAX_SIM_REQUESTS."""
+    return int(settings.PLANNER_MAX_SIM_REQUESTS)
+
+
+def check_synthetic_at_once(scenario, chunk_s: float) -> None:
+    """ScenarioError when a streamed run would generate its synthetic workload at once above ``materialise_cap()``
+    (checked when the run is created, and again by the job)."""
+    from simulations.engine.dailysynth import is_daily
+    from simulations.engine.schema import expected_requests
+
+    syn = scenario.workload_spec.get("synthetic")
+    if syn is None or (is_daily(syn) and _divides_a_day(chunk_s)):
+        return
+    cap = materialise_cap()
+    asked = expected_requests(scenario.workload.synthetic)
+    if asked > cap:
+        raise ScenarioError("workload.synthetic", f"asks for about {asked:,.0f} requests generated at once; a "
+                                                  f"streamed run holds at most {cap:,} in memory this way",
+                            hint="a diurnal workload (no kind) with a chunk_s dividing a day is drawn one day at a "
+                                 "time instead; or lower the requests (PLANNER_MAX_SIM_REQUESTS)")
+
+
+def stream_source(scenario, trace_path=None, span_s: float | None = None, chunk_s: float = 3600.0):
+    """Where a streamed run's chunks come from: ``("parquet", path, horizon)`` for a stored Parquet trace (read in
+    row batches), ``("daily", None, horizon)`` for a multi-day diurnal synthetic workload (drawn one day at a time,
+    ``engine/dailysynth.py``), else ``(workload, None, horizon)``: the workload materialised at once, within
+    ``materialise_cap()``."""
+    from simulations.engine.dailysynth import is_daily
     from simulations.engine.run import light_workload
 
+    wl = scenario.workload_spec
     if trace_path is not None and str(trace_path).lower().endswith(".parquet"):
-        rate = float(scenario.workload_spec.get("rate_scale", 1.0))
+        rate = float(wl.get("rate_scale", 1.0))
         horizon = (span_s or 0.0) / rate
         if horizon > scenario.limits.max_sim_time_s:
             raise ScenarioError("workload", f"spans {horizon:,.0f} simulated seconds; the limit is "
                                             f"{scenario.limits.max_sim_time_s:,.0f} per streamed run",
                                 hint="raise workload.rate_scale, or ask the operator to raise PLANNER_MAX_STREAM_TIME_S")
         return "parquet", trace_path, horizon
+    syn = wl.get("synthetic")
+    if trace_path is None and is_daily(syn) and _divides_a_day(chunk_s):
+        return "daily", None, float(syn["duration_s"])
+    cap = materialise_cap()
+    if trace_path is None:
+        check_synthetic_at_once(scenario, chunk_s)
     workload = light_workload(scenario, trace_path)
+    if len(workload) > cap:
+        raise ScenarioError("workload", f"has {len(workload):,} requests; a streamed run holds at most {cap:,} in "
+                                        "memory at once (PLANNER_MAX_SIM_REQUESTS)",
+                            hint="use a stored Parquet trace (read in row batches) or set workload.limit")
     return workload, None, workload.duration_s
 
 
@@ -96,8 +141,12 @@ def execute_stream(scenario, *, chunk_s: float, trace_path=None, span_s: float |
 
     start = time.perf_counter()
     budget = wall_budget_s()
-    source, path, horizon = stream_source(scenario, trace_path, span_s)
-    if isinstance(source, str):
+    source, path, horizon = stream_source(scenario, trace_path, span_s, chunk_s)
+    if isinstance(source, str) and source == "daily":
+        from simulations.engine.dailysynth import daily_chunks
+
+        chunks = daily_chunks(scenario, chunk_s)
+    elif isinstance(source, str):
         limit = scenario.workload_spec.get("limit")
         chunks = _capped(_parquet_chunks(scenario, path, chunk_s), cap=scenario.limits.max_requests,
                          limit=int(limit) if limit else None)

@@ -82,9 +82,14 @@ def main(argv: list[str] | None = None) -> int:
         engine = {"mode": args.mode} if args.mode else {}
         scenario = scenario.with_strategy(args.strategy or None, **engine)
         if args.stream:
+            from simulations.engine.dailysynth import daily_chunks, is_daily
             from simulations.engine.stream import simulate_stream
 
-            out = simulate_stream(scenario, trace=args.trace or None, chunk_s=args.chunk_s).to_dict()
+            chunks = None  # a multi-day diurnal workload is drawn one day at a time, as the app's streamed runs do
+            if not args.trace and is_daily(scenario.workload_spec.get("synthetic")) and (86400.0 / args.chunk_s) % 1 == 0:
+                chunks = daily_chunks(scenario, args.chunk_s)
+            out = simulate_stream(scenario, trace=args.trace or None, chunk_s=args.chunk_s,
+                                  workload_chunks=chunks).to_dict()
             out["wall_s"] = round(time.perf_counter() - start, 3)
             print(json.dumps(out) if args.json else _stream_text(out))
             return 0

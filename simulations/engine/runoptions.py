@@ -27,7 +27,7 @@ MIN_CHUNK_S = 60.0
 MAX_CHUNK_S = 7 * 86400.0
 RESULT_MODES = ("table", "streaming")
 # a streamed run's caps outside Django (the light CLI); the app reads PLANNER_MAX_STREAM_* (same defaults)
-STREAM_LIMITS = Limits(max_requests=60_000_000, max_sim_time_s=31 * 86400.0)
+STREAM_LIMITS = Limits(max_requests=400_000_000, max_sim_time_s=31 * 86400.0)
 
 
 class ResultOptions(Strict):

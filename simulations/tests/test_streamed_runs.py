@@ -291,3 +291,82 @@ def test_the_month_demo_fixture_is_refused_in_table_mode_and_accepted_streamed(c
     assert err.value.detail["error"]["where"] == "scenario.workload.synthetic.duration_s"
     assert "streaming" in err.value.detail["error"]["hint"]
     validate_scenario(data, team=cast.owner.team, streaming=True)
+
+
+# ----------------------------------------------------------------------------------------- multi-day workloads
+def test_a_multi_day_diurnal_workload_is_split_by_the_rate_mass_per_day_and_adds_up():
+    from simulations.engine.dailysynth import day_counts, day_spec, is_daily
+
+    spec = {"duration_s": 2.5 * 86400, "total_requests": 100_001}
+    counts = day_counts(spec)
+    assert len(counts) == 3 and sum(counts) == 100_001
+    assert counts[0] == pytest.approx(counts[1], abs=1) and counts[2] == pytest.approx(counts[0] / 2, rel=0.2)
+    burst = {**spec, "burst": {"at_s": 86400 + 3600, "duration_s": 3600, "factor": 9.0}}
+    b = day_counts(burst)
+    assert sum(b) == 100_001 and b[1] > b[0]  # the burst day gets its extra mass
+    assert day_spec(burst, 1, b[1])["burst"] == {"at_s": 3600.0, "duration_s": 3600.0, "factor": 9.0}
+    assert "burst" not in day_spec(burst, 0, b[0]) and day_spec(burst, 2, b[2])["duration_s"] == 43200.0
+    assert is_daily(spec) and not is_daily({"duration_s": 86400}) and not is_daily({**spec, "kind": "poisson"})
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_streamed_multi_day_synthetic_run_is_drawn_day_by_day(cast, monkeypatch, tmp_path):
+    """Not materialised at once: light_workload is never called; the days add up to the total, each day's
+    requests arrive in that day, and the run matches the light CLI's streamed replay of the same scenario."""
+    def refuse(*a, **k):
+        raise AssertionError("a multi-day diurnal workload was materialised at once")
+
+    monkeypatch.setattr("simulations.engine.run.light_workload", refuse)
+    sc = small_scenario()
+    sc["workload"] = {"synthetic": {"duration_s": 3 * 86400, "total_requests": 900}}
+    resp = cast.owner.api.post("/api/simulations/", {"scenario": sc, "result": {"mode": "streaming",
+                                                                                 "chunk_s": 21600}}, format="json")
+    run = SimulationRun.objects.get(pk=resp.json()["id"])
+    assert run.job.status == Job.Status.SUCCEEDED, run.job.last_error
+    s = run.result["summary"]
+    assert s["requests"] == 900 and s["chunks"] == 12
+    from simulations.engine.dailysynth import day_counts
+
+    per_day = [sum(r["requests"] for r in run.result["hourly"] if r["hour"] // 24 == d) for d in range(3)]
+    assert per_day == day_counts(sc["workload"]["synthetic"])
+    # the light CLI draws the same streamed workload
+    from simulations.engine.run import main
+
+    import contextlib
+
+    path = tmp_path / "daily.json"
+    path.write_text(json.dumps(sc))
+    buf = StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main([str(path), "--stream", "--chunk-s", "21600", "--json"]) == 0
+    light = json.loads(buf.getvalue())
+    assert light["summary"]["gpu_hours"] == pytest.approx(s["gpu_hours"], rel=1e-12)
+    assert light["hourly"] == run.result["hourly"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_what_a_streamed_run_must_hold_at_once_stays_under_the_table_cap(cast, settings):
+    settings.PLANNER_MAX_SIM_REQUESTS = 500
+    sc = small_scenario()
+    sc["workload"] = {"synthetic": {"duration_s": 3 * 86400, "total_requests": 900}}
+    # chunk_s 7000 does not divide a day: this workload would be materialised at once, above the 500 cap
+    resp = cast.owner.api.post("/api/simulations/", {"scenario": sc, "result": {"mode": "streaming",
+                                                                                 "chunk_s": 7000}}, format="json")
+    assert resp.status_code == 400, resp.content
+    err = resp.json()["error"]
+    assert err["where"] == "scenario.workload.synthetic"
+    assert "generated at once" in err["message"] and "one day at a time" in err["hint"]
+    # the job checks it too (the setting may change between creation and run)
+    resp = cast.owner.api.post("/api/simulations/", {"scenario": sc, "result": {"mode": "streaming",
+                                                                                 "chunk_s": 21600}}, format="json")
+    run = SimulationRun.objects.get(pk=resp.json()["id"])
+    assert run.job.status == Job.Status.SUCCEEDED  # drawn day by day: not bound by the table cap
+    run.chunk_s = 7000.0
+    run.save()
+    from planner.jobs.models import Job as JobRow
+    from planner.jobs.services import create_job
+
+    run.job = create_job(team=run.team, user=None, kind="simulation.run", params={"run_id": run.pk})
+    run.save()
+    job = JobRow.objects.get(pk=run.job.pk)
+    assert job.status == Job.Status.FAILED and "one day at a time" in job.last_error["hint"]
