@@ -330,9 +330,9 @@ def test_a_streamed_multi_day_synthetic_run_is_drawn_day_by_day(cast, monkeypatc
     per_day = [sum(r["requests"] for r in run.result["hourly"] if r["hour"] // 24 == d) for d in range(3)]
     assert per_day == day_counts(sc["workload"]["synthetic"])
     # the light CLI draws the same streamed workload
-    from simulations.engine.run import main
-
     import contextlib
+
+    from simulations.engine.run import main
 
     path = tmp_path / "daily.json"
     path.write_text(json.dumps(sc))
