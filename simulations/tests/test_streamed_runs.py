@@ -370,3 +370,43 @@ def test_what_a_streamed_run_must_hold_at_once_stays_under_the_table_cap(cast, s
     run.save()
     job = JobRow.objects.get(pk=run.job.pk)
     assert job.status == Job.Status.FAILED and "one day at a time" in job.last_error["hint"]
+
+
+def _stored_trace(cast, n: int = 1200, span_s: float = 3 * 3600.0):
+    import pandas as pd
+
+    from planner.traces.models import Trace
+
+    user = cast.owner.user
+    trace = Trace.objects.create(team=cast.owner.team, created_by=user, name="t", format="native",
+                                 storage_key=Trace.new_storage_key(), content_sha256="0" * 64, fingerprint="f" * 64,
+                                 span_s=span_s)
+    trace.directory.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(3)
+    pd.DataFrame({"arrival_s": np.sort(rng.uniform(0, span_s, n)), "input_tokens": rng.integers(50, 800, n),
+                  "output_tokens": rng.integers(5, 200, n), "region": ["r1"] * n, "model": ["toy"] * n,
+                  "tier": ["IW-F", "NIW"] * (n // 2)}).to_parquet(trace.normalised_file)
+    return trace
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stored_trace_is_streamed_from_its_parquet_file_and_matches_the_table_run(cast):
+    trace = _stored_trace(cast)
+    sc = small_scenario(workload={"trace_id": trace.pk})
+    table = cast.owner.api.post("/api/simulations/", {"scenario": sc}, format="json")
+    one = cast.owner.api.post("/api/simulations/", {"scenario": sc, "result": {"mode": "streaming",
+                                                                                "chunk_s": 86400}}, format="json")
+    hourly = cast.owner.api.post("/api/simulations/", {"scenario": sc, "result": {"mode": "streaming",
+                                                                                   "chunk_s": 3600}}, format="json")
+    t, o, h = (SimulationRun.objects.get(pk=r.json()["id"]) for r in (table, one, hourly))
+    assert all(r.job.status == Job.Status.SUCCEEDED for r in (t, o, h)), (o.job.last_error, h.job.last_error)
+    ts, os_ = t.result["summary"], o.result["summary"]
+    assert os_["requests"] == ts["requests"] == 1200 and os_["completed"] == ts["completed"] and os_["chunks"] == 1
+    assert os_["gpu_hours"] == pytest.approx(ts["gpu_hours"], rel=1e-12)
+    assert os_["ttft"]["mean"] == pytest.approx(t.result["tiers"]["IW-F"]["ttft"]["mean"] * 0.5
+                                                + t.result["tiers"]["NIW"]["ttft"]["mean"] * 0.5, rel=1e-9)
+    assert h.result["summary"]["chunks"] == 3 and h.result["summary"]["requests"] == 1200
+    # workload.limit is kept when streaming from the file
+    sc_lim = small_scenario(workload={"trace_id": trace.pk, "limit": 500})
+    lim = cast.owner.api.post("/api/simulations/", {"scenario": sc_lim, "result": {"mode": "streaming"}}, format="json")
+    assert SimulationRun.objects.get(pk=lim.json()["id"]).result["summary"]["requests"] == 500
