@@ -410,3 +410,15 @@ def test_a_stored_trace_is_streamed_from_its_parquet_file_and_matches_the_table_
     sc_lim = small_scenario(workload={"trace_id": trace.pk, "limit": 500})
     lim = cast.owner.api.post("/api/simulations/", {"scenario": sc_lim, "result": {"mode": "streaming"}}, format="json")
     assert SimulationRun.objects.get(pk=lim.json()["id"]).result["summary"]["requests"] == 500
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("value", [5, True, [], "x", {"mode": None}, {"mode": {"a": 1}}, {"chunk_s": True},
+                                   {"mode": "streaming", "chunk_s": 1e308}, {"mode": "streaming", "chunk_s": -1},
+                                   {"mode": "streaming", "chunk_s": "nan"}, {"mode": "streaming\x00"}, {"": 1}])
+def test_odd_result_values_get_a_400_naming_result_never_a_500(cast, value):
+    resp = cast.owner.api.post("/api/simulations/", {"scenario": small_scenario(), "result": value}, format="json")
+    assert resp.status_code == 400, resp.content
+    where = resp.json()["error"]["where"]
+    assert where.startswith("result") or (where == "request body" and "\x00" in json.dumps(value)), where
+    assert SimulationRun.objects.count() == 0
