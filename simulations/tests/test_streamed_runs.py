@@ -422,3 +422,17 @@ def test_odd_result_values_get_a_400_naming_result_never_a_500(cast, value):
     where = resp.json()["error"]["where"]
     assert where.startswith("result") or (where == "request body" and value == {"mode": "streaming\x00"}), where
     assert SimulationRun.objects.count() == 0
+
+
+def test_the_openapi_schema_documents_the_result_option_and_the_hourly_csv(tmp_path, db):
+    import yaml
+
+    out = tmp_path / "schema.yaml"
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(out))
+    schema = yaml.safe_load(out.read_text())
+    create = schema["components"]["schemas"]["SimulationRunCreateRequest"]["properties"]["result"]
+    assert create["properties"]["mode"]["enum"] == ["table", "streaming"]
+    assert create["properties"]["chunk_s"]["minimum"] == 60.0 and create["additionalProperties"] is False
+    run = schema["components"]["schemas"]["SimulationRun"]["properties"]
+    assert {"result_mode", "chunk_s"} <= set(run)
+    assert "/api/simulations/{id}/hourly.csv/" in schema["paths"]
