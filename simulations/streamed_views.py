@@ -93,6 +93,12 @@ def _text(value) -> str:
     return str(value)
 
 
+def _axis(result: dict) -> tuple[float, str]:
+    """Hours on the x axis up to two days, else days."""
+    hours = [r["hour"] for r in _rows(result)]
+    return (24.0, "simulated day") if hours and max(hours) >= 48 else (1.0, "simulated hour")
+
+
 def _rows(result: dict) -> list[dict]:
     return [r for r in (result.get("hourly") or []) if isinstance(r, dict) and isinstance(r.get("hour"), int | float)]
 
@@ -105,16 +111,18 @@ def hourly_figure(result: dict) -> go.Figure:
         ep = str(r.get("endpoint", "?"))
         req[ep][r["hour"]] += _num(r.get("requests")) or 0.0
         comp[ep][r["hour"]] += _num(r.get("completed")) or 0.0
+    per, label = _axis(result)
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         subplot_titles=("Requests per hour (by arrival hour), per endpoint",
                                         "Completed requests per hour (by arrival hour), per endpoint"))
     for ep in sorted(req):
         hours = sorted(req[ep])
         group = dict(legendgroup=ep)
-        fig.add_trace(go.Scatter(x=hours, y=[req[ep][h] for h in hours], name=ep, mode="lines", **group), row=1, col=1)
-        fig.add_trace(go.Scatter(x=hours, y=[comp[ep][h] for h in hours], name=ep, mode="lines", showlegend=False,
+        x = [h / per for h in hours]
+        fig.add_trace(go.Scatter(x=x, y=[req[ep][h] for h in hours], name=ep, mode="lines", **group), row=1, col=1)
+        fig.add_trace(go.Scatter(x=x, y=[comp[ep][h] for h in hours], name=ep, mode="lines", showlegend=False,
                                  **group), row=2, col=1)
-    fig.update_xaxes(title_text="simulated hour", row=2, col=1)
+    fig.update_xaxes(title_text=label, row=2, col=1)
     fig.update_yaxes(title_text="requests / h", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title_text="completed / h", rangemode="tozero", row=2, col=1)
     fig.update_layout(height=640, margin=dict(l=70, r=20, t=40, b=40))
@@ -133,16 +141,18 @@ def latency_hourly_figure(result: dict) -> go.Figure:
         acc[0] += done
         acc[1] += ttft * done
         acc[2] += e2e * done
+    per, label = _axis(result)
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         subplot_titles=("Mean TTFT per hour, by tier (s)", "Mean E2E latency per hour, by tier (s)"))
     for tier in sorted(sums):
         hours = sorted(sums[tier])
         group = dict(legendgroup=tier)
-        fig.add_trace(go.Scatter(x=hours, y=[sums[tier][h][1] / sums[tier][h][0] for h in hours], name=tier,
+        x = [h / per for h in hours]
+        fig.add_trace(go.Scatter(x=x, y=[sums[tier][h][1] / sums[tier][h][0] for h in hours], name=tier,
                                  mode="lines", **group), row=1, col=1)
-        fig.add_trace(go.Scatter(x=hours, y=[sums[tier][h][2] / sums[tier][h][0] for h in hours], name=tier,
+        fig.add_trace(go.Scatter(x=x, y=[sums[tier][h][2] / sums[tier][h][0] for h in hours], name=tier,
                                  mode="lines", showlegend=False, **group), row=2, col=1)
-    fig.update_xaxes(title_text="simulated hour (by arrival)", row=2, col=1)
+    fig.update_xaxes(title_text=label + " (by arrival)", row=2, col=1)
     fig.update_yaxes(title_text="seconds", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title_text="seconds", rangemode="tozero", row=2, col=1)
     fig.update_layout(height=640, margin=dict(l=70, r=20, t=40, b=40))

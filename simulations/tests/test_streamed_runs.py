@@ -436,3 +436,22 @@ def test_the_openapi_schema_documents_the_result_option_and_the_hourly_csv(tmp_p
     run = schema["components"]["schemas"]["SimulationRun"]["properties"]
     assert {"result_mode", "chunk_s"} <= set(run)
     assert "/api/simulations/{id}/hourly.csv/" in schema["paths"]
+
+
+def test_the_hourly_charts_sum_the_tiers_per_endpoint_and_weight_means_by_completions():
+    from simulations.streamed_views import hourly_figure, latency_hourly_figure
+
+    rows = [{"hour": 0, "endpoint": "a", "tier": "IW-F", "requests": 3, "completed": 2, "ttft_mean_s": 1.0,
+             "e2e_mean_s": 4.0},
+            {"hour": 0, "endpoint": "a", "tier": "NIW", "requests": 5, "completed": 5, "ttft_mean_s": 2.0,
+             "e2e_mean_s": 6.0},
+            {"hour": 0, "endpoint": "b", "tier": "IW-F", "requests": 1, "completed": 1, "ttft_mean_s": 4.0,
+             "e2e_mean_s": 8.0},
+            {"hour": 72, "endpoint": "a", "tier": "IW-F", "requests": 1, "completed": 0, "ttft_mean_s": None,
+             "e2e_mean_s": None}]
+    fig = hourly_figure({"hourly": rows})
+    a_req = next(t for t in fig.data if t.name == "a" and t.showlegend is not False)
+    assert list(a_req.x) == [0.0, 3.0] and list(a_req.y) == [8.0, 1.0]  # days on the axis past 48 h
+    lat = latency_hourly_figure({"hourly": rows})
+    iwf_ttft = next(t for t in lat.data if t.name == "IW-F" and t.showlegend is not False)
+    assert list(iwf_ttft.y) == [pytest.approx((1.0 * 2 + 4.0 * 1) / 3)]  # hour 72 had no completion: no point
