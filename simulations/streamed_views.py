@@ -20,7 +20,9 @@ from plotly.subplots import make_subplots
 
 from planner.plotstyle import harmonise
 
-KNOWN_TOP = {"summary", "tiers", "hourly", "result_mode", "percentile_rel_error", "chunk_s"}
+# "usage", "hourly_endpoints" and "window" are added by the exact streamed replay (monthstream): shown when present
+KNOWN_TOP = {"summary", "tiers", "hourly", "result_mode", "percentile_rel_error", "chunk_s", "usage",
+             "hourly_endpoints", "window"}
 CARD_KEYS = {"requests", "completed", "dropped", "chunks", "duration_s", "ttft", "e2e", "queueing", "slo_attainment",
              "gpu_hours", "serving_gpu_hours", "idle_gpu_hours", "provisioning_gpu_hours", "instance_hours",
              "cost_usd", "scale_outs", "scale_ins", "preemptions", "events", "energy_kwh", "energy_cost_usd",
@@ -159,6 +161,45 @@ def latency_hourly_figure(result: dict) -> go.Figure:
     return harmonise(fig)
 
 
+def _endpoint_rows(result: dict) -> list[dict]:
+    rows = result.get("hourly_endpoints")
+    if not isinstance(rows, list):
+        return []
+    return [r for r in rows if isinstance(r, dict) and isinstance(r.get("hour"), int | float)]
+
+
+def fleet_hourly_figure(result: dict) -> go.Figure | None:
+    """From ``hourly_endpoints`` (when the result has it): mean serving instances and GPU-hours per hour, per endpoint."""
+    rows = _endpoint_rows(result)
+    if not rows:
+        return None
+    per = 24.0 if max(r["hour"] for r in rows) >= 48 else 1.0
+    label = "simulated day" if per == 24.0 else "simulated hour"
+    series: dict[str, list[tuple[float, float | None, float | None]]] = defaultdict(list)
+    for r in rows:
+        series[str(r.get("endpoint", "?"))].append((r["hour"], _num(r.get("serving_mean")), _num(r.get("gpu_hours"))))
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        subplot_titles=("Serving instances per hour (mean), per endpoint",
+                                        "GPU-hours per hour, per endpoint"))
+    for ep in sorted(series):
+        pts = sorted(series[ep])
+        group = dict(legendgroup=ep)
+        fig.add_trace(go.Scatter(x=[h / per for h, v, _ in pts if v is not None], y=[v for _, v, _ in pts if v is not None],
+                                 name=ep, mode="lines", **group), row=1, col=1)
+        fig.add_trace(go.Scatter(x=[h / per for h, _, g in pts if g is not None], y=[g for _, _, g in pts if g is not None],
+                                 name=ep, mode="lines", showlegend=False, **group), row=2, col=1)
+    fig.update_xaxes(title_text=label, row=2, col=1)
+    fig.update_yaxes(title_text="instances", rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(title_text="GPU-h / h", rangemode="tozero", row=2, col=1)
+    fig.update_layout(height=640, margin=dict(l=70, r=20, t=40, b=40))
+    return harmonise(fig)
+
+
+def usage_rows(result: dict) -> list[dict]:
+    usage = result.get("usage")
+    return [u for u in usage if isinstance(u, dict)] if isinstance(usage, list) else []
+
+
 def hourly_csv(result: dict) -> str:
     """The hourly rollups, one row per (hour, endpoint, tier); columns the engine adds come after the known ones."""
     rows = [r for r in (result.get("hourly") or []) if isinstance(r, dict)]
@@ -187,5 +228,7 @@ def page_context(result: dict) -> dict:
     return {"stream": result, "summary": result.get("summary") or {}, "percentile_rows": percentile_rows(result),
             "stream_tiers": tier_rows(result), "rel_error_pct": None if rel is None else rel * 100,
             "extras": extras(result), "has_hourly": bool(_rows(result)), "sim_span": sim_span,
+            "usage": usage_rows(result), "window": result.get("window") if isinstance(result.get("window"), dict) else None,
             "hourly_json": embed(hourly_figure(result)) if _rows(result) else None,
-            "latency_hourly_json": embed(latency_hourly_figure(result)) if _rows(result) else None}
+            "latency_hourly_json": embed(latency_hourly_figure(result)) if _rows(result) else None,
+            "fleet_hourly_json": embed(fleet) if (fleet := fleet_hourly_figure(result)) is not None else None}

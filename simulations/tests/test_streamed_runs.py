@@ -455,3 +455,26 @@ def test_the_hourly_charts_sum_the_tiers_per_endpoint_and_weight_means_by_comple
     lat = latency_hourly_figure({"hourly": rows})
     iwf_ttft = next(t for t in lat.data if t.name == "IW-F" and t.showlegend is not False)
     assert list(iwf_ttft.y) == [pytest.approx((1.0 * 2 + 4.0 * 1) / 3)]  # hour 72 had no completion: no point
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_exact_replays_added_keys_are_drawn_when_present(cast, client):
+    """The exact streamed replay (monthstream) adds usage, hourly_endpoints and window: shown as tables and a chart,
+    not dumped as raw JSON."""
+    run = _streamed_run(cast)
+    result = json.loads(json.dumps(run.result))
+    result["usage"] = [{"region": "r1", "model": "toy", "deployment": "toy-dep", "instances_used": 3,
+                        "instance_hours": 0.5, "gpu_hours": 4.0, "serving_gpu_hours": 3.0, "idle_gpu_hours": 1.0,
+                        "provisioning_gpu_hours": 0.0, "cost_usd": 12.0, "energy_kwh": 1.5}]
+    result["hourly_endpoints"] = [{"hour": 0, "endpoint": "r1/toy", "instance_hours": 2.0, "gpu_hours": 16.0,
+                                   "serving_mean": 2.0, "utilisation_mean": 0.1, "queue_mean": 0.0},
+                                  {"hour": 1, "endpoint": "r1/toy", "instance_hours": 1.0, "gpu_hours": 8.0}]
+    result["window"] = {"exact": True, "max_requests_held": 4321, "trimmed": True}
+    run.result = result
+    run.save()
+    client.force_login(cast.owner.user)
+    html = client.get(f"/simulations/{run.pk}/").content.decode()
+    assert 'id="stream-usage"' in html and "toy-dep" in html and 'id="stream-fleet"' in html
+    assert "Serving instances per hour (mean), per endpoint" in html
+    assert "exact across chunk boundaries" in html and "4,321" in html
+    assert "<code>usage</code>" not in html and "<code>hourly_endpoints</code>" not in html
