@@ -26,9 +26,13 @@ KNOWN_TOP = {"summary", "tiers", "hourly", "result_mode", "percentile_rel_error"
 CARD_KEYS = {"requests", "completed", "dropped", "chunks", "duration_s", "ttft", "e2e", "queueing", "slo_attainment",
              "gpu_hours", "serving_gpu_hours", "idle_gpu_hours", "provisioning_gpu_hours", "instance_hours",
              "cost_usd", "scale_outs", "scale_ins", "preemptions", "events", "energy_kwh", "energy_cost_usd",
-             "wall_s", "requests_per_wall_s", "strategy", "mode"}
+             "wall_s", "requests_per_wall_s", "strategy", "mode",
+             # drawn when present (the exact streamed replay adds them): energy breakdown, TBT, preemptions
+             "busy_kwh", "idle_kwh", "provisioning_kwh", "energy_pue", "tbt_mean", "tbt_max",
+             "scaling_waste_gpu_hours", "preemptions_per_request"}
 HOURLY_COLUMNS = ["hour", "endpoint", "tier", "requests", "completed", "ttft_mean_s", "e2e_mean_s"]
-METRICS = (("ttft", "TTFT"), ("e2e", "E2E"), ("queueing", "Queueing"))
+METRICS = (("ttft", "TTFT"), ("e2e", "E2E"), ("queueing", "Queueing"), ("tbt_mean", "mean TBT"),
+           ("tbt_max", "max TBT"))
 PCTS = ("p50", "p90", "p95", "p99")
 TIER_ORDER = ("IW-F", "IW-N", "NIW")  # PostgreSQL's jsonb does not keep key order
 
