@@ -263,6 +263,15 @@ class PolicyAPI(FleetLifecycle):
     # costs ``downtime_s`` instead of a host-memory copy (its KV is already on the destination). During that
     # SWAPIN segment the destination's decodes pause (a conservative simplification: real Llumnix overlaps it).
     # The request keeps every token it generated: tokens and KV are conserved (tests/test_migration.py).
+    def queued_requests(self, inst: Instance) -> list:
+        """``(rid, prompt tokens, tokens generated so far, predicted output tokens or -1)`` for each request on
+        ``inst`` that is not running: waiting (in queue order), in chunked prefill, swapped out. PreServe's router
+        reads their predicted decode (preserve/router.py)."""
+        pred = self.req_pred_out
+        rids = [e[2] for e in sorted(inst.waiting)] + [e[0] for e in inst.prefilling] + list(inst.swapped)
+        return [(rid, int(self.req_inp[rid]), int(self.gen[rid]), int(pred[rid]) if pred is not None else -1)
+                for rid in rids]
+
     def migration_copy_s(self, inst: Instance, tokens: int, bandwidth_gb_s: float) -> float:
         """Seconds to copy ``tokens`` tokens of KV of ``inst``'s deployment at ``bandwidth_gb_s`` GB/s."""
         if not bandwidth_gb_s > 0:

@@ -70,11 +70,13 @@ def _scenario(rate=10.0, duration=60.0, **strategy):
     return d
 
 
-def test_the_router_picks_the_least_loaded_instance_by_the_papers_score():
-    """A live run: at each routing decision, recompute L_i by hand from the public API and check the choice."""
+@pytest.mark.parametrize("queued_decode", [False, True])
+def test_the_router_picks_the_least_loaded_instance_by_the_papers_score(queued_decode):
+    """A live run: at each routing decision, recompute L_i by hand from the public API and check the choice (with
+    ``queued_decode`` the queued requests' predicted output counts in current_d too)."""
     from simulations.engine.policies.preserve.router import LoadAwareRouter
 
-    checked = []
+    checked, saw_queue = [], []
     orig = LoadAwareRouter.choose
 
     def spy(self, sim, rid, instances, now, projs=None):
@@ -88,7 +90,10 @@ def test_the_router_picks_the_least_loaded_instance_by_the_papers_score():
                 ctx = [pp + g for _, pp, g, _ in reqs]
                 u = [sum(c + j for c, r in zip(ctx, rem, strict=True) if r > j) / i.cap for j in range(100)]
                 u = [x + ((prompt + j) / i.cap if j < pred else 0) for j, x in enumerate(u)]
-                scores[i.iid] = (sim.queued_prompt_tokens(i) + prompt + sum(rem) + pred
+                queued = [max(p - g, 1) for _, _, g, p in sim.queued_requests(i)] if queued_decode else []
+                if queued:
+                    saw_queue.append(1)
+                scores[i.iid] = (sim.queued_prompt_tokens(i) + prompt + sum(rem) + sum(queued) + pred
                                  + max(0.0, max(u) - 0.8) * i.cap)
             best = min(scores.values())
             assert scores[inst.iid] == pytest.approx(best, rel=1e-9)
@@ -97,11 +102,14 @@ def test_the_router_picks_the_least_loaded_instance_by_the_papers_score():
 
     LoadAwareRouter.choose = spy
     try:
-        sc = parse_scenario(_scenario(rate=12.0, duration=40.0, autoscaler="preserve-router"))
+        d = _scenario(rate=12.0, duration=40.0, autoscaler="preserve-router")
+        d["strategy"]["params"] = {"queued_decode": queued_decode}
+        sc = parse_scenario(d)
         r = simulate(sc, build_workload(sc))
     finally:
         LoadAwareRouter.choose = orig
     assert len(checked) > 300
+    assert bool(saw_queue) == queued_decode  # with the option, some decisions saw queued requests
     assert r.summary["completed"] > 0
 
 
