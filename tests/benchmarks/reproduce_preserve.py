@@ -56,8 +56,14 @@ def _p99_with_drops(nl: np.ndarray) -> float:
     return float(np.percentile(v, 99, method="higher")) if len(v) else float("nan")
 
 
-def rq3_point(rate: float, name: str, minutes: float) -> dict:
+def rq3_point(rate: float, name: str, minutes: float, deployment: dict | None = None) -> dict:
     d = json.loads(BASE.read_text())
+    for key, value in (deployment or {}).items():  # sensitivity runs only (--sensitivity)
+        dep = d["deployments"]["llama-2-7b/a40/tp1-derived"]
+        if key == "c_batch_x":
+            dep["decode"]["c_batch"] *= value
+        else:
+            dep[key] = value
     d["workload"]["synthetic"].update(rate_rps=float(rate), duration_s=float(minutes) * 60)
     d["strategy"] = {**d["strategy"], **copy.deepcopy(ROUTERS[name])}
     sc = parse_scenario(d)
@@ -122,6 +128,26 @@ def rq3_targets(points) -> dict:
         spread[f"{f}x without round-robin"] = max(vals) / min(vals) - 1
     t["below_knee_spread"] = spread
     return t
+
+
+SENSITIVITY = {  # what-if testbeds, to explain the RQ3 misses (never used for the targets)
+    "KV 44,632 tokens (the paper's '40 GB' A40)": ({"kv_capacity_tokens": 44632}, (9, 10, 11, 11.5, 12, 12.5)),
+    "decode c_batch x 0.25 (a flatter batch cost)": ({"c_batch_x": 0.25}, (10, 12, 13, 14, 15, 16)),
+}
+SENS_ROUTERS = ("least-requests", "memory-usage", "llumnix", "preserve (oracle lengths)")
+
+
+def run_sensitivity(minutes: float, log) -> dict:
+    out = {}
+    for label, (dep, grid) in SENSITIVITY.items():
+        rows = []
+        for rate in grid:
+            for name in SENS_ROUTERS:
+                p = rq3_point(float(rate), name, minutes, dep)
+                rows.append(p)
+                log(f"sensitivity {label[:20]} {rate:5.2f} {name:>26} p99 {p['p99_nl_s']:.3f}")
+        out[label] = {"grid": [float(r) for r in grid], "points": rows}
+    return out
 
 
 # ---------------------------------------------------------------- RQ2
@@ -220,6 +246,64 @@ def _f(x, n=3):
                                                                               else str(x))
 
 
+DIFFERENCES = [
+    "- Testbed: the paper ran vLLM 0.6.6 on 8 real A40s; we simulate a derived A40 (see Setting). Absolute "
+    "latencies differ (our isolated normalised latency is ~0.035 s/token against the paper's ~0.067, which includes "
+    "HTTP and streaming); compare ratios, not seconds.",
+    "- Llumnix-like: reported WITHOUT and WITH live migration of running requests (session 5: "
+    "simulations/engine/policies/llumnix_migration.py on the public `migrate_running` call; Llumnix's defaults: "
+    "0.05 s poll, migrate out below freeness -3 blocks per request, least free paired with most free, shortest "
+    "request first, pipelined copy at 25 GB/s while the request keeps decoding, last stage <= 16 blocks + a 20 ms "
+    "switch-over). In our model a migration costs the moved request ~20-80 ms and the destination's batch the same "
+    "pause; the copy itself does not slow either GPU. Migrations are rare (only instances whose queued demand "
+    "exceeds their free KV migrate out) and change little: migration is not what sets Llumnix-like's P99 or peak "
+    "here. The paper attributes Llumnix's spikes to 'communication overhead and delays from KV cache migration' "
+    "(with Llumnix's default gloo backend, through host memory): an interference our transfer model, which follows "
+    "Llumnix's own near-zero-downtime design, does not produce. Sia, Magnus, PASS and LoongServe are not built.",
+    "- Hold queue: the paper gives no capacity; ours is 256. Dropped requests are excluded from the P99 column (the "
+    "paper's metric is over served requests) and shown beside it. On current main no run drops: the hold queue "
+    "never fills (the ablation 'hold off' gives the same P99 at 12.5 req/s: 1.097 vs 1.091).",
+    "- Anticipator: computed on demand from the running requests (exact, no per-iteration events); the map the "
+    "paper maintains gives the same U_j. Requests waiting for prefill are outside the map, as in the paper ('the "
+    "map is updated once the prefill phase is complete', sec. 4.3.1): an overload made of a long waiting queue is "
+    "seen by the scaler only as those requests are admitted (not changed: it is the paper's rule); the router sees "
+    "the queue through L_p (queued prompt tokens).",
+    "- Router score, current_d: we count the running requests' predicted remaining decode (the anticipator's). The "
+    "other reading of 'the total tokens to be generated in the decode phase' (queued requests' predicted output "
+    "too) is the row 'preserve (oracle, queued decode)': worse in our engine, so not the default. The memory "
+    "penalty does its job: without it (beta = 0) P99 at 12.5 req/s is 2.53 instead of 1.09 s/token (ablation, "
+    "session 5).",
+    "- RQ3 knee: on current main (vLLM-faithful admission and preemption) the fleet no longer collapses at "
+    "12.5 req/s (P99 0.68-1.8 s/token instead of 18-43), but the backlog still grows through the 10 minutes past "
+    "~12 req/s, and the worst 1 % are then short requests arriving in the last minute behind seconds of queue. "
+    "The paper's 1.1x point (10.5 QPS: P99 0.45-1.23 s, mean TTFT 2.2-4.3 s, SLO 0.2 s) is ~2-6x its SLO; ours at "
+    "1.0x (12.5) is ~6x (memory-usage) and at 1.1x ~50x: our knee definition (best baseline P99 > 2x its "
+    "light-load value) lands one grid step later than the paper's 'overload boundary'. The table 'PreServe "
+    "against the best baseline at every grid rate' shows this does not decide the target: at NO rate does "
+    "PreServe beat the best baseline by 30 %.",
+    "- RQ3 below the knee (miss): the worst 1 % of normalised latency are short requests (median 6-7 output "
+    "tokens) whose few decode iterations are stretched by other requests' prefills (no chunked prefill in vLLM "
+    "0.6.6: every admission stalls the batch; a 4k-token prompt takes ~0.6 s): their decode time per token is "
+    "0.12-0.17 s against a mean of 0.08 (10 req/s, session 5). A count-based router (least-requests, Llumnix-like) "
+    "puts each stall among fewer requests; a token-based one (PreServe, memory-usage) does not, and both are "
+    "~25-30 % worse there. The what-if testbeds rule out the two obvious suspects: with the paper's 40 GB KV or "
+    "with a 4x flatter batch cost PreServe is still behind at every rate.",
+    "- RQ2 against Llumnix (miss): our Llumnix-like, with or without migration, peaks near 1.3x the SLO (the "
+    "paper's: 2.3x) while using fewer instance-hours than PreServe: the paper's Llumnix spikes come from migration "
+    "interference we do not model (above). The synthetic week has no unexpected spike (the paper's Proactive / "
+    "Hybrid fail at one, ~20 h into the code trace), so forecast-only and hybrid with the oracle-noise forecaster "
+    "do as well as PreServe here.",
+    "- RQ2: the week is synthetic, the forecaster an oracle with Table 1 noise or our seasonal naive, not an "
+    "mLSTM; the request rate of the compressed replay is our choice (the paper does not say how it scaled the "
+    "rate). Instance-hours include the drain after the last arrival (column): the window target then falls to 1 "
+    "(forecast 0) and the surplus instances are isolated, finishing their own requests (the paper's isolation "
+    "rule), so nothing is stranded.",
+    "- Scaler (session 5 fix): the once-per-window low-load scale-down is floored at the window's target; the "
+    "paper's formula alone fired at start-up on empty instances and isolated what the window start had just "
+    "pre-started (test_preserve.py).",
+]
+
+
 def write_doc(res: dict, cmd: str, note: str = "") -> str:
     L = ["# PreServe reproduction (issue 16)", "",
          f"Generated by `{cmd}` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}{note}; do not edit by "
@@ -287,6 +371,18 @@ def write_doc(res: dict, cmd: str, note: str = "") -> str:
               "| below 0.95x knee all routers within 10 % (P99, max/min - 1) | 'comparable' below 9.3 QPS | "
               + ", ".join(f"{k}: {v:.1%}" for k, v in sp.items()) + f" | {'yes' if ok3 else 'NO'} |",
               f"| at 1.2x knee, oracle | - | {t['1.2x']['cut_oracle']:.1%} | - |", ""]
+    if "sensitivity" in res:
+        L += ["### RQ3 what-if testbeds (explaining the misses; not used for the targets)", "",
+              "P99 normalised latency (s/token); cut = 1 - PreServe (oracle) / best of LR, MU, Llumnix-like.", ""]
+        for label, blk in res["sensitivity"].items():
+            L += [f"**{label}**", "", "| rate | " + " | ".join(SENS_ROUTERS) + " | cut |",
+                  "|---" * (len(SENS_ROUTERS) + 2) + "|"]
+            for rate in blk["grid"]:
+                row = {p["router"]: p["p99_nl_s"] for p in blk["points"] if p["rate_rps"] == rate}
+                best = min(row[n] for n in SENS_ROUTERS[:3])
+                L.append(f"| {rate:g} | " + " | ".join(_f(row[n]) for n in SENS_ROUTERS)
+                         + f" | {1 - row['preserve (oracle lengths)'] / best:.1%} |")
+            L.append("")
     if "rq2" in res:
         q = res["rq2"]
         c = q["calibration"]
@@ -339,39 +435,7 @@ def write_doc(res: dict, cmd: str, note: str = "") -> str:
                      f"{s4['windows_over_slo']}/{s4['windows']} windows, peak {s4['peak_5min_nl_s']:.1f} s/token | "
                      f"{'yes' if s4['windows_over_slo'] > s4['windows'] / 2 else 'NO'} |")
         L.append("")
-    L += ["## Differences from the paper, explained", "",
-          "- Testbed: the paper ran vLLM 0.6.6 on 8 real A40s; we simulate a derived A40 (see Setting). Absolute "
-          "latencies differ (our isolated normalised latency is ~0.035 s/token against the paper's ~0.067, which "
-          "includes HTTP and streaming); compare ratios, not seconds.",
-          "- Baselines: Llumnix-like has no live migration (docs/simulator.md); the paper attributes Llumnix's "
-          "latency spikes to migration, so our Llumnix-like is if anything kinder to Llumnix. Sia and Magnus are not "
-          "built. PASS is not built.",
-          "- Hold queue: the paper gives no capacity; ours is 256. Dropped requests are excluded from the P99 "
-          "column (the paper's metric is over served requests) and shown beside it; the 'unbounded hold' row "
-          "has no drops.",
-          "- Anticipator: computed on demand from the running requests (exact, no per-iteration events); the map "
-          "the paper maintains gives the same U_j. Requests waiting for prefill are outside the map, as in the "
-          "paper.",
-          "- RQ2: the week is synthetic, the forecaster an oracle with Table 1 noise or our seasonal naive, not an "
-          "mLSTM; the request rate of the compressed replay is our choice (the paper does not say how it scaled "
-          "the rate).",
-          "- RQ3 below the knee (miss): PreServe's score adds predicted tokens (queued prompt + remaining decode). "
-          "In our latency model a decode iteration costs c0 + c_batch x B + c_ctx x C, and with short ShareGPT "
-          "requests the batch count B weighs as much as the tokens, so balancing remaining tokens leaves uneven "
-          "batch counts; the count-based routers (least-requests, Llumnix-like's freeness per request) have the "
-          "lower P99 below the knee, and PreServe with bucket-median lengths (near-constant predictions: its "
-          "score tends to a request count) is the best PreServe variant there. Nothing was tuned to change this.",
-          "- RQ3 past the knee (miss at 1.1x, met at 1.2x with oracle lengths): our fleet's throughput saturates "
-          "sharply (P99 goes from ~0.17 to 18-43 s/token between 11.5 and 12.5 req/s, with preemption thrash), so "
-          "at 1.1x the knee every router's backlog grows for the whole 10 minutes and the P99 is queueing, not "
-          "imbalance. PreServe's advantage there comes from its hold queue dropping requests (see 'dropped'); with "
-          "an unbounded hold it is not better than memory-usage. The paper's 10.5 req/s point has P99 0.45-0.77 "
-          "s, i.e. its testbed at ~1.1x its overload boundary was not in a throughput collapse: the two knees do "
-          "not mean the same thing.",
-          "- RQ2 against Llumnix (miss): our Llumnix-like has no live migration, the cause the paper gives for "
-          "Llumnix's latency spikes, so its peak stays near the SLO (the paper's: 2.3x). The synthetic week has "
-          "no unexpected spike (the paper's Proactive / Hybrid fail at one, ~20 h into the code trace), so "
-          "forecast-only and hybrid with the oracle-noise forecaster do as well as PreServe here.", ""]
+    L += ["## Differences from the paper, explained", "", *DIFFERENCES, ""]
     return "\n".join(L) + "\n"
 
 
@@ -387,10 +451,12 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="", help="also save the results JSON here")
     ap.add_argument("--load", action="append", default=[],
                     help="results JSON of an earlier run (--out) to include instead of running that part")
+    ap.add_argument("--sensitivity", action="store_true",
+                    help="also run the RQ3 what-if testbeds (KV of a 40 GB A40, flatter batch cost)")
     ap.add_argument("--compression", type=float, default=24.0, help="RQ2 time compression (paper: 24, 2 days in 2 h)")
     a = ap.parse_args(argv)
-    if not (a.rq3 or a.rq2 or a.load):
-        a.rq3 = a.rq2 = True
+    if not (a.rq3 or a.rq2 or a.load or a.sensitivity):
+        a.rq3 = a.rq2 = a.sensitivity = True
 
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
@@ -402,6 +468,8 @@ def main(argv=None) -> int:
         res["rq3"]["targets"] = rq3_targets(res["rq3"]["points"])
     if a.rq3 and "rq3" not in res:
         res["rq3"] = run_rq3(a.minutes, [float(x) for x in a.grid.split(",")], log)
+    if a.sensitivity and "sensitivity" not in res:
+        res["sensitivity"] = run_sensitivity(a.minutes, log)
     if a.rq2 and "rq2" not in res:
         knee = res["rq3"]["knee_rps"] if "rq3" in res else (a.knee or 12.5)
         partial = Path(a.out + ".rq2-partial") if a.out else None
