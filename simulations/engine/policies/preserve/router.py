@@ -41,10 +41,29 @@ class LoadAwareRouter:
         # current_d also counts the queued requests' predicted decode (off by default; see the module docstring)
         self.queued_decode = bool(params.get("queued_decode", False))
         self.held: deque = deque()
-        self.stats = {"routed": 0, "held": 0, "dropped_queue_full": 0}
+        self.stats = {"routed": 0, "held": 0, "dropped_queue_full": 0, "cache_hits": 0}
+        self._cache: dict = {}  # instance id -> ((running ids, KV in use, phase, iteration), Projection)
+        self.use_cache = bool(params.get("projection_cache", True))
 
     def projections(self, sim, instances, now: float) -> list:
-        return [Projection.of(sim, inst, now, self.horizon, self.extension) for inst in instances]
+        return [self.projection(sim, inst, now) for inst in instances]
+
+    def projection(self, sim, inst, now: float) -> Projection:
+        """``Projection.of``, reused while the instance's running set and KV in use are unchanged: KV grows by the
+        batch size every decode iteration, so the same set with the same KV means the same iteration, hence the
+        same generated counts, contexts and projection. The phase and the iteration counter at the segment's start
+        are in the key too: a prefill's first token changes the generated counts without changing the KV in use
+        (without them results differed). Exact: test_preserve.py compares whole runs with ``projection_cache: false``."""
+        if not self.use_cache:
+            return Projection.of(sim, inst, now, self.horizon, self.extension)
+        key = (tuple(inst.running), sim.kv_used(inst, now), inst.phase, inst.it)
+        hit = self._cache.get(inst.iid)
+        if hit is not None and hit[0] == key:
+            self.stats["cache_hits"] += 1
+            return hit[1]
+        proj = Projection.of(sim, inst, now, self.horizon, self.extension)
+        self._cache[inst.iid] = (key, proj)
+        return proj
 
     def choose(self, sim, rid: int, instances: list, now: float, projs: list | None = None):
         """The instance for ``rid`` or None when every instance is potentially overloaded."""

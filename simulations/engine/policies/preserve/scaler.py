@@ -186,7 +186,10 @@ class PreServeBase(Autoscaler):
                     self.last_down = now
                     self.decisions.append((now, self.window, "reactive_in", -1))
             return
-        projs = [Projection.of(sim, inst, now, self.horizon) for inst in ep.serving]
+        if self.router is not None:  # shares the router's projection cache (exact, see router.projection)
+            projs = [self.router.projection(sim, inst, now) for inst in ep.serving]
+        else:
+            projs = [Projection.of(sim, inst, now, self.horizon) for inst in ep.serving]
         for inst, proj in zip(list(ep.serving), projs, strict=True):
             over = proj.overloaded()
             state = inst.policy_state
