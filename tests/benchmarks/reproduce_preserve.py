@@ -1,14 +1,17 @@
 """Reproduce PreServe's RQ3 (Fig. 10, routing) and RQ2 (Figs. 8/9, scaling) in our engine and write
 docs/reproduction_preserve.md.
 
-    nice -n 10 python tests/benchmarks/reproduce_preserve.py --write-doc          # both, ~20-30 min on 2 busy cores
+    nice -n 10 python tests/benchmarks/reproduce_preserve.py --write-doc --out docs/reproduction_preserve.json
+                                                        # everything (RQ3, what-ifs, RQ2), ~15 min on 2 busy cores
     python tests/benchmarks/reproduce_preserve.py --load docs/reproduction_preserve.json --write-doc  # doc only
     python tests/benchmarks/reproduce_preserve.py --rq3 --minutes 2 --json        # a quick look
 
 RQ3: fixtures/scenarios/preserve_routing.json (4 x LLaMA-2-7B on a DERIVED A40 deployment, Poisson arrivals,
-ShareGPT-like lengths, 10 minutes per rate). Stage 1 runs the three baselines the issue names (least-requests,
-memory-usage, Llumnix-like) on a rate grid and finds the knee: the first grid rate where the best of them has a P99
-normalised latency above twice its value at the lowest rate. Stage 2 runs every router at 0.8-1.2 x the knee.
+ShareGPT-like lengths, 10 minutes per rate). Stage 1 runs the baselines the issue names (least-requests,
+memory-usage, Llumnix-like, the latter also with live migration) on a rate grid and finds the knee: the first grid
+rate where the best of them has a P99 normalised latency above twice its value at the lowest rate. Stage 2 runs
+every router at 0.8-1.2 x the knee; stage 3 runs PreServe at every grid rate. ``--sensitivity``: what-if testbeds
+(KV of a 40 GB A40, a flatter batch cost) that explain the misses, never used for the targets.
 RQ2: the SYNTHETIC week (simulations/engine/policies/preserve/week.py), days 3-4 replayed in two hours, up to 8
 instances, every scaling strategy; instance-hours against static-8 and the peak of 5-minute mean normalised latency.
 """
