@@ -230,3 +230,45 @@ def test_the_projection_cache_changes_nothing(rate, autoscaler):
     for key in ("instance", "e2e_s", "ttft_s"):
         assert np.array_equal(np.asarray(a.requests[key]), np.asarray(b.requests[key]), equal_nan=True), key
     assert [(e["t"], e["action"]) for e in a.scaling_events] == [(e["t"], e["action"]) for e in b.scaling_events]
+
+
+def test_projected_remaining_array_equals_the_scalar_rule():
+    from simulations.engine.policies.preserve.anticipator import projected_remaining_array
+
+    pred, gen = np.meshgrid(np.arange(0, 60), np.arange(0, 200))
+    pred, gen = pred.ravel(), gen.ravel()
+    want = [projected_remaining(p, g) for p, g in zip(pred.tolist(), gen.tolist(), strict=True)]
+    assert projected_remaining_array(pred, gen).tolist() == want
+
+
+@pytest.mark.parametrize("mode", ["fast", "reference"])
+def test_every_cached_projection_equals_a_fresh_one(mode):
+    """Each projection the router's cache returns (reused or advanced by d iterations) is the one Projection.of
+    builds from running_requests at that moment: same U_j (to float rounding) and same remaining decode."""
+    from simulations.engine.policies.preserve.router import LoadAwareRouter
+
+    orig = LoadAwareRouter.projection
+    seen = {"n": 0}
+
+    def spy(self, sim, inst, now):
+        got = orig(self, sim, inst, now)
+        fresh = Projection.of(sim, inst, now, self.horizon, self.extension)
+        assert got.remaining_decode == fresh.remaining_decode
+        assert np.allclose(got.u, fresh.u, rtol=0, atol=1e-12)
+        seen["n"] += 1
+        return got
+
+    LoadAwareRouter.projection = spy
+    try:
+        d = _scenario(rate=13.0, duration=60.0, autoscaler="preserve-router", predictor="table2-noise")
+        d["engine"]["mode"] = mode
+        sc = parse_scenario(d)
+        from simulations.engine.loop import Simulator
+
+        sim = Simulator(sc, build_workload(sc))
+        sim.run()
+    finally:
+        LoadAwareRouter.projection = orig
+    st = sim.autoscaler.router.stats
+    assert seen["n"] > 1000 and st["cache_hits"] > 100
+    assert st["cache_advances"] > (100 if mode == "fast" else -1)  # reference mode: one iteration per segment

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from collections import deque
 
+import numpy as np
+
 from simulations.engine.policies.preserve.anticipator import EXTENSION, HORIZON, Projection
 
 T_MEM = 0.8
@@ -41,28 +43,43 @@ class LoadAwareRouter:
         # current_d also counts the queued requests' predicted decode (off by default; see the module docstring)
         self.queued_decode = bool(params.get("queued_decode", False))
         self.held: deque = deque()
-        self.stats = {"routed": 0, "held": 0, "dropped_queue_full": 0, "cache_hits": 0}
-        self._cache: dict = {}  # instance id -> ((running ids, KV in use, phase, iteration), Projection)
+        self.stats = {"routed": 0, "held": 0, "dropped_queue_full": 0, "cache_hits": 0, "cache_advances": 0}
+        self._cache: dict = {}  # instance id -> ((running ids, phase, iteration), (KV, ctx, gen, pred, Projection))
         self.use_cache = bool(params.get("projection_cache", True))
 
     def projections(self, sim, instances, now: float) -> list:
         return [self.projection(sim, inst, now) for inst in instances]
 
     def projection(self, sim, inst, now: float) -> Projection:
-        """``Projection.of``, reused while the instance's running set and KV in use are unchanged: KV grows by the
-        batch size every decode iteration, so the same set with the same KV means the same iteration, hence the
-        same generated counts, contexts and projection. The phase and the iteration counter at the segment's start
-        are in the key too: a prefill's first token changes the generated counts without changing the KV in use
-        (without them results differed). Exact: test_preserve.py compares whole runs with ``projection_cache: false``."""
+        """``Projection.of``, maintained incrementally per instance (issue 16 item d). Key: the running set, the
+        phase and the iteration counter at the segment's start. Under one key no request joins or leaves and every
+        running request gains one token per decode iteration while the KV in use grows by the batch size, so with
+        d = (KV now - KV then) / B the contexts and generated counts are the cached ones + d (no per-request loop);
+        d = 0 reuses the projection. Any other change (a new key, KV not a multiple of B) rebuilds from
+        ``running_requests``. Exact: test_preserve.py compares whole runs with ``projection_cache: false`` (a first
+        key without phase and iteration was not exact: a prefill's first token changes generated counts, not KV)."""
         if not self.use_cache:
             return Projection.of(sim, inst, now, self.horizon, self.extension)
-        key = (tuple(inst.running), sim.kv_used(inst, now), inst.phase, inst.it)
+        key = (tuple(inst.running), inst.phase, inst.it)
+        kv = sim.kv_used(inst, now)
         hit = self._cache.get(inst.iid)
         if hit is not None and hit[0] == key:
-            self.stats["cache_hits"] += 1
-            return hit[1]
-        proj = Projection.of(sim, inst, now, self.horizon, self.extension)
-        self._cache[inst.iid] = (key, proj)
+            kv0, ctx, gen, pred, proj = hit[1]
+            if kv == kv0:
+                self.stats["cache_hits"] += 1
+                return proj
+            d, r = divmod(kv - kv0, len(key[0]))
+            if r == 0 and d > 0:
+                self.stats["cache_advances"] += 1
+                ctx, gen = ctx + d, gen + d
+                proj = Projection.from_arrays(inst.cap, ctx, gen, pred, self.horizon, self.extension)
+                self._cache[inst.iid] = (key, (kv, ctx, gen, pred, proj))
+                return proj
+        reqs = sim.running_requests(inst, now)
+        a = np.array(reqs, dtype=np.int64).reshape(len(reqs), 4)
+        ctx, gen, pred = a[:, 1] + a[:, 2], a[:, 2], a[:, 3]
+        proj = Projection.from_arrays(inst.cap, ctx, gen, pred, self.horizon, self.extension)
+        self._cache[inst.iid] = (key, (kv, ctx, gen, pred, proj))
         return proj
 
     def choose(self, sim, rid: int, instances: list, now: float, projs: list | None = None):
