@@ -254,6 +254,82 @@ class PolicyAPI(FleetLifecycle):
         inst.work += self.req_out[rid] - self.gen[rid]
         self._boundary(inst, now)
 
+    # ------------------------------------------------------------------ live migration (issue 16, preserve2)
+    # Llumnix-like live migration of a RUNNING request (Sun et al., OSDI'24 sec. 4.2). Transfer-time model: the
+    # caller runs the pipelined pre-copy stages itself (the request keeps decoding on the source while its KV is
+    # copied; ``migration_copy_s`` gives the time of one stage) and calls ``migrate_running`` for the LAST stage:
+    # at the source's next iteration boundary the request leaves the source (its KV freed there, not counted as a
+    # preemption) and joins the destination before any waiting request, as a swapped-in request whose swap-in
+    # costs ``downtime_s`` instead of a host-memory copy (its KV is already on the destination). During that
+    # SWAPIN segment the destination's decodes pause (a conservative simplification: real Llumnix overlaps it).
+    # The request keeps every token it generated: tokens and KV are conserved (tests/test_migration.py).
+    def queued_requests(self, inst: Instance) -> list:
+        """``(rid, prompt tokens, tokens generated so far, predicted output tokens or -1)`` for each request on
+        ``inst`` that is not running: waiting (in queue order), in chunked prefill, swapped out. PreServe's router
+        reads their predicted decode (preserve/router.py)."""
+        pred = self.req_pred_out
+        rids = [e[2] for e in sorted(inst.waiting)] + [e[0] for e in inst.prefilling] + list(inst.swapped)
+        return [(rid, int(self.req_inp[rid]), int(self.gen[rid]), int(pred[rid]) if pred is not None else -1)
+                for rid in rids]
+
+    def migration_copy_s(self, inst: Instance, tokens: int, bandwidth_gb_s: float) -> float:
+        """Seconds to copy ``tokens`` tokens of KV of ``inst``'s deployment at ``bandwidth_gb_s`` GB/s."""
+        if not bandwidth_gb_s > 0:
+            raise ValueError(f"migration_copy_s: bandwidth_gb_s must be > 0, got {bandwidth_gb_s}")
+        if not inst.spec.kv_bytes_per_token > 0:
+            raise ValueError(f"migration: deployment {inst.spec.name} has no kv_bytes_per_token")
+        return float(tokens) * inst.spec.kv_bytes_per_token / (bandwidth_gb_s * 1e9)
+
+    def migrate_running(self, rid: int, dst: Instance, now: float, downtime_s: float = 0.0) -> None:
+        """Move running request ``rid`` from its instance to ``dst`` (serving, same endpoint) at the source's next
+        iteration boundary; it resumes on ``dst`` (before waiting requests, when its KV fits) after
+        ``downtime_s``. If ``dst`` stopped serving by then, the request resumes on its source instead."""
+        iid = self.served_inst[rid]
+        src = self.instances[iid] if iid >= 0 else None
+        if src is None or rid not in src.running or self.t_done[rid] == self.t_done[rid]:
+            raise ValueError(f"migrate_running: request {rid} is not running")
+        if dst.state != SERVING:
+            raise ValueError(f"migrate_running: instance {dst.iid} is not serving (state {dst.state})")
+        if dst is src or dst.endpoint is not src.endpoint:
+            raise ValueError(f"migrate_running: instance {dst.iid} is not another instance of the same endpoint")
+        if self.chunked:
+            raise ValueError("migrate_running is not supported with engine.chunked_prefill")
+        if self._migrating is None:
+            self._migrating, self._mig_down = {}, {}
+        if rid in self._migrating:
+            raise ValueError(f"migrate_running: request {rid} is already migrating")
+        self._migrating[rid] = (dst.iid, max(0.0, float(downtime_s)))
+        src.pending.append((rid, True))
+        self._boundary(src, now)
+        if src.endpoint.ix is not None:
+            src.endpoint.ix.touch(src, now)
+
+    def migrating(self, rid: int) -> bool:
+        """True while request ``rid`` waits for its switch-over (``migrate_running`` called, boundary not reached)."""
+        return self._migrating is not None and rid in self._migrating
+
+    def migrations(self) -> int:
+        """Live migrations completed so far (switch-overs done)."""
+        return int(self._mig_count)
+
+    def _land_migration(self, src: Instance, rid: int, t: float) -> None:
+        """Called by the KV manager right after the source evicted ``rid`` (swap mode) for a migration."""
+        dst_iid, down = self._migrating.pop(rid)
+        dst = self.instances[dst_iid]
+        if dst.state != SERVING:
+            return  # the destination went away: the request stays swapped out on its source and resumes there
+        src.swapped.remove(rid)
+        src.work -= self.req_out[rid] - self.gen[rid]
+        self.preempted[rid] -= 1  # a migration is not a preemption
+        self.served_inst[rid] = dst.iid
+        dst.swapped.append(rid)
+        dst.work += self.req_out[rid] - self.gen[rid]
+        self._mig_down[rid] = down
+        self._mig_count += 1
+        self._boundary(dst, t)
+        if dst.endpoint.ix is not None:
+            dst.endpoint.ix.touch(dst, t)
+
     def _after_instance_event(self, inst: Instance, t: float, b0: int) -> None:
         """Run the hooks a policy asked for, once the instance's event is fully processed."""
         done = self._done_buf

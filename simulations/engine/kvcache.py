@@ -50,6 +50,9 @@ class KVManager(RunState):
         self.pre_vllm = engine.preemption == "vllm"
         self.pre_swap = engine.preemption_mode == "swap"
         self.victim_by_key = self.pre_vllm and not scheduler.dynamic and type(scheduler) is not FCFS
+        self._migrating = None  # live migrations (control.py migrate_running): rid -> (dst instance, downtime s)
+        self._mig_down = None   # migrated requests waiting on their destination: rid -> downtime s
+        self._mig_count = 0
 
     @cython.locals(w=cython.longlong)
     def wm_tokens(self, inst: Instance):
@@ -169,7 +172,8 @@ class KVManager(RunState):
         inst.q_tok += self._inp[rid] + gen_now
 
     @cython.locals(B=cython.longlong, free=cython.longlong, need=cython.longlong, tokens=cython.longlong,
-                   rid=cython.longlong, it=cython.longlong, dur=cython.double, batch=list, swapped=list)
+                   rid=cython.longlong, it=cython.longlong, dur=cython.double, down=cython.double, batch=list,
+                   swapped=list)
     def _swap_in(self, inst: Instance, t: float):
         """Resume swapped-out requests (in eviction order, before any waiting request, as vLLM does) while their
         KV fits and the batch has room: one SWAPIN segment of (their KV tokens x kv_bytes_per_token) / bandwidth,
@@ -179,6 +183,7 @@ class KVManager(RunState):
         swapped = inst.swapped
         batch = []
         tokens = 0
+        down = 0.0
         while swapped and B + len(batch) < inst.max_b:
             rid = swapped[0]
             need = self._inp[rid] + self._gen[rid] - 1
@@ -187,7 +192,10 @@ class KVManager(RunState):
             swapped.pop(0)
             batch.append(rid)
             free -= need
-            tokens += need
+            if self._mig_down is not None and rid in self._mig_down:
+                down = max(down, self._mig_down.pop(rid))  # migrated in: its KV is already here (control.py)
+            else:
+                tokens += need
         if not batch:
             return False
         it = inst.it
@@ -202,7 +210,7 @@ class KVManager(RunState):
         inst.phase = SWAPIN
         inst.seg_t0 = t
         inst.seg_n = 0
-        dur = tokens * inst.spec.kv_bytes_per_token / (self.engine.swap_bandwidth_gb_s * 1e9)
+        dur = tokens * inst.spec.kv_bytes_per_token / (self.engine.swap_bandwidth_gb_s * 1e9) + down
         inst.seg_end = t + dur
         self._sync(inst)
         self.seq += 1
@@ -213,8 +221,13 @@ class KVManager(RunState):
         """Evictions a policy asked for (``PolicyAPI.evict``), due at this iteration boundary."""
         pending, inst.pending = inst.pending, []
         for rid, swap in pending:
+            mig = swap and self._migrating is not None and rid in self._migrating
             if rid in inst.running:
                 self._evict(inst, rid, t, swap)
+                if mig:
+                    self._land_migration(inst, rid, t)  # control.py: a live migration's switch-over
+            elif mig:  # finished or preempted before the switch-over: the migration is void
+                del self._migrating[rid]
 
     @cython.locals(kv=cython.longlong)
     def _sync(self, inst: Instance):

@@ -189,6 +189,8 @@ def build_result(sim, wall_s: float) -> SimulationResult:
         "seed": sim.engine.seed,
     }
     summary.update(preemption_summary(sim))  # issue 14: per-request preemptions and context-limit actions
+    if sim.migrations():  # live migrations (control.migrate_running), only when a policy migrated
+        summary["migrations"] = sim.migrations()
     timeline = _timeline(sim, done, end)
     hist = {name: {"ttft": _hist(ttft[done & (w.tier == i)]), "e2e": _hist(e2e[done & (w.tier == i)])}
             for i, name in enumerate(TIERS) if (w.tier == i).any()}

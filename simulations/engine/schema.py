@@ -239,6 +239,8 @@ KNOBS: dict[str, set[str]] = {
                  "beyond_target_above", "forecast_mode", "gate_scale_in", "hindsight_window_s", "ua_gate_util",
                  "ua_scale_in", "beta_basis"},
     "LlumnixScaler": {"interval_s", "scale_up_below", "scale_down_above", "block_tokens", "donate_to_spot"},
+    "LlumnixMigrate": {"scaling", "poll_s", "migrate_out_threshold", "bandwidth_gb_s", "switch_overhead_s",
+                       "last_stage_max_blocks", "max_stages"},  # policies/llumnix_migration.py
     "StaticN": {"instances"},
     "KvCapExample": {"timeout_s", "cap", "kv_high"},
     "LlumnixBatch": {"max_batch", "approx_queue", "migrate", "migrate_slack"},  # policies/chiron/baselines.py

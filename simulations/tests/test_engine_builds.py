@@ -5,7 +5,7 @@ Each build runs in its own process (the build is chosen at import by PLANNER_ENG
 SHA-256 over every per-request output array and the JSON summary (wall time and the build's name left out). The
 cases cover each path the compiled loop types separately: the fused arrival path with the reactive autoscaler,
 scale-outs under a burst, chunked prefill, the richer prefill form (with and without chunking), the reference
-mode, dynamic schedulers (DPA, EDF) with siloed pools, and an LT-UA day slice with the NIW queue manager
+mode, dynamic schedulers (DPA, EDF) with siloed pools, live migration of running requests, and an LT-UA day slice with the NIW queue manager
 (hourly ILP, arrival hook).
 """
 
@@ -62,6 +62,9 @@ d = load("small_reactive"); d["strategy"].update(autoscaler="reactive-siloed", s
 d["workload"]["synthetic"]["total_requests"] = 8000; out["cases"]["siloed_dpa"] = run(d)
 d = load("small_reactive"); d["strategy"]["scheduler"] = "edf"; d["workload"]["synthetic"]["total_requests"] = 8000
 out["cases"]["edf"] = run(d)
+d = load("preserve_routing"); d["workload"]["synthetic"].update(rate_rps=14.0, duration_s=600.0)
+d["strategy"].update(instance_router="llumnix", autoscaler="llumnix-migrate", params={"scaling": False})
+out["cases"]["live_migration"] = run(d)  # migrate_running: switch-over, downtime swap-in (issue 16, session 5)
 
 from planner.comparisons.core.runner import run_variant
 d = load("sageserve_day"); d["workload"]["spec_overrides"]["total_rps"] = 1.5

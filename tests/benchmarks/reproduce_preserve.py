@@ -1,14 +1,17 @@
 """Reproduce PreServe's RQ3 (Fig. 10, routing) and RQ2 (Figs. 8/9, scaling) in our engine and write
 docs/reproduction_preserve.md.
 
-    nice -n 10 python tests/benchmarks/reproduce_preserve.py --write-doc          # both, ~20-30 min on 2 busy cores
+    nice -n 10 python tests/benchmarks/reproduce_preserve.py --write-doc --out docs/reproduction_preserve.json
+                                                        # everything (RQ3, what-ifs, RQ2), ~15 min on 2 busy cores
     python tests/benchmarks/reproduce_preserve.py --load docs/reproduction_preserve.json --write-doc  # doc only
     python tests/benchmarks/reproduce_preserve.py --rq3 --minutes 2 --json        # a quick look
 
 RQ3: fixtures/scenarios/preserve_routing.json (4 x LLaMA-2-7B on a DERIVED A40 deployment, Poisson arrivals,
-ShareGPT-like lengths, 10 minutes per rate). Stage 1 runs the three baselines the issue names (least-requests,
-memory-usage, Llumnix-like) on a rate grid and finds the knee: the first grid rate where the best of them has a P99
-normalised latency above twice its value at the lowest rate. Stage 2 runs every router at 0.8-1.2 x the knee.
+ShareGPT-like lengths, 10 minutes per rate). Stage 1 runs the baselines the issue names (least-requests,
+memory-usage, Llumnix-like, the latter also with live migration) on a rate grid and finds the knee: the first grid
+rate where the best of them has a P99 normalised latency above twice its value at the lowest rate. Stage 2 runs
+every router at 0.8-1.2 x the knee; stage 3 runs PreServe at every grid rate. ``--sensitivity``: what-if testbeds
+(KV of a 40 GB A40, a flatter batch cost) that explain the misses, never used for the targets.
 RQ2: the SYNTHETIC week (simulations/engine/policies/preserve/week.py), days 3-4 replayed in two hours, up to 8
 instances, every scaling strategy; instance-hours against static-8 and the peak of 5-minute mean normalised latency.
 """
@@ -32,17 +35,21 @@ from simulations.engine import build_workload, parse_scenario, simulate  # noqa:
 
 BASE = ROOT / "fixtures/scenarios/preserve_routing.json"
 DOC = ROOT / "docs/reproduction_preserve.md"
-BASELINES = ("least-requests", "memory-usage", "llumnix")
+BASELINES = ("least-requests", "memory-usage", "llumnix", "llumnix (live migration)")
+MIG = "llumnix (live migration)"
 ROUTERS = {
     "least-requests": {"instance_router": "least-requests"},
     "memory-usage": {"instance_router": "memory-usage"},
     "llumnix": {"instance_router": "llumnix"},
+    MIG: {"instance_router": "llumnix", "autoscaler": "llumnix-migrate", "params": {"scaling": False}},
     "round-robin": {"instance_router": "round-robin"},
     "preserve (oracle lengths)": {"autoscaler": "preserve-router", "predictor": "oracle"},
     "preserve (Table-2 noise)": {"autoscaler": "preserve-router", "predictor": "table2-noise"},
     "preserve (bucket-median)": {"autoscaler": "preserve-router", "predictor": "bucket-median"},
     "preserve (oracle, unbounded hold)": {"autoscaler": "preserve-router", "predictor": "oracle",
                                           "params": {"hold_capacity": 10**9}},
+    "preserve (oracle, queued decode)": {"autoscaler": "preserve-router", "predictor": "oracle",
+                                         "params": {"queued_decode": True}},
 }
 
 
@@ -52,8 +59,14 @@ def _p99_with_drops(nl: np.ndarray) -> float:
     return float(np.percentile(v, 99, method="higher")) if len(v) else float("nan")
 
 
-def rq3_point(rate: float, name: str, minutes: float) -> dict:
+def rq3_point(rate: float, name: str, minutes: float, deployment: dict | None = None) -> dict:
     d = json.loads(BASE.read_text())
+    for key, value in (deployment or {}).items():  # sensitivity runs only (--sensitivity)
+        dep = d["deployments"]["llama-2-7b/a40/tp1-derived"]
+        if key == "c_batch_x":
+            dep["decode"]["c_batch"] *= value
+        else:
+            dep[key] = value
     d["workload"]["synthetic"].update(rate_rps=float(rate), duration_s=float(minutes) * 60)
     d["strategy"] = {**d["strategy"], **copy.deepcopy(ROUTERS[name])}
     sc = parse_scenario(d)
@@ -65,6 +78,7 @@ def rq3_point(rate: float, name: str, minutes: float) -> dict:
     nl = np.asarray(r.requests["normalised_latency"], dtype=float)
     return {"rate_rps": rate, "router": name, "requests": int(r.summary["requests"]),
             "dropped": int(r.summary["dropped"]), "preemptions": int(r.summary["preemptions"]),
+            "migrations": int(r.summary.get("migrations", 0)),
             "p99_nl_s": float(np.nanpercentile(nl, 99)), "p99_nl_with_drops_s": _p99_with_drops(nl),
             "mean_ttft_s": float(r.summary["ttft"]["mean"]), "attainment": float(o["attainment"]),
             "cpu_s": round(cpu, 2)}
@@ -84,7 +98,13 @@ def run_rq3(minutes: float, grid, log) -> dict:
             p["factor"] = f
             points.append(p)
             log(f"rq3 {f:4.2f}x {name:>34} p99 {p['p99_nl_s']:.3f} drops {p['dropped']} cpu {p['cpu_s']}")
-    out = {"minutes": minutes, "grid": list(grid), "stage1": stage1, "knee_rps": knee, "points": points}
+    # every grid rate, PreServe against the best baseline: how the cut depends on where the knee is put
+    by_rate = [rq3_point(rate, name, minutes) for rate in grid
+               for name in ("preserve (oracle lengths)", "preserve (Table-2 noise)")]
+    for p in by_rate:
+        log(f"rq3 grid {p['router']:>26} {p['rate_rps']:5.2f} p99 {p['p99_nl_s']:.3f}")
+    out = {"minutes": minutes, "grid": list(grid), "stage1": stage1, "knee_rps": knee, "points": points,
+           "by_rate": by_rate}
     out["targets"] = rq3_targets(points)
     return out
 
@@ -113,12 +133,33 @@ def rq3_targets(points) -> dict:
     return t
 
 
+SENSITIVITY = {  # what-if testbeds, to explain the RQ3 misses (never used for the targets)
+    "KV 44,632 tokens (the paper's '40 GB' A40)": ({"kv_capacity_tokens": 44632}, (9, 10, 11, 11.5, 12, 12.5)),
+    "decode c_batch x 0.25 (a flatter batch cost)": ({"c_batch_x": 0.25}, (10, 12, 13, 14, 15, 16)),
+}
+SENS_ROUTERS = ("least-requests", "memory-usage", "llumnix", "preserve (oracle lengths)")
+
+
+def run_sensitivity(minutes: float, log) -> dict:
+    out = {}
+    for label, (dep, grid) in SENSITIVITY.items():
+        rows = []
+        for rate in grid:
+            for name in SENS_ROUTERS:
+                p = rq3_point(float(rate), name, minutes, dep)
+                rows.append(p)
+                log(f"sensitivity {label[:20]} {rate:5.2f} {name:>26} p99 {p['p99_nl_s']:.3f}")
+        out[label] = {"grid": [float(r) for r in grid], "points": rows}
+    return out
+
+
 # ---------------------------------------------------------------- RQ2
 RQ2 = {  # in the order they run (the ones the targets need first)
     "static-8": ("static-n", {"instances": 8}, "", "least-requests"),
     "PreServe (Table-2 noise, oracle-noise forecast)": ("preserve", {"forecaster": "oracle-noise"}, "table2-noise",
                                                         None),
     "Llumnix-like": ("llumnix", {}, "", "llumnix"),
+    "Llumnix-like (live migration)": ("llumnix-migrate", {}, "", "llumnix"),
     "static-4": ("static-n", {"instances": 4}, "", "least-requests"),
     "PreServe (oracle lengths, oracle-noise forecast)": ("preserve", {"forecaster": "oracle-noise"}, "oracle", None),
     "static-6": ("static-n", {"instances": 6}, "", "least-requests"),
@@ -172,7 +213,9 @@ def rq2_run(name: str, rep: dict, capacity: dict, log) -> dict:
            "instance_hours": float(u["gpu_hours"]), "slo_s_per_token": slo,
            "peak_5min_nl_s": float(means.max()), "windows_over_slo": int((means > slo).sum()),
            "windows": len(means), "p99_nl_s": float(np.nanpercentile(nl, 99)),
-           "scale_outs": sum(1 for e in r.scaling_events if e["action"] == "scale_out"), "cpu_s": round(cpu, 1)}
+           "scale_outs": sum(1 for e in r.scaling_events if e["action"] == "scale_out"), "cpu_s": round(cpu, 1),
+           "migrations": int(u.get("migrations", 0)),
+           "drain_after_last_arrival_s": float(np.nanmax(np.asarray(r.requests["done_s"], dtype=float))) - float(arr.max())}
     log(f"rq2 {name:>50} inst-h {out['instance_hours']:.2f} peak {out['peak_5min_nl_s']:.3f} "
         f"over {out['windows_over_slo']}/{out['windows']} cpu {out['cpu_s']}")
     return out
@@ -206,6 +249,64 @@ def _f(x, n=3):
                                                                               else str(x))
 
 
+DIFFERENCES = [
+    "- Testbed: the paper ran vLLM 0.6.6 on 8 real A40s; we simulate a derived A40 (see Setting). Absolute "
+    "latencies differ (our isolated normalised latency is ~0.035 s/token against the paper's ~0.067, which includes "
+    "HTTP and streaming); compare ratios, not seconds.",
+    "- Llumnix-like: reported WITHOUT and WITH live migration of running requests (session 5: "
+    "simulations/engine/policies/llumnix_migration.py on the public `migrate_running` call; Llumnix's defaults: "
+    "0.05 s poll, migrate out below freeness -3 blocks per request, least free paired with most free, shortest "
+    "request first, pipelined copy at 25 GB/s while the request keeps decoding, last stage <= 16 blocks + a 20 ms "
+    "switch-over). In our model a migration costs the moved request ~20-80 ms and the destination's batch the same "
+    "pause; the copy itself does not slow either GPU. Migrations are rare (only instances whose queued demand "
+    "exceeds their free KV migrate out) and change little: migration is not what sets Llumnix-like's P99 or peak "
+    "here. The paper attributes Llumnix's spikes to 'communication overhead and delays from KV cache migration' "
+    "(with Llumnix's default gloo backend, through host memory): an interference our transfer model, which follows "
+    "Llumnix's own near-zero-downtime design, does not produce. Sia, Magnus, PASS and LoongServe are not built.",
+    "- Hold queue: the paper gives no capacity; ours is 256. Dropped requests are excluded from the P99 column (the "
+    "paper's metric is over served requests) and shown beside it. On current main no run drops: the hold queue "
+    "never fills (the ablation 'hold off' gives the same P99 at 12.5 req/s: 1.097 vs 1.091).",
+    "- Anticipator: computed on demand from the running requests (exact, no per-iteration events); the map the "
+    "paper maintains gives the same U_j. Requests waiting for prefill are outside the map, as in the paper ('the "
+    "map is updated once the prefill phase is complete', sec. 4.3.1): an overload made of a long waiting queue is "
+    "seen by the scaler only as those requests are admitted (not changed: it is the paper's rule); the router sees "
+    "the queue through L_p (queued prompt tokens).",
+    "- Router score, current_d: we count the running requests' predicted remaining decode (the anticipator's). The "
+    "other reading of 'the total tokens to be generated in the decode phase' (queued requests' predicted output "
+    "too) is the row 'preserve (oracle, queued decode)': worse in our engine, so not the default. The memory "
+    "penalty does its job: without it (beta = 0) P99 at 12.5 req/s is 2.53 instead of 1.09 s/token (ablation, "
+    "session 5).",
+    "- RQ3 knee: on current main (vLLM-faithful admission and preemption) the fleet no longer collapses at "
+    "12.5 req/s (P99 0.68-1.8 s/token instead of 18-43), but the backlog still grows through the 10 minutes past "
+    "~12 req/s, and the worst 1 % are then short requests arriving in the last minute behind seconds of queue. "
+    "The paper's 1.1x point (10.5 QPS: P99 0.45-1.23 s, mean TTFT 2.2-4.3 s, SLO 0.2 s) is ~2-6x its SLO; ours at "
+    "1.0x (12.5) is ~6x (memory-usage) and at 1.1x ~50x: our knee definition (best baseline P99 > 2x its "
+    "light-load value) lands one grid step later than the paper's 'overload boundary'. The table 'PreServe "
+    "against the best baseline at every grid rate' shows this does not decide the target: at NO rate does "
+    "PreServe beat the best baseline by 30 %.",
+    "- RQ3 below the knee (miss): the worst 1 % of normalised latency are short requests (median 6-7 output "
+    "tokens) whose few decode iterations are stretched by other requests' prefills (no chunked prefill in vLLM "
+    "0.6.6: every admission stalls the batch; a 4k-token prompt takes ~0.6 s): their decode time per token is "
+    "0.12-0.17 s against a mean of 0.08 (10 req/s, session 5). A count-based router (least-requests, Llumnix-like) "
+    "puts each stall among fewer requests; a token-based one (PreServe, memory-usage) does not, and both are "
+    "~25-30 % worse there. The what-if testbeds rule out the two obvious suspects: with the paper's 40 GB KV or "
+    "with a 4x flatter batch cost PreServe is still behind at every rate.",
+    "- RQ2 against Llumnix (miss): our Llumnix-like, with or without migration, peaks near 1.3x the SLO (the "
+    "paper's: 2.3x) while using fewer instance-hours than PreServe: the paper's Llumnix spikes come from migration "
+    "interference we do not model (above). The synthetic week has no unexpected spike (the paper's Proactive / "
+    "Hybrid fail at one, ~20 h into the code trace), so forecast-only and hybrid with the oracle-noise forecaster "
+    "do as well as PreServe here.",
+    "- RQ2: the week is synthetic, the forecaster an oracle with Table 1 noise or our seasonal naive, not an "
+    "mLSTM; the request rate of the compressed replay is our choice (the paper does not say how it scaled the "
+    "rate). Instance-hours include the drain after the last arrival (column): the window target then falls to 1 "
+    "(forecast 0) and the surplus instances are isolated, finishing their own requests (the paper's isolation "
+    "rule), so nothing is stranded.",
+    "- Scaler (session 5 fix): the once-per-window low-load scale-down is floored at the window's target; the "
+    "paper's formula alone fired at start-up on empty instances and isolated what the window start had just "
+    "pre-started (test_preserve.py).",
+]
+
+
 def write_doc(res: dict, cmd: str, note: str = "") -> str:
     L = ["# PreServe reproduction (issue 16)", "",
          f"Generated by `{cmd}` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}{note}; do not edit by "
@@ -236,22 +337,35 @@ def write_doc(res: dict, cmd: str, note: str = "") -> str:
         for rate in q["grid"]:
             L.append(f"| {rate} | " + " | ".join(_f(next(p["p99_nl_s"] for p in q["stage1"] if p["rate_rps"] == rate
                                                          and p["router"] == b)) for b in BASELINES) + " |")
+        if q.get("by_rate"):
+            L += ["", "PreServe against the best baseline at every grid rate (P99 normalised latency, s/token; cut = "
+                  "1 - PreServe / best):", "",
+                  "| rate | best baseline | its P99 | PreServe oracle | cut | PreServe Table-2 | cut |",
+                  "|---|---|---|---|---|---|---|"]
+            for rate in q["grid"]:
+                row = {p["router"]: p["p99_nl_s"] for p in q["stage1"] + q["by_rate"] if p["rate_rps"] == rate}
+                bname = min(BASELINES, key=lambda b: row.get(b, math.inf))
+                best = row[bname]
+                po, pt = row["preserve (oracle lengths)"], row["preserve (Table-2 noise)"]
+                L.append(f"| {rate} | {bname} | {_f(best)} | {_f(po)} | {1 - po / best:.1%} | {_f(pt)} | "
+                         f"{1 - pt / best:.1%} |")
         L += ["", "| x knee | rate | router | P99 norm. latency (s/token) | P99 counting drops | mean TTFT (s) | "
-              "attainment | dropped | preemptions |", "|---|---|---|---|---|---|---|---|---|"]
+              "attainment | dropped | preemptions | migrations |", "|---|---|---|---|---|---|---|---|---|---|"]
         for p in q["points"]:
             wd = p["p99_nl_with_drops_s"]
             if (wd is None or math.isnan(wd)) and p["dropped"]:  # results saved before the percentile fix
                 wd = math.inf if p["dropped"] >= 0.01 * p["requests"] else None
             L.append(f"| {p['factor']} | {p['rate_rps']} | {p['router']} | {_f(p['p99_nl_s'])} | "
                      f"{'inf (> 1 % dropped)' if wd == math.inf else _f(wd)} | {_f(p['mean_ttft_s'], 2)} | {_f(p['attainment'])} | "
-                     f"{p['dropped']} | {p['preemptions']} |")
+                     f"{p['dropped']} | {p['preemptions']} | {p.get('migrations', 0)} |")
         t11 = t["1.1x"]
         ok1 = t11["cut_oracle"] >= 0.30
         ok2 = t11["cut_table2"] >= 0.20
         sp = t["below_knee_spread"]
         ok3 = all(v <= 0.10 for v in sp.values())
         L += ["", "| target (issue 16) | paper | ours | met |", "|---|---|---|---|",
-              f"| P99 cut vs best of LR/MU/Llumnix at 1.1x knee, oracle lengths, >= 30 % | 41.3 % (vs Llumnix, "
+              f"| P99 cut vs best of LR/MU/Llumnix (with and without live migration) at 1.1x knee, oracle lengths, "
+              f">= 30 % | 41.3 % (vs Llumnix, "
               f"10.5 QPS) | {t11['cut_oracle']:.1%} (best baseline {t11['best_baseline']}, "
               f"{t11['drops_oracle']} requests dropped by the hold queue) | {'yes' if ok1 else 'NO'} |",
               f"| same with Table-2 noise, >= 20 % | (robust, not quantified) | {t11['cut_table2']:.1%} "
@@ -260,6 +374,18 @@ def write_doc(res: dict, cmd: str, note: str = "") -> str:
               "| below 0.95x knee all routers within 10 % (P99, max/min - 1) | 'comparable' below 9.3 QPS | "
               + ", ".join(f"{k}: {v:.1%}" for k, v in sp.items()) + f" | {'yes' if ok3 else 'NO'} |",
               f"| at 1.2x knee, oracle | - | {t['1.2x']['cut_oracle']:.1%} | - |", ""]
+    if "sensitivity" in res:
+        L += ["### RQ3 what-if testbeds (explaining the misses; not used for the targets)", "",
+              "P99 normalised latency (s/token); cut = 1 - PreServe (oracle) / best of LR, MU, Llumnix-like.", ""]
+        for label, blk in res["sensitivity"].items():
+            L += [f"**{label}**", "", "| rate | " + " | ".join(SENS_ROUTERS) + " | cut |",
+                  "|---" * (len(SENS_ROUTERS) + 2) + "|"]
+            for rate in blk["grid"]:
+                row = {p["router"]: p["p99_nl_s"] for p in blk["points"] if p["rate_rps"] == rate}
+                best = min(row[n] for n in SENS_ROUTERS[:3])
+                L.append(f"| {rate:g} | " + " | ".join(_f(row[n]) for n in SENS_ROUTERS)
+                         + f" | {1 - row['preserve (oracle lengths)'] / best:.1%} |")
+            L.append("")
     if "rq2" in res:
         q = res["rq2"]
         c = q["calibration"]
@@ -277,16 +403,18 @@ def write_doc(res: dict, cmd: str, note: str = "") -> str:
               "forecaster is an ORACLE with Table 1's Azure-code errors, standing in for the paper's mLSTM; the "
               "seasonal-naive one is ours (forecasts.core).", "",
               "| strategy | instance-hours | vs static-8 | peak 5-min mean norm. latency (s/token) | x SLO | "
-              "5-min windows over SLO | P99 norm. latency | dropped | scale-outs |", "|---|---|---|---|---|---|---|---|---|"]
+              "5-min windows over SLO | P99 norm. latency | dropped | scale-outs | migrations | drain after the last "
+              "arrival (s) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
         for x in q["runs"]:
             L.append(f"| {x['strategy']} | {x['instance_hours']:.2f} | {_f(x['saving_vs_static8'] and -x['saving_vs_static8'], 3)} | "
                      f"{_f(x['peak_5min_nl_s'])} | {x['peak_5min_nl_s'] / x['slo_s_per_token']:.2f} | "
                      f"{x['windows_over_slo']}/{x['windows']} | {_f(x['p99_nl_s'])} | {x['dropped']} | "
-                     f"{x['scale_outs']} |")
+                     f"{x['scale_outs']} | {x.get('migrations', 0)} | {_f(x.get('drain_after_last_arrival_s'), 0)} |")
         L += ["", "(vs static-8: relative change of instance-hours; negative = fewer.) SLO = 3x the mean isolated "
               "normalised latency of the replay's requests.", ""]
         by = {x["strategy"]: x for x in q["runs"]}
         llx = by.get("Llumnix-like")
+        llm = by.get("Llumnix-like (live migration)")
         s4 = by.get("static-4")
         L += ["| target (issue 16) | paper | ours | met |", "|---|---|---|---|"]
         for name in ("PreServe (Table-2 noise, oracle-noise forecast)", "PreServe (oracle lengths, oracle-noise forecast)",
@@ -300,48 +428,17 @@ def write_doc(res: dict, cmd: str, note: str = "") -> str:
                      f"{'yes' if 0.40 <= sv <= 0.58 else 'NO'} |")
             L.append(f"| {name}: peak 5-min norm. latency <= 1.25x SLO | 0.197-0.25 s vs SLO 0.2 s | {ratio:.2f}x | "
                      f"{'yes' if ratio <= 1.25 else 'NO'} |")
-            if llx:
-                cut = 1 - x["peak_5min_nl_s"] / llx["peak_5min_nl_s"]
-                L.append(f"| {name}: peak >= 30 % below Llumnix-like's | 45.1 % (0.25 vs 0.455 s) | {cut:.1%} | "
-                         f"{'yes' if cut >= 0.30 else 'NO'} |")
+            for label, ll in (("Llumnix-like's (no migration)", llx), ("Llumnix-like's (live migration)", llm)):
+                if ll:
+                    cut = 1 - x["peak_5min_nl_s"] / ll["peak_5min_nl_s"]
+                    L.append(f"| {name}: peak >= 30 % below {label} | 45.1 % (0.25 vs 0.455 s) | {cut:.1%} | "
+                             f"{'yes' if cut >= 0.30 else 'NO'} |")
         if s4:
             L.append(f"| static-4 violates the SLO in most 5-min windows | 4.20 s peak (Fig. 9) | "
                      f"{s4['windows_over_slo']}/{s4['windows']} windows, peak {s4['peak_5min_nl_s']:.1f} s/token | "
                      f"{'yes' if s4['windows_over_slo'] > s4['windows'] / 2 else 'NO'} |")
         L.append("")
-    L += ["## Differences from the paper, explained", "",
-          "- Testbed: the paper ran vLLM 0.6.6 on 8 real A40s; we simulate a derived A40 (see Setting). Absolute "
-          "latencies differ (our isolated normalised latency is ~0.035 s/token against the paper's ~0.067, which "
-          "includes HTTP and streaming); compare ratios, not seconds.",
-          "- Baselines: Llumnix-like has no live migration (docs/simulator.md); the paper attributes Llumnix's "
-          "latency spikes to migration, so our Llumnix-like is if anything kinder to Llumnix. Sia and Magnus are not "
-          "built. PASS is not built.",
-          "- Hold queue: the paper gives no capacity; ours is 256. Dropped requests are excluded from the P99 "
-          "column (the paper's metric is over served requests) and shown beside it; the 'unbounded hold' row "
-          "has no drops.",
-          "- Anticipator: computed on demand from the running requests (exact, no per-iteration events); the map "
-          "the paper maintains gives the same U_j. Requests waiting for prefill are outside the map, as in the "
-          "paper.",
-          "- RQ2: the week is synthetic, the forecaster an oracle with Table 1 noise or our seasonal naive, not an "
-          "mLSTM; the request rate of the compressed replay is our choice (the paper does not say how it scaled "
-          "the rate).",
-          "- RQ3 below the knee (miss): PreServe's score adds predicted tokens (queued prompt + remaining decode). "
-          "In our latency model a decode iteration costs c0 + c_batch x B + c_ctx x C, and with short ShareGPT "
-          "requests the batch count B weighs as much as the tokens, so balancing remaining tokens leaves uneven "
-          "batch counts; the count-based routers (least-requests, Llumnix-like's freeness per request) have the "
-          "lower P99 below the knee, and PreServe with bucket-median lengths (near-constant predictions: its "
-          "score tends to a request count) is the best PreServe variant there. Nothing was tuned to change this.",
-          "- RQ3 past the knee (miss at 1.1x, met at 1.2x with oracle lengths): our fleet's throughput saturates "
-          "sharply (P99 goes from ~0.17 to 18-43 s/token between 11.5 and 12.5 req/s, with preemption thrash), so "
-          "at 1.1x the knee every router's backlog grows for the whole 10 minutes and the P99 is queueing, not "
-          "imbalance. PreServe's advantage there comes from its hold queue dropping requests (see 'dropped'); with "
-          "an unbounded hold it is not better than memory-usage. The paper's 10.5 req/s point has P99 0.45-0.77 "
-          "s, i.e. its testbed at ~1.1x its overload boundary was not in a throughput collapse: the two knees do "
-          "not mean the same thing.",
-          "- RQ2 against Llumnix (miss): our Llumnix-like has no live migration, the cause the paper gives for "
-          "Llumnix's latency spikes, so its peak stays near the SLO (the paper's: 2.3x). The synthetic week has "
-          "no unexpected spike (the paper's Proactive / Hybrid fail at one, ~20 h into the code trace), so "
-          "forecast-only and hybrid with the oracle-noise forecaster do as well as PreServe here.", ""]
+    L += ["## Differences from the paper, explained", "", *DIFFERENCES, ""]
     return "\n".join(L) + "\n"
 
 
@@ -357,10 +454,12 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="", help="also save the results JSON here")
     ap.add_argument("--load", action="append", default=[],
                     help="results JSON of an earlier run (--out) to include instead of running that part")
+    ap.add_argument("--sensitivity", action="store_true",
+                    help="also run the RQ3 what-if testbeds (KV of a 40 GB A40, flatter batch cost)")
     ap.add_argument("--compression", type=float, default=24.0, help="RQ2 time compression (paper: 24, 2 days in 2 h)")
     a = ap.parse_args(argv)
-    if not (a.rq3 or a.rq2 or a.load):
-        a.rq3 = a.rq2 = True
+    if not (a.rq3 or a.rq2 or a.load or a.sensitivity):
+        a.rq3 = a.rq2 = a.sensitivity = True
 
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
@@ -372,6 +471,8 @@ def main(argv=None) -> int:
         res["rq3"]["targets"] = rq3_targets(res["rq3"]["points"])
     if a.rq3 and "rq3" not in res:
         res["rq3"] = run_rq3(a.minutes, [float(x) for x in a.grid.split(",")], log)
+    if a.sensitivity and "sensitivity" not in res:
+        res["sensitivity"] = run_sensitivity(a.minutes, log)
     if a.rq2 and "rq2" not in res:
         knee = res["rq3"]["knee_rps"] if "rq3" in res else (a.knee or 12.5)
         partial = Path(a.out + ".rq2-partial") if a.out else None

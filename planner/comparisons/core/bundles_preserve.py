@@ -8,9 +8,10 @@ CLI (``manage.py compare fixtures/scenarios/preserve_routing.json --bundles pres
   on the scenario's static fleet, with true output lengths, Table-2-calibrated noisy lengths or the bucket-median
   baseline predictor;
 - ``preserve.baseline-<router>``: the static fleet with the least-requests, memory-usage, round-robin or
-  Llumnix-like dispatch router (the RQ3 baselines);
+  Llumnix-like dispatch router (the RQ3 baselines); ``preserve.baseline-llumnix-migrate`` adds Llumnix's live
+  migration of running requests (``llumnix-migrate`` with scaling off);
 - ``preserve.scaler-*`` and the scaling baselines (``preserve.reactive``, ``preserve.forecast-only``,
-  ``preserve.hybrid``, ``preserve.llumnix``, ``preserve.static-4/6/8``) for RQ2-style runs on a scenario whose
+  ``preserve.hybrid``, ``preserve.llumnix``, ``preserve.llumnix-migrate``, ``preserve.static-4/6/8``) for RQ2-style runs on a scenario whose
   endpoint allows up to 8 instances; the window scalers carry the capacity profile measured in our engine
   (``CAPACITY``, from ``simulations.engine.policies.preserve.profile``) and the ``oracle-noise`` forecaster
   (an oracle with Table 1's errors: labelled as such).
@@ -30,6 +31,7 @@ for _name, _desc in {
     "preserve-hybrid": "forecast floor + KV-threshold reactive scaling (PreServe RQ2 baseline)",
     "preserve-reactive": "reactive scaling on KV thresholds 80 % / 30 % (PreServe RQ2 baseline)",
     "llumnix": "Llumnix-like average-freeness scaler (+1 below 10, -1 above 60 every 10 s)",
+    "llumnix-migrate": "Llumnix-like with live migration of running requests (+ the average-freeness scaler)",
     "static-n": "a fixed fleet of params.instances per endpoint",
 }.items():
     BUNDLE_STRATEGIES.setdefault(_name, _desc)
@@ -61,6 +63,15 @@ for _router in ("least-requests", "memory-usage", "round-robin", "llumnix"):
                            description=f"RQ3 baseline: the scenario's static fleet, {_router} instance router",
                            policy={"instance_router": _router}))
 
+MIGRATION = {"poll 0.05 s, migrate-out threshold 3.0 (-freeness), defrag pairing, last stage <= 16 blocks, "
+             "max 3 stages": "AlibabaPAI/llumnix llumnix/config/default.py",
+             "25 GB/s KV copy, 20 ms switch-over": "ours (policies/llumnix_migration.py)"}
+register_bundle(Bundle(name="preserve.baseline-llumnix-migrate", strategy="llumnix-migrate", family="preserve",
+                       description="RQ3 baseline: the scenario's static fleet, Llumnix-like dispatch + live migration",
+                       params={"scaling": False}, policy={"instance_router": "llumnix"}, sources=dict(MIGRATION)))
+register_bundle(Bundle(name="preserve.llumnix-migrate", strategy="llumnix-migrate", family="preserve",
+                       description="RQ2 baseline: Llumnix-like scaler + dispatch + live migration",
+                       policy={"instance_router": "llumnix"}, sources=dict(MIGRATION)))
 register_bundle(Bundle(name="preserve.reactive", strategy="preserve-reactive", family="preserve",
                        description="RQ2 baseline: reactive on KV thresholds (80 % up / 30 % down), least-requests",
                        policy={"instance_router": "least-requests"}))

@@ -1,5 +1,6 @@
 """PreServe bundles (issue 16) through the API, Redis and a real celery worker: the load-aware router and an
-RQ3 baseline, each its own Celery task, aggregated, shown on the comparison page."""
+RQ3 baseline and the Llumnix-like with live migration, each its own Celery task, aggregated, shown on the
+comparison page."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ SCENARIO = json.loads((Path(__file__).resolve().parents[3] / "fixtures/scenarios
 
 def test_preserve_bundles_run_on_the_workers_and_show_on_the_page(cast, celery_worker_process):
     sc = json.loads(json.dumps(SCENARIO))
-    sc["workload"]["synthetic"].update(rate_rps=13.0, duration_s=60)
-    body = {"scenario": sc, "bundles": ["preserve.router-table2", "preserve.baseline-least-requests"],
+    sc["workload"]["synthetic"].update(rate_rps=14.0, duration_s=600)  # past the knee: migrations happen
+    body = {"scenario": sc, "bundles": ["preserve.router-table2", "preserve.baseline-least-requests",
+                                        "preserve.baseline-llumnix-migrate"],
             "baseline": "preserve.baseline-least-requests"}
     resp = cast.owner.api.post("/api/comparisons/", body, format="json")
     assert resp.status_code == 201, resp.content
@@ -28,9 +30,10 @@ def test_preserve_bundles_run_on_the_workers_and_show_on_the_page(cast, celery_w
     comp.refresh_from_db()
     assert comp.job.status == "succeeded", comp.job.last_error
     ids = {c.celery_task_id for c in Job.objects.filter(parent=comp.job)}
-    assert len(ids) == 2 and "" not in ids
+    assert len(ids) == 3 and "" not in ids
     runs = {r.key: r.metrics for r in comp.results.all()}
-    assert set(runs) == {"preserve.router-table2", "preserve.baseline-least-requests"}
+    assert set(runs) == {"preserve.router-table2", "preserve.baseline-least-requests",
+                         "preserve.baseline-llumnix-migrate"}
     assert all(m["requests"] > 500 for m in runs.values())
     from django.test import Client
 
@@ -38,3 +41,4 @@ def test_preserve_bundles_run_on_the_workers_and_show_on_the_page(cast, celery_w
     browser.force_login(cast.owner.user)
     page = browser.get(f"/comparisons/{comp.pk}/")
     assert page.status_code == 200 and b"preserve.router-table2" in page.content
+    assert b"preserve.baseline-llumnix-migrate" in page.content

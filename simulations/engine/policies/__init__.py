@@ -8,6 +8,7 @@ from simulations.engine.policies import (  # noqa: F401,E402  (registers)  # noq
     baselines,
     chiron,
     example,
+    llumnix_migration,
     longterm,
     niw_queue,
     preserve,

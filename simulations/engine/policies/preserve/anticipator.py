@@ -43,6 +43,15 @@ def projected_remaining(predicted: int, generated: int, extension: float = EXTEN
     return max(d + k * ext - generated, 1)
 
 
+def projected_remaining_array(predicted: np.ndarray, generated: np.ndarray, extension: float = EXTENSION) -> np.ndarray:
+    """``projected_remaining`` over arrays (the same integers: numpy's rint rounds half to even, like round)."""
+    d = np.maximum(predicted, 1)
+    ext = np.maximum(1, np.rint(extension * d).astype(np.int64))
+    late = generated >= d
+    k = np.where(late, (generated - d) // ext + 1, 0)
+    return np.where(late, np.maximum(d + k * ext - generated, 1), d - generated)
+
+
 class Projection:
     """U_j for j in [0, l) of one instance: ``u`` (numpy, length l), plus the inputs of the router's score."""
 
@@ -69,6 +78,15 @@ class Projection:
             ctx[k] = prompt + gen
             rem[k] = projected_remaining(pred, gen, extension)
         return cls(cap, _u_from(ctx, rem, cap, horizon), int(rem.sum()), horizon)
+
+    @classmethod
+    def from_arrays(cls, cap: int, ctx: np.ndarray, gen: np.ndarray, pred: np.ndarray, horizon: int = HORIZON,
+                    extension: float = EXTENSION) -> Projection:
+        """The projection of running requests given as arrays (contexts now, tokens generated, predictions)."""
+        if len(ctx) == 0:
+            return cls(cap, np.zeros(horizon), 0, horizon)
+        rem = projected_remaining_array(pred, gen, extension)
+        return cls(cap, _u_from(ctx.astype(float), rem, cap, horizon), int(rem.sum()), horizon)
 
     def with_request(self, prompt: int, predicted: int) -> np.ndarray:
         """U_j with a request of ``prompt`` tokens and ``predicted`` output virtually inserted (the router's

@@ -9,7 +9,9 @@ Registered autoscalers (``strategy.autoscaler``; params in ``strategy.params``):
   forecasts, pre-start the missing instances or isolate (drain) the surplus; inside the window, +1 instance per
   potentially overloaded instance (credited once per overload episode), and at most once per window isolate
   N_c - ceil(sum of projected peaks / T_f) instances when every instance stays under T_f = 30 % for the next l
-  iterations. Routes with the load-aware router (``router: "preserve"``, default) or leaves routing to the
+  iterations, never below the window's own target (ours: the paper's formula alone fires at start-up on empty
+  instances and isolates, the same second, the instances the window start pre-started; its stated aim is to
+  trim over-provisioning, i.e. the intra-window additions). Routes with the load-aware router (``router: "preserve"``, default) or leaves routing to the
   scenario's instance router (``router: "scenario"``).
 - ``preserve-router``: the load-aware router alone on the scenario's fleet (RQ3: a static fleet).
 - ``preserve-forecast``: forecast-only proactive (window targets, no intra-window rule, no router).
@@ -76,6 +78,7 @@ class PreServeBase(Autoscaler):
         self.last_down = -1e300
         self.decisions: list = []  # (t, window, action, detail): shown in tests and the reproduction
         self.targets: list = []    # (window, P^, D^, N target)
+        self.window_target: dict = {}  # endpoint id -> this window's target N (the low-load rule's floor)
         self._obs_k = 0
         self._win_p = self._win_d = 0.0
 
@@ -157,6 +160,7 @@ class PreServeBase(Autoscaler):
             lo, hi = max(1, ep.min_instances), ep.max_instances
             n = max(instance_count(p1, d1, *self.mu, lo, hi), instance_count(p2, d2, *self.mu, lo, hi))
             self.targets.append((w, round(p2, 2), round(d2, 2), n))
+            self.window_target[ep.eid] = n
             cur = ep.n_active
             for _ in range(n - cur):
                 if sim.scale_out(ep, now) is None:
@@ -182,7 +186,10 @@ class PreServeBase(Autoscaler):
                     self.last_down = now
                     self.decisions.append((now, self.window, "reactive_in", -1))
             return
-        projs = [Projection.of(sim, inst, now, self.horizon) for inst in ep.serving]
+        if self.router is not None:  # shares the router's projection cache (exact, see router.projection)
+            projs = [self.router.projection(sim, inst, now) for inst in ep.serving]
+        else:
+            projs = [Projection.of(sim, inst, now, self.horizon) for inst in ep.serving]
         for inst, proj in zip(list(ep.serving), projs, strict=True):
             over = proj.overloaded()
             state = inst.policy_state
@@ -193,7 +200,10 @@ class PreServeBase(Autoscaler):
             elif not over:
                 state["credited"] = False
         if not self.down_used and projs and all(p.peak() < self.t_f for p in projs):
-            keep = max(1, ep.min_instances, math.ceil(sum(p.peak() for p in projs) / self.t_f))
+            # floor: this window's forecast target (ours, see the module docstring): without it the rule fires at
+            # start-up on empty instances and isolates what the window start has just pre-started
+            keep = max(1, ep.min_instances, math.ceil(sum(p.peak() for p in projs) / self.t_f),
+                       self.window_target.get(ep.eid, 0))
             self.down_used = True
             n = len(ep.serving) - keep
             for _ in range(max(0, n)):
@@ -236,7 +246,7 @@ class Hybrid(PreServeBase):
     default_router = "scenario"
 
     def _floor(self, ep) -> int:
-        return self.targets[-1][3] if self.targets else 0
+        return self.window_target.get(ep.eid, 0)
 
 
 @register(PolicyKind.AUTOSCALER, "preserve-reactive")

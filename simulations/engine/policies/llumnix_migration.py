@@ -1,0 +1,117 @@
+"""Llumnix-like scheduler WITH live migration of running requests (Sun et al., OSDI'24), as the autoscaler
+``llumnix-migrate``: the ``llumnix`` average-freeness scaler of baselines.py (switch it off with
+``scaling: false`` for a static fleet) plus Llumnix's migration loop. Dispatch stays the ``llumnix`` instance
+router (freest instance). Uses only the public policy API (``migrate_running``, ``migration_copy_s``,
+``running_requests``, ``kv_used``, ``queued_prompt_tokens``, ``request_count``).
+
+Defaults are AlibabaPAI/llumnix ``llumnix/config/default.py``: ``POLLING_INTERVAL = 0.05`` s and
+``PAIR_MIGRATION_FREQUENCY = 1`` (pair every poll), ``MIGRATE_OUT_THRESHOLD = 3.0`` on the load metric
+``remaining_steps`` (load = - freeness, blocks per request: an instance migrates out when its freeness is below
+-3, i.e. its queued demand exceeds its free KV by more than 3 blocks per request; it may receive when its load
+is below the threshold), pair policy ``defrag_constrained`` (sources sorted by load, highest first, paired in
+order with destinations sorted by load, lowest first: from the least free to the most free),
+``REQUEST_MIGRATION_POLICY = 'SR'`` (our reading: the running request with the shortest context, cheapest to
+move), ``LAST_STAGE_MAX_BLOCKS = 16``, ``MAX_STAGES = 3``.
+
+Transfer-time model (the stages are ours, the shape is Llumnix's pipelined migration): stage 1 copies the
+request's whole KV (prompt + generated tokens) at ``bandwidth_gb_s`` (default 25 GB/s, PCIe 4.0 x16, the paper's
+A40s are on PCIe) while the request keeps decoding on the source; each later stage copies the tokens generated
+during the previous one; when those are at most ``last_stage_max_blocks`` x 16 tokens the last stage runs:
+``migrate_running`` with a downtime = their copy time + ``switch_overhead_s`` (0.02 s, ours: the request's
+stall while the destination takes it over). A migration is abandoned when the request finishes, the
+destination stops serving or has no room for the KV, or after ``max_stages`` stages. One migration in flight per
+source and per destination. Not modelled: priorities, Llumnix's preempted-request trigger
+(``num_killed_requests``), the destination's KV reservation during the pre-copy.
+"""
+
+from __future__ import annotations
+
+from simulations.engine.policies.baselines import BLOCK_TOKENS, LlumnixScaler, freeness
+from simulations.engine.policies.registry import PolicyKind, register
+
+
+@register(PolicyKind.AUTOSCALER, "llumnix-migrate")
+class LlumnixMigrate(LlumnixScaler):
+    """Llumnix-like average-freeness scaling (``scaling``, default on) + live migration of running requests."""
+
+    def __init__(self, params, rng):
+        super().__init__(params, rng)
+        p = self.params
+        self.scale_interval_s = float(p.get("interval_s", 10.0))
+        self.scaling = bool(p.get("scaling", True))
+        self.tick_s = float(p.get("poll_s", 0.05))
+        self.threshold = float(p.get("migrate_out_threshold", 3.0))
+        self.bandwidth = float(p.get("bandwidth_gb_s", 25.0))
+        self.overhead = float(p.get("switch_overhead_s", 0.02))
+        self.last_stage = int(p.get("last_stage_max_blocks", 16)) * self.block
+        self.max_stages = int(p.get("max_stages", 3))
+        if not self.bandwidth > 0 or self.tick_s <= 0:
+            from simulations.engine.config import ScenarioError
+            raise ScenarioError("strategy.params", "llumnix-migrate needs bandwidth_gb_s > 0 and poll_s > 0")
+        self.next_scale = 0.0
+        self.flights: dict = {}  # rid -> [src, dst, stage end time, stage, tokens at stage start]
+        self.stats = {"started": 0, "migrated": 0, "abandoned": 0}
+
+    def on_tick(self, sim, now):
+        if self.scaling and now >= self.next_scale:
+            self.next_scale = now + self.scale_interval_s
+            super().on_tick(sim, now)
+        self._advance(sim, now)
+        for ep in sim.endpoints:
+            if len(ep.serving) > 1:
+                self._pair(sim, ep, now)
+
+    # ---------------------------------------------------------------- the migration loop
+    def _ctx(self, sim, inst, rid, now):
+        for r, prompt, gen, _pred in sim.running_requests(inst, now):
+            if r == rid:
+                return prompt + gen
+        return None
+
+    def _advance(self, sim, now):
+        for rid, f in list(self.flights.items()):
+            src, dst, t_end, stage, tok0 = f
+            if now < t_end:
+                continue
+            ctx = self._ctx(sim, src, rid, now)
+            if ctx is None or dst not in dst.endpoint.serving or stage >= self.max_stages:
+                self._abandon(rid)
+                continue
+            fresh = ctx - tok0  # tokens generated during the stage just finished
+            if fresh <= self.last_stage:
+                room = dst.cap - sim.kv_used(dst, now) - sim.queued_prompt_tokens(dst)
+                if room < ctx:
+                    self._abandon(rid)
+                    continue
+                sim.migrate_running(rid, dst, now, sim.migration_copy_s(dst, fresh, self.bandwidth) + self.overhead)
+                del self.flights[rid]
+                self.stats["migrated"] += 1
+            else:
+                f[2] = now + sim.migration_copy_s(src, fresh, self.bandwidth)
+                f[3] = stage + 1
+                f[4] = ctx
+
+    def _abandon(self, rid):
+        del self.flights[rid]
+        self.stats["abandoned"] += 1
+
+    def _pair(self, sim, ep, now):
+        busy = {f[0].iid for f in self.flights.values()} | {f[1].iid for f in self.flights.values()}
+        load = {i.iid: -freeness(sim, i, now, self.block) for i in ep.serving}
+        src = sorted((i for i in ep.serving if load[i.iid] > self.threshold and i.iid not in busy and i.running),
+                     key=lambda i: (-load[i.iid], i.iid))
+        if not src:
+            return
+        dst = sorted((i for i in ep.serving if load[i.iid] < self.threshold and i.iid not in busy),
+                     key=lambda i: (load[i.iid], i.iid))
+        for s, d in zip(src, dst, strict=False):
+            reqs = [(prompt + gen, rid) for rid, prompt, gen, _p in sim.running_requests(s, now)
+                    if rid not in self.flights and not sim.migrating(rid)]
+            if not reqs:
+                continue
+            ctx, rid = min(reqs)
+            self.flights[rid] = [s, d, now + sim.migration_copy_s(s, ctx, self.bandwidth), 1, ctx]
+            self.stats["started"] += 1
+
+
+__all__ = ["LlumnixMigrate", "BLOCK_TOKENS"]
