@@ -1,26 +1,20 @@
-"""Streamed replay (issue 15): a long horizon in bounded memory, results accumulated online.
+"""Streamed replay (issue 15 item 2): a long horizon in bounded memory, results accumulated online, exact.
 
-``simulate_stream(scenario, trace=None, chunk_s=3600)`` replays the workload chunk by chunk (``chunk_s`` of
-simulated time each): a chunk's requests are read (a Parquet trace in row batches through pyarrow; a synthetic
-workload one generated day at a time), simulated, folded into a ``StreamAccumulator`` and dropped, so memory is
-one chunk's, whatever the horizon. The fleet carries over: each chunk starts with the instance count every
-(region, model) endpoint had at the end of the previous chunk (serving + provisioning, within min/max), and the
-regions' spot pools and free VMs as they were left.
-
-**What is approximate, and by how much** (measured on the bench day, BENCHMARKS.md "Month scale"): a chunk's
-requests run to completion without the next chunk's arrivals, and the next chunk starts with idle instances; its
-instances' life times restart (GPU-hours of a chunk's drain tail overlap the next chunk's start), and the
-autoscaler's cooldown and state restart at every boundary. The per-request table of the default mode
-(``simulate``) stays exact and stays the default; streaming is chosen by ``--stream`` on the light CLI
+``simulate_stream(scenario, trace=None, chunk_s=3600)`` runs ONE continuous simulation fed chunk by chunk
+(``chunk_s`` of simulated time each; a Parquet trace read in row batches through pyarrow, a synthetic workload one
+generated day at a time): the ``Simulator`` runs to the next chunk's start (``run(until=t)``), the requests
+finished below the oldest one still in flight are folded into a ``StreamAccumulator`` (streamacc.py) and their
+per-request rows dropped, the next chunk is appended (window.py). So the streamed run is the unstreamed run
+(same events, same decisions): counts, GPU-hours, cost, energy, scale events, SLO attainment and means are the
+unstreamed run's; memory holds the request window (from the oldest request in flight to the current chunk's end;
+see window.py for the bound and for the policies that keep the whole window). The per-request table of the
+default mode (``simulate``) stays the default; streaming is chosen by ``--stream`` on the light CLI
 (``python -m simulations.engine.run``) and by the month benchmark.
 
-**Accumulated results.** Exact: request, completion and drop counts (by tier and reason), sums and means of TTFT,
-E2E and queueing, SLO-attainment counts, GPU-hours, cost, energy, scale events, preemptions; per-hour rollups per
-endpoint and tier (requests by arrival hour, completions, TTFT and E2E sums, SLO met). Percentiles come from
-fixed-bin logarithmic histograms (``LogHistogram``): a reported percentile is within ``REL_ERR`` (0.5 %) relative
-of the exact nearest-rank percentile (``numpy.percentile(..., method="inverted_cdf")``) for values in
-[1e-4 s, 1e6 s] (below: reported as 0, absolute error < 1e-4 s). Histograms merge by adding counts, so chunks (or
-separate runs, e.g. one per day) combine exactly.
+**Percentiles** come from fixed-bin logarithmic histograms (``LogHistogram``): a reported percentile is within
+``REL_ERR`` (0.5 %) relative of the exact nearest-rank percentile (``numpy.percentile(..., method="inverted_cdf")``)
+for values in [1e-4 s, 1e6 s] (below: reported as 0, absolute error < 1e-4 s). Histograms merge by adding counts,
+so separate runs (e.g. one per strategy or seed) combine exactly.
 """
 
 from __future__ import annotations
@@ -181,6 +175,11 @@ def simulate_stream(scenario, *, trace=None, chunk_s: float = 3600.0, workload_c
         else:
             w_next = _absolute(nxt[1], nxt[0])
             t1 = min(nxt[0], float(w_next.arrival_s[0])) if len(w_next) else nxt[0]
+            last = float(sim.workload.arrival_s[-1]) if sim.n else -math.inf
+            if len(w_next) and float(w_next.arrival_s[0]) < last:
+                raise ValueError(f"simulate_stream: chunk {i + 1} (t0={nxt[0]:g}) starts at "
+                                 f"{float(w_next.arrival_s[0]):g} s, before the previous chunk's last arrival "
+                                 f"({last:g} s): chunks must be in time order")
             sim.run(until=t1)
             sim.events -= 1  # the loop counts the iteration that stopped it; an unstreamed run does not
         acc.chunks += 1

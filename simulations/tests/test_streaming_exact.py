@@ -137,3 +137,11 @@ def test_a_run_stopped_and_resumed_equals_one_run():
     assert got.summary["events"] == ref.summary["events"] + len(stops)  # each stop counts its last look
     for k in ("gpu_hours", "cost_usd", "scale_outs", "completed", "slo_attainment"):
         assert got.summary[k] == ref.summary[k], k
+
+
+def test_chunks_out_of_time_order_are_refused():
+    sc = parse_scenario(_scenario("small_reactive", 2000))
+    w = build_workload(sc)
+    parts = list(chunks_of(w, 600.0))
+    with pytest.raises(ValueError, match="time order"):
+        simulate_stream(sc, workload_chunks=[parts[1], parts[0]])
