@@ -185,7 +185,7 @@ def simulate_stream(scenario, *, trace=None, chunk_s: float = 3600.0, workload_c
         acc.chunks += 1
         acc.max_window = max(acc.max_window, int(sim.n))
         if nxt is not None:
-            base = window.oldest_unfinished(sim) if trim else 0
+            base = window.trim_base(sim) if trim else 0
             acc.fold_requests(sim, base)
             acc.fold_events(sim)
             acc.fold_timeline(sim)

@@ -17,11 +17,10 @@ still come first, as in one run).
 chunk plus every request that arrived after the oldest in-flight request. A request that stays in flight for long
 (deferred batch work, a deep overload queue) holds the window open behind it.
 
-**Policies.** Ids may only be shifted where the engine knows them. A policy that keeps request ids or reads
-``observed()`` history across chunk boundaries (global queues, forecasting long-term scalers, completion /
-arrival hooks) is not ``stream_safe``: its run keeps the whole window (``base`` stays 0: exact, memory grows as
-in an unstreamed run); a policy may opt in by setting ``stream_safe = True`` (it holds no request id) or by
-defining ``rebase(sim, base)`` (shift its own ids).
+**Policies.** Ids may only be shifted where the engine knows them. A policy that keeps request ids across events
+must define ``rebase(sim, base)`` (shift its own) or the run keeps the whole window (``base`` stays 0: exact,
+memory grows as in an unstreamed run); one that keeps none says ``stream_safe = True``. A policy reading
+``observed()`` history declares how far back (``observed_history_s``): those arrivals stay in the window.
 """
 
 from __future__ import annotations
@@ -69,6 +68,23 @@ def stream_safe(sim) -> bool:
         if not getattr(policy, "stream_safe", False):
             return False
     return True
+
+
+def history_s(sim) -> float:
+    """The longest ``observed()`` history (seconds before now) a policy declares it reads (``observed_history_s``)."""
+    return max([float(getattr(p, "observed_history_s", 0.0) or 0.0) for p in (
+        sim.autoscaler, sim.scheduler, sim.region_router, sim.endpoint_router, sim.instance_router)])
+
+
+def trim_base(sim) -> int:
+    """How many window rows a streamed run may drop now: below the oldest unfinished request, and below the
+    arrivals a policy still reads through ``observed()`` (``history_s``)."""
+    base = oldest_unfinished(sim)
+    h = history_s(sim)
+    if h > 0 and base:
+        keep = int(np.searchsorted(np.asarray(sim.req_arr)[:base], sim.now - h, side="left"))
+        base = min(base, keep)
+    return base
 
 
 def prepare(sim) -> None:
