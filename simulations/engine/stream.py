@@ -2,12 +2,12 @@
 
 ``simulate_stream(scenario, trace=None, chunk_s=3600)`` runs ONE continuous simulation fed chunk by chunk
 (``chunk_s`` of simulated time each; a Parquet trace read in row batches through pyarrow, a synthetic workload one
-generated day at a time): the ``Simulator`` runs to the next chunk's start (``run(until=t)``), the requests
-finished below the oldest one still in flight are folded into a ``StreamAccumulator`` (streamacc.py) and their
-per-request rows dropped, the next chunk is appended (window.py). So the streamed run is the unstreamed run
+generated day at a time): the ``Simulator`` runs to the next chunk's start (``run(until=t)``), the finished
+requests are folded into a ``StreamAccumulator`` (streamacc.py) and their per-request rows dropped, the next
+chunk is appended (window.py). So the streamed run is the unstreamed run
 (same events, same decisions): counts, GPU-hours, cost, energy, scale events, SLO attainment and means are the
-unstreamed run's; memory holds the request window (from the oldest request in flight to the current chunk's end;
-see window.py for the bound and for the policies that keep the whole window). The per-request table of the
+unstreamed run's; memory holds the requests in flight and the current chunk (see window.py for the bound and for the
+policies that keep every row). The per-request table of the
 default mode (``simulate``) stays the default; streaming is chosen by ``--stream`` on the light CLI
 (``python -m simulations.engine.run``) and by the month benchmark.
 
@@ -185,11 +185,12 @@ def simulate_stream(scenario, *, trace=None, chunk_s: float = 3600.0, workload_c
         acc.chunks += 1
         acc.max_window = max(acc.max_window, int(sim.n))
         if nxt is not None:
-            base = window.trim_base(sim) if trim else 0
-            acc.fold_requests(sim, base)
+            keep = window.keep_mask(sim) if trim else None
+            if keep is not None:
+                acc.fold_requests(sim, np.flatnonzero(~keep))
             acc.fold_events(sim)
             acc.fold_timeline(sim)
-            window.extend(sim, window.prepare_chunk(sim, w_next), base)
+            window.extend(sim, window.prepare_chunk(sim, w_next), keep)
             del w_next
         if on_chunk is not None:
             on_chunk(i, t0, ChunkInfo({

@@ -1,6 +1,6 @@
 """What a streamed replay reports (issue 15 item 2), accumulated online from one continuous simulation.
 
-``StreamAccumulator`` folds finished requests out of the run's request window (window.py) before their rows are
+``StreamAccumulator`` folds finished requests out of the run's request window (window.py) as their rows are
 dropped, and the run's scaling events and timeline samples before they are cleared; at the end it folds the rest
 (requests still unfinished count as dropped, reason ``unfinished``, as in ``build_result``) and reads the fleet's
 instance-hours, GPU-hours, cost and energy from the run's instances with the same code as the per-request result
@@ -49,41 +49,45 @@ class StreamAccumulator:
         self.samples: dict[int, np.ndarray] = {}
 
     # ------------------------------------------------------------------ folding
-    def fold_requests(self, sim, hi: int, final: bool = False) -> None:
-        """Fold window rows ``[0, hi)``: finished requests (all rows when ``final``)."""
+    def fold_requests(self, sim, rows: np.ndarray, final: bool = False) -> None:
+        """Fold the window rows ``rows`` (sorted indices): finished requests (any request when ``final``)."""
+        hi = int(rows.size)
         if hi <= 0:
             return
         w = sim.workload
-        arr = w.arrival_s[:hi]
-        tier = np.asarray(w.tier[:hi], dtype=np.int64)
-        out = w.output_tokens[:hi]
-        t_first = np.asarray(sim.t_first)[:hi]
-        t_done = np.asarray(sim.t_done)[:hi]
+        arr = w.arrival_s[rows]
+        tier = np.asarray(w.tier[rows], dtype=np.int64)
+        out = w.output_tokens[rows]
+        t_first = np.asarray(sim.t_first)[rows]
+        t_done = np.asarray(sim.t_done)[rows]
         dropped = np.zeros(hi, dtype=bool)
         why_of = {}
-        for rid, why in sim.dropped.items():
-            if rid < hi:
-                dropped[rid] = True
-                why_of[rid] = why
+        if sim.dropped:
+            pos = {int(r): j for j, r in enumerate(rows.tolist())} if not final else None
+            for rid, why in sim.dropped.items():
+                j = rid if final else pos.get(rid)
+                if j is not None:
+                    dropped[j] = True
+                    why_of[j] = why
         done = ~np.isnan(t_done) & ~dropped
         if not final and not (done | dropped).all():
-            raise AssertionError("fold_requests: a request below the window base is still in flight")
+            raise AssertionError("fold_requests: a request still in flight was to leave the window")
         ttft = t_first - arr
         e2e = t_done - arr
-        queueing = np.asarray(sim.t_admit)[:hi] - arr
+        queueing = np.asarray(sim.t_admit)[rows] - arr
         multi = out > 1
         with np.errstate(invalid="ignore", divide="ignore"):
             tbt = (t_done - t_first) / np.maximum(out - 1, 1)
-        tbt_max = np.asarray(sim.tbt_max)[:hi]
-        met = self._slo_met(sim, w, hi, done, ttft, e2e, t_done)
-        pre = np.asarray(sim.preempted)[:hi]
+        tbt_max = np.asarray(sim.tbt_max)[rows]
+        met = self._slo_met(sim, w, rows, done, ttft, e2e, t_done)
+        pre = np.asarray(sim.preempted)[rows]
         self.requests += hi
         self.completed += int(done.sum())
         self.slo_met += int(met.sum())
         self.preemptions += int(pre.sum())
         self.requests_preempted += int((pre > 0).sum())
         self.max_preemptions = max(self.max_preemptions, int(pre.max()))
-        self.last_arrival = max(self.last_arrival, float(arr[-1]))
+        self.last_arrival = max(self.last_arrival, float(arr.max()))
         values = {"ttft": ttft, "e2e": e2e, "queueing": queueing, "tbt_mean": tbt, "tbt_max": tbt_max}
         dm = done & multi
         for key, x in values.items():
@@ -107,16 +111,16 @@ class StreamAccumulator:
                 left = int((sel & ~done & ~dropped).sum())
                 if left:
                     reasons["unfinished"] = reasons.get("unfinished", 0) + left
-        self._hourly(arr, np.asarray(sim.served_ep)[:hi], tier, done, met, ttft, e2e)
+        self._hourly(arr, np.asarray(sim.served_ep)[rows], tier, done, met, ttft, e2e)
 
     @staticmethod
-    def _slo_met(sim, w, hi, done, ttft, e2e, t_done) -> np.ndarray:
+    def _slo_met(sim, w, rows, done, ttft, e2e, t_done) -> np.ndarray:
         """build_result's rule, per tier: TTFT within the tier's target and done by the deadline (else within the
         tier's E2E target)."""
         met = done.copy()
-        tier = w.tier[:hi]
-        deadline = w.deadline_s[:hi] if w.deadline_s is not None else None
-        arr = w.arrival_s[:hi]
+        tier = w.tier[rows]
+        deadline = w.deadline_s[rows] if w.deadline_s is not None else None
+        arr = w.arrival_s[rows]
         for i, name in enumerate(TIERS):
             sel = tier == i
             if not sel.any():
@@ -193,7 +197,7 @@ class StreamAccumulator:
         from simulations.engine.energy import add_energy
         from simulations.engine.metrics import _floors, usage_block
 
-        self.fold_requests(sim, int(sim.n), final=True)
+        self.fold_requests(sim, np.arange(int(sim.n)), final=True)
         self.fold_events(sim, final=True)
         self.fold_timeline(sim)
         end = max(sim.t_work, self.last_arrival)
@@ -228,7 +232,7 @@ class StreamAccumulator:
                 "hourly_endpoints": self._endpoint_rows(sim, end), "usage": usage, "result_mode": "streaming",
                 "percentile_rel_error": REL_ERR,
                 "window": {"exact": True, "max_requests_held": self.max_window,
-                           "trimmed": bool(getattr(sim, "rid_base", 0))}}
+                           "trimmed": bool(getattr(sim, "rows_dropped", 0))}}
 
     def _hourly_rows(self) -> list:
         names = self.endpoint_names + ["(not served)"]

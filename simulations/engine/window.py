@@ -1,26 +1,26 @@
-"""The sliding request window of a streamed run (issue 15 item 2): one continuous simulation whose per-request
-arrays hold only the requests from the oldest one still in flight onwards.
+"""The request window of a streamed run (issue 15 item 2): one continuous simulation whose per-request arrays hold
+only the requests in flight (and those not arrived yet of the current chunk).
 
 A streamed run (stream.py) is one ``Simulator`` run chunk by chunk: ``sim.run(until=t1)`` processes every event
-before ``t1`` (the next chunk's first instant), then ``extend(sim, chunk, base)`` appends the next chunk's
-requests and drops the first ``base`` rows of every per-request array: requests already finished (completed or
-dropped) below the oldest one still in flight, folded into the accumulator just before. Request ids are
-positions in the window: dropping ``base`` rows shifts every id the engine holds by ``-base`` (instances'
-waiting queues, running sets, finish heaps, prefill and swap lists, endpoint backlogs, queued deliveries, the
-drop log). A uniform shift keeps every comparison between ids, so heap orders and tie-breaks are those of the
-unstreamed run; times are never shifted (absolute simulated seconds throughout), so the arithmetic is the
-same; the network delay of a request is drawn from its global id (``ShiftedDelays``). The loop itself is the
-default one (``run(until)`` stops before the first event at or after ``until``, so arrivals at that instant
-still come first, as in one run).
+before ``t1`` (the next chunk's first instant); then the finished requests (completed or dropped) are folded into
+the accumulator and ``extend(sim, chunk, keep)`` keeps only the other rows of every per-request array, renumbered
+in order, and appends the next chunk's requests. Request ids are window positions: every id the engine holds is
+renumbered (instances' waiting queues, running sets, finish heaps, prefill / swap / eviction lists, endpoint
+backlogs, queued cross-region deliveries, the drop log). The renumbering is increasing, so every comparison
+between ids stands and heap orders and tie-breaks are those of the unstreamed run; times are never shifted
+(absolute simulated seconds throughout), so the arithmetic is the same; a request's network delay is drawn from
+its global id (``GlobalDelays``). The loop is the default one (``run(until)`` stops before the first event at or
+after ``until``, so arrivals at that instant still come first, as in one run).
 
-**Bound.** The window spans the requests from the oldest unfinished one to the last one added: at most one
-chunk plus every request that arrived after the oldest in-flight request. A request that stays in flight for long
-(deferred batch work, a deep overload queue) holds the window open behind it.
+**Bound.** After each chunk the window holds the requests in flight plus the next chunk's: memory follows the
+number of requests in flight (deep overload queues, deferred batch work), not the horizon; a request that stays in
+flight long costs its own row only (about 100 bytes of arrays plus its queue entry), not the rows after it.
 
-**Policies.** Ids may only be shifted where the engine knows them. A policy that keeps request ids across events
-must define ``rebase(sim, base)`` (shift its own) or the run keeps the whole window (``base`` stays 0: exact,
-memory grows as in an unstreamed run); one that keeps none says ``stream_safe = True``. A policy reading
-``observed()`` history declares how far back (``observed_history_s``): those arrivals stay in the window.
+**Policies.** Ids may only be renumbered where the engine knows them. A policy that keeps request ids across
+events must define ``rebase(sim, remap)`` (``remap[old id]`` = new id, -1 = gone) or the run keeps every row
+(exact, memory as an unstreamed run); one that keeps none says ``stream_safe = True``. A policy reading
+``observed()`` history declares how far back (``observed_history_s``): those arrivals stay in the window
+(``observed()`` then starts at the oldest row kept, finished rows before the history cut are gone).
 """
 
 from __future__ import annotations
@@ -48,21 +48,26 @@ STATE_ARRAYS = (
 OPTIONAL_COLUMNS = ("deadline_s", "predicted_output_tokens", "ttft_slo_s", "tpot_slo_s", "class_id")
 
 
-class ShiftedDelays:
-    """The run's ``NetworkDelays`` read by global request id: window id + ``base`` (the ids dropped so far)."""
+class GlobalDelays:
+    """The run's ``NetworkDelays`` read by global request id (``gid[rid]``: the request's position in the whole
+    replay), so a request's delay does not depend on where the window put it."""
 
     def __init__(self, inner) -> None:
         self.inner = inner
-        self.base = 0
+        self.gid = np.zeros(0, dtype=np.int64)
 
     def __getitem__(self, rid: int) -> float:
-        return self.inner[rid + self.base]
+        return self.inner[int(self.gid[rid])]
+
+
+POLICY_SLOTS = ("autoscaler", "scheduler", "region_router", "endpoint_router", "instance_router")
 
 
 def stream_safe(sim) -> bool:
-    """Whether the run's window may drop finished requests: every policy holds no request id across events (or
-    shifts its own by ``rebase``)."""
-    for policy in (sim.autoscaler, sim.scheduler, sim.region_router, sim.endpoint_router, sim.instance_router):
+    """Whether the run may drop finished requests' rows: every policy holds no request id across events (or
+    renumbers its own by ``rebase``)."""
+    for slot in POLICY_SLOTS:
+        policy = getattr(sim, slot)
         if hasattr(policy, "rebase"):
             continue
         if not getattr(policy, "stream_safe", False):
@@ -72,46 +77,44 @@ def stream_safe(sim) -> bool:
 
 def history_s(sim) -> float:
     """The longest ``observed()`` history (seconds before now) a policy declares it reads (``observed_history_s``)."""
-    return max([float(getattr(p, "observed_history_s", 0.0) or 0.0) for p in (
-        sim.autoscaler, sim.scheduler, sim.region_router, sim.endpoint_router, sim.instance_router)])
-
-
-def trim_base(sim) -> int:
-    """How many window rows a streamed run may drop now: below the oldest unfinished request, and below the
-    arrivals a policy still reads through ``observed()`` (``history_s``)."""
-    base = oldest_unfinished(sim)
-    h = history_s(sim)
-    if h > 0 and base:
-        keep = int(np.searchsorted(np.asarray(sim.req_arr)[:base], sim.now - h, side="left"))
-        base = min(base, keep)
-    return base
+    return max(float(getattr(getattr(sim, slot), "observed_history_s", 0.0) or 0.0) for slot in POLICY_SLOTS)
 
 
 def prepare(sim) -> None:
     """Before the first ``run``: global-id network delays, later chunks announced (ticks and samples go on)."""
-    sim.net_delay = ShiftedDelays(sim.net_delay)
-    sim.rid_base = 0
+    sim.net_delay = GlobalDelays(sim.net_delay)
+    sim.net_delay.gid = np.arange(int(sim.n), dtype=np.int64)
+    sim.next_gid = int(sim.n)
+    sim.rows_dropped = 0
     sim.more_arrivals = True
 
 
-def oldest_unfinished(sim) -> int:
-    """Window position of the first request not finished yet (completed or dropped); the arrived count if all."""
+def finished(sim) -> np.ndarray:
+    """Per arrived window row: finished (completed or dropped)."""
     k = int(sim.n_arrived)
-    if k == 0:
-        return 0
-    todo = np.isnan(np.asarray(sim.t_done)[:k])
+    fin = ~np.isnan(np.asarray(sim.t_done)[:k])
     if sim.dropped:
         ids = np.fromiter(sim.dropped.keys(), dtype=np.int64, count=len(sim.dropped))
-        todo[ids[ids < k]] = False
-    first = int(np.argmax(todo))
-    return first if todo[first] else k
+        fin[ids[ids < k]] = True
+    return fin
+
+
+def keep_mask(sim) -> np.ndarray:
+    """Window rows to keep now: requests not finished (or not arrived yet), and the arrivals a policy still reads
+    through ``observed()`` (``history_s``)."""
+    n, k = int(sim.n), int(sim.n_arrived)
+    keep = np.ones(n, dtype=bool)
+    keep[:k] = ~finished(sim)
+    h = history_s(sim)
+    if h > 0:
+        cut = int(np.searchsorted(np.asarray(sim.req_arr)[:k], sim.now - h, side="left"))
+        keep[cut:k] = True
+    return keep
 
 
 def in_flight(sim) -> int:
     """Requests arrived and not finished (completed or dropped)."""
-    k = int(sim.n_arrived)
-    todo = int(np.isnan(np.asarray(sim.t_done)[:k]).sum())
-    return todo - sum(1 for r in sim.dropped if r < k and np.isnan(sim.t_done[r]))
+    return int((~finished(sim)).sum())
 
 
 def prepare_chunk(sim, chunk):
@@ -137,16 +140,19 @@ def prepare_chunk(sim, chunk):
     return chunk
 
 
-def extend(sim, chunk, base: int) -> None:
-    """Drop the first ``base`` window rows (finished, already folded) and append ``chunk`` (a Workload from
-    ``prepare_chunk``, arrivals at or after the time the run stopped)."""
+def extend(sim, chunk, keep: np.ndarray | None = None) -> None:
+    """Keep the window rows ``keep`` (None: all; the others are finished and already folded), renumbered in
+    order, and append ``chunk`` (a Workload from ``prepare_chunk``, arrivals at or after the run's stop time)."""
     from simulations.engine.workload import Workload
 
     n = int(sim.n)
+    idx = np.flatnonzero(keep) if keep is not None and not keep.all() else None
+    sel = idx if idx is not None else slice(0, n)
+    n_kept = int(idx.size) if idx is not None else n
     w = sim.workload
     cols = {}
     for name in ("arrival_s", "input_tokens", "output_tokens", "tier", "model", "region"):
-        cols[name] = np.concatenate([getattr(w, name)[base:n], getattr(chunk, name)])
+        cols[name] = np.concatenate([getattr(w, name)[sel], getattr(chunk, name)])
     for name in OPTIONAL_COLUMNS:
         a, b = getattr(w, name), getattr(chunk, name)
         if a is None and b is None:
@@ -154,7 +160,7 @@ def extend(sim, chunk, base: int) -> None:
             continue
         fill = np.nan if name in ("deadline_s", "ttft_slo_s", "tpot_slo_s") else -1
         dtype = (a if a is not None else b).dtype
-        a = a[base:n] if a is not None else np.full(n - base, fill, dtype=dtype)
+        a = a[sel] if a is not None else np.full(n_kept, fill, dtype=dtype)
         b = b if b is not None else np.full(len(chunk), fill, dtype=dtype)
         cols[name] = np.concatenate([a, b])
     nw = Workload(model_names=w.model_names, region_names=w.region_names, **cols)
@@ -162,60 +168,66 @@ def extend(sim, chunk, base: int) -> None:
     sim.workload = nw
     for attr, dtype, col in REQUEST_ARRAYS:
         setattr(sim, attr, memoryview(np.ascontiguousarray(getattr(nw, col), dtype=dtype)))
-    prio = np.asarray(sim.req_prio)[base:n]  # may have been escalated by a queue manager
-    new_prio = (chunk.tier == TIER_INDEX["NIW"]).astype(np.int8)
-    sim.req_prio = memoryview(np.concatenate([prio, new_prio]))
+    prio = np.asarray(sim.req_prio)[sel]  # may have been escalated by a queue manager
+    sim.req_prio = memoryview(np.concatenate([prio, (chunk.tier == TIER_INDEX["NIW"]).astype(np.int8)]))
     for attr, dtype, fill in STATE_ARRAYS:
         a = np.empty(m, dtype=dtype)
-        a[:n - base] = np.asarray(getattr(sim, attr))[base:n]
-        a[n - base:] = fill
+        a[:n_kept] = np.asarray(getattr(sim, attr))[sel]
+        a[n_kept:] = fill
         setattr(sim, attr, memoryview(a))
+    delays = sim.net_delay
+    delays.gid = np.concatenate([delays.gid[sel], np.arange(sim.next_gid, sim.next_gid + len(chunk), dtype=np.int64)])
+    sim.next_gid += len(chunk)
     sim.req_pred_out = nw.predicted_output_tokens
     sim.n = m
-    if base:
-        _shift_ids(sim, base)
+    if idx is not None:
+        remap = np.full(n, -1, dtype=np.int64)
+        remap[idx] = np.arange(n_kept, dtype=np.int64)
+        sim.n_arrived = int(np.count_nonzero(keep[:int(sim.n_arrived)]))
+        sim.rows_dropped += n - n_kept
+        _remap_ids(sim, remap)
     sim._bind_views()
 
 
-def _shift_ids(sim, b: int) -> None:
-    """Every request id the engine holds, minus ``b`` (ids below ``b`` are finished: only stale entries remain)."""
-    sim.n_arrived -= b
-    sim.rid_base += b
-    sim.net_delay.base += b
+def _remap_ids(sim, remap: np.ndarray) -> None:
+    """Every request id the engine holds, renumbered (``remap[old]``; -1: a finished request's row, gone: only
+    stale entries can name it). The map is increasing on the kept rows, so every comparison between ids stands."""
+    new = remap.tolist()
     for inst in sim.instances:
         if inst.state == RELEASED:
             inst.runs_i0, inst.runs_meta, inst.runs_old = [], [], []  # read only for its running requests
             if not (inst.waiting or inst.running or inst.fin_heap or inst.swapped or inst.pending):
                 continue
         if inst.waiting:
-            inst.waiting[:] = [(k, s, r - b) for k, s, r in inst.waiting]  # same positions: still a heap / sorted
+            inst.waiting[:] = [(k, s, new[r]) for k, s, r in inst.waiting]  # same positions: still a heap / sorted
         if inst.running:
-            items = [(r - b, v) for r, v in inst.running.items()]  # same insertion order
+            items = [(new[r], v) for r, v in inst.running.items()]  # same insertion order
             inst.running.clear()
             inst.running.update(items)
         if inst.fin_heap:
             fh = inst.fin_heap
-            fh[:] = [(f, r - b) for f, r in fh if r >= b]  # entries of finished requests are stale: gone
+            fh[:] = [(f, new[r]) for f, r in fh if new[r] >= 0]  # entries of finished requests are stale: gone
             heapify(fh)
-        for entry in inst.prefilling:  # shared with a chunked-prefill step's batch: shifted in place
-            entry[0] -= b
+        for entry in inst.prefilling:  # shared with a chunked-prefill step's batch: renumbered in place
+            entry[0] = new[entry[0]]
         if inst.batch and not isinstance(inst.batch[0], tuple):
-            inst.batch[:] = [r - b for r in inst.batch]
+            inst.batch[:] = [new[r] for r in inst.batch]
         if inst.swapped:
-            inst.swapped[:] = [r - b for r in inst.swapped]
+            inst.swapped[:] = [new[r] for r in inst.swapped]
         if inst.pending:
-            inst.pending[:] = [(r - b, s) for r, s in inst.pending]
+            inst.pending[:] = [(new[r], s) for r, s in inst.pending]
     for ep in sim.endpoints:
         if ep.backlog:
-            ep.backlog[:] = [r - b for r in ep.backlog]
+            ep.backlog[:] = [new[r] for r in ep.backlog]
     heap = sim.heap
     for j, ev in enumerate(heap):
         if ev[2] == EV_DELIVER:  # (t, seq, kind, rid, endpoint): ordered by (t, seq), the id is never compared
-            heap[j] = (ev[0], ev[1], ev[2], ev[3] - b, ev[4])
-    sim.dropped = {r - b: why for r, why in sim.dropped.items() if r >= b}
-    sim.cold_started = {r - b for r in sim.cold_started if r >= b}
+            heap[j] = (ev[0], ev[1], ev[2], new[ev[3]], ev[4])
+    sim.dropped = {new[r]: why for r, why in sim.dropped.items() if new[r] >= 0}
+    sim.cold_started = {new[r] for r in sim.cold_started if new[r] >= 0}
     if sim._done_buf:
-        sim._done_buf = [r - b for r in sim._done_buf if r >= b]
-    for policy in (sim.autoscaler, sim.scheduler, sim.region_router, sim.endpoint_router, sim.instance_router):
+        sim._done_buf = [new[r] for r in sim._done_buf if new[r] >= 0]
+    for slot in POLICY_SLOTS:
+        policy = getattr(sim, slot)
         if hasattr(policy, "rebase"):
-            policy.rebase(sim, b)
+            policy.rebase(sim, remap)

@@ -133,10 +133,10 @@ class NIWQueueManager:
         if len(q) > self.max_len:
             self.max_len = len(q)
 
-    def rebase(self, sim, base: int) -> None:
-        """A streamed run dropped ``base`` finished requests' rows (engine/window.py): shift the held ids."""
+    def rebase(self, sim, remap) -> None:
+        """A streamed run dropped finished requests' rows (engine/window.py): renumber the held ids."""
         for q in self.queues.values():
-            shifted = [rid - base for rid in q]
+            shifted = [int(remap[rid]) for rid in q]
             q.clear()
             q.extend(shifted)
 
@@ -214,8 +214,8 @@ class ReactiveUnifiedWithQueue(ReactiveUnified):
     def on_arrival(self, sim, rid, now):
         return self.queue.offer(sim, rid, now)
 
-    def rebase(self, sim, base: int) -> None:
-        self.queue.rebase(sim, base)
+    def rebase(self, sim, remap) -> None:
+        self.queue.rebase(sim, remap)
 
     def on_request(self, sim, endpoint, now, rid):
         self.queue.note_request(sim, endpoint, rid, now)
