@@ -166,3 +166,21 @@ def test_policies_holding_queued_requests_and_reading_history_stream_exactly(str
     st = simulate_stream(sc, workload_chunks=chunks_of(w, 600.0)).to_dict()
     _assert_same(st, exact)
     assert st["window"]["trimmed"] and st["window"]["max_requests_held"] < len(w)
+
+
+def test_a_parquet_trace_read_in_batches_streams_like_the_whole_file(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from simulations.engine.run import light_workload
+    from simulations.engine.traceio import read_trace_arrays
+
+    cols = read_trace_arrays(ROOT / "fixtures" / "traces" / "azure_code_2023.csv")
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({k: cols[k] for k in ("arrival_s", "input_tokens", "output_tokens")}), path,
+                   row_group_size=1000)
+    sc = parse_scenario(json.loads((ROOT / "fixtures" / "scenarios" / "code_anchor.json").read_text()))
+    exact = simulate(sc, light_workload(sc, str(path)))
+    st = simulate_stream(sc, trace=str(path), chunk_s=600.0).to_dict()
+    _assert_same(st, exact)
+    assert st["summary"]["chunks"] == 6 and st["window"]["max_requests_held"] < len(cols["arrival_s"])
