@@ -134,41 +134,7 @@ def build_result(sim, wall_s: float) -> SimulationResult:
             tiers[name] = b
 
     end = max(sim.t_work, float(arr[-1]) if len(arr) else 0.0)
-    usage_map: dict = {}
-    for inst in sim.instances:
-        ep = inst.endpoint
-        key = (ep.region, ep.model)
-        u = usage_map.setdefault(key, {"region": ep.region, "model": ep.model, "deployment": ep.spec.name,
-                                        "gpus_per_instance": ep.spec.gpus_per_instance,
-                                        "price_per_instance_hour": ep.spec.on_demand_price,
-                                        "provisioning_s": 0.0, "busy_s": 0.0, "idle_s": 0.0, "instances_used": 0})
-        stop = inst.t_released if inst.state == RELEASED else end
-        ready = min(inst.t_ready, stop)
-        u["provisioning_s"] += max(0.0, ready - inst.t_requested)
-        window = max(0.0, stop - ready)
-        busy = min(inst.busy_s, window)
-        u["busy_s"] += busy
-        u["idle_s"] += window - busy
-        u["instances_used"] += 1
-    _add_nominal_provisioning(sim, usage_map)
-    usage = []
-    tot = {"instance_hours": 0.0, "gpu_hours": 0.0, "serving_gpu_hours": 0.0, "idle_gpu_hours": 0.0,
-           "provisioning_gpu_hours": 0.0, "cost_usd": 0.0}
-    for key in sorted(usage_map):
-        u = usage_map.pop(key)
-        g = u["gpus_per_instance"]
-        prov_h, busy_h, idle_h = u.pop("provisioning_s") / 3600, u.pop("busy_s") / 3600, u.pop("idle_s") / 3600
-        inst_h = prov_h + busy_h + idle_h
-        u.update({
-            "instance_hours": inst_h, "serving_instance_hours": busy_h, "idle_instance_hours": idle_h,
-            "provisioning_instance_hours": prov_h, "gpu_hours": inst_h * g, "serving_gpu_hours": busy_h * g,
-            "idle_gpu_hours": idle_h * g, "provisioning_gpu_hours": prov_h * g,
-            "cost_usd": inst_h * u["price_per_instance_hour"],
-        })
-        usage.append(u)
-        for k in tot:
-            tot[k] += u[k]
-
+    usage, tot = usage_block(sim, end, nominal_provisioning(sim, sim.scaling_events))
     # spot pool occupancy up to the end
     sim.spot_flush(end)
     spot_hours = {name: s / 3600 for name, s in zip(sim.region_names, sim.spot_seconds, strict=False)}
@@ -210,6 +176,51 @@ def build_result(sim, wall_s: float) -> SimulationResult:
                             instances=instances, slo=slo_block)
 
 
+def usage_block(sim, end: float, nominal: dict | None = None) -> tuple[list, dict]:
+    """Per (region, model): instance-hours (provisioning, busy, idle), GPU-hours and cost of every instance the
+    run used up to ``end``; and their totals. ``nominal``: (region, model) -> nominal provisioning delays
+    (``nominal_provisioning``). Also used by the streamed replay (stream.py) at its end."""
+    usage_map: dict = {}
+    for inst in sim.instances:
+        ep = inst.endpoint
+        key = (ep.region, ep.model)
+        u = usage_map.setdefault(key, {"region": ep.region, "model": ep.model, "deployment": ep.spec.name,
+                                        "gpus_per_instance": ep.spec.gpus_per_instance,
+                                        "price_per_instance_hour": ep.spec.on_demand_price,
+                                        "provisioning_s": 0.0, "busy_s": 0.0, "idle_s": 0.0, "instances_used": 0})
+        stop = inst.t_released if inst.state == RELEASED else end
+        ready = min(inst.t_ready, stop)
+        u["provisioning_s"] += max(0.0, ready - inst.t_requested)
+        window = max(0.0, stop - ready)
+        busy = min(inst.busy_s, window)
+        u["busy_s"] += busy
+        u["idle_s"] += window - busy
+        u["instances_used"] += 1
+    for key, delays in (nominal or {}).items():
+        if key in usage_map:
+            for s in delays:  # one by one, in event order (the same float sums as ever)
+                usage_map[key]["provisioning_s"] += s
+    usage = []
+    tot = {"instance_hours": 0.0, "gpu_hours": 0.0, "serving_gpu_hours": 0.0, "idle_gpu_hours": 0.0,
+           "provisioning_gpu_hours": 0.0, "cost_usd": 0.0}
+    for key in sorted(usage_map):
+        u = usage_map.pop(key)
+        g = u["gpus_per_instance"]
+        prov_h, busy_h, idle_h = u.pop("provisioning_s") / 3600, u.pop("busy_s") / 3600, u.pop("idle_s") / 3600
+        inst_h = prov_h + busy_h + idle_h
+        u.update({
+            "instance_hours": inst_h, "serving_instance_hours": busy_h, "idle_instance_hours": idle_h,
+            "provisioning_instance_hours": prov_h, "gpu_hours": inst_h * g, "serving_gpu_hours": busy_h * g,
+            "idle_gpu_hours": idle_h * g, "provisioning_gpu_hours": prov_h * g,
+            "cost_usd": inst_h * u["price_per_instance_hour"],
+        })
+        usage.append(u)
+        for k in tot:
+            tot[k] += u[k]
+
+    return usage, tot
+
+
 def preemption_summary(sim) -> dict:
     """Preemptions per request (issue 14): the largest count any single request suffered, the 99th percentile over
     all requests, how many requests were preempted at least once; and what ``engine.over_context`` did
@@ -225,15 +236,19 @@ def preemption_summary(sim) -> dict:
     }
 
 
-def _add_nominal_provisioning(sim, usage_map: dict) -> None:
+def nominal_provisioning(sim, events) -> dict:
     """With ``engine.instant_provisioning`` instances serve at once; as the SageServe authors' plotting does, the
-    nominal start-up delay of every scale-out (logged on its event) is added afterwards as provisioning time."""
+    nominal start-up delay of every scale-out (logged on its event) is added afterwards as provisioning time:
+    (region, model) -> the delays (seconds) of its scale-outs among ``events``, in event order."""
+    out: dict = {}
     if not sim.engine.instant_provisioning:
-        return
+        return out
     by_name = {ep.name: (ep.region, ep.model) for ep in sim.endpoints}
-    for e in sim.scaling_events:
-        if e["action"] == "scale_out" and e["endpoint"] in by_name and by_name[e["endpoint"]] in usage_map:
-            usage_map[by_name[e["endpoint"]]]["provisioning_s"] += float(e.get("delay_s") or 0.0)
+    for e in events:
+        if e["action"] == "scale_out" and e["endpoint"] in by_name:
+            key = by_name[e["endpoint"]]
+            out.setdefault(key, []).append(float(e.get("delay_s") or 0.0))
+    return out
 
 
 def _floors(sim, end: float, gpu_hours: float) -> dict:

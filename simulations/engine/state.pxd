@@ -29,4 +29,4 @@ cdef class RunState:
     cdef public bint _h_batch, _h_complete, _h_release, _h_any
     cdef public list _done_buf
 
-    cdef _bind_views(self)
+    cpdef _bind_views(self)

@@ -132,7 +132,7 @@ def test_a_one_chunk_stream_reproduces_the_exact_run():
     assert sum(r["completed"] for r in st["hourly"]) == e["completed"]
 
 
-def test_hourly_chunks_carry_the_fleet_over_and_count_every_request():
+def test_hourly_chunks_count_every_request_once():
     d = _load("small_reactive")
     d["workload"]["synthetic"]["total_requests"] = 8000
     sc = parse_scenario(d)

@@ -42,6 +42,9 @@ class Autoscaler:
     wants_batch_hook = False
     wants_completion_hook = False
     wants_release_hook = False
+    # a streamed run (window.py) may drop finished requests' rows only if the policy keeps no request id and reads
+    # no observed() history across chunks: True for the stock scalers below, False unless a policy says so
+    stream_safe = False
 
     def __init__(self, params: dict, rng: np.random.Generator) -> None:
         self.params = dict(params or {})
@@ -111,12 +114,14 @@ class ScaleLock:
 @register(PolicyKind.AUTOSCALER, "static")
 class Static(Autoscaler):
     """Fixed instance counts per endpoint (the scenario's ``initial``)."""
+    stream_safe = True
 
 
 @register(PolicyKind.AUTOSCALER, "peak")
 class PeakProvisioning(Autoscaler):
     """Static counts sized from the trace itself (an oracle baseline): for each (region, model), the peak
     input TPS over ``window_s`` windows of requests originating there, / theta_tps x (1 + headroom)."""
+    stream_safe = True
 
     def prepare_fleet(self, fleet, workload):
         window = float(self.params.get("window_s", 60.0))
@@ -146,6 +151,7 @@ class ReactiveUnified(Autoscaler):
     memory utilisation > 70% scale out by one (spot of the same model first, then of another model, then
     a new VM), if < 30% scale in by one (donated to the spot pool), with a 15 s cooldown per endpoint and
     the endpoint's min/max bounds. One pool per (region, model) shared by all tiers."""
+    stream_safe = True
 
     wants_request_hook = True
 

@@ -66,6 +66,7 @@ class MemoryUsage(InstanceRouter):
 class LlumnixScaler(Autoscaler):
     """Average-freeness scaling: every ``interval_s`` (10), +1 instance below ``scale_up_below`` (10), -1 above
     ``scale_down_above`` (60), within the endpoint's min/max, one instance at a time."""
+    stream_safe = True
 
     def __init__(self, params, rng):
         super().__init__(params, rng)
@@ -105,6 +106,7 @@ class LlumnixScaler(Autoscaler):
 @register(PolicyKind.AUTOSCALER, "static-n")
 class StaticN(Autoscaler):
     """A fixed fleet of ``instances`` (N) per endpoint, whatever the scenario's initial counts say."""
+    stream_safe = True
 
     def prepare_fleet(self, fleet, workload):
         n = int(self.params.get("instances", 0))

@@ -127,6 +127,16 @@ class LongTerm(Autoscaler):
             self._oracle = workload  # the labelled oracle only: "ahead" never keeps the workload
         return fleet
 
+    # streamed runs (engine/window.py): the held NIW ids are renumbered; observed() must still cover the arrivals
+    # since the last feed and the past hour (searched by time, so a window starting later than t=0 is fine)
+    def rebase(self, sim, remap) -> None:
+        if self.queue is not None:
+            self.queue.rebase(sim, remap)
+
+    @property
+    def observed_history_s(self) -> float:
+        return max(self.period, 3600.0) + self.resolution
+
     def on_arrival(self, sim, rid, now):
         return self.queue.offer(sim, rid, now)
 

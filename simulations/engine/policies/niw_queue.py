@@ -133,6 +133,13 @@ class NIWQueueManager:
         if len(q) > self.max_len:
             self.max_len = len(q)
 
+    def rebase(self, sim, remap) -> None:
+        """A streamed run dropped finished requests' rows (engine/window.py): renumber the held ids."""
+        for q in self.queues.values():
+            shifted = [int(remap[rid]) for rid in q]
+            q.clear()
+            q.extend(shifted)
+
     @property
     def waiting(self) -> int:
         return sum(len(q) for q in self.queues.values())
@@ -206,6 +213,9 @@ class ReactiveUnifiedWithQueue(ReactiveUnified):
 
     def on_arrival(self, sim, rid, now):
         return self.queue.offer(sim, rid, now)
+
+    def rebase(self, sim, remap) -> None:
+        self.queue.rebase(sim, remap)
 
     def on_request(self, sim, endpoint, now, rid):
         self.queue.note_request(sim, endpoint, rid, now)

@@ -15,6 +15,8 @@ NO_UTIL = 1e300
 
 
 class RegionRouter:
+    stream_safe = True  # routes one request at a time, keeps no request id (window.py)
+
     def __init__(self, sim, params: dict) -> None:
         self.sim = sim
         self.threshold = float(params.get("region_threshold", 0.70))
@@ -96,6 +98,8 @@ class RoundRobinRegionRouter(RegionRouter):
 
 
 class EndpointRouter:
+    stream_safe = True  # routes one request at a time, keeps no request id (window.py)
+
     def __init__(self, sim, params: dict) -> None:
         self.sim = sim
 
@@ -124,6 +128,8 @@ class RoundRobinEndpoint(EndpointRouter):
 
 
 class InstanceRouter:
+    stream_safe = True  # routes one request at a time, keeps no request id (window.py)
+
     def __init__(self, sim, params: dict) -> None:
         self.sim = sim
 

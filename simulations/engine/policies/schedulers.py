@@ -19,6 +19,7 @@ TIER_SHIFT = 1e11
 
 class Scheduler:
     dynamic = False
+    stream_safe = True  # orders waiting entries, keeps no request id (window.py)
 
     def __init__(self, params: dict, ttft_slo: list[float]) -> None:
         self.params = params
