@@ -2,7 +2,7 @@
 
     python tests/benchmarks/reproduce_chiron.py --help
     python tests/benchmarks/reproduce_chiron.py --only fig19 --scale 0.1        # minutes at 1/10 scale
-    python tests/benchmarks/reproduce_chiron.py --scale 1 --write-doc           # the full-size Fig. 19 (~10 min)
+    python tests/benchmarks/reproduce_chiron.py --scale 1 --fresh --write-doc   # everything full size (~30 min)
 
 Cases (all on the compiled engine, scenarios from simulations/engine/policies/chiron/scenarios.py):
 
@@ -202,8 +202,9 @@ def main(argv=None) -> int:
     ap.add_argument("--only", choices=["fig19", "estimator", "batchsize", "wb"], action="append",
                     help="run only these cases (repeatable); default all")
     ap.add_argument("--scale", type=float, default=1.0, help="Fig. 19 scale (rate, dump and cap); default 1 = full")
-    ap.add_argument("--wb-scale", type=float, default=0.1, help="W_B sweep scale (rate, queues, cap); default 0.1")
-    ap.add_argument("--wb-queues", default="10000,30000,70000", help="W_B batch queue sizes (at --wb-scale)")
+    ap.add_argument("--wb-scale", type=float, default=1.0, help="W_B sweep scale (rate, queues, cap); default 1 = full")
+    ap.add_argument("--wb-queues", default=None,
+                    help="W_B batch queue sizes, comma-separated (default 100k, 300k, 700k, 1M x --wb-scale)")
     ap.add_argument("--tp", type=int, default=4, help="tensor parallelism of the 70B deployment (2, 4 or 8)")
     ap.add_argument("--fresh", action="store_true", help="ignore cached results")
     ap.add_argument("--write-doc", action="store_true", help="write docs/reproduction_chiron.md from the results")
@@ -217,8 +218,10 @@ def main(argv=None) -> int:
     if "batchsize" in cases:
         results["batchsize"] = cached(f"batchsize_tp{a.tp}", a.fresh, lambda: batchsize(a.tp))
     if "wb" in cases:
-        qs = [int(x) for x in a.wb_queues.split(",")]
-        results["wb"] = cached(f"wb_x{a.wb_scale:g}_{a.wb_queues}", a.fresh, lambda: wb(a.wb_scale, qs))
+        qs = ([int(x) for x in a.wb_queues.split(",")] if a.wb_queues
+              else [round(q * a.wb_scale) for q in (100_000, 300_000, 700_000, 1_000_000)])
+        key = ",".join(str(q) for q in qs)
+        results["wb"] = cached(f"wb_x{a.wb_scale:g}_{key}", a.fresh, lambda: wb(a.wb_scale, qs))
     print(json.dumps(results, indent=1, default=float))
     if a.write_doc:
         from tests.benchmarks.support.chiron_doc import write_doc
