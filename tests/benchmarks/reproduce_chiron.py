@@ -190,8 +190,13 @@ def wb(scale: float, queues: list[int], fresh: bool = False) -> dict:
 
     chiron = [wb_point(scale, "chiron", {}, q, fresh) for q in queues]
     llum = {json.dumps(g): [wb_point(scale, "llumnix", g, q, fresh) for q in queues] for g in WB_GRID}
-    # tuned = the sweep point with the largest queue within SLO, ties broken by the fewest GPU-hours
-    best = max(llum, key=lambda k: (largest(llum[k]), -sum(p["gpu_hours"] for p in llum[k])))
+    # tuned = the sweep point with the largest queue within SLO; ties (e.g. all 0) broken by the best SLO attainment
+    # (mean over the queues of the worse class's attainment: the paper's "maximizes SLO attainment and throughput"),
+    # then by the fewest GPU-hours
+    def attained(points):
+        return sum(min(p["batch"] or 0, p["interactive"] or 0) for p in points) / len(points)
+
+    best = max(llum, key=lambda k: (largest(llum[k]), attained(llum[k]), -sum(p["gpu_hours"] for p in llum[k])))
     return {"scale": scale, "queues": queues, "chiron": chiron, "chiron_largest": largest(chiron),
             "llumnix_tuned_knobs": json.loads(best), "llumnix_tuned": llum[best],
             "llumnix_tuned_largest": largest(llum[best]),
