@@ -247,7 +247,7 @@ KNOBS: dict[str, set[str]] = {
     "Chiron": {"theta", "delta", "interactive_tick_s", "batch_tick_s", "local_queue", "prefill_budget", "z", "kv_room",
                "max_evict_per_change", "global", "scale_out_above", "scale_in_below", "record_estimates",
                "interactive_autoscaler", "batch_autoscaler", "k_groups", "alpha", "window_s", "min_batch",
-               "max_batch", "local", "static_batch", "log_local_steps"},  # policies/chiron/ (policy.py, local.py)
+               "max_batch", "local", "static_batch", "log_local_steps", "measure_first_s", "theta_window_s", "theta_from"},  # policies/chiron/ (policy.py, local.py)
 }
 
 

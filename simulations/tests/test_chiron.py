@@ -247,7 +247,7 @@ def test_algorithm_2_adds_the_smallest_number_of_batch_instances_that_clears_bbp
     # output 100 tokens. The tail waits for 199,999 x 100 tokens: (19,999,900 - 30 s x 1,000) / (1,000 (1 + n))
     # + 30 <= 3,600 needs 1 + n >= 5.59 -> n = 5 new instances (each 1,000 tok/s after their 30 s load), at once
     from simulations.engine.policies.chiron.policy import Chiron
-    pol = Chiron({"z": 0.0}, np.random.default_rng(0))
+    pol = Chiron({"z": 0.0, "measure_first_s": 0}, np.random.default_rng(0))
     for _ in range(30):
         pol.out_stats.add(100.0)
     pol.r_new = 1000.0
@@ -309,3 +309,83 @@ def test_chiron_takes_the_same_decisions_in_fast_and_reference_mode():
         out[mode] = (np.asarray(sim.t_done).copy(), list(sim.autoscaler.events))
     assert out["fast"][1] == out["reference"][1] and out["fast"][1]
     np.testing.assert_allclose(out["fast"][0], out["reference"][0], rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("ttft, expected", [(3600.0, 0), (600.0, 3)])
+def test_algorithm_2_waits_for_a_measured_theta_unless_a_deadline_is_near(ttft, expected):
+    # Theta not measured yet (no batch dispatched): with every deadline more than measure_first_s (900 s) away
+    # nothing is added; a group due in 600 s is acted on with the prior (all 3 free slots: 200,000 x 100 tokens
+    # cannot be done in 600 s by 4 instances at 1,000 tok/s)
+    from simulations.engine.policies.chiron.policy import Chiron
+    pol = Chiron({"z": 0.0}, np.random.default_rng(0))
+    for _ in range(30):
+        pol.out_stats.add(100.0)
+    pol.r_new = 1000.0
+    for rid in range(200_000):
+        pol.queue.push(rid, 0.0, ttft)
+    sim, ep, added = _fake_fleet(3)
+    pol._batch_tick(sim, ep, 0.0)
+    assert len(added) == expected
+
+
+def test_theta_is_the_batch_share_of_the_tokens_generated_in_the_last_window():
+    # a mixed instance running 30 batch + 10 interactive requests closes a 1 s local window with 40 x 20 = 800
+    # tokens: 800 x 30/40 = 600 batch tokens; two 60 s windows after the first batch dispatch Theta = 600 / 60
+    from simulations.engine.policies.chiron.policy import Chiron
+    pol = Chiron({"theta_from": "generated"}, np.random.default_rng(0))
+    inst = _inst(256)
+    inst.waiting, inst.swapped, inst.pending = [], [], []
+    inst.state = 1
+    inst.policy_state.update(ni=10, nb=30, itl={0.2: 10, 2.0: 30})
+    pol.local.start(inst, 0.0)
+    inst.B = 40
+    inst.policy_state["local"][7] = 40
+    sim = SimpleNamespace(set_max_batch=lambda *a: None)
+    pol._first_batch_t = 0.0
+    inst.it = 20
+    pol.on_batch_change(sim, inst, 119.5)
+    assert pol._gen_tok and pol._gen_tok[-1] == (119.5, 600.0)
+    assert pol.observed_theta(119.9) is None  # not two windows yet
+    assert pol.observed_theta(120.0) == pytest.approx(10.0)
+    assert pol.observed_theta(180.0) == 0.0  # the window slid past it
+
+
+def test_the_interactive_scale_in_retires_batch_only_mixed_instances_never_one_running_interactive_requests():
+    # 6 interactive/mixed instances, one running interactive requests: IBP 1/6 < 1/3 - 0.1 -> ceil(1 / (1/3)) = 3
+    # kept; the 3 removed: the idle interactive one first, then the mixed ones with the fewest (batch) requests
+    from simulations.engine.entities import SERVING
+    from simulations.engine.policies.chiron.policy import Chiron
+    pol = Chiron({}, np.random.default_rng(0))
+
+    def inst(iid, kind, ni, nb):
+        return SimpleNamespace(iid=iid, kind=kind, state=SERVING, swapped=[], policy_state={"ni": ni, "nb": nb,
+                                                                                           "itl": {}})
+    fleet = [inst(0, "interactive", 5, 0), inst(1, "interactive", 0, 0), inst(2, "mixed", 0, 900),
+             inst(3, "mixed", 0, 100), inst(4, "mixed", 0, 500), inst(5, "mixed", 0, 300)]
+    ep = SimpleNamespace(serving=list(fleet), provisioning=[], min_instances=1, name="r1/toy")
+    drained = []
+    sim = SimpleNamespace(scaling_events=[], drain=lambda i, now, donate: (drained.append(i.iid),
+                                                                          ep.serving.remove(i)),
+                          request_count=lambda i: i.policy_state["ni"] + i.policy_state["nb"])
+    pol._interactive_tick(sim, ep, 0.0)
+    assert drained == [1, 3, 5]
+    assert pol.events[-1][1:4] == ("remove", "interactive/mixed", 3)
+
+
+def test_theta_by_default_is_the_output_tokens_of_batch_requests_completed_in_the_last_window():
+    # two batch requests of 100 and 500 output tokens complete at 100 s and 150 s: at 150 s Theta = 600 / 60 = 10;
+    # at 170 s the first left the 60 s window: 500 / 60; interactive completions do not count
+    from simulations.engine.policies.chiron.policy import Chiron
+    pol = Chiron({}, np.random.default_rng(0))
+    inst = _inst(256)
+    inst.policy_state.update(ni=1, nb=2, itl={0.2: 1, 2.0: 2})
+    w = SimpleNamespace(tier=np.array([2, 2, 0]), output_tokens=np.array([100, 500, 999]), ttft_slo_s=None,
+                        tpot_slo_s=None)
+    sim = SimpleNamespace(workload=w, scenario=SimpleNamespace(slo=SimpleNamespace(ttft_s={}, itl_s={})))
+    pol._first_batch_t = 0.0
+    pol.on_complete(sim, inst, 0, 100.0)
+    pol.on_complete(sim, inst, 2, 120.0)
+    pol.on_complete(sim, inst, 1, 150.0)
+    assert pol.observed_theta(150.0) == pytest.approx(10.0)
+    assert pol.observed_theta(170.0) == pytest.approx(500 / 60)
+    assert inst.policy_state["nb"] == 0 and inst.policy_state["ni"] == 0

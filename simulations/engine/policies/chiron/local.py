@@ -79,6 +79,7 @@ class LocalAutoscaler:
         iters = it - st[IT0]
         sat, slo, tokens = st[SAT], st[ITL_SLO], st[TOK]
         st[SAT], st[T0], st[IT0], st[TOK], st[ITL_SLO] = True, now, it, 0.0, math.inf
+        inst.policy_state["win"] = (now, tokens)  # the closed window's output tokens, for the global autoscaler
         if not self.enabled or not math.isfinite(slo):
             return None
         itl = span / max(iters, 1)  # a window without a decode iteration (prefill stall) shows its whole length

@@ -13,19 +13,25 @@ Uses the simulator's public policy API only (docs/simulator.md, "Policy API"). E
   limit, local queue < ``local_queue`` (4)), paced at ``prefill_budget`` (2,048) prompt tokens per decode
   iteration of the instance (see ``_pump``). An evicted request returns to the instance holding its KV (resumed
   without a prefill) when that instance has room, else it is recomputed where it lands.
-- **Local autoscaler** (local.py, Algorithm 1) on every batch change. Lowering the limit never evicts (the batch
-  shrinks as requests finish); only an interactive request placed on a full mixed instance preempts batch ones.
+- **Local autoscaler** (local.py, Algorithm 1) on every batch change. Lowering the limit does not evict on
+  interactive or batch instances (the batch shrinks as requests finish); on a mixed instance running interactive
+  requests, batch requests above the limit are preempted (swapped, back to the global queue), and an interactive
+  request placed on a full mixed instance preempts batch ones (the mixed instance already running the most
+  interactive requests first).
 - **Interactive autoscaler**, every ``interactive_tick_s`` (10 s): IBP = interactive/mixed instances running
   interactive requests / interactive + mixed instances (provisioning included); outside [theta - delta,
-  theta + delta] (theta 1/3, delta 0.1) the count moves to ceil(busy / theta) (scale-in: idle mixed or interactive
-  instances only). New instances are typed to keep ~theta of them interactive, the rest mixed.
+  theta + delta] (theta 1/3, delta 0.1) the count moves to ceil(busy / theta) (scale-in: never an instance running
+  interactive requests; idle ones first, then mixed ones running only batch requests, drained). New instances are
+  typed to keep ~theta of them interactive, the rest mixed.
 - **Batch autoscaler** (Algorithm 2), every ``batch_tick_s`` (10 s): BBP(n) = groups whose estimated wait (mean +
   ``z`` std, z = 0) with n more batch instances exceeds their deadline; the smallest n with BBP(n) = 0 is added at
   once (capped by the endpoint's max); batch instances with no requests are retired while the queue is empty.
   The wait solves Theta_now * T + n * r_new * max(0, T - L) = tokens ahead (L = the instance start-up time):
   Theta_now = batch output tokens completed per second over the last 60 s (before that: the batch share of the
   instances' measured throughput, the latency model's at the KV-bound batch until measured), r_new = Theta_now per
-  batch-equivalent instance.
+  batch-equivalent instance. Until Theta_now is measured (two 60 s windows after the first batch dispatch), Alg. 2
+  adds nothing unless a group's deadline is within ``measure_first_s`` (900 s): an instance added on a ramp's
+  under-read stays for the whole dump (batch instances retire only when the queue is empty).
 
 Ablations (params): ``local: false`` (+ ``static_batch``) replaces the local autoscaler by a static batch size;
 ``global: "utilisation"`` replaces the global autoscaler and queue by a KV-utilisation autoscaler (every 10 s:
@@ -87,7 +93,14 @@ class Chiron(Autoscaler):
         self.estimates: list = []  # (t, rid, ahead, mean, std) when record_estimates
         self.dispatched_at: dict = {}  # rid -> first time it left the global queue (record_estimates)
         self.theta_window_s = float(p.get("theta_window_s", 60.0))
+        # Alg. 2 adds batch instances for good (they retire only once the queue is empty), so it waits for a
+        # measured Theta while every group's deadline is further than this (s); 0 = act on the prior at once
+        self.measure_first_s = float(p.get("measure_first_s", 900.0))
         self._done_tok: deque = deque()  # (t, output tokens) of batch requests completed in the last window
+        self._gen_tok: deque = deque()  # (t, batch output tokens generated) per closed local window
+        self.theta_from = str(p.get("theta_from", "completed"))
+        if self.theta_from not in ("generated", "completed"):
+            raise ValueError(f"chiron: theta_from must be 'generated' or 'completed', got {self.theta_from!r}")
         self._first_batch_t = None  # first time a batch request left the global queue
         self._next_int = 0.0
         self._next_batch = 0.0
@@ -191,7 +204,9 @@ class Chiron(Autoscaler):
                 return True
         victims = [i for i in mixed if self._state(i)["nb"] > 0]
         if victims:
-            inst = max(victims, key=lambda i: (self._state(i)["nb"], -i.iid))
+            # packed as above: the mixed instance already running the most interactive requests gives way first,
+            # so a spike occupies as few mixed instances as it needs (IBP counts instances, not requests)
+            inst = max(victims, key=lambda i: (self._state(i)["ni"], self._state(i)["nb"], -i.iid))
             self._evict_batch(sim, inst, now, need_kv=prompt, at_least=1)
             self._dispatch(sim, inst, rid, now)
             return True
@@ -259,7 +274,7 @@ class Chiron(Autoscaler):
         else:
             st["itl"].pop(itl, None)
         self.out_stats.add(float(sim.workload.output_tokens[rid]))
-        if int(sim.workload.tier[rid]) == NIW:
+        if int(sim.workload.tier[rid]) == NIW and self.theta_from == "completed":
             self._done_tok.append((now, float(sim.workload.output_tokens[rid])))
 
     def on_batch_change(self, sim, inst, now):
@@ -270,12 +285,23 @@ class Chiron(Autoscaler):
         saturated = bool(inst.waiting) or bool(inst.swapped) or inst.B >= LocalAutoscaler.limit(inst) or (
             inst.kind != INTERACTIVE and len(self.queue) > 0) or st.pop("refused", False)
         new = self.local.observe(inst, now, itl_slo, saturated)
+        win = inst.policy_state.get("win")
+        if win is not None and win is not st.get("win_seen"):
+            st["win_seen"] = win
+            if inst.kind != INTERACTIVE and st["nb"] > 0 and self.theta_from == "generated":  # batch share of the window's tokens, by request count
+                self._gen_tok.append((now, win[1] * st["nb"] / (st["nb"] + max(0, st["ni"]))))
         limit = LocalAutoscaler.limit(inst)
         if new is not None and inst.kind == BATCH:
             thr = inst.policy_state["local"][8]
             if thr > 0:
                 self.r_new = max(self.r_new * 0.9, thr) if self.r_new else thr
         pending = any(i is inst for i in self.evicting.values())
+        if (not pending and inst.kind == MIXED and st["ni"] > 0 and st["nb"] > 0 and inst.B > limit
+                and self.global_mode == "chiron"):
+            # a mixed instance running interactive requests holds the batch size Alg. 1 sets for the interactive
+            # ITL SLO: the batch requests above it are preempted (swapped, back to the global queue; sec. 3
+            # "mixed instances are preemptible"), instead of waiting for them to finish at the batch-sized ITL
+            pending = self._evict_batch(sim, inst, now, at_least=inst.B - limit) > 0
         if not pending and inst.max_b != limit:
             sim.set_max_batch(inst, limit, now)
         if inst.kind != INTERACTIVE and self.global_mode == "chiron" and len(self.queue):
@@ -368,11 +394,15 @@ class Chiron(Autoscaler):
                 n_im += 1
                 n_int += want_int
         elif ibp < self.theta - self.delta and target < n_im:
-            idle = sorted((i for i in ep.serving if i.kind != BATCH and self._state(i)["ni"] == 0
-                           and self._state(i)["nb"] == 0 and not i.swapped),
-                          key=lambda i: (i.kind == INTERACTIVE, sim.request_count(i), -i.iid))
+            # sec. 5.2: "if IBP decreases below Theta, mixed and interactive instances are removed". Never one
+            # running interactive requests; idle ones first, then mixed instances that only run batch requests
+            # (drained: their batch requests finish there, nothing new is routed to them). Retiring only idle
+            # instances let the mixed count ratchet up: mixed instances always hold batch work during a dump.
+            spare = sorted((i for i in ep.serving if i.kind != BATCH and self._state(i)["ni"] == 0),
+                           key=lambda i: (sim.request_count(i) > 0 or bool(i.swapped), i.kind == INTERACTIVE,
+                                          sim.request_count(i), -i.iid))
             removed = 0
-            for inst in idle[: n_im - target]:
+            for inst in spare[: n_im - target]:
                 if len(ep.serving) <= max(1, ep.min_instances or 1):
                     break
                 sim.drain(inst, now, donate=True)
@@ -393,11 +423,18 @@ class Chiron(Autoscaler):
     _mean_prompt = 256.0
 
     def observed_theta(self, now) -> float | None:
-        """Batch output tokens completed per second over the last ``theta_window_s`` (60 s), once batch work has
-        run for two windows (None before: completions lag the start of the work by a request's lifetime, so the
-        first window under-reads): the token throughput Theta_tok of eq. 1 as the fleet actually delivers it
-        (prefill pauses, preemptions and the interactive share included)."""
-        dq = self._done_tok
+        """Theta of eq. 1 over the last ``theta_window_s`` (60 s), once batch work has run for two windows (None
+        before: the first window holds the ramp): the token throughput as the fleet actually delivers it to the
+        batch class (prefill pauses, preemptions and the interactive share included).
+
+        ``theta_from: "completed"`` (default): output tokens of the batch requests completed in the window. In
+        steady state it equals the generation rate; it shares the completion sample with mu_o, so the length bias
+        of early completions (short requests finish first: mu_o reads ~100 tokens for a true 188 two minutes into
+        a dump) cancels in (q - 1) mu_o / Theta: estimator R^2 0.95 at 2,000 queued, against 0.57 with
+        ``"generated"``: each closed local-autoscaler window's output tokens on a batch or mixed instance times
+        its batch share of requests (the literal "token generation throughput", no lag, but divided by a biased
+        mu_o it over-reads the drain rate 1.5x)."""
+        dq = self._gen_tok if self.theta_from == "generated" else self._done_tok
         while dq and dq[0][0] < now - self.theta_window_s:
             dq.popleft()
         if self._first_batch_t is None or now - self._first_batch_t < 2 * self.theta_window_s:
@@ -422,13 +459,19 @@ class Chiron(Autoscaler):
             share = 1.0 if inst.kind == BATCH else 1.0 - min(1.0, st["ni"] / max(1, st["ni"] + st["nb"])) \
                 if st["nb"] else (0.5 if st["ni"] else 1.0)
             theta += thr * share
-            equiv += share
+            if not self._fresh(inst, now):
+                equiv += share
         if not prior and ep.serving:
             prior = self._rate_prior(ep.serving[0])
         seen = self.observed_theta(now)
         if seen is not None and seen > 0 and equiv > 0:
             return seen, seen / equiv
         return theta, (self.r_new or prior)
+
+    def _fresh(self, inst, now) -> bool:
+        """A batch instance ready for less than one Theta window: its ramp is not (fully) in the measured Theta, so
+        Alg. 2 counts it as still coming (like a provisioning one) rather than as measured capacity."""
+        return inst.kind == BATCH and now - inst.t_ready < self.theta_window_s
 
     def _wait(self, tokens, theta, extra, r_new, load_s):
         """Time to process ``tokens`` with ``theta`` now and ``extra`` instances at ``r_new`` after ``load_s``."""
@@ -457,6 +500,8 @@ class Chiron(Autoscaler):
         theta, r_new = self.batch_theta(sim, ep, now)
         load_s = ep.spec.startup.spot_reclaim_s
         prov = sum(1 for i in ep.provisioning if i.kind == BATCH)
+        if self.observed_theta(now) is not None:
+            prov += sum(1 for i in ep.serving if self._fresh(i, now))
         groups = self.queue.snapshot()
         if self.record_estimates:
             self._record(sim, now, mu, sigma, theta)
@@ -474,6 +519,9 @@ class Chiron(Autoscaler):
 
         if not self.scale_batch:
             return
+        if self.measure_first_s > 0 and self.observed_theta(now) is None and all(
+                a0 + slo - now > self.measure_first_s for _, a0, _, _, slo in groups):
+            return  # Theta not measured yet (a dump's ramp under-reads it) and no deadline is near
         room = ep.max_instances - ep.n_active
         n = 0
         while n < room and bbp(n) > 0:
