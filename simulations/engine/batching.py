@@ -21,18 +21,10 @@ from math import sqrt
 
 import cython
 
-from simulations.engine.entities import (
-    DECODE,
-    DRAINING,
-    IDLE,
-    MIXED,
-    PREFILL,
-    SERVING,
-    SWAPIN,
-    WAKE,
-    Instance,
-    decode_iters_done,
-)
+from simulations.engine.entities import Instance, decode_iters_done
+
+if not cython.compiled:  # compiled: C constants from codes.pxd
+    from simulations.engine.entities import DECODE, DRAINING, IDLE, MIXED, PREFILL, SERVING, SWAPIN, WAKE
 from simulations.engine.kvcache import KVManager
 
 

@@ -1,6 +1,7 @@
 # Cython declarations for kvcache.py (used only when the engine is compiled; see simulations/engine/build.py).
 # The KV-cache management of an instance: C methods of the Simulator's second base type.
 
+from simulations.engine.codes cimport *
 from simulations.engine.entities cimport Instance
 from simulations.engine.state cimport RunState
 

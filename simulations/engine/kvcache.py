@@ -35,7 +35,10 @@ from heapq import heappush
 
 import cython
 
-from simulations.engine.entities import SERVING, SWAPIN, Instance
+from simulations.engine.entities import Instance
+
+if not cython.compiled:  # compiled: C constants from codes.pxd
+    from simulations.engine.entities import SERVING, SWAPIN
 from simulations.engine.state import RunState
 
 
