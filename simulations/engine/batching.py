@@ -99,7 +99,7 @@ class InstanceEngine(KVManager):
                    prev=cython.double, old=cython.double, rem=cython.longlong, f=cython.longlong,
                    rid=cython.longlong, j=cython.longlong, idx=cython.Py_ssize_t, r0=cython.double,
                    d=cython.double, r=cython.double, m=cython.double, runs_i0=list, runs_meta=list,
-                   runs_old=list, fh=list, running=dict, top=tuple, fe=cython.longlong)
+                   fh=list, running=dict, top=tuple, fe=cython.longlong)
     def _segment_end(self, inst: Instance, t: float):
         inst.busy_s += t - inst.seg_t0
         phase = inst.phase
@@ -151,7 +151,7 @@ class InstanceEngine(KVManager):
                 fin = self._fin
                 join = self._join
                 tok_t, tbt_max, t_done = self._tok_t, self._tbt_max, self._t_done
-                runs_meta, runs_old = inst.runs_meta, inst.runs_old
+                runs_meta = inst.runs_meta
                 while fh and cython.cast(cython.longlong, fh[0]) < (it + 1) * _FIN_RID:  # fin <= it
                     fe = heappop(fh)
                     f = fe // _FIN_RID
