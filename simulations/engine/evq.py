@@ -27,7 +27,7 @@ class InstanceEvents:
         self.n = 0  # pending events
         # compiled: C arrays per instance id (time, seq, heap position) and the heap of instance ids, grown by
         # doubling (no boxed values: the Python lists above stay empty)
-        self.size = 0
+        self.size = 0  # instance ids known (both builds)
         self.cap = 0
         self.hn = 0
         if cython.compiled:
@@ -70,6 +70,7 @@ class InstanceEvents:
             self.t.append(0.0)
             self.s.append(-1)
             self.pos.append(-1)
+            self.size += 1
 
     @cython.locals(p=cython.Py_ssize_t)
     def schedule(self, iid, t, seq):
