@@ -139,7 +139,10 @@ class InstanceEngine(KVManager):
             if len(runs_i0) > 4096:
                 self._trim_runs(inst)
             runs_i0.append(inst.it)
-            inst.runs_meta.append((inst.seg_t0, d0, rest))
+            runs_meta = inst.runs_meta
+            runs_meta.append(inst.seg_t0)
+            runs_meta.append(d0)
+            runs_meta.append(rest)
             self._runs_append(inst, old if old > rest else rest)
             inst.last_dec_end = t
             it = inst.it + n
@@ -161,10 +164,9 @@ class InstanceEngine(KVManager):
                         j = join[rid]
                         if it != j:
                             idx = bisect_left(runs_i0, j)
-                            top = runs_meta[idx]
-                            r0 = top[0]
-                            d = top[1]
-                            r = top[2]
+                            r0 = runs_meta[3 * idx]
+                            d = runs_meta[3 * idx + 1]
+                            r = runs_meta[3 * idx + 2]
                             m = r0 - tok_t[rid] + d
                             if r > m:
                                 m = r
@@ -436,7 +438,9 @@ class InstanceEngine(KVManager):
             prev = inst.last_dec_end
             d0 = inst.seg_d0
             inst.runs_i0.append(inst.it)
-            inst.runs_meta.append((inst.seg_t0, d0, 0.0))
+            inst.runs_meta.append(inst.seg_t0)
+            inst.runs_meta.append(d0)
+            inst.runs_meta.append(0.0)
             self._runs_append(inst, inst.seg_t0 - prev + d0 if prev == prev else d0)
             if len(inst.runs_i0) > 4096:
                 self._trim_runs(inst)

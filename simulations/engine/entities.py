@@ -124,7 +124,9 @@ class Instance:
         # decode-run log for max TBT: per run its start clock, start time, first iteration d0, the longest of
         # its later iterations, and max(gap since the previous decode token, that) for requests already running
         self.runs_i0: list = []  # start clock of each run (sorted)
-        self.runs_meta: list = []  # (start time, first-iteration duration, longest later iteration)
+        # per run, flat (3 floats a run, no tuple: nothing for the cyclic GC to traverse): start time,
+        # first-iteration duration, longest later iteration
+        self.runs_meta: list = []
         self.runs_old: list = []
         self.runs_mx: list = []  # positions in runs_old of its suffix maxima (values strictly decreasing; kvcache)
         self.last_dec_end = float("nan")

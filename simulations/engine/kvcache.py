@@ -75,8 +75,9 @@ class KVManager(RunState):
         oldest = min((join[r] for r in inst.running), default=inst.it)
         cut = bisect_left(inst.runs_i0, oldest)
         if cut:
-            for lst in (inst.runs_i0, inst.runs_meta, inst.runs_old):
-                del lst[:cut]
+            del inst.runs_i0[:cut]
+            del inst.runs_old[:cut]
+            del inst.runs_meta[:3 * cut]  # three floats a run
             inst.runs_mx = [p - cut for p in inst.runs_mx if p >= cut]
 
     @cython.locals(mx=list, runs_old=list)
@@ -107,7 +108,7 @@ class KVManager(RunState):
         return inst.runs_old[mx[lo]]
 
     @cython.locals(j=cython.longlong, idx=cython.Py_ssize_t, t0=cython.double, d0=cython.double, r=cython.double,
-                   m=cython.double, runs_i0=list, meta=tuple)
+                   m=cython.double, runs_i0=list, meta=list)
     def _close_stint(self, inst: Instance, rid):
         """Fold the token gaps of the request's decode iterations since it joined into tbt_max."""
         j = self._join[rid]
@@ -115,10 +116,10 @@ class KVManager(RunState):
             return  # no decode iteration since joining
         runs_i0 = inst.runs_i0
         idx = bisect_left(runs_i0, j)
-        meta = inst.runs_meta[idx]
-        t0 = meta[0]
-        d0 = meta[1]
-        r = meta[2]
+        meta = inst.runs_meta
+        t0 = meta[3 * idx]
+        d0 = meta[3 * idx + 1]
+        r = meta[3 * idx + 2]
         m = t0 - self._tok_t[rid] + d0
         if r > m:
             m = r

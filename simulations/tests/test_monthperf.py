@@ -48,7 +48,7 @@ def test_suffix_maximum_stack_equals_the_scan_through_appends_and_trims(seed):
         v = float(rng.integers(0, 20)) if rng.random() < 0.5 else float(rng.random())
         inst.it += 1
         inst.runs_i0.append(inst.it)
-        inst.runs_meta.append((0.0, 0.0, 0.0))
+        inst.runs_meta.extend((0.0, 0.0, 0.0))  # three floats a run
         KV._runs_append(holder, inst, v)
         assert len(inst.runs_mx) <= len(inst.runs_old)
         for s in rng.integers(0, len(inst.runs_old), size=3):
@@ -59,6 +59,6 @@ def test_suffix_maximum_stack_equals_the_scan_through_appends_and_trims(seed):
             holder._join = np.array([oldest], dtype=np.int32)
             inst.running = {0: 0}
             KV._trim_runs(holder, inst)
-            assert inst.runs_i0[0] == oldest
+            assert inst.runs_i0[0] == oldest and len(inst.runs_meta) == 3 * len(inst.runs_i0)
             assert all(0 <= p < len(inst.runs_old) for p in inst.runs_mx)
     assert checked == 12000
