@@ -6,6 +6,9 @@ start-up of a small replay. One JSON object is printed as the last line.
     python tests/benchmarks/bench_month.py --only fleet              # 80 instances (10x hour) vs 8 (time-stretched)
     python tests/benchmarks/bench_month.py --only startup            # whole-process time of a small replay
     python tests/benchmarks/bench_month.py --only accuracy           # streamed vs exact percentiles, bench day
+    python tests/benchmarks/bench_month.py --only month --days 1 --strategies reactive-unified --progress --endpoints
+                                         # one day, a line per day and, per hourly chunk, each endpoint's
+                                         # instances, longest queue and mean TTFT (``--floor unscaled``: old scenario)
 
 **month**: fixtures/scenarios/bench_day.json (3 regions x 4 models, reactive autoscaling) with its fleet scaled to
 ``--requests-per-day`` (10M: x6.25 every count of the bench day's fleet: initial, min and max instances per
@@ -80,8 +83,26 @@ def month_scenario(requests_per_day: int, strategy: str, floor: str = "scaled") 
     return d
 
 
+def _endpoint_lines(t0: float, result) -> str:
+    """One line per chunk: per endpoint, serving instances (min-max over the chunk's samples), longest queue and
+    the chunk's mean TTFT (the evidence for the scenario's floor, see the module docstring)."""
+    import numpy as np
+
+    tl = result.timeline
+    ser = tl["series"]
+    ep_of = np.asarray(result.requests["endpoint"])
+    ttft = np.asarray(result.requests["ttft_s"])
+    parts = []
+    for j, name in enumerate(tl["endpoints"]):
+        sv = ser["serving"][j] or [0]
+        q = ser["queue"][j] or [0]
+        x = ttft[(ep_of == j) & ~np.isnan(ttft)]
+        parts.append(f"{name}: n={min(sv):.0f}-{max(sv):.0f} q<={max(q):.0f} ttft={x.mean() if x.size else 0:.2f}s")
+    return f"hour {t0 / 3600:05.1f} | " + " | ".join(parts)
+
+
 def run_month(days: int, requests_per_day: int, strategy: str, chunk_s: float, floor: str = "scaled",
-              progress: bool = False) -> dict:
+              progress: bool = False, endpoints: bool = False) -> dict:
     from simulations.engine import parse_scenario
     from simulations.engine.stream import chunks_of, simulate_stream
     from simulations.engine.workload import synthesise
@@ -111,6 +132,8 @@ def run_month(days: int, requests_per_day: int, strategy: str, chunk_s: float, f
         per_day[day]["cpu_s"] += now - marks["cpu"]
         marks["cpu"] = now
         per_day[day]["rss_mb"] = round(_rss_mb(), 1)
+        if endpoints:
+            print(_endpoint_lines(t0, result), file=sys.stderr, flush=True)
         if progress and (i + 1) % max(1, round(DAY_S / chunk_s)) == 0:  # one line per simulated day
             p = per_day[day]
             print(f"{strategy} day {day + 1}/{days}: {p['requests']:,} requests, {p['cpu_s']:.1f} CPU-s "
@@ -170,7 +193,7 @@ def run_fleet(n_inst: int, copies: int, stretch: float) -> dict:
 
 
 def _sub(args: list[str]) -> dict:
-    live = "--progress" in args  # let the per-day lines through as they come
+    live = "--progress" in args or "--endpoints" in args  # let the progress lines through as they come
     proc = subprocess.run([sys.executable, __file__, *args], stdout=subprocess.PIPE,
                           stderr=None if live else subprocess.PIPE, text=True, cwd=ROOT)
     if proc.returncode:
@@ -308,6 +331,8 @@ def main(argv: list[str]) -> None:
     ap.add_argument("--floor", choices=("scaled", "unscaled"), default="scaled",
                     help="month: endpoints' min instances scaled with the traffic (default) or left at the bench day's")
     ap.add_argument("--progress", action="store_true", help="month: one line per simulated day on stderr")
+    ap.add_argument("--endpoints", action="store_true",
+                    help="month: per chunk, each endpoint's instances, longest queue and mean TTFT on stderr")
     ap.add_argument("--only", choices=("month", "fleet", "startup", "accuracy"))
     ap.add_argument("--case", choices=("month", "fleet"), help=argparse.SUPPRESS)
     ap.add_argument("--strategy", help=argparse.SUPPRESS)
@@ -316,7 +341,7 @@ def main(argv: list[str]) -> None:
     args = ap.parse_args(argv)
     if args.case == "month":
         print(json.dumps(run_month(args.days, args.requests_per_day, args.strategy, args.chunk_s, args.floor,
-                                   args.progress)))
+                                   args.progress, args.endpoints)))
         return
     if args.case == "fleet":
         print(json.dumps(run_fleet(args.instances, args.copies, args.stretch)))
@@ -333,7 +358,8 @@ def main(argv: list[str]) -> None:
     if args.only in (None, "month"):
         res["month"] = {s: _sub(["--case", "month", "--strategy", s, "--days", str(args.days), "--requests-per-day",
                                  str(args.requests_per_day), "--chunk-s", str(args.chunk_s), "--floor", args.floor]
-                                + (["--progress"] if args.progress else []))
+                                + (["--progress"] if args.progress else [])
+                                + (["--endpoints"] if args.endpoints else []))
                         for s in args.strategies.split(",")}
     res["load_average_end"] = os.getloadavg()
     print(json.dumps(res))
