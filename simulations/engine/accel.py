@@ -21,6 +21,7 @@ HERE = Path(__file__).resolve().parent
 COMPILED_DIR = HERE / "_compiled"
 STAMP = COMPILED_DIR / "SOURCES.sha256"
 MODULES = ("entities", "fleetindex", "evq", "state", "kvcache", "batching", "arrivals", "fleet", "control", "loop")
+DECLARATIONS = ("codes",)  # declaration-only .pxd files the modules cimport (C constants)
 
 BUILD: dict = {"kind": "python", "reason": "not activated"}
 
@@ -35,6 +36,9 @@ def source_digest() -> str:
             if p.exists():
                 h.update(name.encode() + ext.encode())
                 h.update(p.read_bytes())
+    for name in DECLARATIONS:
+        h.update(name.encode() + b".pxd")
+        h.update((HERE / f"{name}.pxd").read_bytes())
     return h.hexdigest()
 
 

@@ -8,7 +8,8 @@ from simulations.engine.fleetindex cimport EndpointIndex
 cdef class RequestPath(InstanceEngine):
     # the fused arrival path's bindings (set by _setup_fast_arrive)
     cdef object _rr_cache, _ep_choose, _inst_choose, _autoscaler, _act, _net_delay, _generic_arrive
-    cdef list _scaling_events
+    cdef list _scaling_events, _lists_by_key
+    cdef Py_ssize_t _n_models
     cdef double _thr, _cooldown, _a_hi, _a_lo
     cdef bint _hook, _reactive, _ix_check
     cdef public bint _route_ctx

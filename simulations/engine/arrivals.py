@@ -88,7 +88,7 @@ class RequestPath(InstanceEngine):
         """Bind the fused arrival path (``_arrive_fast``) when the stock policy stack is in use (SageServe region
         router, JSQ-by-tokens instance router, any endpoint router, any autoscaler) and no policy wrapped the
         request path; False otherwise (the loop then calls ``_arrive``)."""
-        from simulations.engine.policies.autoscalers import ReactiveUnified
+        from simulations.engine.policies.autoscalers import ReactiveSiloed, ReactiveUnified
         from simulations.engine.policies.routers import JoinShortestQueueTokens, PreferenceThresholdRouter
 
         rr = self.region_router
@@ -107,13 +107,17 @@ class RequestPath(InstanceEngine):
         self._net_delay = self.net_delay
         self._autoscaler = autoscaler
         self._hook = bool(autoscaler.wants_request_hook)
-        self._reactive = type(autoscaler) is ReactiveUnified
+        # the reactive heuristic's decision inline (ReactiveSiloed only changes the fleet it starts from)
+        self._reactive = type(autoscaler) is ReactiveUnified or type(autoscaler) is ReactiveSiloed
         self._cooldown = getattr(autoscaler, "cooldown", 0.0)
         self._act = autoscaler._act if self._reactive else None
         self._a_hi = getattr(autoscaler, "hi", 0.0)
         self._a_lo = getattr(autoscaler, "lo", 0.0)
         self._scaling_events = self.scaling_events
         self._ix_check = os.environ.get("PLANNER_ENGINE_INDEX_CHECK", "") not in ("", "0")
+        # the region router's candidate lists by (origin, model, tier), filled from its cache as it fills
+        self._n_models = len(self.model_names)
+        self._lists_by_key = [None] * (len(self.region_names) * self._n_models * 3)
         for ep in self.endpoints:  # the per-endpoint indexes (fleetindex.py), kept current from here on
             ep.ix = EndpointIndex(ep, self.now)
         return True
@@ -138,7 +142,8 @@ class RequestPath(InstanceEngine):
     @cython.locals(origin=cython.int, model=cython.int, tier=cython.int, ep=Endpoint, ix=EndpointIndex,
                    inst=Instance, u=cython.double, v=cython.double, best_u=cython.double, lo=cython.double,
                    hi=cython.double, k_inst=cython.longlong, need=cython.longlong, n_ev=cython.Py_ssize_t,
-                   below=cython.bint, serving=list)
+                   below=cython.bint, serving=list, n_srv=cython.Py_ssize_t, n_prov=cython.Py_ssize_t,
+                   can_out=cython.bint, can_in=cython.bint)
     def _arrive_fast(self, rid, t: float):
         """``_arrive`` -> ``_deliver`` -> ``_enqueue`` for the stock policy stack with the endpoints' indexes
         (fleetindex.py): the region router's threshold test and the reactive autoscaler's band test are settled by
@@ -147,9 +152,12 @@ class RequestPath(InstanceEngine):
         origin = self._region[rid]
         model = self._model[rid]
         tier = self._tier[rid]
-        lists = self._rr_cache.get((origin, model, tier))
-        if lists is None:  # first request of its kind: the router builds its cache
-            return self._generic_arrive(rid, t)
+        lists = self._lists_by_key[(origin * self._n_models + model) * 3 + tier]
+        if lists is None:
+            lists = self._rr_cache.get((origin, model, tier))
+            if lists is None:  # first request of its kind: the router builds its cache
+                return self._generic_arrive(rid, t)
+            self._lists_by_key[(origin * self._n_models + model) * 3 + tier] = lists
         # region router (PreferenceThresholdRouter.choose): the first list with an endpoint under the threshold,
         # else the least utilised list (a single list is chosen either way)
         eps = None
@@ -187,19 +195,28 @@ class RequestPath(InstanceEngine):
         if self._hook:
             if self._reactive:
                 if not t - ep.last_scale_t < self._cooldown:
-                    ix = ep.ix
-                    if ep.smode:  # the index bounds cover the plain KV signal only: no shortcut
-                        lo, hi = -1e300, 1e300  # (never "surely inside the band")
-                    else:
-                        lo, hi = ix.util_bounds(t)
-                    if not (lo >= self._a_lo and hi <= self._a_hi):  # else surely inside the band: _act does nothing
-                        u = ep.util_at(t)
-                        if u > self._a_hi or u < self._a_lo:
-                            self._act(self, ep, t, u)
-                    elif self._ix_check:
-                        u = ep.util_at(t)
-                        if u > self._a_hi or u < self._a_lo:
-                            raise AssertionError(f"utilisation band bounds wrong at t={t}")
+                    # ReactiveUnified._act scales out only if u > hi and the endpoint is below its max, in only if
+                    # u < lo, more than max(1, min) serve and none is provisioning: when neither can happen (an
+                    # endpoint at its floor under light load, the common case) the utilisation is not needed
+                    n_srv = len(ep.serving)
+                    n_prov = len(ep.provisioning)
+                    can_out = n_srv + n_prov < ep.max_instances
+                    can_in = n_prov == 0 and n_srv > max(1, ep.min_instances)
+                    if can_out or can_in:
+                        ix = ep.ix
+                        if ep.smode:  # the index bounds cover the plain KV signal only: no shortcut
+                            lo, hi = -1e300, 1e300  # (never "surely inside the band")
+                        else:
+                            lo, hi = ix.util_bounds(t)
+                        # else surely no action: _act would do nothing
+                        if (can_out and not hi <= self._a_hi) or (can_in and not lo >= self._a_lo):
+                            u = ep.util_at(t)
+                            if u > self._a_hi or u < self._a_lo:
+                                self._act(self, ep, t, u)
+                        elif self._ix_check:
+                            u = ep.util_at(t)
+                            if (can_out and u > self._a_hi) or (can_in and u < self._a_lo):
+                                raise AssertionError(f"utilisation band bounds wrong at t={t}")
             else:
                 self._autoscaler.on_request(self, ep, t, rid)
         serving = ep.serving

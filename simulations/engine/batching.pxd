@@ -1,7 +1,8 @@
 # Cython declarations for batching.py (used only when the engine is compiled; see simulations/engine/build.py).
 # The instance engine's internal steps are C methods of the Simulator's second base type.
 
-from simulations.engine.entities cimport Instance
+from simulations.engine.codes cimport *
+from simulations.engine.entities cimport Instance, decode_iters_done
 from simulations.engine.kvcache cimport KVManager
 
 cpdef long long work_now(Instance inst, double t)

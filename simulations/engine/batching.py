@@ -21,19 +21,15 @@ from math import sqrt
 
 import cython
 
-from simulations.engine.entities import (
-    DECODE,
-    DRAINING,
-    IDLE,
-    MIXED,
-    PREFILL,
-    SERVING,
-    SWAPIN,
-    WAKE,
-    Instance,
-    decode_iters_done,
-)
-from simulations.engine.kvcache import KVManager
+from simulations.engine.entities import Instance, decode_iters_done
+
+if not cython.compiled:  # compiled: C constants from codes.pxd
+    from simulations.engine.entities import DECODE, DRAINING, IDLE, MIXED, PREFILL, SERVING, SWAPIN, WAKE
+from simulations.engine.kvcache import FIN_RID, KVManager
+from simulations.engine.policies.schedulers import PRIO_SHIFT
+
+_FIN_RID = cython.declare(cython.longlong, FIN_RID)  # C copies (compiled) of the two constants
+_PRIO_SHIFT = cython.declare(cython.double, PRIO_SHIFT)
 
 
 def work_now(inst: Instance, t: float) -> int:
@@ -48,7 +44,7 @@ class InstanceEngine(KVManager):
     """Iteration-level batching of every instance (the instance's next event is its ``_segment_end``)."""
 
     @cython.locals(entry=tuple, phase=cython.int, B=cython.longlong, d0=cython.double, a=cython.double,
-                   k=cython.longlong, heap=list)
+                   k=cython.longlong, heap=list, key=cython.double)
     def _join_queue(self, inst: Instance, rid, t: float, need, k_done):
         """Put request ``rid`` (``need`` KV tokens) in ``inst``'s waiting queue at ``t`` and make the instance
         notice it: an idle instance steps now if nothing else is due at this instant, else at ``t`` after the
@@ -57,7 +53,11 @@ class InstanceEngine(KVManager):
         done by ``t`` when the caller already knows them, else -1."""
         self.seq += 1
         self._served_inst[rid] = inst.iid
-        entry = (self._sched_key(self._arr[rid], self._tier[rid], self._prio[rid]), self.seq, rid)
+        if self._key_fcfs:  # FCFS.key, inline (same float expression)
+            key = self._prio[rid] * _PRIO_SHIFT + self._arr[rid]
+            entry = (key, self.seq, rid)
+        else:
+            entry = (self._sched_key(self._arr[rid], self._tier[rid], self._prio[rid]), self.seq, rid)
         if self.sched_dynamic:
             insort(inst.waiting, entry)  # a dynamic scheduler reads the waiting list fully sorted
         else:
@@ -99,7 +99,7 @@ class InstanceEngine(KVManager):
                    prev=cython.double, old=cython.double, rem=cython.longlong, f=cython.longlong,
                    rid=cython.longlong, j=cython.longlong, idx=cython.Py_ssize_t, r0=cython.double,
                    d=cython.double, r=cython.double, m=cython.double, runs_i0=list, runs_meta=list,
-                   runs_old=list, fh=list, running=dict, top=tuple)
+                   fh=list, running=dict, top=tuple, fe=cython.longlong)
     def _segment_end(self, inst: Instance, t: float):
         inst.busy_s += t - inst.seg_t0
         phase = inst.phase
@@ -126,7 +126,7 @@ class InstanceEngine(KVManager):
                     self._complete(inst, rid, t)
                 else:
                     fin[rid] = it + rem
-                    heappush(fh, (it + rem, rid))
+                    heappush(fh, (it + rem) * _FIN_RID + rid)
             inst.work -= inst.seg_n  # prompt tokens (seg_n holds the prefill's token count)
             inst.batch = []
         else:
@@ -139,37 +139,39 @@ class InstanceEngine(KVManager):
             if len(runs_i0) > 4096:
                 self._trim_runs(inst)
             runs_i0.append(inst.it)
-            inst.runs_meta.append((inst.seg_t0, d0, rest))
-            inst.runs_old.append(old if old > rest else rest)
+            runs_meta = inst.runs_meta
+            runs_meta.append(inst.seg_t0)
+            runs_meta.append(d0)
+            runs_meta.append(rest)
+            self._runs_append(inst, old if old > rest else rest)
             inst.last_dec_end = t
             it = inst.it + n
             inst.it = it
             inst.work -= inst.seg_B * n
             fh = inst.fin_heap
-            if fh and fh[0][0] <= it:
+            if fh and cython.cast(cython.longlong, fh[0]) < (it + 1) * _FIN_RID:
                 running = inst.running
                 fin = self._fin
                 join = self._join
                 tok_t, tbt_max, t_done = self._tok_t, self._tbt_max, self._t_done
-                runs_meta, runs_old = inst.runs_meta, inst.runs_old
-                while fh and fh[0][0] <= it:
-                    top = heappop(fh)
-                    f = top[0]
-                    rid = top[1]
+                runs_meta = inst.runs_meta
+                while fh and cython.cast(cython.longlong, fh[0]) < (it + 1) * _FIN_RID:  # fin <= it
+                    fe = heappop(fh)
+                    f = fe // _FIN_RID
+                    rid = fe - f * _FIN_RID
                     if rid in running and fin[rid] == f:
                         # _complete(inst, rid, t) with _close_stint inlined
                         j = join[rid]
                         if it != j:
                             idx = bisect_left(runs_i0, j)
-                            top = runs_meta[idx]
-                            r0 = top[0]
-                            d = top[1]
-                            r = top[2]
+                            r0 = runs_meta[3 * idx]
+                            d = runs_meta[3 * idx + 1]
+                            r = runs_meta[3 * idx + 2]
                             m = r0 - tok_t[rid] + d
                             if r > m:
                                 m = r
                             if idx + 1 < len(runs_i0):
-                                r = max(runs_old[idx + 1:])
+                                r = self._runs_max_from(inst, idx + 1)
                                 if r > m:
                                     m = r
                             if m > tbt_max[rid]:
@@ -190,7 +192,7 @@ class InstanceEngine(KVManager):
                    kv=cython.longlong, room=cython.longlong, f=cython.longlong, n=cython.longlong,
                    n_kv=cython.longlong, d0=cython.double, a=cython.double, until=cython.double, k=cython.longlong,
                    admit=cython.bint, waiting=list, batch=list,
-                   running=dict, fh=list, top=tuple)
+                   running=dict, fh=list, top=tuple, fe=cython.longlong)
     def _step(self, inst: Instance, t: float):
         """At an iteration boundary: admit (prefill) if possible, else run decode iterations, else idle."""
         if inst.pending:
@@ -282,9 +284,9 @@ class InstanceEngine(KVManager):
             running = inst.running
             fin = self._fin
             while True:  # drop stale heap tops (preempted / re-admitted requests)
-                top = fh[0]
-                f = top[0]
-                rid = top[1]
+                fe = fh[0]
+                f = fe // _FIN_RID
+                rid = fe - f * _FIN_RID
                 if rid in running and fin[rid] == f:
                     break
                 heappop(fh)
@@ -429,23 +431,27 @@ class InstanceEngine(KVManager):
 
     @cython.locals(B=cython.longlong, prev=cython.double, d0=cython.double, it=cython.longlong,
                    f=cython.longlong, rid=cython.longlong, need=cython.longlong, rem=cython.longlong,
-                   take=cython.longlong, finished=list, fh=list, running=dict)
+                   take=cython.longlong, finished=list, fh=list, running=dict, fe=cython.longlong)
     def _mixed_end(self, inst: Instance, t: float):
         B = inst.seg_B
         if B:  # the running batch advanced one token (logged as a one-iteration decode run for max TBT)
             prev = inst.last_dec_end
             d0 = inst.seg_d0
             inst.runs_i0.append(inst.it)
-            inst.runs_meta.append((inst.seg_t0, d0, 0.0))
-            inst.runs_old.append(inst.seg_t0 - prev + d0 if prev == prev else d0)
+            inst.runs_meta.append(inst.seg_t0)
+            inst.runs_meta.append(d0)
+            inst.runs_meta.append(0.0)
+            self._runs_append(inst, inst.seg_t0 - prev + d0 if prev == prev else d0)
             if len(inst.runs_i0) > 4096:
                 self._trim_runs(inst)
             inst.last_dec_end = t
             inst.it += 1
             inst.work -= B
             fh, running, fin = inst.fin_heap, inst.running, self._fin
-            while fh and fh[0][0] <= inst.it:
-                f, rid = heappop(fh)
+            while fh and cython.cast(cython.longlong, fh[0]) < (inst.it + 1) * _FIN_RID:  # fin <= it
+                fe = heappop(fh)
+                f = fe // _FIN_RID
+                rid = fe - f * _FIN_RID
                 if rid in running and fin[rid] == f:
                     self._complete(inst, rid, t)
         it = inst.it
@@ -475,7 +481,7 @@ class InstanceEngine(KVManager):
                 self._complete(inst, rid, t)
             else:
                 self._fin[rid] = it + rem
-                heappush(inst.fin_heap, (it + rem, rid))
+                heappush(inst.fin_heap, (it + rem) * _FIN_RID + rid)
         inst.batch = []
         self._step(inst, t)
 
@@ -485,7 +491,7 @@ class InstanceEngine(KVManager):
         for rid in inst.batch:
             rem = self._out[rid] - self._gen[rid]
             self._fin[rid] = it + rem
-            heappush(inst.fin_heap, (it + rem, rid))
+            heappush(inst.fin_heap, (it + rem) * _FIN_RID + rid)
         inst.batch = []
         self._step(inst, t)
 

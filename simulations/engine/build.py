@@ -13,7 +13,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-from simulations.engine.accel import COMPILED_DIR, HERE, MODULES, STAMP, compiled_state, source_digest
+from simulations.engine.accel import (
+    COMPILED_DIR,
+    DECLARATIONS,
+    HERE,
+    MODULES,
+    STAMP,
+    compiled_state,
+    source_digest,
+)
 
 ROOT = HERE.parents[1]
 
@@ -38,6 +46,8 @@ def build(force: bool = False, quiet: bool = True) -> str:
             for ext in (".py", ".pxd"):
                 if (HERE / f"{name}{ext}").exists():
                     shutil.copy2(HERE / f"{name}{ext}", pkg / f"{name}{ext}")
+        for name in DECLARATIONS:
+            shutil.copy2(HERE / f"{name}.pxd", pkg / f"{name}.pxd")
         sources = [str(pkg / f"{name}.py") for name in MODULES]
         exts = cythonize(
             sources, quiet=quiet, language_level=3, build_dir=str(tmp / "c"),

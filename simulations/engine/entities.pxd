@@ -35,7 +35,7 @@ cdef class Instance:
     cdef public object source
     cdef public long long rr
     cdef public bint donate_on_release
-    cdef public list runs_i0, runs_meta, runs_old
+    cdef public list runs_i0, runs_meta, runs_old, runs_mx
     cdef public double last_dec_end
     cdef public list prefilling
     cdef public long long kv_prefill

@@ -78,7 +78,7 @@ class Instance:
         "iid", "endpoint", "spec", "state", "cap", "max_b", "max_bt", "pc0", "pc1", "pc2", "pcs", "pcr", "dc0", "dcb", "dcc",
         "waiting", "running", "fin_heap", "B", "S", "it", "kv", "work", "phase", "seg_t0", "seg_n", "seg_d0",
         "seg_B", "seg_end", "batch", "busy_s", "t_requested", "t_ready", "t_released", "source",
-        "rr", "donate_on_release", "seg_a", "runs_i0", "runs_old", "runs_meta",
+        "rr", "donate_on_release", "seg_a", "runs_i0", "runs_old", "runs_meta", "runs_mx",
         "last_dec_end", "prefilling", "kv_prefill", "swapped", "pending", "kind", "policy_state", "adm", "res_tok", "q_tok",
         "ix_pos", "ix_seq", "ix_lb", "ix_run", "ix_r", "ix_rt", "ix_q", "ix_qt", "ix_b", "ix_bn",
     )
@@ -124,8 +124,11 @@ class Instance:
         # decode-run log for max TBT: per run its start clock, start time, first iteration d0, the longest of
         # its later iterations, and max(gap since the previous decode token, that) for requests already running
         self.runs_i0: list = []  # start clock of each run (sorted)
-        self.runs_meta: list = []  # (start time, first-iteration duration, longest later iteration)
+        # per run, flat (3 floats a run, no tuple: nothing for the cyclic GC to traverse): start time,
+        # first-iteration duration, longest later iteration
+        self.runs_meta: list = []
         self.runs_old: list = []
+        self.runs_mx: list = []  # positions in runs_old of its suffix maxima (values strictly decreasing; kvcache)
         self.last_dec_end = float("nan")
         self.prefilling: list = []  # chunked prefill: [rid, prompt tokens left, KV reserved] in admission order
         self.kv_prefill = 0  # KV reserved by requests still in chunked prefill

@@ -3,8 +3,8 @@
 An instance's next event (end of its prefill, decode run or chunked iteration, or a wake-up) is rescheduled
 often: a request reaching a decoding instance cuts its run short. A plain heap keeps the superseded entry and
 skips it when it surfaces (0.8 stale pops per request on the benchmark day, each a tuple allocated, compared
-and freed). Compiled, this is an indexed binary heap on C doubles: rescheduling moves the instance's one entry
-in place. As plain Python it is that same lazy-deletion heap of tuples (heapq is in C; a heap written in
+and freed). Compiled, this is an indexed binary heap on C arrays (time, seq and heap position per instance id,
+no boxed values): rescheduling moves the instance's one entry in place. As plain Python it is that same lazy-deletion heap of tuples (heapq is in C; a heap written in
 Python would be slower). Both give the same order, so the same results (simulations/tests/test_engine_builds.py).
 """
 
@@ -14,38 +14,83 @@ from heapq import heappop, heappush
 
 import cython
 
+if cython.compiled:
+    from cython.cimports.libc.stdlib import free, realloc
+
 
 class InstanceEvents:
     def __init__(self):
-        self.t: list = []  # per instance id: time of its pending event
-        self.s: list = []  # per instance id: its sequence number (tie-break), -1 when nothing is pending
-        self.pos: list = []  # compiled: per instance id, its index in ``heap`` (-1 when not queued)
-        self.heap: list = []  # compiled: instance ids; Python: (time, seq, iid) tuples, superseded ones included
+        self.t: list = []  # Python: per instance id, time of its pending event
+        self.s: list = []  # Python: per instance id, its sequence number (tie-break), -1 when nothing is pending
+        self.pos: list = []  # (unused in Python; kept for the declared layout)
+        self.heap: list = []  # Python: (time, seq, iid) tuples, superseded ones included
         self.n = 0  # pending events
+        # compiled: C arrays per instance id (time, seq, heap position) and the heap of instance ids, grown by
+        # doubling (no boxed values: the Python lists above stay empty)
+        self.size = 0  # instance ids known (both builds)
+        self.cap = 0
+        self.hn = 0
+        if cython.compiled:
+            self._grow(64)
 
     def __len__(self):
         return self.n
 
+    @cython.locals(new=cython.Py_ssize_t)
+    def _grow(self, want):
+        """Compiled: room for ``want`` instance ids in the C arrays."""
+        new = self.cap * 2 if self.cap else 64
+        while new < want:
+            new *= 2
+        self.ct = cython.cast(cython.p_double, realloc(self.ct, new * cython.sizeof(cython.double)))
+        self.cs = cython.cast(cython.p_longlong, realloc(self.cs, new * cython.sizeof(cython.longlong)))
+        self.cpos = cython.cast(cython.p_Py_ssize_t, realloc(self.cpos, new * cython.sizeof(cython.Py_ssize_t)))
+        self.cheap = cython.cast(cython.p_Py_ssize_t, realloc(self.cheap, new * cython.sizeof(cython.Py_ssize_t)))
+        if not self.ct or not self.cs or not self.cpos or not self.cheap:
+            raise MemoryError("event queue")
+        self.cap = new
+
+    def __dealloc__(self):
+        if cython.compiled:
+            free(self.ct)
+            free(self.cs)
+            free(self.cpos)
+            free(self.cheap)
+
     def add_instance(self):
         """Room for one more instance id (ids are 0, 1, 2, ... in creation order)."""
-        self.t.append(0.0)
-        self.s.append(-1)
-        self.pos.append(-1)
+        if cython.compiled:
+            if self.size >= self.cap:
+                self._grow(self.size + 1)
+            self.ct[self.size] = 0.0
+            self.cs[self.size] = -1
+            self.cpos[self.size] = -1
+            self.size += 1
+        else:
+            self.t.append(0.0)
+            self.s.append(-1)
+            self.pos.append(-1)
+            self.size += 1
 
-    @cython.locals(i=cython.Py_ssize_t, p=cython.Py_ssize_t)
+    @cython.locals(p=cython.Py_ssize_t)
     def schedule(self, iid, t, seq):
         """Instance ``iid``'s next event is at ``t`` (replacing any pending one)."""
         if cython.compiled:
-            p = self.pos[iid]
-            self.t[iid] = t
-            self.s[iid] = seq
+            if iid < 0 or iid >= self.size:
+                raise IndexError("instance id out of range")
+            p = self.cpos[iid]
+            self.ct[iid] = t
+            self.cs[iid] = seq
             if p < 0:
-                self.heap.append(iid)
-                p = len(self.heap) - 1
-                self.pos[iid] = p
+                p = self.hn
+                self.cheap[p] = iid
+                self.cpos[iid] = p
+                self.hn += 1
                 self.n += 1
-            self._up(p)
-            self._down(self.pos[iid])
+                self._up(p)
+            else:
+                self._up(p)
+                self._down(self.cpos[iid])
         else:
             if self.s[iid] < 0:
                 self.n += 1
@@ -55,30 +100,33 @@ class InstanceEvents:
 
     def cancel(self, iid):
         """Drop instance ``iid``'s pending event, if any."""
+        if cython.compiled:
+            if iid < 0 or iid >= self.size:
+                raise IndexError("instance id out of range")
+            if self.cs[iid] < 0:
+                return
+            self.cs[iid] = -1
+            self.n -= 1
+            self._remove_at(self.cpos[iid])
+            return
         if self.s[iid] < 0:
             return
         self.s[iid] = -1
         self.n -= 1
-        if cython.compiled:
-            self._remove_at(self.pos[iid])
         # Python: the heap entry is skipped when it surfaces
 
-    @cython.locals(iid=cython.Py_ssize_t)
     def top_time(self):
         """Time of the earliest pending event; inf when none."""
         if self.n == 0:
             return float("inf")
         if cython.compiled:
-            iid = self.heap[0]
-            return self.t[iid]
+            return self.ct[self.cheap[0]]
         return self._head()[0]
 
-    @cython.locals(iid=cython.Py_ssize_t)
     def top_seq(self):
         """Sequence number of the earliest pending event (call only when ``n > 0``)."""
         if cython.compiled:
-            iid = self.heap[0]
-            return self.s[iid]
+            return self.cs[self.cheap[0]]
         return self._head()[1]
 
     def _head(self):
@@ -93,8 +141,8 @@ class InstanceEvents:
     def pop(self):
         """Remove and return the instance id of the earliest pending event (call only when ``n > 0``)."""
         if cython.compiled:
-            iid = self.heap[0]
-            self.s[iid] = -1
+            iid = self.cheap[0]
+            self.cs[iid] = -1
             self.n -= 1
             self._remove_at(0)
             return iid
@@ -106,27 +154,28 @@ class InstanceEvents:
                 self.n -= 1
                 return iid
 
-    # ------------------------------------------------------------------ compiled: the indexed heap
+    # ------------------------------------------------------------------ compiled: the indexed heap on C arrays
     @cython.locals(last=cython.Py_ssize_t, iid=cython.Py_ssize_t)
     def _remove_at(self, p):
-        iid = self.heap[p]
-        self.pos[iid] = -1
-        last = self.heap.pop()
+        iid = self.cheap[p]
+        self.cpos[iid] = -1
+        self.hn -= 1
+        last = self.cheap[self.hn]
         if last != iid:
-            self.heap[p] = last
-            self.pos[last] = p
+            self.cheap[p] = last
+            self.cpos[last] = p
             self._up(p)
-            self._down(self.pos[last])
+            self._down(self.cpos[last])
 
-    @cython.locals(a=cython.Py_ssize_t, b=cython.Py_ssize_t, ta=cython.double, tb=cython.double)
+    @cython.locals(ta=cython.double, tb=cython.double)
     def _less(self, a, b):
-        ta = self.t[a]
-        tb = self.t[b]
-        return ta < tb or (ta == tb and self.s[a] < self.s[b])
+        ta = self.ct[a]
+        tb = self.ct[b]
+        return ta < tb or (ta == tb and self.cs[a] < self.cs[b])
 
     @cython.locals(item=cython.Py_ssize_t, parent=cython.Py_ssize_t, pid=cython.Py_ssize_t)
     def _up(self, p):
-        heap = self.heap
+        heap = self.cheap
         item = heap[p]
         while p > 0:
             parent = (p - 1) >> 1
@@ -134,15 +183,15 @@ class InstanceEvents:
             if not self._less(item, pid):
                 break
             heap[p] = pid
-            self.pos[pid] = p
+            self.cpos[pid] = p
             p = parent
         heap[p] = item
-        self.pos[item] = p
+        self.cpos[item] = p
 
     @cython.locals(item=cython.Py_ssize_t, child=cython.Py_ssize_t, n=cython.Py_ssize_t, cid=cython.Py_ssize_t)
     def _down(self, p):
-        heap = self.heap
-        n = len(heap)
+        heap = self.cheap
+        n = self.hn
         item = heap[p]
         while True:
             child = 2 * p + 1
@@ -155,7 +204,7 @@ class InstanceEvents:
             if not self._less(cid, item):
                 break
             heap[p] = cid
-            self.pos[cid] = p
+            self.cpos[cid] = p
             p = child
         heap[p] = item
-        self.pos[item] = p
+        self.cpos[item] = p

@@ -2,7 +2,8 @@
 
 cimport cython
 
-from simulations.engine.entities cimport Endpoint, Instance
+from simulations.engine.codes cimport *
+from simulations.engine.entities cimport Endpoint, Instance, decode_iters_done
 
 
 @cython.final

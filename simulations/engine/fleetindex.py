@@ -33,11 +33,13 @@ the instance starts or stops serving. Only the fused arrival path (the stock pol
 
 from __future__ import annotations
 
-from math import ceil, floor
-
 import cython
+from cython.cimports.libc.math import ceil, floor  # C when compiled (math as Python): same values
 
-from simulations.engine.entities import DECODE, Endpoint, Instance, decode_iters_done
+from simulations.engine.entities import Endpoint, Instance, decode_iters_done
+
+if not cython.compiled:  # compiled: C constants from codes.pxd
+    from simulations.engine.entities import DECODE
 
 
 class EndpointIndex:
@@ -215,10 +217,10 @@ class EndpointIndex:
         err = 1e-6 * (abs(self.r * x) + abs(self.rt) + abs(self.q * x) + abs(self.qt) + self.b) + 1.0
         s_hi = self.bn
         if up + err < s_hi:
-            s_hi = int(floor(up + err))
+            s_hi = cython.cast(cython.longlong, floor(up + err))
         s_lo = 0
         if lo - err > 0:
-            s_lo = int(ceil(lo - err))
+            s_lo = cython.cast(cython.longlong, ceil(lo - err))
         if s_lo > s_hi:  # cannot happen with exact sums; be safe
             s_lo = 0
             s_hi = self.bn
@@ -266,7 +268,7 @@ class EndpointIndex:
             e = t - inst.seg_t0
             k = inst.seg_n
             if inst.seg_a >= 0 and e < (k - 1) * inst.seg_d0:
-                k = int(e / inst.seg_d0) + 1 if e > 0 else 0  # +1: float rounding of e/d0
+                k = cython.cast(cython.longlong, e / inst.seg_d0) + 1 if e > 0 else 0  # +1: float rounding of e/d0
             if self._best is None or w - inst.seg_B * k < self._best_w or (
                     w - inst.seg_B * k == self._best_w and inst.ix_seq < self._best_seq):
                 k = decode_iters_done(inst, t)

@@ -35,8 +35,15 @@ from heapq import heappush
 
 import cython
 
-from simulations.engine.entities import SERVING, SWAPIN, Instance
+from simulations.engine.entities import Instance
+
+if not cython.compiled:  # compiled: C constants from codes.pxd
+    from simulations.engine.entities import SERVING, SWAPIN
 from simulations.engine.state import RunState
+
+# An instance's finish heap holds one int per running request, ``fin * FIN_RID + rid`` (fin = decode clock of its
+# last token, rid < FIN_RID): ordered exactly as the (fin, rid) pairs, without a tuple per entry
+FIN_RID = 1 << 32
 
 
 class KVManager(RunState):
@@ -53,6 +60,10 @@ class KVManager(RunState):
         self._migrating = None  # live migrations (control.py migrate_running): rid -> (dst instance, downtime s)
         self._mig_down = None   # migrated requests waiting on their destination: rid -> downtime s
         self._mig_count = 0
+        # FCFS's key (prio * PRIO_SHIFT + arrival) computed inline by _join_queue: no Python call per request
+        self._key_fcfs = type(scheduler) is FCFS
+        if self.n >= FIN_RID:
+            raise ValueError(f"{self.n} requests in one run: at most {FIN_RID - 1} (finish-heap encoding)")
 
     @cython.locals(w=cython.longlong)
     def wm_tokens(self, inst: Instance):
@@ -60,18 +71,47 @@ class KVManager(RunState):
         w = int(self.kv_wm * inst.cap)
         return w
 
-    @cython.locals(oldest=cython.longlong, cut=cython.Py_ssize_t)
+    @cython.locals(oldest=cython.longlong, cut=cython.Py_ssize_t, p=cython.Py_ssize_t)
     def _trim_runs(self, inst: Instance):
         """Forget decode runs older than every running request's join clock (bounded memory)."""
         join = self._join
         oldest = min((join[r] for r in inst.running), default=inst.it)
         cut = bisect_left(inst.runs_i0, oldest)
         if cut:
-            for lst in (inst.runs_i0, inst.runs_meta, inst.runs_old):
-                del lst[:cut]
+            del inst.runs_i0[:cut]
+            del inst.runs_old[:cut]
+            del inst.runs_meta[:3 * cut]  # three floats a run
+            inst.runs_mx = [p - cut for p in inst.runs_mx if p >= cut]
+
+    @cython.locals(mx=list, runs_old=list)
+    def _runs_append(self, inst: Instance, v: float):
+        """Log a decode run's gap value ``v`` (runs_old) and keep ``runs_mx``, the positions of runs_old's suffix
+        maxima: a stack whose values strictly decrease, so max(runs_old[s:]) is the value at its first position
+        >= s (amortised O(1) here, O(log) per query, instead of a slice and a scan per finished request)."""
+        runs_old = inst.runs_old
+        mx = inst.runs_mx
+        while mx and runs_old[mx[len(mx) - 1]] <= v:
+            mx.pop()
+        mx.append(len(runs_old))
+        runs_old.append(v)
+
+    @cython.locals(mx=list, lo=cython.Py_ssize_t, hi=cython.Py_ssize_t, mid=cython.Py_ssize_t, p=cython.Py_ssize_t)
+    def _runs_max_from(self, inst: Instance, s):
+        """``max(inst.runs_old[s:])`` for ``s < len(inst.runs_old)`` (exactly that value)."""
+        mx = inst.runs_mx
+        lo = 0
+        hi = len(mx) - 1
+        while lo < hi:  # the first stack entry at a position >= s (the last entry is the last run: >= s)
+            mid = (lo + hi) >> 1
+            p = mx[mid]
+            if p < s:
+                lo = mid + 1
+            else:
+                hi = mid
+        return inst.runs_old[mx[lo]]
 
     @cython.locals(j=cython.longlong, idx=cython.Py_ssize_t, t0=cython.double, d0=cython.double, r=cython.double,
-                   m=cython.double, runs_i0=list, meta=tuple)
+                   m=cython.double, runs_i0=list, meta=list)
     def _close_stint(self, inst: Instance, rid):
         """Fold the token gaps of the request's decode iterations since it joined into tbt_max."""
         j = self._join[rid]
@@ -79,15 +119,15 @@ class KVManager(RunState):
             return  # no decode iteration since joining
         runs_i0 = inst.runs_i0
         idx = bisect_left(runs_i0, j)
-        meta = inst.runs_meta[idx]
-        t0 = meta[0]
-        d0 = meta[1]
-        r = meta[2]
+        meta = inst.runs_meta
+        t0 = meta[3 * idx]
+        d0 = meta[3 * idx + 1]
+        r = meta[3 * idx + 2]
         m = t0 - self._tok_t[rid] + d0
         if r > m:
             m = r
         if idx + 1 < len(runs_i0):
-            r = max(inst.runs_old[idx + 1:])
+            r = self._runs_max_from(inst, idx + 1)
             if r > m:
                 m = r
         if m > self._tbt_max[rid]:

@@ -31,6 +31,7 @@ import numpy as np
 
 from simulations.engine.config import TIER_INDEX
 from simulations.engine.entities import RELEASED
+from simulations.engine.kvcache import FIN_RID
 from simulations.engine.state import EV_DELIVER
 
 # per-request arrays of the Simulator: (attribute, dtype, initial value for a new request or None = workload column)
@@ -195,7 +196,7 @@ def _remap_ids(sim, remap: np.ndarray) -> None:
     new = remap.tolist()
     for inst in sim.instances:
         if inst.state == RELEASED:
-            inst.runs_i0, inst.runs_meta, inst.runs_old = [], [], []  # read only for its running requests
+            inst.runs_i0, inst.runs_meta, inst.runs_old, inst.runs_mx = [], [], [], []  # read only for its running requests
             if not (inst.waiting or inst.running or inst.fin_heap or inst.swapped or inst.pending):
                 continue
         if inst.waiting:
@@ -206,7 +207,8 @@ def _remap_ids(sim, remap: np.ndarray) -> None:
             inst.running.update(items)
         if inst.fin_heap:
             fh = inst.fin_heap
-            fh[:] = [(f, new[r]) for f, r in fh if new[r] >= 0]  # entries of finished requests are stale: gone
+            # one int per entry, fin * FIN_RID + rid (kvcache.py); entries of finished requests are stale: gone
+            fh[:] = [e - r + new[r] for e in fh for r in (e % FIN_RID,) if new[r] >= 0]
             heapify(fh)
         for entry in inst.prefilling:  # shared with a chunked-prefill step's batch: renumbered in place
             entry[0] = new[entry[0]]
