@@ -166,8 +166,23 @@ def simulate_stream(scenario, *, trace=None, chunk_s: float = 3600.0, workload_c
     acc = StreamAccumulator(sim)
     i, n_chunk = 0, len(w)
     del w, first
+    limit = float(sim.engine.max_time_s)
+    stopped = False  # the run reached its time limit: the chunks after it are counted, not simulated
+    pending = None
     while True:
-        nxt = next(chunks, None)
+        nxt, pending = (pending if pending is not None else next(chunks, None)), None
+        if stopped:
+            if nxt is None:
+                break
+            acc.fold_unsimulated(_absolute(nxt[1], nxt[0]))
+            acc.chunks += 1
+            if on_chunk is not None:
+                on_chunk(i, nxt[0], ChunkInfo({
+                    "requests": len(nxt[1]), "t0": nxt[0], "t1": nxt[0], "sim_time_s": sim.now,
+                    "folded": acc.requests, "completed": acc.completed, "window": int(sim.n),
+                    "in_flight": window.in_flight(sim), "events": int(sim.events), "past_time_limit": True}))
+            i += 1
+            continue
         if nxt is None:
             sim.more_arrivals = False
             sim.run()
@@ -181,17 +196,23 @@ def simulate_stream(scenario, *, trace=None, chunk_s: float = 3600.0, workload_c
                                  f"{float(w_next.arrival_s[0]):g} s, before the previous chunk's last arrival "
                                  f"({last:g} s): chunks must be in time order")
             sim.run(until=t1)
-            sim.events -= 1  # the loop counts the iteration that stopped it; an unstreamed run does not
+            # the engine's max_time_s lies before the next chunk: the run is over (as unstreamed, the requests
+            # it did not reach count as dropped "unfinished"; their rows never enter the window)
+            stopped = limit < t1
+            if not stopped:
+                sim.events -= 1  # the loop counts the iteration that stopped it; an unstreamed run does not
         acc.chunks += 1
         acc.max_window = max(acc.max_window, int(sim.n))
-        if nxt is not None:
+        if stopped:
+            pending = nxt  # counted at the top of the loop
+        elif nxt is not None:
             keep = window.keep_mask(sim) if trim else None
             if keep is not None:
                 acc.fold_requests(sim, np.flatnonzero(~keep))
             acc.fold_events(sim)
             acc.fold_timeline(sim)
             window.extend(sim, window.prepare_chunk(sim, w_next), keep)
-            del w_next
+        w_next = None
         if on_chunk is not None:
             on_chunk(i, t0, ChunkInfo({
                 "requests": n_chunk, "t0": t0, "t1": t1, "sim_time_s": sim.now, "folded": acc.requests,
@@ -200,7 +221,7 @@ def simulate_stream(scenario, *, trace=None, chunk_s: float = 3600.0, workload_c
             break
         i += 1
         t0, n_chunk = nxt[0], len(nxt[1])
-        del nxt
+        nxt = None
     return StreamResult(acc.finish(sim, scenario))
 
 

@@ -113,6 +113,26 @@ class StreamAccumulator:
                     reasons["unfinished"] = reasons.get("unfinished", 0) + left
         self._hourly(arr, np.asarray(sim.served_ep)[rows], tier, done, met, ttft, e2e)
 
+    def fold_unsimulated(self, w) -> None:
+        """Requests of a chunk that starts after the run's time limit (``engine.max_time_s``): never simulated,
+        counted as dropped ``unfinished``, as ``build_result`` counts the requests an unstreamed run did not reach
+        (and their rows never enter the window)."""
+        n = len(w)
+        if not n:
+            return
+        tier = np.asarray(w.tier, dtype=np.int64)
+        self.requests += n
+        self.last_arrival = max(self.last_arrival, float(w.arrival_s.max()))
+        for i, name in enumerate(TIERS):
+            k = int((tier == i).sum())
+            if k:
+                reasons = self.tiers[name]["drop_reasons"]
+                self.tiers[name]["requests"] += k
+                reasons["unfinished"] = reasons.get("unfinished", 0) + k
+        no = np.zeros(n, dtype=bool)
+        nan = np.full(n, np.nan)
+        self._hourly(np.asarray(w.arrival_s), np.full(n, -1, dtype=np.int64), tier, no, no, nan, nan)
+
     @staticmethod
     def _slo_met(sim, w, rows, done, ttft, e2e, t_done) -> np.ndarray:
         """build_result's rule, per tier: TTFT within the tier's target and done by the deadline (else within the

@@ -184,3 +184,23 @@ def test_a_parquet_trace_read_in_batches_streams_like_the_whole_file(tmp_path):
     st = simulate_stream(sc, trace=str(path), chunk_s=600.0).to_dict()
     _assert_same(st, exact)
     assert st["summary"]["chunks"] == 6 and st["window"]["max_requests_held"] < len(cols["arrival_s"])
+
+
+@pytest.mark.parametrize("chunk_s", [300.0, 61.0])
+def test_a_run_that_reaches_its_time_limit_counts_the_rest_as_unfinished_like_the_exact_run(chunk_s):
+    # engine.max_time_s half-way through the arrivals: the unstreamed run stops there and counts every request it
+    # did not finish (or reach) as dropped "unfinished"; the streamed run must report the same, without taking
+    # the later chunks into its window (before the fix it kept appending them: memory grew with the horizon)
+    w = build_workload(parse_scenario(_scenario("small_reactive", 5000)))
+    limit = float(np.median(w.arrival_s))
+    sc = parse_scenario(_scenario("small_reactive", 5000, engine={"max_time_s": limit}))
+    exact = simulate(sc, w)
+    assert exact.summary["dropped"] > len(w) / 3  # the limit does cut the run
+    infos = []
+    st = simulate_stream(sc, workload_chunks=chunks_of(w, chunk_s),
+                         on_chunk=lambda i, t0, info: infos.append(info.to_dict())).to_dict()
+    _assert_same(st, exact)
+    assert sum(r["requests"] for r in st["hourly"]) == len(w)
+    assert sum(info["requests"] for info in infos) == len(w)
+    late = [info for info in infos if info.get("past_time_limit")]
+    assert late and all(info["window"] == late[0]["window"] for info in late)  # the window stopped growing

@@ -114,11 +114,14 @@ def _endpoint_lines(out: dict) -> list[str]:
 def run_month(days: int, requests_per_day: int, strategy: str, chunk_s: float, floor: str = "scaled",
               progress: bool = False, endpoints: bool = False) -> dict:
     from simulations.engine import parse_scenario
+    from simulations.engine.runoptions import STREAM_LIMITS
     from simulations.engine.stream import chunks_of, simulate_stream
     from simulations.engine.workload import synthesise
 
     d = month_scenario(requests_per_day, strategy, floor)
-    sc = parse_scenario(d)
+    # a streamed run's caps (31 simulated days), as the product and the light CLI use for --stream: with the
+    # default (table) cap of 8 days the engine's time limit would end the month on day 8
+    sc = parse_scenario(d, limits=STREAM_LIMITS)
     syn = d["workload"]["synthetic"]
     models = sorted({e.model for e in sc.fleet.endpoints})
     per_day: list[dict] = []
