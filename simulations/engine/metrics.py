@@ -59,6 +59,27 @@ def _engine_build() -> str:
     return BUILD["kind"]
 
 
+def slo_met(sim, tier, arr, deadline, done, ttft, e2e, t_done) -> np.ndarray:
+    """Which requests met their SLO, per tier (no per-request SLO arrays): done, TTFT within the tier's target, and
+    finished by the request's deadline (else within the tier's E2E target). The one rule of the per-request result
+    and of the streamed result (streamacc.py)."""
+    met = done.copy()
+    for i, name in enumerate(TIERS):
+        sel = tier == i
+        if not sel.any():
+            continue
+        ok = ttft[sel] <= sim.ttft_slo[i]
+        e2e_target = float(sim.scenario.slo.e2e_s.get(name, math.inf))
+        if deadline is not None:
+            dl = deadline[sel]
+            limit = np.where(np.isnan(dl), arr[sel] + e2e_target, dl)
+            ok &= t_done[sel] <= limit
+        elif math.isfinite(e2e_target):
+            ok &= e2e[sel] <= e2e_target
+        met[sel] &= ok
+    return met
+
+
 def build_result(sim, wall_s: float) -> SimulationResult:
     sim.free_run_state()
     w = sim.workload
@@ -88,21 +109,7 @@ def build_result(sim, wall_s: float) -> SimulationResult:
     tbt[~multi] = np.nan
     tbt_max = np.array(sim.tbt_max, dtype=np.float64)
     tbt_max[~(done & multi)] = np.nan
-    deadline = w.deadline_s
-    met = done.copy()
-    for i, name in enumerate(TIERS):  # per tier: TTFT target and completion deadline (no per-request SLO arrays)
-        sel = w.tier == i
-        if not sel.any():
-            continue
-        ok = ttft[sel] <= sim.ttft_slo[i]
-        e2e_target = float(sim.scenario.slo.e2e_s.get(name, math.inf))
-        if deadline is not None:
-            dl = deadline[sel]
-            limit = np.where(np.isnan(dl), arr[sel] + e2e_target, dl)
-            ok &= t_done[sel] <= limit
-        elif math.isfinite(e2e_target):
-            ok &= e2e[sel] <= e2e_target
-        met[sel] &= ok
+    met = slo_met(sim, w.tier, arr, w.deadline_s, done, ttft, e2e, t_done)
 
     def block(mask) -> dict:
         d = done & mask

@@ -16,7 +16,6 @@ life times), mean serving / provisioning instances, utilisation and queue (from 
 
 from __future__ import annotations
 
-import math
 from types import SimpleNamespace
 
 import numpy as np
@@ -135,26 +134,11 @@ class StreamAccumulator:
 
     @staticmethod
     def _slo_met(sim, w, rows, done, ttft, e2e, t_done) -> np.ndarray:
-        """build_result's rule, per tier: TTFT within the tier's target and done by the deadline (else within the
-        tier's E2E target)."""
-        met = done.copy()
-        tier = w.tier[rows]
+        """build_result's rule (metrics.slo_met) on the window rows ``rows``."""
+        from simulations.engine.metrics import slo_met
+
         deadline = w.deadline_s[rows] if w.deadline_s is not None else None
-        arr = w.arrival_s[rows]
-        for i, name in enumerate(TIERS):
-            sel = tier == i
-            if not sel.any():
-                continue
-            ok = ttft[sel] <= sim.ttft_slo[i]
-            e2e_target = float(sim.scenario.slo.e2e_s.get(name, math.inf))
-            if deadline is not None:
-                dl = deadline[sel]
-                limit = np.where(np.isnan(dl), arr[sel] + e2e_target, dl)
-                ok &= t_done[sel] <= limit
-            elif math.isfinite(e2e_target):
-                ok &= e2e[sel] <= e2e_target
-            met[sel] &= ok
-        return met
+        return slo_met(sim, w.tier[rows], w.arrival_s[rows], deadline, done, ttft, e2e, t_done)
 
     def _hourly(self, arr, ep, tier, done, met, ttft, e2e) -> None:
         n_ep, n_t = len(self.endpoint_names) + 1, len(TIERS)
