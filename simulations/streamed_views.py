@@ -99,46 +99,65 @@ def _text(value) -> str:
     return str(value)
 
 
-def _axis(result: dict) -> tuple[float, str]:
+def _axis(rows: list[dict]) -> tuple[float, str]:
     """Hours on the x axis up to two days, else days."""
-    hours = [r["hour"] for r in _rows(result)]
+    hours = [r["hour"] for r in rows]
     return (24.0, "simulated day") if hours and max(hours) >= 48 else (1.0, "simulated hour")
 
 
-def _rows(result: dict) -> list[dict]:
-    return [r for r in (result.get("hourly") or []) if isinstance(r, dict) and isinstance(r.get("hour"), int | float)]
+def _rows(result: dict, key: str = "hourly") -> list[dict]:
+    rows = result.get(key)
+    if not isinstance(rows, list):
+        return []
+    return [r for r in rows if isinstance(r, dict) and isinstance(r.get("hour"), int | float)]
 
 
-def hourly_figure(result: dict) -> go.Figure:
-    """Requests (by arrival hour) and completions per hour, per endpoint (all tiers together)."""
-    req: dict[str, dict[float, float]] = defaultdict(lambda: defaultdict(float))
-    comp: dict[str, dict[float, float]] = defaultdict(lambda: defaultdict(float))
-    for r in _rows(result):
-        ep = str(r.get("endpoint", "?"))
-        req[ep][r["hour"]] += _num(r.get("requests")) or 0.0
-        comp[ep][r["hour"]] += _num(r.get("completed")) or 0.0
-    per, label = _axis(result)
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                        subplot_titles=("Requests per hour (by arrival hour), per endpoint",
-                                        "Completed requests per hour (by arrival hour), per endpoint"))
-    for ep in sorted(req):
-        hours = sorted(req[ep])
-        group = dict(legendgroup=ep)
-        x = [h / per for h in hours]
-        fig.add_trace(go.Scatter(x=x, y=[req[ep][h] for h in hours], name=ep, mode="lines", **group), row=1, col=1)
-        fig.add_trace(go.Scatter(x=x, y=[comp[ep][h] for h in hours], name=ep, mode="lines", showlegend=False,
-                                 **group), row=2, col=1)
-    fig.update_xaxes(title_text=label, row=2, col=1)
-    fig.update_yaxes(title_text="requests / h", rangemode="tozero", row=1, col=1)
-    fig.update_yaxes(title_text="completed / h", rangemode="tozero", row=2, col=1)
+def _two_panels(titles: tuple[str, str], series: dict, x_label: str, y_titles: tuple[str, str]) -> go.Figure:
+    """Two stacked panels on one x axis; ``series``: name -> ((x, y) of the top panel, (x, y) of the bottom one),
+    one legend entry per name."""
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, subplot_titles=titles)
+    for name in sorted(series):
+        for row, (x, y) in enumerate(series[name], start=1):
+            fig.add_trace(go.Scatter(x=x, y=y, name=name, mode="lines", legendgroup=name, showlegend=row == 1),
+                          row=row, col=1)
+    fig.update_xaxes(title_text=x_label, row=2, col=1)
+    for row, title in enumerate(y_titles, start=1):
+        fig.update_yaxes(title_text=title, rangemode="tozero", row=row, col=1)
     fig.update_layout(height=640, margin=dict(l=70, r=20, t=40, b=40))
     return harmonise(fig)
 
 
+def _points(pairs) -> tuple[list, list]:
+    """(x, y) lists of the pairs whose y is known."""
+    kept = [(x, y) for x, y in pairs if y is not None]
+    return [x for x, _ in kept], [y for _, y in kept]
+
+
+def hourly_figure(result: dict) -> go.Figure:
+    """Requests (by arrival hour) and completions per hour, per endpoint (all tiers together)."""
+    rows = _rows(result)
+    req: dict[str, dict[float, float]] = defaultdict(lambda: defaultdict(float))
+    comp: dict[str, dict[float, float]] = defaultdict(lambda: defaultdict(float))
+    for r in rows:
+        ep = str(r.get("endpoint", "?"))
+        req[ep][r["hour"]] += _num(r.get("requests")) or 0.0
+        comp[ep][r["hour"]] += _num(r.get("completed")) or 0.0
+    per, label = _axis(rows)
+    series = {}
+    for ep in req:
+        hours = sorted(req[ep])
+        x = [h / per for h in hours]
+        series[ep] = ((x, [req[ep][h] for h in hours]), (x, [comp[ep][h] for h in hours]))
+    return _two_panels(("Requests per hour (by arrival hour), per endpoint",
+                        "Completed requests per hour (by arrival hour), per endpoint"),
+                       series, label, ("requests / h", "completed / h"))
+
+
 def latency_hourly_figure(result: dict) -> go.Figure:
     """Mean TTFT and E2E per hour by tier (completions-weighted over the endpoints)."""
+    rows = _rows(result)
     sums: dict[str, dict[float, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0.0, 0.0]))
-    for r in _rows(result):
+    for r in rows:
         done = _num(r.get("completed")) or 0.0
         ttft, e2e = _num(r.get("ttft_mean_s")), _num(r.get("e2e_mean_s"))
         if not done or ttft is None or e2e is None:
@@ -147,56 +166,32 @@ def latency_hourly_figure(result: dict) -> go.Figure:
         acc[0] += done
         acc[1] += ttft * done
         acc[2] += e2e * done
-    per, label = _axis(result)
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                        subplot_titles=("Mean TTFT per hour, by tier (s)", "Mean E2E latency per hour, by tier (s)"))
-    for tier in sorted(sums):
-        hours = sorted(sums[tier])
-        group = dict(legendgroup=tier)
+    per, label = _axis(rows)
+    series = {}
+    for tier, by_hour in sums.items():
+        hours = sorted(by_hour)
         x = [h / per for h in hours]
-        fig.add_trace(go.Scatter(x=x, y=[sums[tier][h][1] / sums[tier][h][0] for h in hours], name=tier,
-                                 mode="lines", **group), row=1, col=1)
-        fig.add_trace(go.Scatter(x=x, y=[sums[tier][h][2] / sums[tier][h][0] for h in hours], name=tier,
-                                 mode="lines", showlegend=False, **group), row=2, col=1)
-    fig.update_xaxes(title_text=label + " (by arrival)", row=2, col=1)
-    fig.update_yaxes(title_text="seconds", rangemode="tozero", row=1, col=1)
-    fig.update_yaxes(title_text="seconds", rangemode="tozero", row=2, col=1)
-    fig.update_layout(height=640, margin=dict(l=70, r=20, t=40, b=40))
-    return harmonise(fig)
-
-
-def _endpoint_rows(result: dict) -> list[dict]:
-    rows = result.get("hourly_endpoints")
-    if not isinstance(rows, list):
-        return []
-    return [r for r in rows if isinstance(r, dict) and isinstance(r.get("hour"), int | float)]
+        series[tier] = ((x, [by_hour[h][1] / by_hour[h][0] for h in hours]),
+                        (x, [by_hour[h][2] / by_hour[h][0] for h in hours]))
+    return _two_panels(("Mean TTFT per hour, by tier (s)", "Mean E2E latency per hour, by tier (s)"),
+                       series, label + " (by arrival)", ("seconds", "seconds"))
 
 
 def fleet_hourly_figure(result: dict) -> go.Figure | None:
     """From ``hourly_endpoints`` (when the result has it): mean serving instances and GPU-hours per hour, per endpoint."""
-    rows = _endpoint_rows(result)
+    rows = _rows(result, "hourly_endpoints")
     if not rows:
         return None
-    per = 24.0 if max(r["hour"] for r in rows) >= 48 else 1.0
-    label = "simulated day" if per == 24.0 else "simulated hour"
-    series: dict[str, list[tuple[float, float | None, float | None]]] = defaultdict(list)
+    per, label = _axis(rows)
+    pts: dict[str, list] = defaultdict(list)
     for r in rows:
-        series[str(r.get("endpoint", "?"))].append((r["hour"], _num(r.get("serving_mean")), _num(r.get("gpu_hours"))))
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                        subplot_titles=("Serving instances per hour (mean), per endpoint",
-                                        "GPU-hours per hour, per endpoint"))
-    for ep in sorted(series):
-        pts = sorted(series[ep])
-        group = dict(legendgroup=ep)
-        fig.add_trace(go.Scatter(x=[h / per for h, v, _ in pts if v is not None], y=[v for _, v, _ in pts if v is not None],
-                                 name=ep, mode="lines", **group), row=1, col=1)
-        fig.add_trace(go.Scatter(x=[h / per for h, _, g in pts if g is not None], y=[g for _, _, g in pts if g is not None],
-                                 name=ep, mode="lines", showlegend=False, **group), row=2, col=1)
-    fig.update_xaxes(title_text=label, row=2, col=1)
-    fig.update_yaxes(title_text="instances", rangemode="tozero", row=1, col=1)
-    fig.update_yaxes(title_text="GPU-h / h", rangemode="tozero", row=2, col=1)
-    fig.update_layout(height=640, margin=dict(l=70, r=20, t=40, b=40))
-    return harmonise(fig)
+        pts[str(r.get("endpoint", "?"))].append((r["hour"], _num(r.get("serving_mean")), _num(r.get("gpu_hours"))))
+    series = {}
+    for ep, rows_ep in pts.items():
+        rows_ep.sort(key=lambda t: t[0])
+        series[ep] = (_points((h / per, v) for h, v, _ in rows_ep), _points((h / per, g) for h, _, g in rows_ep))
+    return _two_panels(("Serving instances per hour (mean), per endpoint", "GPU-hours per hour, per endpoint"),
+                       series, label, ("instances", "GPU-h / h"))
 
 
 def usage_rows(result: dict) -> list[dict]:
