@@ -170,8 +170,9 @@ def execute_stream(scenario, *, chunk_s: float, trace_path=None, span_s: float |
 
     if progress:
         progress(0.0, "streaming")
-    # simulate_stream collects garbage after every chunk; a Django process holds ~175k long-lived objects (apps,
-    # pydantic, plotly), which made each full collection ~50 ms (36 s of 720 hourly chunks): freeze them first.
+    # a Django process holds ~175k long-lived objects (apps, pydantic, plotly) that every full collection of the
+    # run's garbage would traverse (~50 ms each; measured when the chunked replay collected after every chunk, 36 s
+    # of 720 hourly chunks): freeze them first.
     gc.collect()
     gc.freeze()
     try:
