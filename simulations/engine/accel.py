@@ -20,7 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 COMPILED_DIR = HERE / "_compiled"
 STAMP = COMPILED_DIR / "SOURCES.sha256"
-MODULES = ("entities", "fleetindex", "evq", "state", "kvcache", "batching", "arrivals", "fleet", "control", "loop")
+MODULES = ("entities", "fleetindex", "evq", "state", "kvcache", "chunked", "batching", "arrivals", "fleet", "control", "loop")
 DECLARATIONS = ("codes",)  # declaration-only .pxd files the modules cimport (C constants)
 
 BUILD: dict = {"kind": "python", "reason": "not activated"}

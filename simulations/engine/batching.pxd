@@ -1,17 +1,15 @@
 # Cython declarations for batching.py (used only when the engine is compiled; see simulations/engine/build.py).
-# The instance engine's internal steps are C methods of the Simulator's second base type.
+# The instance engine's internal steps are C methods of the Simulator's fourth base type.
 
 from simulations.engine.codes cimport *
 from simulations.engine.entities cimport Instance, decode_iters_done
-from simulations.engine.kvcache cimport KVManager
+from simulations.engine.chunked cimport ChunkedPrefill
 
 cpdef long long work_now(Instance inst, double t)
 
 
-cdef class InstanceEngine(KVManager):
+cdef class InstanceEngine(ChunkedPrefill):
     cdef _join_queue(self, Instance inst, long long rid, double t, long long need, long long k_done)
     cdef _segment_end(self, Instance inst, double t)
     cdef _step(self, Instance inst, double t)
-    cdef bint _mixed_step(self, Instance inst, double t, bint admit)
-    cdef _mixed_end(self, Instance inst, double t)
     cdef _swap_in_end(self, Instance inst, double t)

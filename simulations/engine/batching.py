@@ -1,5 +1,5 @@
 """The instance batching engine (vLLM-like): waiting queue, admission and prefill, decode runs, KV
-preemption, chunked prefill; the first base class of the Simulator above the run state.
+preemption; chunked prefill is its base class (chunked.py), above the KV manager and the run state.
 
 Fast mode: between two events an instance's decode batch is fixed, so a whole run of decode iterations
 (until the next completion or KV exhaustion) is one event whose duration is summed analytically:
@@ -25,7 +25,8 @@ from simulations.engine.entities import Instance, decode_iters_done
 
 if not cython.compiled:  # compiled: C constants from codes.pxd
     from simulations.engine.entities import DECODE, DRAINING, IDLE, MIXED, PREFILL, SERVING, SWAPIN, WAKE
-from simulations.engine.kvcache import FIN_RID, KVManager
+from simulations.engine.chunked import ChunkedPrefill
+from simulations.engine.kvcache import FIN_RID
 from simulations.engine.policies.schedulers import PRIO_SHIFT
 
 _FIN_RID = cython.declare(cython.longlong, FIN_RID)  # C copies (compiled) of the two constants
@@ -40,7 +41,7 @@ def work_now(inst: Instance, t: float) -> int:
 
 
 
-class InstanceEngine(KVManager):
+class InstanceEngine(ChunkedPrefill):
     """Iteration-level batching of every instance (the instance's next event is its ``_segment_end``)."""
 
     @cython.locals(entry=tuple, phase=cython.int, B=cython.longlong, d0=cython.double, a=cython.double,
@@ -339,151 +340,6 @@ class InstanceEngine(KVManager):
         self._sync(inst)
         if inst.state == DRAINING and not waiting and not inst.swapped:
             self._release(inst, t)
-
-    # ------------------------------------------------------------------ chunked prefill (option)
-    @cython.locals(B=cython.longlong, ctx=cython.longlong, free=cython.longlong, need=cython.longlong,
-                   rid=cython.longlong, budget=cython.longlong, tokens=cython.longlong, take=cython.longlong,
-                   dur=cython.double, sq=cython.double, done=cython.longlong, reserve=cython.longlong,
-                   waiting=list, prefilling=list, taken=list, plan=list)
-    def _mixed_step(self, inst: Instance, t: float, admit):
-        """Chunked prefill (Sarathi-style): one iteration = one decode step of the running batch plus prompt
-        chunks filling the token budget (max_batch_tokens - B). Its time is prefill(T) + decode(B, C) with the
-        fixed overhead counted once (minus min(c0_prefill, c0_decode)). Returns False if nothing to prefill.
-        ``admit``: False in a step that preempted (vLLM V1 then schedules no waiting request). With
-        ``preemption = "vllm"`` a waiting request's whole prompt must fit above the watermark after the running
-        batch's slots for this iteration (V1 allocates the running requests first)."""
-        B = inst.B
-        ctx = inst.S + B * inst.it
-        free = inst.cap - ctx - inst.kv_prefill
-        prefilling = inst.prefilling
-        waiting = inst.waiting
-        reserve = self.wm_tokens(inst) + (B if self.pre_vllm else 0)
-        if waiting and admit:
-            inp, gen = self._inp, self._gen
-            if self.sched_dynamic:
-                order = self.scheduler.order(waiting, t, self)
-            else:
-                order = None
-            taken = []
-            while True:
-                if order is not None:
-                    entry = next(order, None)
-                    if entry is None:
-                        break
-                else:
-                    if not waiting:
-                        break
-                    entry = waiting[0]
-                rid = entry[2]
-                need = inp[rid] + gen[rid]
-                if need > free - reserve or B + len(prefilling) >= inst.max_b:
-                    break
-                if order is None:
-                    heappop(waiting)
-                taken.append(rid)
-                prefilling.append([rid, need, need])
-                inst.kv_prefill += need
-                inst.q_tok -= need
-                inst.res_tok += inp[rid] + self._out[rid]
-                free -= need
-                if self._t_admit[rid] != self._t_admit[rid]:
-                    self._t_admit[rid] = t
-            if order is not None and taken:  # keep the rest sorted (the order a dynamic scheduler reads)
-                chosen = set(taken)
-                inst.waiting = [e for e in waiting if e[2] not in chosen]
-        if not prefilling:
-            return False
-        if B and free < B:  # the decode step needs one KV slot per running request
-            self._preempt(inst, t)
-            self._step(inst, t)
-            return True
-        budget = max(inst.max_bt - B, 1)
-        tokens = 0
-        sq = 0.0
-        plan = []
-        for entry in prefilling:
-            if tokens >= budget:
-                break
-            take = min(entry[1], budget - tokens)
-            plan.append((entry, take))
-            tokens += take
-            # a chunk of `take` tokens after `done` of its prompt: take*(2*done + take), so a prompt's chunks sum
-            # to P^2 (the whole prompt's attention term) however it is split
-            done = entry[2] - entry[1]
-            sq += take * (2 * done + take)
-        dur = inst.pc0 + inst.pc1 * tokens + inst.pc2 * tokens * tokens
-        if inst.pcs or inst.pcr:
-            dur += inst.pcs * sq + inst.pcr * len(plan)
-        if B:
-            dur += inst.dc0 + inst.dcb * B + inst.dcc * ctx - min(inst.pc0, inst.dc0)
-        inst.batch = plan
-        inst.phase = MIXED
-        inst.seg_t0 = t
-        inst.seg_n = 1
-        inst.seg_d0 = dur
-        inst.seg_a = 0.0
-        inst.seg_B = B
-        inst.seg_end = t + dur
-        self._sync(inst)
-        self.seq += 1
-        self.iq.schedule(inst.iid, t + dur, self.seq)
-        return True
-
-    @cython.locals(B=cython.longlong, prev=cython.double, d0=cython.double, it=cython.longlong,
-                   f=cython.longlong, rid=cython.longlong, need=cython.longlong, rem=cython.longlong,
-                   take=cython.longlong, finished=list, fh=list, running=dict, fe=cython.longlong)
-    def _mixed_end(self, inst: Instance, t: float):
-        B = inst.seg_B
-        if B:  # the running batch advanced one token (logged as a one-iteration decode run for max TBT)
-            prev = inst.last_dec_end
-            d0 = inst.seg_d0
-            inst.runs_i0.append(inst.it)
-            inst.runs_meta.append(inst.seg_t0)
-            inst.runs_meta.append(d0)
-            inst.runs_meta.append(0.0)
-            self._runs_append(inst, inst.seg_t0 - prev + d0 if prev == prev else d0)
-            if len(inst.runs_i0) > 4096:
-                self._trim_runs(inst)
-            inst.last_dec_end = t
-            inst.it += 1
-            inst.work -= B
-            fh, running, fin = inst.fin_heap, inst.running, self._fin
-            while fh and cython.cast(cython.longlong, fh[0]) < (inst.it + 1) * _FIN_RID:  # fin <= it
-                fe = heappop(fh)
-                f = fe // _FIN_RID
-                rid = fe - f * _FIN_RID
-                if rid in running and fin[rid] == f:
-                    self._complete(inst, rid, t)
-        it = inst.it
-        gen, out, t_first, tok_t, tbt_max = self._gen, self._out, self._t_first, self._tok_t, self._tbt_max
-        finished = []
-        for entry, take in inst.batch:
-            entry[1] -= take
-            inst.work -= take
-            if entry[1] == 0:
-                finished.append(entry)
-        for entry in finished:
-            inst.prefilling.remove(entry)
-            rid, _, need = entry
-            inst.kv_prefill -= need
-            inst.running[rid] = need - it
-            inst.S += need - it
-            inst.B += 1
-            self._join[rid] = it
-            if t_first[rid] != t_first[rid]:
-                t_first[rid] = t
-            prev = tok_t[rid]
-            if prev == prev and t - prev > tbt_max[rid]:
-                tbt_max[rid] = t - prev
-            tok_t[rid] = t
-            rem = out[rid] - (gen[rid] + 1)
-            if rem <= 0:
-                self._complete(inst, rid, t)
-            else:
-                self._fin[rid] = it + rem
-                heappush(inst.fin_heap, (it + rem) * _FIN_RID + rid)
-        inst.batch = []
-        self._step(inst, t)
 
     @cython.locals(rid=cython.longlong, rem=cython.longlong, it=cython.longlong)
     def _swap_in_end(self, inst: Instance, t: float):

@@ -4,6 +4,7 @@ The ``Simulator`` (loop.py) is one object assembled from one class per concept, 
 
     RunState (state.py)           per-request arrays and their typed views, the event heap, ``push``, ``_drop``
     KVManager (kvcache.py)        an instance's KV cache: watermark, preemption victim and mode, swap-in
+    ChunkedPrefill (chunked.py)   the chunked-prefill option: mixed prefill-chunk + decode iterations
     InstanceEngine (batching.py)  an instance's iteration-level batching: admit / prefill / decode runs
     RequestPath (arrivals.py)     arrivals, region/endpoint/instance routing, the fused arrival fast path
     FleetLifecycle (fleet.py)     provisioning -> serving -> draining -> released, the spot pool, scaling
