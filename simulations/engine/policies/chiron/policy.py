@@ -46,18 +46,21 @@ from collections import deque
 from simulations.engine.config import TIER_INDEX
 from simulations.engine.entities import SERVING
 from simulations.engine.policies.autoscalers import Autoscaler
+from simulations.engine.policies.chiron.batch_scaling import BATCH, INTERACTIVE, MIXED, BatchScaling
 from simulations.engine.policies.chiron.local import LocalAutoscaler
-from simulations.engine.policies.chiron.queue import GlobalQueue, OutputStats, estimate_wait
+from simulations.engine.policies.chiron.queue import GlobalQueue, OutputStats
 from simulations.engine.policies.registry import PolicyKind, register
 
 NIW = TIER_INDEX["NIW"]
-INTERACTIVE, MIXED, BATCH = "interactive", "mixed", "batch"
 DEFAULT_TTFT = {0: 10.0, 1: 10.0, 2: 3600.0}
 DEFAULT_ITL = {0: 0.2, 1: 0.2, 2: 2.0}
 
 
 @register(PolicyKind.AUTOSCALER, "chiron")
-class Chiron(Autoscaler):
+class Chiron(BatchScaling, Autoscaler):
+    """Chiron's global queue, routing, local and interactive autoscalers; Alg. 2 (the batch autoscaler and its
+    throughput measurement) is the ``BatchScaling`` base (batch_scaling.py)."""
+
     wants_arrival_hook = True
     wants_batch_hook = True
     wants_completion_hook = True
@@ -411,128 +414,6 @@ class Chiron(Autoscaler):
                 removed += 1
             if removed:
                 self.events.append((now, "remove", "interactive/mixed", removed, f"IBP {ibp:.2f}"))
-
-    def _rate_prior(self, inst) -> float:
-        """Tokens/s of one instance at its KV-bound batch, from the deployment's latency model (until measured)."""
-        d = inst.spec.decode
-        mu = self.out_stats.mean or 256.0
-        ctx = max(1.0, self._mean_prompt + mu / 2.0)
-        b = max(1.0, min(self.local.max_batch, inst.cap / (ctx + mu / 2.0)))
-        return b / (d.c0 + d.c_batch * b + d.c_ctx * b * ctx)
-
-    _mean_prompt = 256.0
-
-    def observed_theta(self, now) -> float | None:
-        """Theta of eq. 1 over the last ``theta_window_s`` (60 s), once batch work has run for two windows (None
-        before: the first window holds the ramp): the token throughput as the fleet actually delivers it to the
-        batch class (prefill pauses, preemptions and the interactive share included).
-
-        ``theta_from: "completed"`` (default): output tokens of the batch requests completed in the window. In
-        steady state it equals the generation rate; it shares the completion sample with mu_o, so the length bias
-        of early completions (short requests finish first: mu_o reads ~100 tokens for a true 188 two minutes into
-        a dump) cancels in (q - 1) mu_o / Theta: estimator R^2 0.95 at 2,000 queued, against 0.57 with
-        ``"generated"``: each closed local-autoscaler window's output tokens on a batch or mixed instance times
-        its batch share of requests (the literal "token generation throughput", no lag, but divided by a biased
-        mu_o it over-reads the drain rate 1.5x)."""
-        dq = self._gen_tok if self.theta_from == "generated" else self._done_tok
-        while dq and dq[0][0] < now - self.theta_window_s:
-            dq.popleft()
-        if self._first_batch_t is None or now - self._first_batch_t < 2 * self.theta_window_s:
-            return None
-        return sum(x for _, x in dq) / self.theta_window_s
-
-    def batch_theta(self, sim, ep, now) -> tuple[float, float]:
-        """(Theta_now, r_new): batch token throughput of the serving batch and mixed instances, and of one new
-        batch instance. Theta_now is the observed completion rate (``observed_theta``) once there is one, else the
-        instances' measured saturated throughput (the latency model's at the KV-bound batch until measured) times
-        their batch share; r_new is Theta_now per batch-equivalent instance, or the prior of one instance."""
-        theta = 0.0
-        prior = 0.0
-        equiv = 0.0
-        for inst in ep.serving:
-            if inst.kind == INTERACTIVE:
-                continue
-            st = self._state(inst)
-            loc = inst.policy_state.get("local")
-            prior = self._rate_prior(inst)
-            thr = loc[8] if loc is not None and loc[8] > 0 else prior
-            share = 1.0 if inst.kind == BATCH else 1.0 - min(1.0, st["ni"] / max(1, st["ni"] + st["nb"])) \
-                if st["nb"] else (0.5 if st["ni"] else 1.0)
-            theta += thr * share
-            if not self._fresh(inst, now):
-                equiv += share
-        if not prior and ep.serving:
-            prior = self._rate_prior(ep.serving[0])
-        seen = self.observed_theta(now)
-        if seen is not None and seen > 0 and equiv > 0:
-            return seen, seen / equiv
-        return theta, (self.r_new or prior)
-
-    def _fresh(self, inst, now) -> bool:
-        """A batch instance ready for less than one Theta window: its ramp is not (fully) in the measured Theta, so
-        Alg. 2 counts it as still coming (like a provisioning one) rather than as measured capacity."""
-        return inst.kind == BATCH and now - inst.t_ready < self.theta_window_s
-
-    def _wait(self, tokens, theta, extra, r_new, load_s):
-        """Time to process ``tokens`` with ``theta`` now and ``extra`` instances at ``r_new`` after ``load_s``."""
-        if theta * load_s >= tokens or extra == 0:
-            return tokens / theta if theta > 0 else math.inf
-        rest = tokens - theta * load_s
-        return load_s + rest / (theta + extra * r_new)
-
-    def _batch_tick(self, sim, ep, now):
-        obs_in = sim.workload.input_tokens[: sim.n_arrived]
-        if len(obs_in):
-            self._mean_prompt = float(obs_in[-min(len(obs_in), 5000):].mean())
-        batch_insts = [i for i in ep.serving if i.kind == BATCH]
-        if not len(self.queue):
-            idle = [i for i in batch_insts if sim.request_count(i) == 0 and self._state(i)["nb"] <= 0]
-            for inst in idle:
-                sim.drain(inst, now, donate=True)
-                sim.scaling_events.append({"t": now, "endpoint": ep.name, "action": "scale_in",
-                                           "source": "spot", "delay_s": 0.0})
-            if idle:
-                self.events.append((now, "remove", BATCH, len(idle), "idle"))
-            return
-        if self.out_stats.n < 30:
-            return  # no output-length statistics yet (the estimator needs past requests)
-        mu, sigma = self.out_stats.mean, self.out_stats.std
-        theta, r_new = self.batch_theta(sim, ep, now)
-        load_s = ep.spec.startup.spot_reclaim_s
-        prov = sum(1 for i in ep.provisioning if i.kind == BATCH)
-        if self.observed_theta(now) is not None:
-            prov += sum(1 for i in ep.serving if self._fresh(i, now))
-        groups = self.queue.snapshot()
-        if self.record_estimates:
-            self._record(sim, now, mu, sigma, theta)
-
-        def bbp(extra):
-            late = 0
-            for size, a0, a1, ahead, slo in groups:
-                for q_ahead, arr in ((ahead, a0), (ahead + size - 1, a1)):
-                    m, s = estimate_wait(q_ahead, mu, sigma, 1.0)  # in tokens
-                    w = self._wait(m + self.z * s, theta, extra + prov, r_new, load_s)
-                    if now + w > arr + slo:
-                        late += 1
-                        break
-            return late
-
-        if not self.scale_batch:
-            return
-        if self.measure_first_s > 0 and self.observed_theta(now) is None and all(
-                a0 + slo - now > self.measure_first_s for _, a0, _, _, slo in groups):
-            return  # Theta not measured yet (a dump's ramp under-reads it) and no deadline is near
-        room = ep.max_instances - ep.n_active
-        n = 0
-        while n < room and bbp(n) > 0:
-            n += 1
-        if n:
-            self._add(sim, ep, BATCH, n, now, f"BBP {bbp(0)} groups late")
-
-    def _record(self, sim, now, mu, sigma, theta):
-        for k, rid in enumerate(self.queue.order()):
-            m, s = estimate_wait(k, mu, sigma, theta)
-            self.estimates.append((now, rid, k, m, s))
 
     # ------------------------------------------------------------------ ablation: utilisation autoscaler
     def _utilisation_tick(self, sim, now):
