@@ -380,24 +380,21 @@ def _parse_demand(
     return demand, point, source
 
 
+def _known_names(item: Mapping, where: str, *fields: tuple[str, str, Any]) -> tuple[str, ...]:
+    """Read each (key, label, known names) field of ``item`` as a name, then check each is known."""
+    names = tuple(_name(_req(item, key, where), f"{where}.{key}") for key, _label, _known in fields)
+    for (key, label, known), value in zip(fields, names, strict=True):
+        if value not in known:
+            raise ScenarioError(f"{where}.{key}", f"unknown {label} {value!r}")
+    return names
+
+
 def _region_gpu(item: Mapping, where: str, regions: list[str], gpus: Mapping) -> tuple[str, str]:
-    r = _name(_req(item, "region", where), f"{where}.region")
-    g = _name(_req(item, "gpu", where), f"{where}.gpu")
-    if r not in regions:
-        raise ScenarioError(f"{where}.region", f"unknown region {r!r}")
-    if g not in gpus:
-        raise ScenarioError(f"{where}.gpu", f"unknown GPU type {g!r}")
-    return r, g
+    return _known_names(item, where, ("region", "region", regions), ("gpu", "GPU type", gpus))
 
 
 def _model_region(item: Mapping, where: str, models: list[str], regions: list[str]) -> tuple[str, str]:
-    m = _name(_req(item, "model", where), f"{where}.model")
-    r = _name(_req(item, "region", where), f"{where}.region")
-    if m not in models:
-        raise ScenarioError(f"{where}.model", f"unknown model {m!r}")
-    if r not in regions:
-        raise ScenarioError(f"{where}.region", f"unknown region {r!r}")
-    return m, r
+    return _known_names(item, where, ("model", "model", models), ("region", "region", regions))
 
 
 def _parse_spot(data: Mapping, regions: list[str], gpus: Mapping) -> tuple[float, dict[tuple[str, str], int]]:
