@@ -202,180 +202,26 @@ def parse_scenario(data: Any, *, hours: int | None = None) -> Scenario:
     """Validate a scenario dict; ``hours`` overrides the scenario's own horizon (CLI --hours).
 
     The JSON is checked against its schema (planner/optimizer/schema.py) first: unknown keys, types,
-    finite numbers and ranges; the checks below resolve the cross-references."""
-    if not isinstance(data, Mapping):
-        raise ScenarioError("scenario", "must be a JSON object")
-    try:
-        validate_plan(dict(data))
-    except PlanSchemaError as exc:
-        raise ScenarioError(exc.where, exc.message, hint=exc.hint) from None
-    dft = data.get("demand_from_trace")
-    if dft is not None and not (isinstance(dft, Mapping) and dft.get("resolved")):
-        raise ScenarioError("demand_from_trace", "is resolved by the service or the CLI (planner.plans.services)")
-    name = str(data.get("name", "scenario"))
-    h = hours if hours is not None else data.get("hours", 24)
-    h = _int(h, "hours", lo=1)
-    if h > MAX_HOURS:
-        raise ScenarioError("hours", f"at most {MAX_HOURS} (one week), got {h}")
-    rq = data.get("risk_quantile", None)
-    q = None if rq is None else _num(rq, "risk_quantile", lo=0, hi=1, strict_lo=True)
-    if q is not None and q >= 1:
-        raise ScenarioError("risk_quantile", "must be below 1")
-
-    regions = _req(data, "regions", "")
-    if not isinstance(regions, list) or not regions:
-        raise ScenarioError("regions", "must be a non-empty list of region names")
-    regions = [_name(r, f"regions[{n}]") for n, r in enumerate(regions)]
-    if len(set(regions)) != len(regions):
-        raise ScenarioError("regions", "has duplicates")
-
+    finite numbers and ranges; the section parsers below resolve the cross-references, in this order
+    (the first error found is the one reported)."""
+    name, h, q = _parse_horizon(data, hours)
+    regions = _parse_regions(data)
     deployments_in = _req(data, "deployments", "")
     catalogue = _catalogue_specs(deployments_in)
-    gpus_in = dict(data.get("gpus") or {}) if isinstance(data.get("gpus") or {}, Mapping) else data.get("gpus")
-    if isinstance(gpus_in, dict):
-        for spec in catalogue.values():  # prices of catalogue GPU types not given inline
-            if spec["gpu"] not in gpus_in:
-                per = spec["price_per_instance_hour"]
-                gpus_in[spec["gpu"]] = {
-                    k: round(float(v) / spec["gpus_per_instance"], 6)
-                    for k, v in per.items()
-                    if k in OPTIONS and v is not None
-                }
-    if not isinstance(gpus_in, Mapping) or not gpus_in:
-        raise ScenarioError("gpus", 'must be an object like {"h100": {"on_demand": 12.3, "spot": 4.9}}')
-    gpus: dict[str, GpuType] = {}
-    for g, spec in gpus_in.items():
-        where = f"gpus.{g}"
-        if not isinstance(spec, Mapping):
-            raise ScenarioError(where, "must be an object of prices per GPU-hour")
-        prices = {}
-        for option in OPTIONS:
-            if option in spec and spec[option] is not None:
-                prices[option] = _num(spec[option], f"{where}.{option}", lo=0)
-        unknown = set(spec) - set(OPTIONS)
-        if unknown:
-            raise ScenarioError(where, f"unknown keys {sorted(unknown)}; prices are {list(OPTIONS)} per GPU-hour")
-        if "on_demand" not in prices and "reserved" not in prices:
-            raise ScenarioError(where, "needs an on_demand or a reserved price")
-        gpus[g] = GpuType(g, prices)
-
-    deployments: dict[tuple[str, str], Deployment] = {}
-    models: list[str] = []
-    for n, d in _pairs(deployments_in, "deployments"):
-        where = f"deployments[{n}]"
-        if "name" in d:  # by name from the hardware catalogue; inline keys override
-            spec = catalogue[d["name"]]
-            d = {
-                "model": spec["model"],
-                "gpu": spec["gpu"],
-                "gpus_per_instance": spec["gpus_per_instance"],
-                "theta_tps": spec["theta_tps"],
-                "startup_s": spec["startup"]["vm_acquire_s"] + spec["startup"]["load_same_region_s"],
-                **d,
-            }
-        model = _name(_req(d, "model", where), f"{where}.model")
-        gpu = _name(_req(d, "gpu", where), f"{where}.gpu")
-        if gpu not in gpus:
-            raise ScenarioError(f"{where}.gpu", f"unknown GPU type {gpu!r}; known: {sorted(gpus)}")
-        if (model, gpu) in deployments:
-            raise ScenarioError(where, f"a second deployment of {model} on {gpu}")
-        deployments[(model, gpu)] = Deployment(
-            model,
-            gpu,
-            gpus_per_instance=_int(d.get("gpus_per_instance", 1), f"{where}.gpus_per_instance", lo=1),
-            theta_tps=_num(_req(d, "theta_tps", where), f"{where}.theta_tps", lo=0, strict_lo=True),
-            startup_s=_num(d.get("startup_s", 600.0), f"{where}.startup_s", lo=0),
-        )
-        if model not in models:
-            models.append(model)
-    if not deployments:
-        raise ScenarioError("deployments", "must list at least one (model, gpu) deployment")
-
-    demand: dict[tuple[str, str], list[float]] = {}
-    point: dict[tuple[str, str], list[float]] = {}
-    source: dict[tuple[str, str], str] = {}
-    for n, e in _pairs(_req(data, "demand", ""), "demand"):
-        where = f"demand[{n}]"
-        model = _name(_req(e, "model", where), f"{where}.model")
-        region = _name(_req(e, "region", where), f"{where}.region")
-        if model not in models:
-            raise ScenarioError(f"{where}.model", f"{model!r} has no deployment; known: {models}")
-        if region not in regions:
-            raise ScenarioError(f"{where}.region", f"unknown region {region!r}; known: {regions}")
-        if (model, region) in demand:
-            raise ScenarioError(where, f"a second demand series for {model} in {region}")
-        demand[(model, region)], point[(model, region)], source[(model, region)] = _covered_series(e, where, h, q)
-
-    def region_gpu(item: Mapping, where: str) -> tuple[str, str]:
-        r = _name(_req(item, "region", where), f"{where}.region")
-        g = _name(_req(item, "gpu", where), f"{where}.gpu")
-        if r not in regions:
-            raise ScenarioError(f"{where}.region", f"unknown region {r!r}")
-        if g not in gpus:
-            raise ScenarioError(f"{where}.gpu", f"unknown GPU type {g!r}")
-        return r, g
-
-    def model_region(item: Mapping, where: str) -> tuple[str, str]:
-        m = _name(_req(item, "model", where), f"{where}.model")
-        r = _name(_req(item, "region", where), f"{where}.region")
-        if m not in models:
-            raise ScenarioError(f"{where}.model", f"unknown model {m!r}")
-        if r not in regions:
-            raise ScenarioError(f"{where}.region", f"unknown region {r!r}")
-        return m, r
-
+    gpus = _parse_gpus(data, catalogue)
+    deployments, models = _parse_deployments(deployments_in, catalogue, gpus)
+    demand, point, source = _parse_demand(_req(data, "demand", ""), models, regions, h, q)
     quotas = {
-        region_gpu(item, f"quotas[{n}]"): _int(_req(item, "max_gpus", f"quotas[{n}]"), f"quotas[{n}].max_gpus")
+        _region_gpu(item, f"quotas[{n}]", regions, gpus): _int(
+            _req(item, "max_gpus", f"quotas[{n}]"), f"quotas[{n}].max_gpus"
+        )
         for n, item in _pairs(data.get("quotas"), "quotas")
     }
-    spot = data.get("spot") or {}
-    if not isinstance(spot, Mapping):
-        raise ScenarioError("spot", "must be an object")
-    risk = _num(spot.get("risk_discount", 0.0), "spot.risk_discount", lo=0, hi=0.99)
-    spot_avail = {
-        region_gpu(item, f"spot.available[{n}]"): _int(
-            _req(item, "max_gpus", f"spot.available[{n}]"), f"spot.available[{n}].max_gpus"
-        )
-        for n, item in _pairs(spot.get("available"), "spot.available")
-    }
-    initial = {}
-    for n, item in _pairs(data.get("initial"), "initial"):
-        m, r = model_region(item, f"initial[{n}]")
-        g = _name(_req(item, "gpu", f"initial[{n}]"), f"initial[{n}].gpu")
-        if (m, g) not in deployments:
-            raise ScenarioError(f"initial[{n}].gpu", f"{m} has no deployment on {g!r}")
-        initial[(m, r, g)] = _int(_req(item, "instances", f"initial[{n}]"), f"initial[{n}].instances")
-    mins, maxs = {}, {}
-    for n, item in _pairs(data.get("limits"), "limits"):
-        key = model_region(item, f"limits[{n}]")
-        if "min_instances" in item:
-            mins[key] = _int(item["min_instances"], f"limits[{n}].min_instances")
-        if "max_instances" in item:
-            maxs[key] = _int(item["max_instances"], f"limits[{n}].max_instances")
-        if key in mins and key in maxs and mins[key] > maxs[key]:
-            raise ScenarioError(f"limits[{n}]", "min_instances exceeds max_instances")
-
-    rr = data.get("rerouting") or {}
-    if not isinstance(rr, Mapping):
-        raise ScenarioError("rerouting", "must be an object")
-    latency = {}
-    for n, item in _pairs(rr.get("latency_ms"), "rerouting.latency_ms"):
-        where = f"rerouting.latency_ms[{n}]"
-        a = _name(_req(item, "from", where), f"{where}.from")
-        b = _name(_req(item, "to", where), f"{where}.to")
-        for side, r in (("from", a), ("to", b)):
-            if r not in regions:
-                raise ScenarioError(f"{where}.{side}", f"unknown region {r!r}")
-        ms = _num(_req(item, "ms", where), f"{where}.ms", lo=0)
-        latency[(a, b)] = ms
-        if item.get("symmetric", True):
-            latency.setdefault((b, a), ms)
-    solver_in = data.get("solver") or {}
-    if not isinstance(solver_in, Mapping):
-        raise ScenarioError("solver", "must be an object")
-    solver = solver_in.get("name", "highs")
-    if solver not in ("highs", "cbc"):
-        raise ScenarioError("solver.name", f"must be 'highs' or 'cbc', got {solver!r}")
+    risk, spot_avail = _parse_spot(data, regions, gpus)
+    initial = _parse_initial(data.get("initial"), models, regions, deployments)
+    mins, maxs = _parse_limits(data.get("limits"), models, regions)
+    rr, latency = _parse_rerouting(data, regions)
+    solver_in, solver = _parse_solver(data)
     penalty = data.get("shortfall_penalty_per_tps_hour")
     return Scenario(
         name=name,
@@ -408,3 +254,215 @@ def parse_scenario(data: Any, *, hours: int | None = None) -> Scenario:
         time_limit_s=_num(solver_in.get("time_limit_s", 60.0), "solver.time_limit_s", lo=0.1, hi=3600),
         gap_rel=_num(solver_in.get("gap_rel", 0.01), "solver.gap_rel", lo=0, hi=0.5),
     )
+
+
+def _parse_horizon(data: Any, hours: int | None) -> tuple[str, int, float | None]:
+    """The schema check, then name, hours and risk quantile."""
+    if not isinstance(data, Mapping):
+        raise ScenarioError("scenario", "must be a JSON object")
+    try:
+        validate_plan(dict(data))
+    except PlanSchemaError as exc:
+        raise ScenarioError(exc.where, exc.message, hint=exc.hint) from None
+    dft = data.get("demand_from_trace")
+    if dft is not None and not (isinstance(dft, Mapping) and dft.get("resolved")):
+        raise ScenarioError("demand_from_trace", "is resolved by the service or the CLI (planner.plans.services)")
+    name = str(data.get("name", "scenario"))
+    h = hours if hours is not None else data.get("hours", 24)
+    h = _int(h, "hours", lo=1)
+    if h > MAX_HOURS:
+        raise ScenarioError("hours", f"at most {MAX_HOURS} (one week), got {h}")
+    rq = data.get("risk_quantile", None)
+    q = None if rq is None else _num(rq, "risk_quantile", lo=0, hi=1, strict_lo=True)
+    if q is not None and q >= 1:
+        raise ScenarioError("risk_quantile", "must be below 1")
+    return name, h, q
+
+
+def _parse_regions(data: Mapping) -> list[str]:
+    regions = _req(data, "regions", "")
+    if not isinstance(regions, list) or not regions:
+        raise ScenarioError("regions", "must be a non-empty list of region names")
+    regions = [_name(r, f"regions[{n}]") for n, r in enumerate(regions)]
+    if len(set(regions)) != len(regions):
+        raise ScenarioError("regions", "has duplicates")
+    return regions
+
+
+def _parse_gpus(data: Mapping, catalogue: dict[str, dict]) -> dict[str, GpuType]:
+    """GPU types and their prices per GPU-hour; catalogue deployments add the prices of GPU types not given."""
+    gpus_in = dict(data.get("gpus") or {}) if isinstance(data.get("gpus") or {}, Mapping) else data.get("gpus")
+    if isinstance(gpus_in, dict):
+        for spec in catalogue.values():  # prices of catalogue GPU types not given inline
+            if spec["gpu"] not in gpus_in:
+                per = spec["price_per_instance_hour"]
+                gpus_in[spec["gpu"]] = {
+                    k: round(float(v) / spec["gpus_per_instance"], 6)
+                    for k, v in per.items()
+                    if k in OPTIONS and v is not None
+                }
+    if not isinstance(gpus_in, Mapping) or not gpus_in:
+        raise ScenarioError("gpus", 'must be an object like {"h100": {"on_demand": 12.3, "spot": 4.9}}')
+    gpus: dict[str, GpuType] = {}
+    for g, spec in gpus_in.items():
+        where = f"gpus.{g}"
+        if not isinstance(spec, Mapping):
+            raise ScenarioError(where, "must be an object of prices per GPU-hour")
+        prices = {}
+        for option in OPTIONS:
+            if option in spec and spec[option] is not None:
+                prices[option] = _num(spec[option], f"{where}.{option}", lo=0)
+        unknown = set(spec) - set(OPTIONS)
+        if unknown:
+            raise ScenarioError(where, f"unknown keys {sorted(unknown)}; prices are {list(OPTIONS)} per GPU-hour")
+        if "on_demand" not in prices and "reserved" not in prices:
+            raise ScenarioError(where, "needs an on_demand or a reserved price")
+        gpus[g] = GpuType(g, prices)
+    return gpus
+
+
+def _parse_deployments(
+    deployments_in: Any, catalogue: dict[str, dict], gpus: dict[str, GpuType]
+) -> tuple[dict[tuple[str, str], Deployment], list[str]]:
+    """Deployments by (model, gpu), and the models in order of first appearance."""
+    deployments: dict[tuple[str, str], Deployment] = {}
+    models: list[str] = []
+    for n, d in _pairs(deployments_in, "deployments"):
+        where = f"deployments[{n}]"
+        if "name" in d:  # by name from the hardware catalogue; inline keys override
+            spec = catalogue[d["name"]]
+            d = {
+                "model": spec["model"],
+                "gpu": spec["gpu"],
+                "gpus_per_instance": spec["gpus_per_instance"],
+                "theta_tps": spec["theta_tps"],
+                "startup_s": spec["startup"]["vm_acquire_s"] + spec["startup"]["load_same_region_s"],
+                **d,
+            }
+        model = _name(_req(d, "model", where), f"{where}.model")
+        gpu = _name(_req(d, "gpu", where), f"{where}.gpu")
+        if gpu not in gpus:
+            raise ScenarioError(f"{where}.gpu", f"unknown GPU type {gpu!r}; known: {sorted(gpus)}")
+        if (model, gpu) in deployments:
+            raise ScenarioError(where, f"a second deployment of {model} on {gpu}")
+        deployments[(model, gpu)] = Deployment(
+            model,
+            gpu,
+            gpus_per_instance=_int(d.get("gpus_per_instance", 1), f"{where}.gpus_per_instance", lo=1),
+            theta_tps=_num(_req(d, "theta_tps", where), f"{where}.theta_tps", lo=0, strict_lo=True),
+            startup_s=_num(d.get("startup_s", 600.0), f"{where}.startup_s", lo=0),
+        )
+        if model not in models:
+            models.append(model)
+    if not deployments:
+        raise ScenarioError("deployments", "must list at least one (model, gpu) deployment")
+    return deployments, models
+
+
+def _parse_demand(
+    items: Any, models: list[str], regions: list[str], h: int, q: float | None
+) -> tuple[dict, dict, dict]:
+    """Per (model, region): the series to cover (quantile applied), the point forecast, and how it was obtained."""
+    demand: dict[tuple[str, str], list[float]] = {}
+    point: dict[tuple[str, str], list[float]] = {}
+    source: dict[tuple[str, str], str] = {}
+    for n, e in _pairs(items, "demand"):
+        where = f"demand[{n}]"
+        model = _name(_req(e, "model", where), f"{where}.model")
+        region = _name(_req(e, "region", where), f"{where}.region")
+        if model not in models:
+            raise ScenarioError(f"{where}.model", f"{model!r} has no deployment; known: {models}")
+        if region not in regions:
+            raise ScenarioError(f"{where}.region", f"unknown region {region!r}; known: {regions}")
+        if (model, region) in demand:
+            raise ScenarioError(where, f"a second demand series for {model} in {region}")
+        demand[(model, region)], point[(model, region)], source[(model, region)] = _covered_series(e, where, h, q)
+    return demand, point, source
+
+
+def _known_names(item: Mapping, where: str, *fields: tuple[str, str, Any]) -> tuple[str, ...]:
+    """Read each (key, label, known names) field of ``item`` as a name, then check each is known."""
+    names = tuple(_name(_req(item, key, where), f"{where}.{key}") for key, _label, _known in fields)
+    for (key, label, known), value in zip(fields, names, strict=True):
+        if value not in known:
+            raise ScenarioError(f"{where}.{key}", f"unknown {label} {value!r}")
+    return names
+
+
+def _region_gpu(item: Mapping, where: str, regions: list[str], gpus: Mapping) -> tuple[str, str]:
+    return _known_names(item, where, ("region", "region", regions), ("gpu", "GPU type", gpus))
+
+
+def _model_region(item: Mapping, where: str, models: list[str], regions: list[str]) -> tuple[str, str]:
+    return _known_names(item, where, ("model", "model", models), ("region", "region", regions))
+
+
+def _parse_spot(data: Mapping, regions: list[str], gpus: Mapping) -> tuple[float, dict[tuple[str, str], int]]:
+    """The spot risk discount and the spot GPUs available per (region, gpu)."""
+    spot = data.get("spot") or {}
+    if not isinstance(spot, Mapping):
+        raise ScenarioError("spot", "must be an object")
+    risk = _num(spot.get("risk_discount", 0.0), "spot.risk_discount", lo=0, hi=0.99)
+    spot_avail = {
+        _region_gpu(item, f"spot.available[{n}]", regions, gpus): _int(
+            _req(item, "max_gpus", f"spot.available[{n}]"), f"spot.available[{n}].max_gpus"
+        )
+        for n, item in _pairs(spot.get("available"), "spot.available")
+    }
+    return risk, spot_avail
+
+
+def _parse_initial(items: Any, models: list[str], regions: list[str], deployments: Mapping) -> dict:
+    """The fleet running before hour 0, per (model, region, gpu)."""
+    initial = {}
+    for n, item in _pairs(items, "initial"):
+        m, r = _model_region(item, f"initial[{n}]", models, regions)
+        g = _name(_req(item, "gpu", f"initial[{n}]"), f"initial[{n}].gpu")
+        if (m, g) not in deployments:
+            raise ScenarioError(f"initial[{n}].gpu", f"{m} has no deployment on {g!r}")
+        initial[(m, r, g)] = _int(_req(item, "instances", f"initial[{n}]"), f"initial[{n}].instances")
+    return initial
+
+
+def _parse_limits(items: Any, models: list[str], regions: list[str]) -> tuple[dict, dict]:
+    """Min and max instances per (model, region)."""
+    mins, maxs = {}, {}
+    for n, item in _pairs(items, "limits"):
+        key = _model_region(item, f"limits[{n}]", models, regions)
+        if "min_instances" in item:
+            mins[key] = _int(item["min_instances"], f"limits[{n}].min_instances")
+        if "max_instances" in item:
+            maxs[key] = _int(item["max_instances"], f"limits[{n}].max_instances")
+        if key in mins and key in maxs and mins[key] > maxs[key]:
+            raise ScenarioError(f"limits[{n}]", "min_instances exceeds max_instances")
+    return mins, maxs
+
+
+def _parse_rerouting(data: Mapping, regions: list[str]) -> tuple[Mapping, dict[tuple[str, str], float]]:
+    """The rerouting object and its latencies per (from, to) region (symmetric unless said otherwise)."""
+    rr = data.get("rerouting") or {}
+    if not isinstance(rr, Mapping):
+        raise ScenarioError("rerouting", "must be an object")
+    latency = {}
+    for n, item in _pairs(rr.get("latency_ms"), "rerouting.latency_ms"):
+        where = f"rerouting.latency_ms[{n}]"
+        a = _name(_req(item, "from", where), f"{where}.from")
+        b = _name(_req(item, "to", where), f"{where}.to")
+        for side, r in (("from", a), ("to", b)):
+            if r not in regions:
+                raise ScenarioError(f"{where}.{side}", f"unknown region {r!r}")
+        ms = _num(_req(item, "ms", where), f"{where}.ms", lo=0)
+        latency[(a, b)] = ms
+        if item.get("symmetric", True):
+            latency.setdefault((b, a), ms)
+    return rr, latency
+
+
+def _parse_solver(data: Mapping) -> tuple[Mapping, str]:
+    solver_in = data.get("solver") or {}
+    if not isinstance(solver_in, Mapping):
+        raise ScenarioError("solver", "must be an object")
+    solver = solver_in.get("name", "highs")
+    if solver not in ("highs", "cbc"):
+        raise ScenarioError("solver.name", f"must be 'highs' or 'cbc', got {solver!r}")
+    return solver_in, solver

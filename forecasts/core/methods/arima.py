@@ -1,186 +1,13 @@
-"""Forecasting methods (Django-free, statsmodels).
-
-Every method works on a regular series of bins and has the same small interface:
-
-    m = METHODS[name](resolution_s, **params)
-    m.fit(y, start)        # y: 1-D float array, start: absolute bin number of y[0]
-    m.update(y_new)        # append the next observations; never refits
-    m.predict(h, level)    # -> (mean, lower, upper) for the h bins after the last observation
-
-``IncrementalForecaster`` (incremental.py) wraps them with the history buffer, refit schedule and
-the Forecast result. Intervals: statsmodels' analytic ones for the ARIMA family and Holt-Winters,
-empirical quantiles of past errors at the same lead time for the naive methods.
-"""
+"""The ARIMA family: order selection, a numpy Kalman step, ARIMA, ARIMA with Fourier terms, MSTL + ARIMA."""
 
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 from scipy.stats import norm
 
-DAY_S = 86400
-WEEK_S = 7 * DAY_S
-
-
-class InsufficientHistory(ValueError):
-    """The series is too short for this method (e.g. a weekly seasonal naive on three days)."""
-
-
-def _quiet():
-    ctx = warnings.catch_warnings()
-    ctx.__enter__()
-    warnings.simplefilter("ignore")
-    return ctx
-
-
-class Method:
-    name = "base"
-
-    def __init__(self, resolution_s: int, **params):
-        if params:
-            raise TypeError(f"{self.name}: unknown parameters {sorted(params)}")
-        self.resolution_s = int(resolution_s)
-        self.day = max(1, DAY_S // self.resolution_s)
-        self.week = 7 * self.day
-        self.end = 0  # absolute bin number after the last observation
-
-    # subclasses implement these
-    def fit(self, y: np.ndarray, start: int, warm=None) -> None:  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def update(self, y_new: np.ndarray) -> None:  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def predict(self, h: int, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover
-        raise NotImplementedError
-
-    def describe(self) -> dict:
-        return {"method": self.name}
-
-
-# ---------------------------------------------------------------- empirical-error methods
-
-
-def _lead_quantiles(errors: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per-lead error quantiles; leads never observed in the history take the last observed lead's."""
-    lo = (1.0 - level) / 2.0
-    observed = np.isfinite(errors).any(axis=0)
-    q_lo, q_hi = np.zeros(errors.shape[1]), np.zeros(errors.shape[1])
-    if observed.any():
-        cols = np.flatnonzero(observed)
-        q_lo[cols] = np.nanquantile(errors[:, cols], lo, axis=0)
-        q_hi[cols] = np.nanquantile(errors[:, cols], 1.0 - lo, axis=0)
-        last = cols[-1]
-        q_lo[last + 1 :], q_hi[last + 1 :] = q_lo[last], q_hi[last]
-    return q_lo, q_hi
-
-
-class MovingAverage(Method):
-    """Mean of the last ``window_s`` seconds, flat over the horizon. ``window_s=resolution`` = naive."""
-
-    name = "moving_average"
-    MAX_ORIGINS = 1500
-
-    def __init__(self, resolution_s: int, window_s: int = 3600, **params):
-        super().__init__(resolution_s, **params)
-        self.window = max(1, int(round(window_s / self.resolution_s)))
-        self._err_cache: dict[float, tuple[np.ndarray, np.ndarray]] = {}
-
-    def fit(self, y, start, warm=None):
-        y = np.asarray(y, dtype=float)
-        if len(y) < self.window + 2:
-            raise InsufficientHistory(f"{self.name} needs at least {self.window + 2} bins, got {len(y)}")
-        self.tail = y[-self.window :].copy()
-        self.history = y
-        self.end = start + len(y)
-        self._err_cache = {}
-        self._err_h = 0
-
-    def update(self, y_new):
-        y_new = np.asarray(y_new, dtype=float)
-        self.tail = np.concatenate([self.tail, y_new])[-self.window :]
-        self.end += len(y_new)
-
-    def _errors(self, h: int) -> np.ndarray:
-        y = self.history
-        n, w = len(y), self.window
-        last_origin = n - 1 - 1  # at least one lead observed
-        origins = np.arange(w - 1, last_origin + 1)
-        if len(origins) > self.MAX_ORIGINS:
-            origins = origins[np.linspace(0, len(origins) - 1, self.MAX_ORIGINS).astype(int)]
-        csum = np.concatenate([[0.0], np.cumsum(y)])
-        ma = (csum[origins + 1] - csum[origins + 1 - w]) / w
-        leads = np.arange(1, h + 1)
-        idx = origins[:, None] + leads[None, :]
-        valid = idx < n
-        actual = np.where(valid, y[np.minimum(idx, n - 1)], np.nan)
-        return actual - ma[:, None]
-
-    def predict(self, h, level):
-        key = level
-        if key not in self._err_cache or len(self._err_cache[key][0]) < h:
-            self._err_cache[key] = _lead_quantiles(self._errors(max(h, 1)), level)
-        q_lo, q_hi = self._err_cache[key]
-        q_lo, q_hi = np.nan_to_num(q_lo[:h]), np.nan_to_num(q_hi[:h])
-        mean = np.full(h, self.tail.mean())
-        return mean, mean + q_lo, mean + q_hi
-
-    def describe(self):
-        return {"method": self.name, "window_bins": self.window}
-
-
-class Naive(MovingAverage):
-    name = "naive"
-
-    def __init__(self, resolution_s: int, **params):
-        super().__init__(resolution_s, window_s=resolution_s, **params)
-
-
-class SeasonalNaive(Method):
-    """The value one season (day or week) earlier. Intervals: quantiles of the seasonal differences."""
-
-    name = "seasonal_naive"
-
-    def __init__(self, resolution_s: int, season: str = "daily", **params):
-        super().__init__(resolution_s, **params)
-        if season not in ("daily", "weekly"):
-            raise ValueError("season must be 'daily' or 'weekly'")
-        self.season = season
-        self.m = self.day if season == "daily" else self.week
-        self.name = f"seasonal_naive_{season}"
-
-    def fit(self, y, start, warm=None):
-        y = np.asarray(y, dtype=float)
-        if len(y) < self.m + 1:
-            raise InsufficientHistory(
-                f"{self.name} needs more than one {self.season} season ({self.m} bins), got {len(y)}"
-            )
-        self.tail = y[-self.m :].copy()
-        self.diffs = y[self.m :] - y[: -self.m]
-        self.end = start + len(y)
-        self._q: dict[float, tuple[float, float]] = {}
-
-    def update(self, y_new):
-        self.tail = np.concatenate([self.tail, np.asarray(y_new, dtype=float)])[-self.m :]
-        self.end += len(y_new)
-
-    def predict(self, h, level):
-        if level not in self._q:
-            lo, hi = _lead_quantiles(self.diffs[:, None], level)
-            self._q[level] = (float(lo[0]), float(hi[0]))
-        q_lo, q_hi = self._q[level]
-        j = np.arange(h)
-        mean = self.tail[j % self.m]
-        seasons_ahead = np.sqrt(j // self.m + 1)
-        return mean, mean + q_lo * seasons_ahead, mean + q_hi * seasons_ahead
-
-    def describe(self):
-        return {"method": self.name, "season_bins": self.m}
-
-
-# ---------------------------------------------------------------- ARIMA family
+from forecasts.core.methods.base import DAY_S, WEEK_S, InsufficientHistory, Method, quiet_warnings
 
 ORDER_GRID_PQ = [(p, q) for p in range(3) for q in range(3)]
 
@@ -210,7 +37,7 @@ def choose_d(y: np.ndarray) -> int:
 
     if np.std(y) == 0:
         return 0
-    ctx = _quiet()
+    ctx = quiet_warnings()
     try:
         _, p_value, *_ = kpss(y, regression="c", nlags="auto")
     except Exception:
@@ -228,7 +55,7 @@ def select_arima_order(y: np.ndarray, grid=ORDER_GRID_PQ) -> tuple[tuple[int, in
     d = choose_d(y)
     y = y - y.mean() if d == 0 else y
     table = []
-    ctx = _quiet()
+    ctx = quiet_warnings()
     try:
         for p, q in grid:
             order = (p, d, q)
@@ -382,7 +209,7 @@ class Arima(Method):
             self.fits_since_selection = 0
         window = resid[-self.fit_window :]
         results = None
-        ctx = _quiet()
+        ctx = quiet_warnings()
         try:
             for order in candidates + [(0, 1, 0)]:  # the best order that estimates on the fit window
                 self.mu = float(window.mean()) if order[1] == 0 else 0.0
@@ -518,7 +345,7 @@ class MstlArima(Arima):
         week_c = 7 * day_c
         use_weekly = (self.weekly == "auto" and n_blocks > 2 * week_c) or self.weekly is True
         periods = (day_c, week_c) if use_weekly else (day_c,)
-        ctx = _quiet()
+        ctx = quiet_warnings()
         try:
             res = MSTL(blocks, periods=periods).fit()
         finally:
@@ -549,198 +376,3 @@ class MstlArima(Arima):
         out = super().describe()
         out.update(block_bins=self.factor, weekly=self.use_weekly)
         return out
-
-
-# ---------------------------------------------------------------- Holt-Winters
-
-
-class HoltWinters(Method):
-    """Additive Holt-Winters with damped trend and a daily season (ETS(A,Ad,A)).
-
-    Parameters are estimated by statsmodels on the last ``fit_window_s``; ``update`` runs the
-    smoothing recursions on the new observations with those parameters (no re-estimation).
-    Scheduled refits keep the state and re-estimate only every ``reestimate_every`` refits
-    (default 7: weekly with daily refits).
-    Intervals: the ETS(A,Ad,A) analytic variance, sigma^2 * (1 + sum_{j<h} c_j^2) with
-    c_j = alpha * (1 + beta * phi_j) + gamma * [j is a multiple of m], phi_j = phi + ... + phi^j
-    (statsmodels' smoothing_trend beta is the "starred" weight: the ETS beta is alpha * beta).
-    """
-
-    name = "holt_winters"
-
-    def __init__(
-        self, resolution_s: int, fit_window_s: int = 3 * DAY_S, damped: bool = True, reestimate_every: int = 7, **params
-    ):
-        super().__init__(resolution_s, **params)
-        self.fit_window = fit_window_s // self.resolution_s
-        self.damped = damped
-        self.m = self.day
-        self.reestimate_every = max(1, int(reestimate_every))
-
-    def fit(self, y, start, warm=None):
-        from statsmodels.tsa.holtwinters import ExponentialSmoothing
-
-        y = np.asarray(y, dtype=float)
-        end = start + len(y)
-        if warm is not None and warm.end == end and warm.fits_since_estimation + 1 < self.reestimate_every:
-            # a scheduled refit between weekly re-estimations: the recursions have already absorbed
-            # every bin, so keep the state and the parameters (re-estimating costs ~0.4-1 s per series)
-            self.__dict__.update({k: v for k, v in warm.__dict__.items() if k != "seas"})
-            self.seas = warm.seas.copy()
-            self.fits_since_estimation = warm.fits_since_estimation + 1
-            return
-        self.fits_since_estimation = 0
-        y = y[-self.fit_window :]
-        if len(y) < 2 * self.m + 1:
-            raise InsufficientHistory(f"{self.name} needs more than two days of history")
-        ctx = _quiet()
-        try:
-            res = ExponentialSmoothing(
-                y,
-                trend="add",
-                damped_trend=self.damped,
-                seasonal="add",
-                seasonal_periods=self.m,
-                initialization_method="heuristic",
-            ).fit()
-        finally:
-            ctx.__exit__(None, None, None)
-        p = res.params
-        self.alpha = float(p["smoothing_level"])
-        self.beta = float(p["smoothing_trend"])
-        self.gamma = float(p["smoothing_seasonal"])
-        self.phi = float(p["damping_trend"]) if self.damped else 1.0
-        self.level = float(res.level[-1])
-        self.trend = float(res.trend[-1])
-        self.seas = np.asarray(res.season[-self.m :], dtype=float).copy()  # s_{n-m+1} .. s_n
-        self.ptr = 0  # index in self.seas of the oldest seasonal state (used next)
-        # residual variance as R's forecast::ets: SSE / (n - number of parameters), counting the
-        # initial states (level, trend, m - 1 seasons) since they were read off the data
-        n_params = (4 if self.damped else 3) + 2 + (self.m - 1)
-        dof = len(y) - n_params if len(y) > 2 * n_params else len(y)
-        self.sigma2 = float(res.sse) / dof
-        self.end = end
-
-    def update(self, y_new):
-        a, b, g, phi = self.alpha, self.beta, self.gamma, self.phi
-        level, trend, seas, ptr, m = self.level, self.trend, self.seas, self.ptr, self.m
-        for value in np.asarray(y_new, dtype=float):
-            s_old = seas[ptr]
-            prev_level, prev_trend = level, trend
-            level = a * (value - s_old) + (1 - a) * (prev_level + phi * prev_trend)
-            trend = b * (level - prev_level) + (1 - b) * phi * prev_trend
-            seas[ptr] = g * (value - prev_level - phi * prev_trend) + (1 - g) * s_old
-            ptr = (ptr + 1) % m
-        self.level, self.trend, self.ptr = level, trend, ptr
-        self.end += len(y_new)
-
-    def predict(self, h, level):
-        j = np.arange(1, h + 1)
-        if self.phi == 1.0:
-            phi_j = j.astype(float)
-        else:
-            phi_j = np.cumsum(self.phi**j)
-        seasonal = self.seas[(self.ptr + j - 1) % self.m]
-        mean = self.level + phi_j * self.trend + seasonal
-        c = self.alpha * (1 + self.beta * phi_j) + self.gamma * ((j % self.m) == 0)
-        var = self.sigma2 * (1 + np.concatenate([[0.0], np.cumsum(c[:-1] ** 2)]))
-        z = norm.ppf(0.5 + level / 2.0)
-        half = z * np.sqrt(var)
-        return mean, mean - half, mean + half
-
-    def describe(self):
-        return {"method": self.name, "alpha": self.alpha, "beta": self.beta, "gamma": self.gamma, "phi": self.phi}
-
-
-# ---------------------------------------------------------------- ensemble
-
-DEFAULT_ENSEMBLE = ("seasonal_naive_daily", "arima_fourier", "holt_winters")
-
-
-class Ensemble(Method):
-    """Equal-weight average of member forecasts (means and interval bounds averaged).
-
-    Members that cannot fit the history (too short) are left out; the ones used are in describe().
-    """
-
-    name = "ensemble"
-
-    def __init__(self, resolution_s: int, members=DEFAULT_ENSEMBLE, **params):
-        super().__init__(resolution_s, **params)
-        self.member_names = tuple(members)
-
-    def fit(self, y, start, warm=None):
-        self.members = []
-        self.skipped = {}
-        previous = {m.name: m for m in getattr(warm, "members", [])}
-        for name in self.member_names:
-            member = make_method(name, self.resolution_s)
-            try:
-                member.fit(y, start, warm=previous.get(name))
-            except InsufficientHistory as exc:
-                self.skipped[name] = str(exc)
-                continue
-            self.members.append(member)
-        if not self.members:
-            raise InsufficientHistory(f"ensemble: no member can fit ({'; '.join(self.skipped.values())})")
-        self.end = start + len(y)
-
-    def update(self, y_new):
-        for member in self.members:
-            member.update(y_new)
-        self.end += len(y_new)
-
-    def predict(self, h, level):
-        parts = [member.predict(h, level) for member in self.members]
-        return tuple(np.mean([p[i] for p in parts], axis=0) for i in range(3))
-
-    def describe(self):
-        return {"method": self.name, "members": [m.describe() for m in self.members], "skipped": self.skipped}
-
-
-class LogTransformed(Method):
-    """Any method on log(1 + y): multiplicative seasonality (a weekend that scales the whole daily
-    curve) becomes additive. Bounds map back exactly (quantiles survive a monotone transform); the
-    point forecast maps back to the median, not the mean (slightly low for skewed errors)."""
-
-    def __init__(self, resolution_s: int, base: str = "arima_fourier", **params):
-        super().__init__(resolution_s)
-        self.base = make_method(base, resolution_s, **params)
-        self.name = f"{self.base.name}_log"
-
-    def fit(self, y, start, warm=None):
-        self.base.fit(np.log1p(np.maximum(np.asarray(y, dtype=float), 0.0)), start, warm=getattr(warm, "base", None))
-        self.end = self.base.end
-
-    def update(self, y_new):
-        self.base.update(np.log1p(np.maximum(np.asarray(y_new, dtype=float), 0.0)))
-        self.end = self.base.end
-
-    def predict(self, h, level):
-        return tuple(np.expm1(np.clip(part, -50.0, 50.0)) for part in self.base.predict(h, level))
-
-    def describe(self):
-        return {**self.base.describe(), "method": self.name, "transform": "log1p"}
-
-
-METHODS: dict[str, tuple[type, dict]] = {
-    "naive": (Naive, {}),
-    "seasonal_naive_daily": (SeasonalNaive, {"season": "daily"}),
-    "seasonal_naive_weekly": (SeasonalNaive, {"season": "weekly"}),
-    "moving_average": (MovingAverage, {}),
-    "arima": (Arima, {}),
-    "arima_fourier": (ArimaFourier, {}),
-    "mstl_arima": (MstlArima, {}),
-    "holt_winters": (HoltWinters, {}),
-    "arima_fourier_log": (LogTransformed, {"base": "arima_fourier"}),
-    "mstl_arima_log": (LogTransformed, {"base": "mstl_arima"}),
-    "ensemble": (Ensemble, {}),
-}
-
-
-def make_method(name: str, resolution_s: int, **params) -> Method:
-    try:
-        cls, defaults = METHODS[name]
-    except KeyError:
-        raise ValueError(f"unknown forecasting method {name!r}; choose from {', '.join(METHODS)}") from None
-    return cls(resolution_s, **{**defaults, **params})
