@@ -151,7 +151,13 @@ def parse_native_jsonl(
         frame = pd.DataFrame.from_records(records)
         frame.columns = [str(c) for c in frame.columns]
         cols, kept = native_columns(list(frame.columns), keep)
-        for key in ("arrival", "input_tokens", "output_tokens"):
+        for key, names in (("arrival", NATIVE_ARRIVAL), ("input_tokens", NATIVE_INPUT), ("output_tokens", NATIVE_OUTPUT)):
+            if cols[key] is None:  # no line of this chunk has the key (a later chunk: the header came from line 1)
+                raise TraceFormatError(
+                    f"the key {names[0]!r} is missing",
+                    line=int(lines[0]),
+                    hint="every line needs arrival_s (or timestamp), input_tokens, output_tokens",
+                )
             missing = frame[cols[key]].isna().to_numpy()
             if missing.any():
                 raise TraceFormatError(

@@ -79,6 +79,15 @@ CORPUS = {
         2,
         "every line needs",
     ),
+    # a whole later chunk (ingest reads at least 1,000 lines per chunk) without a required key: the keys of that
+    # chunk, not of line 1, are what is missing (was a KeyError: None)
+    "json_native_chunk_missing_key": (
+        b"".join(b'{"arrival_s": %d, "input_tokens": 3, "output_tokens": 2}\n' % i for i in range(1000))
+        + b"".join(b'{"arrival_s": %d, "input_tokens": 3}\n' % i for i in range(1000, 2500)),
+        "'output_tokens' is missing",
+        1001,
+        "every line needs",
+    ),
     "json_not_a_trace": (b'{"a": 1}\n', "match no known trace format", 1, "Mooncake lines need"),
     "broken_parquet": (b"PAR1" + bytes(200), "Parquet file cannot be read", None, "write it again"),
     "mixed_native_times": (
