@@ -2,9 +2,11 @@
 docs/reproduction_preserve.md.
 
     nice -n 10 python tests/benchmarks/reproduce_preserve.py --write-doc --out docs/reproduction_preserve.json
-                                                        # everything (RQ3, what-ifs, RQ2), ~15 min on 2 busy cores
+                                                        # everything (RQ3, seed spread, what-ifs, RQ2), ~5 min
     python tests/benchmarks/reproduce_preserve.py --load docs/reproduction_preserve.json --write-doc  # doc only
     python tests/benchmarks/reproduce_preserve.py --rq3 --minutes 2 --json        # a quick look
+    python tests/benchmarks/reproduce_preserve.py --rq3 --load docs/reproduction_preserve.json --write-doc \
+        --out docs/reproduction_preserve.json     # RQ3 (+ seed spread) only; RQ2 and the what-ifs from the JSON
 
 RQ3: fixtures/scenarios/preserve_routing.json (4 x LLaMA-2-7B on a DERIVED A40 deployment, Poisson arrivals,
 ShareGPT-like lengths, 10 minutes per rate; vLLM 0.6.6 defaults). Stage 1 runs the baselines (least-requests, the
@@ -66,8 +68,10 @@ def _p99_with_drops(nl: np.ndarray) -> float:
     return float(np.percentile(v, 99, method="higher")) if len(v) else float("nan")
 
 
-def rq3_point(rate: float, name: str, minutes: float, deployment: dict | None = None) -> dict:
+def rq3_point(rate: float, name: str, minutes: float, deployment: dict | None = None, seed: int | None = None) -> dict:
     d = json.loads(BASE.read_text())
+    if seed is not None:  # the seed spread only (--seeds); the targets use the fixture's seed
+        d["seed"] = d["workload"]["synthetic"]["seed"] = int(seed)
     for key, value in (deployment or {}).items():  # sensitivity runs only (--sensitivity)
         dep = d["deployments"]["llama-2-7b/a40/tp1-derived"]
         if key == "c_batch_x":
@@ -83,7 +87,7 @@ def rq3_point(rate: float, name: str, minutes: float, deployment: dict | None = 
     cpu = time.process_time() - t0
     o = r.slo["overall"]
     nl = np.asarray(r.requests["normalised_latency"], dtype=float)
-    return {"rate_rps": rate, "router": name, "requests": int(r.summary["requests"]),
+    return {"rate_rps": rate, "router": name, "seed": int(d["seed"]), "requests": int(r.summary["requests"]),
             "dropped": int(r.summary["dropped"]), "preemptions": int(r.summary["preemptions"]),
             "migrations": int(r.summary.get("migrations", 0)),
             "p99_nl_s": float(np.nanpercentile(nl, 99)), "p99_nl_with_drops_s": _p99_with_drops(nl),
@@ -145,6 +149,23 @@ def rq3_targets(points) -> dict:
         spread[f"{f}x without round-robin"] = max(vals) / min(vals) - 1
     t["below_knee_spread"] = spread
     return t
+
+
+SEED_ROUTERS = (*BASELINES_EXT, "preserve (oracle lengths)", "preserve (Table-2 noise)")
+
+
+def run_seeds(minutes: float, knee: float, seeds, log) -> dict:
+    """The same RQ3 points with other workload seeds (0.8x and 1.1x the knee): how much of a cut is noise. The
+    targets stay on the fixture's seed (the rule of earlier sessions); this only says how robust the verdict is."""
+    rows = []
+    for f in (0.8, 1.1):
+        for seed in seeds:
+            for name in SEED_ROUTERS:
+                p = rq3_point(round(knee * f, 3), name, minutes, seed=seed)
+                p["factor"] = f
+                rows.append(p)
+                log(f"seeds {f:4.2f}x seed {seed} {name:>34} p99 {p['p99_nl_s']:.3f}")
+    return {"seeds": list(seeds), "knee_rps": knee, "points": rows}
 
 
 SENSITIVITY = {  # what-if testbeds, to explain the RQ3 misses (never used for the targets)
@@ -321,6 +342,27 @@ DIFFERENCES = [
 ]
 
 
+def _seed_section(res: dict) -> list:
+    q = res["rq3_seeds"]
+    pts = q["points"] + [p for p in res["rq3"]["points"] if p["factor"] in (0.8, 1.1) and p["router"] in SEED_ROUTERS]
+    L = ["### RQ3 seed spread (the same points with other workload seeds; the targets use seed 1)", "",
+         "P99 normalised latency (s/token). cut = 1 - PreServe / best of the paper's set (LR, MU, Llumnix-like with "
+         "and without migration); spread = max/min - 1 over these seven routers (round-robin and the PreServe "
+         "ablations not run here).", "",
+         "| x knee | seed | best of the paper's set | its P99 | our memory-usage (+ queued) | PreServe oracle | cut | "
+         "PreServe Table-2 | cut | spread |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for f in (0.8, 1.1):
+        for seed in [1, *q["seeds"]]:
+            row = {p["router"]: p["p99_nl_s"] for p in pts if p["factor"] == f and p.get("seed", 1) == seed}
+            if len(row) < len(SEED_ROUTERS):
+                continue
+            bname = min(BASELINES, key=lambda b: row[b])
+            best, po, pt = row[bname], row["preserve (oracle lengths)"], row["preserve (Table-2 noise)"]
+            L.append(f"| {f} | {seed} | {bname} | {_f(best)} | {_f(row[MUQ])} | {_f(po)} | {1 - po / best:.1%} | "
+                     f"{_f(pt)} | {1 - pt / best:.1%} | {max(row.values()) / min(row.values()) - 1:.1%} |")
+    return [*L, ""]
+
+
 def write_doc(res: dict, cmd: str, note: str = "") -> str:
     L = ["# PreServe reproduction (issue 16)", "",
          f"Generated by `{cmd}` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}{note}; do not edit by "
@@ -399,7 +441,7 @@ def write_doc(res: dict, cmd: str, note: str = "") -> str:
             ok1 = t11["cut_oracle"] >= 0.30
             ok2 = t11["cut_table2"] >= 0.20
             L += [f"| P99 cut vs best of {label}, 1.1x knee, oracle lengths, >= 30 % | 41.3 % (vs Llumnix, "
-                  f"10.5 QPS; LR / MU / Llumnix P99 ~1.2 / ~1.2 / 0.767 vs PreServe 0.45 s, Fig. 10) | "
+                  f"10.5 QPS: P99 Llumnix 0.767, Sia 0.956, Magnus 1.23, PreServe 0.45 s; LR / MU only in Fig. 10) | "
                   f"{t11['cut_oracle']:.1%} (best baseline {t11['best_baseline']}, P99 "
                   f"{t11['best_baseline_p99']:.3f}; {t11['drops_oracle']} requests dropped by the hold queue) | "
                   f"{'yes' if ok1 else 'NO'} |",
@@ -409,6 +451,8 @@ def write_doc(res: dict, cmd: str, note: str = "") -> str:
                   f"| at 1.2x knee, oracle | - | {t['1.2x' + suffix]['cut_oracle']:.1%} | - |"]
         L += ["| below 0.95x knee all routers within 10 % (P99, max/min - 1) | 'comparable' below 9.3 QPS | "
               + ", ".join(f"{k}: {v:.1%}" for k, v in sp.items()) + f" | {'yes' if ok3 else 'NO'} |", ""]
+    if "rq3_seeds" in res:
+        L += _seed_section(res)
     if "sensitivity" in res:
         L += ["### RQ3 what-if testbeds (explaining the misses; not used for the targets)", "",
               "P99 normalised latency (s/token); cut = 1 - PreServe (oracle) / best of LR, MU (paper's), "
@@ -489,9 +533,12 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     ap.add_argument("--out", default="", help="also save the results JSON here")
     ap.add_argument("--load", action="append", default=[],
-                    help="results JSON of an earlier run (--out) to include instead of running that part")
+                    help="results JSON of an earlier run (--out) to include instead of running that part (a part "
+                         "named by --rq3 / --rq2 / --sensitivity is run again)")
     ap.add_argument("--sensitivity", action="store_true",
                     help="also run the RQ3 what-if testbeds (KV of a 40 GB A40, flatter batch cost)")
+    ap.add_argument("--seeds", default="2,3,4,5",
+                    help="RQ3 seed spread: other workload seeds at 0.8x and 1.1x the knee ('' = none)")
     ap.add_argument("--compression", type=float, default=24.0, help="RQ2 time compression (paper: 24, 2 days in 2 h)")
     a = ap.parse_args(argv)
     if not (a.rq3 or a.rq2 or a.load or a.sensitivity):
@@ -503,10 +550,18 @@ def main(argv=None) -> int:
     res = {}
     for path in a.load:
         res.update(json.loads(Path(path).read_text()))
+    # a part asked for by name is run again even when a loaded JSON has it (e.g. --rq3 --load old.json: new RQ3,
+    # the old RQ2 and what-ifs kept in the document)
+    for flag, keys in ((a.rq3, ("rq3", "rq3_seeds")), (a.rq2, ("rq2",)), (a.sensitivity, ("sensitivity",))):
+        if flag and a.load:
+            for key in keys:
+                res.pop(key, None)
     if "rq3" in res:  # the targets are a function of the points: recompute them with this code
         res["rq3"]["targets"] = rq3_targets(res["rq3"]["points"])
     if a.rq3 and "rq3" not in res:
         res["rq3"] = run_rq3(a.minutes, [float(x) for x in a.grid.split(",")], log)
+    if a.rq3 and a.seeds and "rq3_seeds" not in res and "rq3" in res:
+        res["rq3_seeds"] = run_seeds(a.minutes, res["rq3"]["knee_rps"], [int(x) for x in a.seeds.split(",")], log)
     if a.sensitivity and "sensitivity" not in res:
         res["sensitivity"] = run_sensitivity(a.minutes, log)
     if a.rq2 and "rq2" not in res:
