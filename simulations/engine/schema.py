@@ -226,8 +226,9 @@ _NIW_QUEUE = {"niw_one_below", "niw_two_below", "niw_escalate_after_s", "niw_sig
               "niw_escalate", "niw_gate", "niw_load_window_s"}
 _SCALE_LOCK = {"cooldown_out_s", "cooldown_in_s", "lock_after_scale_out"}  # autoscalers.ScaleLock
 KNOBS: dict[str, set[str]] = {
-    # the routers read the same params: the region router's preference order, Llumnix dispatch's block size
-    "Autoscaler": {"preference", "block_tokens"},
+    # the routers read the same params: the region router's preference order, Llumnix dispatch's block size, the
+    # paper's MU router's GPU-utilisation weight (policies/baselines.py)
+    "Autoscaler": {"preference", "block_tokens", "mu_util_weight"},
     "PeakProvisioning": {"window_s", "headroom"},
     "ReactiveUnified": {"scale_out_above", "scale_in_below", "cooldown_s", "donate_to_spot", "tick_s", *_SCALE_LOCK},
     "ReactiveSiloed": {"niw_share"},

@@ -164,6 +164,59 @@ def test_the_baseline_instance_routers_pick_by_their_own_signal(router, expected
     assert list(r.requests["instance"]) == expected
 
 
+@pytest.mark.parametrize("weight, expected", [(None, [0, 1, 0]), (0.0, [0, 0, 0])])
+def test_the_papers_mu_router_counts_busy_instances_and_ignores_queued_prompts(weight, expected):
+    # the same three requests at t=0: nothing is admitted within the instant, so KV in use is 0 everywhere and the
+    # paper's MU sees only GPU utilisation: r1 avoids the busy instance 0 (score 0.5 vs the idle one's 0), r2 finds
+    # both busy with no KV (0.5 each: the lower id). Unlike memory-usage ([0, 1, 1]) it does not see r0's queued
+    # 1000-token prompt. With the utilisation weight at 0 every score is 0: always instance 0.
+    params = {} if weight is None else {"mu_util_weight": weight}
+    sc = scenario(initial=2, lo=2, hi=2, strategy={"autoscaler": "static", "instance_router": "gpu-memory-usage",
+                                                   "params": params})
+    r = simulate(sc, workload([0.0, 0.0, 0.0], [1000, 100, 100], [2, 2, 2]))
+    assert list(r.requests["instance"]) == expected
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("router, expected", [("gpu-memory-usage", [0, 1, 1, 1]), ("memory-usage", [0, 1, 1, 0]),
+                                              ("least-requests", [0, 1, 0, 1])])
+def test_the_papers_mu_router_picks_the_least_kv_among_busy_instances(mode, router, expected):
+    # by hand (toy deployment, KV 100,000 tokens): r0 (prompt 1000) -> instance 0, r1 (prompt 100) -> the idle
+    # instance 1. At t=2 both decode: instance 0 holds 1000 + ~9 tokens (prefill 1.1 s, iterations ~0.111 s),
+    # instance 1 100 + ~85 (prefill 0.2 s, iterations ~0.021 s), so MU scores 0.5 + 0.5 x 1009/1e5 = 0.50505 vs
+    # 0.5 + 0.5 x 185/1e5 = 0.50093: r2 (prompt 1500) -> 1. r3 arrives in the same instant: r2 waits (no KV yet), so
+    # the paper's MU sends it to 1 again, memory-usage counts r2's queued 1500 tokens (1009 vs 1685) and picks 0.
+    sc = scenario(mode=mode, initial=2, lo=2, hi=2, strategy={"autoscaler": "static", "instance_router": router})
+    r = simulate(sc, workload([0.0, 0.0, 2.0, 2.0], [1000, 100, 1500, 10], [500, 500, 5, 5]))
+    assert list(r.requests["instance"]) == expected
+
+
+def test_the_papers_mu_router_score_by_hand():
+    from simulations.engine.policies.baselines import gpu_memory_score
+
+    seen = {}
+
+    def look(sim, now):
+        a, b = sim.instances
+        seen["s"] = (gpu_memory_score(sim, a, now), gpu_memory_score(sim, b, now), sim.kv_used(a, now))
+
+    # one request (prompt 1000, 500 out) on instance 0 of two: at 0.25 it is in its prefill (admitted: 1000 KV
+    # tokens): 0.5 x 1 + 0.5 x 1000 / 100,000 = 0.505; instance 1 is idle: 0
+    name = _policy(0.25, _once(look))
+    sc = scenario(initial=2, lo=2, hi=2, strategy={"autoscaler": name})
+    simulate(sc, workload([0.0], [1000], [500]))
+    assert seen["s"][2] == 1000 and seen["s"][:2] == (pytest.approx(0.505, abs=1e-12), 0.0)
+
+
+def test_the_papers_mu_router_rejects_a_bad_weight():
+    from simulations.engine.config import ScenarioError
+
+    sc = scenario(initial=2, lo=2, hi=2, strategy={"autoscaler": "static", "instance_router": "gpu-memory-usage",
+                                                   "params": {"mu_util_weight": 1.5}})
+    with pytest.raises(ScenarioError, match="mu_util_weight"):
+        simulate(sc, workload([0.0], [10], [2]))
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_the_llumnix_scaler_adds_at_most_one_instance_per_10_s(mode):
     # one instance under a heavy load, spot reclaim 1 s: the scaler may add one every 10 s check, never more

@@ -7,8 +7,8 @@ CLI (``manage.py compare fixtures/scenarios/preserve_routing.json --bundles pres
 - ``preserve.router-oracle`` / ``-table2`` / ``-bucket-median``: PreServe's load-aware router (with its hold queue)
   on the scenario's static fleet, with true output lengths, Table-2-calibrated noisy lengths or the bucket-median
   baseline predictor;
-- ``preserve.baseline-<router>``: the static fleet with the least-requests, memory-usage, round-robin or
-  Llumnix-like dispatch router (the RQ3 baselines); ``preserve.baseline-llumnix-migrate`` adds Llumnix's live
+- ``preserve.baseline-<router>``: the static fleet with the least-requests, the paper's MU (``gpu-memory-usage``),
+  our memory-usage (+ queued prompts), round-robin or Llumnix-like dispatch router (the RQ3 baselines); ``preserve.baseline-llumnix-migrate`` adds Llumnix's live
   migration of running requests (``llumnix-migrate`` with scaling off);
 - ``preserve.scaler-*`` and the scaling baselines (``preserve.reactive``, ``preserve.forecast-only``,
   ``preserve.hybrid``, ``preserve.llumnix``, ``preserve.llumnix-migrate``, ``preserve.static-4/6/8``) for RQ2-style runs on a scenario whose
@@ -58,10 +58,18 @@ for _key, _desc in PREDICTORS.items():
                            params={**CAPACITY, "forecaster": "oracle-noise"},
                            policy={"predictor": _PRED_NAME[_key]}, sources=dict(SOURCES)))
 
-for _router in ("least-requests", "memory-usage", "round-robin", "llumnix"):
+_ROUTER_DESC = {"least-requests": "least-requests (LR)",
+                "gpu-memory-usage": "the paper's MU (lowest 0.5 x GPU utilisation + 0.5 x KV in use, sec. 3.2.2)",
+                "memory-usage": "memory-usage (ours: KV in use + queued prompts; not the paper's MU)",
+                "round-robin": "round-robin", "llumnix": "Llumnix-like dispatch (freest instance)"}
+for _router, _rdesc in _ROUTER_DESC.items():
     register_bundle(Bundle(name=f"preserve.baseline-{_router}", strategy="static", family="preserve",
-                           description=f"RQ3 baseline: the scenario's static fleet, {_router} instance router",
-                           policy={"instance_router": _router}))
+                           description=f"RQ3 baseline: the scenario's static fleet, {_rdesc} instance router",
+                           policy={"instance_router": _router},
+                           sources=({"GPU utilisation = 1 with any unfinished request; equal weights (knob "
+                                     "mu_util_weight)": "ours (the paper gives no definition or weights)",
+                                     "lowest weighted average of GPU utilization and memory usage":
+                                         f"{PAPER} sec. 3.2.2"} if _router == "gpu-memory-usage" else {})))
 
 MIGRATION = {"poll 0.05 s, migrate-out threshold 3.0 (-freeness), defrag pairing, last stage <= 16 blocks, "
              "max 3 stages": "AlibabaPAI/llumnix llumnix/config/default.py",

@@ -1,5 +1,5 @@
 """PreServe bundles (issue 16) through the API, Redis and a real celery worker: the load-aware router and an
-RQ3 baseline and the Llumnix-like with live migration, each its own Celery task, aggregated, shown on the
+RQ3 baseline, the paper's MU baseline and the Llumnix-like with live migration, each its own Celery task, aggregated, shown on the
 comparison page."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def test_preserve_bundles_run_on_the_workers_and_show_on_the_page(cast, celery_w
     sc = json.loads(json.dumps(SCENARIO))
     sc["workload"]["synthetic"].update(rate_rps=14.0, duration_s=600)  # past the knee: migrations happen
     body = {"scenario": sc, "bundles": ["preserve.router-table2", "preserve.baseline-least-requests",
-                                        "preserve.baseline-llumnix-migrate"],
+                                        "preserve.baseline-llumnix-migrate", "preserve.baseline-gpu-memory-usage"],
             "baseline": "preserve.baseline-least-requests"}
     resp = cast.owner.api.post("/api/comparisons/", body, format="json")
     assert resp.status_code == 201, resp.content
@@ -30,10 +30,10 @@ def test_preserve_bundles_run_on_the_workers_and_show_on_the_page(cast, celery_w
     comp.refresh_from_db()
     assert comp.job.status == "succeeded", comp.job.last_error
     ids = {c.celery_task_id for c in Job.objects.filter(parent=comp.job)}
-    assert len(ids) == 3 and "" not in ids
+    assert len(ids) == 4 and "" not in ids
     runs = {r.key: r.metrics for r in comp.results.all()}
     assert set(runs) == {"preserve.router-table2", "preserve.baseline-least-requests",
-                         "preserve.baseline-llumnix-migrate"}
+                         "preserve.baseline-llumnix-migrate", "preserve.baseline-gpu-memory-usage"}
     assert all(m["requests"] > 500 for m in runs.values())
     from django.test import Client
 
@@ -42,3 +42,4 @@ def test_preserve_bundles_run_on_the_workers_and_show_on_the_page(cast, celery_w
     page = browser.get(f"/comparisons/{comp.pk}/")
     assert page.status_code == 200 and b"preserve.router-table2" in page.content
     assert b"preserve.baseline-llumnix-migrate" in page.content
+    assert b"preserve.baseline-gpu-memory-usage" in page.content

@@ -1,5 +1,13 @@
 """Baselines every later strategy family compares against (issue 11 item 6): a Llumnix-like scheduler and
-scaler, a least-requests router, a memory-usage router and static-N. They use only the public policy API.
+scaler, a least-requests router, memory-usage routers and static-N. They use only the public policy API.
+
+**MU, the paper's** (``gpu-memory-usage``; PreServe sec. 3.2.2: "the instance with the lowest weighted average of
+GPU utilization and memory usage"): 0.5 x GPU utilisation + 0.5 x KV in use / KV capacity (the paper gives no
+weights: equal, ours). KV in use counts the running requests' KV only, as vLLM's ``gpu_cache_usage_perc``
+(allocated blocks; a queued prompt holds none without chunked prefill; the 16-token block rounding is not
+modelled). GPU utilisation is 1 while the instance has any unfinished request, else 0: nvidia-smi's sampled
+utilisation of a vLLM engine, which steps back to back while it has unfinished requests. ``memory-usage`` (ours)
+adds the queued prompt tokens to the KV in use, which makes it token-aware where the paper's MU is not.
 
 **Llumnix-like** (Sun et al., OSDI'24; defaults of AlibabaPAI/llumnix ``llumnix/config/default.py``:
 ``SCALING_INTERVAL = 10`` s, ``SCALING_POLICY = 'avg_load'``, ``SCALE_UP_THRESHOLD = 10``,
@@ -17,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from simulations.engine.config import ScenarioError
 from simulations.engine.policies.autoscalers import Autoscaler
 from simulations.engine.policies.registry import PolicyKind, register
 from simulations.engine.policies.routers import InstanceRouter
@@ -54,12 +63,37 @@ class LeastRequests(InstanceRouter):
 
 @register(PolicyKind.INSTANCE_ROUTER, "memory-usage")
 class MemoryUsage(InstanceRouter):
-    """The serving instance with the lowest KV usage fraction now (plus queued prompts); ties: lower id."""
+    """Ours: the serving instance with the lowest (KV in use + queued prompt tokens) / capacity; ties: lower id."""
 
     def choose(self, ep):
         t = self.sim.now
         sim = self.sim
         return min(ep.serving, key=lambda i: ((sim.kv_used(i, t) + sim.queued_prompt_tokens(i)) / i.cap, i.iid))
+
+
+def gpu_memory_score(sim, inst, now: float, util_weight: float = 0.5) -> float:
+    """The paper's MU score of ``inst`` at ``now``: w x busy (1 with any unfinished request, else 0)
+    + (1 - w) x KV in use / capacity (running requests only)."""
+    busy = 1.0 if sim.request_count(inst) > 0 else 0.0
+    return util_weight * busy + (1.0 - util_weight) * sim.kv_used(inst, now) / inst.cap
+
+
+@register(PolicyKind.INSTANCE_ROUTER, "gpu-memory-usage")
+class GpuMemoryUsage(InstanceRouter):
+    """The paper's MU: the serving instance with the lowest weighted average of GPU utilisation (1 with any
+    unfinished request, else 0) and KV in use / capacity (running requests only; queued prompts ignored), weights
+    ``mu_util_weight`` / 1 - it (knob, default 0.5: the paper gives none); ties: the lower instance id."""
+
+    def __init__(self, sim, params: dict) -> None:
+        super().__init__(sim, params)
+        w = params.get("mu_util_weight", 0.5)
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not 0.0 <= w <= 1.0:
+            raise ScenarioError("strategy.params.mu_util_weight", f"must be a number in [0, 1], got {w!r}")
+        self.w = float(w)
+
+    def choose(self, ep):
+        t = self.sim.now
+        return min(ep.serving, key=lambda i: (gpu_memory_score(self.sim, i, t, self.w), i.iid))
 
 
 @register(PolicyKind.AUTOSCALER, "llumnix")
