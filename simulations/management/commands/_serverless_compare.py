@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from django.core.management.base import CommandError
@@ -18,6 +17,7 @@ def compare(cmd, data, opts) -> None:
     from planner.comparisons import selectors
     from planner.comparisons.models import Comparison
     from planner.comparisons.serverless import ServerlessVariantError, start_serverless_comparison
+    from planner.jobs.cliwait import wait_for
     from simulations.engine.serverless.spec import SpecError
 
     team, user = cli_team(opts["team"], opts["user"])
@@ -33,14 +33,9 @@ def compare(cmd, data, opts) -> None:
         raise CommandError(f"serverless scenario field {exc.where}: {exc.message}{hint}") from None
     except ServerlessVariantError as exc:
         raise CommandError(f"--{exc.field}: {exc.message}") from None
-    deadline = time.monotonic() + opts["timeout"]
-    comp = Comparison.objects.select_related("job").get(pk=comp.pk)
-    while comp.job is not None and comp.job.is_active:
-        if time.monotonic() > deadline:
-            raise CommandError(f"comparison {comp.pk} still running after {opts['timeout']} s; "
-                               f"see /comparisons/{comp.pk}/")
-        time.sleep(1.0)
-        comp = Comparison.objects.select_related("job").get(pk=comp.pk)
+    pk = comp.pk
+    comp = wait_for(lambda: Comparison.objects.select_related("job").get(pk=pk), what=f"comparison {pk}",
+                    url=f"/comparisons/{pk}/", timeout_s=opts["timeout"], stderr=cmd.stderr)
     summary = comp.summary or {}
     if opts["pdf"] and summary.get("rows"):
         Path(opts["pdf"]).write_bytes(selectors.export_pdf(comp))

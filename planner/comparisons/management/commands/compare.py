@@ -12,7 +12,6 @@ this process without Redis, or on the Celery workers with REDIS_URL set (the com
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -21,6 +20,7 @@ from planner.clirun import add_team_arguments, cli_team
 from planner.comparisons.core.variants import VariantError
 from planner.comparisons.models import Comparison
 from planner.comparisons.services import start_comparison, validate_scenario
+from planner.jobs.cliwait import wait_for
 
 
 def _csv_list(value: str) -> list[str]:
@@ -103,14 +103,9 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: {exc.field}: {exc.message}") from None
         except VariantError as exc:
             raise CommandError(f"{exc.field}: {exc.message}") from None
-        deadline = time.monotonic() + opts["timeout"]
-        comp.refresh_from_db()
-        while comp.job is not None and comp.job.is_active:
-            if time.monotonic() > deadline:
-                raise CommandError(f"comparison {comp.pk} still running after {opts['timeout']} s; see /comparisons/{comp.pk}/")
-            time.sleep(1.0)
-            comp = Comparison.objects.select_related("job").get(pk=comp.pk)
-        comp.refresh_from_db()
+        pk = comp.pk
+        comp = wait_for(lambda: Comparison.objects.select_related("job").get(pk=pk), what=f"comparison {pk}",
+                        url=f"/comparisons/{pk}/", timeout_s=opts["timeout"], stderr=self.stderr)
         from planner.comparisons import selectors
 
         if opts["pdf"] and comp.summary.get("rows"):
