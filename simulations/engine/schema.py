@@ -224,6 +224,8 @@ Strategy = section(
 # A policy none of whose classes is listed is not checked. Add a new knob here with the policy that reads it.
 _NIW_QUEUE = {"niw_one_below", "niw_two_below", "niw_escalate_after_s", "niw_signal_period_s", "niw_feed",
               "niw_escalate", "niw_gate", "niw_load_window_s"}
+_LLUMNIX_LIVE = {"poll_s", "migrate_out_threshold", "bandwidth_gb_s", "switch_overhead_s", "last_stage_max_blocks",
+                 "max_stages"}  # policies/llumnix_migration.py's migration loop
 _SCALE_LOCK = {"cooldown_out_s", "cooldown_in_s", "lock_after_scale_out"}  # autoscalers.ScaleLock
 KNOBS: dict[str, set[str]] = {
     # the routers read the same params: the region router's preference order, Llumnix dispatch's block size, the
@@ -240,11 +242,11 @@ KNOBS: dict[str, set[str]] = {
                  "beyond_target_above", "forecast_mode", "gate_scale_in", "hindsight_window_s", "ua_gate_util",
                  "ua_scale_in", "beta_basis"},
     "LlumnixScaler": {"interval_s", "scale_up_below", "scale_down_above", "block_tokens", "donate_to_spot"},
-    "LlumnixMigrate": {"scaling", "poll_s", "migrate_out_threshold", "bandwidth_gb_s", "switch_overhead_s",
-                       "last_stage_max_blocks", "max_stages"},  # policies/llumnix_migration.py
+    "LlumnixMigrate": {"scaling", *_LLUMNIX_LIVE},  # policies/llumnix_migration.py
     "StaticN": {"instances"},
     "KvCapExample": {"timeout_s", "cap", "kv_high"},
-    "LlumnixBatch": {"max_batch", "approx_queue", "migrate", "migrate_slack"},  # policies/chiron/baselines.py
+    # policies/chiron/baselines.py (with ``migration: "live"`` it runs the LlumnixMigrate loop: its knobs too)
+    "LlumnixBatch": {"max_batch", "approx_queue", "migrate", "migration", "migrate_slack", *_LLUMNIX_LIVE},
     "Chiron": {"theta", "delta", "interactive_tick_s", "batch_tick_s", "local_queue", "prefill_budget", "z", "kv_room",
                "max_evict_per_change", "global", "scale_out_above", "scale_in_below", "record_estimates",
                "interactive_autoscaler", "batch_autoscaler", "k_groups", "alpha", "window_s", "min_batch",

@@ -7,15 +7,18 @@
 Cases (all on the compiled engine, scenarios from simulations/engine/policies/chiron/scenarios.py):
 
 - ``fig19``: Gamma 30 req/s CV 4 interactive + 1M batch requests at t = 5 min, 50-instance cap, 30 s load,
-  80 simulated minutes; Chiron vs Llumnix-like (untuned). ``--scale`` multiplies the rate, the dump and the cap.
+  80 simulated minutes; Chiron vs Llumnix-like (untuned) with live migration of running requests (Llumnix's
+  default, the primary baseline), with our earlier queued-request rebalancing, and with no migration.
+  ``--scale`` multiplies the rate, the dump and the cap.
 - ``estimator``: R^2 of the waiting-time estimate (eq. 1) against the actual wait of each queued batch request,
   at the snapshot whose queue is closest to 2,000 requests (2 mixed instances, no batch autoscaling).
 - ``batchsize``: converged local-autoscaler batch limit and running batch, one instance saturated with interactive
   requests (200 ms ITL SLO), 8B vs 70B (``--tp``, default 4).
 - ``wb``: 50 req/s interactive (x scale) + batch queues of growing size: the largest queue served within SLO
-  (>= 99 % of both classes) by Chiron and by the best point of a Llumnix-like knob sweep ("tuned").
+  (>= 99 % of both classes) by Chiron and by the best point of a Llumnix-like knob sweep ("tuned", with the
+  queued-request rebalancing; ``--wb-live-queues`` adds the same sweep with live migration at a few sizes).
 
-Results are cached in /tmp/reproduce_chiron/<case>.json (``--fresh`` to recompute).
+Results are cached in /tmp/reproduce_chiron/<case>.json, W_B per point (``--fresh`` to recompute).
 """
 
 from __future__ import annotations
@@ -98,15 +101,23 @@ def fig19_case(name: str, scale: float, **params) -> dict:
         "batch_steps": [(round(e[0] / 60, 1), e[3]) for e in getattr(sim.autoscaler, "events", [])
                         if e[1] == "add" and e[2] == "batch"][:20],
         "preemptions": int(np.asarray(r["preemptions"]).sum()),
+        "batch_unfinished_at_80min": int((~(done[nb] <= 4800)).sum()),
+        "live_migrations": int(sim.migrations()),
+        "queued_moved": int(getattr(sim.autoscaler, "migrated", 0)),
     }
     return out
 
 
+# the Llumnix-like variants of Fig. 19: live migration of running requests (Llumnix's default, the primary
+# baseline), our earlier queued-request rebalancing, none
+LLUMNIX_VARIANTS = {"llumnix": "live", "llumnix_queued": "queued", "llumnix_no_migration": "none"}
+
+
 def fig19(scale: float, fresh: bool) -> dict:
-    out = {name: cached(f"fig19_{name}_x{scale:g}", fresh, lambda name=name: fig19_case(name, scale))
-           for name in ("chiron", "llumnix")}
-    out["llumnix_no_migration"] = cached(f"fig19_llumnix-nomig_x{scale:g}", fresh,
-                                         lambda: fig19_case("llumnix", scale, migrate=False))
+    out = {"chiron": cached(f"fig19_chiron_x{scale:g}", fresh, lambda: fig19_case("chiron", scale))}
+    for key, mig in LLUMNIX_VARIANTS.items():
+        out[key] = cached(f"fig19_llumnix-{mig}_x{scale:g}", fresh,
+                          lambda mig=mig: fig19_case("llumnix", scale, migration=mig))
     return out
 
 
@@ -161,6 +172,8 @@ def batchsize(tp: int = 4, minutes: float = 10.0) -> dict:
 
 # Llumnix-like "tuned": the same grid as the comparison bundles' sweep (planner/comparisons/core/chiron_bundles.py
 # LLUMNIX_TUNE_GRID; not imported: that module needs Django)
+# (``migration``: the W_B sweep of session 5 used the queued-request rebalancing; the live-migration sweep is
+# ``--wb-live-queues``)
 WB_GRID = [{"scale_up_below": u, "scale_down_above": d, "max_batch": mb}
            for u in (10.0, 50.0) for d in (60.0, 200.0) for mb in (256, 1024)]
 
@@ -179,17 +192,18 @@ def wb_point(scale: float, strategy_name: str, knobs: dict, q: int, fresh: bool 
         return {"queue": q, "gpu_hours": round(res.summary["gpu_hours"], 2), "cpu_s": round(cpu, 1),
                 "batch": _tier(res, "NIW").get("attainment"), "interactive": _tier(res, "IW-F").get("attainment")}
 
-    tag = "_".join(f"{k}{v:g}" for k, v in sorted(knobs.items()))
+    tag = "_".join(f"{k}{v}" if isinstance(v, str) else f"{k}{v:g}" for k, v in sorted(knobs.items()))
     return cached(f"wbpt_x{scale:g}_{strategy_name}_{tag}_{q}", fresh, case)
 
 
-def wb(scale: float, queues: list[int], fresh: bool = False) -> dict:
+def wb(scale: float, queues: list[int], fresh: bool = False, migration: str = "queued", with_chiron: bool = True) -> dict:
     def largest(points):
         ok = [p["queue"] for p in points if (p["batch"] or 0) >= 0.99 and (p["interactive"] or 0) >= 0.99]
         return max(ok) if ok else 0
 
-    chiron = [wb_point(scale, "chiron", {}, q, fresh) for q in queues]
-    llum = {json.dumps(g): [wb_point(scale, "llumnix", g, q, fresh) for q in queues] for g in WB_GRID}
+    chiron = [wb_point(scale, "chiron", {}, q, fresh) for q in queues] if with_chiron else []
+    llum = {json.dumps(g): [wb_point(scale, "llumnix", {**g, "migration": migration}, q, fresh) for q in queues]
+            for g in WB_GRID}
     # tuned = the sweep point with the largest queue within SLO; ties (e.g. all 0) broken by the best SLO attainment
     # (mean over the queues of the worse class's attainment: the paper's "maximizes SLO attainment and throughput"),
     # then by the fewest GPU-hours
@@ -197,7 +211,8 @@ def wb(scale: float, queues: list[int], fresh: bool = False) -> dict:
         return sum(min(p["batch"] or 0, p["interactive"] or 0) for p in points) / len(points)
 
     best = max(llum, key=lambda k: (largest(llum[k]), attained(llum[k]), -sum(p["gpu_hours"] for p in llum[k])))
-    return {"scale": scale, "queues": queues, "chiron": chiron, "chiron_largest": largest(chiron),
+    return {"scale": scale, "queues": queues, "migration": migration, "chiron": chiron,
+            "chiron_largest": largest(chiron) if chiron else None,
             "llumnix_tuned_knobs": json.loads(best), "llumnix_tuned": llum[best],
             "llumnix_tuned_largest": largest(llum[best]),
             "llumnix_sweep_largest": {k: largest(v) for k, v in llum.items()}}
@@ -223,6 +238,8 @@ def main(argv=None) -> int:
     ap.add_argument("--wb-scale", type=float, default=1.0, help="W_B sweep scale (rate, queues, cap); default 1 = full")
     ap.add_argument("--wb-queues", default=None,
                     help="W_B batch queue sizes, comma-separated (default 10k, 30k, 100k, 300k, 700k, 1M x --wb-scale)")
+    ap.add_argument("--wb-live-queues", default=None,
+                    help="also sweep Llumnix-like with live migration at these W_B queue sizes (comma-separated)")
     ap.add_argument("--tp", type=int, default=4, help="tensor parallelism of the 70B deployment (2, 4 or 8)")
     ap.add_argument("--fresh", action="store_true", help="ignore cached results")
     ap.add_argument("--write-doc", action="store_true", help="write docs/reproduction_chiron.md from the results")
@@ -238,8 +255,10 @@ def main(argv=None) -> int:
     if "wb" in cases:
         qs = ([int(x) for x in a.wb_queues.split(",")] if a.wb_queues
               else [round(q * a.wb_scale) for q in (10_000, 30_000, 100_000, 300_000, 700_000, 1_000_000)])
-        key = ",".join(str(q) for q in qs)
-        results["wb"] = cached(f"wb_x{a.wb_scale:g}_{key}", a.fresh, lambda: wb(a.wb_scale, qs, a.fresh))
+        results["wb"] = wb(a.wb_scale, qs, a.fresh)  # every point cached (wbpt_*)
+        if a.wb_live_queues:
+            lq = [int(x) for x in a.wb_live_queues.split(",")]
+            results["wb_live"] = wb(a.wb_scale, lq, a.fresh, migration="live", with_chiron=False)
     print(json.dumps(results, indent=1, default=float))
     if a.write_doc:
         from tests.benchmarks.support.chiron_doc import write_doc

@@ -13,7 +13,8 @@ from simulations.engine import simulate
 from simulations.engine.scenario import parse_scenario
 
 TINY = json.loads((Path(__file__).resolve().parent / "chiron_tiny_scenario.json").read_text())
-NAMES = ["chiron.default", "chiron.static-batch", "chiron.utilisation", "chiron.llumnix"]
+NAMES = ["chiron.default", "chiron.static-batch", "chiron.utilisation", "chiron.llumnix", "chiron.llumnix-queued",
+         "chiron.llumnix-no-migration"]
 
 
 def test_the_chiron_family_is_registered_with_its_sources():
@@ -30,6 +31,9 @@ def test_bundles_become_engine_scenarios_with_their_autoscaler_and_knobs():
     d = engine_scenario_dict(TINY, by_key["chiron.llumnix"])
     assert d["strategy"]["autoscaler"] == "llumnix-batch" and d["strategy"]["instance_router"] == "llumnix-approx"
     parse_scenario(d)  # valid for the engine (knobs checked)
+    for key, migration in (("chiron.llumnix", "live"), ("chiron.llumnix-queued", "queued"),
+                           ("chiron.llumnix-no-migration", "none")):
+        assert engine_scenario_dict(TINY, by_key[key])["strategy"]["params"] == {"migration": migration}
 
 
 def test_llumnix_tuned_is_a_knob_sweep_over_the_untuned_bundle():

@@ -26,7 +26,7 @@ source and per destination. Not modelled: priorities, Llumnix's preempted-reques
 
 from __future__ import annotations
 
-from simulations.engine.policies.baselines import BLOCK_TOKENS, LlumnixScaler, freeness
+from simulations.engine.policies.baselines import BLOCK_TOKENS, LlumnixScaler
 from simulations.engine.policies.registry import PolicyKind, register
 
 
@@ -62,11 +62,21 @@ class LlumnixMigrate(LlumnixScaler):
                 self._pair(sim, ep, now)
 
     # ---------------------------------------------------------------- the migration loop
+    def queued_tokens(self, sim, inst) -> float:
+        """KV tokens the requests queued on ``inst`` need (exact sum; a subclass may estimate it)."""
+        return sim.queued_prompt_tokens(inst)
+
+    def load(self, sim, inst, now) -> float:
+        """Llumnix's migration load metric: minus the freeness, (M - sum V) / B in blocks."""
+        free = (inst.cap - sim.kv_used(inst, now) - self.queued_tokens(sim, inst)) / self.block
+        return -free / max(sim.request_count(inst), 1)
+
     def _ctx(self, sim, inst, rid, now):
-        for r, prompt, gen, _pred in sim.running_requests(inst, now):
-            if r == rid:
-                return prompt + gen
-        return None
+        """Prompt + generated tokens of ``rid`` if it still runs on ``inst`` (O(1): the same value as its entry in
+        ``running_requests``, without listing the whole batch), else None."""
+        if rid not in inst.running:
+            return None
+        return sim.request_tokens(rid)[0] + sim.tokens_generated(rid, now)
 
     def _advance(self, sim, now):
         for rid, f in list(self.flights.items()):
@@ -79,7 +89,7 @@ class LlumnixMigrate(LlumnixScaler):
                 continue
             fresh = ctx - tok0  # tokens generated during the stage just finished
             if fresh <= self.last_stage:
-                room = dst.cap - sim.kv_used(dst, now) - sim.queued_prompt_tokens(dst)
+                room = dst.cap - sim.kv_used(dst, now) - self.queued_tokens(sim, dst)
                 if room < ctx:
                     self._abandon(rid)
                     continue
@@ -97,7 +107,7 @@ class LlumnixMigrate(LlumnixScaler):
 
     def _pair(self, sim, ep, now):
         busy = {f[0].iid for f in self.flights.values()} | {f[1].iid for f in self.flights.values()}
-        load = {i.iid: -freeness(sim, i, now, self.block) for i in ep.serving}
+        load = {i.iid: self.load(sim, i, now) for i in ep.serving}
         src = sorted((i for i in ep.serving if load[i.iid] > self.threshold and i.iid not in busy and i.running),
                      key=lambda i: (-load[i.iid], i.iid))
         if not src:

@@ -1,18 +1,64 @@
-"""The Llumnix-like baseline with its max batch size as a knob (for the "tuned" sweep of the Chiron comparison).
+"""The Llumnix-like baseline of the Chiron comparison: a static max batch size as a knob and three ways to move load.
 
 ``llumnix-batch`` = the ``llumnix`` autoscaler (policies/baselines.py: average freeness every 10 s, +1 below 10,
 -1 above 60, one instance at a time) that also fixes every instance's max batch size to ``max_batch`` (default:
 the deployment's ``max_batch_size``, vLLM's static ``max_num_seqs``), never adapted. Use it with the ``llumnix``
-instance router (or ``llumnix-approx`` below for dumps of hundreds of thousands of requests). Queued requests migrate between instances every 10 s and when an instance becomes ready (``migrate``, default true;
-Llumnix migrates running requests live, which is not modelled). Llumnix-like "tuned" = the sweep point of (scale_up_below, scale_down_above, max_batch) with the
-best SLO attainment, then the fewest GPU-hours (tests/benchmarks/reproduce_chiron.py).
+instance router (or ``llumnix-approx`` below for dumps of hundreds of thousands of requests). ``migration``:
+
+- ``"live"`` (default): Llumnix as configured by default, live migration of RUNNING requests only: the
+  ``llumnix-migrate`` loop (policies/llumnix_migration.py, reused as a component with its scaling off; its knobs
+  ``poll_s`` 0.05, ``migrate_out_threshold`` 3, ``bandwidth_gb_s`` 25, ...), AlibabaPAI/llumnix
+  ``llumnix/config/default.py`` ``REQUEST_MIGRATION_POLICY = 'SR'`` (``llumnix/llumlet/local_migration_scheduler.py``:
+  'SR' = the shortest running request; waiting requests move only under 'FCW' / 'FCWSR'). Its load metric reads
+  the queued prompts as estimated by ``llumnix-approx`` (queued requests x mean prompt so far, O(1) per instance;
+  the exact sum is O(queue), and the loop polls every 50 ms).
+- ``"queued"``: our earlier approximation: queued requests migrate between instances every 10 s and when an
+  instance becomes ready (``rebalance``); no running request moves.
+- ``"none"``: no migration at all.
+
+``migrate`` (bool, older knob) still reads as ``"queued"`` / ``"none"`` when ``migration`` is not given.
+Llumnix-like "tuned" = the sweep point of (scale_up_below, scale_down_above, max_batch) with the best SLO
+attainment, then the fewest GPU-hours (tests/benchmarks/reproduce_chiron.py).
 """
 
 from __future__ import annotations
 
 from simulations.engine.policies.baselines import BLOCK_TOKENS, LlumnixScaler
+from simulations.engine.policies.llumnix_migration import LlumnixMigrate
 from simulations.engine.policies.registry import PolicyKind, register
 from simulations.engine.policies.routers import InstanceRouter
+
+MIGRATIONS = ("live", "queued", "none")
+# the knobs of the live-migration loop (schema.KNOBS["LlumnixMigrate"] without ``scaling``)
+LIVE_KNOBS = ("poll_s", "migrate_out_threshold", "bandwidth_gb_s", "switch_overhead_s", "last_stage_max_blocks",
+              "max_stages", "block_tokens")
+
+
+class MeanPrompt:
+    """Mean prompt length of the requests arrived so far, kept incrementally (O(new arrivals) per call)."""
+
+    def __init__(self):
+        self._k = 0
+        self._sum = 0.0
+
+    def __call__(self, sim) -> float:
+        k = sim.n_arrived
+        if k > self._k:
+            self._sum += float(sim.workload.input_tokens[self._k:k].sum())
+            self._k = k
+        return self._sum / self._k if self._k else 0.0
+
+
+class ApproxLiveMigration(LlumnixMigrate):
+    """The ``llumnix-migrate`` loop (scaling off) whose load metric estimates the queued prompts as ``llumnix-approx``
+    does: (waiting + prefilling requests) x the mean prompt so far."""
+
+    def __init__(self, params, rng):
+        super().__init__({**{k: params[k] for k in LIVE_KNOBS if k in params}, "scaling": False}, rng)
+        self.mean_prompt = MeanPrompt()
+
+    def queued_tokens(self, sim, inst) -> float:
+        return (len(inst.waiting) + len(inst.prefilling)) * self.mean_prompt(sim)
 
 
 @register(PolicyKind.AUTOSCALER, "llumnix-batch")
@@ -23,6 +69,17 @@ class LlumnixBatch(LlumnixScaler):
         self.max_batch = int(mb) if mb else None
         if self.max_batch is not None and self.max_batch < 1:
             raise ValueError("llumnix-batch: max_batch must be >= 1")
+        legacy = "queued" if self.params.get("migrate", True) else "none"
+        self.migration = self.params.get("migration", "live" if "migrate" not in self.params else legacy)
+        if self.migration not in MIGRATIONS:
+            from simulations.engine.config import ScenarioError
+            raise ScenarioError("strategy.params.migration", f"must be one of {', '.join(MIGRATIONS)}")
+        self.live = ApproxLiveMigration(self.params, rng) if self.migration == "live" else None
+        self.interval_s = self.tick_s  # the scaler's period (10 s); with live migration the tick is the poll
+        self.next_scale = self.interval_s
+        if self.live is not None:
+            self.tick_s = self.live.tick_s
+        self.migrated = 0  # queued requests moved ("queued"); live migrations: sim.migrations()
 
     def _fix(self, sim, inst, now):
         if self.max_batch is not None:
@@ -35,18 +92,22 @@ class LlumnixBatch(LlumnixScaler):
 
     def on_instance_ready(self, sim, inst, now):
         self._fix(sim, inst, now)
-        if self.params.get("migrate", True):
+        if self.migration == "queued":
             self.rebalance(sim, inst.endpoint, now)
 
     def on_tick(self, sim, now):
-        super().on_tick(sim, now)
-        if self.params.get("migrate", True):
-            for ep in sim.endpoints:
-                self.rebalance(sim, ep, now)
+        if self.live is None or now >= self.next_scale - 1e-9:
+            self.next_scale = now + self.interval_s
+            super().on_tick(sim, now)
+            if self.migration == "queued":
+                for ep in sim.endpoints:
+                    self.rebalance(sim, ep, now)
+        if self.live is not None:
+            self.live.on_tick(sim, now)
 
     def rebalance(self, sim, ep, now):
-        """Llumnix migrates requests between instances to even out load; here only *queued* requests move (no KV
-        to copy; live migration of running requests is not modelled): every waiting queue is brought to within
+        """``migration: "queued"`` (our earlier approximation of Llumnix's migration): only *queued* requests move
+        (no KV to copy): every waiting queue is brought to within
         ``migrate_slack`` (8) requests of the endpoint's mean, the excess (the back of a queue) going to the
         instances with the shortest queues."""
         serving = [i for i in ep.serving]
@@ -72,7 +133,7 @@ class LlumnixBatch(LlumnixScaler):
                 room -= 1
         for rid in moved[k:]:
             sim.dispatch(rid, short[0], now)
-        self.migrated = getattr(self, "migrated", 0) + len(moved)
+        self.migrated += len(moved)
 
     def average_freeness(self, sim, ep, now):
         """As ``llumnix`` (sum of free blocks / sum of requests), with queued prompts estimated as in
@@ -99,21 +160,12 @@ class LlumnixDispatchApprox(InstanceRouter):
 
     def __init__(self, sim, params):
         super().__init__(sim, params)
-        self._k = 0
-        self._sum = 0.0
-
-    def _mean_prompt(self) -> float:
-        sim = self.sim
-        k = sim.n_arrived
-        if k > self._k:
-            self._sum += float(sim.workload.input_tokens[self._k:k].sum())
-            self._k = k
-        return self._sum / self._k if self._k else 0.0
+        self._mean_prompt = MeanPrompt()
 
     def choose(self, ep):
         sim = self.sim
         t = sim.now
-        mean = self._mean_prompt()
+        mean = self._mean_prompt(sim)
 
         def freeness(inst):
             queued = len(inst.waiting) + len(inst.prefilling)
