@@ -111,23 +111,9 @@ class InstanceEngine(ChunkedPrefill):
         if phase == SWAPIN:
             return self._swap_in_end(inst, t)
         if phase == PREFILL:
-            gen, out, t_first, fin = self._gen, self._out, self._t_first, self._fin
             it = inst.it
-            tok_t, tbt_max = self._tok_t, self._tbt_max
-            fh = inst.fin_heap
             for rid in inst.batch:
-                if t_first[rid] != t_first[rid]:
-                    t_first[rid] = t
-                prev = tok_t[rid]
-                if prev == prev and t - prev > tbt_max[rid]:  # recomputed after a preemption
-                    tbt_max[rid] = t - prev
-                tok_t[rid] = t
-                rem = out[rid] - (gen[rid] + 1)
-                if rem <= 0:
-                    self._complete(inst, rid, t)
-                else:
-                    fin[rid] = it + rem
-                    heappush(fh, (it + rem) * _FIN_RID + rid)
+                self._first_token(inst, rid, t, it)
             inst.work -= inst.seg_n  # prompt tokens (seg_n holds the prefill's token count)
             inst.batch = []
         else:

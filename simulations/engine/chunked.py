@@ -10,7 +10,7 @@ plain Python when there is no fresh build (accel.py); results are identical.
 
 from __future__ import annotations
 
-from heapq import heappop, heappush
+from heapq import heappop
 
 import cython
 
@@ -143,7 +143,6 @@ class ChunkedPrefill(KVManager):
                 if rid in running and fin[rid] == f:
                     self._complete(inst, rid, t)
         it = inst.it
-        gen, out, t_first, tok_t, tbt_max = self._gen, self._out, self._t_first, self._tok_t, self._tbt_max
         finished = []
         for entry, take in inst.batch:
             entry[1] -= take
@@ -158,17 +157,6 @@ class ChunkedPrefill(KVManager):
             inst.S += need - it
             inst.B += 1
             self._join[rid] = it
-            if t_first[rid] != t_first[rid]:
-                t_first[rid] = t
-            prev = tok_t[rid]
-            if prev == prev and t - prev > tbt_max[rid]:
-                tbt_max[rid] = t - prev
-            tok_t[rid] = t
-            rem = out[rid] - (gen[rid] + 1)
-            if rem <= 0:
-                self._complete(inst, rid, t)
-            else:
-                self._fin[rid] = it + rem
-                heappush(inst.fin_heap, (it + rem) * _FIN_RID + rid)
+            self._first_token(inst, rid, t, it)
         inst.batch = []
         self._step(inst, t)

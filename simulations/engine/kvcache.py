@@ -44,6 +44,7 @@ from simulations.engine.state import RunState
 # An instance's finish heap holds one int per running request, ``fin * FIN_RID + rid`` (fin = decode clock of its
 # last token, rid < FIN_RID): ordered exactly as the (fin, rid) pairs, without a tuple per entry
 FIN_RID = 1 << 32
+_FIN_RID = cython.declare(cython.longlong, FIN_RID)  # C copy (compiled)
 
 
 class KVManager(RunState):
@@ -132,6 +133,24 @@ class KVManager(RunState):
                 m = r
         if m > self._tbt_max[rid]:
             self._tbt_max[rid] = m
+
+    @cython.locals(prev=cython.double, rem=cython.longlong)
+    def _first_token(self, inst: Instance, rid, t: float, it):
+        """Request ``rid``'s prefill ended at ``t`` (decode clock ``it``): its first token (or, after a recompute,
+        its next one: the gap since its last token is a token gap), then completion if that was its last token,
+        else its finish iteration on the instance's finish heap."""
+        if self._t_first[rid] != self._t_first[rid]:
+            self._t_first[rid] = t
+        prev = self._tok_t[rid]
+        if prev == prev and t - prev > self._tbt_max[rid]:  # recomputed after a preemption
+            self._tbt_max[rid] = t - prev
+        self._tok_t[rid] = t
+        rem = self._out[rid] - (self._gen[rid] + 1)
+        if rem <= 0:
+            self._complete(inst, rid, t)
+        else:
+            self._fin[rid] = it + rem
+            heappush(inst.fin_heap, (it + rem) * _FIN_RID + rid)
 
     def _complete(self, inst: Instance, rid, t: float):
         self._close_stint(inst, rid)
