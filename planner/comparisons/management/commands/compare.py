@@ -23,6 +23,11 @@ from planner.comparisons.services import start_comparison, validate_scenario
 from planner.jobs.cliwait import wait_for
 
 
+def _amount(x: float) -> str:
+    """Thousands with one decimal; a small figure with three significant digits (0.0397, not 0.0)."""
+    return f"{x:,.1f}" if abs(x) >= 10 or x == 0 else f"{x:.3g}"
+
+
 def _csv_list(value: str) -> list[str]:
     return [x.strip() for x in (value or "").split(",") if x.strip()]
 
@@ -137,8 +142,9 @@ class Command(BaseCommand):
         self._print_fair(comp.summary.get("fair"))
         for e in comp.summary.get("energy") or []:  # energy per variant (issue 11): kWh and its cost
             kwh = e.get("energy_kwh")
-            self.stdout.write(f"  energy {e['key']}: " + (f"{kwh:,.1f} kWh, ${e['energy_cost_usd']:,.2f}" if kwh is not None
-                              else "no power figures for " + ", ".join(e.get("missing_power") or [])))
+            self.stdout.write(f"  energy {e['key']}: " + (f"{_amount(kwh)} kWh, ${_amount(e['energy_cost_usd'])}"
+                                                          if kwh is not None else
+                                                          "no power figures for " + ", ".join(e.get("missing_power") or [])))
         if opts["pdf"]:
             self.stdout.write(f"PDF cost report: {opts['pdf']}")
 
