@@ -23,15 +23,15 @@ attainment, then the fewest GPU-hours (tests/benchmarks/reproduce_chiron.py).
 
 from __future__ import annotations
 
+from simulations.engine.knobs import LLUMNIX_LIVE
 from simulations.engine.policies.baselines import BLOCK_TOKENS, LlumnixScaler
 from simulations.engine.policies.llumnix_migration import LlumnixMigrate
 from simulations.engine.policies.registry import PolicyKind, register
 from simulations.engine.policies.routers import InstanceRouter
 
 MIGRATIONS = ("live", "queued", "none")
-# the knobs of the live-migration loop (schema.KNOBS["LlumnixMigrate"] without ``scaling``)
-LIVE_KNOBS = ("poll_s", "migrate_out_threshold", "bandwidth_gb_s", "switch_overhead_s", "last_stage_max_blocks",
-              "max_stages", "block_tokens")
+# the knobs of the live-migration loop (knobs.KNOBS["LlumnixMigrate"] without ``scaling``) and Llumnix's block size
+LIVE_KNOBS = (*sorted(LLUMNIX_LIVE), "block_tokens")
 
 
 class MeanPrompt:
