@@ -153,20 +153,26 @@ def test_fast_mode_equals_reference_mode_with_preserve(autoscaler):
     assert lat_f == pytest.approx(lat_r, rel=1e-9) and gpu_f == pytest.approx(gpu_r, rel=1e-9)  # float rounding
 
 
-def test_the_window_scaler_follows_the_forecast_and_adds_on_overload():
-    d = _scenario(rate=14.0, duration=120.0, autoscaler="preserve", predictor="oracle")
-    d["fleet"]["endpoints"][0].update(initial=1, min=1, max=8)
+def _window_scaler_run(initial: int, duration: float):
+    """PreServe with an exact forecast (oracle-noise, zero error) and 30 s windows at 14 req/s from ``initial``
+    instances: (the run, the instance count the first two windows' true P and D call for)."""
+    from simulations.engine.policies.preserve.forecast import window_totals
+
+    d = _scenario(rate=14.0, duration=duration, autoscaler="preserve", predictor="oracle")
+    d["fleet"]["endpoints"][0].update(initial=initial, min=1, max=8)
     d["strategy"]["params"] = {"mu_p": 480.0, "mu_d": 560.0, "mu_t": 1040.0, "window_s": 30.0,
                                "forecaster": "oracle-noise", "ape_p": 0.0, "ape_d": 0.0}
     sc = parse_scenario(d)
     w = build_workload(sc)
     r = simulate(sc, w)
-    outs = [e for e in r.scaling_events if e["action"] == "scale_out"]
-    # exact forecast of the first two windows -> target from the true P and D of window 1 (or 0)
-    from simulations.engine.policies.preserve.forecast import window_totals
-
     p, dd = window_totals(w.arrival_s, w.input_tokens, w.output_tokens, 30.0, 2)
-    want = max(instance_count(p[k], dd[k], 480, 560, 1040, 1, 8) for k in (0, 1))
+    return r, max(instance_count(p[k], dd[k], 480, 560, 1040, 1, 8) for k in (0, 1))
+
+
+def test_the_window_scaler_follows_the_forecast_and_adds_on_overload():
+    # exact forecast of the first two windows -> target from the true P and D of window 1 (or 0)
+    r, want = _window_scaler_run(initial=1, duration=120.0)
+    outs = [e for e in r.scaling_events if e["action"] == "scale_out"]
     assert sum(1 for e in outs if e["t"] == 0.0) == want - 1
     assert r.summary["completed"] > 0
 
@@ -195,17 +201,7 @@ def test_the_low_load_scale_down_never_cuts_below_the_window_target():
     """At start-up every instance is empty (all projected peaks 0 < T_f = 30 %): the paper's formula alone would
     isolate N_c - ceil(0 / T_f) instances down to 1 at the first tick, undoing the window target just set. Our rule
     floors it at the window's target (scaler.py docstring): in the first window exactly 4 - target instances go."""
-    d = _scenario(rate=14.0, duration=60.0, autoscaler="preserve", predictor="oracle")
-    d["fleet"]["endpoints"][0].update(initial=4, min=1, max=8)
-    d["strategy"]["params"] = {"mu_p": 480.0, "mu_d": 560.0, "mu_t": 1040.0, "window_s": 30.0,
-                               "forecaster": "oracle-noise", "ape_p": 0.0, "ape_d": 0.0}
-    sc = parse_scenario(d)
-    w = build_workload(sc)
-    r = simulate(sc, w)
-    from simulations.engine.policies.preserve.forecast import window_totals
-
-    p, dd = window_totals(w.arrival_s, w.input_tokens, w.output_tokens, 30.0, 2)
-    want = max(instance_count(p[k], dd[k], 480, 560, 1040, 1, 8) for k in (0, 1))
+    r, want = _window_scaler_run(initial=4, duration=60.0)
     assert want >= 2  # else the floor and the formula agree and the test proves nothing
     ins = [e for e in r.scaling_events if e["action"] == "scale_in" and e["t"] < 30.0]
     assert len(ins) == max(0, 4 - want)

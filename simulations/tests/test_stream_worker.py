@@ -5,7 +5,6 @@ page and sees its charts (browser)."""
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 from django.test import Client
 
 from simulations.models import SimulationRun
-from tests.integration.conftest import logged_in_page, wait_for_job
+from tests.integration.conftest import artifacts_dir, logged_in_page, wait_for_job
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,8 +86,7 @@ def test_a_planner_starts_a_streamed_month_from_the_page_and_sees_its_charts(cas
         page.wait_for_selector("#stream-latency .main-svg", timeout=30_000)
         assert page.locator("#stream-kpis").is_visible()
         assert "not available for streamed runs" in page.content()
-        artifacts = Path(os.environ.get("TEST_ARTIFACTS", tmp_path))
-        artifacts.mkdir(parents=True, exist_ok=True)
+        artifacts = artifacts_dir(tmp_path)
         page.screenshot(path=str(artifacts / "streamed-run-page.png"), full_page=True)
     run = SimulationRun.objects.get(name="browser month")
     assert run.streamed and run.job.celery_task_id and run.result["summary"]["requests"] == 150_000

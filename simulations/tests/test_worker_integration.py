@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from simulations.models import SimulationRun
-from tests.integration.conftest import logged_in_page, wait_for_job
+from tests.integration.conftest import artifacts_dir, logged_in_page, wait_for_job
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,8 +67,6 @@ def test_cancelling_a_running_simulation_stops_the_worker_at_its_next_progress_r
 @pytest.mark.browser
 def test_a_user_starts_a_simulation_from_the_page_and_sees_its_charts(cast, live_server, celery_worker_process,
                                                                        tmp_path):
-    import os
-
     with logged_in_page(live_server, "owner", "owner-pass-123") as page:
         page.goto(f"{live_server.url}/simulations/")
         page.select_option("select[name=fixture]", "small_reactive")
@@ -78,8 +76,7 @@ def test_a_user_starts_a_simulation_from_the_page_and_sees_its_charts(cast, live
         # the job status poller reloads the page when the worker has finished; then Plotly draws
         page.wait_for_selector("#timeline .main-svg", timeout=180_000)
         page.wait_for_selector("#latency .main-svg", timeout=30_000)
-        artifacts = Path(os.environ.get("TEST_ARTIFACTS", tmp_path))
-        artifacts.mkdir(parents=True, exist_ok=True)
+        artifacts = artifacts_dir(tmp_path)
         page.screenshot(path=str(artifacts / "simulation-page.png"), full_page=True)
     run = SimulationRun.objects.get(name="browser run")
     assert run.team == cast.owner.team and run.job.celery_task_id and run.result["summary"]["completed"] == 20000

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 
 def wait_for_job(job, *, timeout=120.0, until=("succeeded", "failed", "cancelled", "partial")):
@@ -16,6 +17,13 @@ def wait_for_job(job, *, timeout=120.0, until=("succeeded", "failed", "cancelled
             return job
         time.sleep(0.25)
     raise AssertionError(f"job {job.pk} still {job.status} ({job.progress:.0f}% {job.message}) after {timeout} s")
+
+
+def artifacts_dir(tmp_path) -> Path:
+    """Where a browser test puts its screenshots: $TEST_ARTIFACTS (CI keeps them) or the test's tmp_path."""
+    path = Path(os.environ.get("TEST_ARTIFACTS", tmp_path))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

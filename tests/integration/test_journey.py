@@ -8,13 +8,12 @@ and a plan in the plan forms. Screenshots at 1366 px and 800 px go to TEST_ARTIF
 from __future__ import annotations
 
 import io
-import os
 from pathlib import Path
 
 import pytest
 
 from planner.comparisons.models import Comparison
-from tests.integration.conftest import logged_in_page
+from tests.integration.conftest import artifacts_dir, logged_in_page
 
 ROOT = Path(__file__).resolve().parents[2]
 AZURE_CODE = ROOT / "fixtures" / "traces" / "azure_code_2023.csv"
@@ -25,8 +24,7 @@ pytestmark = [pytest.mark.django_db(transaction=True)]
 @pytest.mark.browser
 def test_a_planner_goes_from_a_trace_to_a_finance_report_in_the_browser(cast, live_server, celery_worker_process,
                                                                         tmp_path):
-    artifacts = Path(os.environ.get("TEST_ARTIFACTS", tmp_path))
-    artifacts.mkdir(parents=True, exist_ok=True)
+    artifacts = artifacts_dir(tmp_path)
     with logged_in_page(live_server, "owner", "owner-pass-123") as page:
         page.set_viewport_size({"width": 1366, "height": 900})
         # 1. upload a trace, split into the three tiers
@@ -124,8 +122,7 @@ def test_a_planner_builds_a_synthesised_scenario_and_a_plan_in_the_forms(cast, l
                                                                          tmp_path):
     from planner.plans.models import CapacityPlan
 
-    artifacts = Path(os.environ.get("TEST_ARTIFACTS", tmp_path))
-    artifacts.mkdir(parents=True, exist_ok=True)
+    artifacts = artifacts_dir(tmp_path)
     with logged_in_page(live_server, "owner", "owner-pass-123") as page:
         page.set_viewport_size({"width": 1366, "height": 900})
         # 1. a comparison on the synthesiser, over two endpoint rows

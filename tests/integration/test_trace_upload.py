@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 import requests
 
 from planner.traces.models import Trace
-from tests.integration.conftest import logged_in_page, wait_for_job
+from tests.integration.conftest import artifacts_dir, logged_in_page, wait_for_job
 
 ROOT = Path(__file__).resolve().parents[2]
 AZURE_CODE = ROOT / "fixtures" / "traces" / "azure_code_2023.csv"
@@ -53,8 +52,7 @@ def test_a_user_logs_in_uploads_a_trace_and_sees_its_charts(cast, live_server, c
         # The job status poller reloads the page when the worker has finished; then Plotly draws.
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=120_000)
         charts = page.locator(".js-plotly-plot").count()
-        artifacts = Path(os.environ.get("TEST_ARTIFACTS", tmp_path))
-        artifacts.mkdir(parents=True, exist_ok=True)
+        artifacts = artifacts_dir(tmp_path)
         page.screenshot(path=str(artifacts / "trace-page.png"), full_page=True)
     assert charts >= 2
     trace = Trace.objects.get(name="browser upload")

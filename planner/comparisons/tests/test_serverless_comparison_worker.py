@@ -3,9 +3,6 @@ aggregated by the worker, shown on the comparison page (browser: KPI cards and P
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from planner.comparisons.models import Comparison
@@ -38,10 +35,9 @@ def test_a_serverless_comparison_runs_its_systems_on_a_worker(cast, celery_worke
 
 @pytest.mark.browser
 def test_a_planner_compares_serverless_systems_from_the_page(cast, live_server, celery_worker_process, tmp_path):
-    from tests.integration.conftest import logged_in_page
+    from tests.integration.conftest import artifacts_dir, logged_in_page
 
-    artifacts = Path(os.environ.get("TEST_ARTIFACTS", tmp_path))
-    artifacts.mkdir(parents=True, exist_ok=True)
+    artifacts = artifacts_dir(tmp_path)
     import json
 
     with logged_in_page(live_server, "owner", "owner-pass-123") as page:

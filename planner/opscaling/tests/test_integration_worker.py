@@ -42,9 +42,7 @@ def test_an_operator_level_plan_created_through_the_api_is_computed_by_a_worker(
 def test_a_planner_picks_a_trace_on_the_page_and_sees_the_operator_level_figures(
     cast, live_server, celery_worker_process, tmp_path
 ):
-    import os
-
-    from tests.integration.conftest import logged_in_page
+    from tests.integration.conftest import artifacts_dir, logged_in_page
 
     trace = trace_services.import_trace_file(TRACE, team=cast.owner.team, user=cast.owner.user, name="mooncake page")
     with logged_in_page(live_server, "owner", "owner-pass-123") as page:
@@ -62,8 +60,7 @@ def test_a_planner_picks_a_trace_on_the_page_and_sees_the_operator_level_figures
         # the product's fallback is on by default: the Mooncake prefill window that needed more GPUs shows it
         fallback_note = page.locator("#opscale-fallback").inner_text()
         fallback_row = page.locator("#opscale-totals .fallback-note").first.inner_text()
-        artifacts = Path(os.environ.get("TEST_ARTIFACTS", tmp_path))
-        artifacts.mkdir(parents=True, exist_ok=True)
+        artifacts = artifacts_dir(tmp_path)
         page.screenshot(path=str(artifacts / "operator-plan-page.png"), full_page=True)
     assert charts == 5 and totals == 8
     assert "on (the default)" in fallback_note and "1 prefill" in fallback_note, fallback_note

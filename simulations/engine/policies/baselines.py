@@ -33,9 +33,12 @@ from simulations.engine.policies.routers import InstanceRouter
 BLOCK_TOKENS = 16
 
 
-def freeness_parts(sim, inst, now: float, block: int = BLOCK_TOKENS) -> tuple[float, int]:
-    """(M - sum V in blocks, B) for one instance at ``now``."""
-    free = (inst.cap - sim.kv_used(inst, now) - sim.queued_prompt_tokens(inst)) / block
+def freeness_parts(sim, inst, now: float, block: int = BLOCK_TOKENS, queued=None) -> tuple[float, int]:
+    """(M - sum V in blocks, B) for one instance at ``now``; ``queued``: the KV tokens its queued prompts need when
+    the caller estimates them (default: the exact sum)."""
+    if queued is None:
+        queued = sim.queued_prompt_tokens(inst)
+    free = (inst.cap - sim.kv_used(inst, now) - queued) / block
     return free, sim.request_count(inst)
 
 
@@ -111,11 +114,15 @@ class LlumnixScaler(Autoscaler):
         self.donate = bool(self.params.get("donate_to_spot", True))
         self.decisions: list = []  # (t, endpoint, average freeness, action) for tests and reports
 
+    def queued_tokens(self, sim, inst) -> float:
+        """KV tokens the requests queued on ``inst`` need (exact sum; a subclass may estimate it)."""
+        return sim.queued_prompt_tokens(inst)
+
     def average_freeness(self, sim, ep, now: float) -> float:
         free = 0.0
         reqs = 0
         for inst in ep.serving:
-            f, b = freeness_parts(sim, inst, now, self.block)
+            f, b = freeness_parts(sim, inst, now, self.block, self.queued_tokens(sim, inst))
             free += f
             reqs += b
         return free / max(reqs, 1)

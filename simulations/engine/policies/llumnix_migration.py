@@ -26,7 +26,7 @@ source and per destination. Not modelled: priorities, Llumnix's preempted-reques
 
 from __future__ import annotations
 
-from simulations.engine.policies.baselines import BLOCK_TOKENS, LlumnixScaler
+from simulations.engine.policies.baselines import BLOCK_TOKENS, LlumnixScaler, freeness_parts
 from simulations.engine.policies.registry import PolicyKind, register
 
 
@@ -62,14 +62,11 @@ class LlumnixMigrate(LlumnixScaler):
                 self._pair(sim, ep, now)
 
     # ---------------------------------------------------------------- the migration loop
-    def queued_tokens(self, sim, inst) -> float:
-        """KV tokens the requests queued on ``inst`` need (exact sum; a subclass may estimate it)."""
-        return sim.queued_prompt_tokens(inst)
-
     def load(self, sim, inst, now) -> float:
-        """Llumnix's migration load metric: minus the freeness, (M - sum V) / B in blocks."""
-        free = (inst.cap - sim.kv_used(inst, now) - self.queued_tokens(sim, inst)) / self.block
-        return -free / max(sim.request_count(inst), 1)
+        """Llumnix's migration load metric: minus the freeness, (M - sum V) / B in blocks (queued prompts as
+        ``queued_tokens`` reads them)."""
+        free, b = freeness_parts(sim, inst, now, self.block, self.queued_tokens(sim, inst))
+        return -free / max(b, 1)
 
     def _ctx(self, sim, inst, rid, now):
         """Prompt + generated tokens of ``rid`` if it still runs on ``inst`` (O(1): the same value as its entry in

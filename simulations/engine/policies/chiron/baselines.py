@@ -24,7 +24,7 @@ attainment, then the fewest GPU-hours (tests/benchmarks/reproduce_chiron.py).
 from __future__ import annotations
 
 from simulations.engine.knobs import LLUMNIX_LIVE
-from simulations.engine.policies.baselines import BLOCK_TOKENS, LlumnixScaler
+from simulations.engine.policies.baselines import BLOCK_TOKENS, LlumnixScaler, freeness_parts
 from simulations.engine.policies.llumnix_migration import LlumnixMigrate
 from simulations.engine.policies.registry import PolicyKind, register
 from simulations.engine.policies.routers import InstanceRouter
@@ -49,6 +49,12 @@ class MeanPrompt:
         return self._sum / self._k if self._k else 0.0
 
 
+def approx_queued_tokens(inst, mean_prompt: float) -> float:
+    """The KV tokens of the requests queued on ``inst``, estimated as (waiting + prefilling requests) x the mean
+    prompt so far: O(1), where the exact sum is O(queue)."""
+    return (len(inst.waiting) + len(inst.prefilling)) * mean_prompt
+
+
 class ApproxLiveMigration(LlumnixMigrate):
     """The ``llumnix-migrate`` loop (scaling off) whose load metric estimates the queued prompts as ``llumnix-approx``
     does: (waiting + prefilling requests) x the mean prompt so far."""
@@ -58,7 +64,7 @@ class ApproxLiveMigration(LlumnixMigrate):
         self.mean_prompt = MeanPrompt()
 
     def queued_tokens(self, sim, inst) -> float:
-        return (len(inst.waiting) + len(inst.prefilling)) * self.mean_prompt(sim)
+        return approx_queued_tokens(inst, self.mean_prompt(sim))
 
 
 @register(PolicyKind.AUTOSCALER, "llumnix-batch")
@@ -80,6 +86,7 @@ class LlumnixBatch(LlumnixScaler):
         if self.live is not None:
             self.tick_s = self.live.tick_s
         self.migrated = 0  # queued requests moved ("queued"); live migrations: sim.migrations()
+        self.mean_prompt = MeanPrompt()
 
     def _fix(self, sim, inst, now):
         if self.max_batch is not None:
@@ -135,20 +142,12 @@ class LlumnixBatch(LlumnixScaler):
             sim.dispatch(rid, short[0], now)
         self.migrated += len(moved)
 
-    def average_freeness(self, sim, ep, now):
-        """As ``llumnix`` (sum of free blocks / sum of requests), with queued prompts estimated as in
-        ``llumnix-approx`` (queued requests x mean prompt so far) when ``approx_queue`` (default true)."""
+    def queued_tokens(self, sim, inst):
+        """The average freeness reads queued prompts as ``llumnix-approx`` does (queued requests x mean prompt so
+        far) when ``approx_queue`` (default true), else their exact sum."""
         if not self.params.get("approx_queue", True):
-            return super().average_freeness(sim, ep, now)
-        k = sim.n_arrived
-        mean = float(sim.workload.input_tokens[:k].mean()) if k else 0.0
-        free = 0.0
-        reqs = 0
-        for inst in ep.serving:
-            queued = len(inst.waiting) + len(inst.prefilling)
-            free += (inst.cap - sim.kv_used(inst, now) - queued * mean) / self.block
-            reqs += sim.request_count(inst)
-        return free / max(reqs, 1)
+            return super().queued_tokens(sim, inst)
+        return approx_queued_tokens(inst, self.mean_prompt(sim))
 
 
 @register(PolicyKind.INSTANCE_ROUTER, "llumnix-approx")
@@ -168,8 +167,7 @@ class LlumnixDispatchApprox(InstanceRouter):
         mean = self._mean_prompt(sim)
 
         def freeness(inst):
-            queued = len(inst.waiting) + len(inst.prefilling)
-            free = (inst.cap - sim.kv_used(inst, t) - queued * mean) / BLOCK_TOKENS
-            return free / max(sim.request_count(inst), 1)
+            free, b = freeness_parts(sim, inst, t, BLOCK_TOKENS, approx_queued_tokens(inst, mean))
+            return free / max(b, 1)
 
         return max(ep.serving, key=lambda i: (freeness(i), -i.iid))
