@@ -288,6 +288,13 @@ def test_a_misspelt_knob_in_a_comparisons_strategy_params_is_a_400(cast):
     assert err["where"] == "scenario.strategy_params.lt-ua.beta_fracton" and "beta_fraction" in err["hint"]
 
 
+def test_a_bad_knob_value_in_a_comparisons_strategy_params_is_a_400_not_a_failed_child(cast):
+    d = scenario(lambda d: d.update(strategy_params={"lt-ua": {"beta_basis": "sideways"}}))
+    r = cast.owner.api.post("/api/comparisons/", {"scenario": d, "strategies": ["lt-ua"]}, format="json")
+    err = shaped(r, 400)
+    assert err["where"] == "scenario.strategy_params.lt-ua.beta_basis" and "arrived" in err["message"]
+
+
 def test_a_catalogue_upload_with_an_unknown_key_or_nan_is_a_400(cast):
     doc = json.loads((ROOT / "fixtures" / "hardware" / "example_catalogue.json").read_text())
     doc["deployments"][0]["tpp"] = 1

@@ -64,3 +64,29 @@ def check_knobs(autoscaler: str, params: dict, where: str) -> None:
         if key not in known:
             raise ScenarioError(f"{where}.{key}", f"is not a knob of the {autoscaler!r} autoscaler",
                                 hint=suggest(key, sorted(known)))
+
+
+def check_knob_values(autoscaler: str, params: dict, where: str, routers: tuple = ()) -> None:
+    """Refuse a bad knob *value* at the boundary, not in the worker: construct the autoscaler once with its params
+    (policy constructors only parse and check their knobs) and let each chosen router class check the params it
+    reads (its ``check_params``). ``routers``: (PolicyKind, name) pairs. The error names the knob under ``where``."""
+    import numpy as np
+
+    from simulations.engine.policies import AUTOSCALERS
+    from simulations.engine.policies.registry import get_policy
+
+    if autoscaler not in AUTOSCALERS:
+        return  # not an autoscaler name: the name checks say so
+    try:
+        AUTOSCALERS[autoscaler](dict(params), np.random.default_rng(0))
+        for kind, name in routers:
+            check = getattr(get_policy(kind, name), "check_params", None)
+            if check is not None:
+                check(params)
+    except ScenarioError as exc:
+        field = exc.field
+        if field.startswith("strategy.params"):
+            field = where + field[len("strategy.params"):]
+        raise ScenarioError(field, exc.message, hint=exc.hint or "see the policy's knobs in docs/simulator.md") from None
+    except (ValueError, TypeError) as exc:
+        raise ScenarioError(where, str(exc), hint="see the policy's knobs in docs/simulator.md") from None

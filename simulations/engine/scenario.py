@@ -21,7 +21,9 @@ from simulations.engine.config import (
     SLOConfig,
 )
 from simulations.engine.energy import EnergyConfig
+from simulations.engine.knobs import check_knob_values
 from simulations.engine.policies import AUTOSCALERS
+from simulations.engine.policies.registry import PolicyKind
 from simulations.engine.schema import (
     Limits,
     check_knobs,
@@ -147,6 +149,10 @@ def parse_scenario(d: dict, *, limits: Limits | None = None) -> Scenario:
     else:
         policy = PolicyConfig(**to_kwargs(st))
         check_knobs(policy.autoscaler, policy.autoscaler_params, "strategy.params")
+        check_knob_values(policy.autoscaler, policy.autoscaler_params, "strategy.params",
+                          ((PolicyKind.REGION_ROUTER, policy.region_router),
+                           (PolicyKind.ENDPOINT_ROUTER, policy.endpoint_router),
+                           (PolicyKind.INSTANCE_ROUTER, policy.instance_router)))
 
     base = SLOConfig()
     ttft = {**base.ttft_s, **sc.slo.ttft_s.given()}

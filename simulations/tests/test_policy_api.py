@@ -211,10 +211,10 @@ def test_the_papers_mu_router_score_by_hand():
 def test_the_papers_mu_router_rejects_a_bad_weight():
     from simulations.engine.config import ScenarioError
 
-    sc = scenario(initial=2, lo=2, hi=2, strategy={"autoscaler": "static", "instance_router": "gpu-memory-usage",
-                                                   "params": {"mu_util_weight": 1.5}})
+    # refused when the scenario is parsed (the boundary), before any run
     with pytest.raises(ScenarioError, match="mu_util_weight"):
-        simulate(sc, workload([0.0], [10], [2]))
+        scenario(initial=2, lo=2, hi=2, strategy={"autoscaler": "static", "instance_router": "gpu-memory-usage",
+                                                  "params": {"mu_util_weight": 1.5}})
 
 
 @pytest.mark.parametrize("mode", MODES)

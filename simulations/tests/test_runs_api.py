@@ -82,6 +82,13 @@ def test_an_outsider_cannot_see_a_run_or_its_results(cast):
     (lambda d: d["fleet"]["endpoints"][0].update(initial=-1), "scenario.fleet.endpoints[0].initial"),
     (lambda d: d.update(workload={"trace_path": "/etc/passwd"}), "scenario.workload.trace_path"),
     (lambda d: d.update(workload={"trace_id": 999999}), "scenario.workload.trace_id"),
+    # bad knob *values* are refused here too, not by a failed job in the worker
+    (lambda d: d.update(strategy={"autoscaler": "llumnix-batch", "params": {"migration": "sideways"}}),
+     "scenario.strategy.params.migration"),
+    (lambda d: d.update(strategy={"autoscaler": "static", "instance_router": "gpu-memory-usage",
+                                  "params": {"mu_util_weight": 2}}), "scenario.strategy.params.mu_util_weight"),
+    (lambda d: d.update(strategy={"autoscaler": "llumnix-batch", "params": {"max_batch": -3}}),
+     "scenario.strategy.params"),
 ])
 def test_a_bad_scenario_is_a_400_naming_the_field_and_creates_nothing(cast, mutate, field):
     d = json.loads(json.dumps(small_scenario()))

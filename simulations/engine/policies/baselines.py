@@ -89,10 +89,15 @@ class GpuMemoryUsage(InstanceRouter):
 
     def __init__(self, sim, params: dict) -> None:
         super().__init__(sim, params)
+        self.w = self.check_params(params)
+
+    @staticmethod
+    def check_params(params: dict) -> float:
+        """The GPU-utilisation weight, checked (also at the boundary: knobs.check_knob_values)."""
         w = params.get("mu_util_weight", 0.5)
         if isinstance(w, bool) or not isinstance(w, (int, float)) or not 0.0 <= w <= 1.0:
             raise ScenarioError("strategy.params.mu_util_weight", f"must be a number in [0, 1], got {w!r}")
-        self.w = float(w)
+        return float(w)
 
     def choose(self, ep):
         t = self.sim.now
