@@ -70,29 +70,38 @@ class SeriesForecaster:
         res = int(params.get("series_resolution_s", params.get("window_s", 600)))
         hist = params.get("history") or {}
         self.models = {}
+        self.history = {}
         self.last = {}
         for key in ("p", "d"):
             y = np.asarray(hist.get(key) or [], dtype=float)
             if len(y) < 2:
                 raise ValueError(f"forecaster {method!r} needs params.history.{key} (tokens/s per window, "
                                  f"the training days)")
-            m = make_method(method, res)
-            m.fit(y, 0)
-            self.models[key] = m
+            self.models[key] = make_method(method, res)
+            self.history[key] = y
             self.last[key] = float(y[-1])
+        self.fitted = False  # fitted on first use: constructing it (e.g. to check a scenario's knobs) fits nothing
         self.seen = 0
         self.cache: dict = {}
 
+    def _fit(self) -> None:
+        if not self.fitted:
+            for key, m in self.models.items():
+                m.fit(self.history[key], 0)
+            self.fitted = True
+
     def prepare(self, workload, window_s: float) -> None:
-        pass
+        self._fit()
 
     def observe(self, window: int, p: float, d: float) -> None:
+        self._fit()
         for key, v in (("p", p), ("d", d)):
             self.models[key].update(np.array([v]))
         self.seen = window + 1
         self.cache.clear()
 
     def forecast(self, window: int) -> tuple[float, float]:
+        self._fit()
         h = max(1, window - self.seen + 1)
         if h not in self.cache:
             out = []
