@@ -4,10 +4,15 @@ A later policy is one class plus one ``@register_*("name")`` line; the loop neve
 """
 
 from simulations.engine.policies import (  # noqa: F401,E402  (registers)  # noqa: F401,E402  (SageServe LT-I/U/UA + NIW queue)
+    aibrix,
     autoscalers,
     baselines,
     chiron,
+    dynamo_planner,
     example,
+    hpa,
+    knative_kpa,
+    llmd_wva,
     llumnix_migration,
     longterm,
     niw_queue,

@@ -1,0 +1,1 @@
+from simulations.engine.policies.aibrix import strategy  # noqa: F401  (registers)

@@ -1,0 +1,1 @@
+from simulations.engine.policies.dynamo_planner import strategy  # noqa: F401  (registers)

@@ -1,0 +1,1 @@
+from simulations.engine.policies.hpa import strategy  # noqa: F401  (registers)
