@@ -191,4 +191,4 @@ def test_wva_targets_by_hand():
     assert target_replicas(spec, 3, 0, [(0.1, 0)] * 3) == 2  # 0.1 x 1.5 = 0.15 <= 0.7: safe to remove one
     assert target_replicas(spec, 2, 0, [(0.2, 3), (0.2, 4)]) == 3  # spare queue 1.5 < 3
     assert target_replicas(spec, 2, 0, [(0.9, 0), (0.95, 0)]) == 3  # all saturated: spare 0
-    assert target_replicas(spec, 2, 1, [(0.9, 0), (0.95, 0)]) == 3  # in transition: keep ready + pending
+    assert target_replicas(spec, 2, 1, [(0.1, 0), (0.1, 0)]) == 3  # in transition: keep ready + pending, no decision

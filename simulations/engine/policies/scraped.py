@@ -54,10 +54,6 @@ class EndpointSample:
     def concurrency(self) -> int:
         return self.running + self.waiting
 
-    @property
-    def kv_mean(self) -> float:
-        return sum(p.kv_usage for p in self.pods) / len(self.pods) if self.pods else 0.0
-
     def total(self, metric: str) -> float:
         """The endpoint's total of ``metric`` (``running``, ``waiting``, ``concurrency``, ``kv``: the sum of the
         pods' KV-cache usage fractions, as ``sum(vllm:kv_cache_usage_perc)``)."""
