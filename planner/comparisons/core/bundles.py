@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 FAMILY_MODULES: list[str] = [  # extra modules that register bundles (other strategy families)
     "planner.comparisons.core.bundles_preserve",
     "planner.comparisons.core.chiron_bundles",
+    "planner.comparisons.core.bundles_industry",
 ]
 # strategy keys a bundle may set (``predictor``: the output-length predictor, engine/predictors.py)
 _KNOWN_KEYS = ("region_router", "endpoint_router", "instance_router", "scheduler", "predictor", "predictor_params")
