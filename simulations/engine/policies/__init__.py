@@ -17,6 +17,7 @@ from simulations.engine.policies import (  # noqa: F401,E402  (registers)  # noq
     longterm,
     niw_queue,
     preserve,
+    recorded,
     routers,
     schedulers,
 )

@@ -1,0 +1,1 @@
+from simulations.engine.policies.recorded import strategy  # noqa: F401  (registers)
