@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "planner.plans",
     "planner.comparisons",
     "planner.opscaling",  # operator-level autoscaling plans (issue 13)
+    "planner.backtests",
     "simulations",
     "forecasts",
 ]

@@ -1,0 +1,38 @@
+from rest_framework import serializers
+
+from planner.backtests.models import Backtest
+from planner.jobs.api.serializers import JobSerializer
+
+
+class BacktestSerializer(serializers.ModelSerializer):
+    job = JobSerializer(read_only=True)
+
+    class Meta:
+        model = Backtest
+        fields = ["id", "name", "scenario", "recorded", "alternatives", "startup_s", "job", "as_run_exact",
+                  "created", "result"]
+        read_only_fields = fields
+
+
+class BacktestListSerializer(BacktestSerializer):
+    class Meta(BacktestSerializer.Meta):
+        fields = ["id", "name", "job", "as_run_exact", "created"]
+        read_only_fields = fields
+
+
+class BacktestCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    scenario = serializers.JSONField(help_text="the window's engine scenario (docs/backtests.md)")
+    replicas_csv = serializers.CharField(max_length=20_000_000, trim_whitespace=False,
+                                         help_text="CSV timestamp,endpoint,replicas")
+    origin = serializers.CharField(required=False, allow_blank=True, default="",
+                                   help_text="ISO time of the trace's t = 0 (when the file has ISO timestamps)")
+    strategies = serializers.ListField(child=serializers.CharField(max_length=80), required=False, default=list)
+    bundles = serializers.ListField(child=serializers.CharField(max_length=120), required=False, default=list)
+    startup_s = serializers.FloatField(required=False, allow_null=True, default=None, min_value=0, max_value=86400)
+    max_gap_s = serializers.FloatField(required=False, default=900.0, min_value=1, max_value=86400)
+
+    def validate_scenario(self, value):
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("must be a JSON object (an engine scenario, see docs/simulator.md)")
+        return value
