@@ -1,0 +1,93 @@
+"""Back-tests through the API, the page and the CLI: a bad replica file is a 400 naming row and column and stores
+nothing; a good one runs as run exactly and shows its deltas."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from planner.backtests.models import Backtest
+from planner.jobs.models import Job
+
+ROOT = Path(__file__).resolve().parents[3]
+SCENARIO = json.loads((ROOT / "fixtures/scenarios/industry_burst.json").read_text())
+EP = "us-west/llama2-70b"
+GOOD = f"timestamp,endpoint,replicas\n0,{EP},2\n240,{EP},3\n480,{EP},4\n720,{EP},2\n"
+
+
+def _short():
+    sc = json.loads(json.dumps(SCENARIO))
+    sc["workload"]["synthetic"].update(duration_s=900, total_requests=3000,
+                                       burst={"at_s": 300, "duration_s": 300, "factor": 3.0})
+    return sc
+
+
+def _post(cast, csv_text, **extra):
+    body = {"scenario": _short(), "replicas_csv": csv_text, "bundles": ["industry.hpa-running"], **extra}
+    return cast.owner.api.post("/api/backtests/", body, format="json")
+
+
+@pytest.mark.parametrize(("csv_text", "where"), [
+    ("timestamp,endpoint,replicas\n0,us-east/llama2-70b,2\n", "replicas row 2, column endpoint"),
+    (f"timestamp,endpoint,replicas\n0,{EP},2\n60,{EP},-3\n", "replicas row 3, column replicas"),
+    (f"timestamp,endpoint,replicas\n0,{EP},1.5\n", "replicas row 2, column replicas"),
+    (f"timestamp,endpoint,replicas\n0,{EP},2\n2000,{EP},3\n", "replicas row 3, column timestamp"),
+    (f"timestamp,endpoint,replicas\n7200,{EP},2\n7260,{EP},3\n", "replicas row 2, column timestamp"),
+])
+def test_a_bad_replica_file_is_a_400_naming_row_and_column_and_nothing_is_stored(cast, csv_text, where):
+    resp = _post(cast, csv_text)
+    assert resp.status_code == 400
+    err = resp.json()["error"]
+    assert err["where"] == where and err["hint"] and err["request_id"]
+    assert Backtest.objects.count() == 0 and Job.objects.count() == 0
+
+
+def test_no_alternative_or_an_unknown_bundle_is_a_400(cast):
+    resp = _post(cast, GOOD, bundles=[])
+    assert resp.status_code == 400 and resp.json()["error"]["where"] == "strategies"
+    resp = _post(cast, GOOD, bundles=["industry.nope"])
+    assert resp.status_code == 400 and "bundles[0]" in resp.json()["error"]["where"]
+    assert Backtest.objects.count() == 0
+
+
+def test_a_backtest_runs_as_run_exactly_and_the_page_shows_its_deltas(cast, client,
+                                                                       django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        resp = _post(cast, GOOD, strategies=["static"], startup_s=60)
+    assert resp.status_code == 201, resp.json()
+    bt = Backtest.objects.get(pk=resp.json()["id"])
+    assert bt.job.status == "succeeded", bt.job.last_error
+    assert bt.as_run_exact is True
+    keys = [r["key"] for r in bt.result["runs"]]
+    assert keys == ["as-run", "static", "industry.hpa-running"]
+    got = cast.owner.api.get(f"/api/backtests/{bt.pk}/").json()
+    assert got["as_run_exact"] is True and got["result"]["recorded"][EP][0] == 2
+    assert cast.outsider.api.get(f"/api/backtests/{bt.pk}/").status_code == 404
+    client.force_login(cast.owner.user)
+    page = client.get(f"/backtests/{bt.pk}/")
+    assert page.status_code == 200
+    assert b"reproduces the recorded replicas exactly" in page.content and b"industry.hpa-running" in page.content
+
+
+def test_the_page_form_refuses_a_bad_file_with_the_row_named(cast, client):
+    client.force_login(cast.owner.user)
+    resp = client.post("/backtests/new/", {"scenario_json": json.dumps(_short()), "bundles": ["industry.hpa-running"],
+                                           "replicas_csv": f"timestamp,endpoint,replicas\n0,{EP},x\n"})
+    assert resp.status_code == 400 and b"replicas row 2, column replicas" in resp.content
+    assert Backtest.objects.count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_backtest_command_prints_each_run(tmp_path):
+    sc, rep = tmp_path / "w.json", tmp_path / "r.csv"
+    sc.write_text(json.dumps(_short()))
+    rep.write_text(GOOD)
+    out = io.StringIO()
+    call_command("backtest", str(sc), "--replicas", str(rep), "--strategies", "static", "--json", stdout=out)
+    body = json.loads(out.getvalue())
+    assert body["status"] == "succeeded" and body["as_run_exact"] is True
+    assert [r["key"] for r in body["runs"]] == ["as-run", "static"]
