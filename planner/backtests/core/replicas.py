@@ -68,7 +68,17 @@ def parse_replicas(text: str, endpoints: list[str], *, trace_end_s: float, origi
             org = datetime.fromisoformat(str(origin).replace("Z", "+00:00"))
         except ValueError:
             raise ReplicaFileError("origin", f"{origin!r} is not an ISO 8601 time") from None
+    if "\x00" in text:
+        raise ReplicaFileError("replicas", "contains a NUL byte: not a text CSV file")
     reader = csv.reader(io.StringIO(text))
+    try:
+        return _read(reader, endpoints, trace_end_s=trace_end_s, origin=org, max_gap_s=max_gap_s)
+    except csv.Error as exc:
+        raise ReplicaFileError(f"replicas row {reader.line_num}", f"is not valid CSV ({exc})") from None
+
+
+def _read(reader, endpoints, *, trace_end_s, origin, max_gap_s):
+    org = origin
     header = next(reader, None)
     if header is None:
         raise ReplicaFileError("replicas row 1", "the file is empty", "write the header timestamp,endpoint,replicas")
