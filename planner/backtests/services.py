@@ -41,9 +41,6 @@ def check_backtest(*, team, scenario: dict, replicas_csv: str, origin: str | Non
     eng, workload = _engine_and_workload(scenario, team)
     end = float(workload.arrival_s[-1]) if len(workload.arrival_s) else 0.0
     recorded = parse_replicas(replicas_csv, endpoint_names(eng), trace_end_s=end, origin=origin, max_gap_s=max_gap_s)
-    if not (strategies or bundles):
-        raise VariantError("strategies", "give at least one alternative strategy or bundle to replay beside the "
-                                         "as-run, e.g. [\"reactive-unified\"] or bundles [\"industry.hpa-running\"]")
     variants = build_variants(strategies, bundles=bundles)
     if any(v["key"] == "as-run" for v in variants):
         raise VariantError("strategies", "'as-run' is the back-test's own baseline; do not list it")

@@ -41,3 +41,12 @@ def test_as_run_ignores_the_endpoints_bounds_and_the_spot_pool():
 def test_a_negative_count_is_refused():
     with pytest.raises(ScenarioError):
         scenario(strategy={"autoscaler": "as-run", "params": {"replicas": {"r1/toy": [[0, -1]]}}})
+
+
+def test_a_lower_count_removes_starting_instances_before_serving_ones():
+    d = _run([[0, 1], [100, 4], [130, 1]], startup_s=60)
+    s = d["timeline"]["series"]
+    t = d["timeline"]["t"]
+    i = t.index(180.0)
+    assert s["serving"][0][i] == 1 and s["provisioning"][0][i] == 0 and s["draining"][0][i] == 0
+    assert s["serving"][0][t.index(120.0)] == 1 and s["provisioning"][0][t.index(120.0)] == 3
