@@ -115,8 +115,11 @@ def backtest_detail(request, pk: int):
     rows = []
     for r in result.get("runs", []):
         errs = r.get("replica_error", {})
+        att, d_att = r.get("attainment"), r.get("attainment_delta")
         rows.append({**r, "mae": max((e["mae"] for e in errs.values()), default=0.0),
-                     "match": min((e["match_share"] for e in errs.values()), default=1.0)})
+                     "match_pct": 100 * min((e["match_share"] for e in errs.values()), default=1.0),
+                     "attainment_pct": None if att is None else 100 * att,
+                     "attainment_delta_pts": None if d_att is None else 100 * d_att})
     figures = {ep.replace("/", "-"): _figure(result, ep) for ep in result.get("recorded", {})} if result else {}
     return render(request, "backtests/detail.html", {"bt": bt, "result": result, "rows": rows, "figures": figures,
                                                       "scenario_json": json.dumps(bt.scenario, indent=1)})

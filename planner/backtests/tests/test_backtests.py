@@ -71,6 +71,8 @@ def test_a_backtest_runs_as_run_exactly_and_the_page_shows_its_deltas(cast, clie
     page = client.get(f"/backtests/{bt.pk}/")
     assert page.status_code == 200
     assert b"reproduces the recorded replicas exactly" in page.content and b"industry.hpa-running" in page.content
+    static = next(r for r in bt.result["runs"] if r["key"] == "static")
+    assert f"{100 * static['attainment']:.1f}%".encode() in page.content  # the attainment column shows the value
 
 
 def test_the_page_form_refuses_a_bad_file_with_the_row_named(cast, client):
