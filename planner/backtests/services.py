@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from planner.backtests.core.latency import parse_latency
 from planner.backtests.core.replicas import ReplicaFileError, parse_replicas
 from planner.backtests.core.run import run_backtest
 from planner.backtests.models import Backtest
@@ -36,22 +37,25 @@ def endpoint_names(eng) -> list[str]:
 
 
 def check_backtest(*, team, scenario: dict, replicas_csv: str, origin: str | None = None, strategies=None,
-                   bundles=None, max_gap_s: float = 900.0) -> tuple[dict, list]:
-    """(recorded replicas, alternative variants), or ScenarioError / ReplicaFileError / VariantError."""
+                   bundles=None, max_gap_s: float = 900.0, latency_csv: str = "") -> tuple[dict, list, dict | None]:
+    """(recorded replicas, alternative variants, measured latency or None), or ScenarioError / ReplicaFileError /
+    VariantError."""
     eng, workload = _engine_and_workload(scenario, team)
     end = float(workload.arrival_s[-1]) if len(workload.arrival_s) else 0.0
     recorded = parse_replicas(replicas_csv, endpoint_names(eng), trace_end_s=end, origin=origin, max_gap_s=max_gap_s)
+    measured = parse_latency(latency_csv) if latency_csv.strip() else None
     variants = build_variants(strategies, bundles=bundles)
     if any(v["key"] == "as-run" for v in variants):
         raise VariantError("strategies", "'as-run' is the back-test's own baseline; do not list it")
-    return recorded, variants
+    return recorded, variants, measured
 
 
 @transaction.atomic
 def start_backtest(*, team, user, scenario: dict, recorded: dict, alternatives: list, name: str = "",
-                   startup_s: float | None = None):
+                   startup_s: float | None = None, measured: dict | None = None):
     bt = Backtest.objects.create(team=team, created_by=user, name=(name or scenario.get("name", ""))[:200],
-                                 scenario=scenario, recorded=recorded, alternatives=alternatives, startup_s=startup_s)
+                                 scenario=scenario, recorded=recorded, alternatives=alternatives, startup_s=startup_s,
+                                 measured=measured)
     bt.job = create_job(team=team, kind=JOB_KIND, user=user, params={"backtest_id": bt.pk})
     bt.save(update_fields=["job"])
     return bt
@@ -59,8 +63,8 @@ def start_backtest(*, team, user, scenario: dict, recorded: dict, alternatives: 
 
 def run(bt, progress=None) -> dict:
     """Run ``bt`` and store its result; a small summary for the job row."""
-    result = run_backtest(bt.scenario, bt.recorded, bt.alternatives, startup_s=bt.startup_s, progress=progress,
-                          limits=scenario_limits())
+    result = run_backtest(bt.scenario, bt.recorded, bt.alternatives, startup_s=bt.startup_s, measured=bt.measured,
+                          progress=progress, limits=scenario_limits())
     bt.result = result
     bt.as_run_exact = result["as_run_exact"]
     bt.save(update_fields=["result", "as_run_exact"])

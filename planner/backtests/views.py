@@ -45,16 +45,16 @@ def _scenario_from(post) -> dict:
         raise ScenarioError("scenario", "pick a bundled scenario or paste one") from None
 
 
-def _csv_from(request) -> str:
-    upload = request.FILES.get("replicas_file")
+def _csv_from(request, field: str = "replicas") -> str:
+    upload = request.FILES.get(f"{field}_file")
     if upload is not None:
         if upload.size > MAX_UPLOAD:
-            raise ReplicaFileError("replicas", f"the file is larger than {MAX_UPLOAD:,} bytes")
+            raise ReplicaFileError(field, f"the file is larger than {MAX_UPLOAD:,} bytes")
         try:
             return upload.read().decode("utf-8")
         except UnicodeDecodeError:
-            raise ReplicaFileError("replicas", "is not UTF-8 text (a CSV file)") from None
-    return request.POST.get("replicas_csv", "")
+            raise ReplicaFileError(field, "is not UTF-8 text (a CSV file)") from None
+    return request.POST.get(f"{field}_csv", "")
 
 
 def _float(post, name):
@@ -77,12 +77,13 @@ def backtest_create(request):
             raise ScenarioError("team", "your user belongs to no team")
         scenario = _scenario_from(post)
         gap = _float(post, "max_gap_s")
-        recorded, alternatives = check_backtest(team=team, scenario=scenario, replicas_csv=_csv_from(request),
-                                                origin=(post.get("origin") or "").strip() or None,
-                                                strategies=post.getlist("strategies"), bundles=post.getlist("bundles"),
-                                                max_gap_s=gap if gap is not None else 900.0)
+        recorded, alternatives, measured = check_backtest(
+            team=team, scenario=scenario, replicas_csv=_csv_from(request), origin=(post.get("origin") or "").strip()
+            or None, strategies=post.getlist("strategies"), bundles=post.getlist("bundles"),
+            max_gap_s=gap if gap is not None else 900.0, latency_csv=_csv_from(request, "latency"))
         bt = start_backtest(team=team, user=request.user, scenario=scenario, recorded=recorded,
-                            alternatives=alternatives, name=post.get("name", ""), startup_s=_float(post, "startup_s"))
+                            alternatives=alternatives, name=post.get("name", ""), startup_s=_float(post, "startup_s"),
+                            measured=measured)
     except ScenarioError as exc:
         return render(request, "backtests/list.html", _context(request, post, f"scenario.{exc.field}: {exc.message}"),
                       status=400)

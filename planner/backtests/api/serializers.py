@@ -9,8 +9,8 @@ class BacktestSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Backtest
-        fields = ["id", "name", "scenario", "recorded", "alternatives", "startup_s", "job", "as_run_exact",
-                  "created", "result"]
+        fields = ["id", "name", "scenario", "recorded", "measured", "alternatives", "startup_s", "job",
+                  "as_run_exact", "created", "result"]
         read_only_fields = fields
 
 
@@ -25,6 +25,9 @@ class BacktestCreateSerializer(serializers.Serializer):
     scenario = serializers.JSONField(help_text="the window's engine scenario (docs/backtests.md)")
     replicas_csv = serializers.CharField(max_length=20_000_000, trim_whitespace=False,
                                          help_text="CSV timestamp,endpoint,replicas")
+    latency_csv = serializers.CharField(max_length=5_000_000, required=False, allow_blank=True, default="",
+                                        trim_whitespace=False,
+                                        help_text="optional CSV minute,ttft_p50_s,ttft_p95_s[,e2e_p50_s,e2e_p95_s]")
     origin = serializers.CharField(required=False, allow_blank=True, default="",
                                    help_text="ISO time of the trace's t = 0 (when the file has ISO timestamps)")
     strategies = serializers.ListField(child=serializers.CharField(max_length=80), required=False, default=list)

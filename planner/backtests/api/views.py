@@ -35,9 +35,10 @@ class BacktestViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins.Ret
         d = ser.validated_data
         team = team_required(request.user)
         try:
-            recorded, alternatives = check_backtest(team=team, scenario=d["scenario"], replicas_csv=d["replicas_csv"],
-                                                    origin=d["origin"] or None, strategies=d["strategies"],
-                                                    bundles=d["bundles"], max_gap_s=d["max_gap_s"])
+            recorded, alternatives, measured = check_backtest(
+                team=team, scenario=d["scenario"], replicas_csv=d["replicas_csv"], origin=d["origin"] or None,
+                strategies=d["strategies"], bundles=d["bundles"], max_gap_s=d["max_gap_s"],
+                latency_csv=d["latency_csv"])
         except ScenarioError as exc:
             raise scenario_error(exc) from None
         except ReplicaFileError as exc:
@@ -45,6 +46,6 @@ class BacktestViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins.Ret
         except VariantError as exc:
             raise input_error(exc.field, exc.message, "see GET /api/comparisons/bundles/ and docs/backtests.md") from None
         bt = start_backtest(team=team, user=request.user, scenario=d["scenario"], recorded=recorded,
-                            alternatives=alternatives, name=d["name"], startup_s=d["startup_s"])
+                            alternatives=alternatives, name=d["name"], startup_s=d["startup_s"], measured=measured)
         bt.refresh_from_db()
         return Response(BacktestSerializer(bt).data, status=status.HTTP_201_CREATED)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from planner.backtests.core.latency import latency_gap, simulated_minutes
 from planner.backtests.core.replicas import count_before
 from planner.comparisons.core.runner import engine_scenario_dict, load_workload, with_seed
 from planner.comparisons.core.summary import summarise
@@ -60,7 +61,7 @@ def _one(scenario: dict, variant: dict, workload, recorded: dict, limits=None) -
                         scheduler=variant.get("scheduler", ""))
     t, active = _active(result)
     return {"summary": summary, "t": t, "active": active, "error": replica_error(recorded, t, active),
-            "workload": workload}
+            "workload": workload, "requests": result.requests}
 
 
 def _attainment(summary: dict) -> float | None:
@@ -72,17 +73,22 @@ def _attainment(summary: dict) -> float | None:
 
 
 def run_backtest(scenario: dict, recorded: dict, alternatives: list[dict], *, startup_s: float | None = None,
-                 progress=None, limits=None) -> dict:
-    """The back-test's result (JSON-able). ``alternatives``: comparison variants (core/variants.build_variants)."""
+                 measured: dict | None = None, progress=None, limits=None) -> dict:
+    """The back-test's result (JSON-able). ``alternatives``: comparison variants (core/variants.build_variants);
+    ``measured``: per-minute latency percentiles (core/latency.parse_latency) put beside the as-run replay's."""
     runs = [as_run_variant(recorded, startup_s)] + list(alternatives)[:MAX_ALTERNATIVES]
     out_runs = []
     workload = None
+    gap = None
     base = None
     for i, v in enumerate(runs):
         if progress is not None:
             progress(i / len(runs), f"running {v['key']}")
         r = _one(scenario, v, workload, recorded, limits=limits)
         workload = r.pop("workload") if v.get("seed") is None else None
+        requests = r.pop("requests")
+        if i == 0 and measured:
+            gap = latency_gap(measured, simulated_minutes(requests, list(measured)))
         summ = r["summary"]
         row = {"key": v["key"], "strategy": v["strategy"], "gpu_hours": summ["totals"]["gpu_hours"],
                "cost_usd": summ["totals"].get("cost_usd"), "attainment": _attainment(summ),
@@ -97,4 +103,5 @@ def run_backtest(scenario: dict, recorded: dict, alternatives: list[dict], *, st
     recorded_series = {ep: [count_before(pts, x) for x in out_runs[0]["t"]] for ep, pts in recorded.items()}
     if progress is not None:
         progress(1.0, "back-test finished")
-    return {"as_run_exact": exact, "t": out_runs[0]["t"], "recorded": recorded_series, "runs": out_runs}
+    return {"as_run_exact": exact, "t": out_runs[0]["t"], "recorded": recorded_series, "runs": out_runs,
+            "latency_gap": gap}

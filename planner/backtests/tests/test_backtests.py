@@ -93,3 +93,20 @@ def test_the_backtest_command_prints_each_run(tmp_path):
     body = json.loads(out.getvalue())
     assert body["status"] == "succeeded" and body["as_run_exact"] is True
     assert [r["key"] for r in body["runs"]] == ["as-run", "static"]
+
+
+def test_a_bad_latency_file_is_a_400_naming_row_and_column(cast):
+    resp = _post(cast, GOOD, latency_csv="minute,ttft_p95_s\n0,0.5\n1,slow\n")
+    assert resp.status_code == 400
+    assert resp.json()["error"]["where"] == "latency row 3, column ttft_p95_s"
+    assert Backtest.objects.count() == 0
+
+
+def test_measured_latency_is_reported_beside_the_as_run(cast, client, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        resp = _post(cast, GOOD, latency_csv="minute,ttft_p50_s,ttft_p95_s\n0,0.1,0.5\n1,0.1,0.5\n2,0.1,0.5\n")
+    bt = Backtest.objects.get(pk=resp.json()["id"])
+    gap = bt.result["latency_gap"]
+    assert gap["ttft_p95_s"]["minutes"] == 3 and gap["ttft_p50_s"]["mean_gap_s"] is not None
+    client.force_login(cast.owner.user)
+    assert b"against measured latency" in client.get(f"/backtests/{bt.pk}/").content

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from planner.backtests.core import run as run_mod
+from planner.backtests.core.latency import latency_gap, parse_latency, simulated_minutes
 from planner.backtests.core.replicas import ReplicaFileError, count_before, parse_replicas
 from planner.backtests.core.run import replica_error, run_backtest
 
@@ -77,3 +79,39 @@ def test_the_as_run_replay_reproduces_the_record_and_alternatives_get_deltas():
     assert runs["static"]["gpu_hours_delta"] == pytest.approx(runs["static"]["gpu_hours"] - runs["as-run"]["gpu_hours"])
     assert runs["static"]["gpu_hours"] < runs["as-run"]["gpu_hours"]
     assert out["recorded"]["us-west/llama2-70b"][:5] == [2, 2, 2, 2, 2]
+
+
+def test_measured_latency_is_parsed_with_rows_and_columns_named():
+    got = parse_latency("minute,ttft_p50_s,ttft_p95_s\n0,0.2,0.9\n1,0.3,\n")
+    assert got == {"ttft_p50_s": [[0, 0.2], [1, 0.3]], "ttft_p95_s": [[0, 0.9]]}
+    for body, where in (("x,0.2,0.9\n", "latency row 2, column minute"), ("0,-1,0.9\n", "latency row 2, column ttft_p50_s"),
+                        ("0,0.2,fast\n", "latency row 2, column ttft_p95_s")):
+        with pytest.raises(ReplicaFileError) as exc:
+            parse_latency("minute,ttft_p50_s,ttft_p95_s\n" + body)
+        assert exc.value.where == where
+
+
+def test_latency_gap_by_hand():
+    gap = latency_gap({"ttft_p95_s": [[0, 1.0], [1, 2.0], [2, 4.0]]}, {"ttft_p95_s": {0: 1.5, 1: 1.0, 3: 9.9}})
+    g = gap["ttft_p95_s"]
+    assert g["minutes"] == 2 and g["mean_gap_s"] == pytest.approx((0.5 - 1.0) / 2)
+    assert g["mean_relative_gap"] == pytest.approx((0.5 - 0.5) / 2)
+
+
+def test_the_as_run_replay_against_its_own_latency_has_no_gap_and_a_shift_shows():
+    sc = json.loads(json.dumps(SCENARIO))
+    sc["workload"]["synthetic"].update(duration_s=600, total_requests=1500)
+    recorded = {"us-west/llama2-70b": [[0, 2], [300, 3]]}
+    alts = [{"key": "static", "strategy": "static", "scheduler": "", "knobs": {}}]
+    first = run_backtest(sc, recorded, alts, startup_s=60, measured={"ttft_p95_s": [[0, 1.0]]})
+    assert first["latency_gap"]["ttft_p95_s"]["minutes"] == 1
+    sim = first["latency_gap"]["ttft_p95_s"]["rows"][0][2]
+    # measured = the replay's own p95 + 0.25 s at every minute: the gap is -0.25 s
+
+    r = run_mod._one(sc, run_mod.as_run_variant(recorded, 60), None, recorded)
+    own = simulated_minutes(r["requests"], ["ttft_p95_s"])["ttft_p95_s"]
+    assert own[0] == pytest.approx(sim)
+    shifted = {"ttft_p95_s": [[k, v + 0.25] for k, v in own.items()]}
+    out = run_backtest(sc, recorded, alts, startup_s=60, measured=shifted)
+    assert out["latency_gap"]["ttft_p95_s"]["minutes"] == len(own)
+    assert out["latency_gap"]["ttft_p95_s"]["mean_gap_s"] == pytest.approx(-0.25)

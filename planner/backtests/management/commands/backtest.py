@@ -27,6 +27,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("scenario", help="the window's scenario JSON (trace + fleet + SLOs)")
         parser.add_argument("--replicas", required=True, help="CSV timestamp,endpoint,replicas")
+        parser.add_argument("--latency", default="", help="optional CSV minute,ttft_p50_s,ttft_p95_s (measured)")
         parser.add_argument("--origin", default="", help="ISO time of the trace's t = 0 (for ISO timestamps)")
         parser.add_argument("--strategies", default="", help="comparison strategies, e.g. reactive-unified")
         parser.add_argument("--bundles", default="", help="bundles, e.g. industry.hpa-running,industry.llmd-wva")
@@ -39,7 +40,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         path, rpath = Path(opts["scenario"]), Path(opts["replicas"])
-        for p in (path, rpath):
+        for p in (path, rpath, *([Path(opts["latency"])] if opts["latency"] else [])):
             if not p.exists():
                 raise CommandError(f"{p}: no such file")
         try:
@@ -48,10 +49,11 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: not valid JSON ({exc})") from None
         team, user = cli_team(opts["team"], opts["user"])
         try:
-            recorded, alternatives = check_backtest(team=team, scenario=scenario, replicas_csv=rpath.read_text(),
-                                                    origin=opts["origin"] or None,
-                                                    strategies=_csv_list(opts["strategies"]),
-                                                    bundles=_csv_list(opts["bundles"]), max_gap_s=opts["max_gap_s"])
+            latency = Path(opts["latency"]).read_text() if opts["latency"] else ""
+            recorded, alternatives, measured = check_backtest(
+                team=team, scenario=scenario, replicas_csv=rpath.read_text(), origin=opts["origin"] or None,
+                strategies=_csv_list(opts["strategies"]), bundles=_csv_list(opts["bundles"]),
+                max_gap_s=opts["max_gap_s"], latency_csv=latency)
         except ScenarioError as exc:
             raise CommandError(f"{path}: {exc.field}: {exc.message}") from None
         except ReplicaFileError as exc:
@@ -59,7 +61,8 @@ class Command(BaseCommand):
         except VariantError as exc:
             raise CommandError(f"{exc.field}: {exc.message}") from None
         bt = start_backtest(team=team, user=user, scenario=scenario, recorded=recorded, alternatives=alternatives,
-                            name=opts["name"] or scenario.get("name", path.stem), startup_s=opts["startup_s"])
+                            name=opts["name"] or scenario.get("name", path.stem), startup_s=opts["startup_s"],
+                            measured=measured)
         pk = bt.pk
         bt = wait_for(lambda: Backtest.objects.select_related("job").get(pk=pk), what=f"back-test {pk}",
                       url=f"/backtests/{pk}/", timeout_s=opts["timeout"], stderr=self.stderr)
@@ -67,11 +70,17 @@ class Command(BaseCommand):
         if opts["json"]:
             self.stdout.write(json.dumps({"backtest": bt.pk, "status": bt.job.status if bt.job else "",
                                           "as_run_exact": bt.as_run_exact,
+                                          "latency_gap": result.get("latency_gap"),
                                           "runs": [{k: v for k, v in r.items() if k not in ("active", "t")}
                                                    for r in result.get("runs", [])]}))
             return
         self.stdout.write(f"back-test {bt.pk}: {bt.job.status if bt.job else '?'}; as run reproduced exactly: "
                           f"{bt.as_run_exact}")
+        for m, g in (result.get("latency_gap") or {}).items():
+            if g["minutes"]:
+                self.stdout.write(f"  as run vs measured {m}: mean gap {g['mean_gap_s']:+.3f} s over {g['minutes']} "
+                                  f"minutes (relative {g['mean_relative_gap']:+.1%})" if g["mean_relative_gap"]
+                                  is not None else f"  as run vs measured {m}: mean gap {g['mean_gap_s']:+.3f} s")
         if bt.job and bt.job.status == "failed":
             self.stdout.write(f"  {(bt.job.last_error or {}).get('message', '')}")
             return
