@@ -104,3 +104,11 @@ def test_endpoint_sample_totals_and_means():
     assert s.total("running") == 10 and s.total("waiting") == 2 and s.total("concurrency") == 12
     assert s.total("kv") == pytest.approx(0.8) and s.per_pod("kv") == pytest.approx(0.4)
     assert s.per_pod("running") == 5
+
+
+def test_an_endpoint_with_min_zero_keeps_one_instance_and_serves_every_request():
+    sc = scenario(spec=SMALL_KV, initial=1, lo=0, hi=10, spot={"toy": 10},
+                  strategy={"autoscaler": "knative-kpa", "params": {"target": 8}})
+    d = simulate(sc, LOAD).to_dict()
+    assert min(d["timeline"]["series"]["serving"][0]) >= 1
+    assert d["summary"]["completed"] == d["summary"]["requests"]

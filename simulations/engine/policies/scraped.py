@@ -9,7 +9,8 @@ Shared by the industry autoscalers (``hpa/``, ``knative_kpa/``, ``aibrix/``, ``d
 - ``apply_replicas``: a desired count becomes scale-outs (each pays the deployment's start-up figures: spot
   reclaim, or VM acquisition + model load, ``FleetLifecycle.scale_out``) or scale-ins (instances still starting
   are removed first, newest first, as a ReplicaSet deletes unready pods first; then the serving instance with
-  the least remaining work drains), within the endpoint's min / max.
+  the least remaining work drains), within the endpoint's min / max; never below one serving instance (scale to
+  zero and the activator that would wake the endpoint are not modelled).
 - ``ScrapedScaler``: the autoscaler base: one controller per endpoint, fed the visible samples, asked for a count
   every ``sync_s``; its typed params (a pydantic model per policy) refuse unknown knobs and bad values with the knob's
   name; ``decisions`` keeps (t, endpoint, current, desired) for timelines and back-tests.
@@ -105,7 +106,7 @@ def apply_replicas(sim, ep, desired: int, now: float, donate: bool = True) -> in
         sim.drain(ep.provisioning[-1], now, donate=donate)
         active -= 1
     while active > desired:
-        if sim.scale_in(ep, now, donate=donate, allow_zero=desired == 0) is None:
+        if sim.scale_in(ep, now, donate=donate) is None:  # never the last one: scale to zero is not modelled
             break
         active -= 1
     return ep.n_active
