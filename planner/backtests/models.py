@@ -14,6 +14,7 @@ class Backtest(TeamOwned):
     recorded = models.JSONField(help_text="{endpoint: [[t_s, replicas], ...]} parsed from the replica file")
     alternatives = models.JSONField(default=list, help_text="comparison variants replayed beside the as-run")
     measured = models.JSONField(null=True, blank=True, help_text="{metric: [[minute, seconds], ...]} measured latency")
+    seeds = models.JSONField(default=list, blank=True, help_text="seeds for the deltas' bands ([] = one run)")
     startup_s = models.FloatField(null=True, blank=True, help_text="start-up of an as-run instance (s)")
     job = models.OneToOneField("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="backtest")
     result = models.JSONField(null=True, blank=True, help_text="planner.backtests.core.run.run_backtest()")

@@ -52,10 +52,10 @@ def check_backtest(*, team, scenario: dict, replicas_csv: str, origin: str | Non
 
 @transaction.atomic
 def start_backtest(*, team, user, scenario: dict, recorded: dict, alternatives: list, name: str = "",
-                   startup_s: float | None = None, measured: dict | None = None):
+                   startup_s: float | None = None, measured: dict | None = None, seeds=None):
     bt = Backtest.objects.create(team=team, created_by=user, name=(name or scenario.get("name", ""))[:200],
                                  scenario=scenario, recorded=recorded, alternatives=alternatives, startup_s=startup_s,
-                                 measured=measured)
+                                 measured=measured, seeds=[int(x) for x in seeds or []][:10])
     bt.job = create_job(team=team, kind=JOB_KIND, user=user, params={"backtest_id": bt.pk})
     bt.save(update_fields=["job"])
     return bt
@@ -64,7 +64,7 @@ def start_backtest(*, team, user, scenario: dict, recorded: dict, alternatives: 
 def run(bt, progress=None) -> dict:
     """Run ``bt`` and store its result; a small summary for the job row."""
     result = run_backtest(bt.scenario, bt.recorded, bt.alternatives, startup_s=bt.startup_s, measured=bt.measured,
-                          progress=progress, limits=scenario_limits())
+                          seeds=bt.seeds or None, progress=progress, limits=scenario_limits())
     bt.result = result
     bt.as_run_exact = result["as_run_exact"]
     bt.save(update_fields=["result", "as_run_exact"])

@@ -67,6 +67,17 @@ def _float(post, name):
         raise ScenarioError(name, f"{text!r} is not a number") from None
 
 
+def _seeds(post) -> list[int]:
+    text = (post.get("seeds") or "").strip()
+    try:
+        seeds = [int(x) for x in text.replace(",", " ").split()]
+    except ValueError:
+        raise ScenarioError("seeds", f"{text!r}: give whole numbers like 1 2 3") from None
+    if len(seeds) > 10 or any(s < 0 for s in seeds):
+        raise ScenarioError("seeds", "at most 10 seeds, each >= 0")
+    return seeds
+
+
 @login_required
 @require_POST
 def backtest_create(request):
@@ -83,7 +94,7 @@ def backtest_create(request):
             max_gap_s=gap if gap is not None else 900.0, latency_csv=_csv_from(request, "latency"))
         bt = start_backtest(team=team, user=request.user, scenario=scenario, recorded=recorded,
                             alternatives=alternatives, name=post.get("name", ""), startup_s=_float(post, "startup_s"),
-                            measured=measured)
+                            measured=measured, seeds=_seeds(post))
     except ScenarioError as exc:
         return render(request, "backtests/list.html", _context(request, post, f"scenario.{exc.field}: {exc.message}"),
                       status=400)
@@ -117,7 +128,10 @@ def backtest_detail(request, pk: int):
     for r in result.get("runs", []):
         errs = r.get("replica_error", {})
         att, d_att = r.get("attainment"), r.get("attainment_delta")
-        rows.append({**r, "mae": max((e["mae"] for e in errs.values()), default=0.0),
+        band = (result.get("bands") or {}).get(r["key"]) or {}
+        rows.append({**r, "band_gpu": band.get("gpu_hours_delta"),
+                     "band_att": [100 * x for x in band["attainment_delta"]] if band.get("attainment_delta") else None,
+                     "mae": max((e["mae"] for e in errs.values()), default=0.0),
                      "match_pct": 100 * min((e["match_share"] for e in errs.values()), default=1.0),
                      "attainment_pct": None if att is None else 100 * att,
                      "attainment_delta_pts": None if d_att is None else 100 * d_att})

@@ -9,7 +9,7 @@ class BacktestSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Backtest
-        fields = ["id", "name", "scenario", "recorded", "measured", "alternatives", "startup_s", "job",
+        fields = ["id", "name", "scenario", "recorded", "measured", "alternatives", "seeds", "startup_s", "job",
                   "as_run_exact", "created", "result"]
         read_only_fields = fields
 
@@ -32,6 +32,9 @@ class BacktestCreateSerializer(serializers.Serializer):
                                    help_text="ISO time of the trace's t = 0 (when the file has ISO timestamps)")
     strategies = serializers.ListField(child=serializers.CharField(max_length=80), required=False, default=list)
     bundles = serializers.ListField(child=serializers.CharField(max_length=120), required=False, default=list)
+    seeds = serializers.ListField(child=serializers.IntegerField(min_value=0, max_value=2**31 - 1), required=False,
+                                  default=list, max_length=10,
+                                  help_text="run every replay once per seed; the deltas get min-max bands")
     startup_s = serializers.FloatField(required=False, allow_null=True, default=None, min_value=0, max_value=86400)
     max_gap_s = serializers.FloatField(required=False, default=900.0, min_value=1, max_value=86400)
 

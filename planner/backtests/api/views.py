@@ -46,6 +46,7 @@ class BacktestViewSet(mixins.CreateModelMixin, mixins.ListModelMixin, mixins.Ret
         except VariantError as exc:
             raise input_error(exc.field, exc.message, "see GET /api/comparisons/bundles/ and docs/backtests.md") from None
         bt = start_backtest(team=team, user=request.user, scenario=d["scenario"], recorded=recorded,
-                            alternatives=alternatives, name=d["name"], startup_s=d["startup_s"], measured=measured)
+                            alternatives=alternatives, name=d["name"], startup_s=d["startup_s"], measured=measured,
+                            seeds=d["seeds"])
         bt.refresh_from_db()
         return Response(BacktestSerializer(bt).data, status=status.HTTP_201_CREATED)

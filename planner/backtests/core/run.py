@@ -20,6 +20,7 @@ from planner.comparisons.core.variants import BUNDLE_STRATEGIES
 AS_RUN = "as-run"
 BUNDLE_STRATEGIES.setdefault(AS_RUN, "the recorded replica timeline, forced (an advisory back-test's baseline)")
 MAX_ALTERNATIVES = 12
+MAX_SEEDS = 10
 
 
 def as_run_variant(recorded: dict, startup_s: float | None = None) -> dict:
@@ -72,20 +73,16 @@ def _attainment(summary: dict) -> float | None:
     return sum(v.get("attainment", 0.0) * v.get("n", 0) for v in tiers.values()) / n
 
 
-def run_backtest(scenario: dict, recorded: dict, alternatives: list[dict], *, startup_s: float | None = None,
-                 measured: dict | None = None, progress=None, limits=None) -> dict:
-    """The back-test's result (JSON-able). ``alternatives``: comparison variants (core/variants.build_variants);
-    ``measured``: per-minute latency percentiles (core/latency.parse_latency) put beside the as-run replay's."""
-    runs = [as_run_variant(recorded, startup_s)] + list(alternatives)[:MAX_ALTERNATIVES]
-    out_runs = []
-    workload = None
-    gap = None
-    base = None
+def _pass(scenario, runs, recorded, *, measured, limits, progress, done, total):
+    """One seed: the as-run replay then each alternative on the same workload. (rows, latency gap or None)."""
+    rows, gap, workload, base = [], None, None, None
     for i, v in enumerate(runs):
         if progress is not None:
-            progress(i / len(runs), f"running {v['key']}")
+            progress(done / total, f"running {v['key']}" + (f" (seed {v['seed']})" if v.get("seed") is not None
+                                                            else ""))
+        done += 1
         r = _one(scenario, v, workload, recorded, limits=limits)
-        workload = r.pop("workload") if v.get("seed") is None else None
+        workload = r.pop("workload")  # the same requests for every run of this seed
         requests = r.pop("requests")
         if i == 0 and measured:
             gap = latency_gap(measured, simulated_minutes(requests, list(measured)))
@@ -98,10 +95,42 @@ def run_backtest(scenario: dict, recorded: dict, alternatives: list[dict], *, st
         row["gpu_hours_delta"] = row["gpu_hours"] - base["gpu_hours"]
         row["attainment_delta"] = (None if row["attainment"] is None or base["attainment"] is None
                                    else row["attainment"] - base["attainment"])
-        out_runs.append(row)
-    exact = all(e["mae"] == 0 for e in out_runs[0]["replica_error"].values())
+        rows.append(row)
+    return rows, gap
+
+
+def _bands(passes: list[list[dict]]) -> dict:
+    """Per run key: the min and max of its deltas over the seeds, and the seed count."""
+    out = {}
+    for rows in zip(*passes, strict=True):
+        g = [r["gpu_hours_delta"] for r in rows]
+        a = [r["attainment_delta"] for r in rows if r["attainment_delta"] is not None]
+        out[rows[0]["key"]] = {"seeds": len(rows), "gpu_hours_delta": [min(g), max(g)],
+                               "attainment_delta": [min(a), max(a)] if a else None}
+    return out
+
+
+def run_backtest(scenario: dict, recorded: dict, alternatives: list[dict], *, startup_s: float | None = None,
+                 measured: dict | None = None, seeds: list[int] | None = None, progress=None, limits=None) -> dict:
+    """The back-test's result (JSON-able). ``alternatives``: comparison variants (core/variants.build_variants);
+    ``measured``: per-minute latency percentiles (core/latency.parse_latency) put beside the as-run replay's;
+    ``seeds``: run everything once per seed (the scenario's seed: the engine's randomness and a synthetic
+    workload) and give each delta's band (min-max over the seeds); the rows and timelines are the first seed's."""
+    runs = [as_run_variant(recorded, startup_s)] + list(alternatives)[:MAX_ALTERNATIVES]
+    seed_list = list(seeds or [None])[:MAX_SEEDS]
+    total = len(runs) * len(seed_list)
+    passes, gap = [], None
+    for k, seed in enumerate(seed_list):
+        vs = [dict(v, seed=seed) if seed is not None else v for v in runs]
+        rows, g = _pass(scenario, vs, recorded, measured=measured if k == 0 else None, limits=limits,
+                        progress=progress, done=k * len(runs), total=total)
+        gap = g if k == 0 else gap
+        passes.append(rows)
+    out_runs = passes[0]
+    exact = all(all(e["mae"] == 0 for e in p[0]["replica_error"].values()) for p in passes)
     recorded_series = {ep: [count_before(pts, x) for x in out_runs[0]["t"]] for ep, pts in recorded.items()}
     if progress is not None:
         progress(1.0, "back-test finished")
     return {"as_run_exact": exact, "t": out_runs[0]["t"], "recorded": recorded_series, "runs": out_runs,
-            "latency_gap": gap}
+            "latency_gap": gap, "seeds": [s for s in seed_list if s is not None],
+            "bands": _bands(passes) if len(passes) > 1 else None}

@@ -110,3 +110,15 @@ def test_measured_latency_is_reported_beside_the_as_run(cast, client, django_cap
     assert gap["ttft_p95_s"]["minutes"] == 3 and gap["ttft_p50_s"]["mean_gap_s"] is not None
     client.force_login(cast.owner.user)
     assert b"against measured latency" in client.get(f"/backtests/{bt.pk}/").content
+
+
+def test_seeds_put_bands_on_the_page(cast, client, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        resp = _post(cast, GOOD, seeds=[1, 2])
+    assert resp.status_code == 201
+    bt = Backtest.objects.get(pk=resp.json()["id"])
+    assert bt.result["bands"]["industry.hpa-running"]["seeds"] == 2
+    client.force_login(cast.owner.user)
+    assert b'class="muted band"' in client.get(f"/backtests/{bt.pk}/").content
+    bad = _post(cast, GOOD, seeds=[-1])
+    assert bad.status_code == 400 and "seeds" in json.dumps(bad.json()["error"])

@@ -115,3 +115,19 @@ def test_the_as_run_replay_against_its_own_latency_has_no_gap_and_a_shift_shows(
     out = run_backtest(sc, recorded, alts, startup_s=60, measured=shifted)
     assert out["latency_gap"]["ttft_p95_s"]["minutes"] == len(own)
     assert out["latency_gap"]["ttft_p95_s"]["mean_gap_s"] == pytest.approx(-0.25)
+
+
+def test_seeds_give_each_delta_a_band_and_the_as_run_stays_exact():
+    sc = json.loads(json.dumps(SCENARIO))
+    sc["workload"]["synthetic"].update(duration_s=600, total_requests=1500, seed=5)
+    recorded = {"us-west/llama2-70b": [[0, 2], [300, 3]]}
+    alts = [{"key": "static", "strategy": "static", "scheduler": "", "knobs": {}},
+            {"key": "hpa", "strategy": "hpa", "scheduler": "", "knobs": {}}]
+    out = run_backtest(sc, recorded, alts, startup_s=60, seeds=[1, 2, 3])
+    assert out["as_run_exact"] is True and out["seeds"] == [1, 2, 3]
+    assert out["bands"]["as-run"]["gpu_hours_delta"] == [0, 0]
+    lo, hi = out["bands"]["hpa"]["gpu_hours_delta"]
+    assert lo <= out["runs"][2]["gpu_hours_delta"] <= hi
+    singles = [run_backtest(sc, recorded, alts, startup_s=60, seeds=[s])["runs"][2]["gpu_hours_delta"] for s in (1, 2, 3)]
+    assert [lo, hi] == [min(singles), max(singles)]  # the band is the seeds' own extremes
+    assert len(set(singles)) > 1  # the seeds are different days of the same traffic

@@ -31,6 +31,7 @@ class Command(BaseCommand):
         parser.add_argument("--origin", default="", help="ISO time of the trace's t = 0 (for ISO timestamps)")
         parser.add_argument("--strategies", default="", help="comparison strategies, e.g. reactive-unified")
         parser.add_argument("--bundles", default="", help="bundles, e.g. industry.hpa-running,industry.llmd-wva")
+        parser.add_argument("--seeds", default="", help="seeds for the deltas' bands, e.g. 1,2,3")
         parser.add_argument("--startup-s", type=float, default=None, help="as-run instance start-up (s)")
         parser.add_argument("--max-gap-s", type=float, default=900.0, help="largest gap between rows (s)")
         parser.add_argument("--name", default="")
@@ -47,6 +48,10 @@ class Command(BaseCommand):
             scenario = json.loads(path.read_text())
         except json.JSONDecodeError as exc:
             raise CommandError(f"{path}: not valid JSON ({exc})") from None
+        try:
+            seeds = [int(x) for x in _csv_list(opts["seeds"])]
+        except ValueError:
+            raise CommandError(f"--seeds: give whole numbers like 1,2,3, not {opts['seeds']!r}") from None
         team, user = cli_team(opts["team"], opts["user"])
         try:
             latency = Path(opts["latency"]).read_text() if opts["latency"] else ""
@@ -62,7 +67,7 @@ class Command(BaseCommand):
             raise CommandError(f"{exc.field}: {exc.message}") from None
         bt = start_backtest(team=team, user=user, scenario=scenario, recorded=recorded, alternatives=alternatives,
                             name=opts["name"] or scenario.get("name", path.stem), startup_s=opts["startup_s"],
-                            measured=measured)
+                            measured=measured, seeds=seeds)
         pk = bt.pk
         bt = wait_for(lambda: Backtest.objects.select_related("job").get(pk=pk), what=f"back-test {pk}",
                       url=f"/backtests/{pk}/", timeout_s=opts["timeout"], stderr=self.stderr)
@@ -71,6 +76,7 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps({"backtest": bt.pk, "status": bt.job.status if bt.job else "",
                                           "as_run_exact": bt.as_run_exact,
                                           "latency_gap": result.get("latency_gap"),
+                                          "bands": result.get("bands"),
                                           "runs": [{k: v for k, v in r.items() if k not in ("active", "t")}
                                                    for r in result.get("runs", [])]}))
             return
@@ -91,5 +97,7 @@ class Command(BaseCommand):
             match = min((e["match_share"] for e in errs), default=1.0)
             att = "-" if r["attainment"] is None else f"{100 * r['attainment']:.1f}%"
             datt = "-" if r["attainment_delta"] is None else f"{100 * r['attainment_delta']:+.1f}"
+            band = (result.get("bands") or {}).get(r["key"])
+            extra = f"  band dGPU-h [{band['gpu_hours_delta'][0]:+.2f}, {band['gpu_hours_delta'][1]:+.2f}]" if band else ""
             self.stdout.write(f"{r['key']:28} {r['gpu_hours']:8.2f} {r['gpu_hours_delta']:+8.2f} {att:>7} "
-                              f"{datt:>7} {mae:8.2f} {100 * match:5.0f}%")
+                              f"{datt:>7} {mae:8.2f} {100 * match:5.0f}%{extra}")
