@@ -26,16 +26,15 @@ def validate_scenario(scenario) -> None:
     from planner.comparisons.core.runner import engine_scenario_dict
     from planner.limits import scenario_limits
     from simulations.engine import ScenarioError, parse_scenario
-    from simulations.engine.knobs import check_knob_values
-    from simulations.engine.schema import check_knobs, synth_spec, validate_input
+    from simulations.engine.policies.params import check_params
+    from simulations.engine.schema import synth_spec, validate_input
 
     if not isinstance(scenario, dict):
         raise ScenarioError("scenario", "must be a JSON object (an engine scenario, see docs/comparisons.md)")
     checked = validate_input(scenario)  # the whole scenario, comparison keys included (one schema)
     for name, knobs in checked.strategy_params.items():  # knobs per strategy, checked before any child runs
         engine_name = "reactive-unified-niwq" if name == "reactive-unified" and checked.niw_queue else name
-        check_knobs(engine_name, knobs, f"strategy_params.{name}")
-        check_knob_values(engine_name, knobs, f"strategy_params.{name}")
+        check_params(engine_name, knobs, f"strategy_params.{name}")
     if checked.workload.synthesize is not None:
         synth_spec(checked.workload)
     parse_scenario(engine_scenario_dict(scenario, {"strategy": "static", "key": "check"}), limits=scenario_limits())

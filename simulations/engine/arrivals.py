@@ -212,13 +212,13 @@ class RequestPath(InstanceEngine):
                         if (can_out and not hi <= self._a_hi) or (can_in and not lo >= self._a_lo):
                             u = ep.util_at(t)
                             if u > self._a_hi or u < self._a_lo:
-                                self._act(self, ep, t, u)
+                                self._act(self.policy_view, ep, t, u)
                         elif self._ix_check:
                             u = ep.util_at(t)
                             if (can_out and u > self._a_hi) or (can_in and u < self._a_lo):
                                 raise AssertionError(f"utilisation band bounds wrong at t={t}")
             else:
-                self._autoscaler.on_request(self, ep, t, rid)
+                self._autoscaler.on_request(self.policy_view, ep, t, rid)
         serving = ep.serving
         if not serving:
             ep.backlog.append(rid)
@@ -243,7 +243,7 @@ class RequestPath(InstanceEngine):
     def _deliver(self, rid: int, ep: Endpoint, t: float) -> None:
         self.served_ep[rid] = ep.eid
         if self.autoscaler.wants_request_hook:
-            self.autoscaler.on_request(self, ep, t, rid)
+            self.autoscaler.on_request(self.policy_view, ep, t, rid)
         if not ep.serving:
             ep.backlog.append(rid)
             return

@@ -208,7 +208,7 @@ class InstanceEngine(ChunkedPrefill):
             max_bt = inst.max_bt
             room_b = inst.max_b - B
             if self.sched_dynamic:
-                order = self.scheduler.order(waiting, t, self)
+                order = self.scheduler.order(waiting, t, self.policy_view)
                 taken = 0
                 for _key, _seq, rid in order:
                     need = inp[rid] + gen[rid]

@@ -49,7 +49,7 @@ class ChunkedPrefill(KVManager):
         if waiting and admit:
             inp, gen = self._inp, self._gen
             if self.sched_dynamic:
-                order = self.scheduler.order(waiting, t, self)
+                order = self.scheduler.order(waiting, t, self.policy_view)
             else:
                 order = None
             taken = []

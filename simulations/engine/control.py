@@ -337,6 +337,6 @@ class PolicyAPI(FleetLifecycle):
             self._done_buf = []
             if self._h_complete:
                 for rid in done:
-                    self.autoscaler.on_complete(self, inst, rid, t)
+                    self.autoscaler.on_complete(self.policy_view, inst, rid, t)
         if self._h_batch and (inst.B != b0 or done):
-            self.autoscaler.on_batch_change(self, inst, t)
+            self.autoscaler.on_batch_change(self.policy_view, inst, t)

@@ -118,7 +118,7 @@ class FleetLifecycle(RequestPath):
         else:
             self.vm_free[ep.region_idx] += 1
         if self._h_release:
-            self.autoscaler.on_instance_release(self, inst, now)
+            self.autoscaler.on_instance_release(self.policy_view, inst, now)
 
     def _ready(self, inst: Instance, now: float) -> None:
         ep = inst.endpoint
@@ -139,4 +139,4 @@ class FleetLifecycle(RequestPath):
             self.cold_started.update(backlog)
             for rid in backlog:
                 self._enqueue(self.instance_router.choose(ep), rid, now)
-        self.autoscaler.on_instance_ready(self, inst, now)
+        self.autoscaler.on_instance_ready(self.policy_view, inst, now)

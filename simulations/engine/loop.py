@@ -28,6 +28,7 @@ from simulations.engine.fleetindex import EndpointIndex  # noqa: F401 - types th
 from simulations.engine.policies import get_policy
 from simulations.engine.policies.registry import PolicyKind
 from simulations.engine.state import EV_DELIVER, EV_READY, EV_SAMPLE, EV_TICK
+from simulations.engine.view import PolicyView
 
 NIW = TIER_INDEX["NIW"]
 
@@ -128,11 +129,12 @@ class Simulator(PolicyAPI):
         self._spot_last_t = 0.0
         self.spot_seconds = [0.0] * len(fleet.regions)
 
+        self.policy_view = PolicyView(self)  # what every policy receives instead of the simulator
         params = dict(scenario.policy.autoscaler_params)
         params["region_threshold"] = scenario.policy.region_threshold
-        self.region_router = get_policy(PolicyKind.REGION_ROUTER, scenario.policy.region_router)(self, params)
-        self.endpoint_router = get_policy(PolicyKind.ENDPOINT_ROUTER, scenario.policy.endpoint_router)(self, params)
-        self.instance_router = get_policy(PolicyKind.INSTANCE_ROUTER, scenario.policy.instance_router)(self, params)
+        self.region_router = get_policy(PolicyKind.REGION_ROUTER, scenario.policy.region_router)(self.policy_view, params)
+        self.endpoint_router = get_policy(PolicyKind.ENDPOINT_ROUTER, scenario.policy.endpoint_router)(self.policy_view, params)
+        self.instance_router = get_policy(PolicyKind.INSTANCE_ROUTER, scenario.policy.instance_router)(self.policy_view, params)
 
         self.heap: list = []  # every event but the instances' own: (time, seq, kind, obj, arg) tuples
         self.iq = InstanceEvents()  # the instances' next events (end of prefill / decode run / wake-up)
@@ -178,7 +180,7 @@ class Simulator(PolicyAPI):
         for ep in self.endpoints:
             for _ in range(ep.config.initial):
                 self.add_instance(ep, 0.0, 0.0, "initial")
-        self.autoscaler.on_start(self, 0.0)
+        self.autoscaler.on_start(self.policy_view, 0.0)
         step = self.engine.timeline_step_s
         if step and step > 0:
             self.push(0.0, EV_SAMPLE, None)
@@ -188,9 +190,10 @@ class Simulator(PolicyAPI):
             # a policy may hold arrivals (return True), e.g. a global queue; it later calls sim.send(...)
             route = self._arrive
             hook = self.autoscaler.on_arrival
+            view = self.policy_view
 
             def hooked(rid: int, t: float) -> None:
-                if not hook(self, rid, t):
+                if not hook(view, rid, t):
                     route(rid, t)
 
             self._arrive = hooked
@@ -257,7 +260,7 @@ class Simulator(PolicyAPI):
                     self.t_work = t
                     self._ready(obj, t)
                 elif kind == EV_TICK:
-                    self.autoscaler.on_tick(self, t)
+                    self.autoscaler.on_tick(self.policy_view, t)
                     if i < n or more or len(heap) + len(iq) > 1:
                         self.push(t + self.autoscaler.tick_s, EV_TICK, None)
                 elif kind == EV_SAMPLE:

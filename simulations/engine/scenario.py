@@ -21,12 +21,11 @@ from simulations.engine.config import (
     SLOConfig,
 )
 from simulations.engine.energy import EnergyConfig
-from simulations.engine.knobs import check_knob_values
-from simulations.engine.policies import AUTOSCALERS
+from simulations.engine.policies import AUTOSCALERS, get_policy
+from simulations.engine.policies.params import check_params
 from simulations.engine.policies.registry import PolicyKind
 from simulations.engine.schema import (
     Limits,
-    check_knobs,
     default_limits,
     expected_requests,
     trace_fixtures,
@@ -148,11 +147,16 @@ def parse_scenario(d: dict, *, limits: Limits | None = None) -> Scenario:
         policy = PolicyConfig()
     else:
         policy = PolicyConfig(**to_kwargs(st))
-        check_knobs(policy.autoscaler, policy.autoscaler_params, "strategy.params")
-        check_knob_values(policy.autoscaler, policy.autoscaler_params, "strategy.params",
-                          ((PolicyKind.REGION_ROUTER, policy.region_router),
-                           (PolicyKind.ENDPOINT_ROUTER, policy.endpoint_router),
-                           (PolicyKind.INSTANCE_ROUTER, policy.instance_router)))
+        # the knobs, through the models the chosen policies declare (policies/params.py)
+        check_params(policy.autoscaler, policy.autoscaler_params, "strategy.params",
+                     ((PolicyKind.REGION_ROUTER, policy.region_router),
+                      (PolicyKind.ENDPOINT_ROUTER, policy.endpoint_router),
+                      (PolicyKind.INSTANCE_ROUTER, policy.instance_router)))
+        try:
+            get_policy(PolicyKind.SCHEDULER, policy.scheduler).Params.read(policy.scheduler_params)
+        except ScenarioError as exc:
+            raise ScenarioError("strategy.scheduler_params" + exc.field[len("strategy.params"):], exc.message,
+                                hint=exc.hint) from None
 
     base = SLOConfig()
     ttft = {**base.ttft_s, **sc.slo.ttft_s.given()}

@@ -37,7 +37,6 @@ from simulations.engine.config import (
     ScenarioError,
     StartupDelays,
 )
-from simulations.engine.knobs import KNOBS, check_knobs, known_knobs  # noqa: F401  (re-exported)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TRACE_FIXTURES = REPO_ROOT / "fixtures" / "traces"

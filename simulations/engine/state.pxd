@@ -28,5 +28,7 @@ cdef class RunState:
     # the policy API's hooks (switched on only when the policy asks: control.py)
     cdef public bint _h_batch, _h_complete, _h_release, _h_any
     cdef public list _done_buf
+    # the one object policies receive (view.py)
+    cdef public object policy_view
 
     cpdef _bind_views(self)

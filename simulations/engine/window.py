@@ -232,4 +232,4 @@ def _remap_ids(sim, remap: np.ndarray) -> None:
     for slot in POLICY_SLOTS:
         policy = getattr(sim, slot)
         if hasattr(policy, "rebase"):
-            policy.rebase(sim, remap)
+            policy.rebase(sim.policy_view, remap)

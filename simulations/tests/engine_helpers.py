@@ -46,3 +46,55 @@ def workload(arrivals, inputs, outputs, *, tiers=None, regions=None, region_name
         region=np.asarray(regions if regions is not None else [0] * n, dtype=np.int32),
         model_names=["toy"], region_names=list(region_names),
     )
+
+
+class FakeView:
+    """A stand-in for the run's ``PolicyView`` in unit tests of one policy: per-request columns as lists or
+    arrays (``tiers``, ``arrivals``, ``prompts``, ``outputs``, ``models``, ``regions``, ``prio``), the scenario's
+    tier SLOs (``ttft_s`` / ``itl_s``), and any verb or attribute the test needs as a keyword (``send=...``).
+    ``scaling_events`` collects ``record_scaling``; ``prio`` what ``set_priority`` set."""
+
+    def __init__(self, *, tiers=(), arrivals=(), prompts=(), outputs=(), models=(), regions=(), prio=None,
+                 ttft_s=None, itl_s=None, n_arrived=None, **attrs):
+        self.tiers, self.arrivals, self.prompts, self.outputs = tiers, arrivals, prompts, outputs
+        self.models, self.regions = models, regions
+        self.prio = list(prio) if prio is not None else [1] * len(arrivals)
+        self.ttft_s, self.itl_s = dict(ttft_s or {}), dict(itl_s or {})
+        self.n_arrived = len(prompts) if n_arrived is None else n_arrived
+        self.scaling_events: list[dict] = []
+        for key, value in attrs.items():
+            setattr(self, key, value)
+
+    def tier_of(self, rid):
+        return int(self.tiers[rid])
+
+    def model_of(self, rid):
+        return int(self.models[rid])
+
+    def region_of(self, rid):
+        return int(self.regions[rid])
+
+    def arrival_s(self, rid):
+        return float(self.arrivals[rid])
+
+    def prompt_tokens(self, rid):
+        return int(self.prompts[rid])
+
+    def output_tokens(self, rid):
+        return int(self.outputs[rid])
+
+    def request_slo(self, rid):
+        tier = ("IW-F", "IW-N", "NIW")[self.tier_of(rid)]
+        return self.ttft_s.get(tier), self.itl_s.get(tier)
+
+    def observed(self, now=None):
+        return {"input_tokens": np.asarray(self.prompts)[: self.n_arrived]}
+
+    def set_priority(self, rid, priority):
+        self.prio[rid] = int(priority)
+
+    def record_scaling(self, now, endpoint, action, **fields):
+        self.scaling_events.append({"t": now, "endpoint": endpoint.name, "action": action, **fields})
+
+    def last_scaling_event(self):
+        return dict(self.scaling_events[-1]) if self.scaling_events else None

@@ -15,7 +15,7 @@ from simulations.engine.policies.chiron import scenarios as S
 from simulations.engine.policies.chiron.local import LIMIT, LocalAutoscaler
 from simulations.engine.policies.chiron.queue import GlobalQueue, OutputStats, estimate_wait, kmeans_1d
 from simulations.engine.scenario import build_workload, parse_scenario
-from simulations.tests.engine_helpers import scenario, workload
+from simulations.tests.engine_helpers import FakeView, scenario, workload
 from simulations.tests.test_policy_api import MODES, _policy
 
 
@@ -237,7 +237,7 @@ def _fake_fleet(free_slots):
         ep_.n_active += 1
         return inst
 
-    sim = SimpleNamespace(workload=SimpleNamespace(input_tokens=np.full(10, 100)), n_arrived=10, scale_out=scale_out)
+    sim = FakeView(prompts=np.full(10, 100), scale_out=scale_out)
     return sim, ep, added
 
 
@@ -364,9 +364,8 @@ def test_the_interactive_scale_in_retires_batch_only_mixed_instances_never_one_r
              inst(3, "mixed", 0, 100), inst(4, "mixed", 0, 500), inst(5, "mixed", 0, 300)]
     ep = SimpleNamespace(serving=list(fleet), provisioning=[], min_instances=1, name="r1/toy")
     drained = []
-    sim = SimpleNamespace(scaling_events=[], drain=lambda i, now, donate: (drained.append(i.iid),
-                                                                          ep.serving.remove(i)),
-                          request_count=lambda i: i.policy_state["ni"] + i.policy_state["nb"])
+    sim = FakeView(drain=lambda i, now, donate: (drained.append(i.iid), ep.serving.remove(i)),
+                   request_count=lambda i: i.policy_state["ni"] + i.policy_state["nb"])
     pol._interactive_tick(sim, ep, 0.0)
     assert drained == [1, 3, 5]
     assert pol.events[-1][1:4] == ("remove", "interactive/mixed", 3)
@@ -379,9 +378,7 @@ def test_theta_by_default_is_the_output_tokens_of_batch_requests_completed_in_th
     pol = Chiron({}, np.random.default_rng(0))
     inst = _inst(256)
     inst.policy_state.update(ni=1, nb=2, itl={0.2: 1, 2.0: 2})
-    w = SimpleNamespace(tier=np.array([2, 2, 0]), output_tokens=np.array([100, 500, 999]), ttft_slo_s=None,
-                        tpot_slo_s=None)
-    sim = SimpleNamespace(workload=w, scenario=SimpleNamespace(slo=SimpleNamespace(ttft_s={}, itl_s={})))
+    sim = FakeView(tiers=[2, 2, 0], outputs=[100, 500, 999])
     pol._first_batch_t = 0.0
     pol.on_complete(sim, inst, 0, 100.0)
     pol.on_complete(sim, inst, 2, 120.0)

@@ -13,6 +13,7 @@ from simulations.engine.metrics import build_result
 from simulations.engine.policies.chiron import scenarios as S
 from simulations.engine.policies.chiron.baselines import MeanPrompt
 from simulations.engine.scenario import build_workload, parse_scenario
+from simulations.tests.engine_helpers import FakeView
 
 
 def _dump(migration: str, mode: str = "fast", requests: int = 3000, max_time_s: float = 3600.0):
@@ -79,11 +80,7 @@ def test_live_migration_takes_the_same_decisions_in_fast_and_reference_mode():
 
 
 def test_the_mean_prompt_is_kept_incrementally():
-    class Sim:
-        workload = type("W", (), {"input_tokens": np.array([10, 20, 60, 1000])})()
-        n_arrived = 0
-
-    m, sim = MeanPrompt(), Sim()
+    m, sim = MeanPrompt(), FakeView(prompts=np.array([10, 20, 60, 1000]), n_arrived=0)
     assert m(sim) == 0.0
     sim.n_arrived = 2
     assert m(sim) == 15.0

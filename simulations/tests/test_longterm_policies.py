@@ -15,7 +15,7 @@ import pytest
 
 from simulations.engine import simulate
 from simulations.engine.policies.niw_queue import NIWQueueManager
-from simulations.tests.engine_helpers import scenario, workload
+from simulations.tests.engine_helpers import FakeView, scenario, workload
 
 THETA = {"theta_tps": 100.0}
 
@@ -120,9 +120,8 @@ def _fake_sim(utilisations, arrivals):
     delivered = []
     eps = [SimpleNamespace(eid=i, model_idx=0, pool="all", serving=[object()], utilisation=u, region_idx=0)
            for i, u in enumerate(utilisations)]
-    sim = SimpleNamespace(endpoints=eps, req_arr=list(arrivals), req_region=[0] * len(arrivals),
-                          req_prio=[1] * len(arrivals), req_model=[0] * len(arrivals), net_all=False,
-                          send=lambda rid, ep, now: delivered.append((rid, ep.eid, now)))
+    sim = FakeView(endpoints=eps, arrivals=list(arrivals), regions=[0] * len(arrivals),
+                   models=[0] * len(arrivals), send=lambda rid, ep, now: delivered.append((rid, ep.eid, now)))
     return sim, delivered
 
 
@@ -137,7 +136,7 @@ def test_the_queue_sends_one_request_under_60_percent_two_under_50_and_none_abov
         per_ep[eid] = per_ep.get(eid, 0) + 1
     assert per_ep == {1: 1, 2: 2}
     assert [rid for rid, _e, _t in delivered] == sorted(rid for rid, _e, _t in delivered)  # oldest first
-    assert q.waiting == 7 and all(sim.req_prio[r] == 1 for r, _e, _t in delivered)
+    assert q.waiting == 7 and all(sim.prio[r] == 1 for r, _e, _t in delivered)
 
 
 def test_requests_older_than_10_hours_are_released_with_priority_0_even_to_a_busy_endpoint():
@@ -146,7 +145,7 @@ def test_requests_older_than_10_hours_are_released_with_priority_0_even_to_a_bus
     q.hold(sim, 0, 0.0)
     q.hold(sim, 1, 30000.0)
     q.on_tick(sim, 36000.0)
-    assert delivered == [(0, 0, 36000.0)] and sim.req_prio[0] == 0 and q.waiting == 1
+    assert delivered == [(0, 0, 36000.0)] and sim.prio[0] == 0 and q.waiting == 1
 
 
 def test_with_the_queue_niw_requests_wait_for_a_signal_instead_of_going_straight_to_an_instance():

@@ -12,7 +12,7 @@ from simulations.engine import simulate
 from simulations.engine.config import TIER_INDEX, ScenarioError
 from simulations.engine.policies import AUTOSCALERS
 from simulations.engine.policies.niw_queue import NIWQueueManager
-from simulations.tests.engine_helpers import scenario, workload
+from simulations.tests.engine_helpers import FakeView, scenario, workload
 
 IW, NIW = TIER_INDEX["IW-F"], TIER_INDEX["NIW"]
 
@@ -25,10 +25,9 @@ def _sim(n_niw, iw_tokens, *, utilisation=0.0, theta=100.0, serving=1):
                          utilisation=utilisation, region_idx=0, spec=SimpleNamespace(theta_tps=theta, name="d"),
                          model="m", region="r")
     n = n_niw + len(iw_tokens)
-    sim = SimpleNamespace(endpoints=[ep], req_arr=[0.0] * n, req_region=[0] * n, req_prio=[1] * n,
-                          req_model=[0] * n, req_tier=[NIW] * n_niw + [IW] * len(iw_tokens),
-                          req_inp=[500] * n_niw + list(iw_tokens), net_all=False,
-                          send=lambda rid, e, now: delivered.append((rid, e.eid, now)))
+    sim = FakeView(endpoints=[ep], arrivals=[0.0] * n, regions=[0] * n, models=[0] * n,
+                   tiers=[NIW] * n_niw + [IW] * len(iw_tokens), prompts=[500] * n_niw + list(iw_tokens),
+                   send=lambda rid, e, now: delivered.append((rid, e.eid, now)))
     return sim, ep, delivered
 
 
@@ -62,7 +61,7 @@ def test_the_load_gate_releases_by_iw_tps_against_theta_whatever_the_memory_sign
 def test_the_load_window_forgets_old_iw_requests():
     n, q = _tick("load", 0.70)
     assert n == 0
-    ep = q.sim.endpoints[0]
+    ep = q.view.endpoints[0]
     assert q.load(ep, 60.0) == pytest.approx(0.70, abs=0.01)
     assert q.load(ep, 200.0) == 0.0  # 60 s later nothing is left in the window
 

@@ -98,7 +98,7 @@ def test_a_queue_timeout_drop_counts_as_an_slo_miss(mode):
         for rid in list(state["calls"]):
             if rid == 0:
                 sim.dispatch(rid, sim.instances[0], now)
-            elif now - sim.req_arr[rid] > 1.5:
+            elif now - sim.arrival_s(rid) > 1.5:
                 sim.drop(rid, "queue_timeout")
             else:
                 continue

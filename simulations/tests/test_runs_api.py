@@ -88,7 +88,7 @@ def test_an_outsider_cannot_see_a_run_or_its_results(cast):
     (lambda d: d.update(strategy={"autoscaler": "static", "instance_router": "gpu-memory-usage",
                                   "params": {"mu_util_weight": 2}}), "scenario.strategy.params.mu_util_weight"),
     (lambda d: d.update(strategy={"autoscaler": "llumnix-batch", "params": {"max_batch": -3}}),
-     "scenario.strategy.params"),
+     "scenario.strategy.params.max_batch"),
 ])
 def test_a_bad_scenario_is_a_400_naming_the_field_and_creates_nothing(cast, mutate, field):
     d = json.loads(json.dumps(small_scenario()))

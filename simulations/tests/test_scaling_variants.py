@@ -123,7 +123,7 @@ def test_without_escalation_old_niw_requests_keep_waiting_at_low_priority():
     assert delivered == [] and q.waiting == 2
     sim.endpoints[0].utilisation = 0.10  # once there is room it goes out at priority 1, not 0
     q.on_tick(sim, 40010.0)
-    assert [d[0] for d in delivered] == [0, 1] and sim.req_prio[0] == 1
+    assert [d[0] for d in delivered] == [0, 1] and sim.prio[0] == 1
 
 
 def test_an_unknown_feed_rule_is_refused():

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 
 from simulations.engine.policies.schedulers import DPA, PRIO_SHIFT
+from simulations.tests.engine_helpers import FakeView
 
 
 def reference_order(entries, now, tiers, tau_n, tau_p):
@@ -46,7 +45,7 @@ def test_the_lazy_dpa_order_is_the_reference_order(seed):
     prio = (rng.random(n) < 0.3).astype(int)
     entries = [(p * PRIO_SHIFT + d, int(s), rid) for rid, (p, d, s) in
                enumerate(zip(prio, deadlines, rng.permutation(n), strict=True))]
-    sim = SimpleNamespace(req_tier=tiers)
+    sim = FakeView(tiers=tiers)
     got = list(sched.order(sorted(entries), now, sim))
     assert got == reference_order(entries, now, tiers, tau_n, tau_p)
 
@@ -64,7 +63,7 @@ def test_the_dpa_order_is_lazy():
             seen.append(rid)
             return tiers[rid]
 
-    it = sched.order(entries, 50_000.0, SimpleNamespace(req_tier=Tiers()))
+    it = sched.order(entries, 50_000.0, FakeView(tiers=Tiers()))
     first = [next(it) for _ in range(3)]
     assert first == entries[:3]  # severely expired (d < -5) come first, in deadline order
     assert len(seen) == 0  # and were yielded without looking at a single tier

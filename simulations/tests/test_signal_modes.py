@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simulations.engine import simulate
+from simulations.engine import loop, simulate
 from simulations.engine.policies.autoscalers import Autoscaler
 from simulations.engine.policies.registry import PolicyKind, register
 from simulations.tests.engine_helpers import scenario, workload
@@ -20,7 +20,8 @@ MISMATCHES: list = []
 
 @register(PolicyKind.AUTOSCALER, "test-signal-audit")
 class SignalAudit(Autoscaler):
-    """Recounts every serving or draining instance's signal counters from its lists at every tick."""
+    """Recounts every serving or draining instance's signal counters from its lists at every tick. An audit of the
+    engine's own state, not a policy: the test hands it the simulator instead of the policy view."""
 
     tick_s = 0.05
 
@@ -94,7 +95,8 @@ def test_the_signal_drives_scaling_with_admission_on_the_true_kv():
 
 @pytest.mark.parametrize("mode", ["fast", "reference"])
 @pytest.mark.parametrize("chunked", [False, True])
-def test_the_counters_match_a_recount_at_every_tick(mode, chunked):
+def test_the_counters_match_a_recount_at_every_tick(mode, chunked, monkeypatch):
+    monkeypatch.setattr(loop, "PolicyView", lambda sim: sim)  # the audit reads what no policy may see
     # a small KV (6,000 tokens) with long outputs: preemptions (recompute), a waiting queue and chunked prefill
     rng = np.random.default_rng(7)
     n = 120

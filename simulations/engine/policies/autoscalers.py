@@ -14,27 +14,29 @@ Interface (subclass ``Autoscaler``, decorate with ``@register(PolicyKind.AUTOSCA
   ``sim.dispatch(rid, instance, t)``, or drops with ``sim.drop(rid, reason)``.
 - ``on_batch_change(sim, instance, now)``, ``on_complete(sim, instance, rid, now)``,
   ``on_instance_release(sim, instance, now)``: only with ``wants_batch_hook`` / ``wants_completion_hook`` /
-  ``wants_release_hook`` (see control.py for the instance-control API they may call).
+  ``wants_release_hook``.
 
-What a policy may call on ``sim`` (see ``PolicyAPI`` in control.py and ``FleetLifecycle`` in fleet.py): ``sim.endpoints``,
-``sim.endpoints_for(region, model)``, ``sim.scale_out(ep, now, source="auto")``,
-``sim.add_instance(ep, now, delay_s, source)``, ``sim.scale_in(ep, now, donate=True)``,
-``sim.drain(instance, now, donate=True)``, ``sim.spot_count(region, model=None)``,
-``sim.observed(now)`` (arrivals so far, as arrays), ``sim.rng`` (its own numpy Generator).
+``sim`` in every hook is the run's ``PolicyView`` (simulations/engine/view.py), never the simulator: the read-only
+request and instance information and the control verbs policies may use. A policy's randomness is the ``rng`` its
+constructor receives.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import ClassVar
 
 import numpy as np
 
 from simulations.engine.config import TIER_INDEX, FleetConfig
+from simulations.engine.policies.params import PolicyParams, knob
 from simulations.engine.policies.registry import PolicyKind, register
 
 
 class Autoscaler:
+    # the policy's knobs (strategy.params), declared as a typed model (policies/params.py); read as ``self.knobs``
+    Params: ClassVar[type[PolicyParams]] = PolicyParams
     tick_s: float | None = None
     wants_request_hook = False
     wants_arrival_hook = False
@@ -48,6 +50,7 @@ class Autoscaler:
 
     def __init__(self, params: dict, rng: np.random.Generator) -> None:
         self.params = dict(params or {})
+        self.knobs = self.Params.read(self.params)
         self.rng = rng
 
     def prepare_fleet(self, fleet: FleetConfig, workload) -> FleetConfig:
@@ -80,6 +83,12 @@ class Autoscaler:
         return False
 
 
+class ScaleLockParams(PolicyParams):
+    cooldown_out_s: float | None = knob(None, "wait after a scale-out (s); default cooldown_s", ge=0)
+    cooldown_in_s: float | None = knob(None, "wait after a scale-in (s); default cooldown_s", ge=0)
+    lock_after_scale_out: bool = knob(False, "after a scale-out, wait at least the new instance's start-up delay")
+
+
 class ScaleLock:
     """How long an endpoint waits after a scaling action before the next one (issue 19).
 
@@ -90,11 +99,11 @@ class ScaleLock:
     stored as ``last_scale_t = now + W - cooldown`` (exactly ``now`` when W equals the cooldown: unchanged runs).
     """
 
-    def __init__(self, params: dict, cooldown: float) -> None:
+    def __init__(self, knobs: ScaleLockParams, cooldown: float) -> None:
         self.cooldown = cooldown
-        self.out_s = float(params.get("cooldown_out_s", cooldown))
-        self.in_s = float(params.get("cooldown_in_s", cooldown))
-        self.until_ready = bool(params.get("lock_after_scale_out", False))
+        self.out_s = cooldown if knobs.cooldown_out_s is None else knobs.cooldown_out_s
+        self.in_s = cooldown if knobs.cooldown_in_s is None else knobs.cooldown_in_s
+        self.until_ready = knobs.lock_after_scale_out
 
     def _hold(self, ep, now: float, wait: float) -> None:
         ep.last_scale_t = now if wait == self.cooldown else now + wait - self.cooldown
@@ -102,7 +111,7 @@ class ScaleLock:
     def after_out(self, sim, ep, now: float) -> None:
         wait = self.out_s
         if self.until_ready:
-            last = sim.scaling_events[-1] if sim.scaling_events else {}
+            last = sim.last_scaling_event() or {}
             if last.get("action") == "scale_out":
                 wait = max(wait, float(last.get("delay_s") or 0.0))
         self._hold(ep, now, wait)
@@ -116,6 +125,9 @@ class Static(Autoscaler):
     """Fixed instance counts per endpoint (the scenario's ``initial``)."""
     stream_safe = True
 
+    class Params(PolicyParams):
+        refuse_unknown: ClassVar[bool] = False  # reads no knob: a comparison's shared knobs are ignored
+
 
 @register(PolicyKind.AUTOSCALER, "peak")
 class PeakProvisioning(Autoscaler):
@@ -123,9 +135,13 @@ class PeakProvisioning(Autoscaler):
     input TPS over ``window_s`` windows of requests originating there, / theta_tps x (1 + headroom)."""
     stream_safe = True
 
+    class Params(PolicyParams):
+        window_s: float = knob(60.0, "window over which the peak input TPS is measured (s)", gt=0)
+        headroom: float = knob(0.0, "extra capacity above the peak, as a fraction", ge=0)
+
     def prepare_fleet(self, fleet, workload):
-        window = float(self.params.get("window_s", 60.0))
-        headroom = float(self.params.get("headroom", 0.0))
+        window = self.knobs.window_s
+        headroom = self.knobs.headroom
         endpoints = []
         for ep in fleet.endpoints:
             theta = ep.deployment.theta_tps
@@ -155,15 +171,23 @@ class ReactiveUnified(Autoscaler):
 
     wants_request_hook = True
 
+    class Params(ScaleLockParams):
+        scale_out_above: float = knob(0.70, "scale out by one above this effective memory utilisation", ge=0)
+        scale_in_below: float = knob(0.30, "scale in by one below this effective memory utilisation", ge=0)
+        cooldown_s: float = knob(15.0, "wait between two scaling actions of an endpoint (s)", ge=0)
+        donate_to_spot: bool = knob(True, "a scaled-in instance joins the region's spot pool (else its VM is freed)")
+        tick_s: float | None = knob(None, "also check every endpoint every tick_s seconds (none or 0: per request "
+                                          "only)", ge=0)
+
     def __init__(self, params, rng):
         super().__init__(params, rng)
-        self.hi = float(self.params.get("scale_out_above", 0.70))
-        self.lo = float(self.params.get("scale_in_below", 0.30))
-        self.cooldown = float(self.params.get("cooldown_s", 15.0))
-        self.lock = ScaleLock(self.params, self.cooldown)
-        self.donate = bool(self.params.get("donate_to_spot", True))
-        tick = self.params.get("tick_s")
-        self.tick_s = float(tick) if tick else None
+        k = self.knobs
+        self.hi = k.scale_out_above
+        self.lo = k.scale_in_below
+        self.cooldown = k.cooldown_s
+        self.lock = ScaleLock(k, self.cooldown)
+        self.donate = k.donate_to_spot
+        self.tick_s = k.tick_s if k.tick_s else None
 
     def _check(self, sim, ep, now):
         if now - ep.last_scale_t < self.cooldown:
@@ -193,8 +217,11 @@ class ReactiveSiloed(ReactiveUnified):
     """As reactive-unified, but every (region, model) endpoint is split into an IW pool and an NIW pool
     (default 80% / 20% of the initial count, as SageServe's 16 + 4); IW requests only use the IW pool."""
 
+    class Params(ReactiveUnified.Params):
+        niw_share: float = knob(0.2, "share of each endpoint's initial instances in the NIW pool", ge=0, le=1)
+
     def prepare_fleet(self, fleet, workload):
-        share = float(self.params.get("niw_share", 0.2))
+        share = self.knobs.niw_share
         endpoints = []
         for ep in fleet.endpoints:
             if ep.pool != "all":

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from simulations.engine.config import ScenarioError
 from simulations.engine.policies.autoscalers import Autoscaler
+from simulations.engine.policies.params import PolicyParams, knob
 from simulations.engine.policies.registry import PolicyKind, register
 from simulations.engine.policies.routers import InstanceRouter
 
@@ -52,8 +52,8 @@ class LlumnixDispatch(InstanceRouter):
     """Dispatch to the serving instance with the highest freeness (ties: the lower instance id)."""
 
     def choose(self, ep):
-        t = self.sim.now
-        return max(ep.serving, key=lambda i: (freeness(self.sim, i, t), -i.iid))
+        t = self.view.now
+        return max(ep.serving, key=lambda i: (freeness(self.view, i, t), -i.iid))
 
 
 @register(PolicyKind.INSTANCE_ROUTER, "least-requests")
@@ -61,7 +61,7 @@ class LeastRequests(InstanceRouter):
     """The serving instance with the fewest requests (running + queued); ties: the lower instance id."""
 
     def choose(self, ep):
-        return min(ep.serving, key=lambda i: (self.sim.request_count(i), i.iid))
+        return min(ep.serving, key=lambda i: (self.view.request_count(i), i.iid))
 
 
 @register(PolicyKind.INSTANCE_ROUTER, "memory-usage")
@@ -69,8 +69,8 @@ class MemoryUsage(InstanceRouter):
     """Ours: the serving instance with the lowest (KV in use + queued prompt tokens) / capacity; ties: lower id."""
 
     def choose(self, ep):
-        t = self.sim.now
-        sim = self.sim
+        t = self.view.now
+        sim = self.view
         return min(ep.serving, key=lambda i: ((sim.kv_used(i, t) + sim.queued_prompt_tokens(i)) / i.cap, i.iid))
 
 
@@ -87,21 +87,17 @@ class GpuMemoryUsage(InstanceRouter):
     unfinished request, else 0) and KV in use / capacity (running requests only; queued prompts ignored), weights
     ``mu_util_weight`` / 1 - it (knob, default 0.5: the paper gives none); ties: the lower instance id."""
 
+    class Params(PolicyParams):
+        mu_util_weight: float = knob(0.5, "weight of GPU utilisation (busy or not) against KV in use / capacity",
+                                     ge=0, le=1)
+
     def __init__(self, sim, params: dict) -> None:
         super().__init__(sim, params)
-        self.w = self.check_params(params)
-
-    @staticmethod
-    def check_params(params: dict) -> float:
-        """The GPU-utilisation weight, checked (also at the boundary: knobs.check_knob_values)."""
-        w = params.get("mu_util_weight", 0.5)
-        if isinstance(w, bool) or not isinstance(w, (int, float)) or not 0.0 <= w <= 1.0:
-            raise ScenarioError("strategy.params.mu_util_weight", f"must be a number in [0, 1], got {w!r}")
-        return float(w)
+        self.w = self.Params.read(params).mu_util_weight
 
     def choose(self, ep):
-        t = self.sim.now
-        return min(ep.serving, key=lambda i: (gpu_memory_score(self.sim, i, t, self.w), i.iid))
+        t = self.view.now
+        return min(ep.serving, key=lambda i: (gpu_memory_score(self.view, i, t, self.w), i.iid))
 
 
 @register(PolicyKind.AUTOSCALER, "llumnix")
@@ -110,13 +106,22 @@ class LlumnixScaler(Autoscaler):
     ``scale_down_above`` (60), within the endpoint's min/max, one instance at a time."""
     stream_safe = True
 
+    class Params(PolicyParams):
+        interval_s: float = knob(10.0, "period of the scaling decision (s)", gt=0)
+        scale_up_below: float = knob(10.0, "add an instance when the average freeness (blocks per request) is "
+                                           "below this")
+        scale_down_above: float = knob(60.0, "remove an instance when the average freeness is above this")
+        block_tokens: int = knob(BLOCK_TOKENS, "tokens per KV block (freeness is counted in blocks)", ge=1)
+        donate_to_spot: bool = knob(True, "a removed instance joins the region's spot pool (else its VM is freed)")
+
     def __init__(self, params, rng):
         super().__init__(params, rng)
-        self.tick_s = float(self.params.get("interval_s", 10.0))
-        self.up = float(self.params.get("scale_up_below", 10.0))
-        self.down = float(self.params.get("scale_down_above", 60.0))
-        self.block = int(self.params.get("block_tokens", BLOCK_TOKENS))
-        self.donate = bool(self.params.get("donate_to_spot", True))
+        k = self.knobs
+        self.tick_s = k.interval_s
+        self.up = k.scale_up_below
+        self.down = k.scale_down_above
+        self.block = k.block_tokens
+        self.donate = k.donate_to_spot
         self.decisions: list = []  # (t, endpoint, average freeness, action) for tests and reports
 
     def queued_tokens(self, sim, inst) -> float:
@@ -154,10 +159,10 @@ class StaticN(Autoscaler):
     """A fixed fleet of ``instances`` (N) per endpoint, whatever the scenario's initial counts say."""
     stream_safe = True
 
+    class Params(PolicyParams):
+        instances: int = knob(..., "instances per endpoint (required)", ge=1)
+
     def prepare_fleet(self, fleet, workload):
-        n = int(self.params.get("instances", 0))
-        if n < 1:
-            from simulations.engine.config import ScenarioError
-            raise ScenarioError("strategy.params.instances", "static-n needs instances >= 1")
+        n = self.knobs.instances
         return fleet.with_endpoints([replace(ep, initial=n, min_instances=n, max_instances=max(n, ep.max_instances))
                                      for ep in fleet.endpoints])

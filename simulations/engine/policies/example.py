@@ -9,6 +9,7 @@ whenever an instance's running batch changes it caps the instance's batch at ``c
 from __future__ import annotations
 
 from simulations.engine.policies.autoscalers import Autoscaler
+from simulations.engine.policies.params import PolicyParams, knob
 from simulations.engine.policies.registry import PolicyKind, register
 
 
@@ -18,11 +19,16 @@ class KvCapExample(Autoscaler):
     wants_batch_hook = True
     tick_s = 1.0
 
+    class Params(PolicyParams):  # the policy's knobs: types, ranges, defaults, what they do
+        timeout_s: float = knob(30.0, "drop a request held longer than this (s)", gt=0)
+        cap: int = knob(8, "batch cap while the instance's KV is nearly full", ge=1)
+        kv_high: float = knob(0.9, "KV fullness above which the cap applies", gt=0, le=1)
+
     def __init__(self, params, rng):
         super().__init__(params, rng)
-        self.timeout_s = float(self.params.get("timeout_s", 30.0))
-        self.cap = int(self.params.get("cap", 8))
-        self.kv_high = float(self.params.get("kv_high", 0.9))
+        self.timeout_s = self.knobs.timeout_s
+        self.cap = self.knobs.cap
+        self.kv_high = self.knobs.kv_high
         self.held: list[int] = []
 
     def on_arrival(self, sim, rid, now):  # hold every arrival; the tick dispatches or drops it
@@ -32,8 +38,8 @@ class KvCapExample(Autoscaler):
     def on_tick(self, sim, now):
         keep = []
         for rid in self.held:
-            ep = sim.endpoints_for(sim.region_names[sim.req_region[rid]], sim.model_names[sim.req_model[rid]])[0]
-            if now - sim.req_arr[rid] > self.timeout_s:
+            ep = sim.endpoints_for(sim.region_names[sim.region_of(rid)], sim.model_names[sim.model_of(rid)])[0]
+            if now - sim.arrival_s(rid) > self.timeout_s:
                 sim.drop(rid, "queue_timeout")
             elif ep.serving:
                 sim.dispatch(rid, min(ep.serving, key=sim.request_count), now)

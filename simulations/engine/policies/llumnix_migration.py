@@ -27,27 +27,43 @@ source and per destination. Not modelled: priorities, Llumnix's preempted-reques
 from __future__ import annotations
 
 from simulations.engine.policies.baselines import BLOCK_TOKENS, LlumnixScaler, freeness_parts
+from simulations.engine.policies.params import PolicyParams, knob
 from simulations.engine.policies.registry import PolicyKind, register
+
+
+class LiveMigrationParams(PolicyParams):
+    """The migration loop's knobs (also read by llumnix-batch's live migration, chiron/baselines.py)."""
+
+    poll_s: float = knob(0.05, "period of the migration loop (s)", gt=0)
+    migrate_out_threshold: float = knob(3.0, "an instance migrates out when its freeness is below minus this "
+                                             "(blocks per request)")
+    bandwidth_gb_s: float = knob(25.0, "KV copy bandwidth (GB/s)", gt=0)
+    switch_overhead_s: float = knob(0.02, "the request's stall at the switch-over (s)", ge=0)
+    last_stage_max_blocks: int = knob(16, "the last stage copies at most this many blocks", ge=0)
+    max_stages: int = knob(3, "a migration is abandoned after this many stages", ge=1)
+
+
+LLUMNIX_LIVE = set(LiveMigrationParams.model_fields)
 
 
 @register(PolicyKind.AUTOSCALER, "llumnix-migrate")
 class LlumnixMigrate(LlumnixScaler):
     """Llumnix-like average-freeness scaling (``scaling``, default on) + live migration of running requests."""
 
+    class Params(LiveMigrationParams, LlumnixScaler.Params):
+        scaling: bool = knob(True, "false: a static fleet (migration only)")
+
     def __init__(self, params, rng):
         super().__init__(params, rng)
-        p = self.params
-        self.scale_interval_s = float(p.get("interval_s", 10.0))
-        self.scaling = bool(p.get("scaling", True))
-        self.tick_s = float(p.get("poll_s", 0.05))
-        self.threshold = float(p.get("migrate_out_threshold", 3.0))
-        self.bandwidth = float(p.get("bandwidth_gb_s", 25.0))
-        self.overhead = float(p.get("switch_overhead_s", 0.02))
-        self.last_stage = int(p.get("last_stage_max_blocks", 16)) * self.block
-        self.max_stages = int(p.get("max_stages", 3))
-        if not self.bandwidth > 0 or self.tick_s <= 0:
-            from simulations.engine.config import ScenarioError
-            raise ScenarioError("strategy.params", "llumnix-migrate needs bandwidth_gb_s > 0 and poll_s > 0")
+        k = self.knobs
+        self.scale_interval_s = k.interval_s
+        self.scaling = k.scaling
+        self.tick_s = k.poll_s
+        self.threshold = k.migrate_out_threshold
+        self.bandwidth = k.bandwidth_gb_s
+        self.overhead = k.switch_overhead_s
+        self.last_stage = k.last_stage_max_blocks * self.block
+        self.max_stages = k.max_stages
         self.next_scale = 0.0
         self.flights: dict = {}  # rid -> [src, dst, stage end time, stage, tokens at stage start]
         self.stats = {"started": 0, "migrated": 0, "abandoned": 0}

@@ -32,12 +32,14 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from typing import Literal
 
 import numpy as np
 
 from simulations.engine.config import TIER_INDEX
-from simulations.engine.policies.autoscalers import Autoscaler, ScaleLock
-from simulations.engine.policies.niw_queue import NIWQueueManager
+from simulations.engine.policies.autoscalers import Autoscaler, ScaleLock, ScaleLockParams
+from simulations.engine.policies.niw_queue import NIWQueueManager, NIWQueueParams
+from simulations.engine.policies.params import knob
 from simulations.engine.policies.registry import PolicyKind, register
 
 NIW = TIER_INDEX["NIW"]
@@ -54,62 +56,92 @@ def binned_tps(arrival_s: np.ndarray, tokens: np.ndarray, start: float, end: flo
     return np.bincount(idx, weights=tokens[lo:hi].astype(np.float64), minlength=nb) / resolution_s
 
 
+class LongTermParams(NIWQueueParams, ScaleLockParams):
+    decision_period_s: float = knob(3600.0, "period of the forecast + ILP decision (s)", gt=0)
+    resolution_s: int = knob(300, "forecast bin (s)", ge=1)
+    forecast_method: str = knob("arima", "forecasting method (forecasts.core)")
+    refit_every_s: int = knob(86400, "refit the forecaster every this many seconds", ge=1)
+    min_history_s: float = knob(3600.0, "history needed before the first decision (s)", ge=0)
+    beta_fraction: float = knob(0.10, "NIW capacity reserved, as a fraction of the NIW input TPS", ge=0)
+    beta_basis: Literal["arrived", "released"] = knob(
+        "arrived", "beta on the NIW that arrived in the past hour, or that the queue manager released to each "
+                   "endpoint")
+    epsilon: float = knob(1.0, "ILP scale-change cost weight", ge=0)
+    forecast_value: Literal["mean", "upper"] = knob("mean", "plan on the forecast's mean or its upper bound")
+    scale_out_above: float = knob(0.70, "LT-U / LT-UA: move towards the target above this utilisation", ge=0)
+    scale_in_below: float = knob(0.30, "LT-U / LT-UA: move towards the target below this utilisation", ge=0)
+    cooldown_s: float = knob(15.0, "wait between two scaling actions of an endpoint (s)", ge=0)
+    gate_scale_in: bool = knob(True, "false: a lower hourly target is applied at the decision (authors' code)")
+    beyond_target_above: float | None = knob(None, "scale past the target whenever utilisation exceeds this "
+                                                   "(none: never)", ge=0)
+    ua_gate_util: bool = knob(True, "LT-UA's ratio rule only when utilisation crosses the thresholds")
+    ua_scale_in: bool = knob(True, "LT-UA's ratio rule may scale in")
+    forecast_mode: Literal["ahead", "hindsight"] = knob(
+        "ahead", "'ahead': forecast from the past; 'hindsight': the coming hour's actual IW TPS (an oracle)")
+    hindsight_window_s: list[float] | None = knob(
+        None, "[from, to] seconds after the decision over which the hindsight oracle takes the max (default the "
+              "whole period)", min_length=2, max_length=2)
+    ua_window_s: float = knob(1200.0, "LT-UA: the last seconds of the hour when the ratio rule applies", ge=0)
+    ua_up_ratio: float = knob(5.0, "LT-UA: go beyond the target when traffic is this many times the forecast", gt=0)
+    ua_down_ratio: float = knob(0.5, "LT-UA: go below the target when traffic is this fraction of the forecast",
+                                ge=0)
+    observe_window_s: float = knob(60.0, "trailing window of the observed IW input TPS (s)", gt=0)
+    ilp_time_limit_s: float = knob(10.0, "time limit of each ILP solve (s)", gt=0)
+    history_tps: dict[str, list[float]] | None = knob(
+        None, "'region|model' -> input TPS per bin before t=0 (a first decision at t=0)")
+    niw_queue: bool = knob(True, "hold NIW requests in the queue manager")
+    tick_s: float = knob(60.0, "control tick without the queue manager (s)", gt=0)
+
+
 class LongTerm(Autoscaler):
     mode = "immediate"
     wants_request_hook = True
+    Params = LongTermParams
 
     def __init__(self, params, rng):
         super().__init__(params, rng)
         p = self.params
-        self.period = float(p.get("decision_period_s", 3600.0))
-        self.resolution = int(p.get("resolution_s", 300))
-        self.method = str(p.get("forecast_method", "arima"))
-        self.refit_every_s = int(p.get("refit_every_s", 86400))
-        self.min_history_s = float(p.get("min_history_s", 3600.0))
-        self.beta_fraction = float(p.get("beta_fraction", 0.10))
-        # issue 19: beta on the NIW that "arrived" in the past hour (default; the paper's text and the authors'
-        # code) or on the NIW the queue manager "released" to each endpoint (what the fleet actually took on)
-        self.beta_basis = str(p.get("beta_basis", "arrived"))
-        if self.beta_basis not in ("arrived", "released"):
-            from simulations.engine.config import ScenarioError
-
-            raise ScenarioError("strategy.params.beta_basis", "must be 'arrived' or 'released'")
-        self.epsilon = float(p.get("epsilon", 1.0))
-        self.use_upper = str(p.get("forecast_value", "mean")) == "upper"
-        self.hi = float(p.get("scale_out_above", 0.70))
-        self.lo = float(p.get("scale_in_below", 0.30))
-        self.cooldown = float(p.get("cooldown_s", 15.0))
-        self.lock = ScaleLock(p, self.cooldown)
-        # issue 19 variants (defaults = the paper's text): scale-in gated by utilisation (False: apply a lower
-        # target at the decision, as the authors' code does), scale past the target above this utilisation (None:
-        # never), LT-UA's ratio rule gated by utilisation / allowed to scale in
-        self.gate_scale_in = bool(p.get("gate_scale_in", True))
-        above = p.get("beyond_target_above")
-        self.beyond_above = None if above is None else float(above)
-        self.ua_gate_util = bool(p.get("ua_gate_util", True))
-        self.ua_scale_in = bool(p.get("ua_scale_in", True))
+        k = self.knobs
+        self.period = k.decision_period_s
+        self.resolution = k.resolution_s
+        self.method = k.forecast_method
+        self.refit_every_s = k.refit_every_s
+        self.min_history_s = k.min_history_s
+        self.beta_fraction = k.beta_fraction
+        # beta on the NIW that "arrived" in the past hour (default; the paper's text and the authors' code) or on
+        # the NIW the queue manager "released" to each endpoint (what the fleet actually took on)
+        self.beta_basis = k.beta_basis
+        self.epsilon = k.epsilon
+        self.use_upper = k.forecast_value == "upper"
+        self.hi = k.scale_out_above
+        self.lo = k.scale_in_below
+        self.cooldown = k.cooldown_s
+        self.lock = ScaleLock(k, self.cooldown)
+        # variants (defaults = the paper's text): scale-in gated by utilisation (False: apply a lower target at the
+        # decision, as the authors' code does), scale past the target above this utilisation (None: never), LT-UA's
+        # ratio rule gated by utilisation / allowed to scale in
+        self.gate_scale_in = k.gate_scale_in
+        self.beyond_above = k.beyond_target_above
+        self.ua_gate_util = k.ua_gate_util
+        self.ua_scale_in = k.ua_scale_in
         # forecast_mode "ahead" (default): forecast from the past only; "hindsight": the coming hour's actual IW
         # input TPS (an oracle, as the authors' in-sample one-step ARIMA nearly is), its max over
         # hindsight_window_s (seconds after the decision, default the whole period) in every bin
-        self.forecast_mode = str(p.get("forecast_mode", "ahead"))
-        if self.forecast_mode not in ("ahead", "hindsight"):
-            from simulations.engine.config import ScenarioError
-
-            raise ScenarioError("strategy.params.forecast_mode", "must be 'ahead' or 'hindsight'")
-        win = p.get("hindsight_window_s") or [0.0, self.period]
+        self.forecast_mode = k.forecast_mode
+        win = k.hindsight_window_s or [0.0, self.period]
         self.hindsight_window = (float(win[0]), float(win[1]))
         self._oracle = None
-        self.ua_window = float(p.get("ua_window_s", 1200.0))
-        self.ua_up = float(p.get("ua_up_ratio", 5.0))
-        self.ua_down = float(p.get("ua_down_ratio", 0.5))
-        self.observe_window = float(p.get("observe_window_s", 60.0))
-        self.time_limit = float(p.get("ilp_time_limit_s", 10.0))
-        self.history = p.get("history_tps") or {}  # "region|model" -> list of bin TPS (bins before t=0)
-        self.queue = NIWQueueManager(p) if p.get("niw_queue", True) else None
+        self.ua_window = k.ua_window_s
+        self.ua_up = k.ua_up_ratio
+        self.ua_down = k.ua_down_ratio
+        self.observe_window = k.observe_window_s
+        self.time_limit = k.ilp_time_limit_s
+        self.history = dict(k.history_tps or {})  # "region|model" -> list of bin TPS (bins before t=0)
+        self.queue = NIWQueueManager(p) if k.niw_queue else None
         if self.queue is not None:
             self.queue.track_released = self.beta_basis == "released"
         self.wants_arrival_hook = self.queue is not None
-        self.tick_s = self.queue.period_s if self.queue else float(p.get("tick_s", 60.0))
+        self.tick_s = self.queue.period_s if self.queue else k.tick_s
         self.next_decision = 0.0
         self.forecasters: dict = {}
         self.fed_until = 0.0
@@ -165,12 +197,12 @@ class LongTerm(Autoscaler):
     def on_request(self, sim, ep, now, rid):
         if self.queue is not None:
             self.queue.note_request(sim, ep, rid, now)
-        if sim.req_tier[rid] != NIW:
+        if sim.tier_of(rid) != NIW:
             q = self.recent.get(ep.eid)
             if q is None:
                 q = self.recent[ep.eid] = deque()
                 self.recent_sum[ep.eid] = 0.0
-            tok = float(sim.req_inp[rid])
+            tok = float(sim.prompt_tokens(rid))
             q.append((now, tok))
             s = self.recent_sum[ep.eid] + tok
             edge = now - self.observe_window
@@ -288,8 +320,8 @@ class LongTerm(Autoscaler):
                 continue
             target = max(ep.min_instances, min(ep.max_instances, plan.target(ep.model, ep.region)))
             self.targets[ep.eid] = target
-            sim.scaling_events.append({
-                "t": now, "endpoint": ep.name, "action": "plan", "hour": hour, "region": ep.region, "model": ep.model,
+            sim.record_scaling(now, ep, "plan", **{
+                "hour": hour, "region": ep.region, "model": ep.model,
                 "forecast_peak_tps": round(max(rho[(ep.model, ep.region)]), 3),
                 "beta_tps": round(self.beta_fraction * niw.get((ep.model, ep.region), 0.0), 3),
                 "current": ep.n_active, "target": target, "status": plan.status,
@@ -310,8 +342,7 @@ class LongTerm(Autoscaler):
         for _ in range(max(0, -diff)):
             if ep.provisioning:  # cancel a pending start first: it serves nothing yet
                 sim.drain(ep.provisioning[-1], now, donate=True)
-                sim.scaling_events.append({"t": now, "endpoint": ep.name, "action": "scale_in", "source": "cancel",
-                                           "delay_s": 0.0})
+                sim.record_scaling(now, ep, "scale_in", source="cancel", delay_s=0.0)
                 continue
             if ep.n_serving <= max(1, ep.min_instances) or sim.scale_in(ep, now, donate=True) is None:
                 break

@@ -27,35 +27,41 @@ tokens it released (``released_tps``): LT's ``beta_basis: "released"`` budgets b
 from __future__ import annotations
 
 from collections import deque
+from typing import Literal
 
 from simulations.engine.config import TIER_INDEX
 from simulations.engine.policies.autoscalers import ReactiveUnified
+from simulations.engine.policies.params import PolicyParams, knob
 from simulations.engine.policies.registry import PolicyKind, register
 
 NIW = TIER_INDEX["NIW"]
 
 
+class NIWQueueParams(PolicyParams):
+    niw_one_below: float = knob(0.60, "release one held NIW request per signal to an endpoint below this "
+                                      "utilisation", ge=0)
+    niw_two_below: float = knob(0.50, "release two below this utilisation", ge=0)
+    niw_escalate_after_s: float = knob(36000.0, "a request held this long goes out at priority 0 (s)", ge=0)
+    niw_signal_period_s: float = knob(1.0, "period of the endpoints' release signals (s)", gt=0)
+    niw_feed: Literal["text", "code"] = knob("text", "'text': the paper (one under 60 %, two under 50 %); 'code': "
+                                                     "the authors' simulator (one at <= 50 %, two at 50-60 %)")
+    niw_escalate: bool = knob(True, "false: no priority 0 and no forced release at niw_escalate_after_s")
+    niw_gate: Literal["kv", "load"] = knob("kv", "'kv': the memory signal; 'load': IW input TPS per serving "
+                                                 "instance as a share of theta_tps")
+    niw_load_window_s: float = knob(60.0, "trailing window of the 'load' gate (s)", gt=0)
+
+
 class NIWQueueManager:
     def __init__(self, params: dict | None = None) -> None:
-        p = dict(params or {})
-        self.one_below = float(p.get("niw_one_below", 0.60))
-        self.two_below = float(p.get("niw_two_below", 0.50))
-        self.escalate_after_s = float(p.get("niw_escalate_after_s", 36000.0))
-        self.period_s = float(p.get("niw_signal_period_s", 1.0))
-        # issue 19: "text" (default, the paper: one under 60 %, two under 50 %) or "code" (the authors' simulator:
-        # one at <= 50 %, two at 50-60 %); escalation off = no priority 0 and no forced release at 10 h
-        self.feed = str(p.get("niw_feed", "text"))
-        if self.feed not in ("text", "code"):
-            from simulations.engine.config import ScenarioError
-
-            raise ScenarioError("strategy.params.niw_feed", "must be 'text' or 'code'")
-        self.escalate = bool(p.get("niw_escalate", True))
-        self.gate = str(p.get("niw_gate", "kv"))
-        if self.gate not in ("kv", "load"):
-            from simulations.engine.config import ScenarioError
-
-            raise ScenarioError("strategy.params.niw_gate", "must be 'kv' or 'load'")
-        self.load_window_s = float(p.get("niw_load_window_s", 60.0))
+        k = NIWQueueParams.read(params)
+        self.one_below = k.niw_one_below
+        self.two_below = k.niw_two_below
+        self.escalate_after_s = k.niw_escalate_after_s
+        self.period_s = k.niw_signal_period_s
+        self.feed = k.niw_feed
+        self.escalate = k.niw_escalate
+        self.gate = k.niw_gate
+        self.load_window_s = k.niw_load_window_s
         self._iw: dict[int, deque] = {}  # eid -> (t, input tokens) of IW requests received (gate "load")
         self._iw_sum: dict[int, float] = {}
         self._rel: dict[int, deque] = {}  # eid -> (t, input tokens) of NIW requests released to it
@@ -70,7 +76,7 @@ class NIWQueueManager:
 
     # ------------------------------------------------------------------ wiring
     def bind(self, sim) -> None:
-        self.sim = sim
+        self.view = sim
         if self.gate == "load":
             missing = [ep.spec.name for ep in sim.endpoints if ep.pool != "iw" and ep.spec.theta_tps <= 0]
             if missing:
@@ -81,13 +87,13 @@ class NIWQueueManager:
 
     def note_request(self, sim, ep, rid: int, t: float) -> None:
         """An IW request reached endpoint ``ep`` (called by the owning autoscaler's ``on_request``)."""
-        if self.gate != "load" or sim.req_tier[rid] == NIW:
+        if self.gate != "load" or sim.tier_of(rid) == NIW:
             return
         q = self._iw.get(ep.eid)
         if q is None:
             q = self._iw[ep.eid] = deque()
             self._iw_sum[ep.eid] = 0.0
-        tok = float(sim.req_inp[rid])
+        tok = float(sim.prompt_tokens(rid))
         q.append((t, tok))
         self._iw_sum[ep.eid] += tok
 
@@ -119,15 +125,15 @@ class NIWQueueManager:
 
     def offer(self, sim, rid: int, t: float) -> bool:
         """Hold an NIW request (True); any other tier is left to the router (False)."""
-        if sim.req_tier[rid] != NIW:
+        if sim.tier_of(rid) != NIW:
             return False
         self.hold(sim, rid, t)
         return True
 
     def hold(self, sim, rid: int, t: float) -> None:
-        q = self.queues.get(sim.req_model[rid])
+        q = self.queues.get(sim.model_of(rid))
         if q is None:
-            q = self.queues[sim.req_model[rid]] = deque()
+            q = self.queues[sim.model_of(rid)] = deque()
         q.append(rid)
         self.held += 1
         if len(q) > self.max_len:
@@ -149,10 +155,9 @@ class NIWQueueManager:
         if now < self._next_signal or not self.waiting:
             return
         self._next_signal = now + self.period_s
-        arr = sim.req_arr
         # deadline-forced release: requests that reached the escalation age go out with priority 0
         for model, q in self.queues.items():
-            while self.escalate and q and now - arr[q[0]] >= self.escalate_after_s:
+            while self.escalate and q and now - sim.arrival_s(q[0]) >= self.escalate_after_s:
                 eps = [ep for ep in sim.endpoints if ep.model_idx == model and ep.pool != "iw" and ep.serving]
                 if not eps:
                     break
@@ -180,14 +185,14 @@ class NIWQueueManager:
                 self.release(sim, q.popleft(), ep, now)
 
     def release(self, sim, rid: int, ep, now: float) -> None:
-        age = now - sim.req_arr[rid]
-        sim.req_prio[rid] = 0 if self.escalate and age >= self.escalate_after_s else 1
+        age = now - sim.arrival_s(rid)
+        sim.set_priority(rid, 0 if self.escalate and age >= self.escalate_after_s else 1)
         self.released += 1
         if self.track_released:
             q = self._rel.get(ep.eid)
             if q is None:
                 q = self._rel[ep.eid] = deque()
-            q.append((now, float(sim.req_inp[rid])))
+            q.append((now, float(sim.prompt_tokens(rid))))
         sim.send(rid, ep, now)  # network delay when ep is outside the request's origin region
 
     def stats(self) -> dict:
@@ -200,11 +205,14 @@ class ReactiveUnifiedWithQueue(ReactiveUnified):
     """SageServe's unified reactive heuristic (70 % / 30 %, 15 s cooldown) with NIW requests held by the
     Queue Manager and released only to endpoints under 60 % / 50 % (paper sections 4 and 7.1)."""
 
+    class Params(NIWQueueParams, ReactiveUnified.Params):
+        pass
+
     def __init__(self, params, rng):
         super().__init__(params, rng)
         self.queue = NIWQueueManager(self.params)
         self.tick_s = min(self.tick_s or self.queue.period_s, self.queue.period_s)
-        self._react_on_tick = bool(self.params.get("tick_s"))
+        self._react_on_tick = bool(self.knobs.tick_s)
 
     wants_arrival_hook = True
 

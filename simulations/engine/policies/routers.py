@@ -6,7 +6,10 @@ Candidates with no serving instance report utilisation 1.0, so they are avoided 
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from simulations.engine.entities import DECODE, decode_iters_done
+from simulations.engine.policies.params import PolicyParams, knob
 from simulations.engine.policies.registry import PolicyKind, register
 
 # "no candidate yet": above any utilisation. A scaling signal that counts KV larger than it is
@@ -17,11 +20,16 @@ NO_UTIL = 1e300
 class RegionRouter:
     stream_safe = True  # routes one request at a time, keeps no request id (window.py)
 
+    class Params(PolicyParams):
+        preference: dict[str, list[str]] | None = knob(
+            None, "per origin region, the regions to try in order (default: the origin first, then the others)")
+
     def __init__(self, sim, params: dict) -> None:
-        self.sim = sim
+        self.view = sim
+        # the strategy's region_threshold (not a knob: the simulator passes it with the params)
         self.threshold = float(params.get("region_threshold", 0.70))
         n = len(sim.region_names)
-        order = params.get("preference") or {}
+        order = self.Params.read(params).preference or {}
         # preference[origin] = region indices in order; default: origin first, then the others by index
         self.preference = []
         for r in range(n):
@@ -50,9 +58,9 @@ class PreferenceThresholdRouter(RegionRouter):
         key = (origin, model, tier)
         lists = self._cache.get(key)
         if lists is None:
-            lists = [eps for r in self.preference[origin] if (eps := self.sim.candidates(r, model, tier))]
+            lists = [eps for r in self.preference[origin] if (eps := self.view.candidates(r, model, tier))]
             self._cache[key] = lists
-        t = self.sim.now
+        t = self.view.now
         thr = self.threshold
         best = None
         best_u = NO_UTIL
@@ -74,7 +82,7 @@ class LocalRouter(RegionRouter):
     """Always the origin region when it hosts the model, else the least utilised region."""
 
     def choose(self, model, origin, tier):
-        eps = self.sim.candidates(origin, model, tier)
+        eps = self.view.candidates(origin, model, tier)
         if eps:
             return eps
         return PreferenceThresholdRouter.choose(self, model, origin, tier)
@@ -87,11 +95,11 @@ class RoundRobinRegionRouter(RegionRouter):
         self.counter = 0
 
     def choose(self, model, origin, tier):
-        n = len(self.sim.region_names)
+        n = len(self.view.region_names)
         for _ in range(n):
             r = self.counter % n
             self.counter += 1
-            eps = self.sim.candidates(r, model, tier)
+            eps = self.view.candidates(r, model, tier)
             if eps:
                 return eps
         return None
@@ -99,9 +107,10 @@ class RoundRobinRegionRouter(RegionRouter):
 
 class EndpointRouter:
     stream_safe = True  # routes one request at a time, keeps no request id (window.py)
+    Params: ClassVar[type[PolicyParams]] = PolicyParams  # no knobs
 
     def __init__(self, sim, params: dict) -> None:
-        self.sim = sim
+        self.view = sim
 
     def choose(self, eps: list):
         raise NotImplementedError
@@ -112,7 +121,7 @@ class LeastUtilisedEndpoint(EndpointRouter):
     def choose(self, eps):
         if len(eps) == 1:
             return eps[0]
-        t = self.sim.now
+        t = self.view.now
         return min(eps, key=lambda ep: ep.util_at(t))
 
 
@@ -129,9 +138,10 @@ class RoundRobinEndpoint(EndpointRouter):
 
 class InstanceRouter:
     stream_safe = True  # routes one request at a time, keeps no request id (window.py)
+    Params: ClassVar[type[PolicyParams]] = PolicyParams  # no knobs
 
     def __init__(self, sim, params: dict) -> None:
-        self.sim = sim
+        self.view = sim
 
     def choose(self, ep):
         raise NotImplementedError
@@ -154,8 +164,8 @@ class JoinShortestQueueTokens(InstanceRouter):
         if len(serving) == 1:
             return serving[0]
         if ep.ix is not None:  # the endpoint's JSQ heap (fleetindex.py): the same choice as the scan below
-            return ep.ix.jsq(self.sim.now)[0]
-        t = self.sim.now
+            return ep.ix.jsq(self.view.now)[0]
+        t = self.view.now
         best = None
         best_w = None
         for inst in serving:

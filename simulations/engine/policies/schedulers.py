@@ -10,14 +10,22 @@ from that sorted list, so admitting a few requests from a long queue costs a few
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from typing import ClassVar
 
+from simulations.engine.policies.params import PolicyParams, knob
 from simulations.engine.policies.registry import PolicyKind, register
 
 PRIO_SHIFT = 1e13  # keys are < 1e13 s; priority-1 requests sort after every priority-0 one
 TIER_SHIFT = 1e11
 
 
+class SchedulerParams(PolicyParams):
+    # ``strategy.scheduler_params`` is shared by whichever scheduler is chosen: a scheduler ignores the others' knobs
+    refuse_unknown: ClassVar[bool] = False
+
+
 class Scheduler:
+    Params: ClassVar[type[PolicyParams]] = SchedulerParams  # the scheduler's knobs (strategy.scheduler_params)
     dynamic = False
     stream_safe = True  # orders waiting entries, keeps no request id (window.py)
 
@@ -68,10 +76,15 @@ class DPA(Scheduler):
 
     dynamic = True
 
+    class Params(SchedulerParams):
+        tau_n: float = knob(5.0, "a deadline expired more than this long ago is severely expired (s)", ge=0)
+        tau_p: float = knob(0.5, "a deadline within this many seconds is urgent (s)", ge=0)
+
     def __init__(self, params, ttft_slo):
         super().__init__(params, ttft_slo)
-        self.tau_n = float(params.get("tau_n", 5.0))
-        self.tau_p = float(params.get("tau_p", 0.5))
+        k = self.Params.read(params)
+        self.tau_n = k.tau_n
+        self.tau_p = k.tau_p
 
     def key(self, arrival, tier, prio):
         return prio * PRIO_SHIFT + arrival + self.ttft_slo[tier]  # = absolute deadline
@@ -103,14 +116,13 @@ class DPA(Scheduler):
         (0 <= d <= tau_p: IW-F, then the rest), non-urgent (IW-F, then the rest), recently expired
         (-tau_n <= d < 0). Yields lazily: admission stops at the first request that does not fit, so usually
         only the head of the first non-empty bucket is looked at."""
-        tiers = sim.req_tier
         for lo, i1, i2, i3, hi, _shift in self._boundaries(entries, now):
             yield from entries[lo:i1]
             for a, b in ((i2, i3), (i3, hi)):
                 for want_iwf in (True, False):
                     for k in range(a, b):
                         e = entries[k]
-                        if (tiers[e[2]] == 0) == want_iwf:
+                        if (sim.tier_of(e[2]) == 0) == want_iwf:
                             yield e
             yield from entries[i1:i2]
 

@@ -23,14 +23,15 @@ attainment, then the fewest GPU-hours (tests/benchmarks/reproduce_chiron.py).
 
 from __future__ import annotations
 
-from simulations.engine.knobs import LLUMNIX_LIVE
+from typing import Literal
+
 from simulations.engine.policies.baselines import BLOCK_TOKENS, LlumnixScaler, freeness_parts
-from simulations.engine.policies.llumnix_migration import LlumnixMigrate
+from simulations.engine.policies.llumnix_migration import LLUMNIX_LIVE, LiveMigrationParams, LlumnixMigrate
+from simulations.engine.policies.params import knob
 from simulations.engine.policies.registry import PolicyKind, register
 from simulations.engine.policies.routers import InstanceRouter
 
-MIGRATIONS = ("live", "queued", "none")
-# the knobs of the live-migration loop (knobs.KNOBS["LlumnixMigrate"] without ``scaling``) and Llumnix's block size
+# the knobs of the live-migration loop (LlumnixMigrate's without ``scaling``) and Llumnix's block size
 LIVE_KNOBS = (*sorted(LLUMNIX_LIVE), "block_tokens")
 
 
@@ -44,7 +45,7 @@ class MeanPrompt:
     def __call__(self, sim) -> float:
         k = sim.n_arrived
         if k > self._k:
-            self._sum += float(sim.workload.input_tokens[self._k:k].sum())
+            self._sum += float(sim.observed()["input_tokens"][self._k:k].sum())
             self._k = k
         return self._sum / self._k if self._k else 0.0
 
@@ -69,17 +70,24 @@ class ApproxLiveMigration(LlumnixMigrate):
 
 @register(PolicyKind.AUTOSCALER, "llumnix-batch")
 class LlumnixBatch(LlumnixScaler):
+    class Params(LiveMigrationParams, LlumnixScaler.Params):
+        max_batch: int | None = knob(None, "a static max batch size on every instance (none or 0: the "
+                                           "deployment's)", ge=0)
+        migration: Literal["live", "queued", "none"] | None = knob(
+            None, "'live': Llumnix's live migration of running requests (default); 'queued': waiting queues "
+                  "rebalanced every 10 s; 'none'")
+        migrate: bool = knob(True, "older spelling: true = migration 'queued', false = 'none'")
+        migrate_slack: int = knob(8, "'queued': a waiting queue is brought within this many requests of the mean",
+                                  ge=0)
+        approx_queue: bool = knob(True, "the average freeness estimates queued prompts (queued requests x mean "
+                                        "prompt) instead of summing them")
+
     def __init__(self, params, rng):
         super().__init__(params, rng)
-        mb = self.params.get("max_batch")
-        self.max_batch = int(mb) if mb else None
-        if self.max_batch is not None and self.max_batch < 1:
-            raise ValueError("llumnix-batch: max_batch must be >= 1")
-        legacy = "queued" if self.params.get("migrate", True) else "none"
-        self.migration = self.params.get("migration", "live" if "migrate" not in self.params else legacy)
-        if self.migration not in MIGRATIONS:
-            from simulations.engine.config import ScenarioError
-            raise ScenarioError("strategy.params.migration", f"must be one of {', '.join(MIGRATIONS)}")
+        k = self.knobs
+        self.max_batch = k.max_batch or None
+        legacy = "queued" if k.migrate else "none"
+        self.migration = k.migration or ("live" if "migrate" not in k.model_fields_set else legacy)
         self.live = ApproxLiveMigration(self.params, rng) if self.migration == "live" else None
         self.interval_s = self.tick_s  # the scaler's period (10 s); with live migration the tick is the poll
         self.next_scale = self.interval_s
@@ -122,7 +130,7 @@ class LlumnixBatch(LlumnixScaler):
             return
         total = sum(len(i.waiting) for i in serving)
         target = total / len(serving)
-        slack = int(self.params.get("migrate_slack", 8))
+        slack = self.knobs.migrate_slack
         moved = []
         for inst in serving:
             excess = len(inst.waiting) - int(target) - slack
@@ -145,7 +153,7 @@ class LlumnixBatch(LlumnixScaler):
     def queued_tokens(self, sim, inst):
         """The average freeness reads queued prompts as ``llumnix-approx`` does (queued requests x mean prompt so
         far) when ``approx_queue`` (default true), else their exact sum."""
-        if not self.params.get("approx_queue", True):
+        if not self.knobs.approx_queue:
             return super().queued_tokens(sim, inst)
         return approx_queued_tokens(inst, self.mean_prompt(sim))
 
@@ -162,7 +170,7 @@ class LlumnixDispatchApprox(InstanceRouter):
         self._mean_prompt = MeanPrompt()
 
     def choose(self, ep):
-        sim = self.sim
+        sim = self.view
         t = sim.now
         mean = self._mean_prompt(sim)
 

@@ -88,7 +88,7 @@ class BatchScaling:
         return load_s + rest / (theta + extra * r_new)
 
     def _batch_tick(self, sim, ep, now):
-        obs_in = sim.workload.input_tokens[: sim.n_arrived]
+        obs_in = sim.observed(now)["input_tokens"]
         if len(obs_in):
             self._mean_prompt = float(obs_in[-min(len(obs_in), 5000):].mean())
         batch_insts = [i for i in ep.serving if i.kind == BATCH]
@@ -96,8 +96,7 @@ class BatchScaling:
             idle = [i for i in batch_insts if sim.request_count(i) == 0 and self._state(i)["nb"] <= 0]
             for inst in idle:
                 sim.drain(inst, now, donate=True)
-                sim.scaling_events.append({"t": now, "endpoint": ep.name, "action": "scale_in",
-                                           "source": "spot", "delay_s": 0.0})
+                sim.record_scaling(now, ep, "scale_in", source="spot", delay_s=0.0)
             if idle:
                 self.events.append((now, "remove", BATCH, len(idle), "idle"))
             return

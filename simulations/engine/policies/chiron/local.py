@@ -32,20 +32,33 @@ from __future__ import annotations
 
 import math
 
+from simulations.engine.policies.params import PolicyParams, knob
+
 SAT, T0, IT0, TOK, ITL_SLO, LAST_T, LAST_IT, LAST_B, PREV_THR, LAST_UP, LIMIT = range(11)
+
+
+class LocalParams(PolicyParams):
+    alpha: float = knob(0.5, "Algorithm 1's multiplicative step of the batch size", gt=0)
+    window_s: float = knob(1.0, "measurement window of the local autoscaler (s)", gt=0)
+    min_batch: int = knob(1, "smallest batch size the local autoscaler sets", ge=1)
+    max_batch: int = knob(4096, "largest batch size the local autoscaler sets", ge=1)
+    local: bool = knob(True, "false: no local autoscaler (a static batch size, ablation)")
+    static_batch: int | None = knob(None, "with local false: the fixed batch size (none: the deployment's)", ge=1)
+    log_local_steps: bool = knob(False, "record every local step (for reports)")
 
 
 class LocalAutoscaler:
     """Algorithm 1 over the instances of one policy (state kept in ``inst.policy_state['local']``)."""
 
     def __init__(self, params: dict) -> None:
-        self.alpha = float(params.get("alpha", 0.5))
-        self.window_s = float(params.get("window_s", 1.0))
-        self.min_batch = int(params.get("min_batch", 1))
-        self.max_batch = int(params.get("max_batch", 4096))
-        self.enabled = bool(params.get("local", True))
-        self.static_batch = params.get("static_batch")  # ablation: a fixed limit (None = the deployment's)
-        self.log_steps = bool(params.get("log_local_steps", False))
+        k = LocalParams.read(params)
+        self.alpha = k.alpha
+        self.window_s = k.window_s
+        self.min_batch = k.min_batch
+        self.max_batch = k.max_batch
+        self.enabled = k.local
+        self.static_batch = k.static_batch  # ablation: a fixed limit (None = the deployment's)
+        self.log_steps = k.log_local_steps
         self.steps: list = []  # (t, iid, kind, limit, lbp, tbp, itl, throughput) when log_local_steps
 
     def initial_limit(self, inst) -> int:

@@ -42,13 +42,15 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from typing import Literal
 
 from simulations.engine.config import TIER_INDEX
 from simulations.engine.entities import SERVING
 from simulations.engine.policies.autoscalers import Autoscaler
 from simulations.engine.policies.chiron.batch_scaling import BATCH, INTERACTIVE, MIXED, BatchScaling
-from simulations.engine.policies.chiron.local import LocalAutoscaler
+from simulations.engine.policies.chiron.local import LocalAutoscaler, LocalParams
 from simulations.engine.policies.chiron.queue import GlobalQueue, OutputStats
+from simulations.engine.policies.params import knob
 from simulations.engine.policies.registry import PolicyKind, register
 
 NIW = TIER_INDEX["NIW"]
@@ -65,29 +67,52 @@ class Chiron(BatchScaling, Autoscaler):
     wants_batch_hook = True
     wants_completion_hook = True
 
+    class Params(LocalParams):
+        theta: float = knob(1.0 / 3.0, "IBP threshold of the interactive autoscaler", gt=0, le=1)
+        delta: float = knob(0.1, "hysteresis around theta", ge=0)
+        interactive_tick_s: float = knob(10.0, "period of the interactive autoscaler (s)", gt=0)
+        batch_tick_s: float = knob(10.0, "period of the batch autoscaler (s)", gt=0)
+        local_queue: int = knob(4, "requests kept in an instance's local queue", ge=0)
+        prefill_budget: int = knob(2048, "prompt tokens dispatched to an instance per pump", ge=1)
+        z: float = knob(0.0, "z-score of the waiting-time estimate (0: its mean)")
+        kv_room: float = knob(0.95, "share of an instance's KV the global queue may fill", gt=0, le=1)
+        max_evict_per_change: int = knob(64, "batch requests evicted per batch change at most", ge=0)
+        global_: Literal["chiron", "utilisation"] = knob(
+            "chiron", "'chiron': the global queue; 'utilisation': a utilisation autoscaler (ablation)", alias="global")
+        scale_out_above: float = knob(0.7, "'utilisation' ablation: scale out above this utilisation", ge=0)
+        scale_in_below: float = knob(0.3, "'utilisation' ablation: scale in below this utilisation", ge=0)
+        record_estimates: bool = knob(False, "record the waiting-time estimates (for reports)")
+        interactive_autoscaler: bool = knob(True, "false: a fixed interactive / mixed fleet")
+        batch_autoscaler: bool = knob(True, "false: no batch instances (estimator studies)")
+        k_groups: int = knob(3, "request groups of the global queue", ge=1)
+        theta_window_s: float = knob(60.0, "window of the measured batch throughput (s)", gt=0)
+        measure_first_s: float = knob(900.0, "wait for a measured throughput while every deadline is further than "
+                                             "this (s); 0: act on the prior at once", ge=0)
+        theta_from: Literal["generated", "completed"] = knob(
+            "completed", "measure throughput from tokens of completed batch requests or tokens generated")
+
     def __init__(self, params, rng):
         super().__init__(params, rng)
         p = self.params
-        self.theta = float(p.get("theta", 1.0 / 3.0))
-        self.delta = float(p.get("delta", 0.1))
-        self.int_tick = float(p.get("interactive_tick_s", 10.0))
-        self.batch_tick = float(p.get("batch_tick_s", 10.0))
+        k = self.knobs
+        self.theta = k.theta
+        self.delta = k.delta
+        self.int_tick = k.interactive_tick_s
+        self.batch_tick = k.batch_tick_s
         self.tick_s = min(self.int_tick, self.batch_tick)
-        self.local_queue = int(p.get("local_queue", 4))
-        self.prefill_budget = int(p.get("prefill_budget", 2048))
-        self.z = float(p.get("z", 0.0))
-        self.kv_room = float(p.get("kv_room", 0.95))
-        self.max_evict_per_change = int(p.get("max_evict_per_change", 64))
-        self.global_mode = str(p.get("global", "chiron"))
-        if self.global_mode not in ("chiron", "utilisation"):
-            raise ValueError(f"chiron: global must be 'chiron' or 'utilisation', got {self.global_mode!r}")
-        self.util_hi = float(p.get("scale_out_above", 0.7))
-        self.util_lo = float(p.get("scale_in_below", 0.3))
-        self.record_estimates = bool(p.get("record_estimates", False))
-        self.scale_interactive = bool(p.get("interactive_autoscaler", True))  # off: fixed interactive/mixed fleet
-        self.scale_batch = bool(p.get("batch_autoscaler", True))  # off: no batch instances (estimator studies)
+        self.local_queue = k.local_queue
+        self.prefill_budget = k.prefill_budget
+        self.z = k.z
+        self.kv_room = k.kv_room
+        self.max_evict_per_change = k.max_evict_per_change
+        self.global_mode = k.global_
+        self.util_hi = k.scale_out_above
+        self.util_lo = k.scale_in_below
+        self.record_estimates = k.record_estimates
+        self.scale_interactive = k.interactive_autoscaler  # off: fixed interactive/mixed fleet
+        self.scale_batch = k.batch_autoscaler  # off: no batch instances (estimator studies)
         self.local = LocalAutoscaler(p)
-        self.queue = GlobalQueue(int(p.get("k_groups", 3)))
+        self.queue = GlobalQueue(k.k_groups)
         self.out_stats = OutputStats()
         self.home: dict = {}  # rid -> instance whose host memory holds its swapped KV
         self.evicting: dict = {}  # rid -> instance, evictions asked for and not yet applied
@@ -95,15 +120,13 @@ class Chiron(BatchScaling, Autoscaler):
         self.events: list = []  # (t, action, kind, n, detail) for reports
         self.estimates: list = []  # (t, rid, ahead, mean, std) when record_estimates
         self.dispatched_at: dict = {}  # rid -> first time it left the global queue (record_estimates)
-        self.theta_window_s = float(p.get("theta_window_s", 60.0))
+        self.theta_window_s = k.theta_window_s
         # Alg. 2 adds batch instances for good (they retire only once the queue is empty), so it waits for a
         # measured Theta while every group's deadline is further than this (s); 0 = act on the prior at once
-        self.measure_first_s = float(p.get("measure_first_s", 900.0))
+        self.measure_first_s = k.measure_first_s
         self._done_tok: deque = deque()  # (t, output tokens) of batch requests completed in the last window
         self._gen_tok: deque = deque()  # (t, batch output tokens generated) per closed local window
-        self.theta_from = str(p.get("theta_from", "completed"))
-        if self.theta_from not in ("generated", "completed"):
-            raise ValueError(f"chiron: theta_from must be 'generated' or 'completed', got {self.theta_from!r}")
+        self.theta_from = k.theta_from
         self._first_batch_t = None  # first time a batch request left the global queue
         self._next_int = 0.0
         self._next_batch = 0.0
@@ -112,17 +135,9 @@ class Chiron(BatchScaling, Autoscaler):
     # ------------------------------------------------------------------ helpers
     def _slo(self, sim, rid):
         """(TTFT SLO, ITL SLO) of a request: its own (workload columns), else its tier's, else the paper's."""
-        w = sim.workload
-        tier = int(w.tier[rid])
-        name = ("IW-F", "IW-N", "NIW")[tier]
-        slo = sim.scenario.slo
-        ttft = slo.ttft_s.get(name, DEFAULT_TTFT[tier])
-        if w.ttft_slo_s is not None and w.ttft_slo_s[rid] == w.ttft_slo_s[rid]:
-            ttft = w.ttft_slo_s[rid]
-        itl = slo.itl_s.get(name, DEFAULT_ITL[tier])
-        if w.tpot_slo_s is not None and w.tpot_slo_s[rid] == w.tpot_slo_s[rid]:
-            itl = w.tpot_slo_s[rid]
-        return float(ttft), float(itl)
+        tier = sim.tier_of(rid)
+        ttft, itl = sim.request_slo(rid)
+        return float(DEFAULT_TTFT[tier] if ttft is None else ttft), float(DEFAULT_ITL[tier] if itl is None else itl)
 
     def _state(self, inst):
         ps = inst.policy_state
@@ -176,7 +191,7 @@ class Chiron(BatchScaling, Autoscaler):
 
     # ------------------------------------------------------------------ arrivals and routing
     def on_arrival(self, sim, rid, now):
-        ep = sim.endpoints_for(sim.region_names[sim.req_region[rid]], sim.model_names[sim.req_model[rid]])
+        ep = sim.endpoints_for(sim.region_names[sim.region_of(rid)], sim.model_names[sim.model_of(rid)])
         ep = ep[0] if ep else self._ep
         if self.global_mode == "utilisation":
             if not ep.serving:
@@ -184,15 +199,15 @@ class Chiron(BatchScaling, Autoscaler):
             inst = min(ep.serving, key=lambda i: (sim.request_count(i), i.iid))
             self._dispatch(sim, inst, rid, now)
             return True
-        if int(sim.workload.tier[rid]) != NIW:
+        if sim.tier_of(rid) != NIW:
             return self._route_interactive(sim, ep, rid, now)
         ttft, _ = self._slo(sim, rid)
-        self.queue.push(rid, float(sim.req_arr[rid]), ttft)
+        self.queue.push(rid, sim.arrival_s(rid), ttft)
         self._pump_all(sim, now)
         return True
 
     def _route_interactive(self, sim, ep, rid, now):
-        prompt = int(sim.workload.input_tokens[rid])
+        prompt = sim.prompt_tokens(rid)
         ints = [i for i in ep.serving if i.kind == INTERACTIVE]
         mixed = [i for i in ep.serving if i.kind == MIXED]
         for group in (ints, mixed):
@@ -221,13 +236,13 @@ class Chiron(BatchScaling, Autoscaler):
 
     def _dispatch(self, sim, inst, rid, now):
         st = self._state(inst)
-        if int(sim.workload.tier[rid]) == NIW:
+        if sim.tier_of(rid) == NIW:
             st["nb"] += 1
         else:
             st["ni"] += 1
         _, itl = self._slo(sim, rid)
         st["itl"][itl] = st["itl"].get(itl, 0) + 1
-        if self._first_batch_t is None and int(sim.workload.tier[rid]) == NIW:
+        if self._first_batch_t is None and sim.tier_of(rid) == NIW:
             self._first_batch_t = now
         if self.record_estimates and rid not in self.dispatched_at:
             self.dispatched_at[rid] = now
@@ -244,18 +259,16 @@ class Chiron(BatchScaling, Autoscaler):
             return 0
         free = inst.cap * self.kv_room - sim.kv_used(inst, now) - sim.queued_prompt_tokens(inst)
         n = 0
-        tier = sim.workload.tier
-        w = sim.workload
         for rid in reversed(list(inst.running)):
             if n >= at_least and free >= need_kv:
                 break
             if n >= self.max_evict_per_change:
                 break
-            if int(tier[rid]) != NIW or rid in self.evicting:
+            if sim.tier_of(rid) != NIW or rid in self.evicting:
                 continue
             sim.evict(inst, rid, "swap", now)
             self.evicting[rid] = inst
-            free += int(w.input_tokens[rid]) + sim.tokens_generated(rid, now)
+            free += sim.prompt_tokens(rid) + sim.tokens_generated(rid, now)
             n += 1
         if n:
             pend = sum(1 for i in self.evicting.values() if i is inst)
@@ -266,7 +279,7 @@ class Chiron(BatchScaling, Autoscaler):
     # ------------------------------------------------------------------ hooks
     def on_complete(self, sim, inst, rid, now):
         st = self._state(inst)
-        if int(sim.workload.tier[rid]) == NIW:
+        if sim.tier_of(rid) == NIW:
             st["nb"] -= 1
         else:
             st["ni"] -= 1
@@ -276,9 +289,9 @@ class Chiron(BatchScaling, Autoscaler):
             st["itl"][itl] = c
         else:
             st["itl"].pop(itl, None)
-        self.out_stats.add(float(sim.workload.output_tokens[rid]))
-        if int(sim.workload.tier[rid]) == NIW and self.theta_from == "completed":
-            self._done_tok.append((now, float(sim.workload.output_tokens[rid])))
+        self.out_stats.add(float(sim.output_tokens(rid)))
+        if sim.tier_of(rid) == NIW and self.theta_from == "completed":
+            self._done_tok.append((now, float(sim.output_tokens(rid))))
 
     def on_batch_change(self, sim, inst, now):
         st = self._state(inst)
@@ -331,7 +344,7 @@ class Chiron(BatchScaling, Autoscaler):
                 st["itl"].pop(itl, None)
             self.home[rid] = inst
             ttft, _ = self._slo(sim, rid)
-            self.queue.push(rid, float(sim.req_arr[rid]), ttft, front=True)
+            self.queue.push(rid, sim.arrival_s(rid), ttft, front=True)
 
     def _pump(self, sim, inst, now):
         """Fill ``inst`` (batch or mixed) from the global queue while it has room, paced: at most
@@ -345,10 +358,9 @@ class Chiron(BatchScaling, Autoscaler):
             return
         st["pump_it"] = inst.it
         tokens = 0
-        inp = sim.workload.input_tokens
         while len(self.queue) and tokens < self.prefill_budget and self._room(sim, inst, now):
             rid, _, _ = self.queue.pop()
-            tokens += int(inp[rid])
+            tokens += sim.prompt_tokens(rid)
             self._dispatch(sim, inst, rid, now)
 
     def _pump_all(self, sim, now):
@@ -409,8 +421,7 @@ class Chiron(BatchScaling, Autoscaler):
                 if len(ep.serving) <= max(1, ep.min_instances or 1):
                     break
                 sim.drain(inst, now, donate=True)
-                sim.scaling_events.append({"t": now, "endpoint": ep.name, "action": "scale_in",
-                                           "source": "spot", "delay_s": 0.0})
+                sim.record_scaling(now, ep, "scale_in", source="spot", delay_s=0.0)
                 removed += 1
             if removed:
                 self.events.append((now, "remove", "interactive/mixed", removed, f"IBP {ibp:.2f}"))

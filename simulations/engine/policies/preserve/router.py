@@ -26,26 +26,39 @@ from collections import deque
 
 import numpy as np
 
+from simulations.engine.policies.params import PolicyParams, knob
 from simulations.engine.policies.preserve.anticipator import EXTENSION, HORIZON, Projection
 
 T_MEM = 0.8
 BETA = 1.0
 
 
+class LoadAwareParams(PolicyParams):
+    beta: float = knob(BETA, "weight of the projected decode load against the current one", ge=0)
+    t_mem: float = knob(T_MEM, "projected KV use above which an instance is potentially overloaded", gt=0)
+    horizon: int = knob(HORIZON, "iterations the load anticipator projects ahead", ge=1)
+    extension: float = knob(EXTENSION, "late-finish extension of the predicted decode length", ge=0)
+    hold_capacity: int = knob(256, "requests the router may hold while every instance is overloaded", ge=0)
+    hold: bool = knob(True, "hold requests while every instance is overloaded (false: route anyway)")
+    queued_decode: bool = knob(False, "the current decode load also counts queued requests' predicted decode")
+    projection_cache: bool = knob(True, "keep each instance's projection incrementally (false: recompute)")
+
+
 class LoadAwareRouter:
     def __init__(self, params: dict) -> None:
-        self.beta = float(params.get("beta", BETA))
-        self.t_mem = float(params.get("t_mem", T_MEM))
-        self.horizon = int(params.get("horizon", HORIZON))
-        self.extension = float(params.get("extension", EXTENSION))
-        self.hold_capacity = int(params.get("hold_capacity", 256))
-        self.hold_enabled = bool(params.get("hold", True))
+        k = LoadAwareParams.read(params)
+        self.beta = k.beta
+        self.t_mem = k.t_mem
+        self.horizon = k.horizon
+        self.extension = k.extension
+        self.hold_capacity = k.hold_capacity
+        self.hold_enabled = k.hold
         # current_d also counts the queued requests' predicted decode (off by default; see the module docstring)
-        self.queued_decode = bool(params.get("queued_decode", False))
+        self.queued_decode = k.queued_decode
         self.held: deque = deque()
         self.stats = {"routed": 0, "held": 0, "dropped_queue_full": 0, "cache_hits": 0, "cache_advances": 0}
         self._cache: dict = {}  # instance id -> ((running ids, phase, iteration), (KV, ctx, gen, pred, Projection))
-        self.use_cache = bool(params.get("projection_cache", True))
+        self.use_cache = k.projection_cache
 
     def projections(self, sim, instances, now: float) -> list:
         return [self.projection(sim, inst, now) for inst in instances]

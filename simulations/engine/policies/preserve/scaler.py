@@ -28,12 +28,14 @@ forecast.py), capacity ``mu_p`` / ``mu_d`` / ``mu_t`` (tokens/s per instance: pr
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 from simulations.engine.config import ScenarioError
 from simulations.engine.policies.autoscalers import Autoscaler
-from simulations.engine.policies.preserve.anticipator import HORIZON, Projection, instance_count
-from simulations.engine.policies.preserve.forecast import make_forecaster
-from simulations.engine.policies.preserve.router import LoadAwareRouter
+from simulations.engine.policies.params import knob
+from simulations.engine.policies.preserve.anticipator import Projection, instance_count
+from simulations.engine.policies.preserve.forecast import TABLE1_CODE, make_forecaster
+from simulations.engine.policies.preserve.router import LoadAwareParams, LoadAwareRouter
 from simulations.engine.policies.registry import PolicyKind, register
 
 
@@ -44,32 +46,54 @@ class PreServeBase(Autoscaler):
     reactive = False        # KV-threshold rules
     default_router = "preserve"
 
+    class Params(LoadAwareParams):
+        tick_s: float = knob(1.0, "control tick (s)", gt=0)
+        window_s: float = knob(600.0, "forecast window (s)", gt=0)
+        t_f: float = knob(0.3, "low-load threshold of the once-per-window scale-down", gt=0, le=1)
+        up_kv: float = knob(0.8, "reactive rules: +1 instance above this KV use", ge=0)
+        down_kv: float = knob(0.3, "reactive rules: -1 instance below this KV use", ge=0)
+        down_cooldown_s: float = knob(60.0, "reactive rules: at most one scale-in per this many seconds", ge=0)
+        donate_to_spot: bool = knob(True, "a removed instance joins the region's spot pool (else its VM is freed)")
+        router: Literal["preserve", "scenario"] | None = knob(
+            None, "'preserve': the load-aware router; 'scenario': the scenario's instance router (default per "
+                  "autoscaler)")
+        mu_p: float | None = knob(None, "prefill capacity of one instance (tokens/s; profile.py measures it)", gt=0)
+        mu_d: float | None = knob(None, "decode capacity of one instance (tokens/s)", gt=0)
+        mu_t: float | None = knob(None, "total token capacity of one instance (tokens/s)", gt=0)
+        forecaster: str = knob("oracle-noise", "'oracle-noise' or a forecasts.core method fitted on history")
+        history: dict[str, list[float]] | None = knob(None, "{'p': [...], 'd': [...]}: prompt / decode tokens/s "
+                                                            "per past window (series forecasters)")
+        series_resolution_s: int | None = knob(None, "series forecasters' resolution (s; default window_s)", ge=1)
+        ape_p: float = knob(TABLE1_CODE["ape_p"], "oracle-noise: mean absolute error of the prompt forecast", ge=0)
+        ape_d: float = knob(TABLE1_CODE["ape_d"], "oracle-noise: mean absolute error of the decode forecast", ge=0)
+        max_ape_p: float = knob(TABLE1_CODE["max_ape_p"], "oracle-noise: largest prompt forecast error", ge=0)
+        max_ape_d: float = knob(TABLE1_CODE["max_ape_d"], "oracle-noise: largest decode forecast error", ge=0)
+
     def __init__(self, params, rng):
         super().__init__(params, rng)
         p = self.params
-        self.tick_s = float(p.get("tick_s", 1.0))
-        self.window_s = float(p.get("window_s", 600.0))
-        self.horizon = int(p.get("horizon", HORIZON))
-        self.t_f = float(p.get("t_f", 0.3))
-        self.up_kv = float(p.get("up_kv", 0.8))
-        self.down_kv = float(p.get("down_kv", 0.3))
-        self.down_cooldown_s = float(p.get("down_cooldown_s", 60.0))
-        self.donate = bool(p.get("donate_to_spot", True))
-        router = p.get("router", self.default_router)
-        if router not in ("preserve", "scenario"):
-            raise ScenarioError("strategy.params.router", f"must be 'preserve' or 'scenario', got {router!r}")
+        k = self.knobs
+        self.tick_s = k.tick_s
+        self.window_s = k.window_s
+        self.horizon = k.horizon
+        self.t_f = k.t_f
+        self.up_kv = k.up_kv
+        self.down_kv = k.down_kv
+        self.down_cooldown_s = k.down_cooldown_s
+        self.donate = k.donate_to_spot
+        router = k.router or self.default_router
         self.router = LoadAwareRouter(p) if router == "preserve" else None
         self.wants_arrival_hook = self.router is not None
         self.wants_completion_hook = self.router is not None
         self.forecaster = None
         if self.window_mode:
             for key in ("mu_p", "mu_d", "mu_t"):
-                if not float(p.get(key, 0)) > 0:
+                if getattr(k, key) is None:
                     raise ScenarioError(f"strategy.params.{key}", "the capacity profile (tokens/s per instance) "
                                         "must be > 0: measure it with simulations.engine.policies.preserve.profile")
-            self.mu = (float(p["mu_p"]), float(p["mu_d"]), float(p["mu_t"]))
+            self.mu = (k.mu_p, k.mu_d, k.mu_t)
             try:
-                self.forecaster = make_forecaster(str(p.get("forecaster", "oracle-noise")),
+                self.forecaster = make_forecaster(k.forecaster,
                                                   dict(p, window_s=self.window_s), rng)
             except (ValueError, KeyError) as exc:
                 raise ScenarioError("strategy.params.forecaster", str(exc)) from None
