@@ -12,8 +12,8 @@ Shared by the industry autoscalers (``hpa/``, ``knative_kpa/``, ``aibrix/``, ``d
   the least remaining work drains), within the endpoint's min / max; never below one serving instance (scale to
   zero and the activator that would wake the endpoint are not modelled).
 - ``ScrapedScaler``: the autoscaler base: one controller per endpoint, fed the visible samples, asked for a count
-  every ``sync_s``; its typed params (a pydantic model per policy) refuse unknown knobs and bad values with the knob's
-  name; ``decisions`` keeps (t, endpoint, current, desired) for timelines and back-tests.
+  every ``sync_s``; its knobs are its ``Params`` model (policies/params.py); ``decisions`` keeps (t, endpoint,
+  current, desired) for timelines and back-tests.
 """
 
 from __future__ import annotations
@@ -21,12 +21,8 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from simulations.engine.config import ScenarioError
 from simulations.engine.policies.autoscalers import Autoscaler
-
-ROUTER_KNOBS = ("preference", "block_tokens", "mu_util_weight")  # read by the routers from the same params
+from simulations.engine.policies.params import PolicyParams, knob
 
 
 @dataclass(frozen=True)
@@ -112,27 +108,13 @@ def apply_replicas(sim, ep, desired: int, now: float, donate: bool = True) -> in
     return ep.n_active
 
 
-class ScrapeParams(BaseModel):
+class ScrapeParams(PolicyParams):
     """Knobs every industry autoscaler has: what it sees and when."""
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    scrape_interval_s: float = Field(15.0, gt=0, le=3600, description="seconds between metric scrapes")
-    metric_lag_s: float = Field(0.0, ge=0, le=3600, description="seconds before a scrape is visible to the controller")
-    sync_s: float = Field(15.0, gt=0, le=3600, description="seconds between the controller's decisions")
-    donate_to_spot: bool = Field(True, description="released instances return to the region's spot pool")
-
-
-def parse_params(model: type[BaseModel], params: dict) -> BaseModel:
-    """The policy's typed params; a bad knob is a ScenarioError naming ``strategy.params.<knob>``."""
-    given = {k: v for k, v in (params or {}).items() if k not in ROUTER_KNOBS}
-    try:
-        return model(**given)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(x) for x in err["loc"])
-        msg = "is not a knob of this autoscaler" if err["type"] == "extra_forbidden" else err["msg"]
-        raise ScenarioError(f"strategy.params.{loc}", msg,
-                            hint=f"knobs: {', '.join(sorted(model.model_fields))}") from None
+    scrape_interval_s: float = knob(15.0, "seconds between metric scrapes", gt=0, le=3600)
+    metric_lag_s: float = knob(0.0, "seconds before a scrape is visible to the controller", ge=0, le=3600)
+    sync_s: float = knob(15.0, "seconds between the controller's decisions", gt=0, le=3600)
+    donate_to_spot: bool = knob(True, "released instances return to the region's spot pool")
 
 
 class ScrapedScaler(Autoscaler):
@@ -144,7 +126,7 @@ class ScrapedScaler(Autoscaler):
 
     def __init__(self, params, rng):
         super().__init__(params, rng)
-        self.p = parse_params(self.Params, self.params)
+        self.p = self.knobs
         self.tick_s = min(self.p.scrape_interval_s, self.p.sync_s)
         self.feed_ = MetricFeed(self.p.metric_lag_s)
         self.controllers: dict = {}

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
-
 from simulations.engine.policies.aibrix.controller import (
     PANIC_WINDOW_S,
     RESYNC_S,
@@ -25,28 +23,29 @@ from simulations.engine.policies.aibrix.controller import (
     AIBrixSpec,
     APAController,
 )
+from simulations.engine.policies.params import knob
 from simulations.engine.policies.registry import PolicyKind, register
 from simulations.engine.policies.scraped import ScrapedScaler, ScrapeParams
 
 
 class AIBrixParams(ScrapeParams):
-    scrape_interval_s: float = Field(RESYNC_S, gt=0, le=3600)
-    sync_s: float = Field(RESYNC_S, gt=0, le=3600)
-    metric: Literal["kv", "running", "waiting", "concurrency"] = "kv"
-    target: float = Field(0.5, gt=0, description="target metric value per pod")
-    max_scale_up_rate: float = Field(2.0, ge=1)
-    max_scale_down_rate: float = Field(2.0, ge=1)
-    up_tolerance: float = Field(0.1, ge=0, lt=1)
-    down_tolerance: float = Field(0.1, ge=0, lt=1)
-    scale_up_cooldown_s: float = Field(0.0, ge=0, le=3600)
-    scale_down_cooldown_s: float = Field(300.0, ge=0, le=3600)
-    stable_window_s: float = Field(STABLE_WINDOW_S, gt=0, le=3600)
+    scrape_interval_s: float = knob(RESYNC_S, "seconds between metric scrapes", gt=0, le=3600)
+    sync_s: float = knob(RESYNC_S, "seconds between the controller's decisions", gt=0, le=3600)
+    metric: Literal["kv", "running", "waiting", "concurrency"] = knob("kv", "the vLLM metric the autoscaler reads")
+    target: float = knob(0.5, "target metric value per pod", gt=0)
+    max_scale_up_rate: float = knob(2.0, "at most this factor more pods per decision", ge=1)
+    max_scale_down_rate: float = knob(2.0, "at most this factor fewer pods per decision", ge=1)
+    up_tolerance: float = knob(0.1, "scale up only when metric / target > 1 + this", ge=0, lt=1)
+    down_tolerance: float = knob(0.1, "scale down only when metric / target < 1 - this", ge=0, lt=1)
+    scale_up_cooldown_s: float = knob(0.0, "scale-up cooldown window (s): the highest recommendation in it", ge=0, le=3600)
+    scale_down_cooldown_s: float = knob(300.0, "scale-down cooldown window (s): the lowest recommendation in it (AIBrix)", ge=0, le=3600)
+    stable_window_s: float = knob(STABLE_WINDOW_S, "stable window (s): the average the stable count uses", gt=0, le=3600)
 
 
 class AIBrixKPAParams(AIBrixParams):
-    panic_window_s: float = Field(PANIC_WINDOW_S, gt=0, le=3600)
-    panic_threshold: float = Field(2.0, gt=1, le=10)
-    kpa_value: Literal["total", "pod-mean"] = "total"
+    panic_window_s: float = knob(PANIC_WINDOW_S, "panic window (s)", gt=0, le=3600)
+    panic_threshold: float = knob(2.0, "panic when the panic count over the ready pods reaches this ratio (2.0 = 200 %)", gt=1, le=10)
+    kpa_value: Literal["total", "pod-mean"] = knob("total", "total: the endpoint's total (the algorithm's meaning); pod-mean: the metrics client as written")
 
 
 class _AIBrixBase(ScrapedScaler):

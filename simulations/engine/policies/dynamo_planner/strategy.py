@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from pydantic import Field
 
 from simulations.engine.policies.dynamo_planner.controller import (
     ADJUSTMENT_INTERVAL_S,
@@ -24,21 +23,22 @@ from simulations.engine.policies.dynamo_planner.controller import (
     Profile,
     SLAPlanner,
 )
+from simulations.engine.policies.params import knob
 from simulations.engine.policies.registry import PolicyKind, register
 from simulations.engine.policies.scraped import ScrapedScaler, ScrapeParams
 
 
 class DynamoParams(ScrapeParams):
-    sync_s: float = Field(ADJUSTMENT_INTERVAL_S, gt=0, le=3600, description="adjustment interval (s)")
-    scrape_interval_s: float = Field(ADJUSTMENT_INTERVAL_S, gt=0, le=3600)
-    ttft_s: float = Field(TTFT_S, gt=0, le=3600, description="TTFT target (s)")
-    itl_s: float = Field(ITL_S, gt=0, le=60, description="ITL target (s)")
-    load_predictor: Literal["constant", "arima", "kalman"] = "arima"
-    combine: Literal["sum", "max"] = "sum"
-    arima_window: int = Field(100, ge=5, le=10000)
-    kalman_q_level: float = Field(1.0, gt=0)
-    kalman_q_trend: float = Field(0.1, gt=0)
-    kalman_r: float = Field(10.0, gt=0)
+    sync_s: float = knob(ADJUSTMENT_INTERVAL_S, "adjustment interval (s)", gt=0, le=3600)
+    scrape_interval_s: float = knob(ADJUSTMENT_INTERVAL_S, "seconds between metric scrapes", gt=0, le=3600)
+    ttft_s: float = knob(TTFT_S, "TTFT target (s)", gt=0, le=3600)
+    itl_s: float = knob(ITL_S, "ITL target (s)", gt=0, le=60)
+    load_predictor: Literal["constant", "arima", "kalman"] = knob("arima", "the load predictor: constant, arima or kalman")
+    combine: Literal["sum", "max"] = knob("sum", "sum: prefill share + decode share; max: the larger count")
+    arima_window: int = knob(100, "points the ARIMA predictor keeps", ge=5, le=10000)
+    kalman_q_level: float = knob(1.0, "Kalman process noise of the level", gt=0)
+    kalman_q_trend: float = knob(0.1, "Kalman process noise of the trend", gt=0)
+    kalman_r: float = knob(10.0, "Kalman measurement noise", gt=0)
 
 
 def profile_of(spec) -> Profile:

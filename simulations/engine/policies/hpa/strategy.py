@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
-
 from simulations.engine.policies.hpa.controller import (
     SYNC_PERIOD_S,
     TOLERANCE,
@@ -21,24 +19,25 @@ from simulations.engine.policies.hpa.controller import (
     ScalingPolicy,
     ScalingRules,
 )
+from simulations.engine.policies.params import knob
 from simulations.engine.policies.registry import PolicyKind, register
 from simulations.engine.policies.scraped import ScrapedScaler, ScrapeParams
 
 
 class HPAParams(ScrapeParams):
-    sync_s: float = Field(SYNC_PERIOD_S, gt=0, le=3600, description="HPA sync period (s)")
-    metric: Literal["running", "waiting", "concurrency", "kv"] = "running"
-    target: float = Field(16.0, gt=0, description="target metric value per pod")
-    metric_source: Literal["external", "pods"] = "external"
-    tolerance: float = Field(TOLERANCE, ge=0, lt=1)
-    scale_up_stabilization_s: float = Field(0.0, ge=0, le=3600)
-    scale_down_stabilization_s: float = Field(300.0, ge=0, le=3600)
-    scale_up_pods: int = Field(4, ge=1)
-    scale_up_percent: int = Field(100, ge=1)
-    scale_up_period_s: float = Field(15.0, gt=0, le=1800)
-    scale_down_percent: int = Field(100, ge=1, le=100)
-    scale_down_period_s: float = Field(15.0, gt=0, le=1800)
-    select_policy: Literal["Max", "Min", "Disabled"] = "Max"
+    sync_s: float = knob(SYNC_PERIOD_S, "HPA sync period (s)", gt=0, le=3600)
+    metric: Literal["running", "waiting", "concurrency", "kv"] = knob("running", "the vLLM metric the autoscaler reads")
+    target: float = knob(16.0, "target metric value per pod", gt=0)
+    metric_source: Literal["external", "pods"] = knob("external", "external: a total (KEDA AverageValue); pods: an average over the ready pods")
+    tolerance: float = knob(TOLERANCE, "no change while metric / target is within 1 +/- tolerance", ge=0, lt=1)
+    scale_up_stabilization_s: float = knob(0.0, "scale-up stabilisation window (s): the lowest recent recommendation", ge=0, le=3600)
+    scale_down_stabilization_s: float = knob(300.0, "scale-down stabilisation window (s): the highest recent recommendation", ge=0, le=3600)
+    scale_up_pods: int = knob(4, "scale-up policy: at most this many pods added per period", ge=1)
+    scale_up_percent: int = knob(100, "scale-up policy: at most this percentage added per period", ge=1)
+    scale_up_period_s: float = knob(15.0, "period of the scale-up policies (s)", gt=0, le=1800)
+    scale_down_percent: int = knob(100, "scale-down policy: at most this percentage removed per period", ge=1, le=100)
+    scale_down_period_s: float = knob(15.0, "period of the scale-down policy (s)", gt=0, le=1800)
+    select_policy: Literal["Max", "Min", "Disabled"] = knob("Max", "which policy limits: Max (the larger change), Min or Disabled")
 
 
 @register(PolicyKind.AUTOSCALER, "hpa")

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
-
 from simulations.engine.policies.knative_kpa.controller import (
     MAX_SCALE_DOWN_RATE,
     MAX_SCALE_UP_RATE,
@@ -24,20 +22,21 @@ from simulations.engine.policies.knative_kpa.controller import (
     KPAController,
     KPASpec,
 )
+from simulations.engine.policies.params import knob
 from simulations.engine.policies.registry import PolicyKind, register
 from simulations.engine.policies.scraped import ScrapedScaler, ScrapeParams
 
 
 class KPAParams(ScrapeParams):
-    scrape_interval_s: float = Field(SCRAPE_S, gt=0, le=3600)
-    sync_s: float = Field(TICK_S, gt=0, le=3600)
-    metric: Literal["concurrency", "running"] = "concurrency"
-    target: float = Field(TARGET, gt=0, description="in-flight requests per pod")
-    stable_window_s: float = Field(STABLE_WINDOW_S, ge=6, le=3600)
-    panic_window_pct: float = Field(PANIC_WINDOW_PCT, ge=1, le=100)
-    panic_threshold: float = Field(PANIC_THRESHOLD, gt=1, le=10, description="ratio (2.0 = 200 %)")
-    max_scale_up_rate: float = Field(MAX_SCALE_UP_RATE, gt=1)
-    max_scale_down_rate: float = Field(MAX_SCALE_DOWN_RATE, gt=1)
+    scrape_interval_s: float = knob(SCRAPE_S, "seconds between metric scrapes", gt=0, le=3600)
+    sync_s: float = knob(TICK_S, "seconds between the controller's decisions", gt=0, le=3600)
+    metric: Literal["concurrency", "running"] = knob("concurrency", "the vLLM metric the autoscaler reads")
+    target: float = knob(TARGET, "in-flight requests per pod", gt=0)
+    stable_window_s: float = knob(STABLE_WINDOW_S, "stable window (s): the average the stable count uses", ge=6, le=3600)
+    panic_window_pct: float = knob(PANIC_WINDOW_PCT, "panic window as a percentage of the stable window", ge=1, le=100)
+    panic_threshold: float = knob(PANIC_THRESHOLD, "ratio (2.0 = 200 %)", gt=1, le=10)
+    max_scale_up_rate: float = knob(MAX_SCALE_UP_RATE, "at most this factor more pods per decision", gt=1)
+    max_scale_down_rate: float = knob(MAX_SCALE_DOWN_RATE, "at most this factor fewer pods per decision", gt=1)
 
 
 @register(PolicyKind.AUTOSCALER, "knative-kpa")

@@ -6,20 +6,19 @@ the last minute (``max_over_time(...[1m])``) from samples scraped every 15 s (ou
 
 from __future__ import annotations
 
-from pydantic import Field
-
 from simulations.engine.policies.llmd_wva.controller import INTERVAL_S, METRIC_WINDOW_S, WVASpec, target_replicas
+from simulations.engine.policies.params import knob
 from simulations.engine.policies.registry import PolicyKind, register
 from simulations.engine.policies.scraped import ScrapedScaler, ScrapeParams
 
 
 class WVAParams(ScrapeParams):
-    sync_s: float = Field(INTERVAL_S, gt=0, le=3600)
-    kv_cache_threshold: float = Field(0.80, ge=0, le=1)
-    queue_length_threshold: float = Field(5.0, ge=0)
-    kv_spare_trigger: float = Field(0.1, ge=0, le=1)
-    queue_spare_trigger: float = Field(3.0, ge=0)
-    metric_window_s: float = Field(METRIC_WINDOW_S, gt=0, le=3600)
+    sync_s: float = knob(INTERVAL_S, "seconds between the controller's decisions", gt=0, le=3600)
+    kv_cache_threshold: float = knob(0.80, "a replica is saturated at this KV-cache usage", ge=0, le=1)
+    queue_length_threshold: float = knob(5.0, "a replica is saturated at this many waiting requests", ge=0)
+    kv_spare_trigger: float = knob(0.1, "scale up when the average spare KV capacity is below this", ge=0, le=1)
+    queue_spare_trigger: float = knob(3.0, "scale up when the average spare queue capacity is below this", ge=0)
+    metric_window_s: float = knob(METRIC_WINDOW_S, "the peaks of the last this many seconds (max_over_time)", gt=0, le=3600)
 
 
 @register(PolicyKind.AUTOSCALER, "llmd-wva")

@@ -13,17 +13,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pydantic import Field
-
+from simulations.engine.config import ScenarioError
+from simulations.engine.policies.params import knob
 from simulations.engine.policies.registry import PolicyKind, register
 from simulations.engine.policies.scraped import ScrapedScaler, ScrapeParams
 
 
 class AsRunParams(ScrapeParams):
-    replicas: dict[str, list[tuple[float, int]]] = Field(..., description="endpoint -> [[t_s, count], ...]")
-    startup_s: float | None = Field(None, ge=0, le=86400, description="seconds before a started instance serves")
-    scrape_interval_s: float = Field(1.0, gt=0, le=3600)
-    sync_s: float = Field(1.0, gt=0, le=3600)
+    replicas: dict[str, list[list[float]]] = knob(..., "endpoint -> [[t_s, count], ...], sorted by time")
+    startup_s: float | None = knob(None, "seconds before a started instance serves", ge=0, le=86400)
+    scrape_interval_s: float = knob(1.0, "seconds between metric scrapes", gt=0, le=3600)
+    sync_s: float = knob(1.0, "seconds between the controller's decisions", gt=0, le=3600)
 
 
 def endpoint_name(cfg) -> str:
@@ -51,10 +51,13 @@ class AsRun(ScrapedScaler):
     def __init__(self, params, rng):
         super().__init__(params, rng)
         for name, points in self.p.replicas.items():
-            if not points:
-                raise ValueError(f"replicas.{name}: no points")
-            if any(c < 0 for _, c in points) or any(b[0] < a[0] for a, b in zip(points, points[1:], strict=False)):
-                raise ValueError(f"replicas.{name}: counts must be >= 0 and times sorted")
+            where = f"strategy.params.replicas.{name}"
+            if not points or any(len(p) != 2 for p in points):
+                raise ScenarioError(where, "must be a non-empty list of [t_s, count] pairs")
+            if any(c < 0 or c != int(c) for _, c in points):
+                raise ScenarioError(where, "counts must be whole numbers >= 0")
+            if any(b[0] < a[0] for a, b in zip(points, points[1:], strict=False)):
+                raise ScenarioError(where, "times must be sorted")
 
     def prepare_fleet(self, fleet, workload):
         out = []
