@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -131,3 +133,10 @@ def test_seeds_give_each_delta_a_band_and_the_as_run_stays_exact():
     singles = [run_backtest(sc, recorded, alts, startup_s=60, seeds=[s])["runs"][2]["gpu_hours_delta"] for s in (1, 2, 3)]
     assert [lo, hi] == [min(singles), max(singles)]  # the band is the seeds' own extremes
     assert len(set(singles)) > 1  # the seeds are different days of the same traffic
+
+
+def test_the_backtest_core_and_the_industry_policies_import_without_django():
+    code = ("import sys; import planner.backtests.core.run, planner.backtests.core.replicas, "
+            "planner.backtests.core.latency, simulations.engine.policies.scraped, "
+            "simulations.engine.policies.hpa.controller; assert 'django' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[3])
