@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from planner.comparisons.core.bundles import bundle_names, get_bundle
 from planner.comparisons.models import Comparison
 from planner.jobs.models import Job
 from simulations.engine.policies import AUTOSCALERS
+from simulations.models import SimulationRun
 
 SCENARIO = json.loads((Path(__file__).resolve().parents[3] / "fixtures/scenarios/industry_burst.json").read_text())
 
@@ -54,3 +57,14 @@ def test_a_simulation_with_a_misspelt_industry_knob_is_a_400_naming_it_and_store
     err = resp.json()["error"]
     assert "strategy.params.panic_treshold" in err["where"] and err["hint"]
     assert Job.objects.count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_single_run_with_an_industry_autoscaler_from_the_simulations_api(cast):
+    resp = cast.owner.api.post("/api/simulations/", {"fixture": "industry_burst", "strategy": "knative-kpa"},
+                               format="json")
+    assert resp.status_code == 201, resp.content
+    run = SimulationRun.objects.get(pk=resp.json()["id"])
+    assert run.job.status == Job.Status.SUCCEEDED, run.job.last_error
+    assert run.result["summary"]["strategy"] == "knative-kpa"
+    assert run.result["summary"]["scale_outs"] > 0
