@@ -24,7 +24,8 @@ class BacktestCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     scenario = serializers.JSONField(help_text="the window's engine scenario (docs/backtests.md)")
     replicas_csv = serializers.CharField(max_length=20_000_000, trim_whitespace=False,
-                                         help_text="CSV timestamp,endpoint,replicas")
+                                         help_text="CSV timestamp,endpoint,replicas, or a Prometheus query_range "
+                                                   "answer (JSON) of kube_deployment_status_replicas")
     latency_csv = serializers.CharField(max_length=5_000_000, required=False, allow_blank=True, default="",
                                         trim_whitespace=False,
                                         help_text="optional CSV minute,ttft_p50_s,ttft_p95_s[,e2e_p50_s,e2e_p95_s]")

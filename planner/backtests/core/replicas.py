@@ -6,6 +6,10 @@
 - ``endpoint``: a fleet endpoint, ``region/model`` (``region/model/pool`` for a siloed pool);
 - ``replicas``: a non-negative integer, holding until the endpoint's next row.
 
+A Prometheus range-query answer (JSON, ``/api/v1/query_range`` of ``kube_deployment_status_replicas``) is read
+too: each series' ``endpoint`` (else ``deployment``) label names the endpoint, its unix times are placed on the
+trace's clock by ``origin``; errors name ``result[i].values[j]``.
+
 Refused: a missing column, an unknown endpoint, a negative or non-integer count, a repeated (time, endpoint), a
 gap between an endpoint's rows longer than ``max_gap_s``, a record that does not overlap the trace, more than
 ``MAX_ROWS`` rows.
@@ -15,8 +19,9 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
-from datetime import datetime
+from datetime import UTC, datetime
 
 MAX_ROWS = 200_000
 COLUMNS = ("timestamp", "endpoint", "replicas")
@@ -70,6 +75,8 @@ def parse_replicas(text: str, endpoints: list[str], *, trace_end_s: float, origi
             raise ReplicaFileError("origin", f"{origin!r} is not an ISO 8601 time") from None
     if "\x00" in text:
         raise ReplicaFileError("replicas", "contains a NUL byte: not a text CSV file")
+    if text.lstrip().startswith("{"):
+        return _from_prometheus(text, endpoints, trace_end_s=trace_end_s, origin=org, max_gap_s=max_gap_s)
     reader = csv.reader(io.StringIO(text))
     try:
         return _read(reader, endpoints, trace_end_s=trace_end_s, origin=org, max_gap_s=max_gap_s)
@@ -78,7 +85,6 @@ def parse_replicas(text: str, endpoints: list[str], *, trace_end_s: float, origi
 
 
 def _read(reader, endpoints, *, trace_end_s, origin, max_gap_s):
-    org = origin
     header = next(reader, None)
     if header is None:
         raise ReplicaFileError("replicas row 1", "the file is empty", "write the header timestamp,endpoint,replicas")
@@ -88,51 +94,98 @@ def _read(reader, endpoints, *, trace_end_s, origin, max_gap_s):
             raise ReplicaFileError(f"replicas row 1, column {col}", "is missing from the header",
                                    "the header is timestamp,endpoint,replicas")
     idx = {c: names.index(c) for c in COLUMNS}
-    known = set(endpoints)
-    out: dict[str, list] = {}
-    rows: dict[str, list] = {}
+    records = []
     for n, rec in enumerate(reader, start=2):
         if not rec or all(not x.strip() for x in rec):
             continue
         if n - 1 > MAX_ROWS:
             raise ReplicaFileError(f"replicas row {n}", f"more than {MAX_ROWS:,} rows", "resample to one row a minute")
         if len(rec) < len(names):
-            missing = names[len(rec)]
-            raise ReplicaFileError(_where(n, missing), "is empty (the row has too few fields)")
-        t = _time(rec[idx["timestamp"]], n, org)
-        ep = rec[idx["endpoint"]].strip()
+            raise ReplicaFileError(_where(n, names[len(rec)]), "is empty (the row has too few fields)")
+        t = _time(rec[idx["timestamp"]], n, origin)
+        records.append((f"row {n}", t, rec[idx["endpoint"]].strip(), rec[idx["replicas"]].strip()))
+    if not records:
+        raise ReplicaFileError("replicas row 2", "the file has a header but no rows")
+    return _assemble(records, set(endpoints), trace_end_s=trace_end_s, max_gap_s=max_gap_s)
+
+
+def _from_prometheus(text: str, endpoints, *, trace_end_s, origin, max_gap_s):
+    """A Prometheus range-query answer (``/api/v1/query_range`` of ``kube_deployment_status_replicas``, JSON):
+    each series' ``endpoint`` label (else its ``deployment`` label) names the fleet endpoint (relabel with
+    ``label_replace`` in the query); its values are [unix seconds, "count"], placed on the trace's clock by
+    ``origin``."""
+    try:
+        doc = json.loads(text)
+        series = doc["data"]["result"]
+        if not isinstance(series, list):
+            raise TypeError
+    except (ValueError, KeyError, TypeError):
+        raise ReplicaFileError("replicas", "is neither CSV timestamp,endpoint,replicas nor a Prometheus "
+                                           "query_range answer ({\"data\": {\"result\": [...]}})") from None
+    if origin is None:
+        raise ReplicaFileError("origin", "a Prometheus export has unix times: give the ISO time of the trace's t = 0")
+    zero = origin.timestamp() if origin.tzinfo is not None else origin.replace(tzinfo=UTC).timestamp()
+    records = []
+    for i, s in enumerate(series):
+        labels = s.get("metric") if isinstance(s, dict) else None
+        values = s.get("values") if isinstance(s, dict) else None
+        if not isinstance(labels, dict) or not isinstance(values, list):
+            raise ReplicaFileError(f"replicas result[{i}]", "needs \"metric\" labels and \"values\" (a range query)")
+        ep = str(labels.get("endpoint") or labels.get("deployment") or "")
+        for j, v in enumerate(values):
+            label = f"result[{i}].values[{j}]"
+            if not (isinstance(v, list) and len(v) == 2):
+                raise ReplicaFileError(f"replicas {label}", "is not a [unix time, \"value\"] pair")
+            if len(records) >= MAX_ROWS:
+                raise ReplicaFileError(f"replicas {label}", f"more than {MAX_ROWS:,} points", "query a coarser step")
+            try:
+                t = float(v[0]) - zero
+            except (TypeError, ValueError):
+                raise ReplicaFileError(f"replicas {label}, column timestamp", f"{v[0]!r} is not a unix time") from None
+            if not math.isfinite(t):
+                raise ReplicaFileError(f"replicas {label}, column timestamp", f"{v[0]!r} is not a unix time")
+            raw = str(v[1])
+            records.append((label, t, ep, raw[:-2] if raw.endswith(".0") else raw))
+    if not records:
+        raise ReplicaFileError("replicas result", "has no points")
+    return _assemble(records, set(endpoints), trace_end_s=trace_end_s, max_gap_s=max_gap_s)
+
+
+def _assemble(records, known, *, trace_end_s, max_gap_s):
+    """``{endpoint: [[t, count], ...]}`` from (label, t, endpoint, raw count) records, checked."""
+    out: dict[str, list] = {}
+    labels: dict[str, list] = {}
+    for label, t, ep, raw in records:
+        where = f"replicas {label}"
         if ep not in known:
-            raise ReplicaFileError(_where(n, "endpoint"), f"{ep!r} is not an endpoint of the scenario's fleet",
+            raise ReplicaFileError(f"{where}, column endpoint", f"{ep!r} is not an endpoint of the scenario's fleet",
                                    f"use one of {sorted(known)}")
-        raw = rec[idx["replicas"]].strip()
         try:
             count = int(raw)
         except ValueError:
-            raise ReplicaFileError(_where(n, "replicas"), f"{raw!r} is not a whole number of replicas") from None
+            raise ReplicaFileError(f"{where}, column replicas", f"{raw!r} is not a whole number of replicas") from None
         if count < 0:
-            raise ReplicaFileError(_where(n, "replicas"), f"{count} is negative")
+            raise ReplicaFileError(f"{where}, column replicas", f"{count} is negative")
         out.setdefault(ep, []).append([t, count])
-        rows.setdefault(ep, []).append(n)
-    if not out:
-        raise ReplicaFileError("replicas row 2", "the file has a header but no rows")
+        labels.setdefault(ep, []).append(label)
     for ep, pts in out.items():
         order = sorted(range(len(pts)), key=lambda i: pts[i][0])
         pts[:] = [pts[i] for i in order]
-        rows[ep] = [rows[ep][i] for i in order]
+        labels[ep] = [labels[ep][i] for i in order]
         for i in range(1, len(pts)):
             gap = pts[i][0] - pts[i - 1][0]
             if gap == 0:
-                raise ReplicaFileError(_where(rows[ep][i], "timestamp"),
-                                       f"repeats the time of row {rows[ep][i - 1]} for {ep}")
+                raise ReplicaFileError(f"replicas {labels[ep][i]}, column timestamp",
+                                       f"repeats the time of {labels[ep][i - 1]} for {ep}")
             if gap > max_gap_s:
-                raise ReplicaFileError(_where(rows[ep][i], "timestamp"),
-                                       f"leaves a gap of {gap:g} s after row {rows[ep][i - 1]} for {ep} "
+                raise ReplicaFileError(f"replicas {labels[ep][i]}, column timestamp",
+                                       f"leaves a gap of {gap:g} s after {labels[ep][i - 1]} for {ep} "
                                        f"(at most {max_gap_s:g} s)", "fill the gap or raise max_gap_s")
     first = min(p[0][0] for p in out.values())
     last = max(p[-1][0] for p in out.values())
     if last < 0 or first > trace_end_s:
-        row = min(r[0] for r in rows.values())
-        raise ReplicaFileError(_where(row, "timestamp"),
+        label = records[0][0]
+        raise ReplicaFileError(f"replicas {label}, column timestamp",
                                f"the record spans {first:g}-{last:g} s and does not overlap the trace (0-"
                                f"{trace_end_s:g} s)", "check the origin or the trace")
     return out

@@ -140,3 +140,33 @@ def test_the_backtest_core_and_the_industry_policies_import_without_django():
             "planner.backtests.core.latency, simulations.engine.policies.scraped, "
             "simulations.engine.policies.hpa.controller; assert 'django' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[3])
+
+
+def _prom(values, label="us-west/llama2-70b", key="endpoint"):
+    return json.dumps({"status": "success", "data": {"resultType": "matrix", "result": [
+        {"metric": {key: label, "namespace": "llm"}, "values": values}]}})
+
+
+def test_a_prometheus_export_is_read_on_the_traces_clock():
+    t0 = 1_800_000_000  # 2027-01-15T08:00:00Z
+    text = _prom([[t0, "2"], [t0 + 60, "3"], [t0 + 120.0, "3"]])
+    got = _parse(text, origin="2027-01-15T08:00:00Z")
+    assert got == {"us-west/llama2-70b": [[0.0, 2], [60.0, 3], [120.0, 3]]}
+    assert _parse(_prom([[t0, "2"]], key="deployment"), origin="2027-01-15T08:00:00Z") == {
+        "us-west/llama2-70b": [[0.0, 2]]}
+
+
+@pytest.mark.parametrize(("text", "origin", "where"), [
+    (_prom([[1_800_000_000, "2"]]), None, "origin"),
+    (_prom([[1_800_000_000, "2"], [1_800_000_060, "2.5"]]), "2027-01-15T08:00:00Z",
+     "replicas result[0].values[1], column replicas"),
+    (_prom([[1_800_000_000, "2"]], label="vllm-llama"), "2027-01-15T08:00:00Z",
+     "replicas result[0].values[0], column endpoint"),
+    (_prom([[1_800_000_000, "2"], [1_800_002_000, "2"]]), "2027-01-15T08:00:00Z",
+     "replicas result[0].values[1], column timestamp"),
+    ('{"data": {}}', "2027-01-15T08:00:00Z", "replicas"),
+])
+def test_a_bad_prometheus_export_names_the_point(text, origin, where):
+    with pytest.raises(ReplicaFileError) as exc:
+        _parse(text, origin=origin)
+    assert exc.value.where == where
