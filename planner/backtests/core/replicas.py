@@ -119,7 +119,7 @@ def _from_prometheus(text: str, endpoints, *, trace_end_s, origin, max_gap_s):
         series = doc["data"]["result"]
         if not isinstance(series, list):
             raise TypeError
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         raise ReplicaFileError("replicas", "is neither CSV timestamp,endpoint,replicas nor a Prometheus "
                                            "query_range answer ({\"data\": {\"result\": [...]}})") from None
     if origin is None:
