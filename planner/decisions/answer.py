@@ -82,7 +82,10 @@ def candidate(spec, base: Mapping, entry: Mapping) -> dict:
     for r in fleet:
         gpus_by_region[r["region"]] = gpus_by_region.get(r["region"], 0) + r["gpus"]
     why = ""
-    if search.get("excluded") == "quota":
+    if entry.get("failed"):
+        err = entry["failed"].get("error") or {}
+        why = f"the search stopped: a simulation failed ({err.get('message') or err.get('type') or 'unknown'})"
+    elif search.get("excluded") == "quota":
         why = "the GPU quotas leave no room for one instance of every endpoint"
     elif not search:
         why = "the search did not finish"

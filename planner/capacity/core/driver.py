@@ -136,6 +136,9 @@ def group_ok_for(targets: Mapping[str, float]) -> Callable[[dict, str], bool]:
     return ok
 
 
+_NONE: Mapping = {}
+
+
 @dataclass
 class State:
     pending: list[str] = field(default_factory=list)  # probe ids nobody has run yet
@@ -143,18 +146,23 @@ class State:
     done: bool = False
 
 
-def _collect(known: Mapping[str, dict], sub: Sub, fleet: str, seeds, load: float, pending: list[str]):
+def _collect(known: Mapping[str, dict], sub: Sub, fleet: str, seeds, load: float, pending: list[str],
+             failed: Mapping[str, dict] = _NONE):
+    """The outcomes of ``fleet`` on ``seeds``; None while some are missing. Failed probes are left out (a band
+    of fewer draws, its ``n`` says how many), never asked for again."""
     ids = [probe_id(sub.key, fleet, s, load) for s in seeds]
-    missing = [i for i in ids if i not in known]
+    missing = [i for i in ids if i not in known and i not in failed]
     if missing:
         pending.extend(missing)
         return None
-    return [known[i] for i in ids]
+    return [known[i] for i in ids if i in known]
 
 
 def advance(spec: SearchSpec, base: Mapping, known: Mapping[str, dict], start: Mapping[str, dict],
-            bundle_names: set[str] = frozenset()) -> State:
-    """One replay of every sub-search over ``known``; ``start[sub.key]`` = first counts (estimate_start)."""
+            bundle_names: set[str] = frozenset(), failed: Mapping[str, dict] = _NONE) -> State:
+    """One replay of every sub-search over ``known``; ``start[sub.key]`` = first counts (estimate_start).
+    A sub-search that needs a probe in ``failed`` stops there with ``entry["failed"]`` saying which (the others
+    go on: a partial answer)."""
     state = State()
     ok = group_ok_for(spec.targets)
     finished: dict[str, list] = {}
@@ -171,14 +179,19 @@ def advance(spec: SearchSpec, base: Mapping, known: Mapping[str, dict], start: M
             found = min_counts(memo, spec.seeds, lower=lower, upper=upper, start=start.get(sub.key) or {},
                                group_ok=ok, probability=spec.probability, max_fixups=spec.max_fixups)
         except Pending as p:
-            state.pending.extend(probe_id(sub.key, k, s) for k, s in p.missing)
+            ids = [probe_id(sub.key, k, s) for k, s in p.missing]
+            lost = [i for i in ids if i in failed]
+            if lost:
+                entry["failed"] = {"probe": lost[0], "error": failed[lost[0]]}
+            else:
+                state.pending.extend(ids)
             continue
         found["gpus"] = {g: found["counts"][g] * gpus[g] for g in gpus}
         entry["search"] = found
         finished.setdefault(sub.strategy["key"], []).append((sub, found))
-        entry["bands"] = _collect(known, sub, found["fleet"], spec.band_seeds, 1.0, state.pending)
-        entry["load"] = _collect(known, sub, found["fleet"], spec.seeds, spec.load_sensitivity, state.pending)
-    _mixes(spec, base, known, state, finished)
+        entry["bands"] = _collect(known, sub, found["fleet"], spec.band_seeds, 1.0, state.pending, failed)
+        entry["load"] = _collect(known, sub, found["fleet"], spec.seeds, spec.load_sensitivity, state.pending, failed)
+    _mixes(spec, base, known, state, finished, failed)
     state.pending = list(dict.fromkeys(state.pending))
     state.done = not state.pending
     return state
@@ -193,7 +206,8 @@ def _memo_rows(known: Mapping[str, dict], sub_key: str):
                 yield fleet, seed, outcome
 
 
-def _mixes(spec: SearchSpec, base: Mapping, known: Mapping[str, dict], state: State, finished: dict) -> None:
+def _mixes(spec: SearchSpec, base: Mapping, known: Mapping[str, dict], state: State, finished: dict,
+           failed: Mapping[str, dict]) -> None:
     """Per strategy with GPU options: each group on its cheapest feasible option, checked by simulation."""
     for name, results in finished.items():
         options = [r for r in results if r[0].option]
@@ -221,9 +235,9 @@ def _mixes(spec: SearchSpec, base: Mapping, known: Mapping[str, dict], state: St
         if any(all(deps.get(g) == s.deployments.get(g) for g in groups) for s, _ in options):
             continue  # the mix is one of the options already searched
         fleet = fleet_key(counts)
-        check = _collect(known, sub, fleet, spec.seeds, 1.0, state.pending)
+        check = _collect(known, sub, fleet, spec.seeds, 1.0, state.pending, failed)
         entry = {"sub": sub.__dict__, "search": None, "bands": None, "load": None}
-        if check is not None:
+        if check:
             ok = group_ok_for(spec.targets)
             shares = {g: sum(ok(o, g) for o in check) / len(check) for g in groups}
             entry["search"] = {"counts": counts, "feasible": {g: shares[g] >= spec.probability for g in groups},
@@ -231,8 +245,8 @@ def _mixes(spec: SearchSpec, base: Mapping, known: Mapping[str, dict], state: St
                                "rounds": [{"fleet": fleet, "passed": shares}], "best_share": {},
                                "gpus": {g: counts[g] * int(deployment_of(base, deps[g]).get("gpus_per_instance") or 1)
                                         for g in groups}}
-            entry["bands"] = _collect(known, sub, fleet, spec.band_seeds, 1.0, state.pending)
-            entry["load"] = _collect(known, sub, fleet, spec.seeds, spec.load_sensitivity, state.pending)
+            entry["bands"] = _collect(known, sub, fleet, spec.band_seeds, 1.0, state.pending, failed)
+            entry["load"] = _collect(known, sub, fleet, spec.seeds, spec.load_sensitivity, state.pending, failed)
         state.subs[sub.key] = entry
     state.done = not state.pending
 

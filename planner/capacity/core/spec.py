@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Annotated
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator
 
 from planner.inputs import Strict, explain
 
@@ -53,13 +53,12 @@ class SearchSpec(Strict):
             raise ValueError(f"unknown tier {bad[0]!r}; use {', '.join(TIERS)}")
         return value
 
-    @model_validator(mode="after")
-    def _distinct_seeds(self) -> SearchSpec:
-        if len(set(self.seeds)) != len(self.seeds):
-            raise ValueError("seeds must be distinct")
-        if len(set(self.strategies)) != len(self.strategies):
-            raise ValueError("strategies must be distinct")
-        return self
+    @field_validator("seeds", "strategies")
+    @classmethod
+    def _distinct(cls, value: list) -> list:
+        if len(set(value)) != len(value):
+            raise ValueError("must be distinct")
+        return value
 
     @property
     def band_seeds(self) -> list[int]:
