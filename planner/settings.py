@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "planner.comparisons",
     "planner.opscaling",  # operator-level autoscaling plans (issue 13)
     "planner.capacity",  # capacity search: the cheapest fleet that meets the SLOs, with risk bands
+    "planner.decisions",  # the decision card and its template filters
     "simulations",
     "forecasts",
 ]
