@@ -22,7 +22,7 @@ from collections.abc import Mapping
 
 from planner.capacity.core.bands import band, fmt_band, probability
 from planner.capacity.core.driver import deployment_of, group_deployments
-from planner.capacity.core.probe import attainment, meets, parse_fleet_key
+from planner.capacity.core.probe import TIERS, attainment, meets, parse_fleet_key
 
 HOURS_PER_MONTH = 730.0
 
@@ -67,7 +67,7 @@ def candidate(spec, base: Mapping, entry: Mapping) -> dict:
     sub = entry["sub"]
     draws = entry.get("bands") or []
     span = max((o.get("duration_s") or 0.0) for o in draws) if draws else 0.0
-    targets = dict(spec.targets)
+    targets = {t: spec.targets[t] for t in TIERS if t in spec.targets}  # tier order (JSONB sorts keys)
     slo = []
     for tier, target in targets.items():
         shares = [attainment(o["tiers"], tier) for o in draws]
@@ -145,16 +145,28 @@ def build_answer(spec, base: Mapping, state_subs: Mapping, *, failed: Mapping | 
     rejected = cheaper_rejected[0] if cheaper_rejected else runner_up
     rej = None
     if rejected is not None:
-        why = rejected["why"] or (f"costs {fmt_band(rejected['monthly_cost_usd'], '${:,.0f}')} a month, no less than "
-                                  f"{choice['key']}")
+        why = rejected["why"] or _dearer(rejected, choice)
         rej = {"key": rejected["key"], "monthly_cost_usd": rejected["monthly_cost_usd"], "why": why}
     sens = sensitivity(spec, choice, cands, state_subs)
     top = max(sens, key=lambda s: (s["changes_answer"], s["magnitude"]), default=None)
+    if top is not None and not top["changes_answer"]:
+        top = dict(top, input=f"none of the inputs tried changes it; the largest effect: {top['input']}")
     cost = choice["monthly_cost_usd"]
     headline = (f"run {choice['key']}: {fmt_band(cost, '${:,.0f}')} a month, every SLO met with probability "
                 f"{choice['meets_all']['p']:.0%} over {choice['meets_all']['n']} new seeds")
     return {**out, "status": "answer", "choice": choice, "rejected": rej, "sensitivity": sens,
             "most_sensitive": top["input"] if top else None, "headline": headline}
+
+
+def _dearer(other: Mapping, choice: Mapping) -> str:
+    """Why a feasible alternative lost: how much more it costs, or that the two are within each other's spread."""
+    a, b = other["monthly_cost_usd"], choice["monthly_cost_usd"]
+    diff = a["median"] - b["median"]
+    spread = max((b["p95"] or 0) - (b["p5"] or 0), (a["p95"] or 0) - (a["p5"] or 0))
+    if diff <= spread:
+        return (f"meets the SLOs too, at the same cost within the draws' spread ({fmt_money(diff)} a month more at the "
+                f"median); {choice['key']} is listed first as the cheaper median")
+    return f"meets the SLOs too but costs {fmt_money(diff)} a month more at the median"
 
 
 def sensitivity(spec, choice: Mapping, cands: list, state_subs: Mapping) -> list[dict]:
