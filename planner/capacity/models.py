@@ -25,6 +25,8 @@ class CapacitySearch(TeamOwned, Labelled):
     round = models.PositiveIntegerField(default=0, help_text="rounds started; claimed with a conditional UPDATE")
     finishing = models.BooleanField(default=False, help_text="set once by the step that found nothing missing")
     max_requests = models.BigIntegerField(default=0, help_text="the bound on simulated requests checked at start")
+    plan = models.ForeignKey("plans.CapacityPlan", null=True, blank=True, on_delete=models.SET_NULL,
+                             related_name="capacity_checks", help_text="the plan this search checks by simulation")
 
     class Meta:
         ordering = ["-created", "-id"]

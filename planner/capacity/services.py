@@ -102,12 +102,12 @@ def check_search(scenario: dict, spec_data: dict, team=None) -> tuple[SearchSpec
 
 
 @transaction.atomic
-def start_search(*, team, user=None, scenario: dict, spec: dict, name: str = "") -> CapacitySearch:
+def start_search(*, team, user=None, scenario: dict, spec: dict, name: str = "", plan=None) -> CapacitySearch:
     checked, total = check_search(scenario, spec, team)
     parent = create_job(team=team, user=user, kind="capacity.search", params={}, enqueue=False)
     search = CapacitySearch.objects.create(team=team, created_by=user, name=name or scenario.get("name", ""),
                                            scenario=scenario, spec=checked.model_dump(), job=parent, round=1,
-                                           max_requests=total)
+                                           max_requests=total, plan=plan)
     Job.objects.filter(pk=parent.pk).update(params={"search": search.pk}, message="round 1: estimating start counts")
     create_job(team=team, user=user, kind="capacity.step", parent=parent, params={"search": search.pk, "round": 1})
     return search
@@ -209,3 +209,14 @@ def finish_search(search: CapacitySearch) -> dict:
     answer = build_answer(spec, search.scenario, (search.state or {}).get("subs") or {}, failed=failed)
     CapacitySearch.objects.filter(pk=search.pk).update(answer=answer)
     return answer
+
+
+def start_plan_check(plan, *, user=None, band_draws: int = 20) -> tuple[CapacitySearch, str]:
+    """"Check by simulation": the plan's fleet (peak counts per region and model, simulations.plan_chain) replayed
+    on ``band_draws`` new workload seeds sized from the plan's demand. Returns the search and what was simplified."""
+    from simulations.plan_chain import scenario_from_plan
+
+    scenario, note = scenario_from_plan(plan.scenario, plan.result, name=f"fleet of plan #{plan.pk}", team=plan.team)
+    spec = {"mode": "check", "strategies": ["static"], "band_draws": band_draws}
+    return start_search(team=plan.team, user=user, scenario=scenario, spec=spec,
+                        name=f"check of plan #{plan.pk}" + (f": {plan.name}" if plan.name else ""), plan=plan), note

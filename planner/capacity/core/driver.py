@@ -166,6 +166,15 @@ def advance(spec: SearchSpec, base: Mapping, known: Mapping[str, dict], start: M
     state = State()
     ok = group_ok_for(spec.targets)
     finished: dict[str, list] = {}
+    if spec.mode == "check":  # the scenario's own fleet, replayed: no search
+        for sub in subs_of(spec, base, set(bundle_names)):
+            counts: dict[str, int] = {}
+            for e in base["fleet"]["endpoints"]:
+                counts[group_of(e)] = counts.get(group_of(e), 0) + int(e.get("initial", e.get("min", 1)))
+            check_fleet(spec, base, known, state, sub, counts, failed)
+        state.pending = list(dict.fromkeys(state.pending))
+        state.done = not state.pending
+        return state
     for sub in subs_of(spec, base, set(bundle_names)):
         entry = state.subs.setdefault(sub.key, {"sub": sub.__dict__, "search": None, "bands": None, "load": None})
         lower, upper, gpus = bounds(spec, base, sub)
@@ -230,25 +239,34 @@ def _mixes(spec: SearchSpec, base: Mapping, known: Mapping[str, dict], state: St
                 best = (math.inf, options[0][0], options[0][1]["counts"][g])
             deps[g] = best[1].deployments.get(g, "")
             counts[g] = best[2]
-        strategy = options[0][0].strategy
-        sub = Sub(key=f"{name}@mix", strategy=strategy, mode=options[0][0].mode, deployments=deps, option="mix")
+        sub = Sub(key=f"{name}@mix", strategy=options[0][0].strategy, mode=options[0][0].mode, deployments=deps,
+                  option="mix")
         if any(all(deps.get(g) == s.deployments.get(g) for g in groups) for s, _ in options):
             continue  # the mix is one of the options already searched
-        fleet = fleet_key(counts)
-        check = _collect(known, sub, fleet, spec.seeds, 1.0, state.pending, failed)
-        entry = {"sub": sub.__dict__, "search": None, "bands": None, "load": None}
-        if check:
-            ok = group_ok_for(spec.targets)
-            shares = {g: sum(ok(o, g) for o in check) / len(check) for g in groups}
-            entry["search"] = {"counts": counts, "feasible": {g: shares[g] >= spec.probability for g in groups},
-                               "verified": all(shares[g] >= spec.probability for g in groups), "fleet": fleet,
-                               "rounds": [{"fleet": fleet, "passed": shares}], "best_share": {},
-                               "gpus": {g: counts[g] * int(deployment_of(base, deps[g]).get("gpus_per_instance") or 1)
-                                        for g in groups}}
-            entry["bands"] = _collect(known, sub, fleet, spec.band_seeds, 1.0, state.pending, failed)
-            entry["load"] = _collect(known, sub, fleet, spec.seeds, spec.load_sensitivity, state.pending, failed)
-        state.subs[sub.key] = entry
+        check_fleet(spec, base, known, state, sub, counts, failed)
     state.done = not state.pending
+
+
+def check_fleet(spec: SearchSpec, base: Mapping, known: Mapping[str, dict], state: State, sub: Sub,
+                counts: Mapping[str, int], failed: Mapping[str, dict]) -> None:
+    """A given fleet (no search): on the search seeds (feasibility per group), then the bands and the load check."""
+    groups = sorted(counts)
+    fleet = fleet_key(counts)
+    check = _collect(known, sub, fleet, spec.seeds, 1.0, state.pending, failed)
+    entry = {"sub": sub.__dict__, "search": None, "bands": None, "load": None}
+    if check:
+        ok = group_ok_for(spec.targets)
+        shares = {g: sum(ok(o, g) for o in check) / len(check) for g in groups}
+        deps = group_deployments(base)
+        entry["search"] = {"counts": dict(counts), "feasible": {g: shares[g] >= spec.probability for g in groups},
+                           "verified": all(shares[g] >= spec.probability for g in groups), "fleet": fleet,
+                           "rounds": [{"fleet": fleet, "passed": shares}], "best_share": {},
+                           "gpus": {g: counts[g] * int(deployment_of(base, sub.deployments[g]).get("gpus_per_instance")
+                                                       or 1) if g in sub.deployments else
+                                    counts[g] * int(deps[g].get("gpus_per_instance") or 1) for g in groups}}
+        entry["bands"] = _collect(known, sub, fleet, spec.band_seeds, 1.0, state.pending, failed)
+        entry["load"] = _collect(known, sub, fleet, spec.seeds, spec.load_sensitivity, state.pending, failed)
+    state.subs[sub.key] = entry
 
 
 def _probe_outcomes(known: Mapping[str, dict], sub_key: str, fleet: str, seeds) -> list[dict]:

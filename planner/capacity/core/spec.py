@@ -7,7 +7,7 @@ the comparison's ``validate_scenario``); this schema covers what the search adds
 from __future__ import annotations
 
 import math
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, ValidationError, field_validator
 
@@ -44,6 +44,9 @@ class SearchSpec(Strict):
         default_factory=dict, description="per region: most GPUs the fleet may hold")
     load_sensitivity: float = Field(default=1.2, gt=1.0, le=3.0, description="load factor of the sensitivity check")
     max_fixups: int = Field(default=2, ge=0, le=5)
+    mode: Literal["search", "check"] = Field(
+        default="search", description="search: the fewest instances per strategy; check: replay the scenario's own "
+                                      "fleet (initial counts) for its bands, e.g. a capacity plan's")
 
     @field_validator("targets")
     @classmethod
