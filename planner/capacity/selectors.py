@@ -37,3 +37,9 @@ def export_csv(search: CapacitySearch) -> str:
             w.writerow([c["key"], c["accepted"], f"p_meets.{s['tier']}>={s['target']}", p.get("p"), p.get("low"),
                         p.get("high"), p.get("n"), "Wilson 95 % interval in the p5/p95 columns"])
     return out.getvalue()
+
+
+def export_pdf(search: CapacitySearch) -> bytes:
+    from planner.decisions.report import build_pdf
+
+    return build_pdf(search.answer, title=str(search))

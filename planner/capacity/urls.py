@@ -8,4 +8,5 @@ urlpatterns = [
     path("new/", views.search_create, name="create"),
     path("<int:pk>/", views.search_detail, name="detail"),
     path("<int:pk>/export.csv", views.search_csv, name="csv"),
+    path("<int:pk>/report.pdf", views.search_pdf, name="pdf"),
 ]

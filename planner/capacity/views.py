@@ -134,3 +134,13 @@ def search_csv(request, pk: int):
     resp = HttpResponse(selectors.export_csv(search), content_type="text/csv")
     resp["Content-Disposition"] = f'attachment; filename="capacity-search-{search.pk}.csv"'
     return resp
+
+
+@login_required
+def search_pdf(request, pk: int):
+    search = get_for_user_or_404(request.user, CapacitySearch.objects.all(), pk=pk)
+    if not search.answer:
+        return HttpResponse("The search has no answer yet.", status=409, content_type="text/plain")
+    resp = HttpResponse(selectors.export_pdf(search), content_type="application/pdf")
+    resp["Content-Disposition"] = f'attachment; filename="capacity-search-{search.pk}.pdf"'
+    return resp

@@ -53,3 +53,15 @@ class CapacitySearchViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewS
         resp = HttpResponse(selectors.export_csv(search), content_type="text/csv")
         resp["Content-Disposition"] = f'attachment; filename="capacity-search-{search.pk}.csv"'
         return resp
+
+    @extend_schema(responses={(200, "application/pdf"): OpenApiResponse(description="the decision: page 1 the card")})
+    @action(detail=True, methods=["get"], url_path="pdf")
+    def export_pdf(self, request, pk=None):
+        from rest_framework.exceptions import ValidationError
+
+        search = self.get_object()
+        if not search.answer:
+            raise ValidationError({"search": f"no answer yet (status {search.status}); the report needs one"})
+        resp = HttpResponse(selectors.export_pdf(search), content_type="application/pdf")
+        resp["Content-Disposition"] = f'attachment; filename="capacity-search-{search.pk}.pdf"'
+        return resp

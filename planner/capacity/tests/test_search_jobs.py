@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
+from pypdf import PdfReader
 
 from planner.capacity import jobs as capacity_jobs
 from planner.capacity.models import CapacitySearch, Probe
 from planner.capacity.tests.scenarios import two_region_queue
 from planner.jobs.models import Job
+
+
+def pdf_text(pdf: bytes) -> str:
+    return "\n".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf)).pages)
+
 
 SPEC = {"strategies": ["static", "reactive-unified"], "targets": {"IW-F": 0.9}, "probability": 0.66,
         "seeds": [1, 2, 3], "band_draws": 4}
@@ -38,6 +46,10 @@ def test_a_search_fans_out_one_probe_job_per_fleet_and_seed_and_answers(cast):
     assert {s["input"].split(" ")[0] for s in answer["sensitivity"]} >= {"load", "SLO"}
     csv = cast.owner.api.get(f"/api/capacity-searches/{search.pk}/csv/").content.decode()
     assert "monthly_cost_usd" in csv and "attainment.IW-F" in csv
+    pdf = cast.owner.api.get(f"/api/capacity-searches/{search.pk}/pdf/").content
+    assert pdf[:5] == b"%PDF-"
+    text = pdf_text(pdf)
+    assert "run static" in text.split("Every candidate")[0] and "What to run" in text  # page 1 is the card
     assert cast.outsider.api.get(f"/api/capacity-searches/{search.pk}/").status_code == 404
 
 
