@@ -86,7 +86,8 @@ def candidate(spec, base: Mapping, entry: Mapping) -> dict:
         err = entry["failed"].get("error") or {}
         why = f"the search stopped: a simulation failed ({err.get('message') or err.get('type') or 'unknown'})"
     elif search.get("excluded") == "quota":
-        why = "the GPU quotas leave no room for one instance of every endpoint"
+        why = ("the GPU quotas leave no room for one instance of every endpoint" if spec.quota_gpus else
+               "an endpoint's ceiling (max) is below one instance: the search space is empty")
     elif not search:
         why = "the search did not finish"
     elif not all(search["feasible"].values()):
