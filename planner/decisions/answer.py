@@ -92,7 +92,7 @@ def candidate(spec, base: Mapping, entry: Mapping) -> dict:
         why = "the search did not finish"
     elif not all(search["feasible"].values()):
         bad = sorted(g for g, ok in search["feasible"].items() if not ok)
-        why = (f"{', '.join(bad)} miss the SLO even at the ceiling"
+        why = (f"{', '.join(bad)} miss{'es' if len(bad) == 1 else ''} the SLO even at the ceiling"
                + (" the quota allows" if spec.quota_gpus else "")
                + f" on more than {1 - spec.probability:.0%} of the search's seeds")
     elif meets_all["n"] and meets_all["p"] < spec.probability:
@@ -123,7 +123,8 @@ def build_answer(spec, base: Mapping, state_subs: Mapping, *, failed: Mapping | 
     span = max((c["span_s"] for c in cands), default=0.0)
     out = {"span_h": round(span / 3600.0, 3), "hours_per_month": HOURS_PER_MONTH, "extrapolated": span > 0,
            "candidates": cands, "failed": dict(failed or {}), "required_probability": spec.probability,
-           "targets": dict(spec.targets)}
+           "targets": dict(spec.targets),
+           "tier_targets": [{"tier": t, "target": spec.targets[t]} for t in TIERS if t in spec.targets]}
     if not cands:
         return {**out, "status": "empty", "choice": None, "rejected": None, "sensitivity": [], "most_sensitive": None,
                 "headline": "the search space is empty: no strategy and fleet to try"}
