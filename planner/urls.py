@@ -20,6 +20,7 @@ urlpatterns = [
     path("plans/", include("planner.plans.urls")),
     path("comparisons/", include("planner.comparisons.urls")),
     path("operator-plans/", include("planner.opscaling.urls")),
+    path("capacity/", include("planner.capacity.urls")),
     path("simulations/", include("simulations.urls")),
     path("forecasts/", include("forecasts.urls")),
     # workspace (issue 12): the docs in the browser

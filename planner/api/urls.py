@@ -14,6 +14,7 @@ urlpatterns = [
     path("", include("planner.plans.api.urls")),
     path("", include("planner.comparisons.api.urls")),
     path("", include("planner.opscaling.api.urls")),
+    path("", include("planner.capacity.api.urls")),
     path("", include("simulations.api.urls")),
     path("", include("forecasts.api.urls")),
 ]
