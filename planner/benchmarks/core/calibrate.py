@@ -21,7 +21,7 @@ from planner.benchmarks.core.schema import BenchmarkRun
 from planner.benchmarks.core.validate import compare, pooled, stage_overloaded
 from planner.catalogue.physics import Efficiency
 
-START = Efficiency(eta_mem=0.9, eta_flop=0.7, layer_s=50e-6, allreduce_s=10e-6, client_s=0.005)
+START = Efficiency(eta_mem=0.85, eta_flop=0.6, layer_s=50e-6, allreduce_s=10e-6, client_s=0.008)
 FITTED = ("eta_mem", "eta_flop", "layer_s", "allreduce_s", "client_s")
 BOUNDS = {"eta_mem": (0.05, 3.0), "eta_flop": (0.05, 3.0), "layer_s": (1e-7, 1e-3), "allreduce_s": (1e-7, 1e-3),
           "client_s": (1e-5, 0.5)}
@@ -65,8 +65,14 @@ def fit(runs: list[BenchmarkRun], *, start: Efficiency = START, duration_scale: 
             progress(min(count["n"] / (maxiter * 1.5), 0.99), f"evaluation {count['n']}")
         return loss(runs, _eff(x, start), duration_scale=duration_scale)
 
-    res = minimize(objective, x0, method="Nelder-Mead",
-                   options={"maxiter": maxiter, "xatol": 0.01, "fatol": 1e-4, "initial_simplex": None})
+    # a wide first simplex (each coefficient x2 in turn), then one restart from the result: Nelder-Mead stalls
+    # in the flat valleys where two overheads trade off
+    res = None
+    for step in (0.7, 0.3):
+        simplex = np.vstack([x0] + [x0 + step * np.eye(len(x0))[i] for i in range(len(x0))])
+        res = minimize(objective, x0, method="Nelder-Mead",
+                       options={"maxiter": maxiter, "xatol": 0.01, "fatol": 1e-4, "initial_simplex": simplex})
+        x0 = res.x
     eff = _eff(res.x, start)
     return eff, {"loss": float(res.fun), "evaluations": count["n"], "runs": [r.name for r in runs],
                  "duration_scale": duration_scale}

@@ -161,7 +161,7 @@ def parse_folder(files: dict[str, bytes], *, name: str = "", gpu: str = "", engi
     stages_cfg = _get(cfg, "load.stages", cfg_name)
     if not isinstance(stages_cfg, list) or not stages_cfg:
         raise BenchmarkError("must list at least one {rate, duration}", file=cfg_name, field="load.stages")
-    stage_files = sorted(((int(m.group(1)), n) for n in files if (m := STAGE_RE.search(n))))
+    stage_files = sorted((int(m.group(1)), n) for n in files if (m := STAGE_RE.search(n)))
     if not stage_files:
         raise BenchmarkError("no stage results in the folder", file="results/stage_0_lifecycle_metrics.json",
                              hint="include results/stage_N_lifecycle_metrics.json for every load stage "

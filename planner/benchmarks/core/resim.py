@@ -69,13 +69,17 @@ def build_requests(run: BenchmarkRun, seed: int, *, duration_scale: float = 1.0)
     """Arrays arrival_s, input_tokens, output_tokens, stage for one seed (``duration_scale`` < 1 simulates the
     first part of every stage only, for a quicker fit)."""
     rng = np.random.default_rng(seed)
-    if run.load.type == "trace":
+    if run.workload.kind == "requests":  # measured requests, in their order
         req = run.requests
         assert req is not None
-        arrival = np.asarray(req.arrival_s, float)
+        n = len(req.input_tokens)
+        if run.load.type == "trace" and req.arrival_s is not None:
+            arrival = np.asarray(req.arrival_s, float)
+        else:
+            arrival = np.cumsum(rng.exponential(1.0 / run.load.stages[0].rate, n))
         return {"arrival_s": arrival, "input_tokens": np.asarray(req.input_tokens, np.int64),
                 "output_tokens": np.maximum(np.asarray(req.output_tokens, np.int64), 1),
-                "stage": np.zeros(len(arrival), np.int64)}
+                "stage": np.zeros(n, np.int64)}
     parts, stage_of, ins, outs = [], [], [], []
     start = 0.0
     cached = cached_prefix_tokens(run)

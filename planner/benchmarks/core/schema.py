@@ -110,7 +110,7 @@ class RequestRecords(BaseModel):
     """Per-request measurements, column-wise (seconds; arrival relative to the run's start)."""
 
     model_config = ConfigDict(extra="forbid")
-    arrival_s: list[Num]
+    arrival_s: list[Num] | None = None  # None: the file has no arrivals (the load's stages say how they came)
     input_tokens: list[int]
     output_tokens: list[int]
     ttft_s: list[Num]
@@ -118,10 +118,11 @@ class RequestRecords(BaseModel):
 
     @model_validator(mode="after")
     def _same_length(self):
-        n = len(self.arrival_s)
-        for name in ("input_tokens", "output_tokens", "ttft_s", "e2e_s"):
-            if len(getattr(self, name)) != n:
-                raise ValueError(f"{name} has {len(getattr(self, name))} values, arrival_s {n}")
+        n = len(self.input_tokens)
+        for name in ("arrival_s", "output_tokens", "ttft_s", "e2e_s"):
+            values = getattr(self, name)
+            if values is not None and len(values) != n:
+                raise ValueError(f"{name} has {len(values)} values, input_tokens {n}")
         return self
 
 
