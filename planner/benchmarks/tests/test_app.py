@@ -143,6 +143,7 @@ def test_validation_job_and_page_say_how_well_a_deployment_is_checked(cast, clie
     assert badge["checked"] and badge["runs"] == 1
     page = client.get(f"/benchmarks/deployments/{dep.pk}/").content.decode()
     assert "checked against 1 real run: median E2E error" in page
+    assert "checked against 1 real run: median E2E error" in client.get(f"/hardware/deployments/{dep.pk}/").content.decode()
     # the outsider's team has not checked it
     assert not validation_badge(cast.outsider.team, dep)["checked"]
     v = cast.owner.api.get(f"/api/benchmarks/validations/?deployment={dep.pk}").json()
