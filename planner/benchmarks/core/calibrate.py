@@ -35,12 +35,13 @@ def _eff(x: np.ndarray, base: Efficiency) -> Efficiency:
     return replace(base, **vals)
 
 
-def loss(runs: list[BenchmarkRun], eff: Efficiency, *, duration_scale: float, seeds=(0,)) -> float:
+def loss(runs: list[BenchmarkRun], eff: Efficiency, *, duration_scale: float, seeds=(0,),
+         include_overloaded: bool = False) -> float:
     terms = []
     for run in runs:
         for stage, sim in zip(run.stages, simulate_run(run, eff, seeds=seeds, duration_scale=duration_scale),
                               strict=False):
-            if stage_overloaded(stage):
+            if stage_overloaded(stage) and not include_overloaded:
                 continue
             for meas, simv, w in ((stage.e2e.mean, sim.e2e["mean"], 1.0), (stage.ttft.mean, sim.ttft["mean"], 0.5)):
                 if not math.isfinite(simv) or simv <= 0:
@@ -51,9 +52,11 @@ def loss(runs: list[BenchmarkRun], eff: Efficiency, *, duration_scale: float, se
 
 
 def fit(runs: list[BenchmarkRun], *, start: Efficiency = START, duration_scale: float = 0.2, maxiter: int = 80,
-        progress=None) -> tuple[Efficiency, dict]:
-    """Fit the efficiencies on ``runs``; returns them and a report (loss, evaluations)."""
-    runs = [r for r in runs if any(not stage_overloaded(s) for s in r.stages)]
+        progress=None, include_overloaded: bool = False) -> tuple[Efficiency, dict]:
+    """Fit the efficiencies on ``runs``; returns them and a report (loss, evaluations). ``include_overloaded``:
+    fit queue-dominated stages too (a replay of one saturated run, where the queue is what is measured)."""
+    if not include_overloaded:
+        runs = [r for r in runs if any(not stage_overloaded(s) for s in r.stages)]
     if not runs:
         raise ValueError("no run with a scored (not overloaded) stage to calibrate on")
     x0 = np.array([math.log(getattr(start, n)) for n in FITTED])
@@ -63,7 +66,7 @@ def fit(runs: list[BenchmarkRun], *, start: Efficiency = START, duration_scale: 
         count["n"] += 1
         if progress is not None:
             progress(min(count["n"] / (maxiter * 1.5), 0.99), f"evaluation {count['n']}")
-        return loss(runs, _eff(x, start), duration_scale=duration_scale)
+        return loss(runs, _eff(x, start), duration_scale=duration_scale, include_overloaded=include_overloaded)
 
     # a wide first simplex (each coefficient x2 in turn), then one restart from the result: Nelder-Mead stalls
     # in the flat valleys where two overheads trade off

@@ -225,3 +225,15 @@ def test_the_benchmark_core_imports_without_django():
     code = ("import sys, planner.benchmarks.core.report, planner.benchmarks.core.upload, "
             "planner.catalogue.physics; assert 'django' not in sys.modules, 'django imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_a_replay_calibrated_on_half_a_run_follows_the_servers_queue():
+    from planner.benchmarks.core.replay import replay
+
+    r = replay(ROOT / "fixtures" / "benchmarks" / "llmservingsim-rtx4090", "rtx-4090", maxiter=15)
+    assert r["fitted_on_first"] == 150 and r["requests"] == 300
+    # held out: the second half's latencies (queue-dominated: TTFT about 100 s)
+    assert r["second_half"]["ttft_mean"]["error_pct"] < 10 and r["second_half"]["e2e_mean"]["error_pct"] < 10
+    c = r["counts"]  # per second, against vLLM's own running / waiting gauges
+    assert c["running_mae_vs_gauge"] < 0.25 * c["gauge_running_mean"]
+    assert c["waiting_mae_vs_gauge"] < 0.10 * c["gauge_waiting_mean"]
