@@ -48,7 +48,7 @@ class Validation(TeamOwned):
     deployment = models.ForeignKey("hardware.Deployment", null=True, blank=True, on_delete=models.CASCADE,
                                    related_name="validations")
     runs = models.ManyToManyField(BenchmarkRun, related_name="validations")
-    kind = models.CharField(max_length=20, default="validate", help_text="validate, or heldout (after a calibration)")
+    kind = models.CharField(max_length=20, default="validate", help_text="validate; heldout or heldout-other-models (after a calibration)")
     efficiency = models.JSONField(default=dict, blank=True, help_text="physics coefficients used ({} = the "
                                   "deployment's own latency model)")
     rows = models.JSONField(default=list)

@@ -32,4 +32,6 @@ def validation_badge(team, deployment) -> dict:
         text += f", TTFT {ttft:.1f} %"
     if v.kind == "heldout":
         text += " (held out from the calibration)"
+    elif v.kind == "heldout-other-models":
+        text += " (held-out runs of other models on this GPU type)"
     return {"checked": True, "text": text, "runs": n, "e2e_pct": e2e, "ttft_pct": ttft, "validation_id": v.pk}

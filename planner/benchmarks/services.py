@@ -207,7 +207,14 @@ def calibrate(team, user, runs: list[BenchmarkRun], *, holdout: float = 0.25, se
                 continue
             seen.add(key)
             dep = save_calibrated(team, user, s, eff, report)
-            v = save_validation(team, user, held, rows, used, deployment=dep, kind="heldout", seeds=seeds)
+            # the deployment's own held-out runs when there are some, else the GPU type's (other models)
+            own = [h for h in held if (architecture(h.model_name).name, h.tp) == key]
+            own_rows = [row for row in rows if row["run"] in {h.name for h in own}]
+            if own:
+                v = save_validation(team, user, own, own_rows, used, deployment=dep, kind="heldout", seeds=seeds)
+            else:
+                v = save_validation(team, user, held, rows, used, deployment=dep, kind="heldout-other-models",
+                                    seeds=seeds)
             created.append({"deployment_id": dep.pk, "name": dep.name, "validation_id": v.pk})
     return {"efficiency": eff.to_dict(), "heldout": held_pooled, "deployments": created,
             "trained_on": report["trained_on"], "held_out": report["held_out"]}

@@ -114,8 +114,11 @@ def test_a_calibration_job_saves_a_new_version_with_its_heldout_error(cast, djan
     report = dep.fit_report["physics"]
     assert len(report["held_out"]) == 1 and report["heldout"]["e2e_mean"]["n"] >= 1
     assert set(report["trained_on"]) | set(report["held_out"]) == {a, b}
-    v = Validation.objects.get(pk=made[0]["validation_id"])
-    assert v.kind == "heldout" and v.deployment == dep
+    kinds = {Validation.objects.get(pk=d["validation_id"]).kind for d in made}
+    assert kinds == {"heldout", "heldout-other-models"}  # one model's run was held out, the other's was not
+    v = Validation.objects.get(deployment__in=[d["deployment_id"] for d in made], kind="heldout")
+    assert [r.pk for r in v.runs.all()] == report["held_out"] and {row["run"] for row in v.rows} == {
+        BenchmarkRun.objects.get(pk=report["held_out"][0]).name}
     builtin.refresh_from_db()
     assert (builtin.prefill, builtin.decode) == before  # never overwritten
     job = _run_job(cast.owner.team, cast.owner.user, "benchmarks.calibrate", params,
