@@ -16,6 +16,7 @@ from dataclasses import replace
 import numpy as np
 from scipy.optimize import minimize
 
+from planner.benchmarks.core.errors import BenchmarkError
 from planner.benchmarks.core.resim import simulate_run
 from planner.benchmarks.core.schema import BenchmarkRun
 from planner.benchmarks.core.validate import compare, pooled, stage_overloaded
@@ -58,7 +59,9 @@ def fit(runs: list[BenchmarkRun], *, start: Efficiency = START, duration_scale: 
     if not include_overloaded:
         runs = [r for r in runs if any(not stage_overloaded(s) for s in r.stages)]
     if not runs:
-        raise ValueError("no run with a scored (not overloaded) stage to calibrate on")
+        raise BenchmarkError("no run with a scored (not overloaded) stage to calibrate on", field="run_ids",
+                             hint="add runs whose stages the server kept up with (few failures, TTFT well below "
+                                  "E2E)")
     x0 = np.array([math.log(getattr(start, n)) for n in FITTED])
     count = {"n": 0}
 

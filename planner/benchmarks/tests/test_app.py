@@ -176,3 +176,12 @@ def test_the_cli_imports_and_validates_printing_a_table_and_json(cast, capsys):
     assert any(line.startswith("20260217-202857-llama-2-70b-tp4-general") for line in text)
     summary = json.loads(text[-1])
     assert summary["ok"] and summary["validations"][0]["pooled"]["stages_scored"] == 2
+
+
+def test_a_calibration_on_overloaded_runs_only_fails_with_a_reason(cast, django_capture_on_commit_callbacks):
+    runs = [upload(cast.owner.api, RUNS / name).json()["id"] for name in (
+        "20260217-170634-llama-2-7b-tp1-reasoning", "20260218-065057-llama-2-70b-hf-tp4-reasoning")]
+    job = _run_job(cast.owner.team, cast.owner.user, "benchmarks.calibrate",
+                   {"run_ids": runs, "holdout": 0.5, "maxiter": 5}, django_capture_on_commit_callbacks)
+    assert job.status == "failed" and "not overloaded" in job.last_error["message"]
+    assert job.last_error["where"] == "run_ids" and not Deployment.objects.filter(name__contains="physics").exists()
