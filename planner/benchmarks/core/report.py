@@ -39,7 +39,7 @@ PUBLISHED = [
     ("LLM-Optimizer (analytical)", "~65 % median MAPE (Fig. 5); ~90 % on Mixtral (Fig. 4b)", CITE),
     ("LLMServingSim", "~65 % median MAPE (Fig. 5)", CITE),
     ("Vidur", "> 1,000 % median MAPE, TTFT > 10,000 % (Figs. 1, 5)", CITE),
-    ("Vidur (its own paper)", "< 9 %", "the planner's issue text"),
+    ("Vidur (its own paper)", "< 9 % (its own validation)", "Agrawal et al., Vidur, MLSys 2024, abstract"),
 ]
 
 
