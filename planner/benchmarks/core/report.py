@@ -118,6 +118,9 @@ def markdown(result: dict) -> str:
         result["command"],
         "```",
         "",
+        "The full result (every row, every fold's coefficients) is kept in docs/validation.json; "
+        "`--from-json docs/validation.json` re-renders this page without simulating.",
+        "",
         f"Arrival seeds per prediction: {result['seeds']}; fit on the first {result['fit_scale']:.0%} of every "
         f"stage (one seed), Nelder-Mead with up to {result['maxiter']} iterations per simplex; wall time "
         f"{result['wall_s'] / 60:.0f} min on a shared 2-core machine.",
