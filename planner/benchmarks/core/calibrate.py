@@ -28,9 +28,9 @@ BOUNDS = {"eta_mem": (0.05, 3.0), "eta_flop": (0.05, 3.0), "layer_s": (1e-7, 1e-
           "client_s": (1e-5, 0.5)}
 
 
-def _eff(x: np.ndarray, base: Efficiency) -> Efficiency:
+def _eff(x: np.ndarray, base: Efficiency, free=FITTED) -> Efficiency:
     vals = {}
-    for name, v in zip(FITTED, x, strict=True):
+    for name, v in zip(free, x, strict=True):
         lo, hi = BOUNDS[name]
         vals[name] = float(min(max(math.exp(v), lo), hi))
     return replace(base, **vals)
@@ -53,23 +53,25 @@ def loss(runs: list[BenchmarkRun], eff: Efficiency, *, duration_scale: float, se
 
 
 def fit(runs: list[BenchmarkRun], *, start: Efficiency = START, duration_scale: float = 0.2, maxiter: int = 80,
-        progress=None, include_overloaded: bool = False) -> tuple[Efficiency, dict]:
+        progress=None, include_overloaded: bool = False, free=FITTED) -> tuple[Efficiency, dict]:
     """Fit the efficiencies on ``runs``; returns them and a report (loss, evaluations). ``include_overloaded``:
-    fit queue-dominated stages too (a replay of one saturated run, where the queue is what is measured)."""
+    fit queue-dominated stages too (a replay of one saturated run, where the queue is what is measured). ``free``:
+    the coefficients fitted (the others stay as in ``start``), e.g. a model's own eta_mem and eta_flop on top of
+    its GPU type's coefficients."""
     if not include_overloaded:
         runs = [r for r in runs if any(not stage_overloaded(s) for s in r.stages)]
     if not runs:
         raise BenchmarkError("no run with a scored (not overloaded) stage to calibrate on", field="run_ids",
                              hint="add runs whose stages the server kept up with (few failures, TTFT well below "
                                   "E2E)")
-    x0 = np.array([math.log(getattr(start, n)) for n in FITTED])
+    x0 = np.array([math.log(getattr(start, n)) for n in free])
     count = {"n": 0}
 
     def objective(x):
         count["n"] += 1
         if progress is not None:
             progress(min(count["n"] / (maxiter * 1.5), 0.99), f"evaluation {count['n']}")
-        return loss(runs, _eff(x, start), duration_scale=duration_scale, include_overloaded=include_overloaded)
+        return loss(runs, _eff(x, start, free), duration_scale=duration_scale, include_overloaded=include_overloaded)
 
     # a wide first simplex (each coefficient x2 in turn), then one restart from the result: Nelder-Mead stalls
     # in the flat valleys where two overheads trade off
@@ -79,7 +81,7 @@ def fit(runs: list[BenchmarkRun], *, start: Efficiency = START, duration_scale: 
         res = minimize(objective, x0, method="Nelder-Mead",
                        options={"maxiter": maxiter, "xatol": 0.01, "fatol": 1e-4, "initial_simplex": simplex})
         x0 = res.x
-    eff = _eff(res.x, start)
+    eff = _eff(res.x, start, free)
     return eff, {"loss": float(res.fun), "evaluations": count["n"], "runs": [r.name for r in runs],
                  "duration_scale": duration_scale}
 

@@ -10,6 +10,12 @@ RUNS_DIR holds one inference-perf result folder per experiment. Protocol (fixed 
 - overloaded stages (validate.stage_overloaded) never enter a fit or a score; they are shown;
 - cross-model: fitted on every run of one model, predicting every run of another (Llama-2-7B <-> Llama-2-70B);
 - in-sample: fitted on all runs, predicting all runs (the coefficients a user would ship).
+
+Second level (``--per-model-from-json SAVED``, run after the first; rules fixed before it ran): per model where
+data exists. For each experiment left out, start from the GPU type's coefficients of its fold (saved by the first
+level, fitted without it), refit only eta_mem and eta_flop on the other experiments of the same model (same
+fit settings), and predict the one left out the same way. A model with no other experiment keeps its GPU type's
+coefficients. Reported beside the first level, which stays the score of a model never seen.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from planner.benchmarks.core.resim import simulate_run
 from planner.benchmarks.core.schema import BenchmarkRun
 from planner.benchmarks.core.upload import read_path
 from planner.benchmarks.core.validate import compare, pooled, stage_overloaded
-from planner.catalogue.physics import architecture
+from planner.catalogue.physics import Efficiency, architecture
 
 CITE = ("inference-sim/sim-to-real-accuracy-validation @ 0205ebd, results/figure_captions.md (summary-level MAPE "
         "per experiment, i.e. over the whole run, not per stage; 36 experiments on vLLM v0.15.1 incl. models not "
@@ -75,6 +81,25 @@ def leave_one_experiment_out(runs, *, seeds, fit_scale, maxiter, log) -> tuple[l
         rows.extend(got)
         for r in got:
             log(f"LOEO {run.name} stage {r['stage']}: E2E {r['error_pct']['e2e_mean']:.1f} %, TTFT "
+                f"{r['error_pct']['ttft_mean']:.1f} %{' (overloaded)' if r['overloaded'] else ''}")
+    return rows, fits
+
+
+def per_model_level(runs, saved: dict, *, seeds, fit_scale, maxiter, log) -> tuple[list[dict], dict]:
+    rows, fits = [], {}
+    for run in runs:
+        base = Efficiency.from_dict(saved["loeo"]["fits"][run.name]["efficiency"])
+        same = [r for r in runs if r is not run and model_of(r) == model_of(run) and _scored(r)]
+        if same and _scored(run):
+            eff, info = calibrate.fit(same, start=base, duration_scale=fit_scale, maxiter=maxiter,
+                                      free=("eta_mem", "eta_flop"))
+        else:
+            eff, info = base, {"loss": None}
+        fits[run.name] = {"efficiency": eff.to_dict(), "loss": info["loss"], "model_runs": [r.name for r in same]}
+        got = compare(run, simulate_run(run, eff, seeds=seeds))
+        rows.extend(got)
+        for r in got:
+            log(f"per-model {run.name} stage {r['stage']}: E2E {r['error_pct']['e2e_mean']:.1f} %, TTFT "
                 f"{r['error_pct']['ttft_mean']:.1f} %{' (overloaded)' if r['overloaded'] else ''}")
     return rows, fits
 
@@ -166,6 +191,16 @@ def markdown(result: dict) -> str:
             f"{e['ttft_mean']:.1f} | {m['e2e_mean']:.3f} / {s['e2e_mean']:.3f} | {e['e2e_mean']:.1f} | "
             f"{e['e2e_p90']:.1f} | {e['e2e_p99']:.1f} | {1e3 * m['per_token']:.2f} / {1e3 * s['per_token']:.2f} | "
             f"{'overloaded, not scored' if r['overloaded'] else ''} |")
+    level2 = result.get("per_model_level")
+    if level2:
+        lines += ["", "## Second level: per-model eta_mem and eta_flop where the model has other runs", "",
+                  "Same folds; on top of each fold's GPU-type coefficients, eta_mem and eta_flop refitted on the other "
+                  "experiments of the same model only. Command:", "", "```sh", level2["command"], "```", "",
+                  "| group | stages | E2E mean | E2E p90 | E2E p99 | TTFT mean | TTFT p90 | TTFT p99 | per-token |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        lines.append(line("all models", level2["pooled"]))
+        for name, p in level2["per_model"].items():
+            lines.append(line(name, p))
     lines += ["", "## Calibrate on one model, predict another", "",
               "| fitted on | predicting | stages | E2E mean median / p90 | TTFT mean median / p90 |", "|---|---|---|---|---|"]
     for c in result["cross"]:
@@ -199,9 +234,28 @@ def main(argv=None) -> int:
     ap.add_argument("--maxiter", type=int, default=100)
     ap.add_argument("--source-label", default="", help="how the data folder is named in the report")
     ap.add_argument("--from-json", default="", help="re-render --out from a saved --json result (no simulation)")
+    ap.add_argument("--per-model-from-json", default="",
+                    help="second level: per-model eta_mem / eta_flop on top of the saved first level; updates the "
+                         "saved JSON and --out")
     args = ap.parse_args(argv)
     if args.from_json:
         Path(args.out).write_text(markdown(json.loads(Path(args.from_json).read_text())))
+        return 0
+    if args.per_model_from_json:
+        saved_path = Path(args.per_model_from_json)
+        saved = json.loads(saved_path.read_text())
+        start = time.time()
+        runs = load_runs(Path(args.runs_dir), args.gpu)
+        rows, fits = per_model_level(runs, saved, seeds=tuple(range(args.seeds)), fit_scale=args.fit_scale,
+                                     maxiter=args.maxiter, log=lambda m: print(m, file=sys.stderr, flush=True))
+        saved["per_model_level"] = {
+            "command": " ".join(["python -m planner.benchmarks.core.report", *(argv or sys.argv[1:])]),
+            "rows": rows, "pooled": pooled(rows), "per_model": per_model(rows), "fits": fits,
+            "wall_s": time.time() - start}
+        saved_path.write_text(json.dumps(saved, indent=1))
+        Path(args.out).write_text(markdown(saved))
+        print(json.dumps({"pooled": saved["per_model_level"]["pooled"],
+                          "per_model": saved["per_model_level"]["per_model"]}))
         return 0
     start = time.time()
     runs = load_runs(Path(args.runs_dir), args.gpu)
