@@ -132,8 +132,9 @@ class Efficiency:
             raise ProfileError(f"unknown coefficient(s) {sorted(unknown)}", where=where,
                                hint=f"known: {sorted(names)}")
         eff = cls(**{k: float(v) for k, v in d.items()})
-        if not (0 < eff.eta_mem <= 1.5 and 0 < eff.eta_flop <= 1.5):
-            raise ProfileError("eta_mem and eta_flop must be in (0, 1.5]", where=where)
+        # effective shares: above 1 where the additive form counts compute that really overlaps the weight read
+        if not (0 < eff.eta_mem <= 3.0 and 0 < eff.eta_flop <= 3.0):
+            raise ProfileError("eta_mem and eta_flop must be in (0, 3]", where=where)
         if min(eff.step_s, eff.layer_s, eff.allreduce_s, eff.client_s) < 0:
             raise ProfileError("step_s, layer_s, allreduce_s and client_s must be >= 0", where=where)
         return eff

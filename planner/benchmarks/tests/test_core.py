@@ -237,3 +237,10 @@ def test_a_replay_calibrated_on_half_a_run_follows_the_servers_queue():
     c = r["counts"]  # per second, against vLLM's own running / waiting gauges
     assert c["running_mae_vs_gauge"] < 0.25 * c["gauge_running_mean"]
     assert c["waiting_mae_vs_gauge"] < 0.10 * c["gauge_waiting_mean"]
+
+
+def test_the_calibration_bounds_are_valid_coefficients():
+    from planner.benchmarks.core.calibrate import BOUNDS, START
+
+    top = {k: hi for k, (lo, hi) in BOUNDS.items()}
+    assert Efficiency.from_dict({**START.to_dict(), **top}) is not None  # a fit at its bounds can be stored and read
