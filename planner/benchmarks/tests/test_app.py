@@ -166,9 +166,11 @@ def test_the_pages_list_upload_and_show_a_run(cast, client):
 
 
 def test_the_cli_imports_and_validates_printing_a_table_and_json(cast, capsys):
-    call_command("import_benchmark", str(R70), "--gpu", "h100-80gb", "--team", "Fleet A", "--json")
+    call_command("import_benchmark", str(R70), "--gpu", "h100-80gb", "--team", "Fleet A", "--engine-version",
+                 "0.15.1", "--json")
     out = json.loads(capsys.readouterr().out)
     assert out["ok"] and out["imported"][0]["tp"] == 4
+    assert BenchmarkRun.objects.get(pk=out["imported"][0]["id"]).engine["engine_version"] == "0.15.1"
     rid = out["imported"][0]["id"]
     call_command("validate", str(rid), "--team", "Fleet A", "--seeds", "1")
     text = capsys.readouterr().out.splitlines()

@@ -29,12 +29,14 @@ class Command(BaseCommand):
         parser.add_argument("--tp", type=int, default=None, help="tensor-parallel degree (per-request files)")
         parser.add_argument("--max-num-batched-tokens", type=int, default=None)
         parser.add_argument("--max-num-seqs", type=int, default=None)
+        parser.add_argument("--engine-version", default="", help="serving engine version, e.g. 0.15.1")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args, **opts):
         team, user = cli_team(opts["team"], opts["user"])
         engine = {"model": opts["model"], "tensor_parallel_size": opts["tp"],
-                  "max_num_batched_tokens": opts["max_num_batched_tokens"], "max_num_seqs": opts["max_num_seqs"]}
+                  "max_num_batched_tokens": opts["max_num_batched_tokens"], "max_num_seqs": opts["max_num_seqs"],
+                  "engine_version": opts["engine_version"]}
         imported, errors = [], []
         for raw_path in opts["paths"]:
             path = Path(raw_path)
