@@ -244,3 +244,14 @@ def test_the_calibration_bounds_are_valid_coefficients():
 
     top = {k: hi for k, (lo, hi) in BOUNDS.items()}
     assert Efficiency.from_dict({**START.to_dict(), **top}) is not None  # a fit at its bounds can be stored and read
+
+
+def test_the_physics_model_fitted_to_a_profile_table_reports_held_out_errors():
+    from planner.catalogue.physics_table import fit_table
+
+    report = fit_table(str(ROOT / "fixtures" / "hardware" / "sageserve" / "perf_model.csv"), "h100-80gb")
+    assert [(g["model"], g["tp"]) for g in report["groups"]] == [("llama2-70b", 2), ("llama2-70b", 4),
+                                                                ("llama2-70b", 8)]
+    for g in report["groups"]:  # one set of coefficients for three TP degrees: decode within 10 %, prefill 20 %
+        assert g["token_time"]["n"] > 70 and g["token_time"]["median_ape"] < 10
+        assert g["prompt_time"]["median_ape"] < 20
