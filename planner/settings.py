@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "planner.jobs",
     "planner.traces",
     "planner.hardware",
+    "planner.benchmarks",
     "planner.plans",
     "planner.comparisons",
     "planner.opscaling",  # operator-level autoscaling plans (issue 13)

@@ -17,6 +17,7 @@ urlpatterns = [
     path("jobs/", include("planner.jobs.urls")),
     path("traces/", include("planner.traces.urls")),
     path("hardware/", include("planner.hardware.urls")),
+    path("benchmarks/", include("planner.benchmarks.urls")),
     path("plans/", include("planner.plans.urls")),
     path("comparisons/", include("planner.comparisons.urls")),
     path("operator-plans/", include("planner.opscaling.urls")),

@@ -11,6 +11,7 @@ urlpatterns = [
     path("", include("planner.jobs.api.urls")),
     path("", include("planner.traces.api.urls")),
     path("", include("planner.hardware.api.urls")),
+    path("", include("planner.benchmarks.api.urls")),
     path("", include("planner.plans.api.urls")),
     path("", include("planner.comparisons.api.urls")),
     path("", include("planner.opscaling.api.urls")),
