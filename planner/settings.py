@@ -70,9 +70,12 @@ INSTALLED_APPS = [
     "planner.jobs",
     "planner.traces",
     "planner.hardware",
+    "planner.benchmarks",
     "planner.plans",
     "planner.comparisons",
     "planner.opscaling",  # operator-level autoscaling plans (issue 13)
+    "planner.capacity",  # capacity search: the cheapest fleet that meets the SLOs, with risk bands
+    "planner.decisions",  # the decision card and its template filters
     "planner.backtests",
     "simulations",
     "forecasts",
@@ -193,6 +196,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024**
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 PLANNER_MAX_SIM_REQUESTS = env_int("PLANNER_MAX_SIM_REQUESTS", 20_000_000)  # simulated requests per run
 PLANNER_MAX_SIM_TIME_S = env_int("PLANNER_MAX_SIM_TIME_S", 8 * 86400)  # simulated seconds per run
+# requests one capacity search may simulate in all (its probes' worst case, checked when it starts)
+PLANNER_MAX_SEARCH_REQUESTS = env_int("PLANNER_MAX_SEARCH_REQUESTS", 1_000_000_000)
 # streamed runs (result mode "streaming", issue 15): memory is one chunk's, so the caps are separate and larger
 PLANNER_MAX_STREAM_REQUESTS = env_int("PLANNER_MAX_STREAM_REQUESTS", 400_000_000)  # simulated requests per streamed run
 PLANNER_MAX_STREAM_TIME_S = env_int("PLANNER_MAX_STREAM_TIME_S", 31 * 86400)  # simulated seconds per streamed run

@@ -350,8 +350,13 @@ def complete_deployment(d: dict, where: str, *, gpus: dict, models: dict) -> dic
     basis = d.get("basis", "manual")
     if basis not in BASES:
         raise ProfileError(f"basis {basis!r}", where=f"{where}.basis", hint="use " + ", ".join(BASES))
+    base = deployment_name(model_name, gpu_name, tp)
+    given = d.get("name")
+    # a version of the same model x GPU x TP keeps its suffix ("<model>/<gpu>/tpN/physics-v2"); any other name is
+    # replaced by the derived one
+    name = given if isinstance(given, str) and given.startswith(base + "/") and len(given) <= 200 else base
     return {
-        "name": deployment_name(model_name, gpu_name, tp),
+        "name": name,
         "model": model_name,
         "gpu": gpu_name,
         "tp": tp,

@@ -11,6 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from planner.accounts.access import team_of
+from planner.benchmarks.selectors import validation_badge
 from planner.catalogue.errors import ProfileError
 from planner.hardware import services
 from planner.hardware.forms import DeploymentForm, GpuTypeForm, ModelProfileForm, PriceFormSet, UploadForm
@@ -99,6 +100,7 @@ def deployment_detail(request, pk: int):
             "spec_json": json.dumps(spec, indent=1) if spec else None,
             "spec_error": spec_error,
             "report": dep.fit_report or {},
+            "validation": validation_badge(team_of(request.user), dep),
         },
     )
 

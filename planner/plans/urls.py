@@ -9,5 +9,6 @@ urlpatterns = [
     path("build/", views.plan_build, name="build"),
     path("<int:pk>/", views.plan_detail, name="detail"),
     path("<int:pk>/plan.csv", views.plan_csv_download, name="csv"),
+    path("<int:pk>/check/", views.plan_check, name="check"),
     path("<int:pk>/labels/", views.plan_labels, name="labels"),
 ]

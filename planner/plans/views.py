@@ -116,7 +116,31 @@ def plan_detail(request, pk: int):
         "static": result.get("static_peak", {}),
         "scenario_json": json.dumps(plan.scenario, indent=1),
     }
+    checks = list(plan.capacity_checks.select_related("job").order_by("-created")[:5])
+    context["checks"] = checks
+    context["checked"] = next((c for c in checks if c.answer), None)
     return render(request, "plans/detail.html", context)
+
+
+@login_required
+@require_POST
+def plan_check(request, pk: int):
+    """Check by simulation (planner.capacity.services.start_plan_check): the plan's fleet on new workload seeds."""
+    from planner.capacity.core.spec import SpecError
+    from planner.capacity.services import start_plan_check
+    from simulations.engine import ScenarioError as EngineScenarioError
+
+    plan = get_for_user_or_404(request.user, CapacityPlan.objects.all(), pk=pk)
+    if not (plan.result or {}).get("instances"):
+        messages.error(request, "This plan has no instance counts to check (it did not finish).")
+        return redirect("plans:detail", pk=plan.pk)
+    try:
+        search, note = start_plan_check(plan, user=request.user)
+    except (EngineScenarioError, SpecError) as exc:
+        messages.error(request, f"The plan's fleet cannot be simulated: {getattr(exc, 'message', exc)}")
+        return redirect("plans:detail", pk=plan.pk)
+    messages.info(request, note)
+    return redirect("capacity:detail", pk=search.pk)
 
 
 @login_required

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class BenchmarksConfig(AppConfig):
+    name = "planner.benchmarks"
+    label = "benchmarks"
+    verbose_name = "Benchmarks and validation"

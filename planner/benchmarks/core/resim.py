@@ -1,0 +1,178 @@
+"""Re-simulating a benchmark run: its workload and load stages become an engine scenario on one instance of the
+deployment, simulated over several arrival seeds with the engine's public API (``simulations.engine``).
+
+Rules (fixed before any comparison with the measurements):
+- Arrivals. ``constant`` (inference-perf): per stage, rate x duration exponential gaps rescaled so that exactly
+  rate x duration requests fall in the stage; ``poisson``: a Poisson process at the stage's rate. Stages follow
+  each other in one continuous run (a stage starts with the previous stage's requests in flight). ``trace``: the
+  measured arrivals, replayed as they are.
+- Lengths. The prompt is the stage's measured mean prompt length when the file has it (the client counts it
+  with the model's tokenizer, as the server does), else system prompt + question; the output is the configured
+  output length (the server generates exactly that many tokens with ignore_eos; the client's re-tokenised output
+  count reads lower and is not used). Synthetic/random workloads draw from their distributions (seeded).
+- Prefix caching (engine setting on, shared_prefix workloads): the system prompt, rounded down to whole 16-token
+  KV blocks, is a cache hit for every request: its prefill is skipped and its KV is held once, so each request
+  is simulated with prompt - cached tokens. Any other reuse (repeated whole prompts) is not assumed.
+- Engine settings. max_num_seqs -> max_batch_size, max_num_batched_tokens -> token budget per step, chunked
+  prefill on/off, TP and gpu_memory_utilization -> the physics deployment (KV capacity), max_model_len.
+- Client/server overhead the engine does not see (HTTP, tokenisation, streaming): the calibrated ``client_s`` is
+  added to every simulated TTFT and E2E.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from planner.benchmarks.core.schema import BenchmarkRun
+from planner.catalogue.physics import Efficiency, architecture, deployment_spec
+from simulations.engine import parse_scenario, simulate
+from simulations.engine.workload import Workload
+
+KV_BLOCK = 16
+REGION = "bench"
+
+
+@dataclass(frozen=True)
+class StageSim:
+    """Simulated statistics of one stage (seconds), pooled over the seeds."""
+
+    index: int
+    ttft: dict
+    e2e: dict
+    per_token: float
+    completed: int
+    unfinished: int
+
+
+def _stage_arrivals(rng: np.random.Generator, kind: str, rate: float, duration: float) -> np.ndarray:
+    n = int(round(rate * duration))
+    if n <= 0:
+        return np.zeros(0)
+    if kind == "constant":
+        t = np.cumsum(rng.exponential(1.0 / rate, n + 1))
+        return t[:-1] * (duration / t[-1])  # exactly n requests inside the stage
+    t = np.cumsum(rng.exponential(1.0 / rate, int(n * 1.5) + 20))
+    return t[t < duration]
+
+
+def cached_prefix_tokens(run: BenchmarkRun) -> int:
+    sp = run.workload.shared_prefix
+    if not run.engine.prefix_caching or sp is None:
+        return 0
+    return (sp.system_prompt_len // KV_BLOCK) * KV_BLOCK
+
+
+def build_requests(run: BenchmarkRun, seed: int, *, duration_scale: float = 1.0) -> dict:
+    """Arrays arrival_s, input_tokens, output_tokens, stage for one seed (``duration_scale`` < 1 simulates the
+    first part of every stage only, for a quicker fit)."""
+    rng = np.random.default_rng(seed)
+    if run.workload.kind == "requests":  # measured requests, in their order
+        req = run.requests
+        assert req is not None
+        n = len(req.input_tokens)
+        if run.load.type == "trace" and req.arrival_s is not None:
+            arrival = np.asarray(req.arrival_s, float)
+        else:
+            arrival = np.cumsum(rng.exponential(1.0 / run.load.stages[0].rate, n))
+        return {"arrival_s": arrival, "input_tokens": np.asarray(req.input_tokens, np.int64),
+                "output_tokens": np.maximum(np.asarray(req.output_tokens, np.int64), 1),
+                "stage": np.zeros(n, np.int64)}
+    parts, stage_of, ins, outs = [], [], [], []
+    start = 0.0
+    cached = cached_prefix_tokens(run)
+    for i, st in enumerate(run.load.stages):
+        dur = st.duration * duration_scale
+        t = _stage_arrivals(rng, run.load.type, st.rate, dur) + start
+        n = len(t)
+        measured = next((s for s in run.stages if s.index == i), None)
+        wl = run.workload
+        if wl.kind == "shared_prefix":
+            sp = wl.shared_prefix
+            prompt = (measured.prompt_len_mean if measured and measured.prompt_len_mean
+                      else sp.system_prompt_len + sp.question_len)
+            ins.append(np.full(n, max(1, int(round(prompt)) - cached), np.int64))
+            outs.append(np.full(n, sp.output_len, np.int64))
+        else:
+            ins.append(_draw(rng, wl.input, n))
+            outs.append(_draw(rng, wl.output, n))
+        parts.append(t)
+        stage_of.append(np.full(n, i, np.int64))
+        start += dur
+    return {"arrival_s": np.concatenate(parts), "input_tokens": np.concatenate(ins),
+            "output_tokens": np.concatenate(outs), "stage": np.concatenate(stage_of)}
+
+
+def _draw(rng, dist, n: int) -> np.ndarray:
+    x = rng.normal(dist.mean, dist.std, n) if dist.std > 0 else np.full(n, dist.mean)
+    return np.clip(np.round(x), max(1, dist.min), dist.max).astype(np.int64)
+
+
+def deployment_for(run: BenchmarkRun, eff: Efficiency) -> dict:
+    e = run.engine
+    arch = architecture(e.model)
+    return deployment_spec(arch.name, e.gpu, e.tensor_parallel_size, eff, max_num_seqs=e.max_num_seqs,
+                           max_num_batched_tokens=e.max_num_batched_tokens,
+                           memory_utilisation=e.gpu_memory_utilization, max_model_len=e.max_model_len)
+
+
+def scenario_for(run: BenchmarkRun, deployment: dict, seed: int) -> dict:
+    model = deployment["model"]
+    return {
+        "name": f"re-simulation of {run.name}", "seed": seed,
+        "deployments": {deployment["name"]: deployment},
+        "workload": {"frame": True, "model": model, "region": REGION, "tier": "IW-F"},
+        "fleet": {"regions": [{"name": REGION}],
+                  "endpoints": [{"region": REGION, "model": model, "deployment": deployment["name"],
+                                 "initial": 1, "min": 1, "max": 1}]},
+        "strategy": {"autoscaler": "static", "instance_router": "jsq-tokens", "scheduler": "fcfs"},
+        "engine": {"mode": "fast", "chunked_prefill": bool(run.engine.chunked_prefill), "seed": seed,
+                   "over_context": "ignore"},
+    }
+
+
+def _stats(x: np.ndarray) -> dict:
+    if x.size == 0:
+        return {"mean": math.nan, "p50": math.nan, "p90": math.nan, "p99": math.nan}
+    p50, p90, p99 = np.percentile(x, [50, 90, 99])
+    return {"mean": float(x.mean()), "p50": float(p50), "p90": float(p90), "p99": float(p99)}
+
+
+def simulate_run(run: BenchmarkRun, eff: Efficiency, *, seeds=(0, 1, 2), duration_scale: float = 1.0,
+                 deployment: dict | None = None) -> list[StageSim]:
+    """Simulate the run over ``seeds`` and return per-stage statistics pooled over the seeds."""
+    dep = deployment or deployment_for(run, eff)
+    pooled: dict[int, dict[str, list]] = {}
+    for seed in seeds:
+        req = build_requests(run, seed, duration_scale=duration_scale)
+        scenario = parse_scenario(scenario_for(run, dep, seed))
+        workload = Workload.from_arrays({k: req[k] for k in ("arrival_s", "input_tokens", "output_tokens")},
+                                        default_model=dep["model"], default_region=REGION)
+        # from_arrays sorts by arrival (stable) and shifts the first arrival to 0: keep the stage labels aligned
+        order = np.argsort(req["arrival_s"], kind="stable")
+        stage = req["stage"][order]
+        out = req["output_tokens"][order]
+        res = simulate(scenario, workload).requests
+        done = res["completed"]
+        for i in np.unique(stage):
+            sel = stage == i
+            ok = sel & done
+            acc = pooled.setdefault(int(i), {"ttft": [], "e2e": [], "tok": [], "done": 0, "left": 0})
+            ttft = res["ttft_s"][ok] + eff.client_s
+            e2e = res["e2e_s"][ok] + eff.client_s
+            acc["ttft"].append(ttft)
+            acc["e2e"].append(e2e)
+            multi = out[ok] > 1
+            acc["tok"].append((e2e[multi] - ttft[multi]) / (out[ok][multi] - 1))
+            acc["done"] += int(ok.sum())
+            acc["left"] += int((sel & ~done).sum())
+    out_stages = []
+    for i, acc in sorted(pooled.items()):
+        tok = np.concatenate(acc["tok"])
+        out_stages.append(StageSim(index=i, ttft=_stats(np.concatenate(acc["ttft"])),
+                                   e2e=_stats(np.concatenate(acc["e2e"])),
+                                   per_token=float(tok.mean()) if tok.size else math.nan,
+                                   completed=acc["done"], unfinished=acc["left"]))
+    return out_stages

@@ -1,0 +1,148 @@
+"""One probe: a fleet (instance counts per (region, model)) replayed on one workload seed, reduced to what a
+search needs: SLO attainment per origin (region, model) and tier, cost and GPU-hours. Django-free.
+
+The engine is used through the comparison runner's public pieces (``engine_scenario_dict``, ``load_workload``,
+``summarise``), so a probe runs a strategy exactly as a comparison does. A request counts for the (region, model)
+it was sent from, so a group's attainment includes what other regions served for it.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections.abc import Mapping
+
+import numpy as np
+
+from planner.comparisons.core.runner import LT_STRATEGIES, engine_scenario_dict, history_tps, load_workload, with_seed
+from planner.comparisons.core.summary import summarise
+from simulations.engine import parse_scenario, simulate
+
+TIERS = ("IW-F", "IW-N", "NIW")
+MODES = ("static", "floor")  # static: initial = min = max = count; floor: initial = min = count, max = the ceiling
+
+
+def group_of(endpoint: Mapping) -> str:
+    return f"{endpoint['region']}/{endpoint['model']}"
+
+
+def groups_of(scenario: Mapping) -> list[str]:
+    return sorted({group_of(e) for e in (scenario.get("fleet") or {}).get("endpoints", [])})
+
+
+def fleet_key(fleet: Mapping[str, int]) -> str:
+    """Canonical text of a fleet, the memo's key with the seed: 'us-east/llama2-70b=3,us-west/llama2-70b=4'."""
+    return ",".join(f"{g}={int(n)}" for g, n in sorted(fleet.items()))
+
+
+def parse_fleet_key(key: str) -> dict[str, int]:
+    return {g: int(n) for g, n in (part.rsplit("=", 1) for part in key.split(",") if part)}
+
+
+def fleet_scenario(base: Mapping, fleet: Mapping[str, int], *, mode: str = "static",
+                   deployments: Mapping[str, str] | None = None) -> dict:
+    """The base scenario with each (region, model) endpoint at its probed count (and deployment, if given)."""
+    d = copy.deepcopy(dict(base))
+    for e in d["fleet"]["endpoints"]:
+        g = group_of(e)
+        if g in (deployments or {}):
+            e["deployment"] = deployments[g]
+        if g not in fleet:
+            continue
+        n = int(fleet[g])
+        ceiling = max(int(e.get("max", n)), n)
+        e.update({"initial": n, "min": n, "max": n if mode == "static" else ceiling})
+    return d
+
+
+def slo_met(requests: Mapping, workload, slo) -> np.ndarray:
+    """Per request: completed, TTFT within its tier's target, end-to-end within its tier's (or its deadline)."""
+    tier = np.asarray(workload.tier)
+    ttft = np.asarray(requests["ttft_s"], dtype=float)
+    e2e = np.asarray(requests["e2e_s"], dtype=float)
+    met = np.asarray(requests["completed"], dtype=bool).copy()
+    for i, name in enumerate(TIERS):
+        sel = tier == i
+        if not sel.any():
+            continue
+        ok = ttft[sel] <= float(slo.ttft_s.get(name, math.inf))
+        e2e_target = float(slo.e2e_s.get(name, math.inf))
+        if workload.deadline_s is not None:
+            dl = np.asarray(workload.deadline_s, dtype=float)[sel]
+            arr = np.asarray(workload.arrival_s)[sel]
+            ok &= np.where(np.isnan(dl), e2e[sel] <= e2e_target, arr + e2e[sel] <= dl)
+        else:
+            ok &= e2e[sel] <= e2e_target
+        met[sel] &= ok
+    return met
+
+
+def attainment_counts(met: np.ndarray, workload) -> tuple[dict, dict]:
+    """({group: {tier: [n, met]}}, {tier: [n, met]}) by origin region and model."""
+    tier = np.asarray(workload.tier)
+    code = np.asarray(workload.region, dtype=np.int64) * len(workload.model_names) + np.asarray(workload.model)
+    groups: dict[str, dict] = {}
+    tiers: dict[str, list] = {}
+    for i, name in enumerate(TIERS):
+        sel = tier == i
+        if not sel.any():
+            continue
+        tiers[name] = [int(sel.sum()), int(met[sel].sum())]
+        n = np.bincount(code[sel], minlength=len(workload.region_names) * len(workload.model_names))
+        k = np.bincount(code[sel], weights=met[sel].astype(float), minlength=n.size)
+        for c in np.flatnonzero(n):
+            r, m = divmod(int(c), len(workload.model_names))
+            g = f"{workload.region_names[r]}/{workload.model_names[m]}"
+            groups.setdefault(g, {})[name] = [int(n[c]), int(round(k[c]))]
+    return groups, tiers
+
+
+def run_probe(base: Mapping, strategy: Mapping, fleet: Mapping[str, int], seed: int, *, mode: str = "static",
+              deployments: Mapping[str, str] | None = None, progress=None, limits=None, frame=None) -> dict:
+    """Simulate one (fleet, seed) under one strategy (``{"strategy", "bundle"?, "knobs"?}``); JSON-able outcome."""
+    started = time.perf_counter()
+    scenario = with_seed(fleet_scenario(base, fleet, mode=mode, deployments=deployments), seed)
+    st = scenario.get("strategy")
+    if isinstance(st, dict) and st.get("autoscaler") not in (None, strategy["strategy"]):
+        # the base scenario's params belong to its own autoscaler (e.g. reactive thresholds); another strategy
+        # gets its defaults, its bundle's params and the scenario's strategy_params for it
+        scenario["strategy"] = {k: v for k, v in st.items() if k != "params"}
+    variant = {"key": strategy.get("key") or strategy["strategy"], "strategy": strategy["strategy"],
+               "knobs": dict(strategy.get("knobs") or {}), "seed": int(seed)}
+    if strategy.get("bundle"):
+        variant["bundle"] = strategy["bundle"]
+    if variant["strategy"] in LT_STRATEGIES:
+        variant["knobs"].setdefault("niw_queue", bool(scenario.get("niw_queue", True)))
+        if "history_tps" not in variant["knobs"]:
+            hist = history_tps(scenario)
+            if hist:
+                variant["knobs"]["history_tps"] = hist
+    eng = parse_scenario(engine_scenario_dict(scenario, variant), limits=limits)
+    workload = load_workload(scenario, eng, frame=frame)
+    result = simulate(eng, workload, progress=progress)
+    summary = summarise(result, key=variant["key"], strategy=variant["strategy"])
+    groups, tiers = attainment_counts(slo_met(result.requests, workload, eng.slo), workload)
+    tot = summary["totals"]
+    return {
+        "seed": int(seed), "fleet": fleet_key(fleet), "mode": mode, "groups": groups, "tiers": tiers,
+        "cost_usd": tot.get("cost_usd"), "gpu_hours": tot.get("gpu_hours"), "instance_hours": tot.get("instance_hours"),
+        "energy_kwh": (summary.get("energy") or {}).get("energy_kwh"),
+        "requests": int(len(workload)), "duration_s": float(summary.get("duration_s") or workload.duration_s),
+        "endpoints": {f"{e['region']}/{e['model']}": {"cost_usd": e["cost_usd"], "gpu_hours": e["gpu_hours"],
+                                                      "instance_hours": e["instance_hours"],
+                                                      "deployment": e.get("deployment", "")}
+                      for e in summary["endpoints"]},
+        "wall_s": round(time.perf_counter() - started, 3),
+    }
+
+
+def attainment(counts: Mapping[str, list] | None, tier: str) -> float | None:
+    """met / n of one tier (None when the tier had no requests)."""
+    nk = (counts or {}).get(tier)
+    return None if not nk or not nk[0] else nk[1] / nk[0]
+
+
+def meets(counts: Mapping[str, list] | None, targets: Mapping[str, float]) -> bool:
+    """Every tier with requests attains its target share (a group or the whole run)."""
+    return all(a is None or a >= float(t) for a, t in ((attainment(counts, tier), t) for tier, t in targets.items()))

@@ -1,0 +1,222 @@
+"""Writes: start a capacity search, run its rounds as child jobs, record probes, finish with the answer.
+
+Fan-out / fan-in, as comparisons do it (planner/comparisons/services.py): the parent Job (``capacity.search``)
+is created without dispatch and waits. Round r is a ``capacity.step`` child job: it replays the search
+(planner.capacity.core.driver.advance) over the finished probes and creates one ``capacity.probe`` child job per
+missing (fleet, seed), each with its ``Probe`` row (unique per search: the memo). The probe that finds every
+probe final claims round r + 1 with a conditional UPDATE on ``CapacitySearch.round`` (exactly one wins) and
+dispatches the next step. The step that finds nothing missing claims ``finishing`` and dispatches the parent,
+which builds the answer. Workers anywhere on the broker run the probes; cancelling the parent cancels them.
+"""
+
+from __future__ import annotations
+
+import math
+
+from django.conf import settings
+from django.db import transaction
+
+from planner.capacity.core.driver import advance, estimate_start, subs_of
+from planner.capacity.core.spec import SearchSpec, SpecError, parse_spec, probes_upper_bound
+from planner.capacity.models import CapacitySearch, Probe
+from planner.jobs.models import Job
+from planner.jobs.services import create_job, mark_and_dispatch
+
+
+def bundle_names() -> set[str]:
+    from planner.comparisons.core.bundles import bundle_names as names
+
+    return set(names())
+
+
+def check_strategies(spec: SearchSpec) -> None:
+    from planner.comparisons.core.variants import STRATEGIES
+
+    known = set(STRATEGIES) | bundle_names()
+    for i, name in enumerate(spec.strategies):
+        if name not in known:
+            raise SpecError(f"strategies[{i}]", f"unknown strategy {name!r}",
+                            hint=f"use one of {', '.join(sorted(STRATEGIES))} or a bundle (GET /api/comparisons/bundles/)")
+
+
+def requests_per_run(scenario: dict, team=None) -> int:
+    """Requests one probe simulates: from the synthetic spec when it says, else by building the workload once."""
+    wl = scenario.get("workload") or {}
+    syn = wl.get("synthetic")
+    if isinstance(syn, dict) and syn.get("total_requests"):
+        return int(syn["total_requests"])
+    if isinstance(syn, dict) and syn.get("rate_rps") and syn.get("duration_s"):
+        return int(math.ceil(float(syn["rate_rps"]) * float(syn["duration_s"])))
+    from planner.comparisons.core.runner import engine_scenario_dict, load_workload
+    from planner.limits import scenario_limits
+    from simulations.engine import parse_scenario
+
+    eng = parse_scenario(engine_scenario_dict(scenario, {"strategy": "static", "key": "size"}), limits=scenario_limits())
+    frame = _frame(scenario, team)
+    return len(load_workload(scenario, eng, frame=frame))
+
+
+def _frame(scenario: dict, team):
+    trace_id = (scenario.get("workload") or {}).get("trace_id")
+    if trace_id is None:
+        return None
+    from planner.comparisons.services import team_trace
+    from planner.ingest.normalised import read_trace
+
+    return read_trace(team_trace(trace_id, team).normalised_file)
+
+
+def check_search(scenario: dict, spec_data: dict, team=None) -> tuple[SearchSpec, int]:
+    """Everything refused at the boundary: the scenario (its own schema), the spec, the strategies, the GPU options
+    and quotas, and the bound on simulated requests. Returns the spec and the requests bound."""
+    from planner.comparisons.services import validate_scenario
+
+    if isinstance(scenario.get("workload"), dict) and "trace_id" in scenario["workload"]:
+        from planner.comparisons.services import team_trace
+
+        team_trace(scenario["workload"]["trace_id"], team)
+    validate_scenario(scenario)
+    spec = parse_spec(spec_data)
+    check_strategies(spec)
+    regions = {r["name"] for r in scenario["fleet"]["regions"]}
+    for region in spec.quota_gpus:
+        if region not in regions:
+            raise SpecError(f"quota_gpus.{region}", f"no region {region!r} in the scenario",
+                            hint=f"regions: {', '.join(sorted(regions))}")
+    from planner.capacity.core.driver import deployment_of
+
+    for model, names in spec.gpu_options.items():
+        for i, name in enumerate(names):
+            if not deployment_of(scenario, name):
+                raise SpecError(f"gpu_options.{model}[{i}]", f"unknown deployment {name!r}",
+                                hint="name one of the scenario's deployments or the catalogue's")
+    upper = max(int(e.get("max", 20)) for e in scenario["fleet"]["endpoints"])
+    options = max([len(v) for v in spec.gpu_options.values()] + [1])
+    total = probes_upper_bound(spec, upper, options) * requests_per_run(scenario, team)
+    limit = int(settings.PLANNER_MAX_SEARCH_REQUESTS)
+    if total > limit:
+        raise SpecError("spec", f"the search may simulate up to {total:,} requests; the limit is {limit:,}",
+                        hint="use fewer strategies, seeds, band_draws or GPU options, a shorter workload, or lower "
+                             "the endpoints' max (or ask the operator to raise PLANNER_MAX_SEARCH_REQUESTS)")
+    return spec, total
+
+
+@transaction.atomic
+def start_search(*, team, user=None, scenario: dict, spec: dict, name: str = "", plan=None) -> CapacitySearch:
+    checked, total = check_search(scenario, spec, team)
+    parent = create_job(team=team, user=user, kind="capacity.search", params={}, enqueue=False)
+    search = CapacitySearch.objects.create(team=team, created_by=user, name=name or scenario.get("name", ""),
+                                           scenario=scenario, spec=checked.model_dump(), job=parent, round=1,
+                                           max_requests=total, plan=plan)
+    Job.objects.filter(pk=parent.pk).update(params={"search": search.pk}, message="round 1: estimating start counts")
+    create_job(team=team, user=user, kind="capacity.step", parent=parent, params={"search": search.pk, "round": 1})
+    return search
+
+
+def start_counts(search: CapacitySearch, spec: SearchSpec) -> dict:
+    """First counts per sub-search from the goodput table (theta), computed once on the first seed's workload."""
+    from planner.comparisons.core.runner import engine_scenario_dict, load_workload, with_seed
+    from planner.limits import scenario_limits
+    from simulations.engine import parse_scenario
+
+    scenario = with_seed(search.scenario, spec.seeds[0])
+    eng = parse_scenario(engine_scenario_dict(scenario, {"strategy": "static", "key": "start"}),
+                         limits=scenario_limits())
+    workload = load_workload(scenario, eng, frame=_frame(search.scenario, search.team))
+    out = {}
+    for sub in subs_of(spec, search.scenario, bundle_names()):
+        out[sub.key] = estimate_start(search.scenario, workload, mode=sub.mode)
+    return out
+
+
+def known_probes(search: CapacitySearch) -> tuple[dict, dict]:
+    done, failed = {}, {}
+    for pid, status, outcome, error in search.probes.values_list("pid", "status", "outcome", "error"):
+        if status == Probe.Status.DONE:
+            done[pid] = outcome
+        elif status in (Probe.Status.FAILED, Probe.Status.CANCELLED):
+            failed[pid] = error or {"type": status, "message": status}
+    return done, failed
+
+
+def run_step(search: CapacitySearch, ctx=None) -> dict:
+    """Replay the search; fan out what is missing, or hand over to the parent to finish."""
+    spec = SearchSpec.model_validate(search.spec)
+    state_data = dict(search.state or {})
+    if "start" not in state_data:
+        state_data["start"] = start_counts(search, spec)
+    known, failed = known_probes(search)
+    state = advance(spec, search.scenario, known, state_data["start"], bundle_names(), failed)
+    state_data["subs"] = state.subs
+    state_data["probes_done"] = len(known)
+    state_data["probes_failed"] = len(failed)
+    with transaction.atomic():
+        CapacitySearch.objects.filter(pk=search.pk).update(state=state_data)
+        if state.done:
+            claimed = CapacitySearch.objects.filter(pk=search.pk, finishing=False).update(finishing=True)
+            if claimed and search.job_id:
+                mark_and_dispatch(search.job_id)
+            return {"round": search.round, "pending": 0, "done": True}
+        new = 0
+        for pid in state.pending:
+            probe, created = Probe.objects.get_or_create(search=search, pid=pid, defaults={"round": search.round})
+            if not created:
+                continue
+            job = create_job(team=search.team, user=search.created_by, kind="capacity.probe", parent=search.job,
+                             params={"search": search.pk, "probe": probe.pk})
+            Probe.objects.filter(pk=probe.pk).update(job=job)
+            new += 1
+        total = len(known) + len(failed) + len(state.pending)
+        if search.job_id:
+            Job.objects.filter(pk=search.job_id, status=Job.Status.QUEUED).update(
+                progress=95.0 * (len(known) + len(failed)) / max(1, total),
+                message=f"round {search.round}: {len(state.pending)} simulations to run, {len(known)} done")
+        if new == 0:  # every missing probe already exists and is final: the next round can start now
+            transaction.on_commit(lambda: maybe_next_round(CapacitySearch.objects.get(pk=search.pk)))
+    return {"round": search.round, "pending": len(state.pending), "created": new, "done": False}
+
+
+def record_probe(probe: Probe, *, status: str, outcome: dict | None = None, error: dict | None = None,
+                 wall_s: float | None = None) -> None:
+    Probe.objects.filter(pk=probe.pk).update(status=status, outcome=outcome or {}, error=error, wall_s=wall_s)
+    maybe_next_round(probe.search)
+
+
+def maybe_next_round(search: CapacitySearch) -> bool:
+    """If every probe is final and the search is still on, claim the next round (once) and dispatch its step."""
+    if search.probes.exclude(status__in=Probe.FINAL).exists():
+        return False
+    parent = Job.objects.filter(pk=search.job_id).first()
+    if parent is None or parent.status not in Job.ACTIVE:
+        return False
+    current = CapacitySearch.objects.filter(pk=search.pk).values_list("round", flat=True).first()
+    if current is None:
+        return False
+    claimed = CapacitySearch.objects.filter(pk=search.pk, round=current, finishing=False).update(round=current + 1)
+    if not claimed:
+        return False
+    create_job(team=search.team, user=search.created_by, kind="capacity.step", parent=parent,
+               params={"search": search.pk, "round": current + 1})
+    return True
+
+
+def finish_search(search: CapacitySearch) -> dict:
+    """Build and store the answer from the last replay's state."""
+    from planner.decisions.answer import build_answer
+
+    spec = SearchSpec.model_validate(search.spec)
+    _, failed = known_probes(search)
+    answer = build_answer(spec, search.scenario, (search.state or {}).get("subs") or {}, failed=failed)
+    CapacitySearch.objects.filter(pk=search.pk).update(answer=answer)
+    return answer
+
+
+def start_plan_check(plan, *, user=None, band_draws: int = 20) -> tuple[CapacitySearch, str]:
+    """"Check by simulation": the plan's fleet (peak counts per region and model, simulations.plan_chain) replayed
+    on ``band_draws`` new workload seeds sized from the plan's demand. Returns the search and what was simplified."""
+    from simulations.plan_chain import scenario_from_plan
+
+    scenario, note = scenario_from_plan(plan.scenario, plan.result, name=f"fleet of plan #{plan.pk}", team=plan.team)
+    spec = {"mode": "check", "strategies": ["static"], "band_draws": band_draws}
+    return start_search(team=plan.team, user=user, scenario=scenario, spec=spec,
+                        name=f"check of plan #{plan.pk}" + (f": {plan.name}" if plan.name else ""), plan=plan), note

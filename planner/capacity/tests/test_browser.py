@@ -1,0 +1,52 @@
+"""The capacity search in a real browser, on PostgreSQL, Redis and a real celery worker: fill the form, wait for the
+workers, read the decision card. Screenshots go to TEST_ARTIFACTS."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from planner.capacity.models import CapacitySearch
+from planner.capacity.tests.scenarios import two_region_queue
+from tests.integration.conftest import artifacts_dir, logged_in_page
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.mark.browser
+def test_a_planner_searches_capacity_in_the_form_and_reads_the_decision_card(cast, live_server, celery_worker_process,
+                                                                               tmp_path):
+    artifacts = artifacts_dir(tmp_path)
+    with logged_in_page(live_server, "owner", "owner-pass-123") as page:
+        page.goto(f"{live_server.url}/capacity/")
+        page.fill("input[name=name]", "two-region queue")
+        page.select_option("select[name=fixture]", "")
+        page.click("#new-search details summary")
+        page.fill("textarea[name=scenario_json]", json.dumps(two_region_queue()))
+        for box in page.query_selector_all("input[name=strategies]:checked"):
+            box.uncheck()
+        page.check("input[name=strategies][value=static]")
+        page.check("input[name=strategies][value=reactive-unified]")
+        page.fill("input[name=target_IW-F]", "0.9")
+        page.fill("input[name=target_IW-N]", "")
+        page.fill("input[name=target_NIW]", "")
+        page.fill("input[name=probability]", "0.66")
+        page.fill("input[name=band_draws]", "4")
+        page.screenshot(path=str(artifacts / "capacity-form.png"))
+        page.click("#new-search button[type=submit]")
+        pk = int(page.url.rstrip("/").rsplit("/", 1)[1])  # the search's page (no ORM inside Playwright's loop)
+        deadline = time.monotonic() + 600
+        while not page.query_selector("[data-decision-card]"):
+            assert time.monotonic() < deadline, "no decision card after 10 minutes"
+            time.sleep(3)
+            page.reload()
+        page.screenshot(path=str(artifacts / "capacity-card.png"), full_page=True)
+        card = page.inner_text("[data-decision-card]")
+        assert "a month" in card and "extrapolated" in card and "IW-F" in card
+        assert page.query_selector_all("[data-decision-fleet] tr")[1:]  # what to run, one row per endpoint
+        assert "Cheapest rejected alternative" in card  # two strategies: one is the alternative
+        assert page.request.get(f"{live_server.url}/capacity/{pk}/report.pdf").body()[:5] == b"%PDF-"
+    search = CapacitySearch.objects.get(pk=pk)
+    assert search.name == "two-region queue" and search.job.status == "succeeded"

@@ -1,0 +1,162 @@
+"""A capacity search through the API and the jobs: fan-out per (fleet, seed), the memo, partial answers, bounds."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from pypdf import PdfReader
+
+from planner.capacity import jobs as capacity_jobs
+from planner.capacity.models import CapacitySearch, Probe
+from planner.capacity.tests.scenarios import two_region_queue
+from planner.jobs.models import Job
+
+
+def pdf_text(pdf: bytes) -> str:
+    return "\n".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf)).pages)
+
+
+SPEC = {"strategies": ["static", "reactive-unified"], "targets": {"IW-F": 0.9}, "probability": 0.66,
+        "seeds": [1, 2, 3], "band_draws": 4}
+
+
+def _start(cast, **body):
+    body.setdefault("scenario", two_region_queue())
+    body.setdefault("spec", SPEC)
+    return cast.owner.api.post("/api/capacity-searches/", body, format="json")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_search_fans_out_one_probe_job_per_fleet_and_seed_and_answers(cast):
+    resp = _start(cast)
+    assert resp.status_code == 201, resp.content
+    search = CapacitySearch.objects.get(pk=resp.json()["id"])
+    assert search.job.status == "succeeded", search.job.last_error
+    probes = list(search.probes.all())
+    assert probes and all(p.status == "done" and p.job.status == "succeeded" for p in probes)
+    assert len({p.pid for p in probes}) == len(probes)  # the memo: never the same (fleet, seed, load) twice
+    assert Job.objects.filter(parent=search.job, kind="capacity.step").count() == search.round
+    answer = cast.owner.api.get(f"/api/capacity-searches/{search.pk}/answer/").json()["answer"]
+    assert answer["status"] == "answer"
+    counts = {r["region"]: r["count"] for r in answer["choice"]["fleet"]}
+    assert counts == {"r1": 12, "r2": 12}  # Erlang C for 8 req/s per region (planner/capacity/tests/test_search_core)
+    assert answer["choice"]["meets_all"]["n"] == 4 and answer["choice"]["monthly_cost_usd"]["median"] > 0
+    assert answer["extrapolated"] and answer["span_h"] > 0
+    assert {s["input"].split(" ")[0] for s in answer["sensitivity"]} >= {"load", "SLO"}
+    csv = cast.owner.api.get(f"/api/capacity-searches/{search.pk}/csv/").content.decode()
+    assert "monthly_cost_usd" in csv and "attainment.IW-F" in csv
+    pdf = cast.owner.api.get(f"/api/capacity-searches/{search.pk}/pdf/").content
+    assert pdf[:5] == b"%PDF-"
+    text = pdf_text(pdf)
+    assert "run static" in text.split("Every candidate")[0] and "What to run" in text  # page 1 is the card
+    assert cast.outsider.api.get(f"/api/capacity-searches/{search.pk}/").status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_impossible_slo_gets_a_clear_answer_not_an_error(cast):
+    resp = _start(cast, scenario=two_region_queue(ceiling=6), spec=dict(SPEC, strategies=["static"]))
+    search = CapacitySearch.objects.get(pk=resp.json()["id"])
+    assert search.job.status == "succeeded"
+    assert search.answer["status"] == "no_fleet"
+    assert search.answer["headline"].startswith("no fleet within the ceilings meets the SLO; the best")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_quotas_that_exclude_every_fleet_get_a_clear_answer(cast):
+    resp = _start(cast, spec=dict(SPEC, strategies=["static"], quota_gpus={"r1": 0}))
+    search = CapacitySearch.objects.get(pk=resp.json()["id"])
+    assert search.job.status == "succeeded" and search.answer["status"] == "no_fleet"
+    assert "quota" in search.answer["headline"] or "quota" in search.answer["candidates"][0]["why"]
+
+
+@pytest.mark.django_db
+def test_a_search_above_the_request_bound_is_refused_with_a_400_and_stores_nothing(cast, settings):
+    settings.PLANNER_MAX_SEARCH_REQUESTS = 100_000
+    resp = _start(cast)
+    assert resp.status_code == 400
+    err = resp.json()["error"]
+    assert err["where"] == "spec" and "limit is 100,000" in err["message"] and "band_draws" in err["hint"]
+    assert not CapacitySearch.objects.exists() and not Job.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("spec,where", [({"strategies": ["warp-drive"]}, "spec.strategies[0]"),
+                                        ({"probability": 2}, "spec.probability"),
+                                        ({"targets": {"IW-X": 0.9}}, "spec.targets"),
+                                        ({"quota_gpus": {"mars": 8}}, "spec.quota_gpus.mars"),
+                                        ({"seeds": [1, 1]}, "spec.seeds")])
+def test_bad_search_input_names_the_field(cast, spec, where):
+    resp = _start(cast, spec=spec)
+    assert resp.status_code == 400, resp.content
+    assert resp.json()["error"]["where"] == where
+    assert not CapacitySearch.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_failed_probes_give_a_partial_answer_naming_them(cast, monkeypatch):
+    from planner.capacity.core import driver
+
+    real = driver.run_probe_inputs
+
+    def flaky(base, inputs, **kw):
+        if inputs["strategy"]["strategy"] == "reactive-unified":
+            raise RuntimeError("the simulator blew up")
+        return real(base, inputs, **kw)
+
+    monkeypatch.setattr(driver, "run_probe_inputs", flaky)
+    monkeypatch.setattr(capacity_jobs, "run_probe_inputs", flaky, raising=False)
+    resp = _start(cast)
+    search = CapacitySearch.objects.get(pk=resp.json()["id"])
+    assert search.job.status == "partial"
+    assert search.job.last_error["type"] == "PartialFailure"
+    answer = search.answer
+    assert answer["status"] == "answer" and answer["choice"]["key"] == "static"
+    broken = next(c for c in answer["candidates"] if c["key"] == "reactive-unified")
+    assert not broken["accepted"] and "blew up" in broken["why"]
+    assert search.probes.filter(status="failed").exists()
+
+
+@pytest.mark.django_db
+def test_a_probe_lost_with_its_worker_is_recorded_and_the_search_goes_on(cast, django_capture_on_commit_callbacks):
+    from planner.capacity.services import run_step
+    from planner.jobs.tasks import execute
+
+    with django_capture_on_commit_callbacks(execute=False):  # nothing runs by itself: the test drives the jobs
+        resp = _start(cast)
+        search = CapacitySearch.objects.get(pk=resp.json()["id"])
+        run_step(search)
+        probes = list(search.probes.all())
+        assert len(probes) == 6  # two strategies x three seeds, at the first counts
+        lost, *rest = probes
+        Job.objects.filter(pk=lost.job_id).update(status="failed", last_error={"type": "WorkerLost",
+                                                                               "message": "worker lost"})
+        capacity_jobs._probe_lost(Job.objects.get(pk=lost.job_id))  # what the reaper calls
+        lost.refresh_from_db()
+        assert lost.status == "failed" and lost.error["type"] == "WorkerLost"
+        for p in rest:
+            execute(p.job_id)
+        search.refresh_from_db()
+        assert search.round == 2  # the last probe claimed the next round although one was lost
+        step = Job.objects.get(parent=search.job, kind="capacity.step", params__round=2)
+        execute(step.pk)
+    search.refresh_from_db()
+    subs = search.state["subs"]
+    stopped = [k for k, e in subs.items() if e.get("failed")]
+    assert len(stopped) == 1 and subs[stopped[0]]["failed"]["error"]["type"] == "WorkerLost"
+
+
+@pytest.mark.django_db
+def test_cancelling_the_search_cancels_its_probes(cast, django_capture_on_commit_callbacks):
+    from planner.capacity.services import maybe_next_round, run_step
+    from planner.jobs.services import cancel_job
+
+    with django_capture_on_commit_callbacks(execute=False):
+        resp = _start(cast)
+        search = CapacitySearch.objects.get(pk=resp.json()["id"])
+        run_step(search)
+        assert search.probes.exists()
+        cancel_job(search.job)
+        assert set(Job.objects.filter(parent=search.job).values_list("status", flat=True)) == {"cancelled"}
+        Probe.objects.filter(search=search).update(status="cancelled")
+        assert maybe_next_round(search) is False  # no new round after a cancel
