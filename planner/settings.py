@@ -73,7 +73,7 @@ INSTALLED_APPS = [
     "planner.benchmarks",
     "planner.plans",
     "planner.comparisons",
-    "planner.opscaling",  # operator-level autoscaling plans (issue 13)
+    "planner.opscaling",  # operator-level autoscaling plans
     "planner.capacity",  # capacity search: the cheapest fleet that meets the SLOs, with risk bands
     "planner.decisions",  # the decision card and its template filters
     "planner.backtests",
@@ -181,7 +181,7 @@ MEDIA_ROOT = DATA_DIR / "media"
 MEDIA_URL = "media/"
 
 # ---------------------------------------------------------------------------------------------------------
-# Limits (issue 10): every cap on input size and work, from the environment; README "Limits" lists them.
+# Limits: every cap on input size and work, from the environment; README "Limits" lists them.
 # Uploads: traces can be large, so Django streams anything above 2.5 MB to disk; a body above its cap is
 # refused from Content-Length before it is read, and while streaming when the length is not given.
 TRACE_UPLOAD_MAX_BYTES = env_int("TRACE_UPLOAD_MAX_BYTES", 2 * 1024**3)
@@ -198,7 +198,7 @@ PLANNER_MAX_SIM_REQUESTS = env_int("PLANNER_MAX_SIM_REQUESTS", 20_000_000)  # si
 PLANNER_MAX_SIM_TIME_S = env_int("PLANNER_MAX_SIM_TIME_S", 8 * 86400)  # simulated seconds per run
 # requests one capacity search may simulate in all (its probes' worst case, checked when it starts)
 PLANNER_MAX_SEARCH_REQUESTS = env_int("PLANNER_MAX_SEARCH_REQUESTS", 1_000_000_000)
-# streamed runs (result mode "streaming", issue 15): memory is one chunk's, so the caps are separate and larger
+# streamed runs (result mode "streaming"): memory is one chunk's, so the caps are separate and larger
 PLANNER_MAX_STREAM_REQUESTS = env_int("PLANNER_MAX_STREAM_REQUESTS", 400_000_000)  # simulated requests per streamed run
 PLANNER_MAX_STREAM_TIME_S = env_int("PLANNER_MAX_STREAM_TIME_S", 31 * 86400)  # simulated seconds per streamed run
 MIDDLEWARE.insert(1, "planner.uploads.RequestBodyGuardMiddleware")  # 413 from Content-Length, before reading (inside RequestIdMiddleware, so the 413 carries X-Request-ID)
@@ -262,7 +262,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TRACK_STARTED = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
-# --- Jobs never strand (issue 10; planner/jobs/reaper.py). The job row is the truth; these settings
+# --- Jobs never strand (planner/jobs/reaper.py). The job row is the truth; these settings
 # make the broker redeliver what a dead worker held, and the reaper settles what it cannot.
 # A pool child killed mid-task (kill -9, OOM killer) puts its message back in the queue ...
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

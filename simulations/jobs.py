@@ -37,7 +37,7 @@ def run_simulation(job, ctx):
                        hint="run it streamed (result mode streaming), with a smaller chunk_s if it already is") from exc
 
 
-# --- serverless (SLINFER shared-node executor, issue 18) ---------------------------------------------------------
+# --- serverless (SLINFER shared-node executor) ---------------------------------------------------------
 @handler("serverless.run", idempotent=True)
 def run_serverless(job, ctx):
     """Run a serverless scenario (simulations/engine/serverless/spec.py) for each of its systems; the metrics per

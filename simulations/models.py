@@ -15,7 +15,7 @@ class SimulationRun(TeamOwned, Labelled):
                                 help_text="autoscaler name overriding the scenario's strategy.autoscaler")
     mode = models.CharField(max_length=10, default="fast", help_text="fast or reference")
     result_mode = models.CharField(max_length=10, default="table",
-                                   help_text="table (per-request table, exact) or streaming (bounded memory, issue 15)")
+                                   help_text="table (per-request table, exact) or streaming (bounded memory)")
     chunk_s = models.FloatField(null=True, blank=True, help_text="streaming: simulated seconds per chunk")
     job = models.ForeignKey("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     result = models.JSONField(null=True, blank=True, help_text="SimulationResult.to_dict()")

@@ -43,7 +43,7 @@ def serverless_page(request):
         if team is None:
             errors.append("your account belongs to no team")
         if not errors:
-            if request.POST.get("action") == "compare":  # issue 18: the systems as a comparison
+            if request.POST.get("action") == "compare":  # the systems as a comparison
                 comp = _start_comparison(request, team, data, errors)
                 if comp is not None:
                     return redirect("comparisons:detail", pk=comp.pk)

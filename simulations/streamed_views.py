@@ -1,4 +1,4 @@
-"""What a streamed run's page, CSV and API show (issue 15): KPI cards, the percentile table with its error bound,
+"""What a streamed run's page, CSV and API show: KPI cards, the percentile table with its error bound,
 Plotly charts of the hourly rollups, and the hourly rollups as CSV.
 
 A streamed result (``simulations.engine.stream.StreamAccumulator.to_dict``) has no per-request table, so the

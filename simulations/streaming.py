@@ -1,4 +1,4 @@
-"""Streamed runs in the product (issue 15): a run whose result mode is ``streaming`` is replayed by
+"""Streamed runs in the product: a run whose result mode is ``streaming`` is replayed by
 ``simulations.engine.stream.simulate_stream`` chunk by chunk, reports progress per chunk, stays within its caps
 (PLANNER_MAX_STREAM_REQUESTS / _TIME_S) and the job time limit, and stores ``StreamResult.to_dict()`` on the row.
 

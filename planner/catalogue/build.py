@@ -70,7 +70,7 @@ def _prices(cloud: str, region: str, on_demand: float, source: str, as_of: str, 
 H100_AZURE = 98.32 / 8
 # A40 / A100 time ratios of Vidur's Llama-2-7B linear operators (planner.catalogue.vidur.linear_ops_seconds on
 # profiling__compute__{a40,a100}__meta-llama__Llama-2-7b-hf__mlp.csv, TP1): median over num_tokens 128-4,096
-# (prefill) and 1-256 (decode batch sizes). Computed 2026-11-24 for issue 16.
+# (prefill) and 1-256 (decode batch sizes). Computed 2026-11-24 for PreServe's testbed.
 A40_RATIO = {"prefill": 1.987, "decode": 2.473}
 
 GPU_TYPES = [
@@ -217,7 +217,7 @@ GPU_TYPES = [
         "power_source": "busy = NVIDIA A40 board power 300 W (datasheet, as recalled); idle 30 W assumed",
         "power_assumed": True,
         "source": "NVIDIA A40 datasheet (dense BF16 149.7 TFLOPS, 696 GB/s); figures as recalled, not re-checked "
-        "online on " + TODAY + "; added for PreServe (issue 16), whose testbed is 8 x A40",
+        "online on " + TODAY + "; added for PreServe, whose testbed is 8 x A40",
         "prices": _prices(
             "azure",
             "eastus",
@@ -491,7 +491,7 @@ def build(profiles: Path = DEFAULT_PROFILES) -> dict:
     models = {m["name"]: complete_model(m, m["name"]) for m in MODELS}
     deployments.extend(slinfer.deployments(models=models, seed=SEED))
 
-    # Derived (issue 16, PreServe's testbed): LLaMA-2-7B on one A40 from the SLINFER A100 fit x the A40/A100
+    # Derived (PreServe's testbed): LLaMA-2-7B on one A40 from the SLINFER A100 fit x the A40/A100
     # time ratios of Vidur's Llama-2-7B linear-operator profiles (no A40 latency table is public here).
     base = next(d for d in deployments if d["model"] == "llama2-7b" and d["gpu"] == "a100-80gb")
     deployments.append(

@@ -7,5 +7,5 @@ from simulations.api.views import SimulationRunViewSet
 router = SimpleRouter()
 router.register("simulations", SimulationRunViewSet, basename="simulation")
 urlpatterns = router.urls + [
-    path("serverless/", ServerlessRunView.as_view(), name="serverless-run"),  # issue 18
+    path("serverless/", ServerlessRunView.as_view(), name="serverless-run"),
 ]

@@ -18,6 +18,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='simulationrun',
             name='result_mode',
-            field=models.CharField(default='table', help_text='table (per-request table, exact) or streaming (bounded memory, issue 15)', max_length=10),
+            field=models.CharField(default='table', help_text='table (per-request table, exact) or streaming (bounded memory)', max_length=10),
         ),
     ]

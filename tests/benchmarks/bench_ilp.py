@@ -6,7 +6,7 @@
 Random but seeded instances: theta per (model, GPU) uniform 50-500 TPS, VM costs uniform 10-100, current
 fleet 0-5 per (model, region, GPU), 12 five-minute windows of 100-2000 TPS (hourly ILP); diurnal demand
 with a per-endpoint phase for the plans. Prints one line per case and, last, ONE JSON object.
-Targets (issue 5): hourly 20x20x5 < 1 s; 24-hour plan 20x20x5 < 30 s, optimal or within a 1 % gap.
+Targets: hourly 20x20x5 < 1 s; 24-hour plan 20x20x5 < 30 s, optimal or within a 1 % gap.
 SageServe reports 1.41 s (4x3x1) and 33 s (20x20x5) for its hourly ILP.
 """
 

@@ -1,4 +1,4 @@
-"""Month-scale benchmark (issue 15): a synthetic month streamed in bounded memory, the fleet-size check and the
+"""Month-scale benchmark: a synthetic month streamed in bounded memory, the fleet-size check and the
 start-up of a small replay. One JSON object is printed as the last line.
 
     python tests/benchmarks/bench_month.py --days 1                  # one 10M-request day per strategy
@@ -23,7 +23,7 @@ Why the floor (``min``) scales too: the reactive autoscaler's signal is the KV m
 256-request batch cap llama2-70b (1.33M KV tokens) and the Llama-3 endpoints (0.98-1.2M) never use more than about
 28-38 % of their KV cache, so their signal cannot reach the 70 % scale-out threshold: they sit at their floor
 whatever the load (on the bench day too, where 2 instances carry the load). With the floor left at the bench day's
-2 while the traffic is x6.25 (the construction before session 5, ``--floor unscaled``), those endpoints queued
+2 while the traffic is x6.25 (the earlier construction, ``--floor unscaled``), those endpoints queued
 57k requests at the peak (TTFT p90 1,988 s, SLO attainment 0.785): a month no operator would run or plan.
 
 **fleet**: the Azure code trace hour replicated ``--copies`` times (copy j shifted by 37.1 ms x j) into one

@@ -1,7 +1,7 @@
-"""Digest of the engine's results on scenarios that use no issue-19 signal option: proves an engine change left
+"""Digest of the engine's results on scenarios that use no optional scaling-signal mode: proves an engine change left
 the defaults bit-identical by running the same file against two checkouts.
 
-    PLANNER_ENGINE_BUILD=python python tests/benchmarks/check_default_digest.py --root /work/main > before.json
+    PLANNER_ENGINE_BUILD=python python tests/benchmarks/check_default_digest.py --root ../main-before > before.json
     PLANNER_ENGINE_BUILD=python python tests/benchmarks/check_default_digest.py > after.json
 
 Cases: those of check_fast_vs_reference.py (code trace 1x / 20x / chunked / 2x on 2 instances, burst_reactive,
@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 VOLATILE = {"wall_s", "requests_per_wall_s", "engine_build"}
-# summary fields issue 19 added to the comparison summaries (planner/comparisons/core/summary.py): left out so the
+# summary fields added to the comparison summaries (planner/comparisons/core/summary.py): left out so the
 # digest compares the numbers both checkouts report
 ADDED = {"queueing_p50", "queueing_p95"}
 SIGNAL_OPTIONS = ("signal_reserve_output", "signal_queued")

@@ -1,4 +1,4 @@
-"""Cross-simulator check (issue 14): our TTFT / E2E / TPOT percentiles and preemptions per request on the anchor
+"""Cross-simulator check: our TTFT / E2E / TPOT percentiles and preemptions per request on the anchor
 fleet, before and after vLLM-faithful admission, beside splitwise-sim's and SageServe's simulator's figures.
 
     python tests/benchmarks/cross_simulator.py                       # all traces and variants (about 1-3 minutes)
@@ -12,7 +12,7 @@ overloaded replay: queues, but the 1.33M-token KV caches never fill); ``code_x20
 instances (KV-bound: preemptions); ``mooncake`` the Mooncake synthetic trace (3,993 requests, prompts to ~120k
 tokens).
 
-Variants: ``before`` = the model before issue 14 (engine.preemption "legacy", kv_watermark 0, no chunked prefill);
+Variants: ``before`` = the earlier model (engine.preemption "legacy", kv_watermark 0, no chunked prefill);
 ``after`` = the defaults (vLLM admission: 1 % watermark, V1 victim, no re-admission in a preempting step);
 ``after_chunked`` = after + chunked prefill (vLLM V1's default scheduling); ``after_ctx`` = after + Llama-2's
 4,096-token context limit, reject (what vLLM does with max_model_len 4096).

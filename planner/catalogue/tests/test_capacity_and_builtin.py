@@ -88,8 +88,8 @@ def test_the_catalogue_core_imports_without_django():
 
 def test_engine_spec_has_exactly_the_contract_keys_in_seconds():
     spec = engine_spec("llama2-70b/a100-80gb/tp8")
-    # device: kind and watts per device, for energy (optional); max_model_len: the context limit (issue 14);
-    # kv_bytes_per_token: prices swap-mode evictions (issue 17)
+    # device: kind and watts per device, for energy (optional); max_model_len: the context limit;
+    # kv_bytes_per_token: prices swap-mode evictions
     assert set(spec) == CONTRACT_KEYS | {"device", "max_model_len", "kv_bytes_per_token"}
     assert spec["max_model_len"] == 4096
     assert spec["kv_bytes_per_token"] == 2 * 80 * 8 * 128 * 2  # K and V x 80 layers x 8 KV heads x 128 x fp16

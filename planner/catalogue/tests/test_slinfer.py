@@ -1,4 +1,4 @@
-"""The SLINFER authors' measured deployments in the built-in catalogue (issue 11 item 5)."""
+"""The SLINFER authors' measured deployments in the built-in catalogue."""
 
 from __future__ import annotations
 

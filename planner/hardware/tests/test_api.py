@@ -37,7 +37,7 @@ def _own_deployment(cast) -> dict:
 
 
 def test_builtin_catalogue_is_loaded_after_migrate():
-    assert GpuType.objects.filter(builtin=True).count() == 7  # 6 GPUs (A40: issue 16) + the SLINFER Xeon (cpu)
+    assert GpuType.objects.filter(builtin=True).count() == 7  # 6 GPUs (A40 for PreServe) + the SLINFER Xeon (cpu)
     assert ModelProfile.objects.filter(builtin=True).count() == 6
     assert Deployment.objects.filter(builtin=True, basis="fitted").count() == 20  # 12 SageServe + 8 SLINFER
 

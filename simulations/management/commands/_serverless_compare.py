@@ -1,4 +1,4 @@
-"""``manage.py serverless SPEC.json --compare``: the systems as a comparison (issue 18), waited for and printed."""
+"""``manage.py serverless SPEC.json --compare``: the systems as a comparison, waited for and printed."""
 
 from __future__ import annotations
 

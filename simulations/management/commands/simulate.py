@@ -3,7 +3,7 @@
 
 Simulates in this process and saves the run (scenario, result, a finished job) in the team's workspace
 (``--team``, default: the demo user's team), so the simulation list, its page and ``/api/simulations/``
-show it; ``--no-save`` keeps nothing. ``--stream``: result mode ``streaming`` (issue 15, simulations/streaming.py):
+show it; ``--no-save`` keeps nothing. ``--stream``: result mode ``streaming`` (simulations/streaming.py):
 replayed in chunks of ``--chunk-s`` simulated seconds in bounded memory, the accumulated result saved as a streamed
 run (its page shows KPI cards, percentiles and hourly charts); the streaming caps PLANNER_MAX_STREAM_* apply."""
 
