@@ -108,7 +108,7 @@ def stream_source(scenario, trace_path=None, span_s: float | None = None, chunk_
     ``engine/dailysynth.py``), else ``(workload, None, horizon)``: the workload materialised at once, within
     ``materialise_cap()``."""
     from simulations.engine.dailysynth import is_daily
-    from simulations.engine.run import light_workload
+    from simulations.engine.scenario import build_workload
 
     wl = scenario.workload_spec
     if trace_path is not None and str(trace_path).lower().endswith(".parquet"):
@@ -125,7 +125,7 @@ def stream_source(scenario, trace_path=None, span_s: float | None = None, chunk_
     cap = materialise_cap()
     if trace_path is None:
         check_synthetic_at_once(scenario, chunk_s)
-    workload = light_workload(scenario, trace_path)
+    workload = build_workload(scenario, trace=trace_path)
     if len(workload) > cap:
         raise ScenarioError("workload", f"has {len(workload):,} requests; a streamed run holds at most {cap:,} in "
                                         "memory at once (PLANNER_MAX_SIM_REQUESTS)",

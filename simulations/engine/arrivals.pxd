@@ -15,4 +15,5 @@ cdef class RequestPath(InstanceEngine):
     cdef public bint _route_ctx
 
     cdef _arrive_fast(self, long long rid, double t)
+    cdef _request_hook(self, Endpoint ep, double t, long long rid)
     cdef bint _util_below(self, Endpoint ep, double t, double thr)

@@ -142,8 +142,7 @@ class RequestPath(InstanceEngine):
     @cython.locals(origin=cython.int, model=cython.int, tier=cython.int, ep=Endpoint, ix=EndpointIndex,
                    inst=Instance, u=cython.double, v=cython.double, best_u=cython.double, lo=cython.double,
                    hi=cython.double, k_inst=cython.longlong, need=cython.longlong, n_ev=cython.Py_ssize_t,
-                   below=cython.bint, serving=list, n_srv=cython.Py_ssize_t, n_prov=cython.Py_ssize_t,
-                   can_out=cython.bint, can_in=cython.bint)
+                   below=cython.bint, serving=list)
     def _arrive_fast(self, rid, t: float):
         """``_arrive`` -> ``_deliver`` -> ``_enqueue`` for the stock policy stack with the endpoints' indexes
         (fleetindex.py): the region router's threshold test and the reactive autoscaler's band test are settled by
@@ -193,32 +192,7 @@ class RequestPath(InstanceEngine):
         # _deliver
         self._served_ep[rid] = ep.eid
         if self._hook:
-            if self._reactive:
-                if not t - ep.last_scale_t < self._cooldown:
-                    # ReactiveUnified._act scales out only if u > hi and the endpoint is below its max, in only if
-                    # u < lo, more than max(1, min) serve and none is provisioning: when neither can happen (an
-                    # endpoint at its floor under light load, the common case) the utilisation is not needed
-                    n_srv = len(ep.serving)
-                    n_prov = len(ep.provisioning)
-                    can_out = n_srv + n_prov < ep.max_instances
-                    can_in = n_prov == 0 and n_srv > max(1, ep.min_instances)
-                    if can_out or can_in:
-                        ix = ep.ix
-                        if ep.smode:  # the index bounds cover the plain KV signal only: no shortcut
-                            lo, hi = -1e300, 1e300  # (never "surely inside the band")
-                        else:
-                            lo, hi = ix.util_bounds(t)
-                        # else surely no action: _act would do nothing
-                        if (can_out and not hi <= self._a_hi) or (can_in and not lo >= self._a_lo):
-                            u = ep.util_at(t)
-                            if u > self._a_hi or u < self._a_lo:
-                                self._act(self.policy_view, ep, t, u)
-                        elif self._ix_check:
-                            u = ep.util_at(t)
-                            if (can_out and u > self._a_hi) or (can_in and u < self._a_lo):
-                                raise AssertionError(f"utilisation band bounds wrong at t={t}")
-            else:
-                self._autoscaler.on_request(self.policy_view, ep, t, rid)
+            self._request_hook(ep, t, rid)
         serving = ep.serving
         if not serving:
             ep.backlog.append(rid)
@@ -234,6 +208,41 @@ class RequestPath(InstanceEngine):
             return
         self._join_queue(inst, rid, t, need, k_inst)
         ix.touch(inst, t)
+
+
+    @cython.locals(ix=EndpointIndex, u=cython.double, lo=cython.double, hi=cython.double, n_srv=cython.Py_ssize_t,
+                   n_prov=cython.Py_ssize_t, can_out=cython.bint, can_in=cython.bint)
+    def _request_hook(self, ep: Endpoint, t: float, rid):
+        """The autoscaler's per-request hook on the fused path: the reactive heuristic's band test inline (settled by
+        the index's utilisation bounds when it can), any other autoscaler's ``on_request``."""
+        if not self._reactive:
+            self._autoscaler.on_request(self.policy_view, ep, t, rid)
+            return
+        if t - ep.last_scale_t < self._cooldown:
+            return
+        # ReactiveUnified._act scales out only if u > hi and the endpoint is below its max, in only if u < lo, more
+        # than max(1, min) serve and none is provisioning: when neither can happen (an endpoint at its floor under
+        # light load, the common case) the utilisation is not needed
+        n_srv = len(ep.serving)
+        n_prov = len(ep.provisioning)
+        can_out = n_srv + n_prov < ep.max_instances
+        can_in = n_prov == 0 and n_srv > max(1, ep.min_instances)
+        if not (can_out or can_in):
+            return
+        ix = ep.ix
+        if ep.smode:  # the index bounds cover the plain KV signal only: no shortcut
+            lo, hi = -1e300, 1e300  # (never "surely inside the band")
+        else:
+            lo, hi = ix.util_bounds(t)
+        # else surely no action: _act would do nothing
+        if (can_out and not hi <= self._a_hi) or (can_in and not lo >= self._a_lo):
+            u = ep.util_at(t)
+            if u > self._a_hi or u < self._a_lo:
+                self._act(self.policy_view, ep, t, u)
+        elif self._ix_check:
+            u = ep.util_at(t)
+            if (can_out and u > self._a_hi) or (can_in and u < self._a_lo):
+                raise AssertionError(f"utilisation band bounds wrong at t={t}")
 
     def _check_jsq(self, ep, t, inst, k_inst):
         want = jsq_scan(ep.serving, t)

@@ -12,4 +12,6 @@ cdef class InstanceEngine(ChunkedPrefill):
     cdef _join_queue(self, Instance inst, long long rid, double t, long long need, long long k_done)
     cdef _segment_end(self, Instance inst, double t)
     cdef _step(self, Instance inst, double t)
+    cdef bint _admit(self, Instance inst, double t, long long B, long long kv_used)
+    cdef _decode_run(self, Instance inst, double t, long long B, long long ctx, long long kv_used, bint admit)
     cdef _swap_in_end(self, Instance inst, double t)

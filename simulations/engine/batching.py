@@ -40,6 +40,24 @@ def work_now(inst: Instance, t: float) -> int:
     return inst.work
 
 
+@cython.locals(d0=cython.double, a=cython.double, until=cython.double, n=cython.longlong, k=cython.longlong)
+def _iterations_until(d0, a, until, n):
+    """The decode iterations of a run (iteration k lasts d0 + 2a(k-1)) up to the first boundary at or after
+    ``until``, at most ``n``: the first k with k*d0 + a*k*(k-1) >= until (closed form, then exact by stepping)."""
+    if n * d0 + a * n * (n - 1) <= until:
+        return n
+    if a > 0:
+        k = int((-(d0 - a) + sqrt((d0 - a) * (d0 - a) + 4 * a * until)) / (2 * a))
+    else:
+        k = int(until / d0)
+    if k < 1:
+        k = 1
+    while k > 1 and (k - 1) * d0 + a * (k - 1) * (k - 2) >= until:
+        k -= 1
+    while k * d0 + a * k * (k - 1) < until:
+        k += 1
+    return k
+
 
 class InstanceEngine(ChunkedPrefill):
     """Iteration-level batching of every instance (the instance's next event is its ``_segment_end``)."""
@@ -172,14 +190,7 @@ class InstanceEngine(ChunkedPrefill):
                             self._done_buf.append(rid)
         self._step(inst, t)
 
-    @cython.locals(B=cython.longlong, ctx=cython.longlong, kv_used=cython.longlong, free=cython.longlong,
-                   it=cython.longlong, tokens=cython.longlong, max_bt=cython.longlong, room_b=cython.longlong,
-                   need=cython.longlong, rid=cython.longlong, taken=cython.Py_ssize_t, dur=cython.double,
-                   sq=cython.double,
-                   kv=cython.longlong, room=cython.longlong, f=cython.longlong, n=cython.longlong,
-                   n_kv=cython.longlong, d0=cython.double, a=cython.double, until=cython.double, k=cython.longlong,
-                   admit=cython.bint, waiting=list, batch=list,
-                   running=dict, fh=list, top=tuple, fe=cython.longlong)
+    @cython.locals(B=cython.longlong, ctx=cython.longlong, kv_used=cython.longlong, admit=cython.bint)
     def _step(self, inst: Instance, t: float):
         """At an iteration boundary: admit (prefill) if possible, else run decode iterations, else idle."""
         if inst.pending:
@@ -197,135 +208,139 @@ class InstanceEngine(ChunkedPrefill):
             return
         ctx = inst.S + B * inst.it
         kv_used = ctx + inst.kv_prefill
-        waiting = inst.waiting
-        if admit and waiting and B < inst.max_b and not self.chunked:
-            free = inst.cap - kv_used - self.wm_tokens(inst)  # vLLM's watermark: admit only above it
-            inp, gen, join = self._inp, self._gen, self._join
-            it = inst.it
-            batch = []
-            tokens = 0
-            sq = 0
-            max_bt = inst.max_bt
-            room_b = inst.max_b - B
-            if self.sched_dynamic:
-                order = self.scheduler.order(waiting, t, self.policy_view)
-                taken = 0
-                for _key, _seq, rid in order:
-                    need = inp[rid] + gen[rid]
-                    if need > free or len(batch) >= room_b or (batch and tokens + need > max_bt):
-                        break
-                    batch.append(rid)
-                    tokens += need
-                    sq += need * need
-                    free -= need
-                    taken += 1
-                if taken:  # keep the rest sorted (the order a dynamic scheduler reads)
-                    chosen = set(batch)
-                    inst.waiting = [e for e in waiting if e[2] not in chosen]
-            else:
-                while waiting:
-                    rid = waiting[0][2]
-                    need = inp[rid] + gen[rid]
-                    if need > free or len(batch) >= room_b or (batch and tokens + need > max_bt):
-                        break
-                    heappop(waiting)
-                    batch.append(rid)
-                    tokens += need
-                    sq += need * need
-                    free -= need
-            if batch:
-                running = inst.running
-                t_admit = self._t_admit
-                out = self._out
-                for rid in batch:
-                    ctx = inp[rid] + gen[rid]
-                    running[rid] = ctx - it
-                    inst.S += ctx - it
-                    inst.q_tok -= ctx
-                    inst.res_tok += inp[rid] + out[rid]
-                    join[rid] = it
-                    if t_admit[rid] != t_admit[rid]:
-                        t_admit[rid] = t
-                inst.B += len(batch)
-                inst.batch = batch
-                inst.phase = PREFILL
-                inst.seg_t0 = t
-                inst.seg_n = tokens
-                dur = inst.pc0 + inst.pc1 * tokens + inst.pc2 * tokens * tokens
-                if inst.pcs or inst.pcr:
-                    dur += inst.pcs * sq + inst.pcr * len(batch)
-                inst.seg_end = t + dur
-                kv = inst.S + inst.B * it + inst.kv_prefill  # _sync(inst)
-                if inst.state == SERVING:
-                    inst.endpoint.kv_sum += kv - inst.kv
-                inst.kv = kv
-                self.seq += 1
-                self.iq.schedule(inst.iid, t + dur, self.seq)
-                return
+        if admit and inst.waiting and B < inst.max_b and not self.chunked and self._admit(inst, t, B, kv_used):
+            return
         if B > 0:
-            room = inst.cap - kv_used
-            if room < B:
-                self._preempt(inst, t)
-                return self._step(inst, t)
-            fh = inst.fin_heap
-            running = inst.running
-            fin = self._fin
-            while True:  # drop stale heap tops (preempted / re-admitted requests)
-                fe = fh[0]
-                f = fe // _FIN_RID
-                rid = fe - f * _FIN_RID
-                if rid in running and fin[rid] == f:
-                    break
-                heappop(fh)
-            d0 = inst.dc0 + inst.dcb * B + inst.dcc * ctx
-            a = inst.dcc * B * 0.5
-            if self.fast:
-                n = f - inst.it
-                n_kv = room // B
-                if n_kv < n:
-                    n = n_kv
-                if waiting and self.sched_dynamic and n > 1:
-                    # a time-dependent order (DPA) may put a different request at the head later: end the run at
-                    # the first iteration boundary at or after the next time the order can change
-                    until = self.scheduler.next_change(waiting, t) - t
-                    if until <= 0:
-                        n = 1
-                    elif n * d0 + a * n * (n - 1) > until:
-                        # the first k with k*d0 + a*k*(k-1) >= until (closed form, then exact by stepping)
-                        if a > 0:
-                            k = int((-(d0 - a) + sqrt((d0 - a) * (d0 - a) + 4 * a * until)) / (2 * a))
-                        else:
-                            k = int(until / d0)
-                        if k < 1:
-                            k = 1
-                        while k > 1 and (k - 1) * d0 + a * (k - 1) * (k - 2) >= until:
-                            k -= 1
-                        while k * d0 + a * k * (k - 1) < until:
-                            k += 1
-                        if k < n:
-                            n = k
-                if not admit and n > 1:
-                    n = 1  # admission was skipped (a preempting step): reference mode tries it one iteration on
-            else:
-                n = 1
-            dur = n * d0 + a * n * (n - 1)
-            inst.phase = DECODE
-            inst.seg_t0 = t
-            inst.seg_n = n
-            inst.seg_d0 = d0
-            inst.seg_a = a
-            inst.seg_B = B
-            inst.seg_end = t + dur
-            if inst.state == SERVING:
-                inst.endpoint.kv_sum += kv_used - inst.kv
-            inst.kv = kv_used
-            self.seq += 1
-            self.iq.schedule(inst.iid, t + dur, self.seq)
+            self._decode_run(inst, t, B, ctx, kv_used, admit)
             return
         inst.phase = IDLE
         self._sync(inst)
-        if inst.state == DRAINING and not waiting and not inst.swapped:
+        if inst.state == DRAINING and not inst.waiting and not inst.swapped:
             self._release(inst, t)
+
+    @cython.locals(free=cython.longlong, it=cython.longlong, tokens=cython.longlong, max_bt=cython.longlong,
+                   room_b=cython.longlong, need=cython.longlong, rid=cython.longlong, taken=cython.Py_ssize_t,
+                   dur=cython.double, sq=cython.double, kv=cython.longlong, ctx=cython.longlong, waiting=list,
+                   batch=list, running=dict)
+    def _admit(self, inst: Instance, t: float, B, kv_used):
+        """Admit waiting requests in scheduler order while their KV fits above the watermark, the batch stays under
+        ``max_batch_size`` and the prefill under ``max_batch_tokens``: one prefill iteration. False if none fits."""
+        waiting = inst.waiting
+        free = inst.cap - kv_used - self.wm_tokens(inst)  # vLLM's watermark: admit only above it
+        inp, gen, join = self._inp, self._gen, self._join
+        it = inst.it
+        batch = []
+        tokens = 0
+        sq = 0
+        max_bt = inst.max_bt
+        room_b = inst.max_b - B
+        if self.sched_dynamic:
+            order = self.scheduler.order(waiting, t, self.policy_view)
+            taken = 0
+            for _key, _seq, rid in order:
+                need = inp[rid] + gen[rid]
+                if need > free or len(batch) >= room_b or (batch and tokens + need > max_bt):
+                    break
+                batch.append(rid)
+                tokens += need
+                sq += need * need
+                free -= need
+                taken += 1
+            if taken:  # keep the rest sorted (the order a dynamic scheduler reads)
+                chosen = set(batch)
+                inst.waiting = [e for e in waiting if e[2] not in chosen]
+        else:
+            while waiting:
+                rid = waiting[0][2]
+                need = inp[rid] + gen[rid]
+                if need > free or len(batch) >= room_b or (batch and tokens + need > max_bt):
+                    break
+                heappop(waiting)
+                batch.append(rid)
+                tokens += need
+                sq += need * need
+                free -= need
+        if not batch:
+            return False
+        running = inst.running
+        t_admit = self._t_admit
+        out = self._out
+        for rid in batch:
+            ctx = inp[rid] + gen[rid]
+            running[rid] = ctx - it
+            inst.S += ctx - it
+            inst.q_tok -= ctx
+            inst.res_tok += inp[rid] + out[rid]
+            join[rid] = it
+            if t_admit[rid] != t_admit[rid]:
+                t_admit[rid] = t
+        inst.B += len(batch)
+        inst.batch = batch
+        inst.phase = PREFILL
+        inst.seg_t0 = t
+        inst.seg_n = tokens
+        dur = inst.pc0 + inst.pc1 * tokens + inst.pc2 * tokens * tokens
+        if inst.pcs or inst.pcr:
+            dur += inst.pcs * sq + inst.pcr * len(batch)
+        inst.seg_end = t + dur
+        kv = inst.S + inst.B * it + inst.kv_prefill  # _sync(inst)
+        if inst.state == SERVING:
+            inst.endpoint.kv_sum += kv - inst.kv
+        inst.kv = kv
+        self.seq += 1
+        self.iq.schedule(inst.iid, t + dur, self.seq)
+        return True
+
+    @cython.locals(room=cython.longlong, f=cython.longlong, n=cython.longlong, n_kv=cython.longlong,
+                   d0=cython.double, a=cython.double, until=cython.double, dur=cython.double,
+                   rid=cython.longlong, fh=list, running=dict, fe=cython.longlong)
+    def _decode_run(self, inst: Instance, t: float, B, ctx, kv_used, admit):
+        """Run the fixed batch's decode iterations: one (reference mode) or, in fast mode, up to the next
+        completion, KV exhaustion or the next time a dynamic scheduler's order can change, as one event."""
+        room = inst.cap - kv_used
+        if room < B:
+            self._preempt(inst, t)
+            self._step(inst, t)
+            return
+        fh = inst.fin_heap
+        running = inst.running
+        fin = self._fin
+        while True:  # drop stale heap tops (preempted / re-admitted requests)
+            fe = fh[0]
+            f = fe // _FIN_RID
+            rid = fe - f * _FIN_RID
+            if rid in running and fin[rid] == f:
+                break
+            heappop(fh)
+        d0 = inst.dc0 + inst.dcb * B + inst.dcc * ctx
+        a = inst.dcc * B * 0.5
+        if self.fast:
+            n = f - inst.it
+            n_kv = room // B
+            if n_kv < n:
+                n = n_kv
+            if inst.waiting and self.sched_dynamic and n > 1:
+                # a time-dependent order (DPA) may put a different request at the head later: end the run at
+                # the first iteration boundary at or after the next time the order can change
+                until = self.scheduler.next_change(inst.waiting, t) - t
+                n = 1 if until <= 0 else min(n, _iterations_until(d0, a, until, n))
+            if not admit and n > 1:
+                n = 1  # admission was skipped (a preempting step): reference mode tries it one iteration on
+        else:
+            n = 1
+        dur = n * d0 + a * n * (n - 1)
+        inst.phase = DECODE
+        inst.seg_t0 = t
+        inst.seg_n = n
+        inst.seg_d0 = d0
+        inst.seg_a = a
+        inst.seg_B = B
+        inst.seg_end = t + dur
+        if inst.state == SERVING:
+            inst.endpoint.kv_sum += kv_used - inst.kv
+        inst.kv = kv_used
+        self.seq += 1
+        self.iq.schedule(inst.iid, t + dur, self.seq)
 
     @cython.locals(rid=cython.longlong, rem=cython.longlong, it=cython.longlong)
     def _swap_in_end(self, inst: Instance, t: float):

@@ -10,18 +10,11 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from simulations.engine.energy import parse_device
+from simulations.engine.errors import ScenarioError
+
 TIERS = ("IW-F", "IW-N", "NIW")
 TIER_INDEX = {name: i for i, name in enumerate(TIERS)}
-
-
-class ScenarioError(ValueError):
-    """A scenario that cannot run: ``field`` is the dotted path of the offending value, ``hint`` how to fix it."""
-
-    def __init__(self, field_path: str, message: str, *, hint: str = "") -> None:
-        super().__init__(f"{field_path}: {message}")
-        self.field = field_path
-        self.message = message
-        self.hint = hint
 
 
 def _num(d: dict, key: str, where: str, default: Any = None, *, minimum: float | None = None) -> float:
@@ -54,8 +47,6 @@ def _bool(d: dict, key: str, where: str, default: bool = False) -> bool:
 
 
 def _device(d, where: str):
-    from simulations.engine.energy import parse_device  # energy reporting (issue 11 item 5)
-
     return parse_device(d, where)
 
 

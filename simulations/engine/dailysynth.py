@@ -22,6 +22,8 @@ import math
 
 import numpy as np
 
+from simulations.engine.generator import generate_workload
+
 DAY_S = 86400.0
 
 
@@ -74,7 +76,6 @@ def daily_chunks(scenario, chunk_s: float):
     """(start time, Workload) chunks of ``chunk_s`` (a divisor of a day) of the scenario's diurnal synthetic
     workload, drawn one day at a time."""
     from simulations.engine.stream import chunks_of
-    from simulations.engine.workload import synthesise
 
     spec = scenario.workload_spec["synthetic"]
     seed = int(spec.get("seed", scenario.engine.seed))
@@ -83,6 +84,6 @@ def daily_chunks(scenario, chunk_s: float):
     for d, count in enumerate(day_counts(spec)):
         if count <= 0:
             continue
-        w = synthesise(day_spec(spec, d, count), seed=seed * 1000 + d, model_names=models, region_names=regions)
+        w = generate_workload(day_spec(spec, d, count), seed=seed * 1000 + d, model_names=models, region_names=regions)
         yield from chunks_of(w, chunk_s, t_base=d * DAY_S)
         del w

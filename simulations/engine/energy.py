@@ -19,7 +19,7 @@ import functools
 import math
 from dataclasses import dataclass, field
 
-from simulations.engine.config import ScenarioError
+from simulations.engine.errors import ScenarioError
 
 # Assumed electricity price when a scenario gives none: about the 2023 US industrial average (EIA, ~8 cents per
 # kWh, as recalled; not re-verified). Override per region in the scenario's "energy" block.

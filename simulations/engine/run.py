@@ -21,38 +21,6 @@ import time
 from pathlib import Path
 
 
-def light_workload(scenario, trace: str | None = None):
-    """The scenario's workload, reading trace files without pandas (same arrays as ``build_workload``)."""
-    from simulations.engine.scenario import build_workload, check_workload_size
-    from simulations.engine.schema import trace_fixtures
-    from simulations.engine.traceio import read_trace_arrays
-    from simulations.engine.workload import Workload
-
-    wl = scenario.workload_spec
-    if trace is None:
-        if "synthetic" in wl or "fixture" not in wl:
-            return build_workload(scenario)
-        trace = trace_fixtures()[wl["fixture"]]
-    cols = read_trace_arrays(trace)
-    limit = wl.get("limit")
-    if limit:
-        cols = {k: v[: int(limit)] for k, v in cols.items()}
-    n = len(cols["arrival_s"])
-    limits = scenario.limits
-    if n > limits.max_requests:
-        from simulations.engine.config import ScenarioError
-
-        raise ScenarioError("workload", f"has {n:,} requests; the limit is {limits.max_requests:,} per run",
-                            hint="set workload.limit, or ask the operator to raise PLANNER_MAX_SIM_REQUESTS")
-    models = sorted({e.model for e in scenario.fleet.endpoints})
-    workload = Workload.from_arrays(cols, rate_scale=float(wl.get("rate_scale", 1.0)),
-                                    default_model=wl.get("model", models[0]),
-                                    default_region=wl.get("region", scenario.fleet.region_names[0]),
-                                    default_tier=wl.get("tier", "IW-F"))
-    check_workload_size(workload, limits)
-    return workload
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m simulations.engine.run", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -66,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     start = time.perf_counter()
     from simulations.engine import ScenarioError, parse_scenario, simulate
+    from simulations.engine.scenario import build_workload
 
     try:
         data = json.loads(Path(args.scenario).read_text())
@@ -93,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             out["wall_s"] = round(time.perf_counter() - start, 3)
             print(json.dumps(out) if args.json else _stream_text(out))
             return 0
-        workload = light_workload(scenario, args.trace or None)
+        workload = build_workload(scenario, trace=args.trace or None)
     except ScenarioError as exc:
         hint = f" ({exc.hint})" if exc.hint else ""
         print(f"error: scenario field {exc.field}: {exc.message}{hint}", file=sys.stderr)

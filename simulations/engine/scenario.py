@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from planner.inputs import suggest, to_kwargs
 from simulations.engine.config import (
@@ -21,6 +22,7 @@ from simulations.engine.config import (
     SLOConfig,
 )
 from simulations.engine.energy import EnergyConfig
+from simulations.engine.generator import generate_workload
 from simulations.engine.policies import AUTOSCALERS, get_policy
 from simulations.engine.policies.params import check_params
 from simulations.engine.policies.registry import PolicyKind
@@ -32,7 +34,8 @@ from simulations.engine.schema import (
     validate_input,
 )
 from simulations.engine.schema import Workload as WorkloadInput
-from simulations.engine.workload import Workload, read_trace_file, synthesise
+from simulations.engine.traceio import read_trace_arrays
+from simulations.engine.workload import Workload
 
 
 @dataclass(frozen=True)
@@ -188,39 +191,39 @@ def parse_scenario(d: dict, *, limits: Limits | None = None) -> Scenario:
                     energy=energy)
 
 
-def build_workload(scenario: Scenario, frame=None) -> Workload:
-    """Materialise the scenario's workload within its limits (a DataFrame may be passed in: a trace loaded by
-    the Django app, or the comparison runner's synthesised frame)."""
+def build_workload(scenario: Scenario, frame=None, trace: str | Path | None = None) -> Workload:
+    """Materialise the scenario's workload within its limits: a synthetic one from the generator; a trace file
+    (``trace``: a file of this machine, else the scenario's ``workload.fixture``) through the one trace reader
+    (``traceio.read_trace_arrays``, no pandas); or a DataFrame passed in (a trace the Django app loaded, the
+    comparison runner's synthesised frame)."""
     wl = scenario.workload_spec
     limits = scenario.limits
     models = sorted({e.model for e in scenario.fleet.endpoints})
     regions = scenario.fleet.region_names
     if "synthetic" in wl:
         syn = wl["synthetic"]
-        workload = synthesise(syn, seed=int(syn.get("seed", scenario.engine.seed)), model_names=models,
-                              region_names=regions)
+        workload = generate_workload(syn, seed=int(syn.get("seed", scenario.engine.seed)), model_names=models,
+                                     region_names=regions)
         check_workload_size(workload, limits)
         return workload
-    if frame is None:
-        if "fixture" not in wl:
+    if frame is not None:
+        cols = Workload.frame_columns(frame)
+    else:
+        if trace is None and "fixture" not in wl:
             raise ScenarioError("workload.trace_id", "a stored trace can only be loaded through the Django app",
                                 hint="run it from the web app, the API or the CLI with --team")
-        frame = read_trace_file(trace_fixtures()[wl["fixture"]])
+        cols = read_trace_arrays(trace if trace is not None else trace_fixtures()[wl["fixture"]])
     limit = wl.get("limit")
     if limit:
-        frame = frame.iloc[: int(limit)]
-    if len(frame) > limits.max_requests:
-        raise ScenarioError("workload", f"has {len(frame):,} requests; the limit is {limits.max_requests:,} per run",
+        cols = {k: v[: int(limit)] for k, v in cols.items()}
+    n = len(cols["arrival_s"])
+    if n > limits.max_requests:
+        raise ScenarioError("workload", f"has {n:,} requests; the limit is {limits.max_requests:,} per run",
                             hint="set workload.limit, or ask the operator to raise PLANNER_MAX_SIM_REQUESTS")
-    rate = float(wl.get("rate_scale", 1.0))
-    frame = frame.copy()
-    if "model" not in frame.columns:
-        frame["model"] = wl.get("model", models[0])
-    if "region" not in frame.columns:
-        frame["region"] = wl.get("region", regions[0])
-    if "tier" not in frame.columns:
-        frame["tier"] = wl.get("tier", "IW-F")
-    workload = Workload.from_frame(frame, rate_scale=rate)
+    workload = Workload.from_arrays(cols, rate_scale=float(wl.get("rate_scale", 1.0)),
+                                    default_model=wl.get("model", models[0]),
+                                    default_region=wl.get("region", regions[0]),
+                                    default_tier=wl.get("tier", "IW-F"))
     check_workload_size(workload, limits)
     return workload
 

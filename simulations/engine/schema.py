@@ -333,7 +333,7 @@ Weight = Annotated[float, Field(ge=0.0, le=1e9, allow_inf_nan=False)]
 
 
 class Synthetic(Strict):
-    """The engine's small synthetic generator (simulations.engine.workload.synthesise), kind ``diurnal``."""
+    """The engine's small synthetic generator (simulations.engine.generator.diurnal), kind ``diurnal``."""
 
     kind: Literal["diurnal"] | None = None
 

@@ -21,7 +21,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from simulations.engine.config import TIERS
-from simulations.engine.stream import REL_ERR, Stat
+from simulations.engine.sketch import REL_ERR, Stat
 
 LATENCIES = ("ttft", "e2e", "queueing", "tbt_mean", "tbt_max")
 HOUR = 3600.0

@@ -2,8 +2,8 @@
 replay (``simulations.engine.stream``) read traces through these, so a small replay does not pay for pandas.
 
 ``read_trace_arrays(path)`` returns the normalised columns as numpy arrays (``arrival_s``, ``input_tokens``,
-``output_tokens``, and ``model`` / ``region`` / ``tier`` as string arrays when the file has them) and gives the
-same values as ``workload.read_trace_file`` (pandas) for the formats both read: Parquet (the contract, via
+``output_tokens``, and ``model`` / ``region`` / ``tier`` as string arrays when the file has them): the engine's one
+trace reader (``scenario.build_workload`` reads every trace file through it) for Parquet (the contract, via
 pyarrow), CSV (normalised columns or the Azure LLM inference trace) and JSONL (normalised or Mooncake).
 ``iter_parquet_chunks(path, rows)`` reads a Parquet trace in row batches (pyarrow), for replays longer than memory.
 """
@@ -111,6 +111,19 @@ def read_trace_arrays(path: str | Path) -> dict:
                 cols[col] = np.asarray([x if x.strip() else "nan" for x in cols[col]], dtype=np.float64)
         return _columns(cols)
     raise ScenarioError("workload.trace_path", f"unsupported file type {suffix!r}; use .parquet, .csv or .jsonl")
+
+
+def read_parquet_columns(path: str | Path, names: tuple) -> dict:
+    """Some columns of a Parquet trace as numpy arrays (e.g. a length sampler's ``input_tokens`` /
+    ``output_tokens``); a missing column is a ScenarioError naming it."""
+    import pyarrow.parquet as pq
+
+    f = pq.ParquetFile(path)
+    missing = [n for n in names if n not in f.schema_arrow.names]
+    if missing:
+        raise ScenarioError(f"workload.{missing[0]}", f"the trace has no {missing[0]!r} column")
+    table = f.read(columns=list(names))
+    return {n: _arrow_numpy(table.column(n)) for n in names}
 
 
 def iter_parquet_chunks(path: str | Path, rows: int = 1_000_000):

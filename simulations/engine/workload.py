@@ -6,9 +6,7 @@ deterministic synthetic generator (diurnal, multi-region, multi-model, three tie
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -47,14 +45,18 @@ class Workload:
     def from_frame(cls, df: pd.DataFrame, *, rate_scale: float = 1.0, default_model: str | None = None,
                    default_region: str | None = None) -> Workload:
         """Build from a frame with the normalised-trace columns (missing optional ones get defaults): the frame's
-        columns as arrays (labels as text), then ``from_arrays``."""
+        columns as arrays (``frame_columns``), then ``from_arrays``."""
+        return cls.from_arrays(cls.frame_columns(df), rate_scale=rate_scale, default_model=default_model,
+                               default_region=default_region)
+
+    @staticmethod
+    def frame_columns(df: pd.DataFrame) -> dict:
+        """A frame's normalised-trace columns as the arrays ``traceio.read_trace_arrays`` returns (labels as text)."""
         for col in ("arrival_s", "input_tokens", "output_tokens"):
             if col not in df.columns:
                 raise ScenarioError(f"workload.{col}", f"the trace has no {col!r} column")
-        cols = {col: (df[col].astype(str) if col in _LABEL_COLUMNS else df[col]).to_numpy()
+        return {col: (df[col].astype(str) if col in _LABEL_COLUMNS else df[col]).to_numpy()
                 for col in df.columns if col in _KNOWN_COLUMNS}
-        return cls.from_arrays(cols, rate_scale=rate_scale, default_model=default_model,
-                               default_region=default_region)
 
     @classmethod
     def from_arrays(cls, cols: dict, *, rate_scale: float = 1.0, default_model: str | None = None,
@@ -148,50 +150,3 @@ _ATTRIBUTE_COLUMNS = (("predicted_output_tokens", np.int64), ("ttft_slo_s", np.f
 _LABEL_COLUMNS = ("model", "region", "tier")
 _KNOWN_COLUMNS = ("arrival_s", "input_tokens", "output_tokens", "deadline_s", *_LABEL_COLUMNS,
                   *(c for c, _ in _ATTRIBUTE_COLUMNS))
-
-
-def read_trace_file(path: str | Path) -> pd.DataFrame:
-    """Read a trace file into normalised columns: Parquet (contract), CSV (Azure style or normalised), JSONL."""
-    import pandas as pd  # lazy: the engine path does not pay for pandas
-    path = Path(path)
-    if not path.exists():
-        raise ScenarioError("workload.trace_path", f"file {str(path)!r} does not exist")
-    suffix = path.suffix.lower()
-    if suffix == ".parquet":
-        try:
-            from planner.ingest.normalised import read_trace  # type: ignore
-
-            return read_trace(path)
-        except ImportError:
-            return pd.read_parquet(path)
-    if suffix in (".jsonl", ".json"):
-        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-        df = pd.DataFrame(rows)
-        if "timestamp" in df.columns:  # Mooncake: ms from start
-            df = df.rename(columns={"input_length": "input_tokens", "output_length": "output_tokens"})
-            df["arrival_s"] = df["timestamp"].astype(float) / 1000.0
-        return df
-    if suffix == ".csv":
-        df = pd.read_csv(path)
-        if "TIMESTAMP" in df.columns:  # Azure LLM inference trace
-            ts = pd.to_datetime(df["TIMESTAMP"].astype(str).str.strip(), format="mixed", utc=True)
-            out = pd.DataFrame({
-                "arrival_s": (ts - ts.min()).dt.total_seconds().to_numpy(),
-                "input_tokens": df["ContextTokens"].astype(np.int64),
-                "output_tokens": df["GeneratedTokens"].astype(np.int64),
-            })
-            return out
-        return df
-    raise ScenarioError("workload.trace_path", f"unsupported file type {suffix!r}; use .parquet, .csv or .jsonl")
-
-
-def synthesise(spec: dict, *, seed: int, model_names: list[str], region_names: list[str]) -> Workload:
-    """A scenario's ``workload.synthetic``: the generator (``simulations.engine.generator``) on the fleet's names.
-
-    Without a ``kind`` (or ``kind: "diurnal"``) this is the engine's original one-day generator; any other kind
-    (``poisson``, ``gamma``, ``batch``, ``slinfer``, ``mix``, ``sageserve``) is generated as a frame and mapped
-    onto the fleet like a trace (columns it lacks take the fleet's first model / region and tier IW-F).
-    """
-    from simulations.engine.generator import generate_workload
-
-    return generate_workload(spec, seed=seed, model_names=model_names, region_names=region_names)

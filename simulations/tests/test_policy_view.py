@@ -23,6 +23,7 @@ FORBIDDEN_ATTRS = {"clock", "_sim", "__self__", "__dict__", "__func__", "__closu
 # engine modules a policy module may import (besides simulations.engine.policies.*)
 ALLOWED_ENGINE_IMPORTS = {
     "simulations.engine.config": "tier names, fleet configuration, ScenarioError",
+    "simulations.engine.errors": "ScenarioError",
     "simulations.engine.entities": "instance states and the decode-clock arithmetic of an instance",
     "simulations.engine.view": "the policy view itself",
     "simulations.engine.generator.lengths": "PreServe's synthetic week fits length quantiles (offline)",

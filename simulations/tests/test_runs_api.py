@@ -151,6 +151,29 @@ def test_the_simulate_command_prints_one_json_object_with_metrics_requests_and_w
     assert {"tiers", "usage", "scaling_events"} <= set(data)
 
 
+@pytest.mark.django_db
+def test_the_simulate_command_replays_a_trace_file_as_the_same_fixture_does(tmp_path):
+    # --trace reads the operator's file with the engine's trace reader: the code trace given as a file (as a
+    # normalised Parquet written from its own columns) runs exactly as the scenario's bundled fixture of it
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from simulations.engine.traceio import read_trace_arrays
+
+    cols = read_trace_arrays(ROOT / "fixtures/traces/azure_code_2023.csv")
+    path = tmp_path / "code.parquet"
+    pq.write_table(pa.table({k: cols[k] for k in ("arrival_s", "input_tokens", "output_tokens")}), path)
+    runs = []
+    for extra in ((), ("--trace", str(path))):
+        out = StringIO()
+        call_command("simulate", str(ROOT / "fixtures/scenarios/code_anchor.json"), "--json", "--no-save", *extra,
+                     stdout=out)
+        runs.append(json.loads(out.getvalue()))
+    assert runs[0]["requests_simulated"] == runs[1]["requests_simulated"] == 8819
+    assert runs[0]["summary"]["gpu_hours"] == runs[1]["summary"]["gpu_hours"]
+    assert runs[0]["tiers"] == runs[1]["tiers"]
+
+
 def test_the_routing_sweep_command_prints_each_router_and_its_knee():
     out = StringIO()
     call_command("routing_sweep", "--rates", "4", "--minutes", "1", "--routers", "least-requests,llumnix", "--json",

@@ -312,12 +312,12 @@ def test_a_multi_day_diurnal_workload_is_split_by_the_rate_mass_per_day_and_adds
 
 @pytest.mark.django_db(transaction=True)
 def test_a_streamed_multi_day_synthetic_run_is_drawn_day_by_day(cast, monkeypatch, tmp_path):
-    """Not materialised at once: light_workload is never called; the days add up to the total, each day's
+    """Not materialised at once: build_workload is never called; the days add up to the total, each day's
     requests arrive in that day, and the run matches the light CLI's streamed replay of the same scenario."""
     def refuse(*a, **k):
         raise AssertionError("a multi-day diurnal workload was materialised at once")
 
-    monkeypatch.setattr("simulations.engine.run.light_workload", refuse)
+    monkeypatch.setattr("simulations.engine.stream.build_workload", refuse)
     sc = small_scenario()
     sc["workload"] = {"synthetic": {"duration_s": 3 * 86400, "total_requests": 900}}
     resp = cast.owner.api.post("/api/simulations/", {"scenario": sc, "result": {"mode": "streaming",

@@ -172,7 +172,7 @@ def test_a_parquet_trace_read_in_batches_streams_like_the_whole_file(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from simulations.engine.run import light_workload
+    from simulations.engine.scenario import build_workload
     from simulations.engine.traceio import read_trace_arrays
 
     cols = read_trace_arrays(ROOT / "fixtures" / "traces" / "azure_code_2023.csv")
@@ -180,7 +180,7 @@ def test_a_parquet_trace_read_in_batches_streams_like_the_whole_file(tmp_path):
     pq.write_table(pa.table({k: cols[k] for k in ("arrival_s", "input_tokens", "output_tokens")}), path,
                    row_group_size=1000)
     sc = parse_scenario(json.loads((ROOT / "fixtures" / "scenarios" / "code_anchor.json").read_text()))
-    exact = simulate(sc, light_workload(sc, str(path)))
+    exact = simulate(sc, build_workload(sc, trace=str(path)))
     st = simulate_stream(sc, trace=str(path), chunk_s=600.0).to_dict()
     _assert_same(st, exact)
     assert st["summary"]["chunks"] == 6 and st["window"]["max_requests_held"] < len(cols["arrival_s"])

@@ -29,33 +29,38 @@ def iter_rows(summaries: dict[str, dict], aggregate: dict | None):
                         yield ("savings", row["key"], "", "", tier, metric, value)
     yield from _fair_rows((aggregate or {}).get("fair"))
     for key, s in summaries.items():
-        for metric, value in (s.get("totals") or {}).items():
+        yield from _summary_rows(key, s)
+
+
+def _summary_rows(key: str, s: dict):
+    """The rows of one variant's summary: totals, endpoints, tiers, waste, timelines, hourly decisions."""
+    for metric, value in (s.get("totals") or {}).items():
+        if _num(value):
+            yield ("totals", key, "", "", "", metric, value)
+    for ep in s.get("endpoints", []):
+        for metric, value in ep.items():
             if _num(value):
-                yield ("totals", key, "", "", "", metric, value)
-        for ep in s.get("endpoints", []):
-            for metric, value in ep.items():
-                if _num(value):
-                    yield ("endpoint", key, ep.get("region", ""), ep.get("model", ""), "", metric, value)
-        for tier, t in (s.get("tiers") or {}).items():
-            for metric, value in t.items():
-                if _num(value):
-                    yield ("tier", key, "", "", tier, metric, value)
-        for src, value in (s.get("waste_by_source") or {}).items():
+                yield ("endpoint", key, ep.get("region", ""), ep.get("model", ""), "", metric, value)
+    for tier, t in (s.get("tiers") or {}).items():
+        for metric, value in t.items():
             if _num(value):
-                yield ("waste", key, "", "", "", src, value)
-        tl = s.get("timeline") or {}
-        t_s = tl.get("t_s") or []
-        for name in ("instances", "utilisation"):
-            for ep_name, series in (tl.get(name) or {}).items():
-                region, _, model = ep_name.partition("/")
-                for t, value in zip(t_s, series, strict=False):
-                    if _num(value):
-                        yield (f"timeline_{name}", key, region, model, "", f"t={t:g}", value)
-        for hour in s.get("decisions") or []:
-            for metric, value in hour.items():
+                yield ("tier", key, "", "", tier, metric, value)
+    for src, value in (s.get("waste_by_source") or {}).items():
+        if _num(value):
+            yield ("waste", key, "", "", "", src, value)
+    tl = s.get("timeline") or {}
+    t_s = tl.get("t_s") or []
+    for name in ("instances", "utilisation"):
+        for ep_name, series in (tl.get(name) or {}).items():
+            region, _, model = ep_name.partition("/")
+            for t, value in zip(t_s, series, strict=False):
                 if _num(value):
-                    yield ("decisions", key, hour.get("region", ""), hour.get("model", ""), "",
-                           f"h{hour.get('hour', '')}:{metric}", value)
+                    yield (f"timeline_{name}", key, region, model, "", f"t={t:g}", value)
+    for hour in s.get("decisions") or []:
+        for metric, value in hour.items():
+            if _num(value):
+                yield ("decisions", key, hour.get("region", ""), hour.get("model", ""), "",
+                       f"h{hour.get('hour', '')}:{metric}", value)
 
 
 def _fair_rows(fair):

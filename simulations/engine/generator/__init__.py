@@ -26,7 +26,11 @@ import numpy as np
 if TYPE_CHECKING:  # annotations only: pandas loads lazily, where a frame is built or read
     import pandas as pd
 
+from simulations.engine.config import ScenarioError
+from simulations.engine.generator import diurnal
 from simulations.engine.generator.errors import GeneratorError
+from simulations.engine.generator.sageserve_spec import SpecInputError, validate_synth_spec
+from simulations.engine.workload import Workload
 
 # the stream kinds' modules (pydantic) load on first use: the original kinds stay as cheap to import as before
 STREAM_KINDS = ("poisson", "gamma", "batch", "slinfer", "mix")
@@ -45,15 +49,13 @@ def parse_spec(spec: dict):
 
 
 def validate(spec: object, *, allow_paths: bool = False, default: str = "sageserve"):
-    """Check a spec of any kind once, before any work: ``sageserve`` by its schema (planner/ingest/synth_schema.py),
+    """Check a spec of any kind once, before any work: ``sageserve`` by its schema (generator/sageserve_spec.py),
     the stream kinds by theirs (generator/spec.py). ``allow_paths=False`` (anything from the web or a scenario)
     refuses file paths (``lengths.empirical.path``, a SLINFER ``path``, ``tokens...empirical`` paths)."""
     kind = kind_of(spec, default)
     if kind == "diurnal":
         return spec  # the scenario schema's Synthetic model validates it
     if kind == "sageserve":
-        from planner.ingest.synth_schema import SpecInputError, validate_synth_spec
-
         try:
             return validate_synth_spec({k: v for k, v in spec.items() if k != "kind"}, allow_paths=allow_paths)
         except SpecInputError as exc:
@@ -206,14 +208,10 @@ def _merge(frames: list[pd.DataFrame]) -> pd.DataFrame:
 def generate_workload(spec: dict, *, seed: int, model_names: list[str], region_names: list[str]):
     """Engine arrays for a scenario's ``workload.synthetic``: ``diurnal`` (the default) draws on the fleet's
     names; other kinds become a frame mapped onto the fleet like a trace."""
-    from simulations.engine.config import ScenarioError
-    from simulations.engine.generator.diurnal import synthesise
-    from simulations.engine.workload import Workload
-
     try:
         kind = kind_of(spec, default="diurnal")
         if kind == "diurnal":
-            return synthesise(spec, seed=seed, model_names=model_names, region_names=region_names)
+            return diurnal.synthesise(spec, seed=seed, model_names=model_names, region_names=region_names)
         frame = generate(spec, seed=seed)
     except GeneratorError as exc:
         field = "workload.synthetic" + ("" if exc.where == "spec" else f".{exc.where}")

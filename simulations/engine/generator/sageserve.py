@@ -26,8 +26,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simulations.engine.config import TIERS
+from simulations.engine.config import TIERS, ScenarioError
 from simulations.engine.generator.errors import GeneratorError
+from simulations.engine.generator.sageserve_spec import SpecInputError, validate_synth_spec
+from simulations.engine.traceio import read_parquet_columns
 
 DAY = 86400.0
 TOP_KEYS = {
@@ -207,12 +209,13 @@ class _TokenSource:
 
 
 def read_lengths(path: str | Path) -> pd.DataFrame:
-    """The ``input_tokens`` / ``output_tokens`` columns of a normalised trace (Parquet)."""
+    """The ``input_tokens`` / ``output_tokens`` columns of a normalised trace (Parquet), read by the engine's
+    trace reader (traceio)."""
     try:
-        from planner.ingest.normalised import read_trace  # the contract reader, when the planner is installed
-    except ImportError:  # pragma: no cover - the engine alone
-        return pd.read_parquet(path, columns=["input_tokens", "output_tokens"])
-    return read_trace(path, columns=["input_tokens", "output_tokens"])
+        cols = read_parquet_columns(path, ("input_tokens", "output_tokens"))
+    except ScenarioError as exc:
+        raise SpecError(f"{path}: {exc.message}", hint="point at a normalised trace") from None
+    return pd.DataFrame(cols)
 
 
 def _shape(t: np.ndarray, tier: TierShape, start_weekday: int) -> np.ndarray:
@@ -225,17 +228,12 @@ def _shape(t: np.ndarray, tier: TierShape, start_weekday: int) -> np.ndarray:
 
 
 def validate_spec(spec: Any) -> dict:
-    """The spec, checked by its schema (planner/ingest/synth_schema.py) before any work is done."""
-    try:
-        from planner.ingest.synth_schema import SpecInputError, validate_synth_spec
-    except ImportError:  # pragma: no cover - the engine without the planner: the checks below only
-        pass
-    else:
-        try:  # a path here was resolved by the CLI or the Django layer
-            validate_synth_spec({k: v for k, v in spec.items() if k != "kind"} if isinstance(spec, dict) else spec,
-                                allow_paths=True)
-        except SpecInputError as exc:
-            raise SpecError(f"{exc.where}: {exc.message}", hint=exc.hint or "see docs/traces.md") from None
+    """The spec, checked by its schema (generator/sageserve_spec.py) before any work is done."""
+    try:  # a path here was resolved by the CLI or the Django layer
+        validate_synth_spec({k: v for k, v in spec.items() if k != "kind"} if isinstance(spec, dict) else spec,
+                            allow_paths=True)
+    except SpecInputError as exc:
+        raise SpecError(f"{exc.where}: {exc.message}", hint=exc.hint or "see docs/traces.md") from None
     if not isinstance(spec, dict):
         raise SpecError("the spec must be a JSON object", hint="see fixtures/workloads/sageserve_day.json")
     unknown = set(spec) - TOP_KEYS

@@ -19,7 +19,6 @@ from django.utils import timezone
 
 from planner.clirun import add_team_arguments, cli_team, finished_job
 from simulations.engine import ScenarioError, build_workload, parse_scenario, simulate
-from simulations.engine.workload import read_trace_file
 
 
 class Command(BaseCommand):
@@ -58,17 +57,15 @@ class Command(BaseCommand):
             return self._stream(data, path, opts, team, user)
         start = time.perf_counter()
         started = timezone.now()
-        frame = None
         try:
-            if opts["trace"]:  # the operator's own file: read here, handed to the engine as a frame
+            if opts["trace"]:  # the operator's own file, read by the engine's trace reader
                 keep = ("rate_scale", "limit", "model", "region", "tier")
                 wl = data.get("workload") if isinstance(data, dict) and isinstance(data.get("workload"), dict) else {}
                 data = {**data, "workload": {**{k: v for k, v in wl.items() if k in keep}, "frame": True}}
-                frame = read_trace_file(Path(opts["trace"]))
             scenario = parse_scenario(data)
             engine = {"mode": opts["mode"]} if opts["mode"] else {}
             scenario = scenario.with_strategy(opts["strategy"] or None, **engine)
-            workload = build_workload(scenario, frame=frame)
+            workload = build_workload(scenario, trace=Path(opts["trace"]) if opts["trace"] else None)
         except ScenarioError as exc:
             hint = f" ({exc.hint})" if exc.hint else ""
             raise CommandError(f"scenario field {exc.field}: {exc.message}{hint}") from None

@@ -1,4 +1,6 @@
-"""The synthetic-workload spec's one schema (pydantic v2, Django-free); see docs/traces.md.
+"""The SageServe-like synthesiser spec's one schema (kind ``sageserve``; pydantic v2, Django-free), owned by the
+generator and used by every caller (scenarios, comparisons, the trace pages and ``manage.py synth_trace`` through
+``planner.ingest.synth``); see docs/traces.md.
 
 ``validate_synth_spec(spec)`` checks the whole spec before any work: unknown keys (with a "did you mean"),
 strict types, finite numbers in range, and the expected request count against ``MAX_REQUESTS``.
