@@ -71,40 +71,10 @@ def kpis(comp: Comparison) -> dict | None:
             "answer_is_baseline": bool(answer and answer["is_baseline"]), "cards": cards}
 
 
-def export_csv(comp: Comparison) -> str:
-    from planner.comparisons.core.export import to_csv
-    from planner.comparisons.core.serverless import is_serverless
-
-    if is_serverless(comp.scenario):  # issue 18: one row per system and metric
-        from planner.comparisons.core.serverless_report import to_csv as serverless_csv
-
-        return serverless_csv(comp.summary or {})
-
-    return to_csv(summaries_of(comp), comp.summary if comp.summary.get("rows") else None)
-
-
 def export_json(comp: Comparison) -> str:
     from planner.comparisons.core.export import to_json
 
     return to_json(export_meta(comp), summaries_of(comp), comp.summary if comp.summary.get("rows") else None)
-
-
-def export_pdf(comp: Comparison) -> bytes:
-    from planner.comparisons.core.report import build_pdf
-    from planner.comparisons.core.runner import describe_assumptions
-    from planner.comparisons.core.serverless import is_serverless
-    from planner.comparisons.outcome import failures_of
-    from planner.opscaling.selectors import operator_level_story
-
-    if is_serverless(comp.scenario):  # issue 18: SLO-met requests, nodes and energy per system
-        from planner.comparisons.core.serverless_report import build_pdf as serverless_pdf
-
-        return serverless_pdf(title=f"Serverless report: {comp}", scenario=comp.scenario, aggregate=comp.summary,
-                              failures=failures_of(comp), summaries=summaries_of(comp))
-    summaries = summaries_of(comp)
-    aggregate = {**comp.summary, "extra_story": operator_level_story(comp.team)}
-    return build_pdf(title=f"Cost report: {comp}", assumptions=describe_assumptions(comp.scenario, summaries),
-                     aggregate=aggregate, summaries=summaries, failures=failures_of(comp))
 
 
 def figures_json(comp: Comparison) -> dict[str, str]:
