@@ -129,13 +129,16 @@ class OperatorLevelKind(ComparisonKind):
         rows = {r["key"]: r for r in summary.get("rows") or []}
         if VARIANT not in rows:
             return None
-        op = rows[VARIANT]
+        op, base = rows[VARIANT], rows[BASELINE]
         pct = op["saved_gpu_hours_pct"]
-        words = ("no difference" if not pct else f"saves {pct:.1f} % of GPU-hours" if pct > 0 else
-                 f"needs {-pct:.1f} % more GPU-hours")
+        words = ("the same GPU-hours" if not pct else f"{pct:.1f} % fewer GPU-hours" if pct > 0 else
+                 f"{-pct:.1f} % more GPU-hours")
+        if op["energy_kwh"] is not None and base["energy_kwh"]:
+            e = 100.0 * (base["energy_kwh"] - op["energy_kwh"]) / base["energy_kwh"]
+            words += f", {abs(e):.1f} % {'less' if e >= 0 else 'more'} energy"
         verdict = "meets" if not summary.get("infeasible_windows") else "misses"
         return {"answer": VARIANT if (pct or 0) > 0 else BASELINE, "verdict": verdict,
-                "note": f"operator-level scaling {words} against model-level"}
+                "note": f"operator-level scaling needs {words} than model-level"}
 
     def page_context(self, comp, summaries: dict[str, dict]) -> dict:
         from planner.opscaling.presentation import result_context
