@@ -46,7 +46,7 @@ def _list_page(request, form=None, error=None, status=200):
     listing = list_context(request, selectors.comparisons_for(request.user), sorts=SORTS, default_sort="-created",
                            search=("name", "tags", "notes", "baseline"), statuses=STATUSES,
                            status_filter=_status_filter)
-    form = form or {"fixture": "sageserve_day", "strategies": DEFAULT_STRATEGIES, "schedulers": [],
+    form = form or {"fixture": "demo_day", "strategies": DEFAULT_STRATEGIES, "schedulers": [],
                     "baseline": "reactive-unified", "name": "", "scenario_json": ""}
     return render(request, "comparisons/list.html", {
         "list": listing, "comparisons": listing["rows"],

@@ -166,3 +166,24 @@ def slo_reasons(table: dict, summaries: dict[str, dict], targets: dict | None = 
                 f"{100 * goal:.0f} % target and the others less. Raise the instance ceilings, add a spot pool or "
                 "relax the target before choosing on cost.")})
     return out
+
+
+def run_savings(aggregate: dict, variants: list[dict]) -> dict[str, tuple[float, float | None] | None]:
+    """{run key: (saved $, saved % of cost)} of every run against the baseline strategy's run on the same seed;
+    None for the baseline's own runs (no saving against itself) and tuning runs."""
+    rows = aggregate.get("rows") or []
+    meta = {v.get("key"): v for v in variants or []}
+    base_group = meta.get(aggregate.get("baseline"), {}).get("group", aggregate.get("baseline"))
+    base = {meta.get(r["key"], {}).get("seed"): r for r in rows
+            if meta.get(r["key"], {}).get("group", r["key"]) == base_group}
+    fallback = next(iter(base.values()), None)
+    out: dict = {}
+    for r in rows:
+        v = meta.get(r["key"], {})
+        b = base.get(v.get("seed"), fallback)
+        if v.get("group", r["key"]) == base_group or v.get("role") == "tuning" or b is None:
+            out[r["key"]] = None
+            continue
+        saved = b["cost_usd"] - r["cost_usd"]
+        out[r["key"]] = (saved, 100.0 * saved / b["cost_usd"] if b["cost_usd"] else None)
+    return out

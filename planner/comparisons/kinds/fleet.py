@@ -92,15 +92,16 @@ class FleetKind(ComparisonKind):
         kpis = selectors.kpis(comp)
         if kpis is None:
             return None
-        answer = next((c for c in kpis["cards"] if c["is_answer"]), None)
+        answer = kpis["answer_row"]
         if answer is None:
-            return {"answer": "no strategy meets the SLO targets", "note": f"the cheapest is {kpis['cheapest']}",
-                    "verdict": "misses"}
+            why = kpis["reasons"][0]["kind"] if kpis["reasons"] else ""
+            return {"answer": "no strategy meets the SLO targets", "verdict": "misses",
+                    "note": f"the cheapest is {kpis['cheapest']}" + (f"; main reason: {why}" if why else "")}
         if answer["is_baseline"]:
             return {"answer": answer["key"], "verdict": answer["verdict"],
                     "note": "keep the baseline: the cheapest strategy that meets the SLO targets"}
         return {"answer": answer["key"], "verdict": answer["verdict"],
-                "note": f"{answer['saving_words']} against {comp.baseline}"}
+                "note": f"{answer['saving_words']} over the simulated {kpis['span']} against {comp.baseline}"}
 
     def page_context(self, comp, summaries: dict[str, dict]) -> dict:
         from planner.comparisons.fleet_page import page_context
@@ -117,6 +118,6 @@ class FleetKind(ComparisonKind):
         from planner.comparisons.core.runner import describe_assumptions
         from planner.opscaling.selectors import operator_level_story
 
-        aggregate = {**comp.summary, "extra_story": operator_level_story(comp.team)}
+        aggregate = {**comp.summary, "variants": comp.variants or [], "extra_story": operator_level_story(comp.team)}
         return build_pdf(title=f"Cost report: {comp}", assumptions=describe_assumptions(comp.scenario, summaries),
                          aggregate=aggregate, summaries=summaries, failures=failures)

@@ -92,7 +92,7 @@ def test_the_slo_verdict_says_which_tier_misses():
     row = agg["rows"][0]
     assert slo_verdict(row) == "meets"
     row["tiers"]["IW-F"]["attainment"] = 0.9
-    assert slo_verdict(row) == "misses: IW-F 90.0% < 99%"
+    assert slo_verdict(row) == "misses: IW-F 90.00 % < 99 %"
 
 
 def test_the_answer_is_the_cheapest_strategy_that_meets_the_slo_targets():
@@ -104,7 +104,7 @@ def test_the_answer_is_the_cheapest_strategy_that_meets_the_slo_targets():
     agg = aggregate(sums, "reactive-unified")
     assert choose_answer(agg)["key"] == "lt-ua" and choose_answer(agg)["cheapest"] == "lt-i"
     page1 = _pdf_text(build_pdf(title="t", assumptions={}, aggregate=agg, summaries=sums)).split("\f")[0]
-    assert "Answer: lt-ua." in page1 and "lt-i costs less" in page1 and "misses: IW-F 80.0% < 99%" in page1
+    assert "Answer: lt-ua." in page1 and "lt-i costs less" in page1 and "misses: IW-F 80.00 % < 99 %" in page1
     sums["lt-ua"] = fake_summary("lt-ua", "lt-ua", inst_h=90.0, att_f=0.9)
     sums["reactive-unified"] = fake_summary("reactive-unified", "reactive-unified", inst_h=100.0, att_f=0.9)
     agg = aggregate(sums, "reactive-unified")

@@ -185,6 +185,7 @@ def test_the_plan_has_a_pdf_report_and_the_comparison_report_carries_the_latest_
         team = cast["user"].membership.team
         summary = {"rows": []}
         scenario = {}
+        variants = []
 
     assert export_pdf(Comp()) == b"%PDF-fake"
     assert len(seen["aggregate"]["extra_story"]) == len(story)
