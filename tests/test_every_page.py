@@ -144,4 +144,7 @@ def test_every_page_and_api_answers_without_a_server_error_with_every_kind_of_ob
     assert not failures, failures
     assert len(urls) > 100
     dashboard = page.get("/").content.decode()
-    assert 'data-dashboard="comparison"' in dashboard
+    assert 'data-dashboard="comparison"' in dashboard and "data-dashboard-headline" in dashboard
+    jobs = page.get("/jobs/").content.decode()  # every job's "For" cell names its object, operator plans too
+    for pk in everything["operator-plan"]:
+        assert f'href="/operator-plans/{pk}/"' in jobs
