@@ -7,8 +7,9 @@ from planner.comparisons import fair_display, selectors
 from planner.plotstyle import embed
 
 FIGURE_TITLES = {"fig11": "Instances over time", "fig12a": "Instance-hours per region and model",
-                 "fig12a_gpu": "GPU-hours per region and model", "fig12b": "Memory utilisation",
-                 "fig13a": "Latency per tier", "fig13b": "Scaling waste", "fig15": "SLO violations"}
+                 "fig12a_gpu": "GPU-hours per region and model", "fig12b": "KV cache use",
+                 "fig13a": "Latency per tier", "fig13b": "GPU-hours paid while starting up",
+                 "fig15": "Requests missing their target"}
 
 
 def _pct(x):
