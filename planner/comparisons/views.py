@@ -13,11 +13,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from planner.accounts.access import get_for_user_or_404, team_of, visible_to
-from planner.comparisons import fair_display, kinds, selectors
+from planner.comparisons import families, kinds, selectors
+from planner.comparisons.core.serverless import DEFAULT_SYSTEMS
 from planner.comparisons.core.variants import SCHEDULERS, STRATEGIES
 from planner.comparisons.kinds import RequestError, kind_of_comparison, parse_request
 from planner.comparisons.models import Comparison
 from planner.labels import label_view
+from planner.opscale.spec import CATALOGUE_GPUS, CATALOGUE_MODELS
 
 DEFAULT_STRATEGIES = ["reactive-unified", "lt-i", "lt-u", "lt-ua"]
 
@@ -40,18 +42,26 @@ def _status_filter(qs, status):
     return qs.filter(job__status=status)
 
 
+FORM_DEFAULTS = {"kind": "fleet", "fixture": "demo_day", "strategies": DEFAULT_STRATEGIES, "bundles": [],
+                 "schedulers": [], "baseline": "reactive-unified", "name": "", "scenario_json": "",
+                 "systems": list(DEFAULT_SYSTEMS), "serverless_baseline": "sllm", "op_trace": "",
+                 "op_model": "llama3.1-8b", "op_gpu": "a100-80gb", "op_window_s": "60"}
+
+
 def _list_page(request, form=None, error=None, status=200):
     from planner.listing import list_context
+    from planner.traces.models import Trace
 
     listing = list_context(request, selectors.comparisons_for(request.user), sorts=SORTS, default_sort="-created",
                            search=("name", "tags", "notes", "baseline"), statuses=STATUSES,
                            status_filter=_status_filter)
-    form = form or {"fixture": "demo_day", "strategies": DEFAULT_STRATEGIES, "schedulers": [],
-                    "baseline": "reactive-unified", "name": "", "scenario_json": ""}
     return render(request, "comparisons/list.html", {
         "list": listing, "comparisons": listing["rows"],
-        "fixtures": selectors.scenario_fixtures(), "strategies": STRATEGIES, "schedulers": SCHEDULERS,
-        "form": form, "error": error, **fair_display.form_context(),
+        "fixtures": selectors.scenario_fixtures(), "schedulers": SCHEDULERS,
+        "form": {**FORM_DEFAULTS, **(form or {})}, "error": error, "families": families.fleet_families(),
+        "systems": families.serverless_systems(), "serverless_default": families.SERVERLESS_DEFAULT,
+        "traces": visible_to(request.user, Trace.objects.all()).order_by("-created")[:200],
+        "op_models": sorted(CATALOGUE_MODELS), "op_gpus": sorted(CATALOGUE_GPUS),
     }, status=status)
 
 
@@ -62,9 +72,10 @@ def comparison_list(request):
     if clone and clone.isdigit():  # clone-and-edit: the form starts from a past comparison
         src = selectors.comparisons_for(request.user).filter(pk=int(clone)).first()
         if src is not None:
-            form = {"fixture": "", "strategies": [v["strategy"] for v in src.variants if not v.get("scheduler")]
-                    or [v["strategy"] for v in src.variants], "schedulers": sorted({v["scheduler"] for v in src.variants
-                                                                                   if v.get("scheduler")}),
+            plain = [v for v in src.variants if not v.get("bundle") and v.get("role") != "tuning"]
+            form = {"fixture": "", "strategies": list(dict.fromkeys(v["strategy"] for v in plain)),
+                    "bundles": sorted({v["bundle"] for v in src.variants if v.get("bundle")}),
+                    "schedulers": sorted({v["scheduler"] for v in src.variants if v.get("scheduler")}),
                     "baseline": src.baseline.split("@")[0], "name": f"{src.name or src} (copy)",
                     "scenario_json": json.dumps(src.scenario, indent=1)}
     sim = request.GET.get("clone_simulation", "")
@@ -79,14 +90,31 @@ def comparison_list(request):
 
 
 def _form_request(post) -> dict:
-    """The new-comparison form's fields as a comparison request (kinds.parse_request reads it)."""
+    """The new-comparison form's fields as a comparison request (kinds.parse_request reads it): the fleet panel's
+    scenario, strategies and bundles; the serverless panel's systems; the operator-level panel's trace and names.
+    A pasted scenario JSON wins and runs as the kind it is."""
+    kind = post.get("kind") or "fleet"
+    pasted = (post.get("scenario_json") or "").strip()
+    if kind == "serverless" and not pasted:
+        return {"scenario": dict(families.SERVERLESS_DEFAULT), "systems": post.getlist("systems"),
+                "baseline": post.get("serverless_baseline", ""), "name": post.get("name", "")}
+    if kind == "operator-level" and not pasted:
+        try:
+            window = float(post.get("op_window_s") or 60)
+        except ValueError:
+            raise RequestError("op_window_s", "must be a number of seconds", "e.g. 60") from None
+        trace = post.get("op_trace") or ""
+        return {"scenario": {"kind": "operator-level", "model": post.get("op_model", ""),
+                             "gpu": post.get("op_gpu", ""),
+                             "workload": {"trace_id": int(trace) if trace.isdigit() else trace, "window_s": window}},
+                "name": post.get("name", "")}
     tune = {}
     if post.get("tune"):
         try:
             tune = {"tolerance": float(post.get("tolerance") or 0.5) / 100.0}
         except ValueError:
             raise RequestError("tune.tolerance", "give the tolerance in points", "e.g. 0.5") from None
-    return {"scenario": post.get("scenario_json", ""), "scenario_fixture": post.get("fixture", ""),
+    return {"scenario": pasted, "scenario_fixture": post.get("fixture", ""),
             "strategies": post.getlist("strategies"), "schedulers": post.getlist("schedulers"),
             "baseline": post.get("baseline", ""), "name": post.get("name", ""), "bundles": post.getlist("bundles"),
             "seeds": (post.get("seeds") or "").replace(" ", ""), "tune": tune}
@@ -96,15 +124,16 @@ def _form_request(post) -> dict:
 @require_POST
 def comparison_create(request):
     team = team_of(request.user)
-    form = {"fixture": request.POST.get("fixture", ""), "strategies": request.POST.getlist("strategies"),
-            "schedulers": request.POST.getlist("schedulers"), "baseline": request.POST.get("baseline", ""),
-            "name": request.POST.get("name", ""), "scenario_json": request.POST.get("scenario_json", "")}
+    post = request.POST
+    form = {**{k: post.get(k, "") for k in ("kind", "fixture", "baseline", "name", "scenario_json",
+                                            "serverless_baseline", "op_trace", "op_model", "op_gpu", "op_window_s")},
+            **{k: post.getlist(k) for k in ("strategies", "schedulers", "bundles", "systems")}}
     try:
-        kind, req = parse_request(_form_request(request.POST))
-        if kind.name != "fleet" and req.baseline and req.baseline in STRATEGIES:
-            req = replace(req, baseline="")  # the form's fleet default is no serverless system's name
-        if kind.name != "fleet":
-            req = replace(req, choices=())  # the fleet strategies ticked in the form; the scenario names its own
+        kind, req = parse_request(_form_request(post))
+        if kind.name != "fleet" and (post.get("kind") or "fleet") == "fleet":
+            # a pasted serverless or operator-level scenario: the fleet panel's strategies are not its variants
+            req = replace(req, choices=(), bundles=(),
+                          baseline="" if req.baseline in STRATEGIES else req.baseline)
         comp = kind.start(team=team, user=request.user, request=req)
     except RequestError as exc:
         hint = f" How to fix: {exc.hint}" if exc.hint else ""

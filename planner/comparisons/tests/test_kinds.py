@@ -77,3 +77,40 @@ def test_an_operator_level_comparison_in_catalogue_names_equals_the_operator_lev
     assert bad.status_code == 400 and bad.json()["error"]["where"] == "scenario.gpu"
     page = member.api.get(f"/api/comparisons/{comp.pk}/pdf/")
     assert page.status_code == 200 and page.content[:4] == b"%PDF"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_one_form_offers_every_family_with_its_own_sentences_and_starts_every_kind(cast):
+    import html as html_lib
+
+    from django.test import Client
+
+    from planner.comparisons.core.bundles import bundle_names, get_bundle
+    from planner.comparisons.core.serverless import DESCRIPTIONS
+    from planner.comparisons.core.variants import STRATEGIES
+    from planner.traces.services import import_trace_file
+
+    page = Client()
+    page.force_login(cast.owner.user)
+    html = html_lib.unescape(page.get("/comparisons/").content.decode())
+    for family in ("baselines", "sageserve", "preserve", "chiron"):
+        assert f'data-family="{family}"' in html, family
+    for text in [*STRATEGIES.values(), *(get_bundle(n).description for n in bundle_names()), *DESCRIPTIONS.values()]:
+        assert text in html, text
+    assert 'data-kind-panel="serverless"' in html and 'data-kind-panel="operator-level"' in html
+    resp = page.post("/comparisons/new/", {"kind": "serverless", "systems": ["sllm", "slinfer"],
+                                           "serverless_baseline": "sllm", "name": "from the form"})
+    assert resp.status_code == 302, resp.content.decode()[:500]
+    comp = Comparison.objects.get(name="from the form")
+    assert comp.scenario["kind"] == "serverless" and [r.key for r in comp.results.all()] == ["sllm", "slinfer"]
+    trace = import_trace_file(ROOT / "fixtures/traces/azure_code_2023.csv", team=cast.owner.team,
+                              user=cast.owner.user, name="code", region="eastus", model="llama2-70b", tier="IW-F")
+    resp = page.post("/comparisons/new/", {"kind": "operator-level", "op_trace": str(trace.pk),
+                                           "op_model": "llama3.1-8b", "op_gpu": "a100-80gb", "op_window_s": "600",
+                                           "name": "operator from the form"})
+    assert resp.status_code == 302
+    comp = Comparison.objects.get(name="operator from the form")
+    assert comp.scenario["kind"] == "operator-level" and comp.status == "succeeded"
+    bad = page.post("/comparisons/new/", {"kind": "operator-level", "op_trace": "", "op_model": "llama3.1-8b",
+                                          "op_gpu": "a100-80gb", "op_window_s": "60"})
+    assert bad.status_code == 400 and "scenario.workload" in bad.content.decode()
