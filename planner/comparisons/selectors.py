@@ -42,7 +42,7 @@ def kpis(comp: Comparison) -> dict | None:
     """The top of a fleet comparison's page: the answer (the cheapest strategy that meets the SLO targets), why
     targets are missed, and the compact table (one row per strategy, bands across seeds; core/table.py). Costs
     are over the simulated span; the week figure is labelled as the span repeated."""
-    from planner.comparisons.core.table import money, slo_reasons, strategy_table
+    from planner.comparisons.core.table import saving_words, slo_reasons, strategy_table
 
     summary = comp.summary or {}
     if not summary.get("rows"):
@@ -54,9 +54,9 @@ def kpis(comp: Comparison) -> dict | None:
     for r in table["rows"]:
         s = r["saved_usd"]
         week = None if s is None else s["median"] * per_week
+        words = "" if week is None else saving_words(week, r["saved_pct"] and r["saved_pct"]["median"])
         rows.append({**r, "verdict": "meets" if r["meets"] else "misses: " + "; ".join(r["misses"]),
-                     "week_words": "" if week is None else
-                     (f"{'saves' if week >= 0 else 'costs'} {money(week)}{'' if week >= 0 else ' more'} per week")})
+                     "week_words": words if words in ("", "costs the same") else f"{words} per week"})
     answer = next((r for r in rows if r["is_answer"]), None)
     return {"answer": table["answer"], "cheapest": table["cheapest"], "rows": rows, "answer_row": answer,
             "answer_is_baseline": bool(answer and answer["is_baseline"]), "seeds": table["seeds"],

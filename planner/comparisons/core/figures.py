@@ -16,7 +16,7 @@ from plotly.subplots import make_subplots
 from planner.plotstyle import colour_map, harmonise
 
 TIERS = ("IW-F", "IW-N", "NIW")
-_LAYOUT = dict(template="plotly_white", margin=dict(l=70, r=20, t=120, b=60), height=460)
+_LAYOUT = dict(template="plotly_white", margin=dict(l=70, r=20, t=95, b=60), height=440)
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 
 
@@ -27,8 +27,11 @@ def _layout(fig: go.Figure, title: str, note: str = "", **kw) -> go.Figure:
 
 
 def _legend_on_top(fig: go.Figure) -> go.Figure:
-    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0,
-                                  font=dict(size=11), tracegroupgap=2))
+    """The legend between the title and the plot (above the subplot titles when there are some)."""
+    above_titles = bool(fig.layout.annotations)
+    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.09 if above_titles else 1.02, xanchor="left",
+                                  x=0, font=dict(size=11), tracegroupgap=2),
+                      margin=dict(t=115 if above_titles else 95))
     return fig
 
 
