@@ -22,7 +22,7 @@ urlpatterns = [
     path("operator-plans/", include("planner.opscaling.urls")),
     path("simulations/", include("simulations.urls")),
     path("forecasts/", include("forecasts.urls")),
-    # workspace (issue 12): the docs in the browser
+    # workspace: the docs in the browser
     path("docs/", views.doc_page, name="docs"),
     path("docs/<slug:name>/", views.doc_page, name="doc"),
 ]

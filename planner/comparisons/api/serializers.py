@@ -66,7 +66,7 @@ class ComparisonCreateSerializer(serializers.Serializer):
 
 
 class RoutingSweepCreateSerializer(serializers.Serializer):
-    """A routing sweep (issue 11): instance routers side by side as the arrival rate steps past the knee."""
+    """A routing sweep: instance routers side by side as the arrival rate steps past the knee."""
 
     rates = serializers.ListField(child=serializers.FloatField(min_value=0.001, max_value=10_000), min_length=1,
                                   max_length=16, help_text="arrival rates, requests per second")

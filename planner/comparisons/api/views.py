@@ -46,7 +46,7 @@ class ComparisonViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
                                                             "predictor, signal, sources")})
     @action(detail=False, methods=["get"], url_path="bundles")
     def bundles(self, request):
-        """Named strategy bundles (issue 19) a comparison can select with ``"bundles": [...]``."""
+        """Named strategy bundles a comparison can select with ``"bundles": [...]``."""
         from planner.comparisons.core.bundles import bundle_names, get_bundle
 
         return Response([get_bundle(n).to_dict() for n in bundle_names()])

@@ -380,7 +380,7 @@ def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict
         f"{proj['paper_own_example']['formula']}, multiplies out to {_money(proj['paper_own_example']['value_usd'])} "
         f"per week (the paper rounds it to {proj['paper_own_example']['paper_says']}).", small))
     story.append(Spacer(1, 0.3 * cm))
-    _fair_section(story, aggregate.get("fair"), small, h2)  # issue 19: tuned baselines
+    _fair_section(story, aggregate.get("fair"), small, h2)  # tuned baselines
     story.append(Paragraph("Appendix B. Assumptions", h2))
     for section, items in assumptions.items():
         block = [Paragraph(f"<b>{section}</b>", small)]

@@ -1,4 +1,4 @@
-"""Serverless comparisons (issue 18): SLINFER, the ServerlessLLM baselines and the ablations side by side on one
+"""Serverless comparisons: SLINFER, the ServerlessLLM baselines and the ablations side by side on one
 serverless scenario (simulations/engine/serverless). Django-free.
 
 A comparison's ``scenario`` is a serverless spec with ``"kind": "serverless"`` (``is_serverless``); each

@@ -1,4 +1,4 @@
-"""Serverless comparisons (issue 18): SLINFER, the ServerlessLLM baselines and ablations as a comparison's child
+"""Serverless comparisons: SLINFER, the ServerlessLLM baselines and ablations as a comparison's child
 jobs (in-process runner here; tests/.../test_serverless_comparison_worker.py runs them on a real worker)."""
 
 from __future__ import annotations

@@ -139,7 +139,7 @@ class Command(BaseCommand):
                               f"{(saved if saved is not None else 0):6.1f}% {r['saved_usd_per_week']:10.0f} "
                               f"{r['waste_gpu_hours']:7.2f} {fmt(att['IW-F'])} {fmt(att['IW-N'])} {fmt(att['NIW'])}")
         self._print_fair(comp.summary.get("fair"))
-        for e in comp.summary.get("energy") or []:  # energy per variant (issue 11): kWh and its cost
+        for e in comp.summary.get("energy") or []:  # energy per variant: kWh and its cost
             kwh = e.get("energy_kwh")
             self.stdout.write(f"  energy {e['key']}: " + (f"{_amount(kwh)} kWh, ${_amount(e['energy_cost_usd'])}"
                                                           if kwh is not None else
