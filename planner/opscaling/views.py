@@ -8,11 +8,17 @@ from django.views.decorators.http import require_POST
 
 from planner.accounts.access import get_for_user_or_404, team_of, visible_to
 from planner.opscale.profiles import ARCHS, GPUS, available
-from planner.opscale.spec import SpecError
+from planner.opscale.spec import CATALOGUE_GPUS, CATALOGUE_MODELS, SpecError
 from planner.opscaling.models import OperatorPlan
 from planner.opscaling.presentation import result_context
 from planner.opscaling.selectors import operator_plans_for
 from planner.opscaling.services import create_operator_plan
+
+
+def catalogue_names(profiles, aliases: dict) -> list[str]:
+    """The hardware catalogue's name of each profile where it has one (llama3.1-8b, a100-80gb), else the profile's."""
+    by_profile = {v: k for k, v in aliases.items()}
+    return sorted(by_profile.get(name, name) for name in profiles)
 
 
 def _form_context(request, form=None, error=None):
@@ -21,10 +27,10 @@ def _form_context(request, form=None, error=None):
     return {
         "plans": operator_plans_for(request.user)[:200],
         "traces": visible_to(request.user, Trace.objects.all())[:500],
-        "models": sorted(ARCHS),
-        "gpus": sorted(GPUS),
+        "models": catalogue_names(ARCHS, CATALOGUE_MODELS),
+        "gpus": catalogue_names(GPUS, CATALOGUE_GPUS),
         "profiles": available(),
-        "form": form or {"model": "llama-3-8b", "gpu": "a100", "slo_scale": "5", "window_s": "60"},
+        "form": form or {"model": "llama3.1-8b", "gpu": "a100-80gb", "slo_scale": "5", "window_s": "60"},
         "error": error,
     }
 
