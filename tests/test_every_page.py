@@ -148,3 +148,11 @@ def test_every_page_and_api_answers_without_a_server_error_with_every_kind_of_ob
     jobs = page.get("/jobs/").content.decode()  # every job's "For" cell names its object, operator plans too
     for pk in everything["operator-plan"]:
         assert f'href="/operator-plans/{pk}/"' in jobs
+
+
+@pytest.mark.django_db
+def test_page_and_document_titles_speak_of_the_product_not_its_tracker(cast):
+    page = Client()
+    page.force_login(cast.owner.user)
+    html = page.get("/docs/").content.decode()
+    assert not re.search(r"issue \d+|paper \d{3}", html), re.findall(r".{40}(?:issue \d+|paper \d{3}).{10}", html)
