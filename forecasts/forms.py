@@ -30,4 +30,32 @@ class ForecastRunForm(forms.Form):
 
     def __init__(self, *args, traces=(), **kwargs):
         super().__init__(*args, **kwargs)
+        traces = list(traces)
         self.fields["trace"].choices = [(t.pk, f"#{t.pk} {t.name}") for t in traces]
+        if not self.is_bound and traces:  # defaults that fit the trace the form starts on
+            wanted = str((self.initial or {}).get("trace") or "")
+            trace = next((t for t in traces if str(t.pk) == wanted), traces[0])
+            self.initial = {**(self.initial or {}), "trace": trace.pk, **coherent_defaults(trace.span_s)}
+
+
+def _span_text(seconds: float) -> str:
+    if seconds >= 86400 and seconds % 86400 == 0:
+        return f"{int(seconds // 86400)}d"
+    if seconds >= 3600 and seconds % 3600 == 0:
+        return f"{int(seconds // 3600)}h"
+    return f"{max(1, int(seconds // 60))}min"
+
+
+def coherent_defaults(span_s: float) -> dict:
+    """Horizon and backtest that fit a trace of ``span_s`` seconds: the house defaults (1 h ahead, 2 days held
+    out) when the trace is long enough, else at most a quarter (horizon) and half (backtest) of its span, in whole
+    resolution steps, so a backtest can run at all."""
+    span = float(span_s or 0)
+    if span >= 4 * 86400:
+        return {"horizon": "1h", "backtest": "2d", "resolution": "5min"}
+    resolution = 300 if span >= 6 * 3600 else 60
+    step = lambda x: max(resolution, int(x // resolution) * resolution)  # noqa: E731
+    horizon = min(3600, step(span / 4))
+    backtest = step(span / 2)
+    return {"horizon": _span_text(horizon), "backtest": _span_text(backtest),
+            "resolution": "5min" if resolution == 300 else "1min"}

@@ -87,8 +87,31 @@ def series_flags(s, rank_metric: str = "wmape") -> list[str]:
         flags.append("next-hour peak is 0: no traffic forecast")
     used = getattr(s, "result_used", None)
     if used and used != s.chosen_method:
-        flags.append(f"{s.chosen_method} failed; {used} actually ran")
+        flags.append(f"{s.chosen_method} fell back: {used} actually ran")
+    if not s.leaderboard:
+        flags.append("no backtest ran (the series is too short for the backtest span): no method was compared")
     return flags
+
+
+def flagged_series(run) -> list:
+    """The run's series, each with ``flags`` (series_flags), in the run's order."""
+    from django.db.models.fields.json import KeyTextTransform
+
+    series = list(run.series.select_related("job").defer("result")
+                  .annotate(result_used=KeyTextTransform("used", "result")))
+    for s in series:
+        s.flags = series_flags(s, run.params.get("rank_metric", "wmape"))
+    return series
+
+
+def shown_status(run, series=None) -> str:
+    """The run's status as a planner should read it: "needs review" instead of "succeeded" when a series fell
+    back to another method, had no backtest, fits poorly or forecasts no traffic."""
+    status = run.status
+    if status != "succeeded":
+        return status
+    series = flagged_series(run) if series is None else series
+    return "needs review" if any(s.flags for s in series) else status
 
 
 def _paths(result: dict, method: str, steps: int):

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models.fields.json import KeyTextTransform
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -45,6 +44,8 @@ def run_list(request):
                            sorts={"created": "created", "trace": "trace__name", "id": "id"}, default_sort="-created",
                            search=("name", "tags", "notes", "trace__name"),
                            statuses=["queued", "running", "succeeded", "partial", "failed", "cancelled"])
+    for run in listing["rows"]:
+        run.shown_status = selectors.shown_status(run)
     return render(request, "forecasts/list.html", {"runs": listing["rows"], "list": listing, "form": form},
                   status=status)
 
@@ -52,13 +53,9 @@ def run_list(request):
 @login_required
 def run_detail(request, pk: int):
     run = get_for_user_or_404(request.user, ForecastRun.objects.select_related("trace", "job"), pk=pk)
-    all_series = list(
-        run.series.select_related("job").defer("result").annotate(result_used=KeyTextTransform("used", "result"))
-    )
-    for s in all_series:
-        s.flags = selectors.series_flags(s, run.params.get("rank_metric", "wmape"))
+    all_series = selectors.flagged_series(run)
     flagged = [s for s in all_series if s.flags]
-    context = {"run": run, "all_series": all_series, "flagged": flagged, "poor_wmape": selectors.POOR_WMAPE,
+    context = {"run": run, "shown_status": selectors.shown_status(run, all_series), "all_series": all_series, "flagged": flagged, "poor_wmape": selectors.POOR_WMAPE,
                "labels_url": reverse("forecasts:labels", args=[run.pk])}
     selected = None
     wanted = request.GET.get("series")

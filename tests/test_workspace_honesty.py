@@ -16,7 +16,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from planner.comparisons import jobs as comparison_jobs
+from planner.comparisons.kinds import fleet as fleet_kind
 from planner.comparisons.models import Comparison
 from planner.comparisons.tests.test_comparisons import FAKE, TINY, fake_summary
 from planner.plans.models import CapacityPlan
@@ -105,7 +105,7 @@ def fake_engine(monkeypatch):
             raise RuntimeError("engine exploded")
         return fake_summary(variant["key"], variant["strategy"], inst_h=FAKE[variant["strategy"]])
 
-    monkeypatch.setattr(comparison_jobs, "_run", run)
+    monkeypatch.setattr(fleet_kind, "_run", run)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -134,3 +134,43 @@ def test_the_page_says_when_a_series_fell_back_for_lack_of_history(cast, make_tr
     )
     html = login(cast.owner.user).get(f"/forecasts/{run.pk}/").content.decode()
     assert "seasonal_naive_weekly <span" in html and "(fell back to moving_average)" in html
+    assert "needs review" in html and "seasonal_naive_weekly fell back: moving_average actually ran" in html
+    listing = login(cast.owner.user).get("/forecasts/").content.decode()
+    assert "data-forecast-status>needs review<" in listing
+
+
+def test_a_run_without_a_backtest_needs_review_and_a_good_one_succeeds(cast, make_trace):
+    from forecasts.core import synthetic as syn
+
+    frame = syn.synthetic_trace(days=3, peak_rps=0.05, seed=1)
+    hour = make_trace(cast.owner.team, frame=frame[frame["arrival_s"] < 3600], name="one hour")
+    blind = services.create_run(trace=hour, team=cast.owner.team, user=cast.owner.user,
+                                params={"resolution_s": 300, "horizon_s": 3600})  # 12 bins: no room to backtest
+    trace = make_trace(cast.owner.team)
+    html = login(cast.owner.user).get(f"/forecasts/{blind.pk}/").content.decode()
+    assert blind.status == "succeeded" and "data-forecast-status>needs review<" in html
+    assert "no backtest ran" in html
+    checked = services.create_run(trace=trace, team=cast.owner.team, user=cast.owner.user,
+                                  params={**QUICK, "method": "naive", "candidates": ["naive"]})
+    from forecasts.selectors import flagged_series, shown_status
+
+    series = flagged_series(checked)
+    assert series and all(s.leaderboard for s in series)
+    assert not any("no backtest" in f for s in series for f in s.flags)
+    assert shown_status(checked, series) in ("succeeded", "needs review")  # poor fit may still flag it
+
+
+def test_the_form_starts_with_a_backtest_that_fits_the_trace(cast, make_trace):
+    from forecasts.core import synthetic as syn
+    from forecasts.forms import coherent_defaults
+
+    assert coherent_defaults(3600) == {"horizon": "15min", "backtest": "30min", "resolution": "1min"}
+    assert coherent_defaults(7 * 86400) == {"horizon": "1h", "backtest": "2d", "resolution": "5min"}
+    hour = syn.synthetic_trace(days=3, peak_rps=0.05, seed=1)
+    hour = hour[hour["arrival_s"] < 3600]
+    short = make_trace(cast.owner.team, frame=hour, name="one hour")
+    html = login(cast.owner.user).get(f"/forecasts/?trace={short.pk}").content.decode()
+    expected = coherent_defaults(short.span_s)
+    assert short.span_s < 3600 and expected["backtest"] in ("29min", "30min")
+    assert f'name="backtest" value="{expected["backtest"]}"' in html
+    assert f'name="horizon" value="{expected["horizon"]}"' in html

@@ -1,31 +1,14 @@
-"""Job handlers: one child job per variant (a simulation), and the parent's aggregation step."""
+"""Job handlers: one child job per variant (a simulation or plan), and the parent's aggregation step. What a
+variant runs and how the results aggregate is the comparison's kind's (planner/comparisons/kinds)."""
 
 from __future__ import annotations
 
 import time
 
-from planner.comparisons.core.serverless import is_serverless
+from planner.comparisons.kinds import RequestError, kind_of_comparison
 from planner.comparisons.models import Comparison, VariantResult
-from planner.comparisons.services import aggregate_comparison, maybe_trigger_aggregation, record_variant
+from planner.comparisons.services import maybe_trigger_aggregation, record_variant
 from planner.jobs.registry import JobCancelled, JobError, Partial, handler
-
-
-def _run(scenario: dict, variant: dict, *, progress, base_dir: str, frame=None):
-    """Indirection so tests can replace the engine run with a canned summary."""
-    from planner.comparisons.core.runner import run_variant
-
-    return run_variant(scenario, variant, progress=progress, base_dir=base_dir or None, frame=frame)
-
-
-def _trace_kwargs(comp) -> dict:
-    """{"frame": DataFrame} when the scenario replays one of the team's uploaded traces (``workload.trace_id``)."""
-    trace_id = ((comp.scenario or {}).get("workload") or {}).get("trace_id")
-    if trace_id is None:
-        return {}
-    from planner.comparisons.services import team_trace
-    from planner.ingest.normalised import read_trace
-
-    return {"frame": read_trace(team_trace(trace_id, comp.team).normalised_file)}
 
 
 def _variant_lost(job) -> None:
@@ -47,44 +30,43 @@ def run_variant_job(job, ctx):
         raise JobError(f"comparison {comp_id} has no variant {key!r}", where="job params",
                        hint="the comparison was deleted; nothing to run") from None
     comp = result.comparison
-    if is_serverless(comp.scenario):  # issue 18: a serverless system (planner/comparisons/serverless.py)
-        from planner.comparisons.serverless import run_variant as run_serverless_variant
-
-        return run_serverless_variant(job, ctx, result)
+    kind = kind_of_comparison(comp)
     VariantResult.objects.filter(pk=result.pk).update(status=VariantResult.Status.RUNNING)
-    variant = {"key": result.key, "strategy": result.strategy, "scheduler": result.scheduler, "knobs": result.knobs}
-    # the comparison's own variant list carries the rest (bundle, seed, tuning role; issue 19)
-    variant.update({k: v for k, v in next((v for v in comp.variants or [] if v.get("key") == key), {}).items()
-                    if k in ("bundle", "seed", "group", "role")})
     ctx.progress(1, f"{key}: building the workload", force=True)
     started = time.perf_counter()
     try:
-        metrics = _run(comp.scenario, variant, progress=ctx.callback(2, 99), base_dir=job.params.get("base_dir", ""),
-                       **_trace_kwargs(comp))
+        metrics = kind.simulate(comp, result, progress=ctx.callback(2, 99), base_dir=job.params.get("base_dir", ""))
     except JobCancelled:
         record_variant(result, status=VariantResult.Status.CANCELLED, wall_s=time.perf_counter() - started)
         maybe_trigger_aggregation(comp)
         raise
     except Exception as exc:
-        from simulations.engine import ScenarioError
-
-        if isinstance(exc, ScenarioError):
-            error = {"type": "ScenarioError", "message": exc.message, "where": exc.field,
-                     "hint": "fix this field of the scenario and start the comparison again"}
-        else:
+        if isinstance(exc, RequestError):
+            error = {"type": type(exc.__cause__ or exc).__name__, "message": exc.message, "where": exc.field,
+                     "hint": exc.hint}
+        else:  # a bug or a broken invariant: the run failed, the comparison is partial
             error = {"type": type(exc).__name__, "message": str(exc) or type(exc).__name__,
-                     "where": f"strategy {variant['strategy']}", "hint": "internal error; see the worker log"}
+                     "where": f"{kind.noun} {result.key}", "hint": "internal error; see the worker log"}
         record_variant(result, status=VariantResult.Status.FAILED, error=error, wall_s=time.perf_counter() - started)
         maybe_trigger_aggregation(comp)
-        if isinstance(exc, ScenarioError):
-            raise JobError(exc.message, where=exc.field, hint=error["hint"]) from exc
+        if isinstance(exc, RequestError):
+            raise JobError(exc.message, where=exc.field, hint=exc.hint) from exc
         raise
     wall = time.perf_counter() - started
     record_variant(result, status=VariantResult.Status.DONE, metrics=metrics, wall_s=wall)
     maybe_trigger_aggregation(comp)
-    tot = metrics.get("totals", {})
-    return {"key": key, "instance_hours": tot.get("instance_hours"), "gpu_hours": tot.get("gpu_hours"),
-            "cost_usd": tot.get("cost_usd"), "wall_s": round(wall, 3)}
+    return {**kind.job_summary(key, metrics), "wall_s": round(wall, 3)}
+
+
+def aggregate_comparison(comp: Comparison) -> dict:
+    """The comparison's summary from its finished variants (failed ones are listed under ``missing``)."""
+    results = list(comp.results.all())
+    summaries = {r.key: r.metrics for r in results if r.status == VariantResult.Status.DONE and r.metrics}
+    summary = kind_of_comparison(comp).aggregate(comp, summaries)
+    summary["missing"] = {r.key: r.status for r in results if r.key not in summaries}
+    comp.summary = summary
+    comp.save(update_fields=["summary"])
+    return summary
 
 
 @handler("comparisons.aggregate", idempotent=True)
@@ -93,25 +75,22 @@ def aggregate_job(job, ctx):
         comp = Comparison.objects.get(pk=job.params.get("comparison"))
     except Comparison.DoesNotExist:
         raise JobError("the comparison no longer exists", where="job params", hint="nothing to do") from None
-    if is_serverless(comp.scenario):  # issue 18: systems side by side, not savings against a fleet baseline
-        from planner.comparisons.serverless import aggregate_job as aggregate_serverless
-
-        return aggregate_serverless(comp, ctx)
+    noun = kind_of_comparison(comp).noun
     ctx.progress(95, "aggregating", force=True)
     summary = aggregate_comparison(comp)
     if "error" in summary:
         raise JobError(summary["error"], where=f"variant {comp.baseline}",
-                       hint="open the failed strategy's job for its error, fix the scenario and run again")
+                       hint=f"open the failed {noun}'s job for its error, fix the scenario and run again")
     best = next((r for r in summary["rows"] if r["key"] == summary.get("best")), None)
-    result = {"baseline": comp.baseline, "best": summary.get("best"),
-              "best_saved_gpu_hours_pct": best["saved_gpu_hours_pct"] if best else None,
-              "missing": summary.get("missing", {})}
     missing = summary.get("missing", {})
-    if missing:  # an honest terminal state: the table is there, but not every strategy ran
+    result = {"baseline": comp.baseline, "best": summary.get("best"), "missing": missing,
+              "best_saved_gpu_hours_pct": (best or {}).get("saved_gpu_hours_pct")}
+    if missing:  # an honest terminal state: the table is there, but not every variant ran
         names = ", ".join(f"{k} ({v})" for k, v in missing.items())
-        return Partial(result, f"{len(missing)} of {len(comp.variants)} strategy runs did not finish: {names}",
-                       where="variants", hint="open each failed strategy's job for its error; the savings table "
-                                                "compares only the strategies that finished")
+        why = "" if comp.baseline not in missing else " (the baseline among them: no ratios against it)"
+        return Partial(result, f"{len(missing)} of {len(comp.variants)} {noun} runs did not finish: {names}{why}",
+                       where="variants", hint=f"open each failed {noun}'s job for its error; the table compares "
+                                          f"only the {noun} runs that finished")
     return result
 
 

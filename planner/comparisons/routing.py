@@ -1,4 +1,4 @@
-"""Routing sweeps on the workers (issue 11): instance routers side by side as the arrival rate steps past the knee.
+"""Routing sweeps on the workers: instance routers side by side as the arrival rate steps past the knee.
 
 The sweep itself is Django-free (simulations/engine/sweep.py, also `manage.py routing_sweep`); this module checks a
 request's parameters once, starts the job and draws its result. The base scenario is the bundled

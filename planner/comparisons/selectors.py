@@ -39,72 +39,35 @@ def export_meta(comp: Comparison) -> dict:
 
 
 def kpis(comp: Comparison) -> dict | None:
-    """The comparison page's KPI cards: the answer (cheapest strategy; the baseline when nothing beats it),
-    GPU-hours and $ saved per week against the baseline, SLO attainment per tier and pass/fail."""
-    from planner.comparisons.core.report import slo_verdict
+    """The top of a fleet comparison's page: the answer (the cheapest strategy that meets the SLO targets), why
+    targets are missed, and the compact table (one row per strategy, bands across seeds; core/table.py). Costs
+    are over the simulated span; the week figure is labelled as the span repeated."""
+    from planner.comparisons.core.table import saving_words, slo_reasons, strategy_table
 
     summary = comp.summary or {}
-    rows = {r["key"]: r for r in summary.get("rows", [])}
-    if not rows:
+    if not summary.get("rows"):
         return None
-    from planner.comparisons.core.report import choose_answer
-
-    choice = choose_answer(summary)
-    cheapest = rows[choice["cheapest"]]
-    per_week = 24.0 / max(float(summary.get("duration_h") or 24.0), 1e-9) * 7.0
-    cards = []
-    for key in summary.get("order", list(rows)):
-        r = rows.get(key)
-        if r is None:
-            continue
-        tiers = {t: (r["tiers"].get(t) or {}).get("attainment") for t in ("IW-F", "IW-N")}
-        tiers["NIW"] = r.get("niw_deadline_met")
-        cards.append({"key": key, "is_baseline": r["is_baseline"], "is_cheapest": key == cheapest["key"],
-                      "is_answer": key == choice["key"],
-                      "saved_gpu_hours_week": r["saved_gpu_hours"] * per_week,
-                      "saved_usd_week": r["saved_usd_per_week"], "saved_pct": r["saved_gpu_hours_pct"],
-                      "cost_usd_week": r["cost_usd"] * per_week,
-                      "tiers": [(t, None if v is None else 100.0 * v) for t, v in tiers.items()],
-                      "verdict": slo_verdict(r)})
-    answer = rows.get(choice["key"] or "")
-    return {"answer": choice["key"], "cheapest": cheapest["key"], "baseline_is_cheapest": cheapest["is_baseline"],
-            "answer_is_baseline": bool(answer and answer["is_baseline"]), "cards": cards}
-
-
-def export_csv(comp: Comparison) -> str:
-    from planner.comparisons.core.export import to_csv
-    from planner.comparisons.core.serverless import is_serverless
-
-    if is_serverless(comp.scenario):  # issue 18: one row per system and metric
-        from planner.comparisons.core.serverless_report import to_csv as serverless_csv
-
-        return serverless_csv(comp.summary or {})
-
-    return to_csv(summaries_of(comp), comp.summary if comp.summary.get("rows") else None)
+    table = strategy_table(summary, comp.variants or [])
+    duration_h = float(summary.get("duration_h") or 24.0)
+    per_week = 24.0 / max(duration_h, 1e-9) * 7.0
+    rows = []
+    for r in table["rows"]:
+        s = r["saved_usd"]
+        week = None if s is None else s["median"] * per_week
+        words = "" if week is None else saving_words(week, r["saved_pct"] and r["saved_pct"]["median"])
+        rows.append({**r, "verdict": "meets" if r["meets"] else "misses: " + "; ".join(r["misses"]),
+                     "week_words": words if words in ("", "costs the same") else f"{words} per week"})
+    answer = next((r for r in rows if r["is_answer"]), None)
+    return {"answer": table["answer"], "cheapest": table["cheapest"], "rows": rows, "answer_row": answer,
+            "answer_is_baseline": bool(answer and answer["is_baseline"]), "seeds": table["seeds"],
+            "span": table["span"], "extrapolated": duration_h < 24 * 7,
+            "reasons": slo_reasons(table, summaries_of(comp))}
 
 
 def export_json(comp: Comparison) -> str:
     from planner.comparisons.core.export import to_json
 
     return to_json(export_meta(comp), summaries_of(comp), comp.summary if comp.summary.get("rows") else None)
-
-
-def export_pdf(comp: Comparison) -> bytes:
-    from planner.comparisons.core.report import build_pdf
-    from planner.comparisons.core.runner import describe_assumptions
-    from planner.comparisons.core.serverless import is_serverless
-    from planner.comparisons.outcome import failures_of
-    from planner.opscaling.selectors import operator_level_story
-
-    if is_serverless(comp.scenario):  # issue 18: SLO-met requests, nodes and energy per system
-        from planner.comparisons.core.serverless_report import build_pdf as serverless_pdf
-
-        return serverless_pdf(title=f"Serverless report: {comp}", scenario=comp.scenario, aggregate=comp.summary,
-                              failures=failures_of(comp), summaries=summaries_of(comp))
-    summaries = summaries_of(comp)
-    aggregate = {**comp.summary, "extra_story": operator_level_story(comp.team)}
-    return build_pdf(title=f"Cost report: {comp}", assumptions=describe_assumptions(comp.scenario, summaries),
-                     aggregate=aggregate, summaries=summaries, failures=failures_of(comp))
 
 
 def figures_json(comp: Comparison) -> dict[str, str]:

@@ -1,23 +1,20 @@
-"""Serverless comparisons (issue 18) through the comparison machinery: same models, same job kinds, same fan-out.
+"""Serverless comparisons through the comparison machinery: same models, same job kinds, same fan-out.
 
 A comparison whose ``scenario`` has ``"kind": "serverless"`` (core/serverless.is_serverless) holds a serverless
 spec (simulations/engine/serverless/spec.py); each of its systems (SLINFER, sllm, sllm+c, sllm+c+s, ablations)
 is a ``comparisons.variant`` child job and a VariantResult row, and the parent ``comparisons.aggregate`` job
-aggregates. planner/comparisons/jobs.py hands the two handlers' work to ``run_variant`` / ``aggregate_job``
-below when the scenario is serverless; status, progress, cancellation, the lost-worker reaper and the list page
-are the comparison's own (planner/comparisons/outcome.py): a system that failed makes the comparison partial.
+aggregates. planner/comparisons/kinds/serverless.py is the kind the job handlers, pages and exports dispatch to; status,
+progress, cancellation, the lost-worker reaper and the list page are the comparison's own
+(planner/comparisons/outcome.py): a system that failed makes the comparison partial.
 """
 
 from __future__ import annotations
-
-import time
 
 from django.db import transaction
 
 from planner.comparisons.core.serverless import (
     KIND,
     ServerlessVariantError,
-    aggregate,
     build_variants,
     is_serverless,
     spec_of,
@@ -78,70 +75,3 @@ def simulate_variant(scenario: dict, variant: dict) -> dict:
     metrics = simulate(workload_frame(spec), cfg)
     metrics["totals"] = totals(metrics)
     return metrics
-
-
-def run_variant(job, ctx, result: VariantResult) -> dict:
-    """The ``comparisons.variant`` handler's work for a serverless comparison."""
-    from planner.comparisons.services import maybe_trigger_aggregation, record_variant
-    from planner.jobs.registry import JobCancelled, JobError
-    from simulations.engine.serverless.spec import SpecError
-
-    comp = result.comparison
-    VariantResult.objects.filter(pk=result.pk).update(status=VariantResult.Status.RUNNING)
-    variant = {"key": result.key, "strategy": result.strategy, "knobs": result.knobs}
-    ctx.progress(1, f"{result.key}: simulating the serverless scenario", force=True)
-    started = time.perf_counter()
-    try:
-        metrics = simulate_variant(comp.scenario, variant)
-    except JobCancelled:
-        record_variant(result, status=VariantResult.Status.CANCELLED, wall_s=time.perf_counter() - started)
-        maybe_trigger_aggregation(comp)
-        raise
-    except Exception as exc:
-        if isinstance(exc, SpecError):
-            error = {"type": "SpecError", "message": exc.message, "where": f"scenario.{exc.where}",
-                     "hint": exc.hint or "fix this field of the serverless scenario and start again"}
-        else:  # OutOfMemory (the no-OOM invariant broke) or a bug: the run failed, the comparison is partial
-            error = {"type": type(exc).__name__, "message": str(exc) or type(exc).__name__,
-                     "where": f"system {result.key}", "hint": "internal error; see the worker log"}
-        record_variant(result, status=VariantResult.Status.FAILED, error=error, wall_s=time.perf_counter() - started)
-        maybe_trigger_aggregation(comp)
-        if isinstance(exc, SpecError):
-            raise JobError(exc.message, where=error["where"], hint=error["hint"]) from exc
-        raise
-    wall = time.perf_counter() - started
-    record_variant(result, status=VariantResult.Status.DONE, metrics=metrics, wall_s=wall)
-    maybe_trigger_aggregation(comp)
-    return {"key": result.key, "slo_met": metrics["slo_met"], "avg_gpu_nodes": metrics["avg_gpu_nodes"],
-            "energy_kwh": metrics["energy_kwh"], "wall_s": round(wall, 3)}
-
-
-def aggregate_comparison(comp: Comparison) -> dict:
-    results = list(comp.results.all())
-    summaries = {r.key: r.metrics for r in results if r.status == VariantResult.Status.DONE and r.metrics}
-    summary = aggregate(summaries, comp.baseline, [r.key for r in results])
-    summary["missing"] = {r.key: r.status for r in results if r.key not in summaries}
-    comp.summary = summary
-    comp.save(update_fields=["summary"])
-    return summary
-
-
-def aggregate_job(comp: Comparison, ctx):
-    """The ``comparisons.aggregate`` handler's work for a serverless comparison: partial when a system did not
-    finish (the table covers the others), failed when none did."""
-    from planner.jobs.registry import JobError, Partial
-
-    ctx.progress(95, "aggregating", force=True)
-    summary = aggregate_comparison(comp)
-    missing = summary["missing"]
-    if not summary["rows"]:
-        raise JobError("no system run finished", where="variants",
-                       hint="open each system's job for its error, fix the scenario and run again")
-    result = {"baseline": comp.baseline, "best": summary["best"], "missing": missing}
-    if missing:
-        names = ", ".join(f"{k} ({v})" for k, v in missing.items())
-        why = "" if summary["baseline_finished"] else " (the baseline among them: no ratios against it)"
-        return Partial(result, f"{len(missing)} of {len(comp.variants)} system runs did not finish: {names}{why}",
-                       where="variants", hint="open each failed system's job for its error; the table compares only "
-                                              "the systems that finished")
-    return result

@@ -111,32 +111,3 @@ def maybe_trigger_aggregation(comp: Comparison) -> bool:
         return False
     mark_and_dispatch(comp.job_id)  # outbox mark in this transaction; the sweep re-sends a lost message
     return True
-
-
-def _fair_block(comp: Comparison, summaries: dict) -> dict:
-    """Issue 19: seeds (min/mean/max) and the equal-SLO tuned baseline, when the comparison has either."""
-    from planner.comparisons.core.fair import fair_summary
-
-    variants = comp.variants or []
-    if not any("seed" in v or v.get("role") == "tuning" for v in variants):
-        return {}
-    return {"fair": fair_summary(summaries, variants, comp.baseline)}
-
-
-def aggregate_comparison(comp: Comparison) -> dict:
-    """Savings table and breakdown from the finished variants (failed ones are listed, not counted)."""
-    from planner.comparisons.core.aggregate import aggregate
-
-    results = list(comp.results.all())
-    summaries = {r.key: r.metrics for r in results if r.status == VariantResult.Status.DONE and r.metrics}
-    missing = {r.key: r.status for r in results if r.key not in summaries}
-    if comp.baseline not in summaries:
-        summary = {"error": f"the baseline {comp.baseline!r} did not finish ({missing.get(comp.baseline)}); "
-                            "no savings can be computed", "missing": missing}
-    else:
-        summary = aggregate(summaries, comp.baseline, order=[r.key for r in results], projection=comp.projection)
-        summary["missing"] = missing
-        summary.update(_fair_block(comp, summaries))
-    comp.summary = summary
-    comp.save(update_fields=["summary"])
-    return summary

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -12,12 +13,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from planner.accounts.access import get_for_user_or_404, team_of, visible_to
-from planner.comparisons import fair_display, selectors
-from planner.comparisons.core.serverless import is_serverless
-from planner.comparisons.core.variants import SCHEDULERS, STRATEGIES, VariantError
+from planner.comparisons import families, kinds, selectors
+from planner.comparisons.core.serverless import DEFAULT_SYSTEMS
+from planner.comparisons.core.variants import SCHEDULERS, STRATEGIES
+from planner.comparisons.kinds import RequestError, kind_of_comparison, parse_request
 from planner.comparisons.models import Comparison
-from planner.comparisons.services import start_comparison, validate_scenario
 from planner.labels import label_view
+from planner.opscale.spec import CATALOGUE_GPUS, CATALOGUE_MODELS
 
 DEFAULT_STRATEGIES = ["reactive-unified", "lt-i", "lt-u", "lt-ua"]
 
@@ -40,18 +42,26 @@ def _status_filter(qs, status):
     return qs.filter(job__status=status)
 
 
+FORM_DEFAULTS = {"kind": "fleet", "fixture": "demo_day", "strategies": DEFAULT_STRATEGIES, "bundles": [],
+                 "schedulers": [], "baseline": "reactive-unified", "name": "", "scenario_json": "",
+                 "systems": list(DEFAULT_SYSTEMS), "serverless_baseline": "sllm", "op_trace": "",
+                 "op_model": "llama3.1-8b", "op_gpu": "a100-80gb", "op_window_s": "60"}
+
+
 def _list_page(request, form=None, error=None, status=200):
     from planner.listing import list_context
+    from planner.traces.models import Trace
 
     listing = list_context(request, selectors.comparisons_for(request.user), sorts=SORTS, default_sort="-created",
                            search=("name", "tags", "notes", "baseline"), statuses=STATUSES,
                            status_filter=_status_filter)
-    form = form or {"fixture": "sageserve_day", "strategies": DEFAULT_STRATEGIES, "schedulers": [],
-                    "baseline": "reactive-unified", "name": "", "scenario_json": ""}
     return render(request, "comparisons/list.html", {
         "list": listing, "comparisons": listing["rows"],
-        "fixtures": selectors.scenario_fixtures(), "strategies": STRATEGIES, "schedulers": SCHEDULERS,
-        "form": form, "error": error, **fair_display.form_context(),
+        "fixtures": selectors.scenario_fixtures(), "schedulers": SCHEDULERS,
+        "form": {**FORM_DEFAULTS, **(form or {})}, "error": error, "families": families.fleet_families(),
+        "systems": families.serverless_systems(), "serverless_default": families.SERVERLESS_DEFAULT,
+        "traces": visible_to(request.user, Trace.objects.all()).order_by("-created")[:200],
+        "op_models": sorted(CATALOGUE_MODELS), "op_gpus": sorted(CATALOGUE_GPUS),
     }, status=status)
 
 
@@ -62,9 +72,10 @@ def comparison_list(request):
     if clone and clone.isdigit():  # clone-and-edit: the form starts from a past comparison
         src = selectors.comparisons_for(request.user).filter(pk=int(clone)).first()
         if src is not None:
-            form = {"fixture": "", "strategies": [v["strategy"] for v in src.variants if not v.get("scheduler")]
-                    or [v["strategy"] for v in src.variants], "schedulers": sorted({v["scheduler"] for v in src.variants
-                                                                                   if v.get("scheduler")}),
+            plain = [v for v in src.variants if not v.get("bundle") and v.get("role") != "tuning"]
+            form = {"fixture": "", "strategies": list(dict.fromkeys(v["strategy"] for v in plain)),
+                    "bundles": sorted({v["bundle"] for v in src.variants if v.get("bundle")}),
+                    "schedulers": sorted({v["scheduler"] for v in src.variants if v.get("scheduler")}),
                     "baseline": src.baseline.split("@")[0], "name": f"{src.name or src} (copy)",
                     "scenario_json": json.dumps(src.scenario, indent=1)}
     sim = request.GET.get("clone_simulation", "")
@@ -78,87 +89,72 @@ def comparison_list(request):
     return _list_page(request, form=form)
 
 
+def _form_request(post) -> dict:
+    """The new-comparison form's fields as a comparison request (kinds.parse_request reads it): the fleet panel's
+    scenario, strategies and bundles; the serverless panel's systems; the operator-level panel's trace and names.
+    A pasted scenario JSON wins and runs as the kind it is."""
+    kind = post.get("kind") or "fleet"
+    pasted = (post.get("scenario_json") or "").strip()
+    if kind == "serverless" and not pasted:
+        return {"scenario": dict(families.SERVERLESS_DEFAULT), "systems": post.getlist("systems"),
+                "baseline": post.get("serverless_baseline", ""), "name": post.get("name", "")}
+    if kind == "operator-level" and not pasted:
+        try:
+            window = float(post.get("op_window_s") or 60)
+        except ValueError:
+            raise RequestError("op_window_s", "must be a number of seconds", "e.g. 60") from None
+        trace = post.get("op_trace") or ""
+        return {"scenario": {"kind": "operator-level", "model": post.get("op_model", ""),
+                             "gpu": post.get("op_gpu", ""),
+                             "workload": {"trace_id": int(trace) if trace.isdigit() else trace, "window_s": window}},
+                "name": post.get("name", "")}
+    tune = {}
+    if post.get("tune"):
+        try:
+            tune = {"tolerance": float(post.get("tolerance") or 0.5) / 100.0}
+        except ValueError:
+            raise RequestError("tune.tolerance", "give the tolerance in points", "e.g. 0.5") from None
+    return {"scenario": pasted, "scenario_fixture": post.get("fixture", ""),
+            "strategies": post.getlist("strategies"), "schedulers": post.getlist("schedulers"),
+            "baseline": post.get("baseline", ""), "name": post.get("name", ""), "bundles": post.getlist("bundles"),
+            "seeds": (post.get("seeds") or "").replace(" ", ""), "tune": tune}
+
+
 @login_required
 @require_POST
 def comparison_create(request):
-    from simulations.engine import ScenarioError
-
     team = team_of(request.user)
-    strategies = request.POST.getlist("strategies")
-    schedulers = request.POST.getlist("schedulers")
-    text = request.POST.get("scenario_json", "")
-    form = {"fixture": request.POST.get("fixture", ""), "strategies": strategies, "schedulers": schedulers,
-            "baseline": request.POST.get("baseline", ""), "name": request.POST.get("name", ""),
-            "scenario_json": text}
+    post = request.POST
+    form = {**{k: post.get(k, "") for k in ("kind", "fixture", "baseline", "name", "scenario_json",
+                                            "serverless_baseline", "op_trace", "op_model", "op_gpu", "op_window_s")},
+            **{k: post.getlist(k) for k in ("strategies", "schedulers", "bundles", "systems")}}
     try:
-        if text.strip():
-            scenario = json.loads(text)
-        else:
-            scenario = selectors.load_fixture(request.POST.get("fixture", ""))
-        if is_serverless(scenario):  # issue 18: a pasted serverless scenario compares its systems
-            from planner.comparisons.serverless_views import start_from_form
-
-            return start_from_form(request, team, scenario, form)
-        validate_scenario(scenario)
-        comp = start_comparison(team=team, user=request.user, scenario=scenario, strategies=strategies,
-                                schedulers=schedulers, baseline=request.POST.get("baseline") or None,
-                                name=request.POST.get("name", ""), **fair_display.form_inputs(request.POST))
-    except KeyError:
-        error = "Choose a scenario fixture or paste a scenario JSON."
-    except json.JSONDecodeError as exc:
-        error = f"The scenario JSON does not parse: {exc}."
-    except ScenarioError as exc:
-        error = f"Scenario field {exc.field}: {exc.message}"
-    except VariantError as exc:
-        error = f"{exc.field}: {exc.message}"
-    else:
-        return redirect("comparisons:detail", pk=comp.pk)
-    return _list_page(request, form=form, error=error, status=400)  # the pasted JSON stays in the form
-
-
-FIGURE_TITLES = {"fig11": "Instances over time", "fig12a": "Instance-hours per region and model",
-                 "fig12a_gpu": "GPU-hours per region and model", "fig12b": "Memory utilisation",
-                 "fig13a": "Latency per tier", "fig13b": "Scaling waste", "fig15": "SLO violations"}
+        kind, req = parse_request(_form_request(post))
+        if kind.name != "fleet" and (post.get("kind") or "fleet") == "fleet":
+            # a pasted serverless or operator-level scenario: the fleet panel's strategies are not its variants
+            req = replace(req, choices=(), bundles=(),
+                          baseline="" if req.baseline in STRATEGIES else req.baseline)
+        comp = kind.start(team=team, user=request.user, request=req)
+    except RequestError as exc:
+        hint = f" How to fix: {exc.hint}" if exc.hint else ""
+        error = f"{exc.field}: {exc.message}.{hint}" if exc.field else f"{exc.message}.{hint}"
+        return _list_page(request, form=form, error=error, status=400)  # the pasted JSON stays in the form
+    return redirect("comparisons:detail", pk=comp.pk)
 
 
 @login_required
 def comparison_detail(request, pk: int):
     from planner.comparisons import outcome
-    from planner.plotstyle import embed
 
     comp = get_for_user_or_404(request.user, Comparison.objects.select_related("job")
                                .prefetch_related("results__job"), pk=pk)
-    if is_serverless(comp.scenario):  # issue 18: systems on shared CPU/GPU nodes (serverless_views.py)
-        from planner.comparisons.serverless_views import serverless_detail
-
-        return serverless_detail(request, comp)
-    summary = comp.summary or {}
-    rows = [_display_row(r) for r in summary.get("rows", [])]
-    figures = selectors.figures_json(comp) if rows else {}
-    return render(request, "comparisons/detail.html", {
-        "comp": comp, "results": comp.results.all(), "rows": rows, "status": comp.status,
+    kind = kind_of_comparison(comp)
+    return render(request, kind.template, {
+        "comp": comp, "kind": kind, "results": comp.results.all(), "status": comp.status,
         "failures": outcome.failures_of(comp), "progress": outcome.progress_of(comp),
-        "wall_s": outcome.wall_s_of(comp), "kpis": selectors.kpis(comp),
-        "breakdown": summary.get("breakdown", []), "projection": summary.get("projection", {}),
-        "figures": [(name, FIGURE_TITLES.get(name, name), embed(fig)) for name, fig in figures.items()],
-        "summary_error": summary.get("error"),
-        "energy": summary.get("energy", []),
-        "scenario_pretty": json.dumps(comp.scenario, indent=1)[:20000],
-        "fair": fair_display.display(summary.get("fair")),
+        "wall_s": outcome.wall_s_of(comp), "scenario_pretty": json.dumps(comp.scenario, indent=1)[:20000],
+        **kind.page_context(comp, selectors.summaries_of(comp)),
     })
-
-
-def _pct(x):
-    return None if x is None else 100.0 * x
-
-
-def _display_row(r: dict) -> dict:
-    t = r.get("tiers") or {}
-    return {**r, "iwf_att": _pct(t.get("IW-F", {}).get("attainment")), "iwn_att": _pct(t.get("IW-N", {}).get("attainment")),
-            "niw_att": _pct(r.get("niw_deadline_met")), "iwf_p95": t.get("IW-F", {}).get("ttft_p95_s"),
-            "iwn_p95": t.get("IW-N", {}).get("ttft_p95_s"), "iwf_e2e": t.get("IW-F", {}).get("e2e_p95_s"),
-            "iwf_delta": _pct(t.get("IW-F", {}).get("attainment_delta")),
-            "iwn_delta": _pct(t.get("IW-N", {}).get("attainment_delta"))}
 
 
 def _download(content, content_type, filename):
@@ -170,7 +166,7 @@ def _download(content, content_type, filename):
 @login_required
 def comparison_csv(request, pk: int):
     comp = get_for_user_or_404(request.user, Comparison.objects.all(), pk=pk)
-    return _download(selectors.export_csv(comp), "text/csv", f"comparison-{comp.pk}.csv")
+    return _download(kinds.export_csv(comp), "text/csv", f"comparison-{comp.pk}.csv")
 
 
 @login_required
@@ -185,7 +181,7 @@ def comparison_pdf(request, pk: int):
     if not comp.summary.get("rows"):
         messages.warning(request, "The cost report needs the finished savings table; wait for the comparison.")
         return redirect("comparisons:detail", pk=comp.pk)
-    return _download(selectors.export_pdf(comp), "application/pdf", f"comparison-{comp.pk}-cost-report.pdf")
+    return _download(kinds.export_pdf(comp), "application/pdf", f"comparison-{comp.pk}-cost-report.pdf")
 
 
 comparison_labels = label_view(Comparison, "comparisons:detail")
@@ -197,7 +193,6 @@ def comparison_build(request):
     synthesiser, per-endpoint fleet rows from the catalogue, SLOs, strategies and bundles)."""
     from planner.comparisons.builder import ScenarioBuilderForm, initial_from_scenario
     from planner.traces.models import Trace
-    from simulations.engine import ScenarioError
 
     team = team_of(request.user)
     traces = list(visible_to(request.user, Trace.objects.exclude(characterisation=None)).order_by("-created")[:200])
@@ -229,16 +224,15 @@ def comparison_build(request):
     if form.is_valid():
         scenario = form.scenario()
         context["scenario_json"] = json.dumps(scenario, indent=1)
+        data = {"scenario": scenario, "strategies": form.cleaned_data["strategies"],
+                "schedulers": form.cleaned_data["schedulers"], "bundles": form.cleaned_data["bundles"] or [],
+                "baseline": form.cleaned_data["baseline"], "name": scenario["name"]}
         try:
-            validate_scenario(scenario)
-            comp = start_comparison(team=team, user=request.user, scenario=scenario,
-                                    strategies=form.cleaned_data["strategies"],
-                                    schedulers=form.cleaned_data["schedulers"],
-                                    bundles=form.cleaned_data["bundles"] or None,
-                                    baseline=form.cleaned_data["baseline"] or None, name=scenario["name"])
-        except (ScenarioError, VariantError) as exc:  # the schema's error lands on the field that produced it
-            hint = f" ({exc.hint})" if getattr(exc, "hint", "") else ""
-            form.place_error(exc.field, f"{exc.message}{hint}")
+            kind, req = parse_request(data)
+            comp = kind.start(team=team, user=request.user, request=req)
+        except RequestError as exc:  # the schema's error lands on the field that produced it
+            hint = f" ({exc.hint})" if exc.hint else ""
+            form.place_error(exc.field.removeprefix("scenario."), f"{exc.message}{hint}")
         else:
             return redirect("comparisons:detail", pk=comp.pk)
     return render(request, "comparisons/build.html", {**context, "form": form}, status=400)

@@ -294,6 +294,14 @@ class Deployment(CatalogueEntry, PowerFields):
         """The context limit in force: the deployment's own, else its model's (None = unknown)."""
         return self.max_model_len or self.model.max_model_len
 
+    @property
+    def on_demand_per_instance_hour(self) -> float | None:
+        """USD per instance-hour on demand (GPU price x GPUs per instance), as the simulator bills it."""
+        try:
+            return float(self.engine_spec()["price_per_instance_hour"]["on_demand"])
+        except (KeyError, TypeError, ValueError, LookupError):
+            return None
+
     def engine_spec(self) -> dict:
         """The contract's engine deployment dict (all times in seconds, prices per instance-hour)."""
         return catalogue_spec.engine_spec(

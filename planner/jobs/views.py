@@ -16,6 +16,7 @@ _OBJECT_PAGES = {
     "comparisons.variant": ("comparison", "comparisons:detail", "comparison"),
     "trace.characterise": ("trace_id", "traces:detail", "trace"),
     "forecasts.run": ("run_id", "forecasts:detail", "forecast run"),
+    "opscale.plan": ("operator_plan_id", "opscaling:detail", "operator-level plan"),
 }
 
 

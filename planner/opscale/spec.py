@@ -10,6 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from planner.opscale.profiles import ARCHS, GPUS
 
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+# the hardware catalogue's names of the same models and GPU types (the names every other page uses)
+CATALOGUE_MODELS = {"llama2-7b": "llama-2-7b", "llama2-70b": "llama-2-70b", "llama3.1-8b": "llama-3-8b"}
+CATALOGUE_GPUS = {"a100-80gb": "a100", "h100-80gb": "h100", "a40": "a40"}
 
 
 class SpecError(ValueError):
@@ -77,6 +80,16 @@ class OpscaleSpec(_Strict):
     ilp: bool = True
     ilp_time_limit_s: Annotated[float, Field(gt=0, le=600, allow_inf_nan=False)] = 10.0
     sweeps: bool = True
+
+    @field_validator("model", mode="before")
+    @classmethod
+    def catalogue_model(cls, v):
+        return CATALOGUE_MODELS.get(v, v) if isinstance(v, str) else v
+
+    @field_validator("gpu", mode="before")
+    @classmethod
+    def catalogue_gpu(cls, v):
+        return CATALOGUE_GPUS.get(v, v) if isinstance(v, str) else v
 
     @field_validator("model")
     @classmethod

@@ -8,11 +8,17 @@ from django.views.decorators.http import require_POST
 
 from planner.accounts.access import get_for_user_or_404, team_of, visible_to
 from planner.opscale.profiles import ARCHS, GPUS, available
-from planner.opscale.spec import SpecError
-from planner.opscaling.charts import all_figures
+from planner.opscale.spec import CATALOGUE_GPUS, CATALOGUE_MODELS, SpecError
 from planner.opscaling.models import OperatorPlan
+from planner.opscaling.presentation import result_context
 from planner.opscaling.selectors import operator_plans_for
 from planner.opscaling.services import create_operator_plan
+
+
+def catalogue_names(profiles, aliases: dict) -> list[str]:
+    """The hardware catalogue's name of each profile where it has one (llama3.1-8b, a100-80gb), else the profile's."""
+    by_profile = {v: k for k, v in aliases.items()}
+    return sorted(by_profile.get(name, name) for name in profiles)
 
 
 def _form_context(request, form=None, error=None):
@@ -21,10 +27,10 @@ def _form_context(request, form=None, error=None):
     return {
         "plans": operator_plans_for(request.user)[:200],
         "traces": visible_to(request.user, Trace.objects.all())[:500],
-        "models": sorted(ARCHS),
-        "gpus": sorted(GPUS),
+        "models": catalogue_names(ARCHS, CATALOGUE_MODELS),
+        "gpus": catalogue_names(GPUS, CATALOGUE_GPUS),
         "profiles": available(),
-        "form": form or {"model": "llama-3-8b", "gpu": "a100", "slo_scale": "5", "window_s": "60"},
+        "form": form or {"model": "llama3.1-8b", "gpu": "a100-80gb", "slo_scale": "5", "window_s": "60"},
         "error": error,
     }
 
@@ -87,79 +93,10 @@ def plan_create(request):
     return redirect("opscaling:detail", pk=plan.pk)
 
 
-def _ilp_gap(result: dict) -> dict | None:
-    """Greedy (Alg. 1) against the ILP optimum on the plan's QPS sweep."""
-    rows = [r for r in (result.get("sweeps") or {}).get("qps", []) if (r.get("ilp") or {}).get("cost")]
-    if not rows:
-        return None
-    gaps = [(r["greedy_cost"] - r["ilp"]["cost"]) / r["ilp"]["cost"] for r in rows]
-    worst = max(range(len(rows)), key=lambda i: gaps[i])
-    return {
-        "points": len(rows),
-        "mean": sum(gaps) / len(gaps),
-        "worst": gaps[worst],
-        "worst_qps": rows[worst]["qps"],
-        "all_optimal": all(r["ilp"]["status"] == "optimal" for r in rows),
-    }
-
-
-def _in_graph_order(config: dict) -> list[tuple[str, dict]]:
-    """PostgreSQL's jsonb sorts keys: put the operators back in dataflow order."""
-    from planner.opscale.profiles import OPS
-
-    return sorted(config.items(), key=lambda kv: OPS.index(kv[0]) if kv[0] in OPS else len(OPS))
-
-
-def _fallback_note(spec: dict, totals: dict) -> str:
-    on = ((spec or {}).get("options") or {}).get("fallback_model_level", True)
-    if not on:
-        return (
-            "Fallback to the model-level placement: off (the paper's algorithm as printed), so an operator-level "
-            "window may need more GPUs than model-level."
-        )
-    used = {ph: (totals.get(ph) or {}).get("fallback_windows", 0) for ph in ("prefill", "decode")}
-    return (
-        "Fallback to the model-level placement: on (the default). A window whose operator-level placement needs "
-        "more GPUs than model-level (or misses the SLO where model-level meets it) uses the model-level placement: "
-        f"{used['prefill']} prefill and {used['decode']} decode windows did."
-    )
-
-
 @login_required
 def plan_detail(request, pk: int):
     plan = get_for_user_or_404(request.user, OperatorPlan.objects.select_related("job", "trace"), pk=pk)
-    result = plan.result or {}
-    totals = result.get("totals", {})
-    rows = []
-    for phase in ("prefill", "decode"):
-        for strategy in ("model_level", "operator_level", "default_stream", "static_p95"):
-            agg = totals.get(phase, {}).get(strategy)
-            if agg:
-                rows.append(
-                    {
-                        "phase": phase,
-                        "strategy": strategy,
-                        "gpu_h": agg["gpu_s"] / 3600.0,
-                        "energy_kwh": None if agg.get("energy_j") is None else agg["energy_j"] / 3.6e6,
-                        "memory_gb_h": agg["memory_gb_s"] / 3600.0,
-                        "savings": agg.get("savings_vs_model_level"),
-                        "fallback_windows": (
-                            totals[phase].get("fallback_windows", 0) if strategy == "operator_level" else 0
-                        ),
-                        "windows": totals.get(phase, {}).get("windows"),
-                    }
-                )
-    context = {
-        "plan": plan,
-        "result": result,
-        "rows": rows,
-        "fallback_note": _fallback_note(plan.spec, totals) if result else "",
-        "figures": all_figures(result) if result else None,
-        "spec_json": json.dumps(plan.spec, indent=1),
-        "peak": result.get("peak_detail"),
-        "ilp_gap": _ilp_gap(result),
-        "peak_config": _in_graph_order((result.get("peak_detail") or {}).get("operator_level", {}).get("config", {})),
-    }
+    context = {"plan": plan, "spec_json": json.dumps(plan.spec, indent=1), **result_context(plan.spec, plan.result)}
     return render(request, "opscaling/detail.html", context)
 
 

@@ -180,7 +180,12 @@ class PlanBuilderForm(SchemaForm):
 
     def is_valid(self) -> bool:
         ok = super().is_valid()
-        return all([fs.is_valid() for fs in self.rows.values()]) and ok
+        rows_ok = all([fs.is_valid() for fs in self.rows.values()])
+        if ok and rows_ok and self.cleaned_data.get("demand_source") == "typed" and not self.used("demand"):
+            self.add_error("demand_source", "type at least one demand row (region, model, tokens per second), or "
+                                            "take the demand from a forecast run or a trace")
+            ok = False
+        return rows_ok and ok
 
     def clean(self):
         data = super().clean()

@@ -70,3 +70,33 @@ def query(context, **changes):
         else:
             params[key] = value
     return "?" + params.urlencode() if params else "?"
+
+
+def _formsets(form) -> list:
+    rows = getattr(form, "rows", None)
+    if rows is None:
+        return []
+    if isinstance(rows, dict):
+        return list(rows.values())
+    return [rows] if hasattr(rows, "forms") else []
+
+
+@register.simple_tag
+def form_problems(form) -> list[dict]:
+    """Every error of a form, its nested row formsets included, as [{label, message, anchor}], for the summary
+    at the top of the form (each error is also shown on its field)."""
+    if form is None or not getattr(form, "is_bound", False):
+        return []
+    out = [{"label": "", "message": str(e), "anchor": ""} for e in form.non_field_errors()]
+    for field in form:
+        for e in field.errors:
+            out.append({"label": str(field.label or field.name), "message": str(e), "anchor": field.id_for_label or ""})
+    for formset in _formsets(form):
+        out += [{"label": "", "message": str(e), "anchor": ""} for e in formset.non_form_errors()]
+        for i, row in enumerate(formset.forms, start=1):
+            for name, errors in row.errors.items():
+                label = row.fields[name].label or name if name in row.fields else ""
+                for e in errors:
+                    out.append({"label": f"row {i}" + (f", {label}" if label else ""), "message": str(e),
+                                "anchor": row[name].id_for_label if name in row.fields else ""})
+    return out

@@ -72,6 +72,9 @@
       ],
     };
     el.dataset.rendered = "1";
+    // the card holds the figure's own height: a responsive resize (narrower window, full-page capture) then
+    // changes the width only and never draws the chart past its card
+    if (layout.height) el.style.height = layout.height + "px";
     return Plotly.newPlot(el, fig.data || [], layout, config);
   };
   window.plannerFigureCsv = figureCsv;

@@ -34,6 +34,10 @@ class ComparisonSerializer(serializers.ModelSerializer):
 
 
 class ComparisonCreateSerializer(serializers.Serializer):
+    """A comparison of any kind: the scenario's ``kind`` ("fleet" by default, "serverless", "operator-level")
+    decides what the variants are. Fleet: strategies, schedulers, variants, bundles, seeds, tune, projection;
+    serverless: systems; operator-level: the scenario alone (a plan spec)."""
+
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
     scenario = serializers.JSONField(required=False, help_text="an engine scenario object (see docs/comparisons.md)")
     scenario_fixture = serializers.CharField(required=False, help_text="or the name of a file in fixtures/scenarios/")
@@ -43,8 +47,12 @@ class ComparisonCreateSerializer(serializers.Serializer):
                                       default=list)
     variants = serializers.ListField(child=serializers.DictField(), required=False, default=list,
                                      help_text='knob variants: [{"strategy": "lt-ua", "knobs": {...}, "key": "..."}]')
-    baseline = serializers.CharField(required=False, allow_blank=True)
-    # issue 19: named strategy bundles, workload seeds, the equal-SLO baseline sweep
+    systems = serializers.ListField(child=serializers.CharField(max_length=40), required=False, default=list,
+                                    max_length=10, help_text="serverless scenarios: the systems to compare, e.g. "
+                                                             '["sllm", "slinfer"] (default: the scenario\'s own)')
+    baseline = serializers.CharField(required=False, allow_blank=True,
+                                     help_text="the variant the others are measured against")
+    # named strategy bundles, workload seeds, the equal-SLO baseline sweep
     bundles = serializers.ListField(child=serializers.CharField(max_length=120), required=False, default=list,
                                     help_text='named strategy bundles, e.g. ["sageserve-code.lt-ua"] '
                                               "(GET /api/comparisons/bundles/ lists them)")
@@ -56,28 +64,9 @@ class ComparisonCreateSerializer(serializers.Serializer):
     projection = serializers.DictField(required=False, default=dict,
                                        help_text='paper-style extrapolation multipliers, e.g. {"models": 3, "regions": 4}')
 
-    def validate(self, attrs):
-        from planner.comparisons.selectors import load_fixture, scenario_fixtures
-
-        if not attrs.get("scenario") and not attrs.get("scenario_fixture"):
-            raise serializers.ValidationError({"scenario": "give a scenario object or scenario_fixture "
-                                                           f"(one of {scenario_fixtures()})"})
-        if attrs.get("scenario_fixture"):
-            try:
-                attrs["scenario"] = load_fixture(attrs["scenario_fixture"])
-            except KeyError:
-                raise serializers.ValidationError({"scenario_fixture": f"unknown fixture; use one of "
-                                                                       f"{scenario_fixtures()}"}) from None
-        if not isinstance(attrs["scenario"], dict):
-            raise serializers.ValidationError({"scenario": "must be a JSON object"})
-        if not attrs.get("strategies") and not attrs.get("variants") and not attrs.get("bundles"):
-            raise serializers.ValidationError({"strategies": "give at least one strategy, e.g. "
-                                                             "[\"reactive-unified\", \"lt-ua\"]"})
-        return attrs
-
 
 class RoutingSweepCreateSerializer(serializers.Serializer):
-    """A routing sweep (issue 11): instance routers side by side as the arrival rate steps past the knee."""
+    """A routing sweep: instance routers side by side as the arrival rate steps past the knee."""
 
     rates = serializers.ListField(child=serializers.FloatField(min_value=0.001, max_value=10_000), min_length=1,
                                   max_length=16, help_text="arrival rates, requests per second")

@@ -6,16 +6,13 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from planner.accounts.access import team_required
-from planner.comparisons import selectors
+from planner.comparisons import kinds, selectors
 from planner.comparisons.api.serializers import (
     ComparisonCreateSerializer,
     ComparisonSerializer,
     RoutingSweepCreateSerializer,
 )
-from planner.comparisons.core.serverless import is_serverless
-from planner.comparisons.core.variants import VariantError
-from planner.comparisons.services import start_comparison, validate_scenario
-from planner.input_errors import scenario_error
+from planner.input_errors import input_error
 from planner.jobs.api.serializers import JobSerializer
 
 
@@ -30,28 +27,17 @@ class ComparisonViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(request=ComparisonCreateSerializer, responses={201: ComparisonSerializer})
     def create(self, request, *args, **kwargs):
-        from simulations.engine import ScenarioError
-
-        if is_serverless(request.data.get("scenario") if isinstance(request.data, dict) else None):
-            from planner.comparisons.api import serverless  # issue 18: systems on shared CPU/GPU nodes
-
-            return serverless.create(request)
-        ser = ComparisonCreateSerializer(data=request.data)
-        ser.is_valid(raise_exception=True)
-        data = ser.validated_data
+        """One request shape for every kind of comparison: the scenario's kind (fleet, serverless, operator-level)
+        decides what its variants are (kinds.parse_request)."""
+        if not isinstance(request.data, dict):
+            raise input_error("request", "the body must be a JSON object", "see /api/docs/")
+        ComparisonCreateSerializer(data=request.data).is_valid(raise_exception=True)  # types, as documented
         team = team_required(request.user)
         try:
-            validate_scenario(data["scenario"])
-            comp = start_comparison(team=team, user=request.user, scenario=data["scenario"],
-                                    strategies=data.get("strategies"), schedulers=data.get("schedulers"),
-                                    variants=data.get("variants"), baseline=data.get("baseline") or None,
-                                    name=data.get("name", ""), projection=data.get("projection"),
-                                    bundles=data.get("bundles"), seeds=data.get("seeds") or None,
-                                    tune=data.get("tune") or None)
-        except ScenarioError as exc:
-            raise scenario_error(exc) from None
-        except VariantError as exc:
-            raise ValidationError({exc.field: exc.message}) from None
+            kind, req = kinds.parse_request(request.data)
+            comp = kind.start(team=team, user=request.user, request=req)
+        except kinds.RequestError as exc:
+            raise input_error(exc.field, exc.message, exc.hint) from None
         comp.refresh_from_db()
         return Response(ComparisonSerializer(comp).data, status=status.HTTP_201_CREATED)
 
@@ -60,7 +46,7 @@ class ComparisonViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
                                                             "predictor, signal, sources")})
     @action(detail=False, methods=["get"], url_path="bundles")
     def bundles(self, request):
-        """Named strategy bundles (issue 19) a comparison can select with ``"bundles": [...]``."""
+        """Named strategy bundles a comparison can select with ``"bundles": [...]``."""
         from planner.comparisons.core.bundles import bundle_names, get_bundle
 
         return Response([get_bundle(n).to_dict() for n in bundle_names()])
@@ -88,7 +74,7 @@ class ComparisonViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["get"], url_path="csv")
     def export_csv(self, request, pk=None):
         comp = self.get_object()
-        resp = HttpResponse(selectors.export_csv(comp), content_type="text/csv")
+        resp = HttpResponse(kinds.export_csv(comp), content_type="text/csv")
         resp["Content-Disposition"] = f'attachment; filename="comparison-{comp.pk}.csv"'
         return resp
 
@@ -107,6 +93,6 @@ class ComparisonViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         if not comp.summary.get("rows"):
             raise ValidationError({"comparison": f"not aggregated yet (status {comp.status}); the report needs the "
                                                  "finished savings table"})
-        resp = HttpResponse(selectors.export_pdf(comp), content_type="application/pdf")
+        resp = HttpResponse(kinds.export_pdf(comp), content_type="application/pdf")
         resp["Content-Disposition"] = f'attachment; filename="comparison-{comp.pk}-cost-report.pdf"'
         return resp

@@ -1,4 +1,4 @@
-"""Strategy bundles: a named, registered way to run one strategy (issue 11 item 3, issue 19). Django-free.
+"""Strategy bundles: a named, registered way to run one strategy . Django-free.
 
 A bundle is everything a comparison variant fixes besides the scenario: the autoscaler and its parameters,
 the routers and the scheduler, engine options, the predictor (forecast method of the LT policies), and
@@ -20,7 +20,7 @@ The SageServe families registered here:
   60 % / 50 % with the 10 h escalation, LT-UA in the hour's last 20 min, rerouting on) - today's runs.
 - ``sageserve-code.<strategy>``: what the authors' public simulator (github.com/kjain1810/SageServe) does;
   every setting carries its source in ``sources`` (file and line at commit 635bcbd, the copy we could read;
-  the audit in issue 19 cites fcfde73).
+  the audit cites their commit fcfde73).
 """
 
 from __future__ import annotations
@@ -168,11 +168,11 @@ AUTHORS_SOURCES = {
                                     "(`spin_up: 155`, `reclaim_spot: 65`)",
     "cooldown_out_s=0": f"{REPO} arbiter.py BasicArbiter.scale: no cooldown besides the lock "
                         "(`if self.scaling_in_progress[...]: return`)",
-    "instant_provisioning": "issue 19 audit: instances arrive instantly in the authors' simulation; waste is "
+    "instant_provisioning": "audit of the authors' code: instances arrive instantly in the authors' simulation; waste is "
                             "added afterwards in their plotting script (not re-read here)",
-    "signal=mha": "issue 19 audit: KV per token sized `2 * hidden * layers * dtype` (multi-head, ignores GQA: 8x "
+    "signal=mha": "audit of the authors' code: KV per token sized `2 * hidden * layers * dtype` (multi-head, ignores GQA: 8x "
                   "too large for Llama-2-70B); we apply the multi-head factor on our memory budget",
-    "niw_feed=code, niw_escalate=false": "issue 19 audit: the NIW feed sends one request at <= 0.5 and two at "
+    "niw_feed=code, niw_escalate=false": "audit of the authors' code: the NIW feed sends one request at <= 0.5 and two at "
                                          "0.5-0.6, with no 10 h escalation (not re-read here)",
     "lt-u gate_scale_in=false": f"{REPO} arbiter.py GlobalAribiterMemoryUtilizationScaling.force_scale_down: "
                                 "`self.scale_down_to_spot(model_endpoint)` at once (no utilisation check)",
@@ -184,11 +184,11 @@ AUTHORS_SOURCES = {
                                                   "`ratio = self.ratio_between_arima_and_actual(); if ratio > "
                                                   "self.threshhold:` (threshold 5 per the audit), no scale-in "
                                                   "branch, no utilisation check",
-    "lt region_router=local": "issue 19 audit: LT disables cross-region rerouting",
-    "forecast_mode=hindsight, window 20-60 min": "issue 19 audit: in-sample one-step ARIMA (near hindsight) "
+    "lt region_router=local": "audit of the authors' code: LT disables cross-region rerouting",
+    "forecast_mode=hindsight, window 20-60 min": "audit of the authors' code: in-sample one-step ARIMA (near hindsight) "
                                                  "maxed over minutes 20-60 ahead; ours: the actual coming traffic, "
                                                  "labelled hindsight",
-    "gpus_per_instance=8 (every model)": "issue 19 audit: all models use 8 GPUs (scenario preset only)",
+    "gpus_per_instance=8 (every model)": "audit of the authors' code: all models use 8 GPUs (scenario preset only)",
     "signal_reserve_output=true": f"{REPO} task.py:184-187 TokenTask.memory `num_tokens = self.token_size` (the "
                                   "whole output) allocated when the decode task starts, task.py:195-199 "
                                   "TokenTask.run `self.instance.alloc_memory(self.request, self.memory)`, freed at "
@@ -200,7 +200,7 @@ AUTHORS_SOURCES = {
                           "`0.1 * df[\"prompt_size\"].max()` over the past hour's NIW ('dev') trace arrivals "
                           "(arrivals, not what was released; theirs is 10 % of the largest prompt, ours 10 % of "
                           "the mean NIW input TPS: not copied)",
-    "niw_gate=kv": "issue 19 audit: the authors' NIW feed reads memory utilisation (not re-read here)",
+    "niw_gate=kv": "audit of the authors' code: the authors' NIW feed reads memory utilisation (not re-read here)",
 }
 _NIW_CODE = {"niw_feed": "code", "niw_escalate": False}
 _LOCK = {"lock_after_scale_out": True, "cooldown_out_s": 0.0, "cooldown_in_s": 0.0}

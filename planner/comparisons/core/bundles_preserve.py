@@ -1,4 +1,4 @@
-"""The PreServe family of strategy bundles (issue 16; paper seeds/001, spec 001). Django-free.
+"""The PreServe family of strategy bundles. Django-free.
 
 Run them on ``fixtures/scenarios/preserve_routing.json`` (RQ3: 4 static instances, Poisson ShareGPT-like load;
 set the rate in the scenario) from the comparison page (bundle checkboxes), the API (``"bundles": [...]``) or the
@@ -25,7 +25,7 @@ from planner.comparisons.core.variants import BUNDLE_STRATEGIES
 PAPER = "PreServe (seeds/001; specs/001_spec.md)"
 
 for _name, _desc in {
-    "preserve": "PreServe: window forecasts + anticipator scale-up/down + load-aware router (issue 16)",
+    "preserve": "PreServe: window forecasts + anticipator scale-up/down + load-aware router",
     "preserve-router": "PreServe's load-aware router with its hold queue on the scenario's fleet (no scaling)",
     "preserve-forecast": "forecast-only proactive scaling (PreServe RQ2 baseline)",
     "preserve-hybrid": "forecast floor + KV-threshold reactive scaling (PreServe RQ2 baseline)",

@@ -1,4 +1,4 @@
-"""The Chiron family of strategy bundles (issue 17; seed paper 002, Patke et al.). Django-free.
+"""The Chiron family of strategy bundles. Django-free.
 
 - ``chiron.default``: Chiron as built in simulations/engine/policies/chiron/ (local autoscaler, global queue,
   interactive / mixed / batch instances, interactive and batch autoscalers; theta 1/3, delta 0.1).

@@ -1,4 +1,4 @@
-"""Fair comparisons (issue 19): savings over several workload seeds, against the untuned baseline and against the
+"""Fair comparisons: savings over several workload seeds, against the untuned baseline and against the
 cheapest tuned baseline that is at least as good on every tier's SLO attainment. Django-free.
 
 Input: the normalised summaries (summary.py) of a comparison whose variants may carry ``group`` / ``seed`` (one
@@ -120,7 +120,7 @@ def fair_summary(summaries: dict[str, dict], variants: list[dict], baseline: str
             "gpu_hours_without_provisioning": _stats(_tot(s, "gpu_hours_without_provisioning") for s in mine.values()),
             "attainment": {t: st for t in TIERS if (st := _stats(_att(s, t) for s in mine.values()))},
             "niw_ttft_p95_s": _stats(((s.get("tiers") or {}).get("NIW") or {}).get("ttft_p95") for s in mine.values()),
-            # where the savings come from (issue 19): NIW deferred (arrival -> admission) and left unserved
+            # where the savings come from: NIW deferred (arrival -> admission) and left unserved
             "niw_deferral_p95_s": _stats(_niw(s).get("queueing_p95") for s in mine.values()),
             "niw_unserved_pct": _stats(_unserved_pct(_niw(s)) for s in mine.values()),
             "forecast_methods": _methods(mine.values()),

@@ -32,6 +32,14 @@ from reportlab.platypus import (  # noqa: E402
     TableStyle,
 )
 
+from planner.comparisons.core.table import (  # noqa: E402
+    misses,
+    money,
+    run_savings,
+    saving_words,
+    slo_reasons,
+    strategy_table,
+)
 from planner.plotstyle import colour_map  # noqa: E402
 
 TIERS = ("IW-F", "IW-N", "NIW")
@@ -169,59 +177,67 @@ def choose_answer(aggregate: dict) -> dict:
     return {"key": answer, "cheapest": cheapest, "meets": meets}
 
 
-def _answer(aggregate: dict, rows: dict, failures: list[dict]) -> str:
+def _answer(table: dict, failures: list[dict], per_week: float) -> str:
     """Page 1's answer in words: the cheapest strategy that meets the SLO targets; the baseline when nothing
-    beats it; said plainly when the cheapest misses the targets or when no strategy meets them."""
-    base = aggregate["baseline"]
-    b = rows[base]
-    choice = choose_answer(aggregate)
-    cheapest = rows[choice["cheapest"]]
-    others = [r for r in rows.values() if not r["is_baseline"]]
+    beats it; said plainly when the cheapest misses the targets or when no strategy meets them. Savings read
+    forwards ("saves $X (Y %)" / "costs $X more") over the simulated span; a week is labelled as extrapolated."""
+    rows = {r["key"]: r for r in table["rows"]}
+    base = next((r for r in table["rows"] if r["is_baseline"]), None)
+    span = table["span"]
     missing = f" {len(failures)} strategy run(s) did not finish and are not compared (see below)." if failures else ""
-    if not others:
-        return f"Only the baseline <b>{base}</b> produced a result; there is nothing to compare it with.{missing}"
-    if choice["key"] is None:
-        best = max(rows.values(), key=lambda r: min((t.get("attainment") or 0.0) for t in r["tiers"].values())
-                   if r["tiers"] else 0.0)
+    others = [r for r in table["rows"] if not r["is_baseline"]]
+    if base is None or not others:
+        return f"Only the baseline produced a result; there is nothing to compare it with.{missing}"
+    cheapest = rows[table["cheapest"]]
+    if table["answer"] is None:
         return (f"<b>Answer: no strategy meets the SLO targets.</b> The cheapest, <b>{cheapest['key']}</b>, "
-                f"{slo_verdict(cheapest)}; the best attainment is <b>{best['key']}</b> with {_slo_words(best, b)}. "
-                f"Add capacity (floors, ceilings, spot pool) or relax the targets before choosing on cost.{missing}")
-    answer = rows[choice["key"]]
+                f"misses: {'; '.join(cheapest['misses'])}. See why below before choosing on cost.{missing}")
+    answer = rows[table["answer"]]
     caveat = ""
     if answer["key"] != cheapest["key"]:
-        caveat = (f" <b>{cheapest['key']}</b> costs less ({_money(cheapest['cost_usd'] - answer['cost_usd'])} over "
-                  f"the simulated span) but {slo_verdict(cheapest)}.")
+        gap = answer["cost"]["median"] - cheapest["cost"]["median"]
+        caveat = (f" <b>{cheapest['key']}</b> costs less ({money(gap)} over the simulated {span}) but misses: "
+                  f"{'; '.join(cheapest['misses'])}.")
     if answer["is_baseline"]:
-        runner_up = min(others, key=lambda r: r["cost_usd"])
-        return (f"<b>Answer: keep {base}.</b> The baseline is the cheapest of the {len(rows)} strategies compared "
-                f"that meets the SLO targets.{caveat} The next cheapest, <b>{runner_up['key']}</b>, costs "
-                f"{_money(-runner_up['saved_usd_per_week'])} more per week, with {_slo_words(runner_up, b)}.{missing}")
-    verb = "saves" if answer["saved_usd_per_week"] >= 0 else "costs"
-    amount = abs(answer["saved_usd_per_week"])
-    more = "" if verb == "saves" else " more"
+        runner_up = min(others, key=lambda r: r["cost"]["median"])
+        return (f"<b>Answer: keep {base['key']}.</b> The baseline is the cheapest of the {len(rows)} strategies "
+                f"compared that meets the SLO targets.{caveat} The next cheapest, <b>{runner_up['key']}</b>, "
+                f"{runner_up['saving_words']} over the simulated {span}.{missing}")
+    week = saving_words(answer["saved_usd"]["median"] * per_week)
+    extrapolated = "" if abs(per_week - 1.0) < 1e-9 else f"; it {week} per week if that span repeats (extrapolated)"
     return (f"<b>Answer: {answer['key']}.</b> It is the cheapest strategy that meets the SLO targets. Against the "
-            f"baseline <b>{base}</b> it {verb} <b>{_money(amount)} per week</b>{more} "
-            f"({_money(abs(answer['saved_usd_per_month']))} per month) for this fleet: "
-            f"{_num(abs(answer['saved_gpu_hours']))} GPU-hours ({_pct(answer['saved_gpu_hours_pct'])}) "
-            f"{'less' if verb == 'saves' else 'more'} over the simulated span, with {_slo_words(answer, b)}."
-            f"{caveat}{missing}")
+            f"baseline <b>{base['key']}</b> it <b>{answer['saving_words']}</b> over the simulated {span}"
+            f"{extrapolated}.{caveat}{missing}")
 
 
-def _slo_words(r: dict, b: dict) -> str:
-    parts = [f"{t} SLO attainment {_att(r['tiers'][t]['attainment'])} (baseline "
-             f"{_att(b['tiers'].get(t, {}).get('attainment'))})" for t in ("IW-F", "IW-N") if t in r["tiers"]]
-    return ", ".join(parts) or "no interactive requests"
+def _band_text(b, fmt) -> str:
+    if not b:
+        return "-"
+    return fmt(b["median"]) + (f" [{fmt(b['p5'])}, {fmt(b['p95'])}]" if b["n"] > 1 else "")
+
+
+def _decision_table(table: dict, per_week: float, small):
+    """Page 1's table, one row per strategy, wrapped cells in fixed widths that fit the A4 text frame."""
+    cell = ParagraphStyle("cell", parent=small, fontSize=7, leading=8.5)
+    head = ["strategy", f"cost over {table['span']}", "against the baseline", "per week (extrapolated)", "IW-F SLO",
+            "IW-N SLO", "NIW on time", "SLO targets"]
+    data = [[Paragraph(f"<b>{h}</b>", cell) for h in head]]
+    for r in table["rows"]:
+        s = r["saved_usd"]
+        week = "-" if s is None else saving_words(s["median"] * per_week)
+        att = [_band_text(r["attainment"].get(t), lambda x: f"{100 * x:.2f} %") for t in TIERS]
+        verdict = "meets" if r["meets"] else "misses: " + "; ".join(r["misses"])
+        data.append([Paragraph(r["key"] + (" (baseline)" if r["is_baseline"] else ""), cell),
+                     Paragraph(_band_text(r["cost"], money), cell), Paragraph(r["saving_words"], cell),
+                     Paragraph(week, cell), *[Paragraph(a, cell) for a in att], Paragraph(verdict, cell)])
+    widths = [c * cm for c in (2.6, 2.0, 2.6, 2.4, 1.7, 1.7, 1.7, 3.0)]  # 17.7 cm of the 17.8 cm frame
+    return _table(data, col_widths=widths, font_size=7)
 
 
 def slo_verdict(r: dict, targets: dict | None = None) -> str:
-    """'meets' when every tier's attainment is at least its target share (default 99 % interactive, 100 % NIW)."""
-    targets = targets or {"IW-F": 0.99, "IW-N": 0.99, "NIW": 1.0}
-    misses = []
-    for t, goal in targets.items():
-        att = r.get("niw_deadline_met") if t == "NIW" else (r["tiers"].get(t) or {}).get("attainment")
-        if att is not None and att < goal:
-            misses.append(f"{t} {_att(att)} < {100 * goal:.0f}%")
-    return "meets" if not misses else "misses: " + "; ".join(misses)
+    """'meets' when every tier's attainment is at least its target share (core/table.TARGETS: 99 % per tier)."""
+    missed = misses(r, targets)
+    return "meets" if not missed else "misses: " + "; ".join(missed)
 
 
 def _plain_assumptions(assumptions: dict, aggregate: dict) -> str:
@@ -303,25 +319,23 @@ def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict
                            f"planner. Simulated span: {aggregate['duration_h']:.1f} h. Baseline: {base}."
                            + (f" {baseline_note}" if baseline_note else ""), small))
     story.append(Spacer(1, 0.3 * cm))
-    story.append(Paragraph(_answer(aggregate, rows, failures), small))
+    table = strategy_table(aggregate, aggregate.get("variants") or [])
+    per_week = 24.0 / max(aggregate["duration_h"], 1e-9) * 7.0
+    story.append(Paragraph(_answer(table, failures, per_week), small))
+    reasons = slo_reasons(table, summaries)
+    if reasons:
+        story.append(Spacer(1, 0.2 * cm))
+        story.append(Paragraph("<b>Why the SLO targets are missed.</b> " + " ".join(r["text"] for r in reasons),
+                               small))
     story.append(Spacer(1, 0.3 * cm))
     story.extend(_validity_section(summaries, order, small))
-    head = ["strategy", "cost / week", "saved / week", "GPU-h saved", "IW-F SLO", "IW-N SLO", "NIW on time",
-            "SLO targets"]
-    data = [head]
-    per_week = 24.0 / max(aggregate["duration_h"], 1e-9) * 7.0
-    for k in order:
-        r = rows[k]
-        data.append([k + (" (baseline)" if r["is_baseline"] else ""), _money(r["cost_usd"] * per_week),
-                     "-" if r["is_baseline"] else _money(r["saved_usd_per_week"]),
-                     "-" if r["is_baseline"] else _pct(r["saved_gpu_hours_pct"]),
-                     _att(r["tiers"].get("IW-F", {}).get("attainment")),
-                     _att(r["tiers"].get("IW-N", {}).get("attainment")), _att(r.get("niw_deadline_met")),
-                     slo_verdict(r)])
-    story.append(_table(data, font_size=7.5))
-    story.append(Paragraph("Negative savings mean the strategy costs more than the baseline. SLO targets: at least "
-                           "99 % of IW-F and IW-N requests within their TTFT target, every NIW request by its "
-                           "deadline.", small))
+    story.append(_decision_table(table, per_week, small))
+    story.append(Paragraph(f"Costs and savings over the simulated {table['span']}"
+                           + (f"; median and [5th, 95th percentile] over {table['seeds']} workload seeds"
+                              if table["seeds"] > 1 else "")
+                           + ". Per week: the simulated span repeated to fill 7 days (an extrapolation). SLO "
+                           "targets: at least 99 % of each tier's requests within its TTFT target (IW-F, IW-N) or by "
+                           "its deadline (NIW).", small))
     story.extend(failures_story(failures, small, "strategy runs"))
     story.append(Spacer(1, 0.3 * cm))
     story.append(Paragraph(_plain_assumptions(assumptions, aggregate), small))
@@ -336,20 +350,24 @@ def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict
     story.append(PageBreak())
 
     # appendix: engineering detail
-    story.append(Paragraph("Appendix A. Savings in detail", h2))
-    head = ["variant", "inst-h", "GPU-h", "cost", "saved\nGPU-h", "saved $", "$/month\nsaved", "waste\nGPU-h",
-            "p95 TTFT\nIW-F (s)", "p95 TTFT\nIW-N (s)", "IW-F\nSLO", "IW-N\nSLO", "NIW\non time"]
+    story.append(Paragraph("Appendix A. Every run in detail", h2))
+    head = ["run", "inst-h", "GPU-h", "cost", "against the baseline", "waste\nGPU-h", "p95 TTFT\nIW-F (s)",
+            "p95 TTFT\nIW-N (s)", "IW-F\nSLO", "IW-N\nSLO", "NIW\non time"]
     data = [head]
+    cell = ParagraphStyle("cellA", parent=small, fontSize=6.2, leading=7.4)
+    savings = run_savings(aggregate, aggregate.get("variants") or [])
     for k in order:
         r = rows[k]
         t = r["tiers"]
-        data.append([k, _num(r["instance_hours"]), _num(r["gpu_hours"]), _money(r["cost_usd"]),
-                     f"{_num(r['saved_gpu_hours'])} ({_pct(r['saved_gpu_hours_pct'])})", _money(r["saved_usd"]),
-                     _money(r["saved_usd_per_month"]), _num(r["waste_gpu_hours"]),
+        saved = savings.get(k)
+        data.append([Paragraph(k, cell), _num(r["instance_hours"]), _num(r["gpu_hours"]), _money(r["cost_usd"]),
+                     Paragraph("the baseline" if saved is None else saving_words(*saved), cell),
+                     _num(r["waste_gpu_hours"]),
                      _num(t.get("IW-F", {}).get("ttft_p95_s"), 2), _num(t.get("IW-N", {}).get("ttft_p95_s"), 2),
                      _att(t.get("IW-F", {}).get("attainment")), _att(t.get("IW-N", {}).get("attainment")),
                      _att(r.get("niw_deadline_met"))])
-    story.append(_table(data, font_size=6.2))
+    story.append(_table(data, font_size=6.2, col_widths=[c * cm for c in (3.4, 1.2, 1.3, 1.5, 2.8, 1.2, 1.35, 1.35,
+                                                                           1.25, 1.25, 1.2)]))
     story.append(Spacer(1, 0.2 * cm))
     story.append(Paragraph("SLO columns: share of requests meeting their tier's target. Waste: GPU-hours of "
                            "instances paid for while acquiring a VM, loading weights or being reclaimed from spot "
@@ -362,7 +380,7 @@ def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict
         f"{proj['paper_own_example']['formula']}, multiplies out to {_money(proj['paper_own_example']['value_usd'])} "
         f"per week (the paper rounds it to {proj['paper_own_example']['paper_says']}).", small))
     story.append(Spacer(1, 0.3 * cm))
-    _fair_section(story, aggregate.get("fair"), small, h2)  # issue 19: tuned baselines
+    _fair_section(story, aggregate.get("fair"), small, h2)  # tuned baselines
     story.append(Paragraph("Appendix B. Assumptions", h2))
     for section, items in assumptions.items():
         block = [Paragraph(f"<b>{section}</b>", small)]

@@ -156,6 +156,16 @@ def run_variant(scenario: dict, variant: dict, *, progress=None, base_dir: str |
     return summarise(result, key=variant["key"], strategy=variant["strategy"], scheduler=variant.get("scheduler", ""))
 
 
+def _catalogue_spec(name) -> dict | None:
+    """A hardware-catalogue deployment by name, as the engine resolves it (prices, theta)."""
+    from planner.catalogue import engine_spec
+
+    try:
+        return engine_spec(name) if isinstance(name, str) else None
+    except (KeyError, LookupError, ValueError):
+        return None
+
+
 def describe_assumptions(scenario: dict, summaries: dict[str, dict]) -> dict:
     """What the PDF's assumptions page lists: trace, fleet, prices (with sources), SLOs, knobs."""
     wl = scenario.get("workload") or {}
@@ -165,19 +175,25 @@ def describe_assumptions(scenario: dict, summaries: dict[str, dict]) -> dict:
         ("inline synthesiser spec" if "synthesize" in wl else
          f"uploaded trace #{wl['trace_id']}" if wl.get("trace_id") else
          f"bundled trace {wl['fixture']}" if wl.get("fixture") else "synthetic"),
-        "spec overrides": json.dumps(wl.get("spec_overrides") or {}) or "none",
+        "spec overrides": ", ".join(f"{k} = {v}" for k, v in (wl.get("spec_overrides") or {}).items()) or "none",
         "requests simulated": any_s.get("requests"),
         "simulated span (h)": round((any_s.get("duration_s") or 0) / 3600, 2),
         "seed": scenario.get("seed", 0),
     }
     fleet = [["region", "model", "deployment", "GPUs/inst", "initial", "min", "max", "$/inst-h", "theta TPS"]]
+    ran = {(e.get("region"), e.get("model")): e for e in any_s.get("endpoints") or []}
     for e in (scenario.get("fleet") or {}).get("endpoints", []):
         dep = e.get("deployment")
-        dep_d = dep if isinstance(dep, dict) else (scenario.get("deployments") or {}).get(dep, {})
+        dep_d = dep if isinstance(dep, dict) else ((scenario.get("deployments") or {}).get(dep)
+                                                   or _catalogue_spec(dep) or {})
         name = dep if isinstance(dep, str) else dep_d.get("name", "")
-        price = (dep_d.get("price_per_instance_hour") or {}).get("on_demand", "")
-        fleet.append([e.get("region"), e.get("model"), name, dep_d.get("gpus_per_instance", ""), e.get("initial", 2),
-                      e.get("min", 1), e.get("max", ""), price, round(float(dep_d.get("theta_tps") or 0))])
+        seen = ran.get((e.get("region"), e.get("model")), {})
+        price = (dep_d.get("price_per_instance_hour") or {}).get("on_demand") or seen.get("price_per_instance_hour")
+        theta = dep_d.get("theta_tps")
+        fleet.append([e.get("region"), e.get("model"), name,
+                      dep_d.get("gpus_per_instance") or seen.get("gpus_per_instance") or "-", e.get("initial", 2),
+                      e.get("min", 1), e.get("max", "-"), "-" if price is None else f"${float(price):,.2f}",
+                      f"{float(theta):,.0f}" if theta else "not given"])
     thetas = {n: dep.get("theta_source") for n, dep in (scenario.get("deployments") or {}).items()
               if isinstance(dep, dict) and dep.get("theta_source")}
     spot = {r["name"]: r.get("spot_pool", {}) for r in (scenario.get("fleet") or {}).get("regions", [])
@@ -191,7 +207,10 @@ def describe_assumptions(scenario: dict, summaries: dict[str, dict]) -> dict:
             "IW-N TTFT (s)": (slo.get("ttft_s") or {}).get("IW-N", 60.0),
             "NIW completion (s)": (slo.get("e2e_s") or {}).get("NIW", 86400.0),
             "attainment": "share of requests that completed, met their tier's TTFT target and their deadline"}
-    knobs = {k: json.dumps(v) for k, v in (scenario.get("strategy_params") or {}).items()}
+    knobs = {k: ", ".join(f"{n} = {json.dumps(x)}" for n, x in v.items()) or "defaults"
+             for k, v in (scenario.get("strategy_params") or {}).items() if isinstance(v, dict)}
     out_thetas = {"theta (input TPS per instance, used by the LT policies' ILP)": thetas} if thetas else {}
-    return {"Trace": trace, "Fleet": fleet, **out_thetas, "Spot pool at start (instances)": json.dumps(spot) or "none",
+    pools = "; ".join(f"{region}: " + (", ".join(f"{m} {n}" for m, n in pool.items()) or "none")
+                      for region, pool in spot.items()) or "none"
+    return {"Trace": trace, "Fleet": fleet, **out_thetas, "Spot pool at start (instances)": pools,
             "Prices and sources": prices, "SLOs": slos, "Strategy knobs": knobs or "engine defaults"}

@@ -1,4 +1,4 @@
-"""Serverless comparisons (issue 18): SLINFER, the ServerlessLLM baselines and the ablations side by side on one
+"""Serverless comparisons: SLINFER, the ServerlessLLM baselines and the ablations side by side on one
 serverless scenario (simulations/engine/serverless). Django-free.
 
 A comparison's ``scenario`` is a serverless spec with ``"kind": "serverless"`` (``is_serverless``); each
@@ -9,6 +9,7 @@ SLO-met as a multiple of the baseline's (the paper's "x more SLO-met requests th
 
 from __future__ import annotations
 
+import numpy as np
 import plotly.graph_objects as go
 
 from planner.plotstyle import colour_map
@@ -139,8 +140,22 @@ def _nodes(rows) -> go.Figure:
     return fig
 
 
+def smooth_steps(t, y, bins: int = 120) -> tuple[list[float], list[float]]:
+    """A step series (value y[i] from t[i] on) as its time-average over ``bins`` equal windows, so thousands of
+    one-second changes read as a line, not a barcode. Short series come back as they are."""
+    t, y = np.asarray(t, dtype=float), np.asarray(y, dtype=float)
+    if len(t) <= 2 * bins or t[-1] <= t[0]:
+        return t.tolist(), y.tolist()
+    grid = np.linspace(t[0], t[-1], bins * 20 + 1)
+    at = y[np.clip(np.searchsorted(t, grid, side="right") - 1, 0, len(y) - 1)]
+    means = at[:-1].reshape(bins, 20).mean(axis=1)
+    centres = (grid[:-1].reshape(bins, 20)[:, 0] + grid[20::20]) / 2.0
+    return centres.tolist(), means.tolist()
+
+
 def _timeline(rows, summaries: dict[str, dict]) -> go.Figure | None:
-    """GPU (solid) and CPU (dotted) nodes in use over the run, one colour per system."""
+    """GPU nodes (solid) and CPU nodes (dotted) in use over the run, one colour per system, averaged over short
+    windows."""
     colours = colour_map([r["key"] for r in rows])
     fig = go.Figure()
     for r in rows:
@@ -148,12 +163,14 @@ def _timeline(rows, summaries: dict[str, dict]) -> go.Figure | None:
         if not tl.get("t_s"):
             continue
         for kind, dash in (("gpu", "solid"), ("cpu", "dot")):
-            fig.add_trace(go.Scatter(x=tl["t_s"], y=tl[kind], mode="lines", line_shape="hv", legendgroup=r["key"],
-                                     name=f"{r['key']} {kind.upper()}", line=dict(color=colours[r["key"]], dash=dash)))
+            x, y = smooth_steps(tl["t_s"], tl[kind])
+            fig.add_trace(go.Scatter(x=x, y=y, mode="lines", legendgroup=r["key"], name=f"{r['key']} {kind.upper()}",
+                                     line=dict(color=colours[r["key"]], dash=dash, width=1.8)))
     if not fig.data:
         return None
-    fig.update_layout(title="Nodes in use over the run (solid: GPU nodes, dotted: CPU nodes)",
-                      xaxis_title="simulated time (s)", yaxis_title="nodes hosting an instance",
+    fig.update_layout(title="Nodes in use over the run<br><sup>solid: GPU nodes, dotted: CPU nodes; "
+                            "averaged over 1/120 of the run</sup>",
+                      xaxis_title="simulated time (s)", yaxis_title="nodes hosting an instance (count)",
                       yaxis_rangemode="tozero", **_LAYOUT)
     return fig
 

@@ -1,4 +1,4 @@
-"""PDF report of a serverless comparison (issue 18): SLINFER and the ServerlessLLM baselines on shared CPU/GPU
+"""PDF report of a serverless comparison: SLINFER and the ServerlessLLM baselines on shared CPU/GPU
 nodes. Django-free; reuses the fleet report's table and chart helpers (core/report.py).
 
 Page 1: the answer (the system with the most SLO-met requests, and how many times the baseline's), the table

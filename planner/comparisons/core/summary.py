@@ -129,7 +129,7 @@ def summarise(result, *, key: str = "", strategy: str = "", scheduler: str = "")
         "spot_pool_instance_hours": float(sum((summ.get("spot_instance_hours") or {}).values())),
         "scale_out_events": outs, "scale_in_events": ins,
         "mean_utilisation": (sum(float(util_num[k].sum()) for k in util_num) / tot_serv) if tot_serv else None,
-        # issue 19: where savings can come from (the floors cost every strategy the same)
+        # where savings can come from (the floors cost every strategy the same)
         "floor_gpu_hours": summ.get("floor_gpu_hours"), "gpu_hours_above_floor": summ.get("gpu_hours_above_floor"),
         "gpu_hours_without_provisioning": summ.get("gpu_hours", 0.0) - summ.get("provisioning_gpu_hours", 0.0),
     }

@@ -1,7 +1,7 @@
 """Which runs a comparison is made of: strategies, optionally crossed with schedulers or knob overrides.
 
 A *variant* is ``{"key", "strategy", "scheduler", "knobs"}``; its key is unique within a comparison
-("lt-ua", "reactive-unified@pf", or a label given by the user). Optional keys (issue 19):
+("lt-ua", "reactive-unified@pf", or a label given by the user). Optional keys:
 
 - ``bundle``: a registered strategy bundle (bundles.py) whose routers, engine options and signal rule apply;
 - ``seed``: the workload and engine seed of this run, and ``group`` the key without the seed suffix (with
@@ -24,7 +24,7 @@ STRATEGIES = {
              ">= 5x or <= 0.5x the forecast",
 }
 # engine autoscalers a bundle may run that are not offered as a bare strategy (they need the bundle's params or
-# predictor, e.g. PreServe's capacity profile): a strategy family adds them here (issue 16)
+# predictor, e.g. PreServe's capacity profile): a strategy family adds them here
 BUNDLE_STRATEGIES: dict = {}
 SCHEDULERS = ("fcfs", "edf", "pf", "dpa")
 _KEY = re.compile(r"^[A-Za-z0-9_.@+-]{1,80}$")

@@ -1,4 +1,4 @@
-"""The chiron.* bundles (issue 17): registered, turned into engine scenarios, tunable by a knob sweep, and run."""
+"""The chiron.* bundles: registered, turned into engine scenarios, tunable by a knob sweep, and run."""
 
 from __future__ import annotations
 

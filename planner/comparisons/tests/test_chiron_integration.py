@@ -1,4 +1,4 @@
-"""The chiron.* bundles through the API, Redis and a real celery worker (issue 17): one task per bundle, the
+"""The chiron.* bundles through the API, Redis and a real celery worker: one task per bundle, the
 Llumnix-like knob sweep as tasks, aggregated; the result page and the CLI list them. Run by .ci/test-integration."""
 
 from __future__ import annotations

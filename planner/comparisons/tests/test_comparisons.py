@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from planner.comparisons import jobs as comparison_jobs
 from planner.comparisons.core.aggregate import aggregate
 from planner.comparisons.core.variants import VariantError, build_variants, pick_baseline
+from planner.comparisons.kinds import fleet as fleet_kind
 from planner.comparisons.models import Comparison, VariantResult
 from planner.jobs.models import Job
 from planner.jobs.services import cancel_job
@@ -58,7 +58,7 @@ def fake_engine(monkeypatch):
         return fake_summary(variant["key"], variant["strategy"], inst_h=FAKE[variant["strategy"]],
                             waste=10.0 if variant["strategy"] == "reactive-unified" else 3.0)
 
-    monkeypatch.setattr(comparison_jobs, "_run", run)
+    monkeypatch.setattr(fleet_kind, "_run", run)
     return calls
 
 
@@ -192,7 +192,7 @@ def test_a_strategy_cancelled_mid_run_is_recorded_and_the_parent_is_not_run(cast
         progress(0.5, "still going")
         raise AssertionError("progress must raise once cancelled")
 
-    monkeypatch.setattr(comparison_jobs, "_run", run)
+    monkeypatch.setattr(fleet_kind, "_run", run)
     assert execute(child.pk) == "cancelled"
     assert comp.results.get().status == VariantResult.Status.CANCELLED
     comp.refresh_from_db()
@@ -241,7 +241,7 @@ def test_the_page_shows_the_savings_table_figures_and_export_buttons(cast, fake_
     pk = _create(cast).json()["id"]
     client.force_login(cast.teammate.user)
     html = client.get(f"/comparisons/{pk}/").content.decode()
-    for text in ("Savings against reactive-unified", "fig-fig11", "fig-fig13b", "fig-fig15", "Export CSV",
+    for text in ("savings against reactive-unified", "fig-fig11", "fig-fig13b", "fig-fig15", "Export CSV",
                  "PDF cost report", "678.0"):  # saved GPU-h = 84.75 inst-h x 8
         assert text in html, text
     assert client.get(f"/comparisons/{pk}/report.pdf").content[:5] == b"%PDF-"

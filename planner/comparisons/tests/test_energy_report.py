@@ -1,4 +1,4 @@
-"""Energy in comparisons: per-variant kWh in the aggregate, on the page, in the PDF and the CLI (issue 11 item 5)."""
+"""Energy in comparisons: per-variant kWh in the aggregate, on the page, in the PDF and the CLI."""
 
 from __future__ import annotations
 

@@ -30,7 +30,8 @@ def test_every_comparison_figure_has_one_colour_per_strategy_and_titled_axes():
         assert not axes_without_title(fig), name
         assert not legend_colours_match(fig), name
     # the same strategy is the same colour in every figure (and in the PDF, which uses the same map)
-    lt_ua = {trace_colour(t) for f in ("fig12a", "fig12b", "fig13a") for t in figs[f].data if t.legendgroup == "lt-ua"}
+    lt_ua = {trace_colour(t) for f in ("fig12a", "fig12a_gpu", "fig13a") for t in figs[f].data
+             if t.legendgroup == "lt-ua"}
     assert len(lt_ua) == 1
     # latency bars start at zero (no log axis)
     assert figs["fig13a"].layout.yaxis.type != "log" and figs["fig13a"].layout.yaxis.rangemode == "tozero"
@@ -92,7 +93,7 @@ def test_the_slo_verdict_says_which_tier_misses():
     row = agg["rows"][0]
     assert slo_verdict(row) == "meets"
     row["tiers"]["IW-F"]["attainment"] = 0.9
-    assert slo_verdict(row) == "misses: IW-F 90.0% < 99%"
+    assert slo_verdict(row) == "misses: IW-F 90.00 % < 99 %"
 
 
 def test_the_answer_is_the_cheapest_strategy_that_meets_the_slo_targets():
@@ -104,10 +105,27 @@ def test_the_answer_is_the_cheapest_strategy_that_meets_the_slo_targets():
     agg = aggregate(sums, "reactive-unified")
     assert choose_answer(agg)["key"] == "lt-ua" and choose_answer(agg)["cheapest"] == "lt-i"
     page1 = _pdf_text(build_pdf(title="t", assumptions={}, aggregate=agg, summaries=sums)).split("\f")[0]
-    assert "Answer: lt-ua." in page1 and "lt-i costs less" in page1 and "misses: IW-F 80.0% < 99%" in page1
+    assert "Answer: lt-ua." in page1 and "lt-i costs less" in page1 and "misses: IW-F 80.00 % < 99 %" in page1
     sums["lt-ua"] = fake_summary("lt-ua", "lt-ua", inst_h=90.0, att_f=0.9)
     sums["reactive-unified"] = fake_summary("reactive-unified", "reactive-unified", inst_h=100.0, att_f=0.9)
     agg = aggregate(sums, "reactive-unified")
     assert choose_answer(agg)["key"] is None
     page1 = _pdf_text(build_pdf(title="t", assumptions={}, aggregate=agg, summaries=sums)).split("\f")[0]
     assert "Answer: no strategy meets the SLO targets." in page1
+
+
+def test_overlapping_lines_have_their_own_dash_titles_are_plain_and_empty_charts_are_left_out():
+    from planner.comparisons.core.figures import all_figures
+
+    summaries = {k: fake_summary(k, k, inst_h=100.0) for k in ("reactive-unified", "lt-i", "lt-u", "lt-ua")}
+    for s in summaries.values():
+        s["timeline"] = {"t_s": [0, 3600], "instances_total": [4, 4]}  # identical lines: only dashes part them
+        s["totals"]["provisioning_gpu_hours"] = 0.0
+        s["waste_by_source"] = {}
+    figs = all_figures(summaries, list(summaries))
+    dashes = [tr.line.dash for tr in figs["fig11"].data]
+    assert len(set(dashes)) == 4
+    assert "fig13b" not in figs  # no GPU-hour was wasted: no empty chart
+    for name, fig in figs.items():
+        assert "Fig." not in fig.layout.title.text.split("<br>")[0], name  # the paper reference is only a note
+        assert fig.layout.legend.y > 1, name  # above the plot, clear of the tick labels

@@ -11,7 +11,7 @@ from planner.comparisons.core import chiron_bundles  # noqa: F401  (registers th
 from planner.comparisons.core.runner import run_variant
 from planner.comparisons.core.variants import STRATEGIES
 
-# chiron and llumnix-batch (issue 17) read none of the reactive knobs these fixtures set (cooldown_s, ...), and their
+# chiron and llumnix-batch read none of the reactive knobs these fixtures set (cooldown_s, ...), and their
 # knob checks refuse them; they run on the chiron fixtures (planner/comparisons/tests/test_chiron_bundles.py)
 OFFERED = sorted(s for s in STRATEGIES if s not in ("chiron", "llumnix-batch"))
 

@@ -33,7 +33,7 @@ def test_a_comparison_created_through_the_api_is_run_by_the_workers_one_task_per
 
 
 def test_bundles_seeds_and_the_baseline_sweep_fan_out_as_tasks_and_aggregate_both_ways(cast, celery_worker_process):
-    # issue 19: 2 runs (a paper-text and an authors'-code bundle) + 1 sweep point, each on 2 seeds = 6 tasks
+    # 2 runs (a paper-text and an authors'-code bundle) + 1 sweep point, each on 2 seeds = 6 tasks
     body = {"scenario": TINY, "bundles": ["sageserve-text.reactive-unified", "sageserve-code.reactive-unified"],
             "seeds": [1, 2], "tune": {"points": [{"scale_out_above": 0.5}]}, "baseline": "sageserve-text.reactive-unified"}
     resp = cast.owner.api.post("/api/comparisons/", body, format="json")

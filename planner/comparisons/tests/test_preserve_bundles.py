@@ -1,4 +1,4 @@
-"""The preserve.* RQ3 baseline bundles (issue 16): the paper's MU router is registered, becomes an engine scenario
+"""The preserve.* RQ3 baseline bundles: the paper's MU router is registered, becomes an engine scenario
 with its instance router, and runs on the RQ3 fixture (Django-free, no worker)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""PreServe bundles (issue 16) through the API, Redis and a real celery worker: the load-aware router and an
+"""PreServe bundles through the API, Redis and a real celery worker: the load-aware router and an
 RQ3 baseline, the paper's MU baseline and the Llumnix-like with live migration, each its own Celery task, aggregated, shown on the
 comparison page."""
 

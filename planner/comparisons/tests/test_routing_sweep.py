@@ -1,4 +1,4 @@
-"""The routing sweep (issue 11) from the API, the pages and a job: same numbers as the engine's sweep, knees as
+"""The routing sweep from the API, the pages and a job: same numbers as the engine's sweep, knees as
 defined (the first rate whose SLO attainment falls below the threshold), bad input refused with nothing stored."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""Serverless comparisons (issue 18): SLINFER, the ServerlessLLM baselines and ablations as a comparison's child
+"""Serverless comparisons: SLINFER, the ServerlessLLM baselines and ablations as a comparison's child
 jobs (in-process runner here; tests/.../test_serverless_comparison_worker.py runs them on a real worker)."""
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def test_a_failed_system_makes_the_comparison_partial(cast, monkeypatch):
     page.force_login(cast.owner.user)
     html = page.get(f"/comparisons/{comp.pk}/").content.decode()
     assert "Partial result: 1 of 3 system runs did not finish" in html and "boom in sllm+c" in html
-    from planner.comparisons.selectors import export_pdf
+    from planner.comparisons.kinds import export_pdf
 
     assert export_pdf(comp)[:4] == b"%PDF"
 
@@ -203,4 +203,14 @@ def test_a_serverless_scenario_pasted_on_the_comparisons_page(cast):
     comp = Comparison.objects.get()
     assert comp.baseline == "sllm" and [r.key for r in comp.results.all()] == ["sllm", "slinfer"]
     bad = page.post("/comparisons/new/", {"scenario_json": json.dumps(_scenario(nodes={"cpu": 0, "gpu": 0}))})
-    assert bad.status_code == 400 and "Serverless scenario field nodes" in bad.content.decode()
+    assert bad.status_code == 400 and "scenario.nodes: " in bad.content.decode()
+
+
+def test_a_node_timeline_of_many_short_steps_reads_as_its_windowed_average():
+    from planner.comparisons.core.serverless import smooth_steps
+
+    t = [float(i) for i in range(2000)]
+    x, y = smooth_steps(t, [float(i % 2) for i in range(2000)], bins=20)
+    assert len(x) == 20 and all(abs(v - 0.5) < 0.06 for v in y)  # a barcode of 0/1 is half a node on average
+    x, y = smooth_steps(t, [3.0] * 2000, bins=20)
+    assert y == [3.0] * 20 and x[0] > 0 and x[-1] < 1999

@@ -1,4 +1,4 @@
-"""A serverless comparison (issue 18) on a real Celery worker: created through the API, one Celery task per system,
+"""A serverless comparison on a real Celery worker: created through the API, one Celery task per system,
 aggregated by the worker, shown on the comparison page (browser: KPI cards and Plotly figures) and in the PDF."""
 
 from __future__ import annotations

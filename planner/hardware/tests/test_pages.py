@@ -176,3 +176,25 @@ def test_a_team_sets_its_own_watts_on_a_copied_deployment_through_the_api(owner_
     bad = cast.owner.api.patch(f"/api/hardware/deployments/{copy['id']}/", {"idle_w": 400.0, "busy_w": 300.0},
                                format="json")
     assert bad.status_code == 400 and "busy_w" in bad.content.decode()
+
+
+def test_every_deployment_row_shows_its_price_per_instance_hour_and_a_theta_in_words(owner_client):
+    import re
+
+    html = owner_client.get("/hardware/").content.decode()
+    rows = re.findall(r"<tr>\s*<td><a href=\"/hardware/deployments/\d+/\">([^<]+)</a>(.*?)</tr>", html, re.S)
+    assert len(rows) == Deployment.objects.filter(team=None).count()
+    for name, row in rows:
+        assert re.search(r"data-price-per-instance-hour>\$[\d,.]+<", row), name
+        theta = re.search(r"data-theta>(.*?)</td>", row, re.S).group(1)
+        assert theta.strip() != "0", f"{name}: theta 0 shown as a number"
+    h100 = dict(rows)["llama2-70b/h100-80gb/tp8"]
+    assert "$98.32" in h100  # 8 x the catalogue's $12.29 per H100-hour, as the simulator bills it
+    assert "none: misses the target" in dict(rows)["llama2-13b/xeon-6462c/tp1"]
+    assert "estimated <span class=\"status\">estimated" not in html
+
+
+def test_a_deployment_page_shows_its_price_per_instance_hour(owner_client):
+    dep = Deployment.objects.get(team=None, name="llama2-70b/h100-80gb/tp8")
+    html = owner_client.get(f"/hardware/deployments/{dep.pk}/").content.decode()
+    assert "$98.32 on demand (8 GPUs per instance)" in html

@@ -308,6 +308,7 @@ def test_a_fan_in_parent_whose_dispatch_failed_while_the_broker_was_down_is_sent
 def test_a_comparison_strategy_lost_with_its_worker_is_recorded_and_the_comparison_aggregates(
         cast, settings, monkeypatch, django_capture_on_commit_callbacks):
     from planner.comparisons import jobs as comparison_jobs
+    from planner.comparisons.kinds import fleet as fleet_kind
     from planner.comparisons.models import VariantResult
     from planner.comparisons.services import start_comparison
     from planner.comparisons.tests.test_comparisons import TINY
@@ -315,7 +316,7 @@ def test_a_comparison_strategy_lost_with_its_worker_is_recorded_and_the_comparis
     def fake_run(scenario, variant, *, progress, base_dir):
         return {"totals": {"instance_hours": 10.0, "gpu_hours": 80.0, "cost_usd": 100.0}}
 
-    monkeypatch.setattr(comparison_jobs, "_run", fake_run)
+    monkeypatch.setattr(fleet_kind, "_run", fake_run)
     monkeypatch.setattr(comparison_jobs, "aggregate_comparison",
                         lambda comp: {"rows": [], "best": None, "missing": {"static": "failed"}})
     settings.JOBS_HEARTBEAT_TIMEOUT_S = 30

@@ -14,33 +14,29 @@ def _csv_list(value: str) -> list[str]:
 
 def compare(cmd, data, opts) -> None:
     from planner.clirun import cli_team
-    from planner.comparisons import selectors
+    from planner.comparisons import kinds
     from planner.comparisons.models import Comparison
-    from planner.comparisons.serverless import ServerlessVariantError, start_serverless_comparison
     from planner.jobs.cliwait import wait_for
-    from simulations.engine.serverless.spec import SpecError
 
     team, user = cli_team(opts["team"], opts["user"])
     if not isinstance(data, dict):
         raise CommandError("a serverless scenario is a JSON object")
     scenario = {"kind": "serverless", **data}
     try:
-        comp = start_serverless_comparison(team=team, user=user, scenario=scenario,
-                                           systems=_csv_list(opts["systems"]) or None,
-                                           baseline=opts["baseline"] or None, name=opts["name"])
-    except SpecError as exc:
+        kind, request = kinds.parse_request({"scenario": scenario, "systems": _csv_list(opts["systems"]),
+                                             "baseline": opts["baseline"], "name": opts["name"]})
+        comp = kind.start(team=team, user=user, request=request)
+    except kinds.RequestError as exc:
         hint = f" ({exc.hint})" if exc.hint else ""
-        raise CommandError(f"serverless scenario field {exc.where}: {exc.message}{hint}") from None
-    except ServerlessVariantError as exc:
-        raise CommandError(f"--{exc.field}: {exc.message}") from None
+        raise CommandError(f"{exc.field}: {exc.message}{hint}") from None
     pk = comp.pk
     comp = wait_for(lambda: Comparison.objects.select_related("job").get(pk=pk), what=f"comparison {pk}",
                     url=f"/comparisons/{pk}/", timeout_s=opts["timeout"], stderr=cmd.stderr)
     summary = comp.summary or {}
     if opts["pdf"] and summary.get("rows"):
-        Path(opts["pdf"]).write_bytes(selectors.export_pdf(comp))
+        Path(opts["pdf"]).write_bytes(kinds.export_pdf(comp))
     if opts["csv"]:
-        Path(opts["csv"]).write_text(selectors.export_csv(comp))
+        Path(opts["csv"]).write_text(kinds.export_csv(comp))
     runs = {r.key: {"status": r.status, "error": r.error, "wall_s": r.wall_s} for r in comp.results.all()}
     if opts["json"]:
         cmd.stdout.write(json.dumps({"comparison": comp.pk, "status": comp.status, "baseline": comp.baseline,

@@ -17,9 +17,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from planner.clirun import add_team_arguments, cli_team
-from planner.comparisons.core.variants import VariantError
+from planner.comparisons import kinds
 from planner.comparisons.models import Comparison
-from planner.comparisons.services import start_comparison, validate_scenario
 from planner.jobs.cliwait import wait_for
 
 
@@ -74,15 +73,8 @@ class Command(BaseCommand):
             scenario = json.loads(path.read_text())
         except json.JSONDecodeError as exc:
             raise CommandError(f"{path}: not valid JSON ({exc})") from None
-        from simulations.engine import ScenarioError
-
-        strategies = _csv_list(opts["strategies"]) or ([] if opts["bundles"] else
+        strategies = _csv_list(opts["strategies"]) or ([] if opts["bundles"] or scenario.get("kind") else
                                                        ["reactive-unified", "lt-i", "lt-u", "lt-ua"])
-        opts["strategies"] = ",".join(strategies)
-        try:
-            seeds = [int(x) for x in _csv_list(opts["seeds"])]
-        except ValueError:
-            raise CommandError(f"--seeds: give integers like 2025,2026,2027, not {opts['seeds']!r}") from None
         tune = None
         if opts["tune"]:
             try:
@@ -90,33 +82,33 @@ class Command(BaseCommand):
             except json.JSONDecodeError as exc:
                 raise CommandError(f"--tune: not valid JSON ({exc})") from None
             tune = {"tolerance": opts["tolerance"], **(tune or {})} if isinstance(tune, dict) else tune
-        knobs = json.loads(opts["knobs"]) if opts["knobs"] else {}
+        try:
+            knobs = json.loads(opts["knobs"]) if opts["knobs"] else {}
+            projection = json.loads(opts["projection"]) if opts["projection"] else {}
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"--knobs / --projection: not valid JSON ({exc})") from None
         if knobs:
             sp = scenario.setdefault("strategy_params", {})
-            for s in _csv_list(opts["strategies"]):
+            for s in strategies:
                 sp[s] = {**sp.get(s, {}), **knobs}
         team, user = cli_team(opts["team"], opts["user"])
         try:
-            validate_scenario(scenario)
-            comp = start_comparison(team=team, user=user, scenario=scenario, strategies=strategies,
-                                    bundles=_csv_list(opts["bundles"]), seeds=seeds or None, tune=tune,
-                                    schedulers=_csv_list(opts["schedulers"]), baseline=opts["baseline"] or None,
-                                    name=opts["name"] or scenario.get("name", path.stem),
-                                    projection=json.loads(opts["projection"]) if opts["projection"] else None,
-                                    base_dir=str(path.resolve().parent))
-        except ScenarioError as exc:
-            raise CommandError(f"{path}: {exc.field}: {exc.message}") from None
-        except VariantError as exc:
-            raise CommandError(f"{exc.field}: {exc.message}") from None
+            kind, request = kinds.parse_request(
+                {"scenario": scenario, "strategies": strategies, "bundles": opts["bundles"], "seeds": opts["seeds"],
+                 "tune": tune, "schedulers": opts["schedulers"], "baseline": opts["baseline"],
+                 "name": opts["name"] or scenario.get("name", path.stem), "projection": projection},
+                base_dir=str(path.resolve().parent))
+            comp = kind.start(team=team, user=user, request=request)
+        except kinds.RequestError as exc:
+            hint = f" ({exc.hint})" if exc.hint else ""
+            raise CommandError(f"{path}: {exc.field}: {exc.message}{hint}") from None
         pk = comp.pk
         comp = wait_for(lambda: Comparison.objects.select_related("job").get(pk=pk), what=f"comparison {pk}",
                         url=f"/comparisons/{pk}/", timeout_s=opts["timeout"], stderr=self.stderr)
-        from planner.comparisons import selectors
-
         if opts["pdf"] and comp.summary.get("rows"):
-            Path(opts["pdf"]).write_bytes(selectors.export_pdf(comp))
+            Path(opts["pdf"]).write_bytes(kinds.export_pdf(comp))
         if opts["csv"]:
-            Path(opts["csv"]).write_text(selectors.export_csv(comp))
+            Path(opts["csv"]).write_text(kinds.export_csv(comp))
         results = {r.key: {"status": r.status, "error": r.error, "wall_s": r.wall_s} for r in comp.results.all()}
         if opts["json"]:
             self.stdout.write(json.dumps({"comparison": comp.pk, "status": comp.status, "baseline": comp.baseline,
@@ -130,6 +122,13 @@ class Command(BaseCommand):
         if not rows:
             self.stdout.write(comp.summary.get("error", "no aggregate"))
             return
+        if kind.name != "fleet":  # serverless systems, operator-level plans: the kind's answer, then each row
+            head = kind.headline(comp) or {}
+            self.stdout.write(f"answer: {head.get('answer')}: {head.get('note', '')}")
+            for r in rows:
+                self.stdout.write(f"  {r['key']}: " + ", ".join(f"{k} {v}" for k, v in r.items()
+                                                               if k not in ("key", "description")))
+            return
         self.stdout.write(f"{'variant':24} {'inst-h':>9} {'GPU-h':>9} {'cost $':>10} {'saved%':>7} {'$/week':>10} "
                           f"{'waste':>7} {'IW-F':>6} {'IW-N':>6} {'NIW':>6}")
         for r in rows:
@@ -140,7 +139,7 @@ class Command(BaseCommand):
                               f"{(saved if saved is not None else 0):6.1f}% {r['saved_usd_per_week']:10.0f} "
                               f"{r['waste_gpu_hours']:7.2f} {fmt(att['IW-F'])} {fmt(att['IW-N'])} {fmt(att['NIW'])}")
         self._print_fair(comp.summary.get("fair"))
-        for e in comp.summary.get("energy") or []:  # energy per variant (issue 11): kWh and its cost
+        for e in comp.summary.get("energy") or []:  # energy per variant: kWh and its cost
             kwh = e.get("energy_kwh")
             self.stdout.write(f"  energy {e['key']}: " + (f"{_amount(kwh)} kWh, ${_amount(e['energy_cost_usd'])}"
                                                           if kwh is not None else

@@ -1,0 +1,92 @@
+"""What every kind of comparison provides, and the one request every entry point (form, API, CLI) builds.
+
+A comparison is one scenario and a list of variants run as child jobs, aggregated by the parent job. What a
+scenario means, how a variant runs, how the results aggregate and how the page, the exports and the dashboard show
+them depends on its *kind* (fleet strategies, serverless systems, operator-level plans). Each kind is one class
+below's subclass, registered in ``planner.comparisons.kinds``; the views, jobs, selectors, API and CLI call the kind
+and never branch on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class RequestError(ValueError):
+    """Bad input to a comparison, from any entry point: ``field`` (dotted path), a sentence, how to fix it."""
+
+    def __init__(self, field: str, message: str, hint: str = "") -> None:
+        super().__init__(f"{field}: {message}" if field else message)
+        self.field, self.message, self.hint = field, message, hint
+
+
+@dataclass(frozen=True)
+class ComparisonRequest:
+    """A comparison to start, as the form, the API and the CLI give it (parsed by ``kinds.parse_request``).
+
+    ``choices`` are the variants chosen by name (fleet strategies, serverless systems); the other lists only
+    concern fleet comparisons and are refused by a kind that has no use for them."""
+
+    scenario: dict
+    name: str = ""
+    choices: tuple[str, ...] = ()
+    baseline: str = ""
+    schedulers: tuple[str, ...] = ()
+    variants: tuple[dict, ...] = ()
+    bundles: tuple[str, ...] = ()
+    seeds: tuple[int, ...] = ()
+    tune: dict = field(default_factory=dict)
+    projection: dict = field(default_factory=dict)
+    base_dir: str = ""
+
+    def fleet_only(self) -> dict[str, Any]:
+        """The fleet-only fields that were given (a serverless or operator-level kind refuses them)."""
+        given = {"schedulers": self.schedulers, "variants": self.variants, "bundles": self.bundles,
+                 "seeds": self.seeds, "tune": self.tune, "projection": self.projection}
+        return {k: v for k, v in given.items() if v}
+
+
+class ComparisonKind:
+    """One kind of comparison. Subclasses set the names and implement the methods; the defaults raise."""
+
+    name: str = ""  # stored as the scenario's "kind" (fleet scenarios carry none)
+    label: str = ""  # in words, for pages
+    noun: str = "strategy"  # what one variant is called on pages ("strategy", "system", "plan")
+
+    def matches(self, scenario: dict) -> bool:
+        return scenario.get("kind") == self.name
+
+    # --- writes
+    def start(self, *, team, user, request: ComparisonRequest):
+        """Validate (RequestError naming the field; nothing stored) and create the comparison and its jobs."""
+        raise NotImplementedError
+
+    def simulate(self, comp, result, *, progress, base_dir: str = "") -> dict:
+        """Run one variant; its metrics. Raise RequestError for a bad scenario (the job fails with it)."""
+        raise NotImplementedError
+
+    def job_summary(self, key: str, metrics: dict) -> dict:
+        """The child job's small ``result`` (the figures a job row shows)."""
+        return {"key": key}
+
+    def aggregate(self, comp, summaries: dict[str, dict]) -> dict:
+        """The comparison's ``summary`` from the finished variants' metrics (in the variants' order)."""
+        raise NotImplementedError
+
+    # --- reads
+    def headline(self, comp) -> dict | None:
+        """{"answer", "note", "verdict"} in words for the dashboard and lists; None before the aggregate."""
+        raise NotImplementedError
+
+    def page_context(self, comp, summaries: dict[str, dict]) -> dict:
+        """Extra context for the comparison page (the template ``comparisons/<kind>_result.html``)."""
+        return {}
+
+    template: str = "comparisons/detail.html"
+
+    def export_csv(self, comp, summaries: dict[str, dict]) -> str:
+        raise NotImplementedError
+
+    def export_pdf(self, comp, summaries: dict[str, dict], failures: list[dict]) -> bytes:
+        raise NotImplementedError

@@ -1,0 +1,123 @@
+"""Fleet comparisons: autoscaling strategies (SageServe, PreServe, Chiron and the baselines) replayed through the
+fleet simulator on one scenario, savings against a baseline strategy."""
+
+from __future__ import annotations
+
+from planner.comparisons import selectors
+from planner.comparisons.core.variants import VariantError
+from planner.comparisons.kinds.base import ComparisonKind, ComparisonRequest, RequestError
+from planner.comparisons.services import start_comparison, team_trace, validate_scenario
+
+
+def _run(scenario: dict, variant: dict, *, progress, base_dir: str, frame=None):
+    """Indirection so tests can replace the engine run with a canned summary."""
+    from planner.comparisons.core.runner import run_variant
+
+    return run_variant(scenario, variant, progress=progress, base_dir=base_dir or None, frame=frame)
+
+
+def _trace_kwargs(comp) -> dict:
+    """{"frame": DataFrame} when the scenario replays one of the team's uploaded traces (``workload.trace_id``)."""
+    from planner.ingest.normalised import read_trace
+
+    trace_id = ((comp.scenario or {}).get("workload") or {}).get("trace_id")
+    if trace_id is None:
+        return {}
+    return {"frame": read_trace(team_trace(trace_id, comp.team).normalised_file)}
+
+
+def _scenario_error(exc) -> RequestError:
+    return RequestError(f"scenario.{exc.field}", exc.message, getattr(exc, "hint", "") or
+                        "fix this field of the scenario and start the comparison again")
+
+
+class FleetKind(ComparisonKind):
+    name = "fleet"
+    label = "Fleet autoscaling strategies"
+    noun = "strategy"
+    template = "comparisons/detail.html"
+
+    def matches(self, scenario: dict) -> bool:
+        return scenario.get("kind", "fleet") == "fleet"
+
+    def start(self, *, team, user, request: ComparisonRequest):
+        from simulations.engine import ScenarioError
+
+        try:
+            validate_scenario(request.scenario)
+            return start_comparison(
+                team=team, user=user, scenario=request.scenario, strategies=list(request.choices),
+                schedulers=list(request.schedulers), variants=list(request.variants),
+                baseline=request.baseline or None, name=request.name, projection=request.projection or None,
+                bundles=list(request.bundles), seeds=list(request.seeds) or None, tune=request.tune or None,
+                base_dir=request.base_dir)
+        except ScenarioError as exc:
+            raise _scenario_error(exc) from None
+        except VariantError as exc:
+            raise RequestError(exc.field, exc.message, "see the strategies and bundles the form offers") from None
+
+    def simulate(self, comp, result, *, progress, base_dir: str = "") -> dict:
+        from simulations.engine import ScenarioError
+
+        variant = {"key": result.key, "strategy": result.strategy, "scheduler": result.scheduler,
+                   "knobs": result.knobs}
+        # the comparison's own variant list carries the rest (bundle, seed, tuning role)
+        variant.update({k: v for k, v in next((v for v in comp.variants or [] if v.get("key") == result.key),
+                                               {}).items() if k in ("bundle", "seed", "group", "role")})
+        try:
+            return _run(comp.scenario, variant, progress=progress, base_dir=base_dir, **_trace_kwargs(comp))
+        except ScenarioError as exc:
+            raise RequestError(exc.field, exc.message, "fix this field of the scenario and start the comparison "
+                                                       "again") from exc
+
+    def job_summary(self, key: str, metrics: dict) -> dict:
+        tot = metrics.get("totals", {})
+        return {"key": key, "instance_hours": tot.get("instance_hours"), "gpu_hours": tot.get("gpu_hours"),
+                "cost_usd": tot.get("cost_usd")}
+
+    def aggregate(self, comp, summaries: dict[str, dict]) -> dict:
+        from planner.comparisons.core.aggregate import aggregate
+        from planner.comparisons.core.fair import fair_summary
+
+        order = [r.key for r in comp.results.all()]
+        if comp.baseline not in summaries:
+            return {"error": f"the baseline {comp.baseline!r} did not finish; no savings can be computed"}
+        summary = aggregate(summaries, comp.baseline, order=order, projection=comp.projection)
+        variants = comp.variants or []
+        if any("seed" in v or v.get("role") == "tuning" for v in variants):
+            summary["fair"] = fair_summary(summaries, variants, comp.baseline)
+        return summary
+
+    def headline(self, comp) -> dict | None:
+        kpis = selectors.kpis(comp)
+        if kpis is None:
+            return None
+        answer = kpis["answer_row"]
+        if answer is None:
+            why = kpis["reasons"][0]["kind"] if kpis["reasons"] else ""
+            return {"answer": "no strategy meets the SLO targets", "verdict": "misses",
+                    "note": f"the cheapest is {kpis['cheapest']}" + (f"; main reason: {why}" if why else "")}
+        if answer["is_baseline"]:
+            return {"answer": answer["key"], "verdict": answer["verdict"],
+                    "note": "keep the baseline: the cheapest strategy that meets the SLO targets"}
+        return {"answer": answer["key"], "verdict": answer["verdict"],
+                "note": f"{answer['saving_words']} over the simulated {kpis['span']} against {comp.baseline}"}
+
+    def page_context(self, comp, summaries: dict[str, dict]) -> dict:
+        from planner.comparisons.fleet_page import page_context
+
+        return page_context(comp, summaries)
+
+    def export_csv(self, comp, summaries: dict[str, dict]) -> str:
+        from planner.comparisons.core.export import to_csv
+
+        return to_csv(summaries, comp.summary if comp.summary.get("rows") else None)
+
+    def export_pdf(self, comp, summaries: dict[str, dict], failures: list[dict]) -> bytes:
+        from planner.comparisons.core.report import build_pdf
+        from planner.comparisons.core.runner import describe_assumptions
+        from planner.opscaling.selectors import operator_level_story
+
+        aggregate = {**comp.summary, "variants": comp.variants or [], "extra_story": operator_level_story(comp.team)}
+        return build_pdf(title=f"Cost report: {comp}", assumptions=describe_assumptions(comp.scenario, summaries),
+                         aggregate=aggregate, summaries=summaries, failures=failures)
