@@ -1,4 +1,4 @@
-"""Issue 19 on the pages: the new-comparison form's bundle / seed / tuning inputs, and the display texts of the
+"""Fair comparisons on the pages: the new-comparison form's bundle / seed / tuning inputs, and the display texts of the
 "savings over seeds, untuned vs equal-SLO tuned baseline" table. Kept apart from views.py on purpose."""
 
 from __future__ import annotations

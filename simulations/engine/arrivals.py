@@ -126,7 +126,7 @@ class RequestPath(InstanceEngine):
     def _util_below(self, ep, t: float, thr: float):
         """Whether ``ep.util_at(t) < thr``, settled by the index's bounds when they can (else the exact value)."""
         ix = ep.ix
-        if ix is not None and not ep.smode:  # the bounds cover the plain KV signal only (issue 19's modes: exact)
+        if ix is not None and not ep.smode:  # the bounds cover the plain KV signal only (modes: exact)
             lo, hi = ix.util_bounds(t)
             if hi < thr:
                 v = -1.0
@@ -173,7 +173,7 @@ class RequestPath(InstanceEngine):
                     eps = cand
                     break
             if eps is None:
-                best_u = 1e300  # above any utilisation (the signal may exceed 1, issue 19)
+                best_u = 1e300  # above any utilisation (the signal may exceed 1)
                 for cand in lists:
                     u = 1e300
                     for ep in cand:

@@ -98,12 +98,12 @@ class DeploymentSpec:
     startup: StartupDelays = field(default_factory=StartupDelays)
     price_per_instance_hour: dict = field(default_factory=lambda: {"on_demand": 98.32})
     estimated: bool = False
-    # scaling signal (issue 19): the KV tokens one instance holds *as the utilisation signal counts them*
+    # scaling signal: the KV tokens one instance holds *as the utilisation signal counts them*
     # (0 = kv_capacity_tokens, the true capacity). E.g. the SageServe authors' code sizes KV per token as
     # 2 x hidden x layers x dtype (multi-head, ignoring GQA), so its Llama-2-70B instance holds ~210k tokens where
     # the true (GQA) cache holds 1.34M. Admission always uses kv_capacity_tokens.
     signal_kv_tokens: int = 0
-    # what else the signal counts (issue 19; both off = the KV in use now): each admitted request's whole output
+    # what else the signal counts (both off = the KV in use now): each admitted request's whole output
     # reserved from admission (the authors' code), and the prompts waiting in the instances' queues
     signal_reserve_output: bool = False
     signal_queued: bool = False
@@ -241,7 +241,7 @@ class SLOConfig:
     ttft_s: dict = field(default_factory=lambda: {"IW-F": 1.0, "IW-N": 60.0, "NIW": 86400.0})
     e2e_s: dict = field(default_factory=lambda: {"IW-F": math.inf, "IW-N": math.inf, "NIW": 86400.0})
     percentile: float = 95.0
-    # richer SLOs (issue 11 item 1; all optional, evaluated in engine/slo.py into result.slo):
+    # richer SLOs (all optional, evaluated in engine/slo.py into result.slo):
     itl_s: dict = field(default_factory=dict)  # tier -> inter-token latency target (s)
     itl_stat: str = "mean"  # "mean": the request's mean ITL (TPOT) meets it; "max": every gap does
     normalised_latency_x: dict = field(default_factory=dict)  # tier -> E2E within x times an isolated run
@@ -287,24 +287,24 @@ class EngineConfig:
     timeline_step_s: float = 60.0
     max_time_s: float = math.inf  # stop simulating after this simulated time (unfinished = dropped)
     seed: int = 0
-    # issue 19: instances serve at once on scale-out (as the SageServe authors' simulator does); the nominal
+    # instances serve at once on scale-out (as the SageServe authors' simulator does); the nominal
     # start-up delay is still logged on the scale-out event and reported as provisioning waste added afterwards
     instant_provisioning: bool = False
     swap_bandwidth_gb_s: float = 25.0  # host <-> device bandwidth for swapped KV (PCIe 4.0 x16 ~ 25 GB/s)
-    # issue 14, admission and preemption as vLLM does them (kvcache.py; docs/simulator.md "Admission and preemption"):
+    # admission and preemption as vLLM does them (kvcache.py; docs/simulator.md "Admission and preemption"):
     # a request is admitted only if the KV cache keeps this fraction free afterwards (vLLM's block manager
     # watermark, 0.01 by default; 0 = the old behaviour)
     kv_watermark: float = 0.01
     # "vllm": the victim is the most recently admitted running request (vLLM V1 FCFS ``running.pop()``; for a
     # priority scheduler the lowest-priority, latest-arriving one) and no request is admitted in a step that had to
     # preempt (V1 schedules WAITING only ``if not preempted_reqs``); "legacy": the latest arrival, re-admission in the
-    # same step (the model before issue 14)
+    # same step (the earlier model)
     preemption: str = "vllm"
     preemption_mode: str = "recompute"  # "recompute" (vLLM's default) or "swap" (KV to host; needs kv_bytes_per_token)
     # a request longer than its deployment's max_model_len: "reject" (dropped, reason prompt_exceeds_max_model_len;
     # a prompt that fits but whose output would not is cut at the limit, as vLLM stops at max_model_len),
     # "truncate" (the prompt's head is cut so prompt + output fit), "route" (only endpoints whose limit fits; if
-    # none, rejected), "ignore" (simulated anyway, the model before issue 14; validity.py warns)
+    # none, rejected), "ignore" (simulated anyway, the earlier model; validity.py warns)
     over_context: str = "reject"
 
 

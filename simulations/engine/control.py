@@ -254,7 +254,7 @@ class PolicyAPI(FleetLifecycle):
         inst.work += self.req_out[rid] - self.gen[rid]
         self._boundary(inst, now)
 
-    # ------------------------------------------------------------------ live migration (issue 16, preserve2)
+    # ------------------------------------------------------------------ live migration
     # Llumnix-like live migration of a RUNNING request (Sun et al., OSDI'24 sec. 4.2). Transfer-time model: the
     # caller runs the pipelined pre-copy stages itself (the request keeps decoding on the source while its KV is
     # copied; ``migration_copy_s`` gives the time of one stage) and calls ``migrate_running`` for the LAST stage:

@@ -1,4 +1,4 @@
-"""A multi-day diurnal synthetic workload drawn one day at a time (issue 15, streamed runs). Django-free.
+"""A multi-day diurnal synthetic workload drawn one day at a time (streamed runs). Django-free.
 
 The table mode draws a scenario's ``workload.synthetic`` (kind ``diurnal``, the default) at once: every request of
 the horizon in memory (~33 bytes each after generation, more while generating). A streamed run of more than one day

@@ -1,4 +1,4 @@
-"""Energy of a run (issue 11 item 5): kWh from the busy / idle / provisioning seconds the engine already tracks
+"""Energy of a run: kWh from the busy / idle / provisioning seconds the engine already tracks
 per (region, model) in ``SimulationResult.usage``, and what it costs at each region's electricity price.
 
 Per instance, with ``count`` devices (GPUs, or CPU sockets) of one kind drawing ``busy_w`` while the instance has

@@ -10,7 +10,7 @@ from cython.cimports.libc.math import sqrt  # C sqrt when compiled (math.sqrt as
 
 from simulations.engine.config import DeploymentSpec, EndpointConfig
 
-# What the scaling signal counts besides (or instead of) the KV in use (issue 19; DeploymentSpec.signal_mode):
+# What the scaling signal counts besides (or instead of) the KV in use (DeploymentSpec.signal_mode):
 # RESERVE: each admitted request counts its prompt + whole output from admission (the SageServe authors' code
 # allocates a request's output memory when its decode task starts); QUEUED: prompts waiting in the instance's queue
 # count too. 0 = the KV in use now (the default). Admission always uses the true KV (Instance.cap).

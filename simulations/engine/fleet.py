@@ -70,7 +70,7 @@ class FleetLifecycle(RequestPath):
         if chosen != "spot-same" and not ep.weights_local:
             event["load"] = "cross-region"
         self.scaling_events.append(event)
-        # instant provisioning (issue 19): serve at once; the nominal delay stays on the event for the waste report
+        # instant provisioning: serve at once; the nominal delay stays on the event for the waste report
         return self.add_instance(ep, now, 0.0 if self.engine.instant_provisioning else delay, chosen)
 
     def scale_in(self, ep: Endpoint, now: float, donate: bool = True, allow_zero: bool = False) -> Instance | None:

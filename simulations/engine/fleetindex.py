@@ -1,4 +1,4 @@
-"""Per-endpoint indexes that make the stock routing path's cost independent of the fleet size (issue 15).
+"""Per-endpoint indexes that make the stock routing path's cost independent of the fleet size.
 
 Two signals used to scan every serving instance of an endpoint for every request:
 

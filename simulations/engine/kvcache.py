@@ -2,7 +2,7 @@
 preemption victim, recompute / swap eviction and swap-in, token-gap bookkeeping of finished and evicted requests;
 the base class of the batching engine (batching.py) above the run state.
 
-What vLLM does, and what is modelled (docs/simulator.md "Admission and preemption"; issue 14):
+What vLLM does, and what is modelled (docs/simulator.md "Admission and preemption"):
 
 - Admission watermark. vLLM's block manager admits a waiting request only if the free blocks left after allocating
   its prompt stay at or above ``watermark_blocks`` = 1 % of the GPU blocks (``can_allocate``: ``num_free_gpu_blocks
@@ -16,7 +16,7 @@ What vLLM does, and what is modelled (docs/simulator.md "Admission and preemptio
   goes to the front of the waiting queue to be recomputed. ``engine.preemption = "vllm"``: the most recently
   admitted running request (the running dict keeps admission order) for FCFS and dynamic schedulers, the largest
   scheduler key (lowest priority, latest) for the static priority schedulers. ``"legacy"``: the latest arrival
-  (the model before issue 14).
+  (the earlier model).
 - No re-admission in a preempting step. V1 schedules WAITING requests only ``if not preempted_reqs``; V0 swaps in
   only when nothing was preempted. With ``preemption = "vllm"`` a step that preempts runs the decode iteration of
   the remaining batch without admitting or swapping in (batching.py ``_step``), so an evicted request cannot be

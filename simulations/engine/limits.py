@@ -1,4 +1,4 @@
-"""Context limits before the run (issue 14): what ``engine.over_context`` does to requests longer than their
+"""Context limits before the run: what ``engine.over_context`` does to requests longer than their
 deployment's ``max_model_len`` (Django-free; not a loop module).
 
 vLLM refuses a prompt longer than ``max_model_len`` and stops generating when prompt + output reach it
@@ -13,7 +13,7 @@ vLLM refuses a prompt longer than ``max_model_len`` and stops generating when pr
   long); nothing is dropped.
 - ``route``: like ``reject``, but a request goes only to endpoints whose limit fits it (arrivals.py); outputs are cut
   to the largest limit.
-- ``ignore``: simulated as given (the model before issue 14; validity.py still warns).
+- ``ignore``: simulated as given (the earlier model; validity.py still warns).
 
 The returned ``info`` (``result.summary["context_limits"]``) counts what was done, so the run summary and
 validity.py's over-context counts can be checked against each other.

@@ -60,7 +60,7 @@ class Simulator(PolicyAPI):
         self.region_names = fleet.region_names
         self.model_names = sorted({e.model for e in fleet.endpoints})
         self.workload = workload.remap(self.model_names, self.region_names)
-        from simulations.engine.limits import apply_context_limits  # engine.over_context (issue 14)
+        from simulations.engine.limits import apply_context_limits  # engine.over_context
 
         self.workload, self.context_limits = apply_context_limits(fleet, self.workload, self.model_names,
                                                                   scenario.engine.over_context)
@@ -93,7 +93,7 @@ class Simulator(PolicyAPI):
         self.preempted = memoryview(np.zeros(n, dtype=np.int32))
         self.tok_t = memoryview(np.full(n, np.nan))  # time of the request's latest token when it (re)joined
         self.tbt_max = memoryview(np.zeros(n))  # longest gap between two of its tokens so far (closed stints)
-        # optional request attributes (issue 11 item 1): predicted output length (filled by a predictor before the
+        # optional request attributes: predicted output length (filled by a predictor before the
         # run, from the request alone), per-request TTFT / TPOT targets, a class or service id; None when absent
         self.req_pred_out = getattr(w, "predicted_output_tokens", None)
         self._bind_views()

@@ -161,7 +161,7 @@ def build_result(sim, wall_s: float) -> SimulationResult:
         "strategy": sim.scenario.policy.autoscaler, "scheduler": sim.scenario.policy.scheduler,
         "seed": sim.engine.seed,
     }
-    summary.update(preemption_summary(sim))  # issue 14: per-request preemptions and context-limit actions
+    summary.update(preemption_summary(sim))  # per-request preemptions and context-limit actions
     if sim.migrations():  # live migrations (control.migrate_running), only when a policy migrated
         summary["migrations"] = sim.migrations()
     timeline = _timeline(sim, done, end)
@@ -171,7 +171,7 @@ def build_result(sim, wall_s: float) -> SimulationResult:
                 "completed": done, "endpoint": np.asarray(sim.served_ep), "instance": np.asarray(sim.served_inst),
                 "first_token_s": t_first, "done_s": t_done, "preemptions": np.asarray(sim.preempted), "tier": w.tier}
     slo_block = None
-    if rich_slo_wanted(sim):  # richer SLOs and metrics (issue 11 item 1); default outputs unchanged
+    if rich_slo_wanted(sim):  # richer SLOs and metrics; default outputs unchanged
         slo_block, extra = rich_slo(sim, ttft=ttft, e2e=e2e, itl_mean=tbt, itl_max=tbt_max, done=done,
                                     dropped=dropped)
         requests.update(extra)
@@ -229,7 +229,7 @@ def usage_block(sim, end: float, nominal: dict | None = None) -> tuple[list, dic
 
 
 def preemption_summary(sim) -> dict:
-    """Preemptions per request (issue 14): the largest count any single request suffered, the 99th percentile over
+    """Preemptions per request: the largest count any single request suffered, the 99th percentile over
     all requests, how many requests were preempted at least once; and what ``engine.over_context`` did
     (limits.py)."""
     p = np.asarray(sim.preempted)

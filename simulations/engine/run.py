@@ -1,4 +1,4 @@
-"""The light engine CLI (issue 15): simulate a scenario without Django, pandas or statsmodels on the path.
+"""The light engine CLI: simulate a scenario without Django, pandas or statsmodels on the path.
 
     python -m simulations.engine.run fixtures/scenarios/code_anchor.json            # human summary
     python -m simulations.engine.run SCENARIO.json --json [--strategy NAME] [--mode fast|reference]

@@ -1,4 +1,4 @@
-"""How a run keeps its results (issue 15): the run option ``result``, parsed once at the boundary. Django-free.
+"""How a run keeps its results: the run option ``result``, parsed once at the boundary. Django-free.
 
     {"mode": "table"}                        # default: the per-request table (every page of a run), exact
     {"mode": "streaming", "chunk_s": 3600}   # simulations.engine.stream: bounded memory, accumulated results

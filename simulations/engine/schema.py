@@ -302,7 +302,7 @@ class SLO(Strict):
     ttft_s: TierSeconds = Field(default_factory=TierSeconds)
     e2e_s: TierSeconds = Field(default_factory=TierSeconds)
     percentile: float = num(default=95.0, gt=0.0, le=100.0)
-    # the richer SLOs (engine/slo.py; issue 11 item 1)
+    # the richer SLOs (engine/slo.py)
     itl_s: TierPositive = Field(default_factory=TierPositive)
     itl_stat: Literal["mean", "max"] = "mean"
     normalised_latency_x: TierPositive = Field(default_factory=TierPositive)
@@ -457,7 +457,7 @@ class Workload(Strict):
 
 
 class StrategyPolicies(Strict):
-    """Per-strategy policy overrides of a comparison scenario (``strategy_policies``, issue 19)."""
+    """Per-strategy policy overrides of a comparison scenario (``strategy_policies``)."""
 
     region_router: str | None = None
     endpoint_router: str | None = None
@@ -489,7 +489,7 @@ class ScenarioInput(Strict):
     energy: Energy | None = None
     # comparison-only
     strategy_params: dict[str, dict[str, JSONValue]] = Field(default_factory=dict)
-    # issue 19: routers / scheduler per strategy name, and a preset's name and the source of each of its settings
+    # routers / scheduler per strategy name, and a preset's name and the source of each of its settings
     strategy_policies: dict[str, StrategyPolicies] = Field(default_factory=dict)
     preset: str = Field("", max_length=200)
     preset_sources: dict[str, str] = Field(default_factory=dict)

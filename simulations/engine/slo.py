@@ -1,4 +1,4 @@
-"""Richer SLOs and their metrics (issue 11 item 1), evaluated after the run into ``SimulationResult.slo``.
+"""Richer SLOs and their metrics, evaluated after the run into ``SimulationResult.slo``.
 
 Targets per request, from the tier's settings in ``SLOConfig`` overridden by the workload's per-request arrays:
 

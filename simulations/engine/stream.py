@@ -1,4 +1,4 @@
-"""Streamed replay (issue 15 item 2): a long horizon in bounded memory, results accumulated online, exact.
+"""Streamed replay: a long horizon in bounded memory, results accumulated online, exact.
 
 ``simulate_stream(scenario, trace=None, chunk_s=3600)`` runs ONE continuous simulation fed chunk by chunk
 (``chunk_s`` of simulated time each; a Parquet trace read in row batches through pyarrow, a synthetic workload one

@@ -1,4 +1,4 @@
-"""What a streamed replay reports (issue 15 item 2), accumulated online from one continuous simulation.
+"""What a streamed replay reports, accumulated online from one continuous simulation.
 
 ``StreamAccumulator`` folds finished requests out of the run's request window (window.py) as their rows are
 dropped, and the run's scaling events and timeline samples before they are cleared; at the end it folds the rest

@@ -1,4 +1,4 @@
-"""Routing sweep (issue 11): instance routers side by side as the arrival rate steps past the knee.
+"""Routing sweep: instance routers side by side as the arrival rate steps past the knee.
 
     from simulations.engine.sweep import routing_sweep
     out = routing_sweep(base_scenario_dict, rates=[10, 20, 30], routers=ROUTERS)

@@ -1,4 +1,4 @@
-"""Trace readers without pandas (issue 15): the light CLI (``python -m simulations.engine.run``) and the streamed
+"""Trace readers without pandas: the light CLI (``python -m simulations.engine.run``) and the streamed
 replay (``simulations.engine.stream``) read traces through these, so a small replay does not pay for pandas.
 
 ``read_trace_arrays(path)`` returns the normalised columns as numpy arrays (``arrival_s``, ``input_tokens``,

@@ -127,7 +127,7 @@ def add_validity(result, fleet, workload) -> None:
     endpoints = []
     for e in fleet.endpoints:
         row = {"deployment": e.deployment.name, **catalogue_limits(e.deployment.name, e.model)}
-        if getattr(e.deployment, "max_model_len", 0):  # the limit the engine acted on (issue 14), if the spec has one
+        if getattr(e.deployment, "max_model_len", 0):  # the limit the engine acted on, if the spec has one
             row["max_model_len"] = int(e.deployment.max_model_len)
         endpoints.append(row)
     report = validity_report(workload.input_tokens, workload.output_tokens, result.requests["endpoint"], endpoints)

@@ -1,4 +1,4 @@
-"""The request window of a streamed run (issue 15 item 2): one continuous simulation whose per-request arrays hold
+"""The request window of a streamed run: one continuous simulation whose per-request arrays hold
 only the requests in flight (and those not arrived yet of the current chunk).
 
 A streamed run (stream.py) is one ``Simulator`` run chunk by chunk: ``sim.run(until=t1)`` processes every event

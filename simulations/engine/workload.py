@@ -28,7 +28,7 @@ class Workload:
     model_names: list[str]
     region_names: list[str]
     deadline_s: np.ndarray | None = None  # absolute, NaN = none
-    # optional request attributes (issue 11 item 1), one value per request; None when the trace has none
+    # optional request attributes, one value per request; None when the trace has none
     predicted_output_tokens: np.ndarray | None = None  # int64, filled by a predictor from the request alone
     ttft_slo_s: np.ndarray | None = None  # float64 per-request TTFT target (NaN = the tier's)
     tpot_slo_s: np.ndarray | None = None  # float64 per-request ITL/TPOT target (NaN = the tier's)

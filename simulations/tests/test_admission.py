@@ -1,4 +1,4 @@
-"""Admission and preemption as vLLM does them, and context limits acted on in the loop (issue 14).
+"""Admission and preemption as vLLM does them, and context limits acted on in the loop.
 
 Hand-checked overload case (``test_overload_by_hand``): one instance, KV capacity 200 tokens, prefill of any batch
 0.1 s (c0 only), decode iteration 0.01 s (c0 only), three requests r0, r1, r2 arriving at t = 0, prompt 60 and
@@ -21,7 +21,7 @@ vLLM (``engine.preemption = "vllm"``, watermark 5 % = 10 tokens), step by step a
 - t = 0.29: r2 admitted (190 - 67 >= 10), prefill 67 tokens 0.1 s -> t = 0.39, its 8th token; 12 decode iterations
   -> done at t = 0.51. Preemptions: r2 once; max 1.
 
-The model before issue 14 (``preemption = "legacy"``, no watermark) on the same case:
+the earlier model (``preemption = "legacy"``, no watermark) on the same case:
 
 - same until t = 0.16: victim = the latest arrival (ties: highest id) = r2 (66 slots freed, KV 132); re-admitted in
   the same step (needs 67, free 68), prefilled alone (0.1 s, r0 and r1 paused) -> t = 0.26, r2 has 8 tokens, KV 199.

@@ -1,4 +1,4 @@
-"""Chiron (issue 17): the local autoscaler's arithmetic, the request groups, the waiting-time estimator, the
+"""Chiron: the local autoscaler's arithmetic, the request groups, the waiting-time estimator, the
 take/resume of swapped requests, and the policy end to end on small scenarios."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Energy and the generator's new kinds through a stored run: API, job, page (issue 11 items 4 and 5)."""
+"""Energy and the generator's new kinds through a stored run: API, job, page."""
 
 from __future__ import annotations
 

@@ -64,7 +64,7 @@ d = load("small_reactive"); d["strategy"]["scheduler"] = "edf"; d["workload"]["s
 out["cases"]["edf"] = run(d)
 d = load("preserve_routing"); d["workload"]["synthetic"].update(rate_rps=14.0, duration_s=600.0)
 d["strategy"].update(instance_router="llumnix", autoscaler="llumnix-migrate", params={"scaling": False})
-out["cases"]["live_migration"] = run(d)  # migrate_running: switch-over, downtime swap-in (issue 16, session 5)
+out["cases"]["live_migration"] = run(d)  # migrate_running: switch-over, downtime swap-in
 
 from planner.comparisons.core.runner import run_variant
 d = load("sageserve_day"); d["workload"]["spec_overrides"]["total_rps"] = 1.5

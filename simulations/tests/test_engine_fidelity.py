@@ -16,9 +16,7 @@ from simulations.engine.perf import fit_contract
 from simulations.tests.engine_helpers import scenario, workload
 
 ROOT = Path(__file__).resolve().parents[2]
-PERF = Path("/work/shared/data/profiles/sageserve/perf_model.csv")
-if not PERF.exists():
-    PERF = ROOT / "fixtures" / "hardware" / "sageserve" / "perf_model.csv"
+PERF = ROOT / "fixtures" / "hardware" / "sageserve" / "perf_model.csv"  # the bundled copy of the measured table
 
 
 def _close(a: dict, b: dict, rel: float) -> list[str]:
@@ -84,7 +82,7 @@ def test_fast_mode_matches_the_reference_mode_with_dpa_under_overload():
     d["workload"]["synthetic"].update(total_requests=6000, duration_s=240)
     for e in d["fleet"]["endpoints"]:
         e.update(initial=1, min=1, max=1)
-    # the pre-issue-14 preemption (no watermark, latest-arrival victim, re-admission in the preempting step)
+    # the earlier preemption model (no watermark, latest-arrival victim, re-admission in the preempting step)
     # thrashes here and forms long queues; vLLM's admission (the default) does not: both modes must agree either way
     d["engine"] = dict(d.get("engine") or {}, preemption="legacy", kv_watermark=0)
     sc = parse_scenario(d)

@@ -1,4 +1,4 @@
-"""Issue 15 (session 5, monthperf): the C constants of the compiled engine match the Python ones, and the
+"""Month scale: the C constants of the compiled engine match the Python ones, and the
 suffix-maximum stack that replaced a slice-and-scan per finished request (max TBT) gives the scan's value,
 through appends and trims (the source's functions, run as plain Python whichever build is active)."""
 

@@ -1,4 +1,4 @@
-"""Issue 15: fleet-size-independent routing (fleetindex.py), streamed replay (stream.py), pandas-free trace reading
+"""Fleet-size-independent routing (fleetindex.py), streamed replay (stream.py), pandas-free trace reading
 (traceio.py) and the light CLI (run.py)."""
 
 from __future__ import annotations

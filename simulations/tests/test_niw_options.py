@@ -1,4 +1,4 @@
-"""Issue 19, item 2: the NIW queue manager's release gated by load (IW input TPS per instance against theta) instead
+"""The NIW queue manager's release gated by load (IW input TPS per instance against theta) instead
 of the memory signal, and LT's beta budgeted on the NIW actually released instead of the NIW that arrived."""
 
 from __future__ import annotations

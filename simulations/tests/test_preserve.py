@@ -1,4 +1,4 @@
-"""PreServe (issue 16): the anticipator against hand computations, the router's score and hold queue, the
+"""PreServe: the anticipator against hand computations, the router's score and hold queue, the
 Table-2 predictor's calibration, the scaler's window targets, fast == reference with the router."""
 
 from __future__ import annotations
@@ -211,7 +211,7 @@ def test_the_low_load_scale_down_never_cuts_below_the_window_target():
                                              (14.0, "preserve")])
 def test_the_projection_cache_changes_nothing(rate, autoscaler):
     """The router reuses an instance's projection while its running set, KV in use, phase and iteration are
-    unchanged (issue 16 item d, ~15 % less CPU): every request lands on the same instance at the same times."""
+    unchanged (~15 % less CPU): every request lands on the same instance at the same times."""
     out = []
     for cache in (True, False):
         d = _scenario(rate=rate, duration=120.0, autoscaler=autoscaler, predictor="table2-noise")

@@ -1,4 +1,4 @@
-"""The SLINFER shared-node executor (issue 18) on tiny cases computed by hand, plus invariants on a trace slice.
+"""The SLINFER shared-node executor on tiny cases computed by hand, plus invariants on a trace slice.
 
 Hand values use the artefact's llama-2-7b tables (fixtures/hardware/slinfer/latency_tables.csv, milliseconds):
 GPU prefill 256 -> 30, 512 -> 50, 2048 -> 169; GPU decode batch 1 is 14 at contexts 512, 1024 and 2048 and 15 at

@@ -1,4 +1,4 @@
-"""Issue 19, item 1: what the scaling signal counts (deployment ``signal_reserve_output`` / ``signal_queued``).
+"""What the scaling signal counts (deployment ``signal_reserve_output`` / ``signal_queued``).
 
 Hand-checked values on one instance, the batching engine's counters checked against a recount from the instance's
 own lists at every tick of a preempting, chunked and unchunked run in both modes, and admission left on the true KV.

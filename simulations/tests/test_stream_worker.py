@@ -1,4 +1,4 @@
-"""Streamed runs (issue 15) on a real Celery worker: created through the API, replayed chunk by chunk by the worker,
+"""Streamed runs on a real Celery worker: created through the API, replayed chunk by chunk by the worker,
 the result on the page; a streamed run cancelled mid-way ends cancelled; a planner starts the month demo from the
 page and sees its charts (browser)."""
 

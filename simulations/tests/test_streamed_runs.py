@@ -1,4 +1,4 @@
-"""Streamed runs in the product (issue 15): the run option's schema, the job path, the API, the page, the CSV and the
+"""Streamed runs in the product: the run option's schema, the job path, the API, the page, the CSV and the
 CLI. The streamed result is checked against the table mode of the same scenario (one chunk = the same simulation:
 counts and GPU-hours equal, percentiles within the histogram's bound of numpy's)."""
 

@@ -1,4 +1,4 @@
-"""Issue 15 item 2: the streamed replay is one continuous simulation (window.py, streamacc.py): whatever the chunk
+"""The streamed replay is one continuous simulation (window.py, streamacc.py): whatever the chunk
 size, it reports what the unstreamed run reports (counts, GPU-hours, cost, energy, scale events, SLO attainment,
 means to float rounding, percentiles within stream.REL_ERR of the exact nearest-rank ones), while its request
 window holds only the requests from the oldest one in flight onwards."""

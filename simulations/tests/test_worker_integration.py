@@ -26,7 +26,7 @@ def test_a_run_created_through_the_api_is_simulated_by_a_worker(cast, celery_wor
     assert run.requests_simulated == 20000
     results = cast.owner.api.get(f"/api/simulations/{run.pk}/results/").json()
     assert results["summary"]["completed"] == 20000
-    # issue 14: the worker's run summary carries the preemptions per request, and the API shows them
+    # the worker's run summary carries the preemptions per request, and the API shows them
     api_run = cast.owner.api.get(f"/api/simulations/{run.pk}/").json()
     assert set(api_run["preemptions_per_request"]) == {"max", "p99", "requests_preempted"}
     assert api_run["preemptions_per_request"] == results["summary"]["preemptions_per_request"]

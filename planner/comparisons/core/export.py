@@ -64,7 +64,7 @@ def _summary_rows(key: str, s: dict):
 
 
 def _fair_rows(fair):
-    """Issue 19: per strategy, min/mean/max over seeds, savings vs the untuned and the equal-SLO tuned baseline,
+    """Per strategy, min/mean/max over seeds, savings vs the untuned and the equal-SLO tuned baseline,
     each saving next to the baseline it is against (metric ``..._baseline``, value = that variant's key)."""
     if not fair:
         return

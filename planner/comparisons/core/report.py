@@ -445,7 +445,7 @@ def _range(st, scale=1.0, digits=1, sign=True) -> str:
 
 
 def _fair_section(story, fair, small, h2) -> None:
-    """Issue 19: savings over seeds against the untuned AND the equal-SLO tuned baseline (each named)."""
+    """Savings over seeds against the untuned AND the equal-SLO tuned baseline (each named)."""
     if not fair:
         return
     story.append(Paragraph("Savings over seeds, against the untuned and the equal-SLO tuned baseline", h2))

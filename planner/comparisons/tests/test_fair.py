@@ -1,4 +1,4 @@
-"""Issue 19 in the comparison layer: named strategy bundles, seeds, the equal-SLO tuned baseline (hand-computed),
+"""Fair comparisons in the comparison layer: named strategy bundles, seeds, the equal-SLO tuned baseline (hand-computed),
 the CLI and the API on top of them."""
 
 from __future__ import annotations

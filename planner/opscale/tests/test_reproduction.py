@@ -1,4 +1,4 @@
-"""Issue 13's "Done when" shape checks, computed from the sweeps (planner.opscale.reproduce), not hard-coded.
+""""Done when" shape checks, computed from the sweeps (planner.opscale.reproduce), not hard-coded.
 
 Items our model does not reproduce are strict xfails with the measured reason, so they flip loudly if a
 change makes them pass; docs/reproduction_opscale.md explains each."""

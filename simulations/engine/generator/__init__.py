@@ -1,4 +1,4 @@
-"""One workload generator (issue 11): every synthetic request stream of the planner and the engine. Django-free.
+"""One workload generator: every synthetic request stream of the planner and the engine. Django-free.
 
     from simulations.engine.generator import generate, generate_workload
     frame = generate({"kind": "gamma", "rate_rps": 5, "cv": 2, "duration_s": 600}, seed=1)   # normalised trace

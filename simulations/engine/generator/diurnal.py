@@ -1,6 +1,6 @@
 """Kind ``diurnal``: the engine's original one-day generator (a scenario's ``workload.synthetic`` without a kind).
 
-Moved unchanged from ``simulations/engine/workload.py`` (issue 11: one workload generator): Poisson arrivals
+Moved unchanged from ``simulations/engine/workload.py`` (one workload generator): Poisson arrivals
 with a diurnal rate (inverse-CDF sampling of sorted uniforms), model / region / tier drawn per request,
 log-normal lengths. Needs the fleet's model and region names, so it returns a ``Workload`` directly.
 """

@@ -1,6 +1,6 @@
 """Kind ``sageserve``: multi-day traffic by region, model and tier (SageServe-like, see docs/traces.md).
 
-Moved unchanged from ``planner/ingest/synth.py`` (issue 11: one workload generator); the same spec and seed
+Moved unchanged from ``planner/ingest/synth.py`` (one workload generator); the same spec and seed
 give the same frame, byte for byte.
 
 

@@ -90,7 +90,7 @@ class ScaleLockParams(PolicyParams):
 
 
 class ScaleLock:
-    """How long an endpoint waits after a scaling action before the next one (issue 19).
+    """How long an endpoint waits after a scaling action before the next one.
 
     Params: ``cooldown_out_s`` / ``cooldown_in_s`` (default ``cooldown_s``, 15 s) after a scale-out / scale-in,
     and ``lock_after_scale_out`` (default false): after a scale-out, wait at least the new instance's nominal

@@ -1,4 +1,4 @@
-"""Baselines every later strategy family compares against (issue 11 item 6): a Llumnix-like scheduler and
+"""Baselines every later strategy family compares against: a Llumnix-like scheduler and
 scaler, a least-requests router, memory-usage routers and static-N. They use only the public policy API.
 
 **MU, the paper's** (``gpu-memory-usage``; PreServe sec. 3.2.2: "the instance with the lowest weighted average of

@@ -17,7 +17,7 @@ in section 7 has it, section 4), and the LT policies (longterm.py) use it too.
 An autoscaler that owns a queue sets ``wants_arrival_hook`` and returns ``queue.offer(...)`` from its
 ``on_arrival``: NIW requests are held, every other request is routed at once.
 
-Issue 19 options: ``niw_gate`` "kv" (default: the signal above, effective memory utilisation) or "load": the
+Options: ``niw_gate`` "kv" (default: the signal above, effective memory utilisation) or "load": the
 endpoint's IW input TPS over the trailing ``niw_load_window_s`` (60 s; IW requests the endpoint received, fed by the
 owning autoscaler's ``on_request`` through ``note_request``) per serving instance, as a share of the deployment's
 theta (its sustainable input TPS), against the same thresholds. The queue also keeps, per endpoint, the NIW input

@@ -13,7 +13,7 @@ from simulations.engine.policies.params import PolicyParams, knob
 from simulations.engine.policies.registry import PolicyKind, register
 
 # "no candidate yet": above any utilisation. A scaling signal that counts KV larger than it is
-# (deployment.signal_kv_tokens, issue 19) can exceed 1 (and 2), so the sentinel must not be a small number.
+# (deployment.signal_kv_tokens) can exceed 1 (and 2), so the sentinel must not be a small number.
 NO_UTIL = 1e300
 
 

@@ -1,6 +1,6 @@
 """python manage.py compare SCENARIO.json --strategies reactive-unified,lt-i,lt-u,lt-ua [--json] [--pdf FILE]
 
-Issue 19: ``--bundles sageserve-code.lt-ua,...`` (named strategy bundles; ``--list-bundles`` prints them),
+Bundles: ``--bundles sageserve-code.lt-ua,...`` (named strategy bundles; ``--list-bundles`` prints them),
 ``--seeds 2025,2026,2027`` (every run once per workload seed, figures as min/mean/max) and ``--tune``
 (sweep the baseline's knobs as child jobs and report savings against the cheapest baseline variant with at
 least the strategy's SLO attainment per tier, beside the savings against the untuned baseline).

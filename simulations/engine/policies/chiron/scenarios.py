@@ -1,4 +1,4 @@
-"""Scenario builders for the Chiron reproduction (issue 17): deployments from the hardware catalogue and the
+"""Scenario builders for the Chiron reproduction: deployments from the hardware catalogue and the
 paper's settings (Fig. 19, W_B, W_A). Django-free: the catalogue's built-in data is read as JSON.
 
 - 8B: ``llama3.1-8b/a100-80gb/tp1`` (fitted to the SLINFER authors' measured A100 table; KV 426,788 tokens).

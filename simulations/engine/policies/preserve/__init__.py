@@ -1,4 +1,4 @@
-"""PreServe (issue 16; paper: seeds/001, spec 001): the load anticipator, the load-aware router, window forecasts
+"""PreServe (paper: seeds/001, spec 001): the load anticipator, the load-aware router, window forecasts
 and the proactive scaler, plus its RQ2 scaling baselines. Django-free; uses the simulator's public policy API only.
 
 - ``anticipator.py``: the projected KV fractions U_j of the next l iterations, on demand (fast mode stays exact)

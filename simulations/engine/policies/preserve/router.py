@@ -10,7 +10,7 @@ and r goes to argmin L_i (ties: the lower instance id). "Predicted decode tokens
 current_d_i, "the total tokens to be generated in the decode phase") counts the running requests, from the
 anticipator (with its late-finish extensions): the paper's map holds a request from the end of its prefill. The
 other reading, with the queued requests' predicted output too (``queued_decode: true``; the score adds r's own D^
-while r is still queued), was measured in session 5 and is worse in our engine (P99 normalised latency at 12.5
+while r is still queued), was measured and is worse in our engine (P99 normalised latency at 12.5
 req/s 1.69 vs 1.09 s/token, docs/reproduction_preserve.md): not the default.
 
 When every routable instance is potentially overloaded (the scaler's predicate: more than 10 % of the next 100 iterations above 95 % KV) the request is held; held
@@ -64,7 +64,7 @@ class LoadAwareRouter:
         return [self.projection(sim, inst, now) for inst in instances]
 
     def projection(self, sim, inst, now: float) -> Projection:
-        """``Projection.of``, maintained incrementally per instance (issue 16 item d). Key: the running set, the
+        """``Projection.of``, maintained incrementally per instance. Key: the running set, the
         phase and the iteration counter at the segment's start. Under one key no request joins or leaves and every
         running request gains one token per decode iteration while the KV in use grows by the batch size, so with
         d = (KV now - KV then) / B the contexts and generated counts are the cached ones + d (no per-request loop);
