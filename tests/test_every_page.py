@@ -44,6 +44,7 @@ def everything(cast, tmp_path):
     """One object of every kind, in the owner's team; {noun: [ids]}."""
     from forecasts.models import ForecastRun, ForecastSeries
     from forecasts.services import create_run
+    from planner.benchmarks.models import Validation
     from planner.comparisons.models import Comparison
     from planner.hardware.models import Deployment, GpuType, ModelProfile
     from planner.jobs.models import Job
@@ -75,6 +76,9 @@ def everything(cast, tmp_path):
     op = member.api.post("/api/operator-plans/", {"spec": {
         "model": "llama-3-8b", "gpu": "a100", "workload": {"trace_id": trace.pk, "window_s": 600}}}, format="json")
     assert op.status_code == 201, op.content
+    run = _benchmark_run_and_validation(member)
+    search = _capacity_search(member)
+    backtest = _backtest(member)
     ids = {
         "trace": [trace.pk], "forecast": list(ForecastRun.objects.values_list("pk", flat=True)),
         "series": list(ForecastSeries.objects.values_list("pk", flat=True)[:1]),
@@ -86,10 +90,47 @@ def everything(cast, tmp_path):
         "deployment": list(Deployment.objects.values_list("pk", flat=True)[:1]),
         "gpu": list(GpuType.objects.values_list("pk", flat=True)[:1]),
         "model": list(ModelProfile.objects.values_list("pk", flat=True)[:1]),
+        "benchmark-run": [run], "validation": list(Validation.objects.values_list("pk", flat=True)),
+        "capacity-search": [search], "backtest": [backtest],
     }
     for noun, values in ids.items():
         assert values, f"no {noun} was made"
     return ids
+
+
+def _benchmark_run_and_validation(member) -> int:
+    """A real inference-perf run uploaded through the API, and one validation of its deployment."""
+    from planner.benchmarks.tests.test_app import R70, upload
+    from planner.hardware.models import Deployment
+
+    resp = upload(member.api, R70)
+    assert resp.status_code == 201, resp.content
+    dep = Deployment.objects.get(builtin=True, name="llama2-70b/h100-80gb/tp4")
+    job = member.api.post("/api/benchmarks/runs/validate/", {"run_ids": [resp.json()["id"]], "deployment": dep.pk,
+                                                             "seeds": 1}, format="json")
+    assert job.status_code == 202, job.content
+    return resp.json()["id"]
+
+
+def _capacity_search(member) -> int:
+    from planner.capacity.models import CapacitySearch
+    from planner.capacity.tests.scenarios import two_region_queue
+    from planner.capacity.tests.test_pages_cli import FORM
+
+    page = Client()
+    page.force_login(member.user)
+    resp = page.post("/capacity/new/", dict(FORM, scenario_json=json.dumps(two_region_queue())))
+    assert resp.status_code == 302, resp.content[:500]
+    return CapacitySearch.objects.get().pk
+
+
+def _backtest(member) -> int:
+    from planner.backtests.tests.test_backtests import GOOD, _short
+
+    resp = member.api.post("/api/backtests/", {"scenario": _short(), "replicas_csv": GOOD, "strategies": ["static"],
+                                              "bundles": ["industry.hpa-running"]}, format="json")
+    assert resp.status_code == 201, resp.content
+    return resp.json()["id"]
 
 
 def _noun(path: str) -> str | None:
@@ -97,7 +138,10 @@ def _noun(path: str) -> str | None:
     for word, noun in (("deployments", "deployment"), ("gpus", "gpu"), ("models", "model"),
                        ("operator-plans", "operator-plan"), ("comparisons", "comparison"), ("traces", "trace"),
                        ("forecasts", "forecast"), ("plans", "plan"), ("simulations", "simulation"),
-                       ("jobs", "job"), ("routing-sweep", "job"), ("docs", "doc")):
+                       ("jobs", "job"), ("routing-sweep", "job"), ("docs", "doc"),
+                       ("benchmarks/runs", "benchmark-run"), ("benchmarks/validations", "validation"),
+                       ("capacity", "capacity-search"), ("capacity-searches", "capacity-search"),
+                       ("backtests", "backtest")):
         if re.search(rf"(^|/){word}/", path):
             return noun
     return None
