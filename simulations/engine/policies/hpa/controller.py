@@ -156,14 +156,17 @@ class HPAController:
             return max(desired, max(s.min_replicas, limit))
         return desired
 
+    def _period_start(self, now: float, current: int, period_s: float) -> int:
+        """periodStartReplicas: the count at the start of a policy's period."""
+        return current - self._changed(self.up_events, now, period_s) + self._changed(self.down_events, now, period_s)
+
     def _up_limit(self, now: float, current: int) -> int:
         rules = self.spec.scale_up
         if rules.select == "Disabled":
             return current
         results = []
         for p in rules.policies:
-            start = current - self._changed(self.up_events, now, p.period_s) + self._changed(
-                self.down_events, now, p.period_s)
+            start = self._period_start(now, current, p.period_s)
             if p.kind == "Pods":
                 results.append(start + p.value)
             else:
@@ -176,8 +179,7 @@ class HPAController:
             return current
         results = []
         for p in rules.policies:
-            start = current - self._changed(self.up_events, now, p.period_s) + self._changed(
-                self.down_events, now, p.period_s)
+            start = self._period_start(now, current, p.period_s)
             if p.kind == "Pods":
                 results.append(start - p.value)
             else:
