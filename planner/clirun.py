@@ -8,7 +8,9 @@ lists and the API show it like any run started in the browser.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
+from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
@@ -58,3 +60,26 @@ def finished_job(*, team, user, kind: str, params: dict, started: datetime, fini
                               status=status, progress=100.0 if status == "succeeded" else 0.0,
                               message=message[:300] or ("done (command line)" if status == "succeeded" else ""),
                               result=result or {}, last_error=last_error, started=started, finished=finished)
+
+
+def csv_list(text: str) -> list[str]:
+    """``"a, b,,c"`` -> ``["a", "b", "c"]``: a comma-separated option's values."""
+    return [x.strip() for x in (text or "").split(",") if x.strip()]
+
+
+def int_list(text: str, option: str) -> list[int]:
+    """A comma-separated option of whole numbers (``--seeds 1,2,3``); anything else is a CommandError."""
+    try:
+        return [int(x) for x in csv_list(text)]
+    except ValueError:
+        raise CommandError(f"{option}: give whole numbers like 1,2,3, not {text!r}") from None
+
+
+def read_json_file(path: Path, what: str = "file") -> dict:
+    """The JSON object in ``path``; a missing file or bad JSON is a CommandError naming the file."""
+    if not path.exists():
+        raise CommandError(f"{path}: no such {what}")
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise CommandError(f"{path}: not valid JSON ({exc})") from None

@@ -14,7 +14,7 @@ from simulations.engine.policies.aibrix.controller import (
 )
 from simulations.engine.policies.dynamo_planner.controller import Observation, PlannerSpec, Profile, SLAPlanner
 from simulations.engine.policies.dynamo_planner.predictors import ARIMAPredictor, KalmanPredictor
-from simulations.engine.policies.hpa.controller import HPAController, HPASpec
+from simulations.engine.policies.hpa.controller import HPAController, HPASpec, ScalingPolicy, ScalingRules
 from simulations.engine.policies.knative_kpa.controller import KPAController, KPASpec, WindowAverage
 from simulations.engine.policies.llmd_wva.controller import WVASpec, analyse, target_replicas
 
@@ -33,6 +33,15 @@ def test_hpa_scale_up_is_limited_to_max_of_four_pods_and_double_per_fifteen_seco
     assert hpa.step(0, 2, 200.0) == 6  # want 20; max(2 + 4, ceil(2 x 2)) = 6
     assert hpa.step(10, 6, 200.0) == 6  # the +4 at t=0 is inside the 15 s period: period start 2 -> limit 6
     assert hpa.step(15, 6, 200.0) == 12  # t=0 has left the period: max(6 + 4, 12) = 12
+
+
+def test_hpa_rate_limit_counts_from_the_replicas_at_the_start_of_the_period():
+    # periodStartReplicas = current - added + removed in the period: a scale-down just before lets the scale-up
+    # return to where the period started, then the policies apply on top of that count.
+    fast_down = ScalingRules(0.0, (ScalingPolicy("Percent", 100, 15.0),))
+    hpa = HPAController(HPASpec(target=10, max_replicas=50, scale_down=fast_down))
+    assert hpa.step(0, 10, 20.0) == 2  # want ceil(20 / 10) = 2; no stabilisation window, 100 % per 15 s
+    assert hpa.step(5, 2, 200.0) == 20  # want 20; period start 2 + 8 removed = 10: max(10 + 4, ceil(10 x 2)) = 20
 
 
 def test_hpa_scale_down_waits_for_the_five_minute_stabilisation_window():

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from planner.backtests.core.replicas import ReplicaFileError
+from planner.backtests.core.replicas import ReplicaFileError, whole_number
 
 METRICS = ("ttft_p50_s", "ttft_p95_s", "e2e_p50_s", "e2e_p95_s")
 MAX_ROWS = 100_000
@@ -38,12 +38,7 @@ def parse_latency(text: str) -> dict[str, list]:
             if n > MAX_ROWS:
                 raise ReplicaFileError(f"latency row {n}", f"more than {MAX_ROWS:,} rows")
             raw = rec[header.index("minute")].strip() if len(rec) > header.index("minute") else ""
-            try:
-                minute = int(raw)
-            except ValueError:
-                raise ReplicaFileError(f"latency row {n}, column minute", f"{raw!r} is not a whole minute") from None
-            if minute < 0:
-                raise ReplicaFileError(f"latency row {n}, column minute", f"{minute} is negative")
+            minute = whole_number(raw, f"latency row {n}, column minute", "a whole minute")
             for m in cols:
                 i = header.index(m)
                 cell = rec[i].strip() if len(rec) > i else ""

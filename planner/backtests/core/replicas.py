@@ -35,6 +35,17 @@ class ReplicaFileError(ValueError):
         self.hint = hint
 
 
+def whole_number(raw: str, where: str, what: str) -> int:
+    """``raw`` as a count >= 0; else a ReplicaFileError at ``where`` saying it is not ``what``."""
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ReplicaFileError(where, f"{raw!r} is not {what}") from None
+    if value < 0:
+        raise ReplicaFileError(where, f"{value} is negative")
+    return value
+
+
 def _where(row: int, column: str) -> str:
     return f"replicas row {row}, column {column}"
 
@@ -160,12 +171,7 @@ def _assemble(records, known, *, trace_end_s, max_gap_s):
         if ep not in known:
             raise ReplicaFileError(f"{where}, column endpoint", f"{ep!r} is not an endpoint of the scenario's fleet",
                                    f"use one of {sorted(known)}")
-        try:
-            count = int(raw)
-        except ValueError:
-            raise ReplicaFileError(f"{where}, column replicas", f"{raw!r} is not a whole number of replicas") from None
-        if count < 0:
-            raise ReplicaFileError(f"{where}, column replicas", f"{count} is negative")
+        count = whole_number(raw, f"{where}, column replicas", "a whole number of replicas")
         out.setdefault(ep, []).append([t, count])
         labels.setdefault(ep, []).append(label)
     for ep, pts in out.items():

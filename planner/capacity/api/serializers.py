@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from planner.api.scenarios import resolve_scenario
 from planner.capacity.models import CapacitySearch
 from planner.jobs.api.serializers import JobSerializer
 
@@ -31,19 +32,7 @@ class CapacitySearchCreateSerializer(serializers.Serializer):
                                            '{}, "quota_gpus": {}} (docs/capacity.md)')
 
     def validate(self, attrs):
-        from planner.comparisons.selectors import load_fixture, scenario_fixtures
-
-        if not attrs.get("scenario") and not attrs.get("scenario_fixture"):
-            raise serializers.ValidationError({"scenario": "give a scenario object or scenario_fixture "
-                                                           f"(one of {scenario_fixtures()})"})
-        if attrs.get("scenario_fixture"):
-            try:
-                attrs["scenario"] = load_fixture(attrs["scenario_fixture"])
-            except KeyError:
-                raise serializers.ValidationError({"scenario_fixture": f"unknown fixture; use one of "
-                                                                       f"{scenario_fixtures()}"}) from None
-        if not isinstance(attrs["scenario"], dict):
-            raise serializers.ValidationError({"scenario": "must be a JSON object"})
+        attrs = resolve_scenario(attrs)
         if not isinstance(attrs.get("spec"), dict):
             raise serializers.ValidationError({"spec": "must be a JSON object"})
         return attrs

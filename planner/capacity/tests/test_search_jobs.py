@@ -160,3 +160,15 @@ def test_cancelling_the_search_cancels_its_probes(cast, django_capture_on_commit
         assert set(Job.objects.filter(parent=search.job).values_list("status", flat=True)) == {"cancelled"}
         Probe.objects.filter(search=search).update(status="cancelled")
         assert maybe_next_round(search) is False  # no new round after a cancel
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("body,field,says", [({"scenario": {}}, "scenario", "give a scenario object"),
+                                             ({"scenario": {}, "scenario_fixture": "no-such"}, "scenario_fixture",
+                                              "unknown fixture"),
+                                             ({"scenario": [1, 2]}, "scenario", "must be a JSON object")])
+def test_a_missing_or_unknown_scenario_names_the_field(cast, body, field, says):
+    resp = _start(cast, **body)
+    assert resp.status_code == 400, resp.content
+    assert says in resp.json()["error"]["fields"][field][0]
+    assert not CapacitySearch.objects.exists()

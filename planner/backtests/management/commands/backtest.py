@@ -11,14 +11,10 @@ from django.core.management.base import BaseCommand, CommandError
 from planner.backtests.core.replicas import ReplicaFileError
 from planner.backtests.models import Backtest
 from planner.backtests.services import check_backtest, start_backtest
-from planner.clirun import add_team_arguments, cli_team
+from planner.clirun import add_team_arguments, cli_team, csv_list, int_list, read_json_file
 from planner.comparisons.core.variants import VariantError
 from planner.jobs.cliwait import wait_for
 from simulations.engine import ScenarioError
-
-
-def _csv_list(text: str) -> list[str]:
-    return [x.strip() for x in (text or "").split(",") if x.strip()]
 
 
 class Command(BaseCommand):
@@ -44,20 +40,14 @@ class Command(BaseCommand):
         for p in (path, rpath, *([Path(opts["latency"])] if opts["latency"] else [])):
             if not p.exists():
                 raise CommandError(f"{p}: no such file")
-        try:
-            scenario = json.loads(path.read_text())
-        except json.JSONDecodeError as exc:
-            raise CommandError(f"{path}: not valid JSON ({exc})") from None
-        try:
-            seeds = [int(x) for x in _csv_list(opts["seeds"])]
-        except ValueError:
-            raise CommandError(f"--seeds: give whole numbers like 1,2,3, not {opts['seeds']!r}") from None
+        scenario = read_json_file(path)
+        seeds = int_list(opts["seeds"], "--seeds")
         team, user = cli_team(opts["team"], opts["user"])
         try:
             latency = Path(opts["latency"]).read_text() if opts["latency"] else ""
             recorded, alternatives, measured = check_backtest(
                 team=team, scenario=scenario, replicas_csv=rpath.read_text(), origin=opts["origin"] or None,
-                strategies=_csv_list(opts["strategies"]), bundles=_csv_list(opts["bundles"]),
+                strategies=csv_list(opts["strategies"]), bundles=csv_list(opts["bundles"]),
                 max_gap_s=opts["max_gap_s"], latency_csv=latency)
         except ScenarioError as exc:
             raise CommandError(f"{path}: {exc.field}: {exc.message}") from None

@@ -16,12 +16,8 @@ from planner.capacity.core.bands import fmt_band
 from planner.capacity.core.spec import SpecError
 from planner.capacity.models import CapacitySearch
 from planner.capacity.services import start_search
-from planner.clirun import add_team_arguments, cli_team
+from planner.clirun import add_team_arguments, cli_team, csv_list, int_list, read_json_file
 from planner.jobs.cliwait import wait_for
-
-
-def _csv(value: str) -> list[str]:
-    return [x.strip() for x in (value or "").split(",") if x.strip()]
 
 
 class Command(BaseCommand):
@@ -54,28 +50,20 @@ class Command(BaseCommand):
                 spec["gpu_options"] = json.loads(opts["gpu_options"])
         except json.JSONDecodeError as exc:
             raise CommandError(f"not valid JSON: {exc}") from None
-        spec["strategies"] = _csv(opts["strategies"]) or spec.get("strategies") or ["static"]
+        spec["strategies"] = csv_list(opts["strategies"]) or spec.get("strategies") or ["static"]
         if opts["probability"] is not None:
             spec["probability"] = opts["probability"]
         if opts["band_draws"] is not None:
             spec["band_draws"] = opts["band_draws"]
         if opts["seeds"]:
-            try:
-                spec["seeds"] = [int(s) for s in _csv(opts["seeds"])]
-            except ValueError:
-                raise CommandError(f"--seeds: give integers like 1,2,3, not {opts['seeds']!r}") from None
+            spec["seeds"] = int_list(opts["seeds"], "--seeds")
         return spec
 
     def handle(self, *args, **opts):
         from simulations.engine import ScenarioError
 
         path = Path(opts["scenario"])
-        if not path.exists():
-            raise CommandError(f"{path}: no such scenario file")
-        try:
-            scenario = json.loads(path.read_text())
-        except json.JSONDecodeError as exc:
-            raise CommandError(f"{path}: not valid JSON ({exc})") from None
+        scenario = read_json_file(path, "scenario file")
         team, user = cli_team(opts["team"], opts["user"])
         try:
             search = start_search(team=team, user=user, scenario=scenario, spec=self._spec(opts),

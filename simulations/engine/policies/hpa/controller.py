@@ -156,31 +156,30 @@ class HPAController:
             return max(desired, max(s.min_replicas, limit))
         return desired
 
+    def _period_start(self, now: float, current: int, period_s: float) -> int:
+        """periodStartReplicas: the count at the start of a policy's period."""
+        return current - self._changed(self.up_events, now, period_s) + self._changed(self.down_events, now, period_s)
+
     def _up_limit(self, now: float, current: int) -> int:
-        rules = self.spec.scale_up
-        if rules.select == "Disabled":
-            return current
-        results = []
-        for p in rules.policies:
-            start = current - self._changed(self.up_events, now, p.period_s) + self._changed(
-                self.down_events, now, p.period_s)
-            if p.kind == "Pods":
-                results.append(start + p.value)
-            else:
-                results.append(math.ceil(start * (1 + p.value / 100)))
-        return max(results) if rules.select == "Max" else min(results)
+        """calculateScaleUpLimitWithBehaviors: Max takes the highest proposal, Min the lowest."""
+        return self._policy_limit(self.spec.scale_up, now, current, _scaled_up, biggest_change=max)
 
     def _down_limit(self, now: float, current: int) -> int:
-        rules = self.spec.scale_down
+        """calculateScaleDownLimitWithBehaviors: for scale-down the largest change is the lowest count."""
+        return self._policy_limit(self.spec.scale_down, now, current, _scaled_down, biggest_change=min)
+
+    def _policy_limit(self, rules: ScalingRules, now: float, current: int, proposal, biggest_change) -> int:
+        """Each rate policy's proposal from the count at the start of its period, then the selected one."""
         if rules.select == "Disabled":
             return current
-        results = []
-        for p in rules.policies:
-            start = current - self._changed(self.up_events, now, p.period_s) + self._changed(
-                self.down_events, now, p.period_s)
-            if p.kind == "Pods":
-                results.append(start - p.value)
-            else:
-                results.append(int(start * (1 - p.value / 100)))
-        # for scale-down the largest change is the lowest count
-        return min(results) if rules.select == "Max" else max(results)
+        results = [proposal(self._period_start(now, current, p.period_s), p) for p in rules.policies]
+        smallest_change = min if biggest_change is max else max
+        return biggest_change(results) if rules.select == "Max" else smallest_change(results)
+
+
+def _scaled_up(start: int, p: ScalingPolicy) -> int:
+    return start + p.value if p.kind == "Pods" else math.ceil(start * (1 + p.value / 100))
+
+
+def _scaled_down(start: int, p: ScalingPolicy) -> int:
+    return start - p.value if p.kind == "Pods" else int(start * (1 - p.value / 100))
