@@ -7,7 +7,7 @@ from django.db import transaction
 
 from planner.backtests.core.latency import parse_latency
 from planner.backtests.core.replicas import ReplicaFileError, parse_replicas
-from planner.backtests.core.run import run_backtest
+from planner.backtests.core.run import MAX_ALTERNATIVES, MAX_SEEDS, run_backtest
 from planner.backtests.models import Backtest
 from planner.comparisons.core.runner import engine_scenario_dict, load_workload
 from planner.comparisons.core.variants import VariantError, build_variants
@@ -47,15 +47,20 @@ def check_backtest(*, team, scenario: dict, replicas_csv: str, origin: str | Non
     variants = build_variants(strategies, bundles=bundles)
     if any(v["key"] == "as-run" for v in variants):
         raise VariantError("strategies", "'as-run' is the back-test's own baseline; do not list it")
+    if len(variants) > MAX_ALTERNATIVES:
+        raise VariantError("strategies", f"{len(variants)} alternatives; a back-test replays at most "
+                                         f"{MAX_ALTERNATIVES}: split them over several back-tests")
     return recorded, variants, measured
 
 
 @transaction.atomic
 def start_backtest(*, team, user, scenario: dict, recorded: dict, alternatives: list, name: str = "",
                    startup_s: float | None = None, measured: dict | None = None, seeds=None):
+    if len(seeds or []) > MAX_SEEDS:
+        raise VariantError("seeds", f"{len(seeds)} seeds; a back-test runs at most {MAX_SEEDS}")
     bt = Backtest.objects.create(team=team, created_by=user, name=(name or scenario.get("name", ""))[:200],
                                  scenario=scenario, recorded=recorded, alternatives=alternatives, startup_s=startup_s,
-                                 measured=measured, seeds=[int(x) for x in seeds or []][:10])
+                                 measured=measured, seeds=[int(x) for x in seeds or []])
     bt.job = create_job(team=team, kind=JOB_KIND, user=user, params={"backtest_id": bt.pk})
     bt.save(update_fields=["job"])
     return bt

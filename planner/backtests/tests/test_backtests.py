@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from planner.backtests.models import Backtest
 from planner.jobs.models import Job
@@ -51,6 +51,27 @@ def test_no_alternative_or_an_unknown_bundle_is_a_400(cast):
     assert resp.status_code == 400 and resp.json()["error"]["where"] == "strategies"
     resp = _post(cast, GOOD, bundles=["industry.nope"])
     assert resp.status_code == 400 and "bundles[0]" in resp.json()["error"]["where"]
+    assert Backtest.objects.count() == 0
+
+
+def test_more_alternatives_than_a_backtest_replays_is_a_400_not_a_silent_cut(cast):
+    many = ["static", "reactive-unified", "lt-i", "lt-u", "lt-ua"]
+    bundles = ["industry.hpa-running", "industry.hpa-waiting", "industry.hpa-kv", "industry.knative-kpa",
+               "industry.aibrix-apa", "industry.aibrix-kpa", "industry.dynamo-constant", "industry.llmd-wva"]
+    resp = _post(cast, GOOD, strategies=many, bundles=bundles)  # 13 alternatives, 12 replayed at most
+    assert resp.status_code == 400, resp.json()
+    assert resp.json()["error"]["where"] == "strategies" and "at most 12" in resp.json()["error"]["message"]
+    assert Backtest.objects.count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_cli_refuses_more_seeds_than_a_backtest_runs(tmp_path):
+    sc, rep = tmp_path / "w.json", tmp_path / "r.csv"
+    sc.write_text(json.dumps(_short()))
+    rep.write_text(GOOD)
+    with pytest.raises(CommandError, match="seeds: 11 seeds"):
+        call_command("backtest", str(sc), "--replicas", str(rep), "--strategies", "static",
+                     "--seeds", ",".join(str(s) for s in range(1, 12)), stdout=io.StringIO())
     assert Backtest.objects.count() == 0
 
 

@@ -49,15 +49,15 @@ class Command(BaseCommand):
                 team=team, scenario=scenario, replicas_csv=rpath.read_text(), origin=opts["origin"] or None,
                 strategies=csv_list(opts["strategies"]), bundles=csv_list(opts["bundles"]),
                 max_gap_s=opts["max_gap_s"], latency_csv=latency)
+            bt = start_backtest(team=team, user=user, scenario=scenario, recorded=recorded,
+                                alternatives=alternatives, name=opts["name"] or scenario.get("name", path.stem),
+                                startup_s=opts["startup_s"], measured=measured, seeds=seeds)
         except ScenarioError as exc:
             raise CommandError(f"{path}: {exc.field}: {exc.message}") from None
         except ReplicaFileError as exc:
             raise CommandError(f"{rpath}: {exc}" + (f" ({exc.hint})" if exc.hint else "")) from None
         except VariantError as exc:
             raise CommandError(f"{exc.field}: {exc.message}") from None
-        bt = start_backtest(team=team, user=user, scenario=scenario, recorded=recorded, alternatives=alternatives,
-                            name=opts["name"] or scenario.get("name", path.stem), startup_s=opts["startup_s"],
-                            measured=measured, seeds=seeds)
         pk = bt.pk
         bt = wait_for(lambda: Backtest.objects.select_related("job").get(pk=pk), what=f"back-test {pk}",
                       url=f"/backtests/{pk}/", timeout_s=opts["timeout"], stderr=self.stderr)
