@@ -253,6 +253,13 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 4 * 3600)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 4 * 3600 - 60)
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Queues: short interactive work goes to JOBS_QUEUE, long work (sized by its request count) to
+# JOBS_QUEUE + ".long", so a long sweep never holds the slots a small run waits for. Run one worker on
+# each (README "Production"). A test run names its own (.ci/test-integration) so parallel runs never meet.
+JOBS_QUEUE = env_str("JOBS_QUEUE", "celery")
+JOBS_LONG_QUEUE = f"{JOBS_QUEUE}.long"
+JOBS_QUEUES = [JOBS_QUEUE, JOBS_LONG_QUEUE]
+CELERY_TASK_DEFAULT_QUEUE = JOBS_QUEUE
 CELERY_TASK_TRACK_STARTED = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 

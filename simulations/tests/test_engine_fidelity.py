@@ -16,9 +16,7 @@ from simulations.engine.perf import fit_contract
 from simulations.tests.engine_helpers import scenario, workload
 
 ROOT = Path(__file__).resolve().parents[2]
-PERF = Path("/work/shared/data/profiles/sageserve/perf_model.csv")
-if not PERF.exists():
-    PERF = ROOT / "fixtures" / "hardware" / "sageserve" / "perf_model.csv"
+PERF = ROOT / "fixtures" / "hardware" / "sageserve" / "perf_model.csv"
 
 
 def _close(a: dict, b: dict, rel: float) -> list[str]:
