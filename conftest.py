@@ -54,6 +54,12 @@ def worker_queues() -> str:
     return ",".join(settings.JOBS_QUEUES)
 
 
+@pytest.fixture
+def real_services():
+    """PostgreSQL and Redis as configured by .ci/test-integration (fails on CI, skips elsewhere, when absent)."""
+    _services_or_fail()
+
+
 @pytest.fixture(scope="session")
 def celery_worker_process(django_db_setup, django_db_blocker):
     """Start one worker on the test database and this run's queues; stop it at the end of the session.
