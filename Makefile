@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run serve worker test test-unit test-integration lint bench demo
+.PHONY: install run serve worker worker-short worker-long test test-unit test-integration lint bench demo
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt
 	$(PY) -m venv $(VENV)
@@ -39,8 +39,17 @@ serve: install
 	$(BIN)/python manage.py collectstatic --noinput -v 0
 	HOST=$(HOST) PORT=$(PORT) $(BIN)/gunicorn -c gunicorn.conf.py planner.wsgi
 
+# Two workers, so short interactive runs never wait behind long ones: one on the short-work queue, one on the
+# long-work queue (JOBS_QUEUE and JOBS_QUEUE.long; jobs of JOBS_LONG_REQUESTS requests or more are long work).
+JOBS_QUEUE ?= celery
 worker: install
-	$(BIN)/celery -A planner worker --loglevel=INFO --concurrency=2
+	$(MAKE) -j2 worker-short worker-long
+
+worker-short:
+	$(BIN)/celery -A planner worker -Q $(JOBS_QUEUE) -n short@%h --loglevel=INFO --concurrency=2
+
+worker-long:
+	$(BIN)/celery -A planner worker -Q $(JOBS_QUEUE).long -n long@%h --loglevel=INFO --concurrency=1
 
 test: install
 	bash .ci/test-all

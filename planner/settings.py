@@ -260,6 +260,10 @@ JOBS_QUEUE = env_str("JOBS_QUEUE", "celery")
 JOBS_LONG_QUEUE = f"{JOBS_QUEUE}.long"
 JOBS_QUEUES = [JOBS_QUEUE, JOBS_LONG_QUEUE]
 CELERY_TASK_DEFAULT_QUEUE = JOBS_QUEUE
+# A job that simulates this many requests or more is long work; a team may have this many long jobs at once
+# (queued or running; a comparison or sweep counts once), more are refused with 429 until one ends.
+JOBS_LONG_REQUESTS = env_int("JOBS_LONG_REQUESTS", 200_000)
+JOBS_MAX_LONG_PER_TEAM = env_int("JOBS_MAX_LONG_PER_TEAM", 2)
 CELERY_TASK_TRACK_STARTED = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
