@@ -5,7 +5,7 @@ import math
 from django.conf import settings
 from rest_framework import serializers
 
-from planner.ingest.limits import MAX_TIME_SCALE, MIN_RATE, MIN_TIME_SCALE
+from planner.ingest.limits import ASSIGNMENT_MAX_CHARS, MAX_TIME_SCALE, MIN_RATE, MIN_TIME_SCALE, SEED_MAX
 from planner.jobs.api.serializers import JobSerializer
 from planner.traces.models import Trace
 
@@ -59,10 +59,6 @@ class TraceListSerializer(TraceSerializer):
     class Meta(TraceSerializer.Meta):
         fields = [f for f in TraceSerializer.Meta.fields if f not in ("characterisation", "groups", "columns")]
         read_only_fields = fields
-
-
-SEED_MAX = 2**63 - 1  # seeds are stored and handed to numpy as 64-bit integers
-ASSIGNMENT_MAX_CHARS = 2000  # a value, ratios or a JSON column mapping; a region or model name is far shorter
 
 
 class TraceUploadSerializer(serializers.Serializer):
