@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 from http import HTTPStatus
@@ -100,8 +101,7 @@ class ApiErrorMiddleware:
             return response
         if not response.get("Content-Type", "").startswith("application/json"):
             return self._as_json(request, response)
-        if response.status_code < 500:
-            self._complete(request, response)
+        self._complete(request, response)
         return response
 
     def process_view(self, request, view_func, view_args, view_kwargs):
@@ -147,6 +147,12 @@ class ApiErrorMiddleware:
             return None
         if isinstance(exc, (Http404, PermissionDenied, SuspiciousOperation)):
             return None  # Django answers 404/403/400; __call__ turns the page into JSON
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            logger.error("disk full on %s %s: %s", request.method, request.path, exc)
+            return error_response(
+                507, "the server's disk is full, so the request could not be stored; nothing of it was kept",
+                request=request, where="server storage",
+                hint="try again later; the operator must free space or grow the disk")
         if isinstance(exc, SERVICE_ERRORS):
             logger.warning("service unavailable on %s %s: %s: %s", request.method, request.path,
                            type(exc).__name__, exc, exc_info=exc)

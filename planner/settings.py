@@ -187,6 +187,8 @@ TRACE_MAX_COMPRESSION_RATIO = env_int("TRACE_MAX_COMPRESSION_RATIO", 100)  # dec
 TRACE_MAX_ROWS = env_int("TRACE_MAX_ROWS", 50_000_000)  # requests in one stored trace (after the rate multiplier)
 TRACE_MAX_SPAN_S = env_int("TRACE_MAX_SPAN_S", 400 * 86400)  # first to last arrival of a trace
 TRACE_MAX_RATE_MULTIPLIER = env_int("TRACE_MAX_RATE_MULTIPLIER", 100)
+# sweep_orphans removes trace folders with no row (an import whose process died) once they are this old, seconds
+TRACE_ORPHAN_MAX_AGE_S = env_int("TRACE_ORPHAN_MAX_AGE_S", 3600)
 HARDWARE_UPLOAD_MAX_BYTES = env_int("HARDWARE_UPLOAD_MAX_BYTES", 20 * 1024**2)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024**2)  # non-file request bodies
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
