@@ -24,7 +24,13 @@ install: $(BIN)/.installed
 # The local demo runs with DEBUG on (unless DEBUG is set): Django's error pages and no SECRET_KEY needed.
 demo run: export DEBUG ?= true
 
-demo: install
+# The demo does not wait minutes for the simulator's compilation on a fresh clone: a fresh or cached build is used
+# at once, else the demo starts on the pure-Python engine (same results, slower) while the build runs in the
+# background (log in var/engine-build.log); the next start uses it.
+demo: $(BIN)/.installed
+	mkdir -p var
+	$(BIN)/python -m simulations.engine.build --optional --cached-only
+	($(BIN)/python -m simulations.engine.build --optional > var/engine-build.log 2>&1 &)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo
 

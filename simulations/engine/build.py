@@ -7,7 +7,8 @@ but identical); without ``--optional`` the failure is an error.
 
 A build is kept in a cache folder keyed by the sources' digest (``PLANNER_ENGINE_CACHE``, default
 ``~/.cache/fleet-planner/engine``; empty to switch it off), so a fresh clone of unchanged sources (CI, a second
-work tree) copies the modules in seconds instead of compiling them for minutes.
+work tree) copies the modules in seconds instead of compiling them for minutes. ``--cached-only`` never compiles
+(``make run`` uses it, then compiles in the background so the first page does not wait).
 """
 
 from __future__ import annotations
@@ -134,6 +135,13 @@ def build(force: bool = False, quiet: bool = True) -> str:
 
 def main(argv: list[str]) -> int:
     optional = "--optional" in argv
+    if "--cached-only" in argv:  # never compile: a fresh build stays, a cached one is copied in, else nothing
+        fresh, _ = compiled_state()
+        status = "fresh" if fresh else (
+            "copied from the cache of unchanged sources" if restore_from_cache(source_digest())
+            else "not built yet (no cached build of these sources); the simulator runs as pure Python until it is")
+        print(f"engine build: {status}")
+        return 0
     try:
         status = build(force="--force" in argv, quiet="--verbose" not in argv)
     except Exception as exc:  # noqa: BLE001 - any build failure means "run as Python"
