@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run serve worker test test-unit test-integration lint bench demo
+.PHONY: install run serve worker worker-short worker-long test test-unit test-integration lint bench demo
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt
 	$(PY) -m venv $(VENV)
@@ -24,7 +24,13 @@ install: $(BIN)/.installed
 # The local demo runs with DEBUG on (unless DEBUG is set): Django's error pages and no SECRET_KEY needed.
 demo run: export DEBUG ?= true
 
-demo: install
+# The demo does not wait minutes for the simulator's compilation on a fresh clone: a fresh or cached build is used
+# at once, else the demo starts on the pure-Python engine (same results, slower) while the build runs in the
+# background (log in var/engine-build.log); the next start uses it.
+demo: $(BIN)/.installed
+	mkdir -p var
+	$(BIN)/python -m simulations.engine.build --optional --cached-only
+	($(BIN)/python -m simulations.engine.build --optional > var/engine-build.log 2>&1 &)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo
 
@@ -39,8 +45,17 @@ serve: install
 	$(BIN)/python manage.py collectstatic --noinput -v 0
 	HOST=$(HOST) PORT=$(PORT) $(BIN)/gunicorn -c gunicorn.conf.py planner.wsgi
 
+# Two workers, so short interactive runs never wait behind long ones: one on the short-work queue, one on the
+# long-work queue (JOBS_QUEUE and JOBS_QUEUE.long; jobs of JOBS_LONG_REQUESTS requests or more are long work).
+JOBS_QUEUE ?= celery
 worker: install
-	$(BIN)/celery -A planner worker --loglevel=INFO --concurrency=2
+	$(MAKE) -j2 worker-short worker-long
+
+worker-short:
+	$(BIN)/celery -A planner worker -Q $(JOBS_QUEUE) -n short@%h --loglevel=INFO --concurrency=2
+
+worker-long:
+	$(BIN)/celery -A planner worker -Q $(JOBS_QUEUE).long -n long@%h --loglevel=INFO --concurrency=1
 
 test: install
 	bash .ci/test-all

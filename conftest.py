@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from tests.integration.conftest import worker_log_path
+
 ROOT = Path(__file__).resolve().parent
 
 
@@ -47,22 +49,36 @@ def _services_or_fail():
         pytest.skip(message)
 
 
+def worker_queues() -> str:
+    """Every queue this deployment routes jobs to (a run of CI names its own, see .ci/test-integration)."""
+    return ",".join(settings.JOBS_QUEUES)
+
+
+@pytest.fixture
+def real_services():
+    """PostgreSQL and Redis as configured by .ci/test-integration (fails on CI, skips elsewhere, when absent)."""
+    _services_or_fail()
+
+
 @pytest.fixture(scope="session")
 def celery_worker_process(django_db_setup, django_db_blocker):
-    """Start one worker on the test database; stop it at the end of the session."""
-    _services_or_fail()
-    import redis
+    """Start one worker on the test database and this run's queues; stop it at the end of the session.
 
-    redis.Redis.from_url(settings.REDIS_URL).flushdb()  # no stale tasks from an earlier run
+    Nothing is flushed: the run has a Redis and queue names of its own (.ci/test-integration), so stale
+    messages of another run can neither reach this worker nor be taken by it.
+    """
+    _services_or_fail()
     db = settings.DATABASES["default"]
     env = dict(os.environ)
     env["DATABASE_URL"] = f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
     env["DJANGO_SETTINGS_MODULE"] = "planner.settings"
     env["PLANNER_DATA_DIR"] = str(settings.DATA_DIR)
-    log = open(settings.DATA_DIR / "celery-worker.log", "w")  # noqa: SIM115
+    log_path = worker_log_path()
+    log = open(log_path, "a")  # noqa: SIM115
     proc = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "planner", "worker", "--loglevel=INFO", "--concurrency=2",
-         "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", f"test-{os.getpid()}@%h"],
+         "-Q", worker_queues(), "--without-gossip", "--without-mingle", "--without-heartbeat",
+         "-n", f"test-{os.getpid()}@%h"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     from planner.celery import app
@@ -70,7 +86,7 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            pytest.fail(f"celery worker exited with {proc.returncode}; see {log.name}")
+            pytest.fail(f"celery worker exited with {proc.returncode}; see {log_path}")
         try:
             if app.control.ping(timeout=1.0):
                 break
@@ -79,7 +95,7 @@ def celery_worker_process(django_db_setup, django_db_blocker):
         time.sleep(0.5)
     else:
         proc.terminate()
-        pytest.fail(f"celery worker did not answer a ping within 60 s; see {log.name}")
+        pytest.fail(f"celery worker did not answer a ping within 60 s; see {log_path}")
     yield proc
     proc.terminate()
     try:

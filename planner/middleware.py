@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import errno
+import json
 import logging
 from http import HTTPStatus
 
@@ -74,6 +76,19 @@ _HINTS = {
     400: "the request was refused before it reached the API (too large, malformed, or a Host not allowed)",
     413: "the request body is too large",
 }
+# How to fix an API error whose view said what was wrong but not how to fix it, by status.
+_FIX_BY_STATUS = {
+    400: "correct the request as the message says and send it again (the endpoints' inputs are at /api/docs/)",
+    401: "log in, or send 'Authorization: Token <token>' (POST /api/auth/token/ with username and password gives one)",
+    403: "this account may not do this; ask your team's owner, or work on a copy of your own",
+    404: "check the id in the URL; list what exists with GET on the collection (for example /api/traces/)",
+    405: "see /api/docs/ for the methods this endpoint accepts",
+    409: "the stored state changed or already exists; reload it and decide again",
+    413: "send less: see the size limits in the API docs",
+    415: "send Content-Type: application/json (multipart/form-data for file uploads)",
+    429: "wait for the number of seconds in the Retry-After header, then try again",
+}
+_JSON_TYPES = ("application/json", "application/problem+json")
 
 
 class ApiErrorMiddleware:
@@ -82,16 +97,62 @@ class ApiErrorMiddleware:
 
     def __call__(self, request):
         response = self.get_response(request)
-        if (is_api(request) and response.status_code >= 400 and not getattr(response, "streaming", False)
-                and not response.get("Content-Type", "").startswith("application/json")):
+        if not is_api(request) or response.status_code < 400 or getattr(response, "streaming", False):
+            return response
+        if not response.get("Content-Type", "").startswith("application/json"):
             return self._as_json(request, response)
+        self._complete(request, response)
         return response
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        """Every JSON body under /api/ is checked for depth before any view or parser reads it (a view with
+        parsers of its own included): nested past JSON_MAX_DEPTH it is a 400, never a RecursionError."""
+        if not is_api(request) or request.method not in ("POST", "PUT", "PATCH", "DELETE"):
+            return None
+        if request.content_type not in _JSON_TYPES and not request.content_type.endswith("+json"):
+            return None
+        try:
+            body = request.body
+        except Exception:  # too large or unreadable: the view's parser answers that in the same shape
+            return None
+        limit = max_depth()
+        if json_depth(body) > limit:
+            return error_response(
+                400, f"the JSON is nested more than {limit} levels deep", request=request, where="request body",
+                hint=f"no planner input nests anywhere near {limit} levels; send the document itself, not a wrapper")
+        return None
+
+    @staticmethod
+    def _complete(request, response) -> None:
+        """Fill in an API error body a view built by hand: the request id, and where / how to fix when empty."""
+        try:
+            body = json.loads(response.content)
+        except ValueError:
+            return
+        error = body.get("error") if isinstance(body, dict) else None
+        if not isinstance(error, dict):
+            return
+        before = dict(error)
+        error.setdefault("message", body.get("detail") or "request refused")
+        if not error.get("where"):
+            error["where"] = f"{request.method} {request.path}"
+        if not error.get("hint"):
+            error["hint"] = _FIX_BY_STATUS.get(response.status_code, "see the message and /api/docs/")
+        error.setdefault("request_id", getattr(request, "request_id", ""))
+        if error != before:
+            response.content = json.dumps(body, separators=(",", ":"))
 
     def process_exception(self, request, exc):
         if not is_api(request):
             return None
         if isinstance(exc, (Http404, PermissionDenied, SuspiciousOperation)):
             return None  # Django answers 404/403/400; __call__ turns the page into JSON
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            logger.error("disk full on %s %s: %s", request.method, request.path, exc)
+            return error_response(
+                507, "the server's disk is full, so the request could not be stored; nothing of it was kept",
+                request=request, where="server storage",
+                hint="try again later; the operator must free space or grow the disk")
         if isinstance(exc, SERVICE_ERRORS):
             logger.warning("service unavailable on %s %s: %s: %s", request.method, request.path,
                            type(exc).__name__, exc, exc_info=exc)

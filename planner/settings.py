@@ -191,6 +191,8 @@ TRACE_MAX_COMPRESSION_RATIO = env_int("TRACE_MAX_COMPRESSION_RATIO", 100)  # dec
 TRACE_MAX_ROWS = env_int("TRACE_MAX_ROWS", 50_000_000)  # requests in one stored trace (after the rate multiplier)
 TRACE_MAX_SPAN_S = env_int("TRACE_MAX_SPAN_S", 400 * 86400)  # first to last arrival of a trace
 TRACE_MAX_RATE_MULTIPLIER = env_int("TRACE_MAX_RATE_MULTIPLIER", 100)
+# sweep_orphans removes trace folders with no row (an import whose process died) once they are this old, seconds
+TRACE_ORPHAN_MAX_AGE_S = env_int("TRACE_ORPHAN_MAX_AGE_S", 3600)
 HARDWARE_UPLOAD_MAX_BYTES = env_int("HARDWARE_UPLOAD_MAX_BYTES", 20 * 1024**2)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024**2)  # non-file request bodies
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
@@ -259,6 +261,17 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 4 * 3600)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 4 * 3600 - 60)
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Queues: short interactive work goes to JOBS_QUEUE, long work (sized by its request count) to
+# JOBS_QUEUE + ".long", so a long sweep never holds the slots a small run waits for. Run one worker on
+# each (README "Production"). A test run names its own (.ci/test-integration) so parallel runs never meet.
+JOBS_QUEUE = env_str("JOBS_QUEUE", "celery")
+JOBS_LONG_QUEUE = f"{JOBS_QUEUE}.long"
+JOBS_QUEUES = [JOBS_QUEUE, JOBS_LONG_QUEUE]
+CELERY_TASK_DEFAULT_QUEUE = JOBS_QUEUE
+# A job that simulates this many requests or more is long work; a team may have this many long jobs at once
+# (queued or running; a comparison or sweep counts once), more are refused with 429 until one ends.
+JOBS_LONG_REQUESTS = env_int("JOBS_LONG_REQUESTS", 200_000)
+JOBS_MAX_LONG_PER_TEAM = env_int("JOBS_MAX_LONG_PER_TEAM", 2)
 CELERY_TASK_TRACK_STARTED = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 

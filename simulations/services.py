@@ -92,6 +92,28 @@ def _trace_for(trace_id, team):
     return trace
 
 
+def work_requests(scenario: dict, team) -> int | None:
+    """How many requests a run of this scenario simulates: its size, which picks the job queue (short or long
+    work). None when the workload's size is not known up front (it then runs as short work)."""
+    workload = scenario.get("workload") if isinstance(scenario, dict) else None
+    if not isinstance(workload, dict):
+        return None
+    syn = workload.get("synthetic")
+    try:
+        if isinstance(syn, dict):
+            if syn.get("total_requests") is not None:
+                return max(0, int(syn["total_requests"]))
+            return max(0, int(float(syn.get("rps", 10.0)) * float(syn.get("duration_s", 86400.0))))
+        if "trace_id" in workload:
+            from planner.traces.models import Trace
+
+            return Trace.objects.filter(pk=int(workload["trace_id"]), team=team).values_list(
+                "requests", flat=True).first()
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return None
+
+
 @transaction.atomic
 def create_run(*, team, user, scenario: dict, strategy: str = "", mode: str = "fast", name: str = "",
                result=None) -> SimulationRun:
@@ -104,7 +126,8 @@ def create_run(*, team, user, scenario: dict, strategy: str = "", mode: str = "f
     run = SimulationRun.objects.create(team=team, created_by=user, scenario=scenario, strategy=strategy, mode=mode,
                                        result_mode=stored["mode"], chunk_s=stored.get("chunk_s"),
                                        name=name or str(scenario.get("name", "simulation"))[:200])
-    run.job = create_job(team=team, user=user, kind="simulation.run", params={"run_id": run.pk})
+    run.job = create_job(team=team, user=user, kind="simulation.run", params={"run_id": run.pk},
+                         requests=work_requests(scenario, team))
     run.save(update_fields=["job"])
     return run
 

@@ -1,13 +1,18 @@
-"""A small rate limiter for the login form, on the Django cache (Redis with REDIS_URL: shared by every worker).
+"""One login budget, shared by every way in: the API token endpoint, the login form and the admin's login.
 
-Each key counts attempts in a fixed window; the attempt that goes over the limit puts the key in a penalty box
-for a whole window, so a burst of wrong passwords cannot be followed by the right one in the same window, even
-across a window boundary.
+Attempts are counted per client address (LOGIN_RATE_PER_IP) and per username as typed, case-insensitive
+(LOGIN_RATE_PER_USERNAME), on the Django cache (Redis with REDIS_URL: shared by every web process). The count is
+one atomic increment (``cache.add`` then ``cache.incr``: Redis INCR), so parallel attempts cannot slip past the
+limit between a read and a write. Each key counts attempts in a fixed window; the attempt that goes over the
+limit puts the key in a penalty box for a whole window, so a burst of wrong passwords cannot be followed by the
+right one in the same window, even across a window boundary.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
+from collections.abc import Mapping
 from functools import wraps
 
 from django.conf import settings
@@ -15,11 +20,16 @@ from django.core.cache import cache
 from django.http import HttpResponse
 from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
 
-from planner.accounts.api.throttles import username_key
-
 
 def _rate(text: str) -> tuple[int, int]:
     return SimpleRateThrottle.parse_rate(None, text)
+
+
+def username_key(username) -> str | None:
+    """A cache-safe key for a username as typed (case-insensitive); None when there is none."""
+    if not isinstance(username, str) or not username.strip():
+        return None
+    return hashlib.sha256(username.strip().lower().encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def hit(key: str, limit: int, window: int) -> int:
@@ -33,8 +43,8 @@ def hit(key: str, limit: int, window: int) -> int:
     try:
         count = cache.incr(counter)
     except ValueError:  # expired between add and incr
-        cache.set(counter, 1, timeout=window + 1)
-        count = 1
+        cache.add(counter, 0, timeout=window + 1)
+        count = cache.incr(counter)
     if count > limit:
         cache.set(f"rl:block:{key}", now + window, timeout=window + 1)
         return window
@@ -50,6 +60,19 @@ def login_attempt_wait(request, username) -> int:
         limit, window = _rate(settings.LOGIN_RATE_PER_USERNAME)
         wait = max(wait, hit(f"login:user:{key}", limit, window))
     return wait
+
+
+class LoginBudgetThrottle(BaseThrottle):
+    """The token endpoint's throttle: the same counters as the login form and the admin (``login_attempt_wait``)."""
+
+    def allow_request(self, request, view) -> bool:
+        data = request.data
+        username = data.get("username") if isinstance(data, Mapping) else None
+        self._wait = login_attempt_wait(request, username)
+        return self._wait == 0
+
+    def wait(self) -> float | None:
+        return self._wait or None
 
 
 def rate_limited_login(view):

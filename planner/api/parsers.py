@@ -110,6 +110,16 @@ class FormParser(parsers.FormParser):
 
 class MultiPartParser(parsers.MultiPartParser):
     def parse(self, stream, media_type=None, parser_context=None):
-        result = super().parse(stream, media_type, parser_context)
+        try:
+            result = super().parse(stream, media_type, parser_context)
+        except ParseError as exc:
+            if "header size" not in str(exc.detail):
+                raise
+            # Django reads at most 1,024 bytes of a part's headers, and a file's name is one of them
+            raise ParseError({"error": {
+                "message": "a part of the multipart body has headers over 1,024 bytes (usually a very long file name)",
+                "where": "request body: file (its file name)",
+                "hint": "rename the file to a name of at most 255 characters and upload it again",
+            }}) from None
         _check_fields(result.data)
         return result

@@ -59,7 +59,15 @@ def clean_params(*, rates, routers, minutes, knee_attainment=0.9) -> dict:
         raise SweepInputError("minutes", f"simulated minutes per point must be in (0, {MAX_MINUTES:g}]")
     if not (0 < knee < 1):
         raise SweepInputError("knee_attainment", "the knee's attainment threshold must be between 0 and 1")
+    if rates[0] * minutes * 60.0 < 1.0:  # the workload generator needs at least one request per point
+        raise SweepInputError("rates", f"the rate {rates[0]:g} req/s over {minutes:g} simulated minutes gives no "
+                              "request at all; use a higher rate or more minutes")
     return {"rates": rates, "routers": routers, "minutes": minutes, "knee_attainment": knee}
+
+
+def sweep_requests(params: dict) -> int:
+    """How many requests a sweep simulates in all (every router at every rate): its size for the job queues."""
+    return int(sum(params["rates"]) * params["minutes"] * 60.0 * len(params["routers"]))
 
 
 def base_scenario(minutes: float) -> dict:
@@ -72,7 +80,7 @@ def base_scenario(minutes: float) -> dict:
 def start_routing_sweep(*, team, user, params: dict):
     from planner.jobs.services import create_job
 
-    return create_job(team=team, user=user, kind=KIND, params=params)
+    return create_job(team=team, user=user, kind=KIND, params=params, requests=sweep_requests(params))
 
 
 def figure(result: dict):

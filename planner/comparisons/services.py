@@ -18,7 +18,8 @@ from django.db import transaction
 from planner.comparisons.core.variants import build_variants, pick_baseline
 from planner.comparisons.models import Comparison, VariantResult
 from planner.jobs.models import Job
-from planner.jobs.services import create_job, mark_and_dispatch
+from planner.jobs.services import check_long_job_budget, create_job, mark_and_dispatch
+from simulations.services import work_requests
 
 
 def validate_scenario(scenario) -> None:
@@ -67,6 +68,8 @@ def start_comparison(*, team, user=None, scenario: dict, strategies=None, schedu
         team_trace(scenario["workload"]["trace_id"], team)  # another team's trace is refused here, not in a child
     vs = build_variants(strategies, schedulers, variants, bundles=bundles, seeds=seeds, tune=tune)
     base = pick_baseline(vs, baseline)
+    per_variant = work_requests(scenario, team)  # each child's size: short or long work
+    check_long_job_budget(team, per_variant)  # a comparison of long runs counts once against the team's limit
     parent = create_job(team=team, user=user, kind="comparisons.aggregate", params={}, enqueue=False)
     comp = Comparison.objects.create(team=team, created_by=user, name=name or scenario.get("name", ""),
                                      scenario=scenario, variants=vs, baseline=base,
@@ -76,7 +79,8 @@ def start_comparison(*, team, user=None, scenario: dict, strategies=None, schedu
         message=f"waiting for {len(vs)} strategy runs")
     for i, v in enumerate(vs):
         child = create_job(team=team, user=user, kind="comparisons.variant", parent=parent,
-                           params={"comparison": comp.pk, "key": v["key"], "base_dir": base_dir})
+                           params={"comparison": comp.pk, "key": v["key"], "base_dir": base_dir},
+                           requests=per_variant)
         VariantResult.objects.create(comparison=comp, key=v["key"], position=i, strategy=v["strategy"],
                                      scheduler=v["scheduler"], knobs=v["knobs"], job=child)
     return comp

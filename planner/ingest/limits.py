@@ -14,6 +14,11 @@ from dataclasses import dataclass
 
 MAX_RATE = 1000.0  # hard cap of the core; settings may only lower it
 MAX_TIME_SCALE = 1e6
+# below these a trace collapses to one instant (time scale) or to no request at all (rate)
+MIN_TIME_SCALE = 1e-6
+MIN_RATE = 1e-6
+SEED_MAX = 2**63 - 1  # seeds are stored and handed to numpy as 64-bit integers
+ASSIGNMENT_MAX_CHARS = 2000  # a region/model/tier value, ratios or a JSON column mapping, as typed
 MAX_SECONDS = 1e10  # an arrival beyond ~317 years cannot be held in int64 nanoseconds
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 
 from planner.ingest.errors import TraceFormatError
 from planner.ingest.formats import TIERS
-from planner.ingest.limits import MAX_RATE, MAX_TIME_SCALE
+from planner.ingest.limits import MAX_RATE, MAX_TIME_SCALE, MIN_RATE, MIN_TIME_SCALE
 
 DEFAULTS = {"region": "region-1", "model": "default", "tier": "IW-F"}
 GROUP_COLUMNS = ("region", "model", "tier")
@@ -172,7 +172,8 @@ class TransformOptions:
         out = {}
         for name in ("region", "model", "tier"):
             out[name] = parse_assignment(data.get(name), name)
-        for name, default, low in (("time_scale", 1.0, 0.0), ("rate", 1.0, 0.0), ("jitter_s", 1.0, -1e-12)):
+        for name, default, low in (("time_scale", 1.0, MIN_TIME_SCALE), ("rate", 1.0, MIN_RATE),
+                                   ("jitter_s", 1.0, -1e-12)):
             raw = data.get(name)
             raw = default if raw in (None, "") else raw
             try:
@@ -181,9 +182,9 @@ class TransformOptions:
                 raise TraceFormatError(
                     f"{name} is {raw!r}, not a number", hint=f"{name} is a positive number"
                 ) from None
-            if not math.isfinite(value) or value <= low:
+            if not math.isfinite(value) or value < low:
                 raise TraceFormatError(
-                    f"{name} must be > {max(low, 0)} (got {raw!r})",
+                    f"{name} must be at least {max(low, 0):g} (got {raw!r})",
                     hint="e.g. time_scale 0.5 halves the span; rate 2 doubles the requests",
                 )
             high = {"time_scale": MAX_TIME_SCALE, "rate": MAX_RATE, "jitter_s": 86400.0}[name]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 from planner.accounts.models import TeamOwned
@@ -43,12 +44,20 @@ class Job(TeamOwned):
     attempts = models.PositiveIntegerField(default=0, help_text="how many times a runner claimed the job")
     worker = models.CharField(max_length=200, blank=True, default="",
                               help_text="runner:host:pid of the attempt that claimed the job")
+    work_requests = models.PositiveBigIntegerField(
+        null=True, blank=True,
+        help_text="how many requests the job simulates (its size): at JOBS_LONG_REQUESTS or more it runs on the "
+                  "long-work queue and counts against the team's JOBS_MAX_LONG_PER_TEAM")
 
     class Meta:
         ordering = ["-created", "-id"]
 
     def __str__(self) -> str:
         return f"{self.kind} #{self.pk} ({self.status})"
+
+    @property
+    def is_long(self) -> bool:
+        return (self.work_requests or 0) >= settings.JOBS_LONG_REQUESTS
 
     @property
     def is_active(self) -> bool:

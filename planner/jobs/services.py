@@ -19,9 +19,11 @@ import time
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 from rest_framework.exceptions import APIException
 
+from planner.accounts.models import Team
 from planner.jobs.db import retry_db
 from planner.jobs.models import Job
 
@@ -70,19 +72,62 @@ def ensure_queue_available() -> None:
     _queue_ok_until = time.monotonic() + 1.0
 
 
+class TooManyLongJobs(APIException):
+    """The team already has JOBS_MAX_LONG_PER_TEAM long jobs queued or running: nothing was stored."""
+
+    status_code = 429
+    default_code = "too_many_long_jobs"
+    wait = 60
+
+    def __init__(self, running: int, limit: int, requests: int) -> None:
+        super().__init__(detail={"error": {
+            "message": f"your team already has {running} long job(s) queued or running (the limit is {limit}); "
+                       f"this one simulates {requests:,} requests, which is long work; nothing was stored",
+            "where": "job queue (long work)",
+            "hint": f"wait for one to end or cancel one (GET /api/jobs/?status=running), or simulate fewer than "
+                    f"{settings.JOBS_LONG_REQUESTS:,} requests, which runs as short work",
+        }})
+
+
+def check_long_job_budget(team, requests: int | None) -> None:
+    """Refuse new long work (``requests`` at JOBS_LONG_REQUESTS or more) when the team has JOBS_MAX_LONG_PER_TEAM
+    long jobs active: top-level jobs that are long themselves or have a long child (a comparison counts once).
+
+    Call it inside the creating transaction: the team row is locked for the count (PostgreSQL), so parallel
+    requests cannot all slip under the limit."""
+    if requests is None or requests < settings.JOBS_LONG_REQUESTS:
+        return
+    Team.objects.select_for_update().filter(pk=team.pk).first()
+    long = Q(work_requests__gte=settings.JOBS_LONG_REQUESTS) | Q(children__work_requests__gte=settings.JOBS_LONG_REQUESTS)
+    running = Job.objects.filter(long, team=team, parent=None, status__in=Job.ACTIVE).distinct().count()
+    if running >= settings.JOBS_MAX_LONG_PER_TEAM:
+        raise TooManyLongJobs(running, settings.JOBS_MAX_LONG_PER_TEAM, requests)
+
+
 def create_job(*, team, kind: str, user=None, params: dict | None = None, parent: Job | None = None,
-               enqueue: bool = True) -> Job:
+               enqueue: bool = True, requests: int | None = None) -> Job:
     """Create a queued job row and dispatch it once the surrounding transaction commits.
 
     With ``enqueue=False`` the row waits (a fan-in parent) until someone calls ``mark_and_dispatch``.
+    ``requests``: how many requests the job simulates. At JOBS_LONG_REQUESTS or more it goes to the long-work
+    queue, and a top-level one counts against the team's JOBS_MAX_LONG_PER_TEAM (TooManyLongJobs, 429).
     """
     if enqueue:
         ensure_queue_available()
-    job = Job.objects.create(team=team, created_by=user, kind=kind, params=params or {}, parent=parent,
-                             dispatched=timezone.now() if enqueue else None)
+    with transaction.atomic():
+        if parent is None:
+            check_long_job_budget(team, requests)
+        job = Job.objects.create(team=team, created_by=user, kind=kind, params=params or {}, parent=parent,
+                                 dispatched=timezone.now() if enqueue else None, work_requests=requests)
     if enqueue:
         transaction.on_commit(lambda: dispatch(job.pk))
     return job
+
+
+def queue_for(job_id: int) -> str:
+    """The Celery queue of a job: long work (JOBS_LONG_REQUESTS or more requests) apart from short work."""
+    requests = Job.objects.filter(pk=job_id).values_list("work_requests", flat=True).first()
+    return settings.JOBS_LONG_QUEUE if (requests or 0) >= settings.JOBS_LONG_REQUESTS else settings.JOBS_QUEUE
 
 
 def mark_and_dispatch(job_id: int) -> None:
@@ -99,7 +144,8 @@ def dispatch(job_id: int) -> bool:
     runner = settings.JOBS_RUNNER
     if runner == "celery":
         try:
-            async_result = run_job.apply_async((job_id,), retry=True, retry_policy=settings.JOBS_PUBLISH_RETRY)
+            async_result = run_job.apply_async((job_id,), queue=queue_for(job_id), retry=True,
+                                               retry_policy=settings.JOBS_PUBLISH_RETRY)
         except Exception as exc:  # broker down: the sweep re-sends it
             log.warning("could not send job %s to the broker (%s); it stays queued for the re-dispatch sweep",
                         job_id, exc)

@@ -5,6 +5,9 @@ from pathlib import Path
 
 from django import forms
 from django.conf import settings
+from django.core.validators import MaxValueValidator
+
+from planner.ingest.limits import ASSIGNMENT_MAX_CHARS, MAX_TIME_SCALE, MIN_RATE, MIN_TIME_SCALE, SEED_MAX
 
 FORMATS = [
     ("auto", "auto-detect"),
@@ -17,17 +20,33 @@ WORKLOADS = Path(settings.BASE_DIR) / "fixtures" / "workloads"
 
 
 class UploadForm(forms.Form):
+    """The upload page's fields, with the API's bounds (planner/traces/api/serializers.py)."""
+
     file = forms.FileField(help_text="CSV or JSON lines, plain or gzip", allow_empty_file=True)
     name = forms.CharField(required=False, max_length=200, help_text="defaults to the file name")
     format = forms.ChoiceField(choices=FORMATS, initial="auto")
-    region = forms.CharField(required=False, help_text='e.g. us-east, or us-east:0.5,us-west:0.5, or {"column": "..."}')
-    model = forms.CharField(required=False, help_text="a value, ratios or a column mapping")
-    tier = forms.CharField(required=False, help_text="IW-F, IW-N, NIW, or ratios like IW-F:0.45,IW-N:0.27,NIW:0.28")
-    time_scale = forms.FloatField(required=False, min_value=1e-9, help_text="0.5 compresses time to half")
-    rate = forms.FloatField(required=False, min_value=1e-9, help_text="0.5 thins, 2 doubles (replicas jittered)")
-    jitter_s = forms.FloatField(required=False, min_value=0, help_text="replica jitter window, seconds (default 1)")
-    seed = forms.IntegerField(required=False, min_value=0, help_text="makes splits and rate changes reproducible")
-    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    region = forms.CharField(required=False, max_length=ASSIGNMENT_MAX_CHARS,
+                             help_text='e.g. us-east, or us-east:0.5,us-west:0.5, or {"column": "..."}')
+    model = forms.CharField(required=False, max_length=ASSIGNMENT_MAX_CHARS,
+                            help_text="a value, ratios or a column mapping")
+    tier = forms.CharField(required=False, max_length=ASSIGNMENT_MAX_CHARS,
+                           help_text="IW-F, IW-N, NIW, or ratios like IW-F:0.45,IW-N:0.27,NIW:0.28")
+    time_scale = forms.FloatField(required=False, min_value=MIN_TIME_SCALE, max_value=MAX_TIME_SCALE,
+                                  help_text="0.5 compresses time to half")
+    rate = forms.FloatField(required=False, min_value=MIN_RATE,
+                            help_text="0.5 thins, 2 doubles (replicas jittered); at most TRACE_MAX_RATE_MULTIPLIER")
+    jitter_s = forms.FloatField(required=False, min_value=0, max_value=86400,
+                                help_text="replica jitter window, seconds (default 1)")
+    seed = forms.IntegerField(required=False, min_value=0, max_value=SEED_MAX,
+                              help_text="makes splits and rate changes reproducible")
+    description = forms.CharField(required=False, max_length=10_000, widget=forms.Textarea(attrs={"rows": 2}))
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        cap = settings.TRACE_MAX_RATE_MULTIPLIER  # the operator's cap, the same as the API's
+        self.fields["rate"].max_value = cap
+        self.fields["rate"].validators.append(MaxValueValidator(cap))
+        self.fields["rate"].widget.attrs["max"] = cap
 
     def options(self) -> dict:
         return {

@@ -11,6 +11,7 @@ folders without a row.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import re
@@ -299,9 +300,22 @@ def _import(
             options=options.as_dict(),
             result=result,
         )
+    except OSError as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise disk_full() from None
+        raise
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
+
+
+def disk_full() -> TraceInputError:
+    """The trace store's disk (or quota) filled up during an import: 507, and nothing of it is kept."""
+    return TraceInputError(
+        "the server's trace storage is full, so the trace could not be stored; nothing of it was kept",
+        where="server storage (PLANNER_DATA_DIR)", status=507,
+        hint="try again later; the operator must free space or grow the disk (sweep_orphans removes leftovers)")
 
 
 def _default_name(original_name: str) -> str:

@@ -4,10 +4,17 @@ Writes ``simulations/engine/_compiled/<module>.*.so`` for each of ``accel.MODULE
 ``accel.py``). Idempotent: does nothing when the build is fresh (``--force`` rebuilds). If Cython or a C
 compiler is missing it says so and exits 0 with ``--optional`` (the engine then runs as pure Python, slower
 but identical); without ``--optional`` the failure is an error.
+
+A build is kept in a cache folder keyed by the sources' digest (``PLANNER_ENGINE_CACHE``, default
+``~/.cache/fleet-planner/engine``; empty to switch it off), so a fresh clone of unchanged sources (CI, a second
+work tree) copies the modules in seconds instead of compiling them for minutes. ``--cached-only`` never compiles
+(``make run`` uses it, then compiles in the background so the first page does not wait).
 """
 
 from __future__ import annotations
 
+import os
+import platform
 import shutil
 import sys
 import tempfile
@@ -26,10 +33,59 @@ from simulations.engine.accel import (
 ROOT = HERE.parents[1]
 
 
+def cache_dir() -> Path | None:
+    root = os.environ.get("PLANNER_ENGINE_CACHE", str(Path.home() / ".cache" / "fleet-planner" / "engine"))
+    return Path(root) if root.strip() else None
+
+
+def _cache_entry(digest: str) -> Path | None:
+    """The cache folder of a build: the sources' digest (interpreter included), Cython's version, the machine."""
+    cache = cache_dir()
+    if cache is None:
+        return None
+    try:
+        from Cython import __version__ as cython
+    except ImportError:
+        cython = "none"
+    return cache / f"{digest}-cython{cython}-{platform.machine()}"
+
+
+def restore_from_cache(digest: str) -> bool:
+    """Copy a cached build of these exact sources into place. False if there is none."""
+    entry = _cache_entry(digest)
+    if entry is None or not all(any(entry.glob(f"{m}.*.so")) for m in MODULES):
+        return False
+    if COMPILED_DIR.exists():
+        shutil.rmtree(COMPILED_DIR)
+    shutil.copytree(entry, COMPILED_DIR)
+    STAMP.write_text(digest + "\n")
+    return compiled_state()[0]
+
+
+def save_to_cache(digest: str) -> None:
+    """Keep this build for the next clone (best effort: a read-only or full cache folder only costs time)."""
+    entry = _cache_entry(digest)
+    if entry is None or entry.exists():
+        return
+    scratch = None
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f".{entry.name[:12]}-", dir=entry.parent))
+        for so in COMPILED_DIR.glob("*.so"):
+            shutil.copy2(so, scratch / so.name)
+        scratch.rename(entry)  # atomic: a concurrent build that got there first wins
+    except OSError:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
 def build(force: bool = False, quiet: bool = True) -> str:
     ok, _ = compiled_state()
     if ok and not force:
+        save_to_cache(source_digest())
         return "fresh"
+    if not force and restore_from_cache(source_digest()):
+        return "copied from the cache of unchanged sources"
     from Cython.Build import cythonize
     from setuptools import Distribution
     from setuptools.command.build_ext import build_ext
@@ -73,11 +129,19 @@ def build(force: bool = False, quiet: bool = True) -> str:
         for p in built:
             shutil.copy2(p, COMPILED_DIR / p.name)
         STAMP.write_text(digest + "\n")
+    save_to_cache(digest)
     return "built"
 
 
 def main(argv: list[str]) -> int:
     optional = "--optional" in argv
+    if "--cached-only" in argv:  # never compile: a fresh build stays, a cached one is copied in, else nothing
+        fresh, _ = compiled_state()
+        status = "fresh" if fresh else (
+            "copied from the cache of unchanged sources" if restore_from_cache(source_digest())
+            else "not built yet (no cached build of these sources); the simulator runs as pure Python until it is")
+        print(f"engine build: {status}")
+        return 0
     try:
         status = build(force="--force" in argv, quiet="--verbose" not in argv)
     except Exception as exc:  # noqa: BLE001 - any build failure means "run as Python"

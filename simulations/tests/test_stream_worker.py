@@ -12,7 +12,7 @@ import pytest
 from django.test import Client
 
 from simulations.models import SimulationRun
-from tests.integration.conftest import artifacts_dir, logged_in_page, wait_for_job
+from tests.integration.conftest import artifacts_dir, logged_in_page, wait_for_job, wait_for_worker_task
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,9 +65,12 @@ def test_a_streamed_run_cancelled_on_the_worker_ends_cancelled_without_a_result(
     assert run.job.message.startswith("chunk "), f"no progress per chunk was reported: {run.job.message!r}"
     assert cast.owner.api.post(f"/api/jobs/{run.job.pk}/cancel/").status_code == 200
     wait_for_job(run.job, timeout=60, until=("cancelled",))
-    time.sleep(3)  # the worker notices at its next chunk and must not store a result afterwards
+    # the worker notices at its next chunk; once its task has ended, nothing may have stored a result
+    ran_s, outcome = wait_for_worker_task(run.job.celery_task_id, timeout=120)
+    assert outcome == "cancelled"
     run.refresh_from_db()
     assert run.job.status == "cancelled" and run.result is None
+    assert run.job.progress < 50, "the month ran on for long after the cancel"
 
 
 @pytest.mark.browser

@@ -27,40 +27,40 @@ FAST_REAPER_ENV = {
 }
 
 
-def free_port(start: int) -> int:
-    for port in range(start, start + 200):
-        with socket.socket() as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError(f"no free port from {start}")
+def free_port() -> int:
+    """A port the kernel just handed out (random, so two test runs at once rarely pick the same one)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 class PrivateRedis:
     """A redis-server that keeps nothing on disk (like this machine's), on a port of its own."""
 
     def __init__(self, port: int | None = None) -> None:
-        self.port = port or free_port(6390)
+        self.port = port or free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.dir = tempfile.mkdtemp(prefix="planner-redis-")
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> PrivateRedis:
+        """Start on self.port; the server that answers there must be this process (another run's Redis
+        that took the port first would otherwise be used, and its data disturbed)."""
         import redis
 
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
              "--dir", self.dir, "--daemonize", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and self.proc.poll() is None:
             try:
-                if redis.Redis.from_url(self.url, socket_connect_timeout=1).ping():
+                if redis.Redis.from_url(self.url, socket_connect_timeout=1).info("server")["process_id"] == self.proc.pid:
                     return self
             except Exception:
-                time.sleep(0.1)
-        raise RuntimeError(f"private redis on {self.port} did not start")
+                pass
+            time.sleep(0.1)
+        self.kill()
+        raise RuntimeError(f"private redis on {self.port} did not start (port taken?)")
 
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -95,7 +95,7 @@ class Worker:
         log = open(self.log_path, "a")  # noqa: SIM115
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "planner", "worker", "--loglevel=INFO",
-             f"--concurrency={concurrency}", "--without-gossip", "--without-mingle", "--without-heartbeat",
+             f"--concurrency={concurrency}", "-Q", ",".join(settings.JOBS_QUEUES), "--without-gossip", "--without-mingle", "--without-heartbeat",
              "-n", f"{name}-{os.getpid()}@%h"],
             cwd=ROOT, env=service_env(redis_url), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
@@ -143,7 +143,7 @@ def sender_app(redis_url: str):
     if redis_url not in _APPS:
         app = Celery("fault-tests", broker=redis_url, set_as_current=False)  # never the app run_job binds to
         app.conf.update(task_serializer="json", accept_content=["json"], broker_connection_retry_on_startup=True,
-                        broker_connection_timeout=2)
+                        broker_connection_timeout=2, task_default_queue=settings.JOBS_QUEUE)
         _APPS[redis_url] = app
     return _APPS[redis_url]
 
@@ -164,7 +164,7 @@ class WebServer:
     """``manage.py runserver`` on the private Redis (the API process of the outage test)."""
 
     def __init__(self, redis_url: str) -> None:
-        self.port = free_port(18400)
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = Path(settings.DATA_DIR) / "fault-web.log"
         log = open(self.log_path, "a")  # noqa: SIM115

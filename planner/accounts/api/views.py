@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from planner.accounts.api.auth import TokenAuthentication
-from planner.accounts.api.throttles import LoginIPThrottle, LoginUsernameThrottle
+from planner.accounts.ratelimit import LoginBudgetThrottle
 from planner.accounts.services import TooManyTokens, issue_token, rotate_token
 
 
@@ -37,11 +37,12 @@ def _token_response(instance, key, code=status.HTTP_200_OK):
 
 class TokenView(APIView):
     """POST username and password, get a new API token and its expiry (send it as `Authorization: Token <key>`).
-    Rate-limited per client address and per username (429 with Retry-After)."""
+    Rate-limited per client address and per username, in one budget with the login form and the admin (429 with
+    Retry-After)."""
 
     permission_classes = [AllowAny]
     authentication_classes: list = []
-    throttle_classes = [LoginIPThrottle, LoginUsernameThrottle]
+    throttle_classes = [LoginBudgetThrottle]  # one budget with the login form and the admin
 
     def throttled(self, request, wait):
         raise _Refused(429, "too many login attempts", "credentials",

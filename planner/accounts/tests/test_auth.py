@@ -203,6 +203,42 @@ def test_the_admin_login_has_the_same_limits(client, cast):
     assert statuses[-1] == 429
 
 
+def test_the_token_endpoint_the_login_form_and_the_admin_share_one_budget_per_username(cast):
+    from django.test import Client
+
+    # ten wrong passwords for one username, spread over the three ways in and over many addresses
+    api, form, admin = APIClient(), Client(), Client()
+    statuses = []
+    for i in range(10):
+        address = f"10.7.0.{i}"
+        if i % 3 == 0:
+            statuses.append(_token(api, "Owner", f"guess-{i}", REMOTE_ADDR=address).status_code)
+        elif i % 3 == 1:
+            statuses.append(form.post("/login/", {"username": "owner", "password": f"guess-{i}"},
+                                      REMOTE_ADDR=address).status_code)
+        else:
+            statuses.append(admin.post("/admin/login/", {"username": "owner ", "password": f"guess-{i}"},
+                                       REMOTE_ADDR=address).status_code)
+    assert 429 not in statuses, statuses
+    # the budget is spent on every way in, for the right password too
+    assert _token(api, "owner", "owner-pass-123", REMOTE_ADDR="10.7.1.1").status_code == 429
+    assert form.post("/login/", {"username": "owner", "password": "owner-pass-123"},
+                     REMOTE_ADDR="10.7.1.2").status_code == 429
+    assert admin.post("/admin/login/", {"username": "owner", "password": "owner-pass-123"},
+                      REMOTE_ADDR="10.7.1.3").status_code == 429
+
+
+def test_the_token_endpoint_and_the_login_form_share_one_budget_per_address(cast):
+    from django.test import Client
+
+    api, form = APIClient(), Client()
+    for i in range(15):
+        assert _token(api, f"nobody-{i}", "x", REMOTE_ADDR="192.0.2.50").status_code == 400
+        assert form.post("/login/", {"username": f"none-{i}", "password": "x"},
+                         REMOTE_ADDR="192.0.2.50").status_code == 200
+    assert _token(api, "owner", "owner-pass-123", REMOTE_ADDR="192.0.2.50").status_code == 429
+
+
 def test_the_login_form_logs_in_below_the_limits(client, cast):
     response = client.post("/login/", {"username": "owner", "password": "owner-pass-123"})
     assert response.status_code == 302 and client.session["_auth_user_id"] == str(cast.owner.user.pk)

@@ -8,11 +8,11 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from planner.accounts.access import team_of
+from planner.api.parsers import FormParser, MultiPartParser
 from planner.catalogue.errors import ProfileError
 from planner.hardware import services
 from planner.hardware.api.serializers import (

@@ -16,10 +16,10 @@ import pytest
 from planner.ingest.normalised import read_trace
 from planner.ingest.pipeline import ingest
 
-SHARED = Path("/work/shared/data/traces")
-AZURE_CODE = SHARED / "AzureLLMInferenceTrace_code.csv"
-MOONCAKE = SHARED / "mooncake_synthetic_trace.jsonl"
-real = pytest.mark.skipif(not AZURE_CODE.exists(), reason="shared traces not mounted")
+# the real public traces, bundled (fixtures/traces/SOURCES.md)
+TRACES = Path(__file__).resolve().parents[3] / "fixtures" / "traces"
+AZURE_CODE = TRACES / "azure_code_2023.csv"
+MOONCAKE = TRACES / "mooncake_synthetic.jsonl"
 
 
 def write(path: Path, text: str, *, gz: bool = False, newline: str = "\n") -> Path:
@@ -36,7 +36,6 @@ def test_the_ingest_core_imports_without_django():
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[3])
 
 
-@real
 def test_the_azure_code_trace_ingests_with_crlf_and_seven_digit_fractions(tmp_path):
     result = ingest(AZURE_CODE, tmp_path / "out.parquet", chunk_rows=1000)
     df = read_trace(tmp_path / "out.parquet")
@@ -53,7 +52,6 @@ def test_the_azure_code_trace_ingests_with_crlf_and_seven_digit_fractions(tmp_pa
     assert result.start_epoch_s == pytest.approx(pd.Timestamp("2023-11-16 18:17:03.97996", tz="UTC").timestamp())
 
 
-@real
 def test_the_mooncake_trace_keeps_its_prefix_block_ids(tmp_path):
     result = ingest(MOONCAKE, tmp_path / "out.parquet", chunk_rows=500)
     df = read_trace(tmp_path / "out.parquet")

@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import math
+
+from django.conf import settings
 from rest_framework import serializers
 
+from planner.ingest.limits import ASSIGNMENT_MAX_CHARS, MAX_TIME_SCALE, MIN_RATE, MIN_TIME_SCALE, SEED_MAX
 from planner.jobs.api.serializers import JobSerializer
 from planner.traces.models import Trace
 
@@ -60,19 +64,35 @@ class TraceListSerializer(TraceSerializer):
 class TraceUploadSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="CSV or JSON lines, plain or gzip", allow_empty_file=True)
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    description = serializers.CharField(required=False, allow_blank=True)
+    description = serializers.CharField(required=False, allow_blank=True, max_length=10_000)
     format = serializers.ChoiceField(choices=FORMAT_CHOICES, default="auto")
     region = serializers.CharField(
         required=False,
         allow_blank=True,
+        max_length=ASSIGNMENT_MAX_CHARS,
         help_text='a value, ratios "a:0.6,b:0.4", or JSON {"column": ..., "map": {...}}',
     )
-    model = serializers.CharField(required=False, allow_blank=True)
-    tier = serializers.CharField(required=False, allow_blank=True, help_text="IW-F, IW-N, NIW, ratios or a mapping")
-    time_scale = serializers.FloatField(required=False, help_text="multiply all times (0.5 halves the span)")
-    rate = serializers.FloatField(required=False, help_text="<1 thins, >1 replicates with jitter")
-    jitter_s = serializers.FloatField(required=False)
-    seed = serializers.IntegerField(required=False, min_value=0)
+    model = serializers.CharField(required=False, allow_blank=True, max_length=ASSIGNMENT_MAX_CHARS)
+    tier = serializers.CharField(required=False, allow_blank=True, max_length=ASSIGNMENT_MAX_CHARS,
+                                 help_text="IW-F, IW-N, NIW, ratios or a mapping")
+    time_scale = serializers.FloatField(required=False, min_value=MIN_TIME_SCALE, max_value=MAX_TIME_SCALE,
+                                        help_text="multiply all times (0.5 halves the span)")
+    rate = serializers.FloatField(required=False, min_value=MIN_RATE,
+                                  help_text="<1 thins, >1 replicates with jitter (at most TRACE_MAX_RATE_MULTIPLIER)")
+    jitter_s = serializers.FloatField(required=False, min_value=0, max_value=86400)
+    seed = serializers.IntegerField(required=False, min_value=0, max_value=SEED_MAX)
+
+    def validate_rate(self, value: float) -> float:
+        cap = settings.TRACE_MAX_RATE_MULTIPLIER
+        if value > cap:
+            raise serializers.ValidationError(f"the rate multiplier may be at most {cap:g} here (got {value:g})")
+        return value
+
+    def validate(self, attrs):
+        for name in ("time_scale", "rate", "jitter_s"):
+            if name in attrs and not math.isfinite(attrs[name]):
+                raise serializers.ValidationError({name: ["must be a finite number"]})
+        return attrs
 
 
 class TraceSynthSerializer(serializers.Serializer):
@@ -81,7 +101,7 @@ class TraceSynthSerializer(serializers.Serializer):
         "gamma, batch, slinfer or mix (docs/traces.md, Workload generator)"
     )
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    seed = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+    seed = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=SEED_MAX)
     token_trace = serializers.IntegerField(
         required=False, allow_null=True, help_text="sample token lengths from this trace of yours"
     )

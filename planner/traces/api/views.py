@@ -6,10 +6,10 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 
 from planner.accounts.access import team_required, visible_to
+from planner.api.parsers import FormParser, JSONParser, MultiPartParser
 from planner.traces import selectors, services
 from planner.traces.api.filters import TraceFilter
 from planner.traces.api.serializers import (

@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.test import Client
 
-AZURE_CODE = Path("/work/shared/data/traces/AzureLLMInferenceTrace_code.csv")
+AZURE_CODE = Path(__file__).resolve().parents[3] / "fixtures" / "traces" / "azure_code_2023.csv"  # bundled, real
 # prompts 100 / 3000 (+2000 output) / 5000 / 200000
 LONG = "arrival_s,input_tokens,output_tokens\n0,100,10\n1,3000,2000\n2,5000,10\n3,200000,10\n"
 
@@ -41,7 +41,6 @@ def test_upload_counts_requests_over_each_models_context_on_the_api_and_the_page
     assert 'id="context-limits"' in html and "bloom-176b" in html and "50.00 %" in html
 
 
-@pytest.mark.skipif(not AZURE_CODE.exists(), reason="shared traces not mounted")
 def test_import_trace_json_reports_context_limits(db):
     """1,241 of the Azure code trace's 8,819 prompts exceed Llama-2's 4,096 tokens: the same count the run summary's
     validity report gives for the code_anchor scenario (simulations/tests/test_validity.py), by another path."""

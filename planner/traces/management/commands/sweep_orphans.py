@@ -1,15 +1,16 @@
-"""Report (and with --remove, delete) stored trace files and rows that do not belong together,
-and check every stored file against its checksum.
+"""Remove stored trace files that belong to no row, report rows whose files are missing, and check every
+stored file against its checksum (``--dry-run``: report only, remove nothing).
 
-    manage.py sweep_orphans [--remove] [--min-age-s 3600] [--no-checksums] [--json]
+    manage.py sweep_orphans [--dry-run] [--min-age-s TRACE_ORPHAN_MAX_AGE_S] [--no-checksums] [--json]
 
 Finds: trace folders with no row (an import that died between writing files and committing),
 rows whose folder or normalised file is missing ("ghost" traces), leftover ``*.tmp`` files, and
 files whose sha256 differs from the folder's manifest.json (or, for traces stored before manifests,
 an original whose sha256 differs from the row's content_sha256). Only folders and temporary files
-older than --min-age-s are removed, so an upload in progress is never touched. Ghost rows and
+older than --min-age-s (default: the TRACE_ORPHAN_MAX_AGE_S setting, one hour) are removed, so an upload
+in progress is never touched; run it from cron. Ghost rows and
 corrupt files are reported, not deleted: they are a team's data, so a person decides.
-Exit status 1 when anything is wrong (after --remove: when anything is left), so cron can alert.
+Exit status 1 when anything is wrong that is left after the sweep, so cron can alert.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import json
 import shutil
 import time
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from planner.traces.models import Trace, trace_root
@@ -30,14 +32,16 @@ class Command(BaseCommand):
     help = "Report/remove trace files without a row and rows without files; verify stored files' checksums."
 
     def add_arguments(self, parser):
-        parser.add_argument("--remove", action="store_true", help="delete orphan folders and old *.tmp files")
-        parser.add_argument("--min-age-s", type=float, default=3600.0,
-                            help="only remove what is older than this (default 3600)")
+        parser.add_argument("--dry-run", action="store_true", help="report only: remove nothing")
+        parser.add_argument("--remove", action="store_true", help="(the default) delete orphan folders and old *.tmp files")
+        parser.add_argument("--min-age-s", type=float, default=None,
+                            help="only remove what is older than this (default: TRACE_ORPHAN_MAX_AGE_S, 3600)")
         parser.add_argument("--no-checksums", action="store_true", help="skip the sha256 check (fast)")
         parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
 
     def handle(self, *args, **opts):
-        report = sweep(remove=opts["remove"], min_age_s=opts["min_age_s"], checksums=not opts["no_checksums"])
+        min_age_s = settings.TRACE_ORPHAN_MAX_AGE_S if opts["min_age_s"] is None else opts["min_age_s"]
+        report = sweep(remove=not opts["dry_run"], min_age_s=min_age_s, checksums=not opts["no_checksums"])
         if opts["json"]:
             self.stdout.write(json.dumps(report, sort_keys=True))
         else:
