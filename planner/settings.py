@@ -194,6 +194,7 @@ TRACE_MAX_RATE_MULTIPLIER = env_int("TRACE_MAX_RATE_MULTIPLIER", 100)
 # sweep_orphans removes trace folders with no row (an import whose process died) once they are this old, seconds
 TRACE_ORPHAN_MAX_AGE_S = env_int("TRACE_ORPHAN_MAX_AGE_S", 3600)
 HARDWARE_UPLOAD_MAX_BYTES = env_int("HARDWARE_UPLOAD_MAX_BYTES", 20 * 1024**2)
+BENCHMARK_UPLOAD_MAX_BYTES = env_int("BENCHMARK_UPLOAD_MAX_BYTES", 64 * 1024**2)  # one benchmark run (archive or file)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024**2)  # non-file request bodies
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 PLANNER_MAX_SIM_REQUESTS = env_int("PLANNER_MAX_SIM_REQUESTS", 20_000_000)  # simulated requests per run

@@ -25,6 +25,8 @@ UPLOAD_PATHS = (
     ("/traces/upload/", "TRACE_UPLOAD_MAX_BYTES"),
     ("/api/hardware/import/", "HARDWARE_UPLOAD_MAX_BYTES"),
     ("/hardware/upload/", "HARDWARE_UPLOAD_MAX_BYTES"),
+    ("/api/benchmarks/runs/", "BENCHMARK_UPLOAD_MAX_BYTES"),
+    ("/benchmarks/", "BENCHMARK_UPLOAD_MAX_BYTES"),
 )
 
 

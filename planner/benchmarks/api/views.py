@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.conf import settings
+
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
@@ -21,9 +23,6 @@ from planner.benchmarks.api.serializers import (
 from planner.benchmarks.core.errors import BenchmarkError
 from planner.hardware.selectors import deployments_for
 from planner.jobs.api.serializers import JobSerializer
-
-UPLOAD_MAX_BYTES = 64 * 2**20
-
 
 def _invalid(exc: BenchmarkError) -> ValidationError:
     return ValidationError({"error": exc.as_dict()})
@@ -51,8 +50,9 @@ class BenchmarkRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixi
         form = BenchmarkUploadSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         upload = form.validated_data["file"]
-        if upload.size > UPLOAD_MAX_BYTES:
-            raise _invalid(BenchmarkError(f"is {upload.size} bytes; the limit is {UPLOAD_MAX_BYTES}",
+        cap = settings.BENCHMARK_UPLOAD_MAX_BYTES
+        if upload.size > cap:
+            raise _invalid(BenchmarkError(f"is {upload.size} bytes; the limit is {cap} (BENCHMARK_UPLOAD_MAX_BYTES)",
                                           file=upload.name or "file", hint="leave out the per-request dumps"))
         try:
             run = services.import_benchmark(

@@ -187,3 +187,12 @@ def test_a_calibration_on_overloaded_runs_only_fails_with_a_reason(cast, django_
                    {"run_ids": runs, "holdout": 0.5, "maxiter": 5}, django_capture_on_commit_callbacks)
     assert job.status == "failed" and "not overloaded" in job.last_error["message"]
     assert job.last_error["where"] == "run_ids" and not Deployment.objects.filter(name__contains="physics").exists()
+
+
+def test_a_run_larger_than_the_body_cap_uploads_under_its_own_cap(cast, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000  # the cap of any other request body
+    assert len(zipped(R70)) > 1000
+    assert upload(cast.owner.api, R70).status_code == 201
+    settings.BENCHMARK_UPLOAD_MAX_BYTES = 1000
+    r = upload(cast.owner.api, R70)
+    assert r.status_code == 413 and "BENCHMARK_UPLOAD_MAX_BYTES" in r.json()["error"]["hint"]
