@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.conf import settings
-
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
@@ -23,6 +22,7 @@ from planner.benchmarks.api.serializers import (
 from planner.benchmarks.core.errors import BenchmarkError
 from planner.hardware.selectors import deployments_for
 from planner.jobs.api.serializers import JobSerializer
+
 
 def _invalid(exc: BenchmarkError) -> ValidationError:
     return ValidationError({"error": exc.as_dict()})
