@@ -1,4 +1,4 @@
-"""The bad-input corpus of issue 10: every crash the issue lists, through the API (and the pages where it
+"""The bad-input corpus: every crash found by trying bad inputs, through the API (and the pages where it
 was found there). Each one must be a 4xx with the documented JSON shape on the API, never a 500, and
 must store nothing. Django-side caps come from settings' "Limits" block.
 """

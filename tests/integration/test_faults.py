@@ -1,4 +1,4 @@
-"""Fault tests: jobs never strand (issue 10). Real PostgreSQL, real celery worker processes, and a
+"""Fault tests: jobs never strand. Real PostgreSQL, real celery worker processes, and a
 private Redis on its own port that these tests kill and restart (never the machine's shared one).
 
 - kill -9 of a pool child mid-simulation (the OOM killer's way): the job ends failed, "worker lost";

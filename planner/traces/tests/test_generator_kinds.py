@@ -1,4 +1,4 @@
-"""The generator's new kinds through the synthesise API, page and command (issue 11 item 4)."""
+"""The generator's new kinds through the synthesise API, page and command."""
 
 from __future__ import annotations
 
