@@ -10,6 +10,16 @@ Cases (all on the compiled engine, scenarios from simulations/engine/policies/ch
   80 simulated minutes; Chiron vs Llumnix-like (untuned) with live migration of running requests (Llumnix's
   default, the primary baseline), with our earlier queued-request rebalancing, and with no migration.
   ``--scale`` multiplies the rate, the dump and the cap.
+- ``fig19x`` (the like-for-like accounting; rules fixed before its first run): the same Fig. 19 scenario run
+  until the dump is done (at most ``FIG19X_MAX_H`` hours; interactive arrivals still stop at 80 min), GPU-hours
+  counted over [0, 65 min] (the paper's deadline) and over [0, the strategy's own last batch completion] (the
+  "at completion" figure; a run that has not finished by the limit is reported as not finished, with the share
+  done, never as a completion figure). Baselines: Llumnix-like with each migration model (live, queued, none) in
+  three configurations: as in ``fig19`` (floor 1, starts at 15, Llumnix's default knobs); idling at the paper's
+  size (A.2: "both average about 15 GPUs"): endpoint floor 15, default knobs; and the same floor with the knobs the
+  W_B live-migration sweep selected (``FIG19X_TUNED``, copied from the W_B results before this case first ran).
+  Chiron's saving is reported per configuration and accounting window as a band (min, max) over the three
+  migration models. Nothing in these runs is changed after seeing a number.
 - ``estimator``: R^2 of the waiting-time estimate (eq. 1) against the actual wait of each queued batch request,
   at the snapshot whose queue is closest to 2,000 requests (2 mixed instances, no batch autoscaling).
 - ``batchsize``: converged local-autoscaler batch limit and running batch, one instance saturated with interactive
@@ -36,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from simulations.engine.loop import Simulator  # noqa: E402
-from simulations.engine.metrics import build_result  # noqa: E402
+from simulations.engine.metrics import build_result, usage_block  # noqa: E402
 from simulations.engine.policies.chiron import scenarios as S  # noqa: E402
 from simulations.engine.scenario import build_workload, parse_scenario  # noqa: E402
 
@@ -105,6 +115,69 @@ def fig19_case(name: str, scale: float, **params) -> dict:
         "live_migrations": int(sim.migrations()),
         "queued_moved": int(getattr(sim.autoscaler, "migrated", 0)),
     }
+    return out
+
+
+FIG19X_MAX_H = 6.0
+# the W_B live-migration sweep's tuned point (docs: "W_B, Llumnix-like with live migration"), fixed before fig19x ran
+FIG19X_TUNED = {"scale_up_below": 50.0, "scale_down_above": 200.0, "max_batch": 1024}
+FIG19X_CONFIGS = {"default": ({}, None), "floor15": ({}, 15), "floor15_tuned": (FIG19X_TUNED, 15)}
+
+
+def gpu_hours_until(sim, t_end: float) -> float:
+    """GPU-hours of every instance the run requested, billed from request to release, cut at ``t_end`` (the
+    same accounting as the summary's ``gpu_hours``, which is this at the run's end)."""
+    return usage_block(sim, t_end)[1]["gpu_hours"]
+
+
+def fig19x_case(name: str, scale: float, floor: int | None = None, **params) -> dict:
+    d = S.fig19(name, scale, **params)
+    d["engine"]["max_time_s"] = FIG19X_MAX_H * 3600.0
+    if floor is not None:
+        ep = d["fleet"]["endpoints"][0]
+        ep["min"] = max(1, round(floor * scale))
+        ep["initial"] = max(ep["initial"], ep["min"])
+    sim, res, cpu = run(d)
+    r = res.requests
+    nb = r["tier"] == 2
+    done = np.asarray(r["done_s"], dtype=float)[nb]
+    finished = bool(np.isfinite(done).all())
+    t_done = float(done.max()) if finished else None
+    t99 = float(np.sort(done)[int(math.ceil(0.99 * len(done))) - 1]) if np.isfinite(done).mean() >= 0.99 else None
+    return {"strategy": name, "scale": scale, "floor": floor, "params": params, "cpu_s": round(cpu, 1),
+            "max_h": FIG19X_MAX_H, "gpu_hours_65min": gpu_hours_until(sim, 3900.0),
+            "gpu_hours_80min": gpu_hours_until(sim, 4800.0),
+            "gpu_hours_run": float(res.summary["gpu_hours"]),
+            "dump_finished": finished, "dump_done_at_min": None if t_done is None else round(t_done / 60, 2),
+            "dump_99pct_at_min": None if t99 is None else round(t99 / 60, 2),
+            "gpu_hours_at_completion": None if t_done is None else gpu_hours_until(sim, t_done),
+            "batch_done_share": float(np.isfinite(done).mean()),
+            "batch_done_by_65min": float(np.mean(done <= 3900)),
+            "interactive_attainment": _tier(res, "IW-F").get("attainment")}
+
+
+def fig19x(scale: float, fresh: bool) -> dict:
+    out = {"chiron": cached(f"fig19x_chiron_x{scale:g}", fresh, lambda: fig19x_case("chiron", scale))}
+    for cfg, (knobs, floor) in FIG19X_CONFIGS.items():
+        for key, mig in LLUMNIX_VARIANTS.items():
+            out[f"{cfg}/{key}"] = cached(f"fig19x_{cfg}_llumnix-{mig}_x{scale:g}", fresh,
+                                         lambda mig=mig, knobs=knobs, floor=floor:
+                                         fig19x_case("llumnix", scale, floor, migration=mig, **knobs))
+    c = out["chiron"]
+    bands = {}
+    for cfg in FIG19X_CONFIGS:
+        for window in ("gpu_hours_65min", "gpu_hours_at_completion"):
+            saves = []
+            for key in LLUMNIX_VARIANTS:
+                v = out[f"{cfg}/{key}"]
+                if c[window] is None or v[window] is None:
+                    saves.append(None)
+                else:
+                    saves.append(1 - c[window] / v[window])
+            known = [x for x in saves if x is not None]
+            bands[f"{cfg}/{window}"] = {"savings": dict(zip(LLUMNIX_VARIANTS, saves, strict=True)),
+                                        "min": min(known) if known else None, "max": max(known) if known else None}
+    out["bands"] = bands
     return out
 
 
@@ -232,7 +305,7 @@ def cached(name: str, fresh: bool, fn):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", choices=["fig19", "estimator", "batchsize", "wb"], action="append",
+    ap.add_argument("--only", choices=["fig19", "fig19x", "estimator", "batchsize", "wb"], action="append",
                     help="run only these cases (repeatable); default all")
     ap.add_argument("--scale", type=float, default=1.0, help="Fig. 19 scale (rate, dump and cap); default 1 = full")
     ap.add_argument("--wb-scale", type=float, default=1.0, help="W_B sweep scale (rate, queues, cap); default 1 = full")
@@ -244,10 +317,12 @@ def main(argv=None) -> int:
     ap.add_argument("--fresh", action="store_true", help="ignore cached results")
     ap.add_argument("--write-doc", action="store_true", help="write docs/reproduction_chiron.md from the results")
     a = ap.parse_args(argv)
-    cases = a.only or ["fig19", "estimator", "batchsize", "wb"]
+    cases = a.only or ["fig19", "fig19x", "estimator", "batchsize", "wb"]
     results = {}
     if "fig19" in cases:
         results["fig19"] = fig19(a.scale, a.fresh)
+    if "fig19x" in cases:
+        results["fig19x"] = fig19x(a.scale, a.fresh)
     if "estimator" in cases:
         results["estimator"] = cached("estimator", a.fresh, estimator)
     if "batchsize" in cases:
