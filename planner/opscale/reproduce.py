@@ -2,7 +2,7 @@
 our profiles; each "Done when" check of issue 13 is computed here, never hard-coded. Django-free.
 
 ``python tests/benchmarks/reproduce_opscale.py`` runs ``reproduce()`` and writes docs/reproduction_opscale.md
-and docs/reproduction_opscale.json.
+and docs/results/opscale.json.
 """
 
 from __future__ import annotations

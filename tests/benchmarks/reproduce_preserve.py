@@ -1,12 +1,12 @@
 """Reproduce PreServe's RQ3 (Fig. 10, routing) and RQ2 (Figs. 8/9, scaling) in our engine and write
 docs/reproduction_preserve.md.
 
-    nice -n 10 python tests/benchmarks/reproduce_preserve.py --write-doc --out docs/reproduction_preserve.json
+    nice -n 10 python tests/benchmarks/reproduce_preserve.py --write-doc --out docs/results/preserve.json
                                                         # everything (RQ3, seed spread, what-ifs, RQ2), ~5 min
-    python tests/benchmarks/reproduce_preserve.py --load docs/reproduction_preserve.json --write-doc  # doc only
+    python tests/benchmarks/reproduce_preserve.py --load docs/results/preserve.json --write-doc  # doc only
     python tests/benchmarks/reproduce_preserve.py --rq3 --minutes 2 --json        # a quick look
-    python tests/benchmarks/reproduce_preserve.py --rq3 --load docs/reproduction_preserve.json --write-doc \
-        --out docs/reproduction_preserve.json     # RQ3 (+ seed spread) only; RQ2 and the what-ifs from the JSON
+    python tests/benchmarks/reproduce_preserve.py --rq3 --load docs/results/preserve.json --write-doc \
+        --out docs/results/preserve.json     # RQ3 (+ seed spread) only; RQ2 and the what-ifs from the JSON
 
 RQ3: fixtures/scenarios/preserve_routing.json (4 x LLaMA-2-7B on a DERIVED A40 deployment, Poisson arrivals,
 ShareGPT-like lengths, 10 minutes per rate; vLLM 0.6.6 defaults). Stage 1 runs the baselines (least-requests, the
@@ -333,7 +333,7 @@ def main(argv=None) -> int:
         note = ""
         if a.load:
             note = (", from results saved by a full run, `nice -n 10 python tests/benchmarks/reproduce_preserve.py "
-                    "--write-doc --out docs/reproduction_preserve.json` (seeded: two full runs on 2026-11-24 gave "
+                    "--write-doc --out docs/results/preserve.json` (seeded: two full runs on 2026-11-24 gave "
                     "identical figures)")
         from tests.benchmarks.support.preserve_doc import write_doc
 
