@@ -155,7 +155,7 @@ SEED_ROUTERS = (*BASELINES_EXT, "preserve (oracle lengths)", "preserve (Table-2 
 
 def run_seeds(minutes: float, knee: float, seeds, log) -> dict:
     """The same RQ3 points with other workload seeds (0.8x and 1.1x the knee): how much of a cut is noise. The
-    targets stay on the fixture's seed (the rule of earlier sessions); this only says how robust the verdict is."""
+    targets stay on the fixture's seed (the documented rule); this only says how robust the verdict is."""
     rows = []
     for f in (0.8, 1.1):
         for seed in seeds:
