@@ -1,8 +1,9 @@
-"""Reproduce Chiron's done-when figures (issue 17) beside the paper's; optionally write docs/reproduction_chiron.md.
+"""Reproduce Chiron's headline figures beside the paper's; optionally write docs/reproduction_chiron.md.
 
     python tests/benchmarks/reproduce_chiron.py --help
     python tests/benchmarks/reproduce_chiron.py --only fig19 --scale 0.1        # minutes at 1/10 scale
     python tests/benchmarks/reproduce_chiron.py --scale 1 --fresh --write-doc   # everything full size (~30 min)
+    python tests/benchmarks/reproduce_chiron.py --load docs/results/chiron.json --write-doc   # the document only
 
 Cases (all on the compiled engine, scenarios from simulations/engine/policies/chiron/scenarios.py):
 
@@ -52,6 +53,7 @@ from simulations.engine.scenario import build_workload, parse_scenario  # noqa: 
 
 CACHE = Path("/tmp/reproduce_chiron")
 DOC = ROOT / "docs" / "reproduction_chiron.md"
+RESULTS = ROOT / "docs" / "results" / "chiron.json"
 
 
 def run(d: dict):
@@ -115,7 +117,45 @@ def fig19_case(name: str, scale: float, **params) -> dict:
         "live_migrations": int(sim.migrations()),
         "queued_moved": int(getattr(sim.autoscaler, "migrated", 0)),
     }
+    out.update(fig19_detail(d, res, steps, n0))
     return out
+
+
+def fig19_detail(d: dict, res, steps, n0: int) -> dict:
+    """Figures the document's explanations quote: the fleet before the dump, the interactive misses by arrival
+    time, the running requests and fleet size over the run (from the 30 s timeline)."""
+    r = res.requests
+    n5, ins5 = n0, 0
+    for t, dv in steps:
+        if t <= 300.0:
+            n5 += dv
+            ins5 += dv < 0
+    iw = r["tier"] == 0
+    slo = d["slo"]
+    met = (np.asarray(r["completed"], dtype=bool) & (np.asarray(r["ttft_s"]) <= slo["ttft_s"]["IW-F"])
+           & (np.asarray(r["tbt_mean_s"]) <= slo["itl_s"]["IW-F"]))
+    arr = np.asarray(r["arrival_s"])
+    miss = iw & ~met
+    tl = res.timeline
+    t = np.asarray(tl["t"], dtype=float)
+    ser = tl["series"]
+    fleet = np.asarray(ser["serving"]).sum(0) + np.asarray(ser["provisioning"]).sum(0)
+    running = np.asarray(ser["running"]).sum(0)
+    late = (t >= 2400) & (t < 4800)
+    return {"instances_at_5min": int(n5), "scale_ins_before_5min": int(ins5),
+            "interactive_misses": int(miss.sum()), "interactive_requests": int(iw.sum()),
+            "interactive_misses_by_arrival": {"0-5 min": int((miss & (arr < 300)).sum()),
+                                              "5-10 min": int((miss & (arr >= 300) & (arr < 600)).sum()),
+                                              "10-80 min": int((miss & (arr >= 600)).sum())},
+            "running_mean_40_80min": float(running[late].mean()) if late.any() else None,
+            "fleet_mean": float(fleet.mean()) if len(fleet) else None,
+            "fleet_min": int(fleet.min()) if len(fleet) else None, "fleet_max": int(fleet.max()) if len(fleet) else None,
+            "live_migrations_per_s_5_80min": float(sim_migration_rate(res))}
+
+
+def sim_migration_rate(res) -> float:
+    """Live migrations per second between the dump (5 min) and the end of the run (80 min)."""
+    return float(res.summary.get("migrations", 0)) / (4800.0 - 300.0)
 
 
 FIG19X_MAX_H = 6.0
@@ -245,7 +285,7 @@ def batchsize(tp: int = 4, minutes: float = 10.0) -> dict:
 
 # Llumnix-like "tuned": the same grid as the comparison bundles' sweep (planner/comparisons/core/chiron_bundles.py
 # LLUMNIX_TUNE_GRID; not imported: that module needs Django)
-# (``migration``: the W_B sweep of session 5 used the queued-request rebalancing; the live-migration sweep is
+# (``migration``: the W_B sweep used the queued-request rebalancing first; the live-migration sweep is
 # ``--wb-live-queues``)
 WB_GRID = [{"scale_up_below": u, "scale_down_above": d, "max_batch": mb}
            for u in (10.0, 50.0) for d in (60.0, 200.0) for mb in (256, 1024)]
@@ -288,7 +328,7 @@ def wb(scale: float, queues: list[int], fresh: bool = False, migration: str = "q
             "chiron_largest": largest(chiron) if chiron else None,
             "llumnix_tuned_knobs": json.loads(best), "llumnix_tuned": llum[best],
             "llumnix_tuned_largest": largest(llum[best]),
-            "llumnix_sweep_largest": {k: largest(v) for k, v in llum.items()}}
+            "llumnix_sweep_largest": {k: largest(v) for k, v in llum.items()}, "llumnix_sweep": llum}
 
 
 def cached(name: str, fresh: bool, fn):
@@ -316,7 +356,16 @@ def main(argv=None) -> int:
     ap.add_argument("--tp", type=int, default=4, help="tensor parallelism of the 70B deployment (2, 4 or 8)")
     ap.add_argument("--fresh", action="store_true", help="ignore cached results")
     ap.add_argument("--write-doc", action="store_true", help="write docs/reproduction_chiron.md from the results")
+    ap.add_argument("--out", default=str(RESULTS), help="with --write-doc: save the results JSON here")
+    ap.add_argument("--load", default=None,
+                    help="write the document from a saved results JSON (with --write-doc) instead of running")
     a = ap.parse_args(argv)
+    if a.load:
+        saved = json.loads(Path(a.load).read_text())
+        from tests.benchmarks.support.chiron_doc import write_doc
+        write_doc(saved["results"], DOC, argparse.Namespace(**saved["args"]))
+        print(f"wrote {DOC}")
+        return 0
     cases = a.only or ["fig19", "fig19x", "estimator", "batchsize", "wb"]
     results = {}
     if "fig19" in cases:
@@ -337,6 +386,8 @@ def main(argv=None) -> int:
     print(json.dumps(results, indent=1, default=float))
     if a.write_doc:
         from tests.benchmarks.support.chiron_doc import write_doc
+        args = {k: getattr(a, k) for k in ("scale", "wb_scale", "tp", "wb_live_queues")}
+        Path(a.out).write_text(json.dumps({"args": args, "results": results}, indent=1, default=float) + "\n")
         write_doc(results, DOC, a)
         print(f"wrote {DOC}")
     return 0
