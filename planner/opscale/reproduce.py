@@ -1,5 +1,5 @@
 """The paper's evaluation (Figs. 10-13, the greedy-vs-oracle gap, the default-stream claim) recomputed with
-our profiles; each "Done when" check of issue 13 is computed here, never hard-coded. Django-free.
+our profiles; each check against the paper is computed here, never hard-coded. Django-free.
 
 ``python tests/benchmarks/reproduce_opscale.py`` runs ``reproduce()`` and writes docs/reproduction_opscale.md
 and docs/results/opscale.json.
@@ -395,7 +395,7 @@ def _mean(rows, key, lo=None, hi=None, field="qps"):
 
 
 def checks(f11: list[dict], f10: list[dict], f12: dict, gap: dict) -> list[dict]:
-    """Issue 13's "Done when" items, computed. Fig. 11 points are quantised (a few GPUs), so the peak is taken
+    """The reproduction's checks against the paper, computed. Fig. 11 points are quantised (a few GPUs), so the peak is taken
     on a 5-point rolling mean, and "below 20 QPS" is the mean over those points."""
     low = _mean(f11, "gpus", hi=20)
     mid = [r for r in f11 if 30 <= r["qps"] <= 60]
@@ -475,6 +475,7 @@ def reproduce(variants: bool = True) -> dict:
         },  # 15296: the Mooncake trace's typical input
         "checks": checks(f11, f10, f12, gap),
         "fig11_boundary": fig11_boundary(f11, base, slo),
+        "boundary_step_qps": BOUNDARY_STEP_QPS,
         "defaults": {"options": base.__dict__, "slo_scale": slo.scale},
     }
     if variants:
