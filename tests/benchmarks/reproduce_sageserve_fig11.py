@@ -6,9 +6,11 @@ and equal-SLO tuning both ways.
 
 Rules (fixed before the first run; nothing is changed after seeing a number):
 
-- Scenario: the Fig. 11 setting with the authors'-code preset (fixtures/scenarios/
-  sageserve_day_llama2_authors_code.json: Llama-2-70B only, 3 regions), seeds 2025, 2026, 2027, through the
-  comparison core (planner.comparisons.core.runner.run_variant), timeline every 60 s.
+- Scenarios (authors'-code preset), seeds 2025, 2026, 2027, through the comparison core
+  (planner.comparisons.core.runner.run_variant), timeline every 60 s: ``code-llama2`` (fixtures/scenarios/
+  sageserve_day_llama2_authors_code.json: Llama-2-70B only, 3 regions) and, added in a second commit before it
+  ran, ``code-1x`` (sageserve_day_authors_code.json: the four-model day, as the paper's Fig. 11 plots Llama-2 out
+  of a four-model run).
 - The authors' count (kjain1810/SageServe, plotting_scripts/Figures9-10.py, ``process`` at lines 60-72, the
   figure whose caption in the paper is Fig. 11, "area under curve ... instance-hours"): at every logged time the
   number of distinct Llama-2 instances (all regions together), the maximum per 15-minute bin, summed and divided
@@ -26,6 +28,11 @@ Rules (fixed before the first run; nothing is changed after seeing a number):
   against LT-UA; (b) LT-UA tuned to Reactive: the untuned LT-UA and the points ``LTUA_POINTS`` (more headroom:
   lower scale-out and scale-in thresholds) against the untuned Reactive. If no point qualifies, that is
   reported, not replaced by another point.
+- Second commit, after the first code-llama2 run showed that ``LTUA_POINTS`` do not act under this preset (its
+  LT-UA has the utilisation gates off, so the thresholds are never read; the runs are identical to the untuned
+  LT-UA) and that LT-UA's gap to Reactive is NIW served within the day: ``LTUA_NIW_POINTS`` add NIW headroom to
+  the hourly plan (``beta_fraction``, 10 % in the preset) and a lower scale-past-target ratio (``ua_up_ratio``, 5
+  in the preset). They join the LT-UA candidates of rule (b) on both scenarios; the first points stay reported.
 """
 
 from __future__ import annotations
@@ -44,7 +51,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-SCENARIO = ROOT / "fixtures" / "scenarios" / "sageserve_day_llama2_authors_code.json"
+SCENARIOS = {"code-llama2": ROOT / "fixtures" / "scenarios" / "sageserve_day_llama2_authors_code.json",
+             "code-1x": ROOT / "fixtures" / "scenarios" / "sageserve_day_authors_code.json"}
 RESULTS = ROOT / "docs" / "results" / "sageserve_fig11.json"
 DOC = ROOT / "docs" / "reproduction.md"
 SEEDS = (2025, 2026, 2027)
@@ -55,6 +63,7 @@ STEP_S = 60.0
 REACTIVE_POINTS = [{"scale_out_above": 0.7, "scale_in_below": 0.3}, {"scale_out_above": 0.85, "scale_in_below": 0.4}]
 # (b) LT-UA with more headroom than the preset's 50 % / 25 % (the authors' arbiter thresholds)
 LTUA_POINTS = [{"scale_out_above": 0.4, "scale_in_below": 0.2}, {"scale_out_above": 0.3, "scale_in_below": 0.15}]
+LTUA_NIW_POINTS = [{"beta_fraction": 0.5}, {"beta_fraction": 1.0}, {"beta_fraction": 1.0, "ua_up_ratio": 2.0}]
 PAPER = {"reactive": 362.25, "lt-i": 274.5, "lt-u": 291.0, "lt-ua": 277.5, "lt-ua_vs_reactive_pct": -23.4}
 
 
@@ -67,9 +76,12 @@ def variants() -> list[dict]:
     for seed in SEEDS:
         for i, k in enumerate(REACTIVE_POINTS, 1):
             out.append({"key": f"reactive.{i}+s{seed}", "strategy": "reactive-unified", "knobs": k, "seed": seed})
-        for i, k in enumerate(LTUA_POINTS, 1):
+        for i, k in enumerate([*LTUA_POINTS, *LTUA_NIW_POINTS], 1):
             out.append({"key": f"lt-ua.{i}+s{seed}", "strategy": "lt-ua", "knobs": k, "seed": seed})
     return out
+
+
+LTUA_KEYS = ["lt-ua", *[f"lt-ua.{i}" for i in range(1, len(LTUA_POINTS) + len(LTUA_NIW_POINTS) + 1)]]
 
 
 def authors_count(timeline: dict, model: str = MODEL) -> float:
@@ -81,11 +93,12 @@ def authors_count(timeline: dict, model: str = MODEL) -> float:
     return float(sum(n[bins == b].max() for b in np.unique(bins)) / 4.0)
 
 
-def _run(v: dict) -> dict:
+def _run(job) -> dict:
     from planner.comparisons.core.runner import run_variant
 
+    case, v = job
     warnings.filterwarnings("ignore")
-    d = json.loads(SCENARIO.read_text())
+    d = json.loads(SCENARIOS[case].read_text())
     d["engine"]["timeline_step_s"] = STEP_S
     t0 = time.process_time()
     s = run_variant(d, {**v, "scheduler": ""}, base_dir=str(ROOT))
@@ -129,7 +142,7 @@ def summarise(runs: dict) -> dict:
     a = equal_slo(runs, "lt-ua", ["reactive-unified", "reactive.1", "reactive.2"])
     if "chosen" in a:
         a["lt-ua_vs_chosen"] = per_seed("lt-ua", a["chosen"], "authors_instance_hours")
-    b = equal_slo(runs, "reactive-unified", ["lt-ua", "lt-ua.1", "lt-ua.2"])
+    b = equal_slo(runs, "reactive-unified", LTUA_KEYS)
     if "chosen" in b:
         b["chosen_vs_reactive"] = per_seed(b["chosen"], "reactive-unified", "authors_instance_hours")
     out["reactive_tuned_to_lt-ua"] = a
@@ -145,11 +158,24 @@ def _att(a: dict) -> str:
     return " / ".join(f"{100 * a[t]:.1f}%" for t in ("IW-F", "IW-N", "NIW") if t in a)
 
 
+CASE_LABEL = {"code-llama2": "Llama-2-only day", "code-1x": "four-model 1x day"}
+
+
+def _knobs(runs: dict, name: str) -> str:
+    k = runs[f"{name}+s{SEEDS[0]}"]["knobs"]
+    return ", ".join(f"{a} {b:g}" for a, b in k.items()) or "untuned"
+
+
 def markdown(res: dict) -> str:
-    runs, sm = res["runs"], res["summary"]
+    return "\n".join(case_markdown(case, blk) for case, blk in res["cases"].items() if "summary" in blk)
+
+
+def case_markdown(case: str, blk: dict) -> str:
+    runs, sm = blk["runs"], blk["summary"]
     v = sm["lt-ua_vs_reactive"]
     a, b = sm["reactive_tuned_to_lt-ua"], sm["lt-ua_tuned_to_reactive"]
-    L = ["Llama-2-only day, authors'-code preset, seeds " + ", ".join(map(str, SEEDS)) + " (mean [min, max] of the "
+    L = [f"#### {case}: {CASE_LABEL[case]}, authors'-code preset", "",
+         "Seeds " + ", ".join(map(str, SEEDS)) + " (mean [min, max] of the "
          "per-seed change; rules in tests/benchmarks/reproduce_sageserve_fig11.py, results in "
          "docs/results/sageserve_fig11.json):", "",
          "| LT-UA against the untuned Reactive | change |", "|---|---|",
@@ -162,13 +188,13 @@ def markdown(res: dict) -> str:
          "attainment | CPU s |", "|---|---|---|---|---|---|"]
     for key in sorted(runs):
         r = runs[key]
-        L.append(f"| {key} | {r['authors_instance_hours']:.1f} | {r['instance_hours']:.1f} | "
+        L.append(f"| {key} ({_knobs(runs, key.split('+')[0])}) | {r['authors_instance_hours']:.1f} | {r['instance_hours']:.1f} | "
                  f"{r['instance_hours_without_provisioning']:.1f} | {_att(r['attainment'])} | {r['cpu_s']} |")
     L += ["", "Equal-SLO tuning both ways (a candidate qualifies when its mean attainment on every tier is at least "
           "the reference's minus 0.5 points; the cheapest in the authors' count):", ""]
     for label, blk, key in (("Reactive tuned to LT-UA's attainment", a, "lt-ua_vs_chosen"),
                             ("LT-UA tuned to Reactive's attainment", b, "chosen_vs_reactive")):
-        cands = "; ".join(f"{c}: {_att(x['attainment'])}, {x['authors_instance_hours']:.1f} inst-h"
+        cands = "; ".join(f"{c} ({_knobs(runs, c)}): {_att(x['attainment'])}, {x['authors_instance_hours']:.1f} inst-h"
                           f"{'' if x['qualifies'] else ' (does not qualify)'}" for c, x in blk["candidates"].items())
         res_txt = (f"chosen **{blk['chosen']}**; LT-UA against Reactive in the authors' count: **{_band(blk[key])}**"
                    if "chosen" in blk else "**no candidate qualifies**")
@@ -177,13 +203,20 @@ def markdown(res: dict) -> str:
 
 
 def in_short(res: dict) -> str:
-    sm = res["summary"]
+    return "".join(case_in_short(case, blk) for case, blk in res["cases"].items() if "summary" in blk)
+
+
+def case_in_short(case: str, blk: dict) -> str:
+    sm = blk["summary"]
     v = sm["lt-ua_vs_reactive"]
     a, b = sm["reactive_tuned_to_lt-ua"], sm["lt-ua_tuned_to_reactive"]
-    parts = [f"- **Fig. 11 like-for-like** (Llama-2-only day, authors'-code preset, 3 seeds, Llama-2 instance-hours "
-             f"counted as the authors' plotting script counts them, no provisioning waste): LT-UA "
-             f"**{_band(v['authors_instance_hours'])}** against the untuned Reactive (paper: -23.4 %); GPU-hours with "
-             f"the waste added, as counted until now: {_band(v['gpu_hours'])}."]
+    ref = a["candidates"]["reactive-unified"]["attainment"]
+    lt = a["reference_attainment"]
+    parts = [f"- **Fig. 11 like-for-like, {case}** ({CASE_LABEL[case]}, authors'-code preset, 3 seeds, Llama-2 "
+             "instance-hours counted as the authors' plotting script counts them, no provisioning waste): LT-UA "
+             f"**{_band(v['authors_instance_hours'])}** against the untuned Reactive (paper: -23.4 %), at IW-F / "
+             f"IW-N / NIW attainment {_att(lt)} against Reactive's {_att(ref)}; GPU-hours with the waste added, as "
+             f"counted until now: {_band(v['gpu_hours'])}."]
     parts.append(" Equal-SLO both ways: " + (
         f"Reactive tuned to LT-UA's attainment ({a['chosen']}): LT-UA {_band(a['lt-ua_vs_chosen'])}"
         if "chosen" in a else "no Reactive point reaches LT-UA's attainment") + "; " + (
@@ -210,24 +243,30 @@ def main(argv=None) -> int:
     ap.add_argument("--write-doc-only", action="store_true", help=f"write {DOC.name} from {RESULTS.name}")
     ap.add_argument("--only-keys", default="", help="run only these variant keys (comma-separated); others kept")
     a = ap.parse_args(argv)
-    res = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"runs": {}}
+    res = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"cases": {}}
+    if "runs" in res:  # the first results file held code-llama2 only
+        res = {"cases": {"code-llama2": {"runs": res["runs"]}}}
+    for case in SCENARIOS:
+        res["cases"].setdefault(case, {"runs": {}})
     if not a.write_doc_only:
-        todo = [v for v in variants() if v["key"] not in res["runs"]
+        todo = [(case, v) for case in SCENARIOS for v in variants() if v["key"] not in res["cases"][case]["runs"]
                 and (not a.only_keys or v["key"] in a.only_keys.split(","))]
         with ProcessPoolExecutor(max_workers=a.workers) as pool:
-            for r in pool.map(_run, todo):
-                res["runs"][r["key"]] = r
+            for (case, _v), r in zip(todo, pool.map(_run, todo), strict=True):
+                res["cases"][case]["runs"][r["key"]] = r
                 RESULTS.write_text(json.dumps(res, indent=1) + "\n")
-                print(f"{r['key']:28} authors {r['authors_instance_hours']:7.1f} inst-h {r['instance_hours']:7.1f} "
-                      f"cpu {r['cpu_s']}", file=sys.stderr, flush=True)
-    if all(v["key"] in res["runs"] for v in variants()):
-        res["summary"] = summarise(res["runs"])
-        RESULTS.write_text(json.dumps(res, indent=1) + "\n")
-        write_doc(res)
-        print(f"wrote {DOC}", file=sys.stderr)
-    else:
-        missing = [v["key"] for v in variants() if v["key"] not in res["runs"]]
-        print(f"not run yet: {', '.join(missing)}", file=sys.stderr)
+                print(f"{case:12} {r['key']:24} authors {r['authors_instance_hours']:7.1f} inst-h "
+                      f"{r['instance_hours']:7.1f} cpu {r['cpu_s']}", file=sys.stderr, flush=True)
+    for case, blk in res["cases"].items():
+        missing = [v["key"] for v in variants() if v["key"] not in blk["runs"]]
+        if missing:
+            blk.pop("summary", None)
+            print(f"{case}: not run yet: {', '.join(missing)}", file=sys.stderr)
+        else:
+            blk["summary"] = summarise(blk["runs"])
+    RESULTS.write_text(json.dumps(res, indent=1) + "\n")
+    write_doc(res)
+    print(f"wrote {DOC}", file=sys.stderr)
     return 0
 
 
