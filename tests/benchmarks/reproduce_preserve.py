@@ -122,7 +122,11 @@ def find_knee(stage1, grid, baselines) -> float:
     """The first grid rate whose best P99 (over ``baselines``) is above twice the best at the lowest rate."""
     best = {rate: min(p["p99_nl_s"] for p in stage1 if p["rate_rps"] == rate and p["router"] in baselines)
             for rate in grid}
-    return next((rate for rate in grid if best[rate] > 2 * best[grid[0]]), grid[-1])
+    knee = next((rate for rate in grid if best[rate] > 2 * best[grid[0]]), None)
+    if knee is None:  # no fallback to the grid's last point: a knee outside the grid is a failed search
+        raise SystemExit(f"knee search failed: no rate of {list(grid)} has a best P99 above twice the lowest "
+                         f"rate's ({best[grid[0]]:.3f} s/token); extend --grid")
+    return knee
 
 
 def rq3_targets(points) -> dict:
