@@ -81,7 +81,8 @@ def point(rate: float, name: str, seed: int, chunked: bool = False, minutes: flo
     d = json.loads(BASE.read_text())
     d["seed"] = d["workload"]["synthetic"]["seed"] = int(seed)
     frame = vllm_sampled_frame(d, rate, seed, minutes)
-    d["workload"]["synthetic"].update(rate_rps=float(rate), duration_s=float(minutes) * 60)
+    syn = d["workload"]["synthetic"]
+    d["workload"] = {"frame": True, "model": syn["model"], "region": d["workload"]["region"], "tier": syn["tier"]}
     d["strategy"] = {**d["strategy"], **copy.deepcopy(ROUTERS[name])}
     d["engine"]["chunked_prefill"] = bool(chunked)
     sc = parse_scenario(d)
