@@ -75,8 +75,12 @@ def _instances_over_time(res):
     return tl
 
 
-def fig19_case(name: str, scale: float, **params) -> dict:
+def fig19_case(name: str, scale: float, dump: int | None = None, **params) -> dict:
+    """One Fig. 19 run; ``dump`` overrides the batch dump's size (the reduced-scale regression test uses it so
+    that Chiron's batch autoscaler has to act)."""
     d = S.fig19(name, scale, **params)
+    if dump is not None:
+        next(p for p in d["workload"]["synthetic"]["parts"] if p["kind"] == "batch")["requests"] = int(dump)
     sim, res, cpu = run(d)
     r = res.requests
     nb = r["tier"] == 2
@@ -203,14 +207,17 @@ def fig19x(scale: float, fresh: bool) -> dict:
             out[f"{cfg}/{key}"] = cached(f"fig19x_{cfg}_llumnix-{mig}_x{scale:g}", fresh,
                                          lambda mig=mig, knobs=knobs, floor=floor:
                                          fig19x_case("llumnix", scale, floor, migration=mig, **knobs))
-    c = out["chiron"]
+    out = {k: v for k, v in out.items() if v is not None}  # --cached-only: the runs done so far
+    c = out.get("chiron")
+    if c is None:
+        return {}
     bands = {}
     for cfg in FIG19X_CONFIGS:
         for window in ("gpu_hours_65min", "gpu_hours_at_completion"):
             saves = []
             for key in LLUMNIX_VARIANTS:
-                v = out[f"{cfg}/{key}"]
-                if c[window] is None or v[window] is None:
+                v = out.get(f"{cfg}/{key}")
+                if v is None or c[window] is None or v[window] is None:
                     saves.append(None)
                 else:
                     saves.append(1 - c[window] / v[window])
@@ -331,11 +338,16 @@ def wb(scale: float, queues: list[int], fresh: bool = False, migration: str = "q
             "llumnix_sweep_largest": {k: largest(v) for k, v in llum.items()}, "llumnix_sweep": llum}
 
 
+CACHED_ONLY = {"on": False}  # --cached-only: use what is cached, run nothing
+
+
 def cached(name: str, fresh: bool, fn):
     CACHE.mkdir(parents=True, exist_ok=True)
     f = CACHE / f"{name}.json"
     if f.exists() and not fresh:
         return json.loads(f.read_text())
+    if CACHED_ONLY["on"]:
+        return None
     t = time.time()
     out = fn()
     out["_wall_s"] = round(time.time() - t, 1)
@@ -357,6 +369,8 @@ def main(argv=None) -> int:
     ap.add_argument("--fresh", action="store_true", help="ignore cached results")
     ap.add_argument("--write-doc", action="store_true", help="write docs/reproduction_chiron.md from the results")
     ap.add_argument("--out", default=str(RESULTS), help="with --write-doc: save the results JSON here")
+    ap.add_argument("--cached-only", action="store_true",
+                    help="run nothing: aggregate and document the cached runs (missing ones are left out)")
     ap.add_argument("--load", default=None,
                     help="write the document from a saved results JSON (with --write-doc) instead of running")
     a = ap.parse_args(argv)
@@ -367,6 +381,7 @@ def main(argv=None) -> int:
         print(f"wrote {DOC}")
         return 0
     cases = a.only or ["fig19", "fig19x", "estimator", "batchsize", "wb"]
+    CACHED_ONLY["on"] = a.cached_only
     results = {}
     if "fig19" in cases:
         results["fig19"] = fig19(a.scale, a.fresh)
@@ -376,13 +391,20 @@ def main(argv=None) -> int:
         results["estimator"] = cached("estimator", a.fresh, estimator)
     if "batchsize" in cases:
         results["batchsize"] = cached(f"batchsize_tp{a.tp}", a.fresh, lambda: batchsize(a.tp))
-    if "wb" in cases:
+    if "wb" in cases and a.cached_only:
+        print("--cached-only: W_B is left out (its sweep is aggregated only from a full run)", file=sys.stderr)
+    elif "wb" in cases:
         qs = ([int(x) for x in a.wb_queues.split(",")] if a.wb_queues
               else [round(q * a.wb_scale) for q in (10_000, 30_000, 100_000, 300_000, 700_000, 1_000_000)])
         results["wb"] = wb(a.wb_scale, qs, a.fresh)  # every point cached (wbpt_*)
         if a.wb_live_queues:
             lq = [int(x) for x in a.wb_live_queues.split(",")]
             results["wb_live"] = wb(a.wb_scale, lq, a.fresh, migration="live", with_chiron=False)
+    results = {k: v for k, v in results.items() if v}
+    if "fig19" in results:
+        results["fig19"] = {k: v for k, v in results["fig19"].items() if v is not None}
+        if not {"chiron", "llumnix"} <= set(results["fig19"]):
+            results.pop("fig19")
     print(json.dumps(results, indent=1, default=float))
     if a.write_doc:
         from tests.benchmarks.support.chiron_doc import write_doc

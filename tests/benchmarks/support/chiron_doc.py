@@ -171,6 +171,14 @@ def write_doc(results: dict, path, args) -> None:
     if "wb_live" in results:
         lines += _wb_live(results["wb_live"], results.get("wb"))
     lines += LEFT_OUT
+    missing = [label for key, label in (("fig19", "Fig. 19 (80 minutes)"), ("fig19x", "Fig. 19 like-for-like"),
+                                        ("estimator", "the waiting-time estimator (Fig. 14)"),
+                                        ("batchsize", "the converged batch size (sec. 6.1)"),
+                                        ("wb", "W_B (Fig. 10)"), ("wb_live", "W_B with live migration"))
+               if key not in results]
+    if missing:
+        lines.append("- Not in the results file this page was generated from (not re-run for it; the script runs "
+                     "them without `--only` / `--cached-only`): " + ", ".join(missing) + ".")
     path.write_text("\n".join(lines) + "\n")
 
 
