@@ -406,7 +406,7 @@ def main(argv=None) -> int:
     print(json.dumps(results, indent=1, default=float))
     if a.write_doc:
         from tests.benchmarks.support.chiron_doc import write_doc
-        args = {k: getattr(a, k) for k in ("scale", "wb_scale", "tp", "wb_live_queues")}
+        args = {k: getattr(a, k) for k in ("scale", "wb_scale", "tp", "wb_live_queues", "only", "cached_only")}
         Path(a.out).write_text(json.dumps({"args": args, "results": results}, indent=1, default=float) + "\n")
         write_doc(results, DOC, a)
         print(f"wrote {DOC}")
