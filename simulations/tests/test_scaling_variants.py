@@ -1,7 +1,7 @@
 """engine options on hand-checkable cases: the scaling signal's KV size, separate cooldowns and the
 lock after a scale-out, instant provisioning, the NIW feed rules and escalation switch, the LT gate variants and
 the labelled hindsight forecast. Every default reproduces the earlier behaviour (other tests and
-docs/reproduction_results.json cover that); each test here shows the option changes what it says it changes."""
+docs/results/sageserve.json cover that); each test here shows the option changes what it says it changes."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""Reproduce Chiron's done-when figures (issue 17) beside the paper's; optionally write docs/reproduction_chiron.md.
+"""Reproduce Chiron's headline figures beside the paper's; optionally write docs/reproduction_chiron.md.
 
     python tests/benchmarks/reproduce_chiron.py --help
     python tests/benchmarks/reproduce_chiron.py --only fig19 --scale 0.1        # minutes at 1/10 scale
     python tests/benchmarks/reproduce_chiron.py --scale 1 --fresh --write-doc   # everything full size (~30 min)
+    python tests/benchmarks/reproduce_chiron.py --load docs/results/chiron.json --write-doc   # the document only
 
 Cases (all on the compiled engine, scenarios from simulations/engine/policies/chiron/scenarios.py):
 
@@ -10,6 +11,16 @@ Cases (all on the compiled engine, scenarios from simulations/engine/policies/ch
   80 simulated minutes; Chiron vs Llumnix-like (untuned) with live migration of running requests (Llumnix's
   default, the primary baseline), with our earlier queued-request rebalancing, and with no migration.
   ``--scale`` multiplies the rate, the dump and the cap.
+- ``fig19x`` (the like-for-like accounting; rules fixed before its first run): the same Fig. 19 scenario run
+  until the dump is done (at most ``FIG19X_MAX_H`` hours; interactive arrivals still stop at 80 min), GPU-hours
+  counted over [0, 65 min] (the paper's deadline) and over [0, the strategy's own last batch completion] (the
+  "at completion" figure; a run that has not finished by the limit is reported as not finished, with the share
+  done, never as a completion figure). Baselines: Llumnix-like with each migration model (live, queued, none) in
+  three configurations: as in ``fig19`` (floor 1, starts at 15, Llumnix's default knobs); idling at the paper's
+  size (A.2: "both average about 15 GPUs"): endpoint floor 15, default knobs; and the same floor with the knobs the
+  W_B live-migration sweep selected (``FIG19X_TUNED``, copied from the W_B results before this case first ran).
+  Chiron's saving is reported per configuration and accounting window as a band (min, max) over the three
+  migration models. Nothing in these runs is changed after seeing a number.
 - ``estimator``: R^2 of the waiting-time estimate (eq. 1) against the actual wait of each queued batch request,
   at the snapshot whose queue is closest to 2,000 requests (2 mixed instances, no batch autoscaling).
 - ``batchsize``: converged local-autoscaler batch limit and running batch, one instance saturated with interactive
@@ -42,6 +53,7 @@ from simulations.engine.scenario import build_workload, parse_scenario  # noqa: 
 
 CACHE = Path("/tmp/reproduce_chiron")
 DOC = ROOT / "docs" / "reproduction_chiron.md"
+RESULTS = ROOT / "docs" / "results" / "chiron.json"
 
 
 def run(d: dict):
@@ -63,8 +75,12 @@ def _instances_over_time(res):
     return tl
 
 
-def fig19_case(name: str, scale: float, **params) -> dict:
+def fig19_case(name: str, scale: float, dump: int | None = None, **params) -> dict:
+    """One Fig. 19 run; ``dump`` overrides the batch dump's size (the reduced-scale regression test uses it so
+    that Chiron's batch autoscaler has to act)."""
     d = S.fig19(name, scale, **params)
+    if dump is not None:
+        next(p for p in d["workload"]["synthetic"]["parts"] if p["kind"] == "batch")["requests"] = int(dump)
     sim, res, cpu = run(d)
     r = res.requests
     nb = r["tier"] == 2
@@ -105,6 +121,114 @@ def fig19_case(name: str, scale: float, **params) -> dict:
         "live_migrations": int(sim.migrations()),
         "queued_moved": int(getattr(sim.autoscaler, "migrated", 0)),
     }
+    out.update(fig19_detail(res, steps, n0))
+    return out
+
+
+def fig19_detail(res, steps, n0: int) -> dict:
+    """Figures the document's explanations quote: the fleet before the dump, the interactive misses by arrival
+    time, the running requests and fleet size over the run (from the 30 s timeline)."""
+    r = res.requests
+    n5, ins5 = n0, 0
+    for t, dv in steps:
+        if t <= 300.0:
+            n5 += dv
+            ins5 += dv < 0
+    iw = r["tier"] == 0
+    met = np.asarray(r["slo_met"], dtype=bool)  # the engine's per-request verdict (the attainment's)
+    arr = np.asarray(r["arrival_s"])
+    miss = iw & ~met
+    tl = res.timeline
+    t = np.asarray(tl["t"], dtype=float)
+    ser = tl["series"]
+    fleet = np.asarray(ser["serving"]).sum(0) + np.asarray(ser["provisioning"]).sum(0)
+    running = np.asarray(ser["running"]).sum(0)
+    late = (t >= 2400) & (t < 4800)
+    return {"instances_at_5min": int(n5), "scale_ins_before_5min": int(ins5),
+            "interactive_misses": int(miss.sum()), "interactive_requests": int(iw.sum()),
+            "interactive_misses_by_arrival": {"0-5 min": int((miss & (arr < 300)).sum()),
+                                              "5-10 min": int((miss & (arr >= 300) & (arr < 600)).sum()),
+                                              "10-80 min": int((miss & (arr >= 600)).sum())},
+            "running_mean_40_80min": float(running[late].mean()) if late.any() else None,
+            "fleet_mean": float(fleet.mean()) if len(fleet) else None,
+            "fleet_min": int(fleet.min()) if len(fleet) else None, "fleet_max": int(fleet.max()) if len(fleet) else None,
+            "live_migrations_per_s_5_80min": float(sim_migration_rate(res))}
+
+
+def sim_migration_rate(res) -> float:
+    """Live migrations per second between the dump (5 min) and the end of the run (80 min)."""
+    return float(res.summary.get("migrations", 0)) / (4800.0 - 300.0)
+
+
+FIG19X_MAX_H = 6.0
+# the W_B live-migration sweep's tuned point (docs: "W_B, Llumnix-like with live migration"), fixed before fig19x ran
+FIG19X_TUNED = {"scale_up_below": 50.0, "scale_down_above": 200.0, "max_batch": 1024}
+FIG19X_CONFIGS = {"default": ({}, None), "floor15": ({}, 15), "floor15_tuned": (FIG19X_TUNED, 15)}
+
+
+def gpu_hours_until(sim, t_end: float) -> float:
+    """GPU-hours of every instance the run requested, billed from request to release (or ``t_end``), cut at
+    ``t_end``: the summary's ``gpu_hours`` when ``t_end`` is the run's end (no nominal provisioning here)."""
+    total = 0.0
+    for inst in sim.instances:
+        released = inst.t_released == inst.t_released  # NaN while the instance is held
+        stop = min(inst.t_released, t_end) if released else t_end
+        total += max(0.0, stop - inst.t_requested) * inst.endpoint.spec.gpus_per_instance
+    return total / 3600.0
+
+
+def fig19x_case(name: str, scale: float, floor: int | None = None, **params) -> dict:
+    d = S.fig19(name, scale, **params)
+    d["engine"]["max_time_s"] = FIG19X_MAX_H * 3600.0
+    if floor is not None:
+        ep = d["fleet"]["endpoints"][0]
+        ep["min"] = max(1, round(floor * scale))
+        ep["initial"] = max(ep["initial"], ep["min"])
+    sim, res, cpu = run(d)
+    r = res.requests
+    nb = r["tier"] == 2
+    done = np.asarray(r["done_s"], dtype=float)[nb]
+    finished = bool(np.isfinite(done).all())
+    t_done = float(done.max()) if finished else None
+    t99 = float(np.sort(done)[int(math.ceil(0.99 * len(done))) - 1]) if np.isfinite(done).mean() >= 0.99 else None
+    return {"strategy": name, "scale": scale, "floor": floor, "params": params, "cpu_s": round(cpu, 1),
+            "max_h": FIG19X_MAX_H, "gpu_hours_65min": gpu_hours_until(sim, 3900.0),
+            "gpu_hours_80min": gpu_hours_until(sim, 4800.0),
+            "gpu_hours_run": float(res.summary["gpu_hours"]),
+            "gpu_hours_to_end_check": gpu_hours_until(sim, float(sim.now)),
+            "dump_finished": finished, "dump_done_at_min": None if t_done is None else round(t_done / 60, 2),
+            "dump_99pct_at_min": None if t99 is None else round(t99 / 60, 2),
+            "gpu_hours_at_completion": None if t_done is None else gpu_hours_until(sim, t_done),
+            "batch_done_share": float(np.isfinite(done).mean()),
+            "batch_done_by_65min": float(np.mean(done <= 3900)),
+            "interactive_attainment": _tier(res, "IW-F").get("attainment")}
+
+
+def fig19x(scale: float, fresh: bool) -> dict:
+    out = {"chiron": cached(f"fig19x_chiron_x{scale:g}", fresh, lambda: fig19x_case("chiron", scale))}
+    for cfg, (knobs, floor) in FIG19X_CONFIGS.items():
+        for key, mig in LLUMNIX_VARIANTS.items():
+            out[f"{cfg}/{key}"] = cached(f"fig19x_{cfg}_llumnix-{mig}_x{scale:g}", fresh,
+                                         lambda mig=mig, knobs=knobs, floor=floor:
+                                         fig19x_case("llumnix", scale, floor, migration=mig, **knobs))
+    out = {k: v for k, v in out.items() if v is not None}  # --cached-only: the runs done so far
+    c = out.get("chiron")
+    if c is None:
+        return {}
+    bands = {}
+    for cfg in FIG19X_CONFIGS:
+        for window in ("gpu_hours_65min", "gpu_hours_at_completion"):
+            saves = []
+            for key in LLUMNIX_VARIANTS:
+                v = out.get(f"{cfg}/{key}")
+                if v is None or c[window] is None or v[window] is None:
+                    saves.append(None)
+                else:
+                    saves.append(1 - c[window] / v[window])
+            known = [x for x in saves if x is not None]
+            bands[f"{cfg}/{window}"] = {"savings": dict(zip(LLUMNIX_VARIANTS, saves, strict=True)),
+                                        "min": min(known) if known else None, "max": max(known) if known else None}
+    out["bands"] = bands
     return out
 
 
@@ -172,7 +296,7 @@ def batchsize(tp: int = 4, minutes: float = 10.0) -> dict:
 
 # Llumnix-like "tuned": the same grid as the comparison bundles' sweep (planner/comparisons/core/chiron_bundles.py
 # LLUMNIX_TUNE_GRID; not imported: that module needs Django)
-# (``migration``: the W_B sweep of session 5 used the queued-request rebalancing; the live-migration sweep is
+# (``migration``: the W_B sweep used the queued-request rebalancing first; the live-migration sweep is
 # ``--wb-live-queues``)
 WB_GRID = [{"scale_up_below": u, "scale_down_above": d, "max_batch": mb}
            for u in (10.0, 50.0) for d in (60.0, 200.0) for mb in (256, 1024)]
@@ -215,7 +339,10 @@ def wb(scale: float, queues: list[int], fresh: bool = False, migration: str = "q
             "chiron_largest": largest(chiron) if chiron else None,
             "llumnix_tuned_knobs": json.loads(best), "llumnix_tuned": llum[best],
             "llumnix_tuned_largest": largest(llum[best]),
-            "llumnix_sweep_largest": {k: largest(v) for k, v in llum.items()}}
+            "llumnix_sweep_largest": {k: largest(v) for k, v in llum.items()}, "llumnix_sweep": llum}
+
+
+CACHED_ONLY = {"on": False}  # --cached-only: use what is cached, run nothing
 
 
 def cached(name: str, fresh: bool, fn):
@@ -223,6 +350,8 @@ def cached(name: str, fresh: bool, fn):
     f = CACHE / f"{name}.json"
     if f.exists() and not fresh:
         return json.loads(f.read_text())
+    if CACHED_ONLY["on"]:
+        return None
     t = time.time()
     out = fn()
     out["_wall_s"] = round(time.time() - t, 1)
@@ -232,7 +361,7 @@ def cached(name: str, fresh: bool, fn):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", choices=["fig19", "estimator", "batchsize", "wb"], action="append",
+    ap.add_argument("--only", choices=["fig19", "fig19x", "estimator", "batchsize", "wb"], action="append",
                     help="run only these cases (repeatable); default all")
     ap.add_argument("--scale", type=float, default=1.0, help="Fig. 19 scale (rate, dump and cap); default 1 = full")
     ap.add_argument("--wb-scale", type=float, default=1.0, help="W_B sweep scale (rate, queues, cap); default 1 = full")
@@ -243,25 +372,48 @@ def main(argv=None) -> int:
     ap.add_argument("--tp", type=int, default=4, help="tensor parallelism of the 70B deployment (2, 4 or 8)")
     ap.add_argument("--fresh", action="store_true", help="ignore cached results")
     ap.add_argument("--write-doc", action="store_true", help="write docs/reproduction_chiron.md from the results")
+    ap.add_argument("--out", default=str(RESULTS), help="with --write-doc: save the results JSON here")
+    ap.add_argument("--cached-only", action="store_true",
+                    help="run nothing: aggregate and document the cached runs (missing ones are left out)")
+    ap.add_argument("--load", default=None,
+                    help="write the document from a saved results JSON (with --write-doc) instead of running")
     a = ap.parse_args(argv)
-    cases = a.only or ["fig19", "estimator", "batchsize", "wb"]
+    if a.load:
+        saved = json.loads(Path(a.load).read_text())
+        from tests.benchmarks.support.chiron_doc import write_doc
+        write_doc(saved["results"], DOC, argparse.Namespace(**saved["args"]))
+        print(f"wrote {DOC}")
+        return 0
+    cases = a.only or ["fig19", "fig19x", "estimator", "batchsize", "wb"]
+    CACHED_ONLY["on"] = a.cached_only
     results = {}
     if "fig19" in cases:
         results["fig19"] = fig19(a.scale, a.fresh)
+    if "fig19x" in cases:
+        results["fig19x"] = fig19x(a.scale, a.fresh)
     if "estimator" in cases:
         results["estimator"] = cached("estimator", a.fresh, estimator)
     if "batchsize" in cases:
         results["batchsize"] = cached(f"batchsize_tp{a.tp}", a.fresh, lambda: batchsize(a.tp))
-    if "wb" in cases:
+    if "wb" in cases and a.cached_only:
+        print("--cached-only: W_B is left out (its sweep is aggregated only from a full run)", file=sys.stderr)
+    elif "wb" in cases:
         qs = ([int(x) for x in a.wb_queues.split(",")] if a.wb_queues
               else [round(q * a.wb_scale) for q in (10_000, 30_000, 100_000, 300_000, 700_000, 1_000_000)])
         results["wb"] = wb(a.wb_scale, qs, a.fresh)  # every point cached (wbpt_*)
         if a.wb_live_queues:
             lq = [int(x) for x in a.wb_live_queues.split(",")]
             results["wb_live"] = wb(a.wb_scale, lq, a.fresh, migration="live", with_chiron=False)
+    results = {k: v for k, v in results.items() if v}
+    if "fig19" in results:
+        results["fig19"] = {k: v for k, v in results["fig19"].items() if v is not None}
+        if not {"chiron", "llumnix"} <= set(results["fig19"]):
+            results.pop("fig19")
     print(json.dumps(results, indent=1, default=float))
     if a.write_doc:
         from tests.benchmarks.support.chiron_doc import write_doc
+        args = {k: getattr(a, k) for k in ("scale", "wb_scale", "tp", "wb_live_queues", "only", "cached_only")}
+        Path(a.out).write_text(json.dumps({"args": args, "results": results}, indent=1, default=float) + "\n")
         write_doc(results, DOC, a)
         print(f"wrote {DOC}")
     return 0

@@ -1,7 +1,7 @@
 """Fair SageServe comparisons (issue 19): both presets, several seeds, untuned and equal-SLO tuned Reactive.
 
     .venv/bin/python tests/benchmarks/reproduce_fair.py --write-presets   # fixtures/scenarios/sageserve_day*_authors_code*.json, sageserve_day_2x.json
-    nice .venv/bin/python tests/benchmarks/reproduce_fair.py              # every case below -> docs/reproduction_fair.json
+    nice .venv/bin/python tests/benchmarks/reproduce_fair.py              # every case below -> docs/results/sageserve_fair.json
     .venv/bin/python tests/benchmarks/reproduce_fair.py --cases code-1x --seeds 2025
     .venv/bin/python tests/benchmarks/reproduce_fair.py --markdown        # the tables of docs/reproduction.md
 
@@ -401,7 +401,7 @@ def main() -> None:
     ap.add_argument("--seeds", default=",".join(map(str, SEEDS)))
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--cache", default=str(ROOT / "var" / "fair_runs"))
-    ap.add_argument("--out", default=str(ROOT / "docs" / "reproduction_fair.json"))
+    ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "sageserve_fair.json"))
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--write-doc", action="store_true",
                     help="rewrite the generated tables of docs/reproduction.md from the results files")

@@ -1,12 +1,12 @@
 """Reproduce PreServe's RQ3 (Fig. 10, routing) and RQ2 (Figs. 8/9, scaling) in our engine and write
 docs/reproduction_preserve.md.
 
-    nice -n 10 python tests/benchmarks/reproduce_preserve.py --write-doc --out docs/reproduction_preserve.json
+    nice -n 10 python tests/benchmarks/reproduce_preserve.py --write-doc --out docs/results/preserve.json
                                                         # everything (RQ3, seed spread, what-ifs, RQ2), ~5 min
-    python tests/benchmarks/reproduce_preserve.py --load docs/reproduction_preserve.json --write-doc  # doc only
+    python tests/benchmarks/reproduce_preserve.py --load docs/results/preserve.json --write-doc  # doc only
     python tests/benchmarks/reproduce_preserve.py --rq3 --minutes 2 --json        # a quick look
-    python tests/benchmarks/reproduce_preserve.py --rq3 --load docs/reproduction_preserve.json --write-doc \
-        --out docs/reproduction_preserve.json     # RQ3 (+ seed spread) only; RQ2 and the what-ifs from the JSON
+    python tests/benchmarks/reproduce_preserve.py --rq3 --load docs/results/preserve.json --write-doc \
+        --out docs/results/preserve.json     # RQ3 (+ seed spread) only; RQ2 and the what-ifs from the JSON
 
 RQ3: fixtures/scenarios/preserve_routing.json (4 x LLaMA-2-7B on a DERIVED A40 deployment, Poisson arrivals,
 ShareGPT-like lengths, 10 minutes per rate; vLLM 0.6.6 defaults). Stage 1 runs the baselines (least-requests, the
@@ -122,7 +122,11 @@ def find_knee(stage1, grid, baselines) -> float:
     """The first grid rate whose best P99 (over ``baselines``) is above twice the best at the lowest rate."""
     best = {rate: min(p["p99_nl_s"] for p in stage1 if p["rate_rps"] == rate and p["router"] in baselines)
             for rate in grid}
-    return next((rate for rate in grid if best[rate] > 2 * best[grid[0]]), grid[-1])
+    knee = next((rate for rate in grid if best[rate] > 2 * best[grid[0]]), None)
+    if knee is None:  # no fallback to the grid's last point: a knee outside the grid is a failed search
+        raise SystemExit(f"knee search failed: no rate of {list(grid)} has a best P99 above twice the lowest "
+                         f"rate's ({best[grid[0]]:.3f} s/token); extend --grid")
+    return knee
 
 
 def rq3_targets(points) -> dict:
@@ -155,7 +159,7 @@ SEED_ROUTERS = (*BASELINES_EXT, "preserve (oracle lengths)", "preserve (Table-2 
 
 def run_seeds(minutes: float, knee: float, seeds, log) -> dict:
     """The same RQ3 points with other workload seeds (0.8x and 1.1x the knee): how much of a cut is noise. The
-    targets stay on the fixture's seed (the rule of earlier sessions); this only says how robust the verdict is."""
+    targets stay on the fixture's seed (the documented rule); this only says how robust the verdict is."""
     rows = []
     for f in (0.8, 1.1):
         for seed in seeds:
@@ -333,7 +337,7 @@ def main(argv=None) -> int:
         note = ""
         if a.load:
             note = (", from results saved by a full run, `nice -n 10 python tests/benchmarks/reproduce_preserve.py "
-                    "--write-doc --out docs/reproduction_preserve.json` (seeded: two full runs on 2026-11-24 gave "
+                    "--write-doc --out docs/results/preserve.json` (seeded: two full runs on 2026-11-24 gave "
                     "identical figures)")
         from tests.benchmarks.support.preserve_doc import write_doc
 

@@ -1,7 +1,7 @@
 """Reproduce SageServe's strategy comparison (Fig. 11, 12, 13, Table 1, ablations) on our synthetic day.
 
     .venv/bin/python tests/benchmarks/reproduce_sageserve.py --write-fixtures     # (re)write fixtures/scenarios/sageserve_day*.json
-    .venv/bin/python tests/benchmarks/reproduce_sageserve.py                      # run, write docs/reproduction_results.json
+    .venv/bin/python tests/benchmarks/reproduce_sageserve.py                      # run, write docs/results/sageserve.json
     .venv/bin/python tests/benchmarks/reproduce_sageserve.py --scenarios sageserve_day --strategies reactive-unified,lt-ua
 
 Runs every strategy of every scenario through the Django-free comparison core (the same code the
@@ -203,7 +203,7 @@ def main() -> None:
     ap.add_argument("--scenarios", default="sageserve_day,sageserve_day_a100")
     ap.add_argument("--strategies", default=",".join(["reactive-siloed"] + STRATEGIES))
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--out", default=str(ROOT / "docs" / "reproduction_results.json"))
+    ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "sageserve.json"))
     ap.add_argument("--markdown", action="store_true", help="print the results file as markdown tables")
     ap.add_argument("--knobs", default="", help='JSON merged into every strategy\'s params, e.g. {"beta_fraction": 1.0}')
     ap.add_argument("--suffix", default="", help="appended to the variant keys (with --knobs), e.g. +beta100")

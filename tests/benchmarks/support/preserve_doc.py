@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import time
 
-from tests.benchmarks.reproduce_preserve import BASELINES, BASELINES_EXT, MUQ, SEED_ROUTERS, SENS_ROUTERS
+from tests.benchmarks.reproduce_preserve import BASELINES, BASELINES_EXT, MU, MUQ, SEED_ROUTERS, SENS_ROUTERS
 
 
 def _f(x, n=3):
@@ -17,86 +17,162 @@ def _f(x, n=3):
                                                                               else str(x))
 
 
-DIFFERENCES = [
-    "- Testbed: the paper ran vLLM 0.6.6 on 8 real A40s; we simulate a derived A40 (see Setting). Absolute "
-    "latencies differ (our isolated normalised latency is ~0.035 s/token against the paper's ~0.067, which includes "
-    "HTTP and streaming); compare ratios, not seconds.",
-    "- Llumnix-like: reported WITHOUT and WITH live migration of running requests (session 5: "
-    "simulations/engine/policies/llumnix_migration.py on the public `migrate_running` call; Llumnix's defaults: "
-    "0.05 s poll, migrate out below freeness -3 blocks per request, least free paired with most free, shortest "
-    "request first, pipelined copy at 25 GB/s while the request keeps decoding, last stage <= 16 blocks + a 20 ms "
-    "switch-over). In our model a migration costs the moved request ~20-80 ms and the destination's batch the same "
-    "pause; the copy itself does not slow either GPU. Migrations are rare (only instances whose queued demand "
-    "exceeds their free KV migrate out) and change little: migration is not what sets Llumnix-like's P99 or peak "
-    "here. The paper attributes Llumnix's spikes to 'communication overhead and delays from KV cache migration' "
-    "(with Llumnix's default gloo backend, through host memory): an interference our transfer model, which follows "
-    "Llumnix's own near-zero-downtime design, does not produce. Sia, Magnus, PASS and LoongServe are not built.",
-    "- Hold queue: the paper gives no capacity; ours is 256. Dropped requests are excluded from the P99 column (the "
-    "paper's metric is over served requests) and shown beside it. On current main no run drops: the hold queue "
-    "never fills (the ablation 'hold off' gave the same P99 at 12.5 req/s: 1.097 vs 1.091; session 5, before the "
-    "max_model_len fix).",
-    "- Anticipator: computed on demand from the running requests (exact, no per-iteration events); the map the "
-    "paper maintains gives the same U_j. Requests waiting for prefill are outside the map, as in the paper ('the "
-    "map is updated once the prefill phase is complete', sec. 4.3.1): an overload made of a long waiting queue is "
-    "seen by the scaler only as those requests are admitted (not changed: it is the paper's rule); the router sees "
-    "the queue through L_p (queued prompt tokens).",
-    "- Router score, current_d: we count the running requests' predicted remaining decode (the anticipator's). The "
-    "other reading of 'the total tokens to be generated in the decode phase' (queued requests' predicted output "
-    "too) is the row 'preserve (oracle, queued decode)': worse in our engine, so not the default. The memory "
-    "penalty does its job: without it (beta = 0) P99 at 12.5 req/s was 2.53 instead of 1.09 s/token (ablation, "
-    "session 5, before the max_model_len fix).",
-    "- MU baseline (session 6): the paper's MU (sec. 3.2.2, 'the lowest weighted average of GPU utilization and "
-    "memory usage') is the router `gpu-memory-usage`: 0.5 x GPU utilisation + 0.5 x KV in use / capacity. "
-    "Utilisation is 1 while the instance has any unfinished request, else 0 (nvidia-smi's sampled utilisation of a "
-    "vLLM engine, which steps back to back while it has work); KV in use counts the running requests only, as "
-    "vLLM's gpu_cache_usage_perc (queued prompts hold no blocks without chunked prefill). The equal weights are "
-    "ours (the paper gives none; knob `mu_util_weight`). At RQ3 rates every instance is busy at almost every "
-    "arrival (ad hoc probe: 6 of 5,396 arrivals at 9 req/s and 5 of 8,262 at 13.75 req/s saw an idle instance, "
-    "at the start), so this MU is in effect 'lowest KV in use', blind to queued prompts. Sessions 1-5 used our "
-    "`memory-usage` (KV in use + queued prompt tokens) as MU: token-aware, which the paper's MU is not. It stays as "
-    "an extra, and the targets are given against both sets. At 1.1x the paper's MU is the best baseline of either "
-    "set (3.663 s/token; ours 3.780).",
-    "- vLLM 0.6.6 defaults (session 6; checked in vllm-project/vllm: EngineArgs, SchedulerConfig.__post_init__, "
-    "the V0 default-args rule): max_num_seqs 256, max_num_batched_tokens = max(max_model_len, 2048) = 4,096 "
-    "without chunked prefill, chunked prefill on by default only when max_model_len > 32K, "
-    "gpu_memory_utilization 0.9, recompute preemption, block-manager watermark 0.01 were already ours. "
-    "max_model_len 4,096 (Llama-2) was MISSING from the deployment: at 13.75 req/s 63 of 8,262 requests have "
-    "prompt + output > 4,096 (8,960 output tokens over the limit). With the limit (vLLM: outputs stop at it) "
-    "P99 past the knee falls by ~30 % for every router (memory-usage at 1.1x: 5.422 without, 3.780 with; "
-    "PreServe oracle 6.21 -> 4.41): a few 4-8k-token requests held an instance's KV for minutes. The fixture "
-    "now also sets the engine's vLLM settings explicitly (chunked_prefill false, watermark 0.01, vllm "
-    "preemption, recompute, reject over-context), so a change of the engine's defaults cannot move it.",
-    "- RQ3 knee: 12.5 req/s with either baseline set (paper: 9.3-9.5). Past it the backlog grows through the 10 "
-    "minutes, and the worst 1 % are short requests arriving late behind seconds of queue. The paper's 1.1x point "
-    "(10.5 QPS: P99 0.45-1.23 s, mean TTFT 2.2-4.3 s, SLO 0.2 s) is ~2-6x its SLO; ours at 1.0x (12.5) is ~3x "
-    "(Llumnix-like 0.313 vs an SLO of ~0.105 s/token) and at 1.1x ~35x: our knee definition (best baseline P99 > "
-    "2x its light-load value) lands later than the paper's 'overload boundary'. The table 'PreServe against the "
-    "best baseline at every grid rate' shows this does not decide the target: at NO grid rate does PreServe beat "
-    "the best baseline by 30 % (best: +7.8 % at 14 req/s). The seed spread shows how fragile one 10-minute run "
-    "past the knee is: at 13.75 req/s the best baseline's P99 is 0.20-0.71 s/token on seeds 2-5 against 3.66 on "
-    "seed 1; PreServe (oracle) is behind on every seed (cuts -20 % on seed 1, -40 % to -270 % on seeds 2-5).",
-    "- RQ3 below the knee (miss): the worst 1 % of normalised latency are short requests (median 6-7 output "
-    "tokens) whose few decode iterations are stretched by other requests' prefills (no chunked prefill in vLLM "
-    "0.6.6: every admission stalls the batch; a 4k-token prompt takes ~0.6 s): their decode time per token is "
-    "0.12-0.17 s against a mean of 0.08 (10 req/s, session 5). A count-based router (least-requests, Llumnix-like) "
-    "puts each stall among fewer requests; a token-based one does not: at 0.8x (10 req/s) Llumnix-like 0.116 and "
-    "LR 0.122 against the paper's MU 0.156, our memory-usage 0.143 and PreServe 0.167 (oracle) / 0.150 (Table-2); "
-    "PreServe is 28-44 % behind the best on all five seeds. The what-if testbeds rule out the two obvious "
-    "suspects: with the paper's 40 GB KV or with a 4x flatter batch cost PreServe is still behind at every rate.",
-    "- RQ2 against Llumnix (miss): our Llumnix-like, with or without migration, peaks near 1.4x the SLO (the "
-    "paper's: 2.3x) while using fewer instance-hours than PreServe: the paper's Llumnix spikes come from migration "
-    "interference we do not model (above). The synthetic week has no unexpected spike (the paper's Proactive / "
-    "Hybrid fail at one, ~20 h into the code trace), so forecast-only and hybrid with the oracle-noise forecaster "
-    "do as well as PreServe here.",
-    "- RQ2: the week is synthetic, the forecaster an oracle with Table 1 noise or our seasonal naive, not an "
-    "mLSTM; the request rate of the compressed replay is our choice (the paper does not say how it scaled the "
-    "rate). Instance-hours include the drain after the last arrival (column): the window target then falls to 1 "
-    "(forecast 0) and the surplus instances are isolated, finishing their own requests (the paper's isolation "
-    "rule), so nothing is stranded.",
-    "- Scaler (session 5 fix): the once-per-window low-load scale-down is floored at the window's target; the "
-    "paper's formula alone fired at start-up on empty instances and isolated what the window start had just "
-    "pre-started (test_preserve.py).",
-]
+ORACLE, TABLE2 = "preserve (oracle lengths)", "preserve (Table-2 noise)"
+
+
+def _pt(res: dict, factor: float, router: str, key: str = "p99_nl_s"):
+    return next((p[key] for p in res["rq3"]["points"] if p["factor"] == factor and p["router"] == router), None)
+
+
+def _seed_cuts(res: dict, factor: float) -> dict:
+    """seed -> (best of the paper's set, its P99, PreServe oracle's cut against it) at ``factor`` x the knee."""
+    pts = [*res.get("rq3_seeds", {}).get("points", []),
+           *[p for p in res["rq3"]["points"] if p["factor"] == factor and p["router"] in SEED_ROUTERS]]
+    out = {}
+    for seed in sorted({p.get("seed", 1) for p in pts if p["factor"] == factor}):
+        row = {p["router"]: p["p99_nl_s"] for p in pts if p["factor"] == factor and p.get("seed", 1) == seed}
+        if len(row) < len(SEED_ROUTERS):
+            continue
+        bname = min(BASELINES, key=lambda b: row[b])
+        out[seed] = (bname, row[bname], 1 - row[ORACLE] / row[bname])
+    return out
+
+
+def _rng(vals, fmt="{:.1%}") -> str:
+    vals = sorted(vals)
+    if not vals:
+        return "-"
+    lo, hi = fmt.format(vals[0]), fmt.format(vals[-1])
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
+def differences(res: dict) -> list[str]:
+    """The differences from the paper; every figure of ours is read from ``res`` (paper figures are quoted)."""
+    L = ["- Testbed: the paper ran vLLM 0.6.6 on 8 real A40s; we simulate a derived A40 (see Setting). Absolute "
+         "latencies differ (the paper's isolated normalised latency is ~0.067 s/token, HTTP and streaming "
+         "included); compare ratios, not seconds."]
+    if "rq3" in res:
+        q = res["rq3"]
+        migs = {f: _pt(res, f, "llumnix (live migration)", "migrations") for f in (0.8, 1.0, 1.1, 1.2)}
+        L.append(
+            "- Llumnix-like: reported WITHOUT and WITH live migration of running requests "
+            "(simulations/engine/policies/llumnix_migration.py on the public `migrate_running` call; Llumnix's "
+            "defaults: 0.05 s poll, migrate out below freeness -3 blocks per request, least free paired with most "
+            "free, shortest request first, pipelined copy at 25 GB/s while the request keeps decoding, last stage <= "
+            "16 blocks + a 20 ms switch-over). In our model the copy does not slow either GPU. Migrations are rare "
+            "(live migrations in the 10-minute runs at 0.8 / 1.0 / 1.1 / 1.2x the knee: "
+            + " / ".join(str(v) for v in migs.values()) + ") and change little: migration is not what sets "
+            "Llumnix-like's P99 here. The paper attributes Llumnix's spikes to 'communication overhead and delays "
+            "from KV cache migration' (with Llumnix's default gloo backend, through host memory): an interference "
+            "our transfer model, which follows Llumnix's own near-zero-downtime design, does not produce. Sia, "
+            "Magnus, PASS and LoongServe are not built.")
+        drops = sum(p["dropped"] for p in q["points"])
+        t11 = q["targets"]["1.1x"]
+        L.append(
+            "- Hold queue: the paper gives no capacity; ours is 256. Dropped requests are excluded from the P99 "
+            f"column (the paper's metric is over served requests) and shown beside it. Requests dropped over all "
+            f"RQ3 points: {drops}; at 1.1x the knee PreServe (oracle) with an unbounded hold queue cuts "
+            f"{t11['cut_oracle_unbounded_hold']:.1%} against {t11['cut_oracle']:.1%} with it.")
+        L.append(
+            "- Anticipator: computed on demand from the running requests (exact, no per-iteration events); the map "
+            "the paper maintains gives the same U_j. Requests waiting for prefill are outside the map, as in the "
+            "paper ('the map is updated once the prefill phase is complete', sec. 4.3.1): an overload made of a long "
+            "waiting queue is seen by the scaler only as those requests are admitted (the paper's rule); the router "
+            "sees the queue through L_p (queued prompt tokens).")
+        qd, po = _pt(res, 1.1, "preserve (oracle, queued decode)"), _pt(res, 1.1, ORACLE)
+        L.append(
+            "- Router score, current_d: we count the running requests' predicted remaining decode (the "
+            "anticipator's). The other reading of 'the total tokens to be generated in the decode phase' (queued "
+            "requests' predicted output too) is the row 'preserve (oracle, queued decode)': at 1.1x the knee its P99 "
+            f"is {_f(qd)} against {_f(po)} s/token, so it is not the default.")
+        mu, muq = _pt(res, 1.1, MU), _pt(res, 1.1, MUQ)
+        L.append(
+            "- MU baseline: the paper's MU (sec. 3.2.2, 'the lowest weighted average of GPU utilization and memory "
+            "usage') is the router `gpu-memory-usage`: 0.5 x GPU utilisation + 0.5 x KV in use / capacity. "
+            "Utilisation is 1 while the instance has any unfinished request, else 0 (nvidia-smi's sampled "
+            "utilisation of a vLLM engine, which steps back to back while it has work); KV in use counts the running "
+            "requests only, as vLLM's gpu_cache_usage_perc (queued prompts hold no blocks without chunked prefill). "
+            "The equal weights are ours (the paper gives none; knob `mu_util_weight`). At RQ3 rates every instance "
+            "is busy at almost every arrival, so this MU is in effect 'lowest KV in use', blind to queued prompts. "
+            "Our `memory-usage` (KV in use + queued prompt tokens) is token-aware, which the paper's MU is not; it "
+            f"stays as an extra and the targets are given against both sets. At 1.1x the knee: the paper's MU "
+            f"{_f(mu)}, ours {_f(muq)} s/token; the best of the paper's set is {t11['best_baseline']}.")
+        L.append(
+            "- vLLM 0.6.6 defaults (checked in vllm-project/vllm: EngineArgs, SchedulerConfig.__post_init__, the V0 "
+            "default-args rule): max_num_seqs 256, max_num_batched_tokens = max(max_model_len, 2048) = 4,096 "
+            "without chunked prefill, chunked prefill on by default only when max_model_len > 32K, "
+            "gpu_memory_utilization 0.9, recompute preemption, block-manager watermark 0.01, max_model_len 4,096 "
+            "(Llama-2; outputs stop at it). The fixture sets these explicitly (chunked_prefill false, watermark "
+            "0.01, vllm preemption, recompute, reject over-context), so a change of the engine's defaults cannot "
+            "move it.")
+        best = {f: min(_pt(res, f, b) for b in BASELINES) for f in (0.8, 1.0, 1.1)}
+        by_cuts = []
+        for rate in q["grid"]:
+            row = {p["router"]: p["p99_nl_s"] for p in q["stage1"] + q.get("by_rate", []) if p["rate_rps"] == rate}
+            if ORACLE in row:
+                b = min(row[x] for x in BASELINES)
+                by_cuts.append((1 - row[ORACLE] / b, rate))
+        top_cut = max(by_cuts) if by_cuts else None
+        sc = _seed_cuts(res, 1.1)
+        other = {s: v for s, v in sc.items() if s != 1}
+        L.append(
+            f"- RQ3 knee: {q['knee_rps']} req/s (paper: 9.3-9.5). Past it the backlog grows through the 10 minutes, "
+            "and the worst 1 % are short requests arriving late behind seconds of queue. The paper's 1.1x point "
+            "(10.5 QPS: P99 0.45-1.23 s, mean TTFT 2.2-4.3 s, SLO 0.2 s) is ~2-6x its SLO; ours: the best baseline's "
+            f"P99 is {_f(best[0.8])} s/token at 0.8x, {_f(best[1.0])} at 1.0x and {_f(best[1.1])} at 1.1x: our knee "
+            "definition (best baseline P99 > 2x its light-load value) lands later than the paper's 'overload "
+            "boundary'. The table 'PreServe against the best baseline at every grid rate' shows this does not decide "
+            "the target: the largest cut at any grid rate is "
+            + ("-" if top_cut is None else f"{top_cut[0]:+.1%} (at {top_cut[1]:g} req/s)") + ". One 10-minute run "
+            "past the knee is fragile: at 1.1x the best of the paper's set has P99 "
+            + (_rng([v[1] for v in other.values()], "{:.2f}") + " s/token on seeds " + ", ".join(map(str, other))
+               + (f" against {sc[1][1]:.2f} on seed 1" if 1 in sc else "") if other else "-")
+            + "; PreServe (oracle) cuts " + _rng([v[2] for v in sc.values()]) + " across the seeds.")
+        s8 = _seed_cuts(res, 0.8)
+        sens = res.get("sensitivity", {})
+        ahead = []  # (testbed, rate, cut) where PreServe (oracle) is not behind the best of LR, MU, Llumnix-like
+        for label, blk in sens.items():
+            for rate in blk["grid"]:
+                row = {p["router"]: p["p99_nl_s"] for p in blk["points"] if p["rate_rps"] == rate}
+                cut = 1 - row[ORACLE] / min(row[n] for n in SENS_ROUTERS[:3])
+                if cut >= 0:
+                    ahead.append((label.split(" (")[0], rate, cut))
+        L.append(
+            "- RQ3 below the knee (miss): the worst 1 % of normalised latency are short requests whose few decode "
+            "iterations are stretched by other requests' prefills (no chunked prefill in vLLM 0.6.6: every "
+            "admission stalls the batch). A count-based router (least-requests, Llumnix-like) puts each stall among "
+            f"fewer requests; a token-based one does not: at 0.8x Llumnix-like {_f(_pt(res, 0.8, 'llumnix'))} and "
+            f"LR {_f(_pt(res, 0.8, 'least-requests'))} against the paper's MU {_f(_pt(res, 0.8, MU))}, our "
+            f"memory-usage {_f(_pt(res, 0.8, MUQ))} and PreServe {_f(_pt(res, 0.8, ORACLE))} (oracle) / "
+            f"{_f(_pt(res, 0.8, TABLE2))} (Table-2); PreServe (oracle) cuts " + _rng([v[2] for v in s8.values()])
+            + f" against the best on the {len(s8)} seeds."
+            + ("" if not sens else " The what-if testbeds (the paper's 40 GB KV, a 4x flatter batch cost) do not "
+               "turn it round: PreServe is behind at every rate "
+               + ("of both." if not ahead else "but " + ", ".join(f"{r:g} req/s with {lbl} ({c:+.1%})"
+                                                                for lbl, r, c in ahead) + ".")))
+    if "rq2" in res:
+        by = {x["strategy"]: x for x in res["rq2"]["runs"]}
+        ll = [by[n] for n in ("Llumnix-like", "Llumnix-like (live migration)") if n in by]
+        L.append(
+            "- RQ2 against Llumnix (miss): our Llumnix-like, with or without migration, peaks at "
+            + _rng([x["peak_5min_nl_s"] / x["slo_s_per_token"] for x in ll], "{:.2f}x")
+            + " the SLO (the paper's: 2.3x) while using "
+            + _rng([x["saving_vs_static8"] for x in ll]) + " fewer instance-hours than static-8 (the paper's "
+            "Llumnix: 48 %; not at equal resources, see RQ2): the paper's Llumnix spikes come from migration "
+            "interference we do not model (above). The synthetic week has no unexpected spike (the paper's "
+            "Proactive / Hybrid fail at one, ~20 h into the code trace), so forecast-only and hybrid with the "
+            "oracle-noise forecaster do as well as PreServe here.")
+        L.append(
+            "- RQ2: the week is synthetic, the forecaster an oracle with Table 1 noise or our seasonal naive, not an "
+            "mLSTM; the request rate of the compressed replay is our choice (the paper does not say how it scaled "
+            "the rate). Instance-hours include the drain after the last arrival (column): the window target then "
+            "falls to 1 (forecast 0) and the surplus instances are isolated, finishing their own requests (the "
+            "paper's isolation rule), so nothing is stranded.")
+    L.append(
+        "- Scaler: the once-per-window low-load scale-down is floored at the window's target; the paper's formula "
+        "alone fired at start-up on empty instances and isolated what the window start had just pre-started "
+        "(test_preserve.py).")
+    return L
 
 
 def _seed_section(res: dict) -> list:
@@ -120,8 +196,114 @@ def _seed_section(res: dict) -> list:
     return [*L, ""]
 
 
+def _ci(t, pct=False) -> str:
+    m, lo, hi = t
+    return f"{m:+.1%} [{lo:+.1%}, {hi:+.1%}]" if pct else f"{m:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def _best_attainment(q: dict, rate: float) -> tuple[str, float] | None:
+    att = {}
+    for p in q["points"]:
+        if p["rate_rps"] == rate and not p["chunked"] and p["router"] in BASELINES:
+            att.setdefault(p["router"], []).append(p["attainment"])
+    if not att:
+        return None
+    name = max(att, key=lambda n: sum(att[n]) / len(att[n]))
+    return name, sum(att[name]) / len(att[name])
+
+
+def _cliff(q: dict) -> str:
+    """The best baseline's attainment one step below the operating point: how sharp the crossing is."""
+    before = [r for r in q["rates_tried"] if r < q["operating_point_rps"]]
+    prev = _best_attainment(q, before[-1]) if before else None
+    now = _best_attainment(q, q["operating_point_rps"])
+    if not prev or not now:
+        return ""
+    return (f"One step below, at {before[-1]:g} req/s, the best baseline ({prev[0]}) has {prev[1]:.1%}; at the "
+            f"operating point {now[0]} has {now[1]:.1%}: the attainment falls off a cliff between the two, so the "
+            "rule's point is past the paper's ~93 %, not at it.")
+
+
+def rq3_op_section(res: dict) -> list[str]:
+    """RQ3 at the paper's operating point (tests/benchmarks/reproduce_preserve_rq3.py)."""
+    q = res["rq3_op"]
+    L = ["## RQ3 at the paper's operating point (vLLM-sampled lengths, 5 seeds)", "",
+         f"Rules: {q['rules']} (docstring). Lengths pruned as vLLM's serving benchmark prunes ShareGPT (prompt and "
+         "output >= 4 tokens, prompt <= 1,024, prompt + output <= 2,048); Poisson arrivals; seeds "
+         f"{', '.join(map(str, q['seeds']))}; {q['minutes']:g} minutes per point. Operating point: the first rate "
+         f"from {q['rates_tried'][0]:g} req/s upwards (steps of 0.5; tried up to {q['rates_tried'][-1]:g}) at which "
+         f"the best of the paper's baselines has a mean attainment <= {q['target_attainment']:.0%} (the paper's "
+         f"Llumnix point at 1.1x its knee, 10.5 QPS: about 93 %, P99 about 3.8x its SLO): "
+         f"**{q['operating_point_rps']:g} req/s**. {_cliff(q)} Mean and 95 % t-interval over the seeds:", "",
+         "| chunked prefill | router | P99 norm. latency (s/token) | attainment | P99 / SLO |", "|---|---|---|---|---|"]
+    for key in ("off", "on"):
+        blk = q[key]
+        for name, r in blk["routers"].items():
+            L.append(f"| {key} | {name} | {_ci(r['p99_nl_s'])} | {_ci(r['attainment'], True).replace('+', '')} | "
+                     f"{_ci(r['p99_over_slo'])} |")
+    L += ["", "PreServe's P99 cut against the best of the paper's set, seed by seed (1 - PreServe / best; the paper: "
+          "41.3 % against Llumnix):", "", "| chunked prefill | PreServe | per seed | mean [95 % interval] |",
+          "|---|---|---|---|"]
+    for key in ("off", "on"):
+        blk = q[key]
+        for name in ("preserve (oracle lengths)", "preserve (Table-2 noise)"):
+            c = blk[f"cut {name}"]
+            L.append(f"| {key} | {name} | {', '.join(f'{x:+.1%}' for x in c['per_seed'])} | "
+                     f"**{_ci(c['mean_ci'], True)}** |")
+    L += ["", "Not modelled: the migration interference the paper gives as the reason for Llumnix's loss (our live "
+          "migration copies without slowing either GPU), so the Llumnix-like rows are without it.", ""]
+    return L
+
+
+def in_short(res: dict) -> list[str]:
+    """The headlines, like-for-like first; every figure of ours from ``res``."""
+    L = ["## In short", ""]
+    if "rq3_op" in res:
+        q = res["rq3_op"]
+        off, on = q["off"], q["on"]
+        best = off["routers"][off["best_baseline"]]
+        L.append(
+            f"- **RQ3 (Fig. 10) at the paper's operating point** ({q['operating_point_rps']:g} req/s, where the best of "
+            f"the paper's baselines, {off['best_baseline']}, has {best['attainment'][0]:.1%} attainment and P99 "
+            f"{best['p99_over_slo'][0]:.1f}x its SLO; paper: ~93 %, ~3.8x), vLLM-sampled lengths, "
+            f"{len(q['seeds'])} seeds: PreServe's P99 cut (1 - PreServe / best of the paper's set, per seed; "
+            f"negative = PreServe behind) is **{_ci(off['cut preserve (oracle lengths)']['mean_ci'], True)}** with "
+            f"oracle lengths and {_ci(off['cut preserve (Table-2 noise)']['mean_ci'], True)} with Table-2 noise; "
+            f"with chunked prefill on {_ci(on['cut preserve (oracle lengths)']['mean_ci'], True)} (oracle). Paper: "
+            "+41.3 % (PreServe 0.45 s against Llumnix 0.767 s). Llumnix-like is without the migration interference "
+            "the paper blames for its loss (not modelled).")
+    if "rq3" in res:
+        q = res["rq3"]
+        t11 = q["targets"]["1.1x"]
+        sc = _seed_cuts(res, 1.1)
+        L.append(
+            f"- RQ3 (Fig. 10) by our knee rule, P99 normalised latency at 1.1x the knee, PreServe (oracle lengths) against the best of "
+            f"the paper's baselines (LR, MU, Llumnix-like with and without migration): **{t11['cut_oracle']:+.1%}** "
+            f"(best: {t11['best_baseline']}; Table-2 noise {t11['cut_table2']:+.1%}); paper: -41.3 % against "
+            f"Llumnix. Over {len(sc)} workload seeds the oracle cut is " + _rng([v[2] for v in sc.values()])
+            + f". Our knee rule puts 1.0x at {q['knee_rps']} req/s, where the paper's knee is 9.3-9.5 req/s, and our "
+            "1.1x point is far deeper into overload than the paper's (see the knee paragraph below)"
+            + ("; the operating-point run above is the like-for-like one." if "rq3_op" in res
+               else "; the run at the paper's operating point is not made yet."))
+    if "rq2" in res:
+        by = {x["strategy"]: x for x in res["rq2"]["runs"]}
+        pre = by.get("PreServe (Table-2 noise, oracle-noise forecast)")
+        ll = by.get("Llumnix-like")
+        if pre and pre.get("saving_vs_static8") is not None:
+            L.append(
+                f"- RQ2 (Figs. 8/9) on a synthetic week: PreServe uses **{pre['saving_vs_static8']:.1%}** fewer "
+                "instance-hours than static-8 (paper: 49.4 %) with a peak 5-minute normalised latency of "
+                f"{pre['peak_5min_nl_s'] / pre['slo_s_per_token']:.2f}x the SLO (paper: <= 1.25x)."
+                + ("" if not ll else
+                   f" Our Llumnix-like saves {ll['saving_vs_static8']:.1%} (the paper's Llumnix: 48 %), so it is "
+                   "compared with PreServe at unequal resources: ours runs with fewer instance-hours than "
+                   "PreServe, the paper's with about the same; its peak is "
+                   f"{ll['peak_5min_nl_s'] / ll['slo_s_per_token']:.2f}x the SLO (paper: 2.3x)."))
+    return [*L, ""]
+
+
 def write_doc(res: dict, cmd: str, note: str = "") -> str:
-    L = ["# PreServe reproduction (issue 16)", "",
+    L = ["# PreServe reproduction", "",
          f"Generated by `{cmd}` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}{note}; do not edit by "
          "hand.",
          "Paper: ../shared/seeds/001 (authority), extraction ../shared/specs/001_spec.md. Engine: the compiled fleet "
@@ -136,6 +318,9 @@ def write_doc(res: dict, cmd: str, note: str = "") -> str:
          "the output-length predictor is an oracle, the oracle plus errors distributed as the paper's Table 2 "
          "(`table2-noise`), or the bucket-median baseline. SLO: normalised latency (E2E / output tokens) within "
          "3x the request's isolated run (the paper: 3x an isolated request's, 0.2 s on its testbed).", ""]
+    L += in_short(res)
+    if "rq3_op" in res:
+        L += rq3_op_section(res)
     if "rq3" in res:
         q = res["rq3"]
         t = q["targets"]
@@ -149,12 +334,11 @@ def write_doc(res: dict, cmd: str, note: str = "") -> str:
               "without vLLM's scheduling and HTTP overheads and holds 58k KV tokens; not verified). vLLM 0.6.6 "
               "defaults (the paper's engine; checked in vllm-project/vllm): max_num_seqs 256, max_num_batched_tokens "
               "max(max_model_len, 2048) = 4,096, no chunked prefill (default on only above 32K context), "
-              "gpu_memory_utilization 0.9, recompute preemption, watermark 0.01, max_model_len 4,096 (session 6: "
-              "the limit was missing; 0.8 % of the requests have prompt + output > 4,096 and are now cut or "
-              "rejected as vLLM does). MU is the paper's (sec. 3.2.2): the lowest 0.5 x GPU utilisation (1 with "
+              "gpu_memory_utilization 0.9, recompute preemption, watermark 0.01, max_model_len 4,096 (requests "
+              "with prompt + output > 4,096 are cut or rejected as vLLM does). MU is the paper's (sec. 3.2.2): the lowest 0.5 x GPU utilisation (1 with "
               "any unfinished request) + 0.5 x KV in use / capacity, queued prompts ignored as vLLM's "
               "gpu_cache_usage_perc ignores them; 'memory-usage (ours: + queued prompts)' is the token-aware "
-              "variant earlier sessions used as MU, kept as an extra.", "",
+              "variant, kept as an extra.", "",
               "Knee search (P99 normalised latency, s/token):", "",
               "| rate | " + " | ".join(BASELINES_EXT) + " |", "|---" * (len(BASELINES_EXT) + 1) + "|"]
         for rate in q["grid"]:
@@ -188,12 +372,12 @@ def write_doc(res: dict, cmd: str, note: str = "") -> str:
                      f"{p['dropped']} | {p['preemptions']} | {p.get('migrations', 0)} |")
         sp = t["below_knee_spread"]
         ok3 = all(v <= 0.10 for v in sp.values())
-        L += ["", "| target (issue 16) | paper | ours | met |", "|---|---|---|---|"]
+        L += ["", "| target | paper | ours | met |", "|---|---|---|---|"]
         for suffix, label in (("", "the paper's set: LR / MU (paper's) / Llumnix-like with and without live "
                                    "migration"),
                               ("_ext", "the EXTENDED set: the paper's + our memory-usage with queued prompts")):
             t11 = t.get(f"1.1x{suffix}")
-            if t11 is None:  # results saved before session 6
+            if t11 is None:  # results saved before the paper's-set targets existed
                 continue
             ok1 = t11["cut_oracle"] >= 0.30
             ok2 = t11["cut_table2"] >= 0.20
@@ -253,7 +437,7 @@ def write_doc(res: dict, cmd: str, note: str = "") -> str:
         llx = by.get("Llumnix-like")
         llm = by.get("Llumnix-like (live migration)")
         s4 = by.get("static-4")
-        L += ["| target (issue 16) | paper | ours | met |", "|---|---|---|---|"]
+        L += ["| target | paper | ours | met |", "|---|---|---|---|"]
         for name in ("PreServe (Table-2 noise, oracle-noise forecast)", "PreServe (oracle lengths, oracle-noise forecast)",
                      "PreServe (Table-2 noise, seasonal-naive forecast)"):
             x = by.get(name)
@@ -275,5 +459,5 @@ def write_doc(res: dict, cmd: str, note: str = "") -> str:
                      f"{s4['windows_over_slo']}/{s4['windows']} windows, peak {s4['peak_5min_nl_s']:.1f} s/token | "
                      f"{'yes' if s4['windows_over_slo'] > s4['windows'] / 2 else 'NO'} |")
         L.append("")
-    L += ["## Differences from the paper, explained", "", *DIFFERENCES, ""]
+    L += ["## Differences from the paper, explained", "", *differences(res), ""]
     return "\n".join(L) + "\n"
