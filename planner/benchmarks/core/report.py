@@ -1,7 +1,7 @@
 """The validation report: docs/validation.md from real runs (Django-free, deterministic for given inputs).
 
     python -m planner.benchmarks.core.report RUNS_DIR --gpu h100-80gb --out docs/validation.md \
-        [--json var/validation.json] [--seeds 3] [--fit-scale 0.15] [--maxiter 100]
+        [--json docs/results/validation.json] [--seeds 3] [--fit-scale 0.15] [--maxiter 100]
 
 RUNS_DIR holds one inference-perf result folder per experiment. Protocol (fixed before the first run):
 - leave one experiment out: for each experiment, the GPU type's efficiencies are fitted (calibrate.fit, on the
@@ -159,8 +159,8 @@ def _header(result: dict) -> list[str]:
         result["command"],
         "```",
         "",
-        "The full result (every row, every fold's coefficients) is kept in docs/validation.json; "
-        "`--from-json docs/validation.json` re-renders this page without simulating.",
+        "The full result (every row, every fold's coefficients) is kept in docs/results/validation.json; "
+        "`--from-json docs/results/validation.json` re-renders this page without simulating.",
         "",
         f"Arrival seeds per prediction: {result['seeds']}; fit on the first {result['fit_scale']:.0%} of every "
         f"stage (one seed), Nelder-Mead with up to {result['maxiter']} iterations per simplex; wall time "
