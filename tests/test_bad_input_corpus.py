@@ -182,7 +182,7 @@ def _bomb() -> bytes:
     with gzip.GzipFile(fileobj=buf, mode="wb", compresslevel=9) as f:
         f.write(HEADER)
         block = b"0,1,1\n" * 100_000
-        for _ in range(110):  # 66 MB of rows from ~100 KB: the 11M-row bomb
+        for _ in range(110):  # 66 MB of rows from ~100 KB: an 11M-row bomb
             f.write(block)
     return buf.getvalue()
 

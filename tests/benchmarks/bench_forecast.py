@@ -92,7 +92,7 @@ def bench_fleet(method: str, res: int, n_series: int, days_history: int, days_si
 def evaluate_fixture(total_rps: float, resolution_s: int, backtest_days: int, days: int = 7) -> dict:
     """Backtest every method on the 36 series of fixtures/workloads/sageserve_week.json.
 
-    Not a speed figure: the accuracy of each method on the SageServe-like week (the issue's check),
+    Not a speed figure: the accuracy of each method on the SageServe-like week (the accuracy check),
     averaged over series, with the share of series each method wins. The trace starts on a Monday,
     so a 3-day hold-out covers Friday and the weekend dip.
     """

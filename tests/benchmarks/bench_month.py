@@ -33,7 +33,7 @@ and the ratio (target <= 1.5).
 
 **startup**: ``python -m simulations.engine.run fixtures/scenarios/code_anchor.json --trace HOUR.parquet --json``
 as a whole process, HOUR = the code trace hour replicated to ``--startup-requests`` requests (default 19,000, the
-size of the issue's chat-trace hour, which is not in this repository), user+sys CPU and wall over ``--repeat`` runs;
+size of the chat-trace hour, which is not in this repository), user+sys CPU and wall over ``--repeat`` runs;
 and ``manage.py simulate --no-save --json`` on the same file for comparison.
 
 **accuracy**: the bench day (1.6M requests) simulated exactly and streamed (one chunk, hourly and 15-minute

@@ -1,4 +1,4 @@
-"""Fair SageServe comparisons (issue 19): both presets, several seeds, untuned and equal-SLO tuned Reactive.
+"""Fair SageServe comparisons: both presets, several seeds, untuned and equal-SLO tuned Reactive.
 
     .venv/bin/python tests/benchmarks/reproduce_fair.py --write-presets   # fixtures/scenarios/sageserve_day*_authors_code*.json, sageserve_day_2x.json
     nice .venv/bin/python tests/benchmarks/reproduce_fair.py              # every case below -> docs/results/sageserve_fair.json
@@ -88,7 +88,7 @@ def authors_code(base: dict, *, name: str, note: str) -> dict:
     d = apply_signal_rule(copy.deepcopy(base), get_bundle("sageserve-code.reactive-unified").signal)
     d["name"] = name
     d["preset"] = "sageserve-authors-code"
-    d["description"] = (base.get("description", "") + " PRESET 'SageServe authors' code' (issue 19): the scaling "
+    d["description"] = (base.get("description", "") + " PRESET 'SageServe authors' code': the scaling "
                         "rules, signal and provisioning of the authors' public simulator, see preset_sources. " + note)
     d["engine"] = {**(d.get("engine") or {}), "instant_provisioning": True}
     h100 = next(dep["price_per_instance_hour"] for dep in d["deployments"].values() if dep["gpus_per_instance"] == 8)
