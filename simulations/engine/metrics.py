@@ -244,8 +244,9 @@ def preemption_summary(sim) -> dict:
 
 
 def nominal_provisioning(sim, events) -> dict:
-    """With ``engine.instant_provisioning`` instances serve at once; as the SageServe authors' plotting does, the
-    nominal start-up delay of every scale-out (logged on its event) is added afterwards as provisioning time:
+    """With ``engine.instant_provisioning`` instances serve at once; as in the SageServe authors' separate waste
+    figure (not their Fig. 11 instance-hours), the nominal start-up delay of every scale-out (logged on its event) is
+    counted afterwards as provisioning time:
     (region, model) -> the delays (seconds) of its scale-outs among ``events``, in event order."""
     out: dict = {}
     if not sim.engine.instant_provisioning:
