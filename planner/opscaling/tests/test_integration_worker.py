@@ -48,8 +48,8 @@ def test_a_planner_picks_a_trace_on_the_page_and_sees_the_operator_level_figures
     with logged_in_page(live_server, "owner", "owner-pass-123") as page:
         page.goto(f"{live_server.url}/operator-plans/")
         page.select_option("select[name=trace_id]", str(trace.pk))
-        page.select_option("select[name=model]", "llama-3-8b")
-        page.select_option("select[name=gpu]", "a100")
+        page.select_option("select[name=model]", "llama3.1-8b")
+        page.select_option("select[name=gpu]", "a100-80gb")
         page.fill("input[name=window_s]", "300")
         page.click("main form button[type=submit]")
         page.wait_for_url("**/operator-plans/*/", timeout=60_000)
