@@ -64,6 +64,17 @@ def kpis(comp: Comparison) -> dict | None:
             "reasons": slo_reasons(table, summaries_of(comp))}
 
 
+def answer_of(comp: Comparison) -> dict | None:
+    """The decision card's answer of a fleet comparison with results (core/decision.py); None for other kinds
+    and for comparisons without strategy rows."""
+    from planner.comparisons.core.decision import comparison_answer
+    from planner.comparisons.kinds import kind_of_comparison
+
+    if kind_of_comparison(comp).name != "fleet":
+        return None
+    return comparison_answer(comp.summary or {}, comp.variants or [], comp.scenario or {})
+
+
 def export_json(comp: Comparison) -> str:
     from planner.comparisons.core.export import to_json
 

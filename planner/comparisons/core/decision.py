@@ -74,7 +74,8 @@ def comparison_answer(summary: Mapping, variants: list, scenario: Mapping,
     out = {"span_h": round(span_h, 3), "hours_per_month": HOURS_PER_MONTH, "extrapolated": span_h > 0,
            "candidates": cands, "failed": {}, "required_probability": 1.0, "targets": targets,
            "tier_targets": [{"tier": t, "target": targets[t]} for t in TIERS if t in targets],
-           "seeds": seeds, "sensitivity": [], "most_sensitive": None, "rejected": None}
+           "seeds": seeds, "draws_label": "workload seeds" if seeds != 1 else "workload seed",
+           "sensitivity": [], "most_sensitive": None, "rejected": None}
     by_key = {c["key"]: c for c in cands}
     choice = by_key.get(table["answer"])
     if choice is None:
