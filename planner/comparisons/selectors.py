@@ -69,10 +69,14 @@ def answer_of(comp: Comparison) -> dict | None:
     and for comparisons without strategy rows."""
     from planner.comparisons.core.decision import comparison_answer
     from planner.comparisons.kinds import kind_of_comparison
+    from planner.comparisons.outcome import failures_of
 
     if kind_of_comparison(comp).name != "fleet":
         return None
-    return comparison_answer(comp.summary or {}, comp.variants or [], comp.scenario or {})
+    answer = comparison_answer(comp.summary or {}, comp.variants or [], comp.scenario or {})
+    if answer is not None:
+        answer["failed"] = {f["key"]: f for f in failures_of(comp)}
+    return answer
 
 
 def export_json(comp: Comparison) -> str:

@@ -25,3 +25,14 @@ def test_the_card_leads_the_page_the_dashboard_and_the_api_with_the_same_choice(
         assert text in html, text
     dash = client.get("/").content.decode()
     assert "data-decision-card" in dash and "run lt-i: $834,938" in dash and f"/comparisons/{pk}/" in dash
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_strategy_that_failed_is_named_on_the_card_and_not_chosen(cast, fake_engine, client):  # noqa: F811
+    pk = _create(cast, strategies=["reactive-unified", "lt-ua"],
+                 variants=[{"strategy": "lt-i", "knobs": {"explode": True}, "key": "lt-i-broken"}]).json()["id"]
+    a = cast.owner.api.get(f"/api/comparisons/{pk}/").json()["answer"]
+    assert a["choice"]["key"] == "lt-ua" and list(a["failed"]) == ["lt-i-broken"]
+    assert "exploded" in a["failed"]["lt-i-broken"]["message"]
+    client.force_login(cast.owner.user)
+    assert "1 simulation did not finish" in client.get(f"/comparisons/{pk}/").content.decode()
