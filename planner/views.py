@@ -11,7 +11,7 @@ from planner.jobs.models import Job
 @login_required
 def dashboard(request):
     from planner.comparisons.kinds import kind_of_comparison
-    from planner.comparisons.selectors import comparisons_for
+    from planner.comparisons.selectors import answer_of, comparisons_for
     from planner.plans.selectors import plans_for
 
     jobs = list(visible_to(request.user, Job.objects.filter(parent=None))[:10])
@@ -25,6 +25,7 @@ def dashboard(request):
     return render(request, "dashboard.html", {
         "team": team_of(request.user), "jobs": jobs, "latest_plan": plan, "plan_outcome": plan.outcome if plan else None,
         "latest_comparison": comp, "comparison_headline": kind_of_comparison(comp).headline(comp) if comp else None,
+        "comparison_answer": answer_of(comp) if comp else None,
     })
 
 

@@ -25,12 +25,20 @@ class ComparisonSerializer(serializers.ModelSerializer):
     job = JobSerializer(read_only=True)
     results = VariantResultSerializer(many=True, read_only=True)
     status = serializers.CharField(read_only=True)
+    answer = serializers.SerializerMethodField(help_text="the decision card of a fleet comparison with results "
+                                               "(docs/capacity.md describes its shape); null otherwise")
 
     class Meta:
         model = Comparison
         fields = ["id", "name", "status", "baseline", "variants", "projection", "scenario", "job", "results",
-                  "summary", "created"]
+                  "summary", "answer", "created"]
         read_only_fields = fields
+
+
+    def get_answer(self, obj) -> dict | None:
+        from planner.comparisons.selectors import answer_of
+
+        return answer_of(obj)
 
 
 class ComparisonCreateSerializer(serializers.Serializer):

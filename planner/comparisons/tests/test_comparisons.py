@@ -277,11 +277,13 @@ def test_the_compare_command_prints_one_json_object_and_writes_the_pdf(db, tmp_p
                  stdout=out)
     body = json.loads(out.getvalue())
     assert body["status"] == "succeeded" and body["aggregate"]["baseline"] == "reactive-unified"
+    assert body["answer"]["status"] in ("answer", "no_fleet") and body["answer"]["headline"]
     assert pdf.read_bytes()[:5] == b"%PDF-"
 
 
 def test_the_comparison_core_imports_without_django():
     code = ("import sys; import planner.comparisons.core.aggregate, planner.comparisons.core.runner, "
             "planner.comparisons.core.summary, planner.comparisons.core.variants, planner.comparisons.core.export, "
-            "planner.comparisons.core.figures, planner.comparisons.core.report; assert 'django' not in sys.modules")
+            "planner.comparisons.core.figures, planner.comparisons.core.report, planner.comparisons.core.decision; "
+            "assert 'django' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=HERE.parents[2])

@@ -110,9 +110,13 @@ class Command(BaseCommand):
         if opts["csv"]:
             Path(opts["csv"]).write_text(kinds.export_csv(comp))
         results = {r.key: {"status": r.status, "error": r.error, "wall_s": r.wall_s} for r in comp.results.all()}
+        from planner.comparisons.selectors import answer_of
+
+        answer = answer_of(comp)
         if opts["json"]:
             self.stdout.write(json.dumps({"comparison": comp.pk, "status": comp.status, "baseline": comp.baseline,
-                                          "variants": results, "aggregate": comp.summary}, default=str))
+                                          "variants": results, "aggregate": comp.summary, "answer": answer},
+                                         default=str))
             return
         self.stdout.write(f"comparison {comp.pk}: {comp.status}")
         for key, r in results.items():
@@ -129,6 +133,8 @@ class Command(BaseCommand):
                 self.stdout.write(f"  {r['key']}: " + ", ".join(f"{k} {v}" for k, v in r.items()
                                                                if k not in ("key", "description")))
             return
+        if answer is not None:
+            self.stdout.write(f"decision: {answer['headline']}")
         self.stdout.write(f"{'variant':24} {'inst-h':>9} {'GPU-h':>9} {'cost $':>10} {'saved%':>7} {'$/week':>10} "
                           f"{'waste':>7} {'IW-F':>6} {'IW-N':>6} {'NIW':>6}")
         for r in rows:

@@ -1,0 +1,38 @@
+"""The decision card on a fleet comparison's page, on the dashboard and as ``answer`` in the comparisons API."""
+
+import pytest
+
+from planner.comparisons.tests.test_comparisons import _create, fake_engine  # noqa: F401 (a fixture)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_card_leads_the_page_the_dashboard_and_the_api_with_the_same_choice(cast, fake_engine, client):  # noqa: F811
+    pk = _create(cast).json()["id"]
+    body = cast.owner.api.get(f"/api/comparisons/{pk}/").json()
+    a = body["answer"]
+    # lt-i is the cheapest (274.5 instance-hours x $100 over 24 h) and every strategy meets the targets
+    assert a["status"] == "answer" and a["choice"]["key"] == "lt-i"
+    assert a["choice"]["monthly_cost_usd"]["median"] == pytest.approx(27450.0 * 730 / 24)
+    assert a["choice"]["span_cost_usd"]["median"] == pytest.approx(27450.0)
+    assert [s["tier"] for s in a["choice"]["slo"]] == ["IW-F", "IW-N", "NIW"]
+    assert a["rejected"]["key"] == "lt-ua" and "costs $9,125 a month more" in a["rejected"]["why"]
+    client.force_login(cast.teammate.user)
+    html = client.get(f"/comparisons/{pk}/").content.decode()
+    card = html.index("data-decision-card")
+    assert card < html.index("data-strategy-table") and card < html.index('data-kpi="answer"')
+    for text in ("run lt-i: $834,938 [$834,938, $834,938] a month (extrapolated)", "over the simulated span $27,450",
+                 "Cheapest rejected alternative:</strong> lt-ua", "1 workload seed", "P(attainment &ge; 99.0%)"):
+        assert text in html, text
+    dash = client.get("/").content.decode()
+    assert "data-decision-card" in dash and "run lt-i: $834,938" in dash and f"/comparisons/{pk}/" in dash
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_strategy_that_failed_is_named_on_the_card_and_not_chosen(cast, fake_engine, client):  # noqa: F811
+    pk = _create(cast, strategies=["reactive-unified", "lt-ua"],
+                 variants=[{"strategy": "lt-i", "knobs": {"explode": True}, "key": "lt-i-broken"}]).json()["id"]
+    a = cast.owner.api.get(f"/api/comparisons/{pk}/").json()["answer"]
+    assert a["choice"]["key"] == "lt-ua" and list(a["failed"]) == ["lt-i-broken"]
+    assert "exploded" in a["failed"]["lt-i-broken"]["message"]
+    client.force_login(cast.owner.user)
+    assert "1 simulation did not finish" in client.get(f"/comparisons/{pk}/").content.decode()
