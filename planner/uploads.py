@@ -11,13 +11,13 @@ and stops at the same cap, so no upload can outgrow it on the way to the tempora
 
 from __future__ import annotations
 
-import json
-
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.core.files.uploadhandler import FileUploadHandler
 from django.http import HttpResponse
 from rest_framework.exceptions import APIException
+
+from planner.api.errors import error_response
 
 FRAMING = 1024 * 1024  # multipart boundaries and form fields around the file
 UPLOAD_PATHS = (
@@ -45,15 +45,15 @@ def body_cap(path: str) -> tuple[int, str]:
     return cap + FRAMING, name
 
 
-def _error(path: str, status: int, message: str, hint: str):
-    body = {"error": {"message": message, "where": "request body", "hint": hint}}
-    if path.startswith("/api/"):
-        return HttpResponse(json.dumps(body), status=status, content_type="application/json")
+def _error(request, status: int, message: str, hint: str, where: str = "request body"):
+    """The project's error shape (with the request id) on /api/, plain text on the pages."""
+    if request.path.startswith("/api/"):
+        return error_response(status, message, request=request, where=where, hint=hint)
     return HttpResponse(f"{message} ({hint})", status=status, content_type="text/plain; charset=utf-8")
 
 
-def _too_large(path: str, size: int, cap: int, name: str):
-    return _error(path, 413, f"the request body is {size:,} bytes, above the limit of {cap:,} bytes here",
+def _too_large(request, size: int, cap: int, name: str):
+    return _error(request, 413, f"the request body is {size:,} bytes, above the limit of {cap:,} bytes here",
                   f"send less, compress the file, or raise {name}")
 
 
@@ -81,14 +81,14 @@ class RequestBodyGuardMiddleware:
         except ValueError:
             size = -1
         if size < 0:
-            return HttpResponse(json.dumps({"error": {"message": "the Content-Length header is not a number",
-                                                      "where": "request headers", "hint": ""}}),
-                                status=400, content_type="application/json")
+            return _error(request, 400, "the Content-Length header is not a number",
+                          "send the body's length in bytes as a whole number, or let the client set it",
+                          where="request headers: Content-Length")
         cap, name = body_cap(request.path)
         if size > cap:
-            return _too_large(request.path, size, cap, name)
+            return _too_large(request, size, cap, name)
         if size and _has_nul(request):
-            return _error(request.path, 400, "the request body contains a NUL character (\\u0000), which cannot "
+            return _error(request, 400, "the request body contains a NUL character (\\u0000), which cannot "
                                              "be stored", "remove the NUL character")
         return self.get_response(request)
 

@@ -24,13 +24,14 @@ PLAN = json.loads((ROOT / "fixtures" / "plans" / "small_two_regions.json").read_
 DEP = next(iter(SMALL["deployments"]))
 
 
-def shaped(response, status: int | tuple = (400, 413)) -> dict:
-    """The response is the documented error shape with the expected 4xx; returns its error object."""
-    statuses = (status,) if isinstance(status, int) else status
-    assert response.status_code in statuses, (response.status_code, response.content[:400])
-    assert "json" in response["Content-Type"], response["Content-Type"]
+def shaped(response, status: int) -> dict:
+    """The response has exactly the expected 4xx and the documented error shape, {"error": {"message", "where",
+    "hint", "request_id"}} with the request id of the X-Request-ID header; returns its error object."""
+    assert response.status_code == status, (response.status_code, response.content[:400])
+    assert response["Content-Type"].startswith("application/json"), response["Content-Type"]
     err = response.json()["error"]
-    assert {"message", "where", "hint"} <= set(err) and err["message"], err
+    assert all(err.get(key) for key in ("message", "where", "hint", "request_id")), err
+    assert err["request_id"] == response["X-Request-ID"], (err, response["X-Request-ID"])
     return err
 
 
@@ -95,10 +96,13 @@ def test_a_scenario_of_another_teams_trace_id_is_a_400(cast):
 
 def test_the_scenario_form_refuses_nan_and_unknown_keys_without_a_crash(cast, client):
     client.force_login(cast.owner.user)
-    for text in (json.dumps(scenario(lambda d: d["workload"]["synthetic"].update(peak_hour=float("nan")))),
-                 json.dumps(scenario(lambda d: d.update(quota=1)))):
+    for field, text in (
+            ("scenario.workload.synthetic.peak_hour: must be a finite number",
+             json.dumps(scenario(lambda d: d["workload"]["synthetic"].update(peak_hour=float("nan"))))),
+            ("scenario.quota: is an unknown key", json.dumps(scenario(lambda d: d.update(quota=1))))):
         r = client.post("/simulations/", {"scenario": text})
-        assert r.status_code in (200, 400), r.status_code
+        assert r.status_code == 400, r.status_code
+        assert field in r.content.decode(), r.content[:400]
     assert SimulationRun.objects.count() == 0
 
 
@@ -147,7 +151,7 @@ def test_the_plan_form_refuses_nan_without_a_crash(cast, client):
 
 def test_plan_hours_past_bigint_is_a_400(cast):
     r = cast.owner.api.post("/api/plans/", {"scenario": PLAN, "hours": 2**64}, format="json")
-    shaped(r, 400)
+    assert shaped(r, 400)["where"] == "request body: hours"
     assert CapacityPlan.objects.count() == 0
 
 
@@ -228,7 +232,8 @@ def test_a_synthesis_spec_with_nan_or_a_huge_burst_is_a_400(cast):
     spec = json.loads((ROOT / "fixtures" / "workloads" / "sageserve_day.json").read_text())
     spec["tiers"]["NIW"]["bursts"]["multiplier"] = 1e30
     r = cast.owner.api.post("/api/traces/synthesise/", {"spec": spec}, format="json")
-    assert "multiplier" in shaped(r, 400)["message"] + shaped(r, 400)["where"]
+    err = shaped(r, 400)
+    assert err["where"] == "spec" and err["message"].startswith("tiers.NIW.bursts.multiplier: must be <="), err
     assert Trace.objects.count() == 0
 
 
@@ -237,41 +242,62 @@ def test_patch_of_a_price_without_as_of_is_a_400(cast):
     gpu = cast.owner.api.post(f"/api/hardware/gpus/{GpuType.objects.filter(builtin=True).first().pk}/copy/").json()
     price = {"cloud": "azure", "region": "eastus", "kind": "on_demand", "usd_per_gpu_hour": 3.5, "source": "quote"}
     r = cast.owner.api.patch(f"/api/hardware/gpus/{gpu['id']}/", {"prices": [price]}, format="json")
-    assert "as_of" in shaped(r, 400)["where"] + json.dumps(r.json())
+    assert shaped(r, 400)["where"] == "request body: prices[0].as_of"
 
 
-def test_a_form_patch_of_a_copied_fitted_deployment_is_not_a_crash(cast):
+def test_a_form_patch_of_a_copied_fitted_deployment_with_an_empty_object_field_keeps_the_stored_one(cast):
     builtin = Deployment.objects.filter(builtin=True, basis="fitted").first()
     copy_ = cast.owner.api.post(f"/api/hardware/deployments/{builtin.pk}/copy/").json()
     url = f"/api/hardware/deployments/{copy_['id']}/"
     r = cast.owner.api.patch(url, {"max_batch_size": "64", "prefill": ""}, format="multipart")
-    assert r.status_code in (200, 400), r.content[:300]
-    if r.status_code == 400:
-        shaped(r, 400)
-    r = cast.owner.api.patch(url, {"max_batch_size": "64"}, format="multipart")
-    assert r.status_code == 200, r.content[:300]
+    assert r.status_code == 200, r.content[:300]  # an empty form field is an absent one, not an empty object
+    assert r.json()["max_batch_size"] == 64 and r.json()["prefill"] == copy_["prefill"], r.json()
+    r = cast.owner.api.patch(url, {"max_batch_size": "32"}, format="multipart")
+    assert r.status_code == 200 and r.json()["max_batch_size"] == 32, r.content[:300]
 
 
-@pytest.mark.parametrize("field, value", [("kv_capacity_tokens", 2**64), ("gpus_per_instance", 2**64),
-                                          ("max_batch_size", 2**64), ("theta_tps", "nan"), ("theta_tps", "inf")])
-def test_hardware_numbers_past_bigint_or_not_finite_are_400s(cast, field, value):
+@pytest.mark.parametrize("field, value, where", [
+    ("kv_capacity_tokens", 2**64, "request body: kv_capacity_tokens"),
+    ("gpus_per_instance", 2**64, "request body: gpus_per_instance"),
+    ("max_batch_size", 2**64, "request body: max_batch_size"),
+    ("theta_tps", "nan", "deployment.theta_tps"), ("theta_tps", "inf", "deployment.theta_tps")])
+def test_hardware_numbers_past_bigint_or_not_finite_are_400s(cast, field, value, where):
     builtin = Deployment.objects.filter(builtin=True).first()
     copy_ = cast.owner.api.post(f"/api/hardware/deployments/{builtin.pk}/copy/").json()
     r = cast.owner.api.patch(f"/api/hardware/deployments/{copy_['id']}/", {field: value}, format="multipart")
-    shaped(r, 400)
+    assert shaped(r, 400)["where"] == where
+    assert Deployment.objects.get(pk=copy_["id"]).gpus_per_instance == copy_["gpus_per_instance"]
 
 
 # ----------------------------------------------------------------------------------- ids and query strings
-@pytest.mark.parametrize("url", ["/api/traces/99999999999999999999999/", "/api/jobs/99999999999999999999999/",
-                                 "/api/plans/18446744073709551616/", "/api/traces/?min_requests=1e400",
-                                 "/api/traces/?min_requests=99999999999999999999999", "/api/jobs/?parent=" + "9" * 30,
-                                 "/api/traces/?page=99999999999999999999999",
-                                 "/api/traces/?created_before=2000-01-01T00:00:00%2B16:00",
-                                 "/api/traces/?name=%00", "/api/traces/?min_requests=1e400"])
-def test_huge_ids_and_numbers_in_urls_are_not_crashes(cast, url):
-    r = cast.owner.api.get(url)
-    if r.status_code != 200:  # a filter on a number beyond any row simply matches nothing
-        shaped(r, (400, 404))
+@pytest.mark.parametrize("url, status, where", [
+    ("/api/traces/99999999999999999999999/", 404, "GET /api/traces/99999999999999999999999/"),
+    ("/api/jobs/99999999999999999999999/", 404, "GET /api/jobs/99999999999999999999999/"),
+    ("/api/plans/18446744073709551616/", 404, "GET /api/plans/18446744073709551616/"),
+    ("/api/traces/?min_requests=1e400", 400, "query string: min_requests"),
+    ("/api/traces/?min_requests=abc", 400, "query string: min_requests"),
+    ("/api/jobs/?parent=" + "9" * 30, 400, "query string: parent"),
+    ("/api/jobs/?parent=999", 400, "query string: parent"),
+    ("/api/traces/?page=99999999999999999999999", 404, "query string: page"),
+    ("/api/traces/?page=abc", 404, "query string: page"),
+    ("/api/traces/?created_before=2000-01-01T00:00:00%2B16:00", 400, "query string: created_before"),
+    ("/api/traces/?name=%00", 400, "query string: name"),
+])
+def test_huge_ids_and_numbers_in_urls_are_documented_4xx(cast, url, status, where):
+    assert shaped(cast.owner.api.get(url), status)["where"] == where
+
+
+def test_a_page_past_the_end_says_which_pages_exist(cast):
+    err = shaped(cast.owner.api.get("/api/traces/?page=2"), 404)
+    assert err["message"] == "page '2' does not exist; this list has 1 page(s)", err
+    assert err["hint"].startswith("ask for a page from 1 to 1 ("), err
+
+
+def test_a_count_filter_beyond_any_row_is_an_empty_list_not_an_error(cast):
+    _seed_trace(cast.owner)
+    r = cast.owner.api.get("/api/traces/?min_requests=99999999999999999999999")
+    assert r.status_code == 200 and r.json() == {"count": 0, "next": None, "previous": None, "results": []}
+    assert cast.owner.api.get("/api/traces/?min_requests=1").json()["count"] == 1
 
 
 def _seed_trace(member):

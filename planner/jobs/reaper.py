@@ -23,7 +23,6 @@ sidecar. Several reapers at once are safe: every transition is a conditional UPD
 from __future__ import annotations
 
 import logging
-import os
 import re
 import socket
 import threading
@@ -34,87 +33,17 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from planner.jobs.db import retry_db
+from planner.jobs import services
+from planner.jobs.liveness import attempt_is_dead, handle_lost, owner_is_dead_here
 from planner.jobs.models import Job
-from planner.jobs.registry import spec
 
 log = logging.getLogger(__name__)
 
 _UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def owner_is_dead_here(worker: str) -> bool:
-    """True if ``worker`` ("runner:host:pid") names a process on this host that no longer exists."""
-    try:
-        _runner, host, pid = worker.rsplit(":", 2)
-        pid_n = int(pid)
-    except ValueError:
-        return False
-    return host == socket.gethostname() and not _pid_alive(pid_n)
-
-
-def attempt_is_dead(job: Job, now=None) -> bool:
-    now = now or timezone.now()
-    stale_before = now - timedelta(seconds=float(settings.JOBS_HEARTBEAT_TIMEOUT_S))
-    last_sign = job.heartbeat or job.started
-    if last_sign is None or last_sign < stale_before:
-        return True
-    return owner_is_dead_here(job.worker)
-
-
-def handle_lost(job: Job, *, why: str) -> str:
-    """Re-queue (idempotent kinds with attempts left) or fail a running job whose attempt died.
-
-    ``job`` is the row as read; the transition only happens if the row is still that attempt.
-    Returns "requeued", "failed" or "raced" (someone else changed the row first).
-    """
-    now = timezone.now()
-    same_attempt = Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING, worker=job.worker,
-                                      attempts=job.attempts)
-    kind = spec(job.kind)
-    if kind.idempotent and job.attempts < int(settings.JOBS_MAX_ATTEMPTS):
-        n = retry_db(lambda: same_attempt.update(
-            status=Job.Status.QUEUED, heartbeat=None, worker="", dispatched=now,
-            message=f"re-queued after attempt {job.attempts} was lost: {why}"[:300]), what=f"re-queuing job {job.pk}")
-        if n:
-            log.warning("job %s (%s) re-queued: %s", job.pk, job.kind, why)
-        return "requeued" if n else "raced"
-    last_sign = job.heartbeat or job.started
-    error = {
-        "type": "WorkerLost",
-        "message": f"worker lost: {why}",
-        "where": f"job {job.kind}, attempt {job.attempts} on {job.worker or 'an unknown worker'}"
-                 + (f", last heartbeat {last_sign.isoformat(timespec='seconds')}" if last_sign else ""),
-        "hint": "the process running it died (killed, out of memory, a restart) or lost the database; "
-                "start the job again, and if it happens again make the job smaller or give the worker more memory",
-    }
-    n = retry_db(lambda: same_attempt.update(status=Job.Status.FAILED, finished=now, last_error=error,
-                                             message=error["message"][:300]), what=f"failing job {job.pk}")
-    if not n:
-        return "raced"
-    log.warning("job %s (%s) failed: worker lost (%s)", job.pk, job.kind, why)
-    if kind.on_lost is not None:
-        try:
-            kind.on_lost(Job.objects.get(pk=job.pk))
-        except Exception:
-            log.exception("on_lost hook of job %s (%s) failed", job.pk, job.kind)
-    return "failed"
-
-
 def reap_running(now=None) -> dict[int, str]:
     """Settle running jobs whose attempt is dead. Returns {job id: outcome}."""
-    from planner.jobs.services import dispatch
-
     now = now or timezone.now()
     stale_before = now - timedelta(seconds=float(settings.JOBS_HEARTBEAT_TIMEOUT_S))
     outcomes: dict[int, str] = {}
@@ -130,7 +59,7 @@ def reap_running(now=None) -> dict[int, str]:
         outcome = handle_lost(job, why=why)
         outcomes[job.pk] = outcome
         if outcome == "requeued":
-            dispatch(job.pk)
+            services.dispatch(job.pk)
     return outcomes
 
 
@@ -161,8 +90,6 @@ def live_task_ids() -> set[str] | None:
 
 def redispatch_queued(now=None) -> list[int]:
     """Dispatch again the queued jobs whose message is gone. Returns their ids."""
-    from planner.jobs.services import dispatch
-
     now = now or timezone.now()
     before = now - timedelta(seconds=float(settings.JOBS_REDISPATCH_AFTER_S))
     candidates = list(Job.objects.filter(status=Job.Status.QUEUED, dispatched__lt=before)
@@ -182,7 +109,7 @@ def redispatch_queued(now=None) -> list[int]:
         # Claim the re-dispatch (several reapers may run): only the one that moves the mark sends.
         if Job.objects.filter(pk=job_id, status=Job.Status.QUEUED, dispatched=dispatched).update(dispatched=now):
             log.warning("job %s was queued with no live message; dispatching it again", job_id)
-            dispatch(job_id)
+            services.dispatch(job_id)
             sent.append(job_id)
     return sent
 
@@ -198,8 +125,6 @@ def fail_orphans_of_this_runner() -> dict[int, str]:
     """In-process runner start-up: running jobs whose thread lived in a process on this host that
     is gone (the server restarted) are failed, or re-queued if idempotent; queued ones are dispatched
     again (their thread died with the old process before it claimed them)."""
-    from planner.jobs.services import dispatch
-
     prefix = f"{settings.JOBS_RUNNER}:{socket.gethostname()}:"
     outcomes = {}
     for job in Job.objects.filter(status=Job.Status.RUNNING, worker__startswith=prefix):
@@ -207,9 +132,9 @@ def fail_orphans_of_this_runner() -> dict[int, str]:
             outcome = handle_lost(job, why="the server process that ran it in a thread exited (restart)")
             outcomes[job.pk] = outcome
             if outcome == "requeued":
-                dispatch(job.pk)
+                services.dispatch(job.pk)
     for job_id in Job.objects.filter(status=Job.Status.QUEUED, dispatched__isnull=False).values_list("id", flat=True):
-        dispatch(job_id)
+        services.dispatch(job_id)
         outcomes.setdefault(job_id, "redispatched")
     return outcomes
 

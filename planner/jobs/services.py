@@ -26,6 +26,7 @@ from rest_framework.exceptions import APIException
 from planner.accounts.models import Team
 from planner.jobs.db import retry_db
 from planner.jobs.models import Job
+from planner.jobs.tasks import CURRENT_JOB, execute, run_job
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +58,6 @@ def ensure_queue_available() -> None:
     A success is remembered for one second, so a fan-out of many children pings once.
     """
     global _queue_ok_until
-    from planner.jobs.tasks import CURRENT_JOB
-
     if settings.JOBS_RUNNER != "celery" or CURRENT_JOB.get() is not None:
         return
     if time.monotonic() < _queue_ok_until:
@@ -139,8 +138,6 @@ def mark_and_dispatch(job_id: int) -> None:
 def dispatch(job_id: int) -> bool:
     """Hand a job to the runner chosen by settings.JOBS_RUNNER. False if the broker refused it
     (the row stays queued with its outbox mark; the reaper's sweep sends it again)."""
-    from planner.jobs.tasks import execute, run_job
-
     runner = settings.JOBS_RUNNER
     if runner == "celery":
         try:
@@ -160,8 +157,6 @@ def dispatch(job_id: int) -> bool:
 
 
 def _run_in_thread(job_id: int) -> None:
-    from planner.jobs.tasks import execute
-
     try:
         execute(job_id)
     except Exception:
@@ -185,12 +180,10 @@ def cancel_job(job: Job) -> bool:
         status=Job.Status.CANCELLED, message="parent cancelled", finished=now
     )
     if updated and settings.JOBS_RUNNER == "celery":
-        from planner.celery import app
-
         for task_id in [job.celery_task_id, *children]:
             if task_id:
                 try:  # a queued task is dropped; a running one is stopped by its watchdog
-                    app.control.revoke(task_id)
+                    run_job.app.control.revoke(task_id)
                 except Exception as exc:
                     log.warning("could not broadcast the revoke of %s (%s); the row is cancelled anyway", task_id, exc)
     job.refresh_from_db()

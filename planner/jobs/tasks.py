@@ -22,6 +22,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from planner.jobs.db import is_transient, retry_db
+from planner.jobs.liveness import attempt_is_dead, handle_lost
 from planner.jobs.models import Job
 from planner.jobs.registry import JobCancelled, JobContext, JobError, Partial, get_handler
 
@@ -40,8 +41,6 @@ def worker_id(runner: str | None = None) -> str:
 
 def execute(job_id: int) -> str:
     """Claim and run one job. Returns its final status, or 'skipped' if there was nothing to run."""
-    from planner.jobs.reaper import attempt_is_dead, handle_lost
-
     me = worker_id()
     claimed = _claim(job_id, me)
     if not claimed:

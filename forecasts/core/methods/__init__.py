@@ -12,8 +12,9 @@ the Forecast result. Intervals: statsmodels' analytic ones for the ARIMA family 
 empirical quantiles of past errors at the same lead time for the naive methods.
 
 Modules: ``base`` (the interface, ``InsufficientHistory``), ``empirical`` (moving average, naive, seasonal
-naive), ``arima`` (the ARIMA family), ``holt_winters``, ``combined`` (ensemble, log transform). ``METHODS``,
-the registry, and ``make_method`` are here.
+naive), ``arima`` (the ARIMA family), ``holt_winters``, ``single`` (the single methods by name),
+``combined`` (ensemble, log transform, built from single methods). ``METHODS``, the full registry, and
+``make_method`` are here.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from forecasts.core.methods.base import DAY_S, WEEK_S, InsufficientHistory, Meth
 from forecasts.core.methods.combined import DEFAULT_ENSEMBLE, Ensemble, LogTransformed
 from forecasts.core.methods.empirical import MovingAverage, Naive, SeasonalNaive
 from forecasts.core.methods.holt_winters import HoltWinters
+from forecasts.core.methods.single import SINGLE_METHODS
 
 __all__ = [
     "DAY_S",
@@ -56,14 +58,7 @@ __all__ = [
 ]
 
 METHODS: dict[str, tuple[type, dict]] = {
-    "naive": (Naive, {}),
-    "seasonal_naive_daily": (SeasonalNaive, {"season": "daily"}),
-    "seasonal_naive_weekly": (SeasonalNaive, {"season": "weekly"}),
-    "moving_average": (MovingAverage, {}),
-    "arima": (Arima, {}),
-    "arima_fourier": (ArimaFourier, {}),
-    "mstl_arima": (MstlArima, {}),
-    "holt_winters": (HoltWinters, {}),
+    **SINGLE_METHODS,
     "arima_fourier_log": (LogTransformed, {"base": "arima_fourier"}),
     "mstl_arima_log": (LogTransformed, {"base": "mstl_arima"}),
     "ensemble": (Ensemble, {}),

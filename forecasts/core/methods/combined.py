@@ -1,10 +1,11 @@
-"""Methods built from other methods: an equal-weight ensemble and a log1p transform."""
+"""Methods built from single methods (single.py): an equal-weight ensemble and a log1p transform."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from forecasts.core.methods.base import InsufficientHistory, Method
+from forecasts.core.methods.single import make_single
 
 DEFAULT_ENSEMBLE = ("seasonal_naive_daily", "arima_fourier", "holt_winters")
 
@@ -22,13 +23,11 @@ class Ensemble(Method):
         self.member_names = tuple(members)
 
     def fit(self, y, start, warm=None):
-        from forecasts.core.methods import make_method  # the registry imports this module
-
         self.members = []
         self.skipped = {}
         previous = {m.name: m for m in getattr(warm, "members", [])}
         for name in self.member_names:
-            member = make_method(name, self.resolution_s)
+            member = make_single(name, self.resolution_s, role="ensemble member")
             try:
                 member.fit(y, start, warm=previous.get(name))
             except InsufficientHistory as exc:
@@ -58,10 +57,8 @@ class LogTransformed(Method):
     point forecast maps back to the median, not the mean (slightly low for skewed errors)."""
 
     def __init__(self, resolution_s: int, base: str = "arima_fourier", **params):
-        from forecasts.core.methods import make_method  # the registry imports this module
-
         super().__init__(resolution_s)
-        self.base = make_method(base, resolution_s, **params)
+        self.base = make_single(base, resolution_s, role="base of a log transform", **params)
         self.name = f"{self.base.name}_log"
 
     def fit(self, y, start, warm=None):
