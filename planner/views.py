@@ -10,8 +10,8 @@ from planner.jobs.models import Job
 
 @login_required
 def dashboard(request):
-    from planner.comparisons.kinds import kind_of_comparison
-    from planner.comparisons.selectors import answer_of, comparisons_for
+    from planner.comparisons.kinds import answer_of, kind_of_comparison
+    from planner.comparisons.selectors import comparisons_for
     from planner.plans.selectors import plans_for
 
     jobs = list(visible_to(request.user, Job.objects.filter(parent=None))[:10])

@@ -64,15 +64,12 @@ def kpis(comp: Comparison) -> dict | None:
             "reasons": slo_reasons(table, summaries_of(comp))}
 
 
-def answer_of(comp: Comparison) -> dict | None:
-    """The decision card's answer of a fleet comparison with results (core/decision.py); None for other kinds
-    and for comparisons without strategy rows."""
+def fleet_answer(comp: Comparison) -> dict | None:
+    """The decision card's answer of a fleet comparison (core/decision.py); None without strategy rows. Callers
+    that may hold another kind use ``kinds.answer_of``."""
     from planner.comparisons.core.decision import comparison_answer
-    from planner.comparisons.kinds import kind_of_comparison
     from planner.comparisons.outcome import failures_of
 
-    if kind_of_comparison(comp).name != "fleet":
-        return None
     answer = comparison_answer(comp.summary or {}, comp.variants or [], comp.scenario or {})
     if answer is not None:
         answer["failed"] = {f["key"]: f for f in failures_of(comp)}

@@ -36,7 +36,7 @@ class ComparisonSerializer(serializers.ModelSerializer):
 
 
     def get_answer(self, obj) -> dict | None:
-        from planner.comparisons.selectors import answer_of
+        from planner.comparisons.kinds import answer_of
 
         return answer_of(obj)
 

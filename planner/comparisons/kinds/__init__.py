@@ -118,6 +118,14 @@ def kind_of_comparison(comp) -> ComparisonKind:
     return kind_of(comp.scenario or {})
 
 
+def answer_of(comp) -> dict | None:
+    """The decision card's answer of a stored comparison: a fleet comparison's (selectors.fleet_answer); None for
+    the other kinds, which have no card yet."""
+    from planner.comparisons.selectors import fleet_answer
+
+    return fleet_answer(comp) if kind_of_comparison(comp).name == "fleet" else None
+
+
 def export_csv(comp) -> str:
     """Every number of a comparison, long CSV, in its kind's layout."""
     from planner.comparisons.selectors import summaries_of

@@ -110,7 +110,7 @@ class Command(BaseCommand):
         if opts["csv"]:
             Path(opts["csv"]).write_text(kinds.export_csv(comp))
         results = {r.key: {"status": r.status, "error": r.error, "wall_s": r.wall_s} for r in comp.results.all()}
-        from planner.comparisons.selectors import answer_of
+        from planner.comparisons.kinds import answer_of
 
         answer = answer_of(comp)
         if opts["json"]:
