@@ -7,7 +7,7 @@ reason in the commit). Django-free; plain data plus two helpers that derive numb
 Every trace is served by one endpoint of ``DEPLOYMENT`` (catalogue: measured Llama-3.1-8B fit on one A100 80GB,
 128k context, so every prompt of every trace fits). Load: each trace's time is scaled so that its mean input
 rate is ``LOAD_X`` x the deployment's theta (input tokens per second one instance sustains), i.e. about that many
-instances busy on average; the synthetic day at ``DAY_LOAD_X`` (CPU budget: ~0.5M requests per run). A recorded
+instances busy on average; the synthetic day at ``DAY_LOAD_X`` (CPU budget: ~0.24M requests per run). A recorded
 trace keeps its own time axis: its rate is multiplied in the redraw below.
 
 Seeds: a bundled trace is one recorded window, so seed ``s`` redraws it (``workloads.redraw``): per minute of the
@@ -33,7 +33,7 @@ DEPLOYMENT = "llama3.1-8b/a100-80gb/tp1"
 MODEL = "llama3.1-8b"
 REGION = "us-west"
 LOAD_X = 4.0
-DAY_LOAD_X = 2.0
+DAY_LOAD_X = 1.0
 MIN_INSTANCES = 1
 MAX_INSTANCES = 16
 SPOT_POOL = 16  # a warm pool: scale-outs reclaim a pooled instance (the deployment's spot_reclaim_s) while it lasts
@@ -65,39 +65,39 @@ TRACES = {
                                     "output_tokens": {"mean": 256, "sigma": 1.0, "max": 2048}}},
 }
 
-# the baseline: static fleets of 1..12 instances (3x the mean load of LOAD_X)
-STATIC_GRID = tuple(range(1, 13))
+# the baseline: static fleets of 1..10 instances (2.5x the mean load of LOAD_X)
+STATIC_GRID = tuple(range(1, 11))
 
-# strategy -> family, bundle (or None: the bare strategy), the knob tuned and its grid (the default included);
-# a strategy with no knob (None) runs at its defaults only and is matched one way; "only" / "except" name the
+# strategy -> family, bundle, the knob tuned, its grid and which grid point is the project's default (the bundle's
+# value); a strategy with no knob (None) runs at its defaults only and is matched one way; "only" / "except" name the
 # traces it runs on / skips
 STRATEGIES = {
     "reactive-unified": {"family": "SageServe", "bundle": "sageserve-text.reactive-unified",
                          "knob": ("scale_out_above", "scale_in_below"),
-                         "grid": [(0.2, 0.1), (0.35, 0.15), (0.5, 0.25), (0.7, 0.3), (0.85, 0.4)]},
+                         "grid": [(0.2, 0.1), (0.4, 0.2), (0.7, 0.3), (0.85, 0.4)], "default": 2},
     "lt-ua": {"family": "SageServe", "bundle": "sageserve-text.lt-ua", "knob": None, "grid": [],
               "only": ("synthetic-day",)},
     "preserve": {"family": "PreServe", "bundle": "preserve.scaler-oracle", "knob": None, "grid": [],
                  "except": ("synthetic-day",)},
     "chiron": {"family": "Chiron", "bundle": "chiron.default", "knob": None, "grid": []},
     "hpa-running": {"family": "industry", "bundle": "industry.hpa-running", "knob": "target",
-                    "grid": [2, 4, 8, 16, 32, 64]},
+                    "grid": [4, 8, 16, 32], "default": 2},
     "hpa-waiting": {"family": "industry", "bundle": "industry.hpa-waiting", "knob": "target",
-                    "grid": [0.5, 1, 2, 5, 10, 20]},
+                    "grid": [1, 2, 5, 10], "default": 2},
     "hpa-kv": {"family": "industry", "bundle": "industry.hpa-kv", "knob": "target",
-               "grid": [0.02, 0.05, 0.1, 0.2, 0.4, 0.8]},
+               "grid": [0.05, 0.2, 0.4, 0.8], "default": 3},
     "knative-kpa": {"family": "industry", "bundle": "industry.knative-kpa", "knob": "target",
-                    "grid": [5, 10, 20, 40, 70, 140]},
+                    "grid": [10, 20, 70, 140], "default": 2},
     "aibrix-apa": {"family": "industry", "bundle": "industry.aibrix-apa", "knob": "target",
-                   "grid": [0.02, 0.05, 0.1, 0.2, 0.5]},
+                   "grid": [0.05, 0.1, 0.2, 0.5], "default": 3},
     "aibrix-kpa": {"family": "industry", "bundle": "industry.aibrix-kpa", "knob": "target",
-                   "grid": [0.02, 0.05, 0.1, 0.2, 0.5]},
+                   "grid": [0.05, 0.1, 0.2, 0.5], "default": 3},
     "dynamo-constant": {"family": "industry", "bundle": "industry.dynamo-constant", "knob": "ttft_s",
-                        "grid": [0.125, 0.25, 0.5, 1.0, 2.0]},
+                        "grid": [0.25, 0.5, 1.0, 2.0], "default": 1},
     "dynamo-kalman": {"family": "industry", "bundle": "industry.dynamo-kalman", "knob": "ttft_s",
-                      "grid": [0.125, 0.25, 0.5, 1.0, 2.0]},
+                      "grid": [0.25, 0.5, 1.0, 2.0], "default": 1},
     "llmd-wva": {"family": "industry", "bundle": "industry.llmd-wva", "knob": "kv_cache_threshold",
-                 "grid": [0.05, 0.1, 0.2, 0.4, 0.8]},
+                 "grid": [0.1, 0.2, 0.4, 0.8], "default": 3},
 }
 
 # what is not on the board, and why (shown on the page and in the document)

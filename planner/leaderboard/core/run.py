@@ -24,8 +24,7 @@ def configs(trace: str, strategies=None) -> list[tuple]:
             continue
         if (s.get("only") and trace not in s["only"]) or trace in s.get("except", ()):
             continue
-        out.append((name, None))
-        out.extend((name, i) for i in range(len(s["grid"])))
+        out.extend([(name, i) for i in range(len(s["grid"]))] or [(name, None)])
     return out
 
 
@@ -96,9 +95,10 @@ def tasks(traces, seeds, strategies=None, limit_s=None, chunk: int = 12) -> list
     return out
 
 
-def run_all(traces=None, seeds=None, *, strategies=None, limit_s=None, workers: int = 2, progress=None) -> dict:
+def run_all(traces=None, seeds=None, *, strategies=None, limit_s=None, workers: int = 2, progress=None,
+            sink=None) -> dict:
     """All cells; returns ``{"runs": [...], "wall_s", "cpu_s", "workers"}`` (CPU-seconds of this process and its
-    pool workers, so a loaded host shows as wall > CPU / workers)."""
+    pool workers, so a loaded host shows as wall > CPU / workers). ``sink(runs)`` sees every finished group."""
     traces = list(traces or rules.TRACES)
     seeds = list(seeds or rules.SEEDS)
     todo = tasks(traces, seeds, strategies, limit_s)
@@ -106,13 +106,17 @@ def run_all(traces=None, seeds=None, *, strategies=None, limit_s=None, workers: 
     runs: list[dict] = []
     if workers <= 1:
         for i, t in enumerate(todo):
-            runs.extend(_run_chunk(t))
+            runs.extend(done := _run_chunk(t))
+            if sink:
+                sink(done)
             if progress:
                 progress(i + 1, len(todo))
     else:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             for i, chunk in enumerate(pool.map(_run_chunk, todo)):
                 runs.extend(chunk)
+                if sink:
+                    sink(chunk)
                 if progress:
                     progress(i + 1, len(todo))
     runs.sort(key=lambda r: (r["trace"], r["strategy"], -1 if r["point"] is None else r["point"], r["seed"]))
