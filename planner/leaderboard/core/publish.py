@@ -26,7 +26,7 @@ def generate(*, traces=None, seeds=None, strategies=None, limit_s=None, workers:
 
     meta = {"date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "host": f"{platform.machine()}, Python {platform.python_version()}",
-            "engine_build": str(accel.BUILD.get("kind", "")), "limit_s": limit_s,
+            "engine_build": str(accel.BUILD.get("kind", "")), "limit_s": limit_s, "seeds": seeds,
             "strategies": list(strategies) if strategies else None}
     return board_mod.build(result, static_defaults=defaults, meta=meta)
 
@@ -42,3 +42,18 @@ def rerender(json_path: Path, md_path: Path) -> dict:
     board = json.loads(json_path.read_text())
     md_path.write_text(report.render(board))
     return board
+
+
+def from_partial(path: Path, *, workers: int = 2) -> dict:
+    """A board of the traces whose every cell finished in an interrupted run's partial file (``meta.partial``
+    names the traces left out); nothing is simulated."""
+    runs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    seeds = sorted({r["seed"] for r in runs}) or list(rules.SEEDS)
+    expected = {t: len(run.configs(t)) * len(rules.SEEDS) for t in rules.TRACES}
+    done = [t for t in rules.TRACES if sum(1 for r in runs if r["trace"] == t) == expected[t]]
+    runs = [r for r in runs if r["trace"] in done]
+    meta = {"date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "seeds": seeds,
+            "partial": [t for t in rules.TRACES if t not in done], "limit_s": None}
+    result = {"runs": runs, "wall_s": None, "cpu_s": None, "workers": workers}
+    return board_mod.build(result, static_defaults={t: workloads.static_default(t) for t in done}, meta=meta)
+

@@ -44,8 +44,8 @@ def render(board: dict) -> str:
         f"- Load: each recorded trace keeps its time axis and its rate is multiplied so its mean input rate is "
         f"{rules['load_x']:g} x the deployment's theta (input tokens per second per instance); the synthetic day at "
         f"{rules['day_load_x']:g} x theta.",
-        f"- Seeds {', '.join(map(str, rules['seeds']))}: a recorded trace is redrawn per minute (Poisson count at the "
-        "minute's rate, lengths drawn from the minute, uniform arrivals); the day is drawn anew.",
+        f"- Seeds {', '.join(map(str, meta.get('seeds') or rules['seeds']))}: a recorded trace is redrawn per "
+        "minute (Poisson count at the minute's rate, lengths drawn from the minute, uniform arrivals); the day is drawn anew.",
         f"- SLO: {rules['slo']}.",
         f"- Baseline: static fleets of {rules['static_grid'][0]}-{rules['static_grid'][-1]} instances; its own count "
         "is enough instances for the trace's peak 5-minute input rate.",
@@ -89,8 +89,14 @@ def render(board: dict) -> str:
         curve = ", ".join(f"{c['instances']}: {c['gpu_hours']:.1f} GPU-h / {100 * c['attainment']:.1f} %"
                           for c in t["static_curve"] if c["gpu_hours"] is not None)
         out += ["", f"Static fleets (mean over seeds): {curve}."]
-    out += ["", "## Run", "",
-            f"{meta['runs']:,} simulations in {meta['wall_s']:.0f} s wall, {meta['cpu_s']:.0f} CPU-seconds on "
-            f"{meta['workers']} worker processes ({meta.get('host', '')}; {meta.get('engine_build', '')} engine; "
-            f"{meta.get('date', '')}). Digest of the runs: `{board['digest']}`.", ""]
+    out += ["", "## Run", ""]
+    if meta.get("wall_s") is not None:
+        out.append(f"{meta['runs']:,} simulations in {meta['wall_s']:.0f} s wall, {meta['cpu_s']:.0f} CPU-seconds on "
+                   f"{meta['workers']} worker processes ({meta.get('host', '')}; {meta.get('engine_build', '')} "
+                   f"engine; {meta.get('date', '')}). Digest of the runs: `{board['digest']}`.")
+    else:
+        out.append(f"{meta['runs']:,} simulations, from an interrupted run ({meta.get('date', '')}); traces not "
+                   f"finished and left out: {', '.join(meta.get('partial') or []) or 'none'}. Digest of the runs: "
+                   f"`{board['digest']}`.")
+    out.append("")
     return "\n".join(out)

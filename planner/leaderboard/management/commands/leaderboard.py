@@ -30,6 +30,8 @@ class Command(BaseCommand):
         parser.add_argument("--out", help="results JSON (default docs/results/leaderboard.json)")
         parser.add_argument("--doc", help="markdown (default docs/leaderboard.md); with --out only, none is written "
                                           "unless given")
+        parser.add_argument("--from-partial", action="store_true",
+                            help="build the board from an interrupted run's partial file (complete traces only)")
         parser.add_argument("--render-only", action="store_true",
                             help="re-render the markdown from the results JSON, simulate nothing")
 
@@ -41,6 +43,15 @@ class Command(BaseCommand):
                 raise CommandError(f"{out} does not exist: run the command without --render-only first")
             publish.rerender(out, doc or store.doc_path())
             self.stdout.write(f"wrote {doc or store.doc_path()}")
+            return
+        if o["from_partial"]:
+            partial = out.with_suffix(".partial.jsonl")
+            if not partial.is_file():
+                raise CommandError(f"{partial} does not exist: no interrupted run to build from")
+            board = publish.from_partial(partial, workers=o["workers"])
+            publish.write(board, out, doc)
+            self.stdout.write(f"wrote {out}" + (f" and {doc}" if doc else "") + "; traces left out: "
+                              + (", ".join(board["meta"]["partial"]) or "none"))
             return
         strategies = _list(o["strategies"])
         for s in strategies or []:
