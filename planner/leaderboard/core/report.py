@@ -27,6 +27,24 @@ def _row(r: dict) -> str:
             f"{_pm(d.get('energy_kwh'), '{:.2f}')} | {way1} | {way2} |")
 
 
+def _headline(t: dict) -> str:
+    """The trace's answer in one sentence: who beats the static baseline at its SLO, by how much."""
+    rows = [r for r in t["rows"] if r["strategy"] != "static"]
+    better = [r for r in rows if r["matched"] and (r["tuned"].get("saving_pct") or {}).get("mean", -1) > 0]
+    matched = [r for r in rows if r["matched"]]
+    head = f"**{t['trace']}** (baseline static {t['static_default']}, {100 * (t['baseline_attainment'] or 0):.1f} %): "
+    if better:
+        b = min(better, key=lambda r: r["tuned"]["gpu_hours"]["mean"])
+        return head + (f"{len(better)} of {len(rows)} strategies use fewer GPU-hours at the baseline's SLO; the "
+                       f"best, {b['strategy']} ({_point(b['tuned'].get('point'))}), saves "
+                       f"{_pm(b['tuned']['saving_pct'])} %.")
+    if matched:
+        b = min(matched, key=lambda r: r["tuned"]["gpu_hours"]["mean"])
+        return head + (f"no strategy beats it; {len(matched)} of {len(rows)} reach its SLO, the cheapest "
+                       f"({b['strategy']}, {_point(b['tuned'].get('point'))}) at {_pm(b['tuned']['saving_pct'])} %.")
+    return head + f"none of the {len(rows)} strategies reaches its SLO on its grid."
+
+
 def render(board: dict) -> str:
     rules, meta = board["rules"], board["meta"]
     out = [
@@ -77,6 +95,8 @@ def render(board: dict) -> str:
         med = "-" if o["median_saving_pct"] is None else f"{o['median_saving_pct']:.1f}"
         out.append(f"| {o['strategy']} | {o['family']} | {o['matched']} / {o['traces']} | {med} | "
                    f"{o['mean_rank']:.1f} |")
+    out += ["", "## Headlines (computed from the tables below)", ""]
+    out += [f"- {_headline(t)}" for t in board["traces"]]
     for t in board["traces"]:
         req = t["requests"]
         out += ["", f"## {t['title']}", "",
