@@ -168,3 +168,22 @@ def test_hpa_events_replay_as_run_exactly_and_a_bad_event_is_a_400_storing_nothi
     assert bt.as_run_exact is True
     rec = bt.result["recorded"][EP]  # per timeline sample: 2, then 3 from minute 4, then 2 from minute 12
     assert rec[0] == 2 and 3 in rec and rec[-1] == 2
+
+
+def test_the_as_run_check_shows_the_deployments_validation_report(cast, client):
+    from planner.benchmarks.models import Validation
+    from planner.hardware.models import Deployment
+
+    resp = _post(cast, GOOD, strategies=["static"])  # queued: the check needs no finished job
+    assert resp.status_code == 201, resp.json()
+    got = cast.owner.api.get(f"/api/backtests/{resp.json()['id']}/").json()["validation"]
+    assert got == [{"endpoint": EP, "deployment": "llama2-70b/h100-80gb/tp8", "deployment_id": got[0]["deployment_id"],
+                    "checked": False, "text": "not checked against real runs"}]
+    dep = Deployment.objects.get(pk=got[0]["deployment_id"])
+    Validation.objects.create(team=cast.owner.team, deployment=dep,
+                              pooled={"e2e_mean": {"median": 7.5}, "ttft_mean": {"median": 12.0}})
+    got = cast.owner.api.get(f"/api/backtests/{resp.json()['id']}/").json()["validation"][0]
+    assert got["checked"] is True and got["e2e_pct"] == 7.5 and "median E2E error 7.5 %, TTFT 12.0 %" in got["text"]
+    client.force_login(cast.owner.user)
+    page = client.get(f"/backtests/{resp.json()['id']}/").content.decode()
+    assert "median E2E error 7.5 %, TTFT 12.0 %" in page and f"/benchmarks/deployments/{dep.pk}/" in page
