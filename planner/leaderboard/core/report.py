@@ -46,7 +46,6 @@ def _headline(t: dict) -> str:
 
 
 def render(board: dict) -> str:
-    rules, meta = board["rules"], board["meta"]
     out = [
         "# Policy leaderboard: every strategy on public traces at matched SLO",
         "",
@@ -54,6 +53,14 @@ def render(board: dict) -> str:
         "and of this page: `docs/results/leaderboard.json`; in the browser at `/leaderboard/`, in the API at "
         "`GET /api/leaderboard/`). Do not edit by hand.",
         "",
+    ]
+    out += _rules_section(board["rules"], board["meta"])
+    out += _tables(board)
+    return "\n".join(out)
+
+
+def _rules_section(rules: dict, meta: dict) -> list[str]:
+    out = [
         "## Rules",
         "",
         f"- Fleet: one `{rules['deployment']}` endpoint (measured fit, 128k context), {rules['instances'][0]}-"
@@ -88,7 +95,12 @@ def render(board: dict) -> str:
         out.append(f"| {n} | `{s['bundle']}` | {knob} | {grid} |")
     out += ["", "Not on the board:", ""]
     out += [f"- **{k}**: {v}" for k, v in rules["not_on_board"].items()]
-    out += ["", "## Overall", "",
+    return out
+
+
+def _tables(board: dict) -> list[str]:
+    meta = board["meta"]
+    out = ["", "## Overall", "",
             "| strategy | family | traces at the baseline's SLO | median saving there (%) | mean rank |",
             "|---|---|---|---|---|"]
     for o in board["overall"]:
@@ -119,4 +131,4 @@ def render(board: dict) -> str:
                    f"finished and left out: {', '.join(meta.get('partial') or []) or 'none'}. Digest of the runs: "
                    f"`{board['digest']}`.")
     out.append("")
-    return "\n".join(out)
+    return out
