@@ -27,12 +27,12 @@ def _row(r: dict) -> str:
             f"{_pm(d.get('energy_kwh'), '{:.2f}')} | {way1} | {way2} |")
 
 
-def _headline(t: dict) -> str:
+def headline(t: dict) -> str:
     """The trace's answer in one sentence: who beats the static baseline at its SLO, by how much."""
     rows = [r for r in t["rows"] if r["strategy"] != "static"]
     better = [r for r in rows if r["matched"] and (r["tuned"].get("saving_pct") or {}).get("mean", -1) > 0]
     matched = [r for r in rows if r["matched"]]
-    head = f"**{t['trace']}** (baseline static {t['static_default']}, {100 * (t['baseline_attainment'] or 0):.1f} %): "
+    head = f"{t['trace']} (baseline static {t['static_default']}, {100 * (t['baseline_attainment'] or 0):.1f} %): "
     if better:
         b = min(better, key=lambda r: r["tuned"]["gpu_hours"]["mean"])
         return head + (f"{len(better)} of {len(rows)} strategies use fewer GPU-hours at the baseline's SLO; the "
@@ -108,7 +108,7 @@ def _tables(board: dict) -> list[str]:
         out.append(f"| {o['strategy']} | {o['family']} | {o['matched']} / {o['traces']} | {med} | "
                    f"{o['mean_rank']:.1f} |")
     out += ["", "## Headlines (computed from the tables below)", ""]
-    out += [f"- {_headline(t)}" for t in board["traces"]]
+    out += [f"- {headline(t)}" for t in board["traces"]]
     for t in board["traces"]:
         req = t["requests"]
         out += ["", f"## {t['title']}", "",
