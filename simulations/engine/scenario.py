@@ -28,6 +28,7 @@ from simulations.engine.policies.params import check_params
 from simulations.engine.policies.registry import PolicyKind
 from simulations.engine.schema import (
     Limits,
+    Synthetic,
     default_limits,
     expected_requests,
     trace_fixtures,
@@ -213,8 +214,9 @@ def build_workload(scenario: Scenario, frame=None, trace: str | Path | None = No
     regions = scenario.fleet.region_names
     if "synthetic" in wl:
         syn = wl["synthetic"]
+        parsed = getattr(scenario.workload, "synthetic", None)  # as the schema parsed it: validated once
         workload = generate_workload(syn, seed=int(syn.get("seed", scenario.engine.seed)), model_names=models,
-                                     region_names=regions)
+                                     region_names=regions, parsed=None if isinstance(parsed, Synthetic) else parsed)
         check_workload_size(workload, limits)
         return workload
     if frame is not None:
