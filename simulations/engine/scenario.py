@@ -206,8 +206,8 @@ def _engine(sc, limits: Limits) -> EngineConfig:
 def build_workload(scenario: Scenario, frame=None, trace: str | Path | None = None) -> Workload:
     """Materialise the scenario's workload within its limits: a synthetic one from the generator; a trace file
     (``trace``: a file of this machine, else the scenario's ``workload.fixture``) through the one trace reader
-    (``traceio.read_trace_arrays``, no pandas); or a DataFrame passed in (a trace the Django app loaded, the
-    comparison runner's synthesised frame)."""
+    (``traceio.read_trace_arrays``, no pandas; the app passes a stored trace's normalised file the same way); or a
+    DataFrame passed in (a frame the comparison runner synthesised)."""
     wl = scenario.workload_spec
     limits = scenario.limits
     models = sorted({e.model for e in scenario.fleet.endpoints})
