@@ -52,18 +52,18 @@ def requests_per_run(scenario: dict, team=None) -> int:
     from simulations.engine import parse_scenario
 
     eng = parse_scenario(engine_scenario_dict(scenario, {"strategy": "static", "key": "size"}), limits=scenario_limits())
-    frame = _frame(scenario, team)
-    return len(load_workload(scenario, eng, frame=frame))
+    return len(load_workload(scenario, eng, trace=trace_file(scenario, team)))
 
 
-def _frame(scenario: dict, team):
+def trace_file(scenario: dict, team):
+    """The normalised file of the team's trace the scenario replays (``workload.trace_id``), else None; the engine
+    reads it with its one trace reader."""
     trace_id = (scenario.get("workload") or {}).get("trace_id")
     if trace_id is None:
         return None
     from planner.comparisons.services import team_trace
-    from planner.ingest.normalised import read_trace
 
-    return read_trace(team_trace(trace_id, team).normalised_file)
+    return team_trace(trace_id, team).normalised_file
 
 
 def check_search(scenario: dict, spec_data: dict, team=None) -> tuple[SearchSpec, int]:
@@ -122,7 +122,7 @@ def start_counts(search: CapacitySearch, spec: SearchSpec) -> dict:
     scenario = with_seed(search.scenario, spec.seeds[0])
     eng = parse_scenario(engine_scenario_dict(scenario, {"strategy": "static", "key": "start"}),
                          limits=scenario_limits())
-    workload = load_workload(scenario, eng, frame=_frame(search.scenario, search.team))
+    workload = load_workload(scenario, eng, trace=trace_file(search.scenario, search.team))
     out = {}
     for sub in subs_of(spec, search.scenario, bundle_names()):
         out[sub.key] = estimate_start(search.scenario, workload, mode=sub.mode)

@@ -384,7 +384,7 @@ def expected_requests(synthetic) -> float:
         return synthetic.expected_requests()
     from simulations.engine.generator import expected_requests as generator_expected
 
-    return generator_expected(synthetic.model_dump(exclude_unset=True), default="diurnal")
+    return generator_expected(synthetic)  # the parsed stream-kind model: not parsed again
 
 
 class Rename(Strict):

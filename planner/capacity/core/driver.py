@@ -303,13 +303,13 @@ def scaled_load(scenario: Mapping, factor: float) -> dict:
     return d
 
 
-def run_probe_inputs(base: Mapping, inputs: Mapping, *, frame=None, limits=None, progress=None) -> dict:
+def run_probe_inputs(base: Mapping, inputs: Mapping, *, trace=None, limits=None, progress=None) -> dict:
     """Run one probe (``probe_inputs``) on the base scenario."""
     from planner.capacity.core.probe import run_probe
 
     scenario = scaled_load(base, float(inputs.get("load", 1.0)))
     out = run_probe(scenario, inputs["strategy"], inputs["fleet"], int(inputs["seed"]), mode=inputs["mode"],
-                    deployments=inputs.get("deployments") or None, frame=frame, limits=limits, progress=progress)
+                    deployments=inputs.get("deployments") or None, trace=trace, limits=limits, progress=progress)
     out["load"] = float(inputs.get("load", 1.0))
     return out
 

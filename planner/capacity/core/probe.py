@@ -99,7 +99,7 @@ def attainment_counts(met: np.ndarray, workload) -> tuple[dict, dict]:
 
 
 def run_probe(base: Mapping, strategy: Mapping, fleet: Mapping[str, int], seed: int, *, mode: str = "static",
-              deployments: Mapping[str, str] | None = None, progress=None, limits=None, frame=None) -> dict:
+              deployments: Mapping[str, str] | None = None, progress=None, limits=None, trace=None) -> dict:
     """Simulate one (fleet, seed) under one strategy (``{"strategy", "bundle"?, "knobs"?}``); JSON-able outcome."""
     started = time.perf_counter()
     scenario = with_seed(fleet_scenario(base, fleet, mode=mode, deployments=deployments), seed)
@@ -119,7 +119,7 @@ def run_probe(base: Mapping, strategy: Mapping, fleet: Mapping[str, int], seed: 
             if hist:
                 variant["knobs"]["history_tps"] = hist
     eng = parse_scenario(engine_scenario_dict(scenario, variant), limits=limits)
-    workload = load_workload(scenario, eng, frame=frame)
+    workload = load_workload(scenario, eng, trace=trace)
     result = simulate(eng, workload, progress=progress)
     summary = summarise(result, key=variant["key"], strategy=variant["strategy"])
     groups, tiers = attainment_counts(slo_met(result.requests, workload, eng.slo), workload)

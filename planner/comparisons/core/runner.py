@@ -119,12 +119,13 @@ def engine_scenario_dict(scenario: dict, variant: dict) -> dict:
     return d
 
 
-def load_workload(scenario: dict, engine_scenario, base_dir: Path | None = None, frame=None):
-    """The engine workload; ``frame`` is an uploaded trace's DataFrame the caller read (``workload.trace_id``)."""
+def load_workload(scenario: dict, engine_scenario, base_dir: Path | None = None, trace=None):
+    """The engine workload; ``trace`` is an uploaded trace's normalised file (``workload.trace_id``), read by the
+    engine's one trace reader (traceio)."""
     from simulations.engine import build_workload
 
-    if frame is not None:
-        return build_workload(engine_scenario, frame=frame)
+    if trace is not None:
+        return build_workload(engine_scenario, trace=trace)
     wl = scenario.get("workload") or {}
     if "synthesize" in wl:
         frame = synth_frame(wl, base_dir, default_seed=int(scenario.get("seed", 0)))
@@ -133,7 +134,7 @@ def load_workload(scenario: dict, engine_scenario, base_dir: Path | None = None,
 
 
 def run_variant(scenario: dict, variant: dict, *, progress=None, base_dir: str | Path | None = None,
-                workload=None, limits=None, frame=None) -> dict:
+                workload=None, limits=None, trace=None) -> dict:
     """Simulate one variant; ``progress(fraction, message)`` may raise to cancel. Returns the summary."""
     from planner.comparisons.core.summary import summarise
     from simulations.engine import parse_scenario, simulate
@@ -151,7 +152,7 @@ def run_variant(scenario: dict, variant: dict, *, progress=None, base_dir: str |
         variant["knobs"] = knobs
     eng = parse_scenario(engine_scenario_dict(scenario, variant), limits=limits)
     if workload is None:
-        workload = load_workload(scenario, eng, base, frame=frame)
+        workload = load_workload(scenario, eng, base, trace=trace)
     result = simulate(eng, workload, progress=progress)
     return summarise(result, key=variant["key"], strategy=variant["strategy"], scheduler=variant.get("scheduler", ""))
 

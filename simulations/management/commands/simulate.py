@@ -23,6 +23,9 @@ from simulations.engine import ScenarioError, build_workload, parse_scenario, si
 
 class Command(BaseCommand):
     help = "Simulate a scenario JSON file with the fleet simulator, print the metrics and save the run."
+    # No system checks before a run: they load every URL module, view and serializer of the project (about
+    # as long as the run itself); the checks run with migrate, runserver, check and the tests.
+    requires_system_checks = []
 
     def add_arguments(self, parser):
         parser.add_argument("scenario", help="scenario JSON file (see docs/simulator.md, fixtures/scenarios/)")
