@@ -447,7 +447,9 @@ def main(argv=None) -> int:
             results.pop("fig19")
     print(json.dumps(results, indent=1, default=float))
     if a.write_doc:
-        from tests.benchmarks.support.chiron_doc import write_doc
+        from tests.benchmarks.support.chiron_doc import model_facts_json, write_doc
+
+        results["model_facts"] = model_facts_json()  # the latency model's figures the prose quotes
         args = {k: getattr(a, k) for k in ("scale", "wb_scale", "tp", "wb_live_queues", "only", "cached_only")}
         Path(a.out).write_text(json.dumps({"args": args, "results": results}, indent=1, default=float) + "\n")
         write_doc(results, DOC, a)

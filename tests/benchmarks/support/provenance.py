@@ -12,7 +12,7 @@ import difflib
 import re
 
 # a number as prose shows it: -1,234.5, 0.970, 45 (not part of a word, an identifier or a version)
-NUMBER = re.compile(r"(?<![\w.\-/])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.\-/])-?\d+(?:\.\d+)?(?![\w.]\d)")
+NUMBER = re.compile(r"(?<![\w.,\-/])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.,\-/])-?\d+(?:\.\d+)?(?![\w.]\d)")
 # references, names and code that carry digits but are not figures
 REFERENCE = re.compile(
     r"`[^`]*`|\([^()]*\.(?:py|json|md|yaml)[^()]*\)|\S+\.(?:py|json|md|yaml|csv)\b|"
@@ -41,7 +41,7 @@ def perturb(obj, keep: frozenset = frozenset(), key: str | None = None):
     if isinstance(obj, bool) or obj is None or isinstance(obj, str):
         return obj
     if isinstance(obj, float):  # a factor that depends on the value: ratios of two results move too
-        return obj * (1.3 + 0.4 * ((abs(obj) * 7.31) % 1.0)) + 0.0123
+        return obj * (1.3 + 0.4 * ((abs(obj) * 731.7) % 1.0)) + 0.0123
     if isinstance(obj, int):
         return 2 * obj + 7
     if isinstance(obj, dict):
