@@ -380,8 +380,11 @@ def write_doc(results: Path, doc: Path) -> None:
 
     old = subprocess.run([sys.executable, str(ROOT / "tests" / "benchmarks" / "reproduce_sageserve.py"), "--markdown"],
                          check=True, capture_output=True, text=True).stdout
+    from tests.benchmarks.support.sageserve_doc import presets_in_short, saving_sources
+
     blocks = {"paper-beside-ours": paper_beside_ours(results), "fair-tables": markdown(results),
-              "accounting": accounting(results),
+              "accounting": accounting(results), "presets-in-short": presets_in_short(results),
+              "saving-sources": saving_sources(results),
               "sageserve-tables": old.strip()}
     text = doc.read_text()
     for name, body in blocks.items():

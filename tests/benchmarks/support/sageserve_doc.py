@@ -1,0 +1,145 @@
+"""docs/reproduction.md's prose about the two presets, computed from docs/results/sageserve_fair.json (the blocks
+``presets-in-short`` and ``saving-sources``; written by tests/benchmarks/reproduce_fair.py --write-doc)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def _stats(values) -> dict | None:
+    vals = [float(v) for v in values if v is not None]
+    return {"min": min(vals), "mean": sum(vals) / len(vals), "max": max(vals), "n": len(vals)} if vals else None
+
+
+def _rng(st: dict | None, bold: bool = False) -> str:
+    if not st:
+        return "-"
+    txt = f"{st['mean']:.1f} % [{st['min']:.1f}, {st['max']:.1f}]"
+    return f"**{txt}**" if bold else txt
+
+
+class Fair:
+    """One results file of reproduce_fair.py, read for the prose."""
+
+    def __init__(self, source: Path | dict):
+        self.data = source if isinstance(source, dict) else json.loads(Path(source).read_text())
+
+    def row(self, case: str, key: str) -> dict:
+        return next(r for r in self.data["cases"][case]["fair"]["rows"] if r["key"] == key)
+
+    def saved(self, case: str, key: str = "lt-ua", tuned: bool = False) -> dict | None:
+        r = self.row(case, key)
+        return (r["vs_tuned"] if tuned else r["vs_untuned"]).get("saved_gpu_hours_pct")
+
+    def tuned_point(self, case: str, key: str = "lt-ua") -> str:
+        t = self.row(case, key)["vs_tuned"]
+        p = t.get("point") or {}
+        if not p or t.get("baseline") == self.data["cases"][case]["fair"]["baseline"]:
+            return "no cheaper Reactive point keeps LT-UA's attainment"
+        return f"Reactive at {100 * p['scale_out_above']:.0f} % / {100 * p['scale_in_below']:.0f} %"
+
+    def recount(self, case: str, **kw) -> dict | None:
+        """LT-UA's saving over the untuned Reactive, per seed, with reproduce_fair's other accountings."""
+        from tests.benchmarks.reproduce_fair import _gpu_h
+
+        v = self.data["cases"][case]
+        vals = []
+        for seed in v["seeds"]:
+            a, b = v["runs"].get(f"lt-ua+s{seed}"), v["runs"].get(f"reactive-unified+s{seed}")
+            if a and b:
+                ga, gb = _gpu_h(a, **kw), _gpu_h(b, **kw)
+                vals.append(100.0 * (gb - ga) / gb)
+        return _stats(vals)
+
+    def total(self, case: str, key: str, field: str) -> float:
+        v = self.data["cases"][case]
+        vals = [v["runs"][f"{key}+s{s}"]["totals"][field] for s in v["seeds"] if f"{key}+s{s}" in v["runs"]]
+        return sum(vals) / len(vals)
+
+    def att(self, case: str, key: str, tier: str) -> float:
+        return 100.0 * self.row(case, key)["attainment"][tier]["mean"]
+
+
+def presets_in_short(path: Path | dict) -> str:
+    f = Fair(path)
+    n = {c: f.saved(c)["n"] for c in ("code-1x", "code-2x", "code-llama2")}
+    w1, w2 = f.recount("code-1x", waste=False), f.recount("code-2x", waste=False)
+    w2n = f.recount("code-2x-noreserve", waste=False)
+    r1, nr1 = f.saved("code-1x"), f.saved("code-1x-noreserve")
+    lt_move = abs(f.row("code-1x", "lt-ua")["gpu_hours"]["mean"] / f.row("code-1x-noreserve", "lt-ua")["gpu_hours"]["mean"] - 1)
+    tl = f.data["cases"]["text-llama2"]
+    per_seed = []
+    for s in tl["seeds"]:
+        a, b = tl["runs"][f"lt-ua+s{s}"]["totals"]["gpu_hours"], tl["runs"][f"reactive-unified+s{s}"]["totals"]["gpu_hours"]
+        per_seed.append(f"{abs(100 * (a / b - 1)):.1f} % {'more' if a > b else 'less'}")
+    tl_saved = f.saved("text-llama2")
+    return "\n".join([
+        f"- Authors'-code preset, full: LT-UA saves {_rng(f.saved('code-1x'), True)} (n={n['code-1x']}) of GPU-hours "
+        f"against the untuned Reactive on the 1x day, {_rng(f.saved('code-2x'), True)} (n={n['code-2x']}) on the 2x day "
+        f"and {_rng(f.saved('code-llama2'), True)} (n={n['code-llama2']}) on the Llama-2-only day. Against the "
+        f"equal-SLO tuned Reactive: {_rng(f.saved('code-1x', tuned=True))} at 1x ({f.tuned_point('code-1x')}), "
+        f"{_rng(f.saved('code-2x', tuned=True), True)} at 2x ({f.tuned_point('code-2x')}) and "
+        f"{_rng(f.saved('code-llama2', tuned=True), True)} on the Llama-2-only day ({f.tuned_point('code-llama2')}). "
+        "The audit's partial preset measured ~15 % (1x) and ~20 % (2x). What accounts for the difference, from the "
+        "same runs re-counted (the accounting table) and the no-reservation cases: the provisioning waste counted "
+        "into GPU-hours for Reactive's thousands of instant scale-outs is the largest part (a reading the authors' "
+        "code does not support for Fig. 11: their Fig. 11 count leaves the waste out and plots it as a figure of its "
+        f"own; see \"Fig. 11 like-for-like\") (1x without it: {_rng(w1, True)}, the audit's ~15 %; 2x: "
+        f"{_rng(w2)} without it, {_rng(w2n)} without it and without the reservation, the audit's ~20 %); the output "
+        f"reservation adds {r1['mean'] - nr1['mean']:.1f} points at 1x ({nr1['mean']:.1f} % without it, "
+        f"{r1['mean']:.1f} % with it) because it makes Reactive, which scales on the signal, hold more instances "
+        f"while LT-UA's hourly plan hardly moves (its GPU-hours change by {100 * lt_move:.1f} %).",
+        f"- **Paper-text preset**: LT-UA saves {_rng(f.saved('text-1x'), True)} against the untuned Reactive on the 1x "
+        f"day and {_rng(f.saved('text-1x', tuned=True), True)} against the equal-SLO tuned one "
+        f"({f.tuned_point('text-1x')}: our memory signal is an overload alarm, and a Reactive that reaches LT's "
+        f"latency with it is expensive); on the 2x day {_rng(f.saved('text-2x'), True)} and "
+        f"{_rng(f.saved('text-2x', tuned=True), True)} ({f.tuned_point('text-2x')}). On the paper-text Llama-2-only "
+        f"day LT-UA costs **{-tl_saved['mean']:.1f} % more** than Reactive on average (per seed "
+        f"{', '.join(per_seed)}) with IW-F {f.att('text-llama2', 'lt-ua', 'IW-F'):.1f} % (theta leaves no headroom "
+        "on some seeds), and no Reactive variant is needed to beat it.",
+    ])
+
+
+def saving_sources(path: Path | dict) -> str:
+    f = Fair(path)
+    ab = "code-1x-noreserve-ablate"
+    ahead = f.row(ab, "lt-ua.ahead")
+    lt3 = f.data["cases"]["code-1x"]["runs"]["reactive-unified+s2025"]["endpoints"]
+    small = [e for e in lt3 if str(e["model"]).startswith("llama3")]
+    floor_extra = len(small) * 2 * 24 * (8 - 2)  # min 2 instances a day per Llama-3.x endpoint, 8 vs 2 GPUs
+    r_res, r_nores = (f.row(c, "reactive-unified")["gpu_hours"]["mean"] for c in ("code-1x", "code-1x-noreserve"))
+    return "\n".join([
+        "- **Provisioning accounting.** With no cooldown and instant instances the authors'-code Reactive scales out "
+        f"{f.total('code-1x', 'reactive-unified', 'scale_out_events'):,.0f} times a day on average; the nominal "
+        f"start-up of each, added afterwards, is {f.total('code-1x', 'reactive-unified', 'provisioning_gpu_hours'):,.0f} "
+        f"GPU-hours. Without it the 1x saving is {_rng(f.recount('code-1x-noreserve', waste=False))} without the output "
+        f"reservation and {_rng(f.recount('code-1x', waste=False), True)} with it (the accounting table), about what "
+        "the audit's partial preset (KV size + thresholds only) measured (~15 %). So most of the full preset's extra "
+        "points over the audit come from charging Reactive's churn, the rest from the reservation. The authors' own "
+        "Fig. 11 does not charge it (section \"Fig. 11 like-for-like\": their count is the 15-minute maximum of the "
+        "instances deployed, waste plotted separately), so the \"without provisioning waste\" column is the closer one.",
+        f"- **8 GPUs for every model** puts {floor_extra:,} extra floor GPU-hours on both sides ({len(small)} Llama-3.x "
+        "endpoints at their floor of 2 all day); it lowers the percentage (1x: "
+        f"{f.recount('code-1x', small_gpus=2)['mean']:.1f} % with Llama-3.x on 2 GPUs). It does not change which "
+        "strategy wins.",
+        "- **The hindsight forecast buys LT-UA its latency, not its saving**: with our ahead-of-time ARIMA instead "
+        f"(`lt-ua.ahead`, seed 2025, no output reservation) LT-UA saves {ahead['vs_untuned']['saved_gpu_hours_pct']['mean']:.1f} % "
+        f"but IW-F attainment falls to {f.att(ab, 'lt-ua.ahead', 'IW-F'):.1f} % (IW-N {f.att(ab, 'lt-ua.ahead', 'IW-N'):.1f} %). "
+        "The authors' in-sample forecast is what lets LT run lean and keep the SLO.",
+        "- **NIW feed and escalation** barely move GPU-hours (Reactive "
+        f"{f.row(ab, 'reactive-unified.niw-text')['gpu_hours']['mean']:,.0f} with the paper's feed vs "
+        f"{f.row(ab, 'reactive-unified')['gpu_hours']['mean']:,.0f}; LT-UA {f.row(ab, 'lt-ua.niw-text')['gpu_hours']['mean']:,.0f} "
+        f"vs {f.row(ab, 'lt-ua')['gpu_hours']['mean']:,.0f}); LT-UA's NIW attainment at 1x is "
+        f"{f.att(ab, 'lt-ua', 'NIW'):.1f} % / {f.att(ab, 'lt-ua.niw-text', 'NIW'):.1f} % (either rule, seed 2025) and "
+        f"{f.att('code-1x', 'lt-ua', 'NIW'):.1f} % with the full preset. At 2x and on the Llama-2-only day it falls to "
+        f"{f.att('code-2x', 'lt-ua', 'NIW'):.1f} % and {f.att('code-llama2', 'lt-ua', 'NIW'):.1f} % (the fleet LT sizes "
+        "for IW leaves NIW little room; without escalation nothing forces it out), so those two savings are not "
+        "like-for-like on NIW.",
+        "- **The output reservation** (now in the preset): the signal counts each admitted request's prompt + whole "
+        "output, so Reactive, which scales on it, holds more instances; LT-UA follows its hourly plan and moves little. "
+        f"At 1x Reactive costs {r_res - r_nores:,.0f} GPU-hours ({100 * (r_res / r_nores - 1):+.1f} %) more than without "
+        f"it and LT-UA's saving goes from {f.saved('code-1x-noreserve')['mean']:.1f} % to "
+        f"{_rng(f.saved('code-1x'), True)} (`code-1x` vs `code-1x-noreserve`); see the other days' rows for 2x and "
+        "Llama-2 only.",
+    ])
