@@ -371,6 +371,28 @@ def wb_prefetch(scale: float, queues: list[int], groups: list[str]) -> None:
         print(f"W_B prefetch: queue {q:,} done ({', '.join(groups)})", file=sys.stderr, flush=True)
 
 
+def _cached_point(scale: float, strategy_name: str, knobs: dict, q: int) -> bool:
+    tag = "_".join(f"{k}{v}" if isinstance(v, str) else f"{k}{v:g}" for k, v in sorted(knobs.items()))
+    return (CACHE / f"wbpt_x{scale:g}_{strategy_name}_{tag}_{q}.json").exists()
+
+
+def wb_cached(scale: float, queues: list[int]) -> dict:
+    """W_B aggregated from the cached points only (a run cut short): per migration model, the queue sizes at which
+    Chiron and all 8 sweep points are cached; the others are named as not run."""
+    out = {}
+    chiron_done = [q for q in queues if _cached_point(scale, "chiron", {}, q)]
+    if chiron_done:
+        out["wb_chiron"] = {"queues": chiron_done, "points": [wb_point(scale, "chiron", {}, q) for q in chiron_done],
+                            "not_run": [q for q in queues if q not in chiron_done]}
+    for key, mig in (("wb", "queued"), ("wb_live", "live")):
+        done = [q for q in chiron_done
+                if all(_cached_point(scale, "llumnix", {**g, "migration": mig}, q) for g in WB_GRID)]
+        if done:
+            out[key] = wb(scale, done, migration=mig, with_chiron=key == "wb")
+            out[key]["not_run"] = [q for q in queues if q not in done]
+    return out
+
+
 CACHED_ONLY = {"on": False}  # --cached-only: use what is cached, run nothing
 
 
@@ -398,6 +420,8 @@ def main(argv=None) -> int:
                     help="W_B batch queue sizes, comma-separated (default 10k, 30k, 100k, 300k, 700k, 1M x --wb-scale)")
     ap.add_argument("--wb-live-queues", default=None,
                     help="also sweep Llumnix-like with live migration at these W_B queue sizes (comma-separated)")
+    ap.add_argument("--wb-from-cache", action="store_true",
+                    help="with --load: add the W_B points cached so far (whole queue sizes only) to the saved results")
     ap.add_argument("--wb-prefetch", default=None,
                     help="only run and cache W_B points, queue size first: comma-separated of chiron, live, queued")
     ap.add_argument("--tp", type=int, default=4, help="tensor parallelism of the 70B deployment (2, 4 or 8)")
@@ -412,6 +436,14 @@ def main(argv=None) -> int:
     if a.load:
         saved = json.loads(Path(a.load).read_text())
         from tests.benchmarks.support.chiron_doc import write_doc
+
+        if a.wb_from_cache:  # add the W_B points cached so far to the saved results (and save them)
+            CACHED_ONLY["on"] = True
+            qs = ([int(x) for x in a.wb_queues.split(",")] if a.wb_queues
+                  else [round(q * a.wb_scale) for q in (10_000, 30_000, 100_000, 300_000, 700_000, 1_000_000)])
+            saved["results"].update(wb_cached(a.wb_scale, qs))
+            saved["args"]["wb_from_cache"] = True
+            Path(a.load).write_text(json.dumps(saved, indent=1, default=float) + "\n")
         write_doc(saved["results"], DOC, argparse.Namespace(**saved["args"]))
         print(f"wrote {DOC}")
         return 0
@@ -432,7 +464,9 @@ def main(argv=None) -> int:
     if "batchsize" in cases:
         results["batchsize"] = cached(f"batchsize_tp{a.tp}", a.fresh, lambda: batchsize(a.tp))
     if "wb" in cases and a.cached_only:
-        print("--cached-only: W_B is left out (its sweep is aggregated only from a full run)", file=sys.stderr)
+        qs = ([int(x) for x in a.wb_queues.split(",")] if a.wb_queues
+              else [round(q * a.wb_scale) for q in (10_000, 30_000, 100_000, 300_000, 700_000, 1_000_000)])
+        results.update(wb_cached(a.wb_scale, qs))
     elif "wb" in cases:
         qs = ([int(x) for x in a.wb_queues.split(",")] if a.wb_queues
               else [round(q * a.wb_scale) for q in (10_000, 30_000, 100_000, 300_000, 700_000, 1_000_000)])

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+from tests.benchmarks.support.chiron_wb_doc import wb_section, wb_short
+
 
 def _pct(x, digits=1):
     return "n/a" if x is None else f"{100 * x:.{digits}f} %"
@@ -103,6 +105,8 @@ def write_doc(results: dict, path, args) -> None:
              + (f" --wb-live-queues {args.wb_live_queues}" if getattr(args, "wb_live_queues", None) else "")
              + "".join(f" --only {c}" for c in (getattr(args, "only", None) or []))
              + (" --cached-only" if getattr(args, "cached_only", False) else "")
+             + (" (W_B added from the cached points with `--load docs/results/chiron.json --wb-from-cache`)"
+                if getattr(args, "wb_from_cache", False) else "")
              + f" --write-doc` on "
              f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC (compiled engine; results in "
              "docs/results/chiron.json, `--load` rewrites this page from them). Paper: Patke et al., *Hierarchical Autoscaling for Large Language Model "
@@ -142,6 +146,7 @@ def write_doc(results: dict, path, args) -> None:
                          f"{r['running_batch']:.0f} | {1000 * r['itl_s']:.0f} ms |")
         lines += ["", f"Ratio 8B / 70B: limit **{b['ratio_limit']:.1f}x**, running batch **{b['ratio_running']:.1f}x** "
                   f"(target: >= 3x, paper 5x): {_ok(b['ratio_limit'] >= 3)}.", ""] + batchsize_notes(b, mf)
+    lines += wb_section(results)
     if "wb" in results:
         w = results["wb"]
         lines += ["## W_B: 50 req/s interactive + a batch queue (Fig. 10)", "",
@@ -540,6 +545,9 @@ def in_short(results: dict) -> list[str]:
                 "completion of the dump" + (f" ({missing} of 3 runs not finished within {c['max_h']:g} h or not run, left out "
                                             "of the band)" if missing and bdone["min"] is not None else "")
                 + "; paper: 60 %.")
+    wb = wb_short(results)
+    if wb:
+        out.append(wb)
     f = results.get("fig19")
     if f:
         c, ll = f["chiron"], f["llumnix"]
