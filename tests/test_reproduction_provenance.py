@@ -140,13 +140,14 @@ SAGESERVE_OWN = {"20", "25", "70", "30", "60", "50", "10", "15", "65", "155", "2
 SAGESERVE_SINGLE_SEED_TYPED = {
     "-26.3", "-24.8", "-24.2", "-23.4", "-22.8", "-22", "-19.7", "-17.9", "-9.4", "-8.6", "-5.1", "-4.0", "-3.8",
     "-3.4", "-2.7", "-1.0", "0.87", "1.0", "1.17", "1.2", "1.5", "1.7", "1.71", "1.9", "2.0", "2.08", "2.1", "2.39",
-    "2.4", "2.6", "3.8", "4.7", "5.1", "5.6", "5.8", "5.9", "6.1", "6.7", "7.1", "7.2", "7.6", "7.7", "7.9", "10",
-    "10.0", "12", "12.1", "15", "19.7", "20", "22", "24", "25", "26.3", "28", "28.2", "30", "31", "34", "34.5", "38",
-    "45", "46.1", "48", "50", "60", "64", "65.4", "68", "70", "72", "78", "80", "83.3", "83.5", "85", "92.4", "92.6",
-    "93.0", "94.0", "94.9", "95.2", "96.6", "97.1", "98", "98.32", "99", "100", "144.0", "150.0", "152.9", "157.1",
-    "160", "200.5", "201.3", "202.1", "213.4", "221.2", "227", "233", "244", "248", "274.5", "277.5", "288", "291",
-    "302", "344.8", "362", "362.25", "570", "650", "659.2", "1,016", "1,067", "1223.3", "1,752", "2024", "2025",
-    "2,132", "2,982", "3,996", "4,260", "4,554", "11,011", "17,218", "24,444", "702,005"}
+    "2.4", "2.6", "4.7", "5.1", "5.6", "5.8", "5.9", "6.1", "6.7", "7.6", "7.9", "10", "10.0", "12", "12.1", "15",
+    "19.7", "20", "22", "24", "25", "26.3", "28", "30", "31", "34", "34.5", "38", "45", "46.1", "48", "50", "60",
+    "64", "65.4", "70", "72", "78", "80", "83.3", "83.5", "85", "92.4", "92.6", "93.0", "94.0", "94.9", "95.2",
+    "96.6", "97.1", "98", "98.32", "99", "100", "150.0", "152.9", "157.1", "160", "213.4", "227", "233", "244",
+    "248", "274.5", "277.5", "288", "291", "302", "344.8", "362", "362.25", "570", "650", "659.2", "1,016", "1,067",
+    "1223.3", "1,752", "2024", "2025", "2,132", "2,982", "3,996", "4,260", "4,554", "11,011", "17,218", "24,444",
+    "702,005",
+}
 SINGLE_SEED_FROM = "## Setup (scaled-down day, said plainly)"
 
 
@@ -169,7 +170,13 @@ def test_sageserve_page_types_no_measured_figure_in_its_own_prose():
 
 def test_sageserve_prose_blocks_come_from_the_results():
     from tests.benchmarks.reproduce_fair import accounting, markdown, paper_beside_ours
-    from tests.benchmarks.support.sageserve_doc import presets_in_short, saving_sources
+    from tests.benchmarks.support.sageserve_doc import (
+        a100_reading,
+        llama2_churn,
+        main_day_models,
+        presets_in_short,
+        saving_sources,
+    )
 
     path = RESULTS / "sageserve_fair.json"
     res = json.loads(path.read_text())
@@ -179,4 +186,10 @@ def test_sageserve_prose_blocks_come_from_the_results():
         assert blocks[name].strip() == fn(path).strip(), f"docs/reproduction.md block {name}: regenerate it"
     for fn in (presets_in_short, saving_sources):
         bad = unexplained(typed_numbers(fn, res, frozenset({"seeds"})), {"15", "20", "2025", "1,728", "1728", "24"})
+        assert not bad, f"{fn.__name__}: figures typed into the writer: " + "; ".join(t for t, _ in bad)
+    single = json.loads((RESULTS / "sageserve.json").read_text())
+    for name, fn in (("main-day-models", main_day_models), ("a100-reading", a100_reading),
+                     ("llama2-churn", llama2_churn)):
+        assert blocks[name].strip() == fn(single).strip(), f"docs/reproduction.md block {name}: regenerate it"
+        bad = unexplained(typed_numbers(fn, single), {"28.2", "24", "100"})  # the paper's A100 saving; 24 h; beta
         assert not bad, f"{fn.__name__}: figures typed into the writer: " + "; ".join(t for t, _ in bad)

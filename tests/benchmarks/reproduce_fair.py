@@ -374,17 +374,29 @@ def accounting(path: Path) -> str:
     return "\n".join(lines)
 
 
+SINGLE_SEED = ROOT / "docs" / "results" / "sageserve.json"  # the earlier single-seed runs
+
+
 def write_doc(results: Path, doc: Path) -> None:
     """Replace the generated blocks of docs/reproduction.md: <!-- generated:NAME --> ... <!-- /generated:NAME -->."""
     import subprocess
 
     old = subprocess.run([sys.executable, str(ROOT / "tests" / "benchmarks" / "reproduce_sageserve.py"), "--markdown"],
                          check=True, capture_output=True, text=True).stdout
-    from tests.benchmarks.support.sageserve_doc import presets_in_short, saving_sources
+    from tests.benchmarks.support.sageserve_doc import (
+        a100_reading,
+        llama2_churn,
+        main_day_models,
+        presets_in_short,
+        saving_sources,
+    )
 
     blocks = {"paper-beside-ours": paper_beside_ours(results), "fair-tables": markdown(results),
               "accounting": accounting(results), "presets-in-short": presets_in_short(results),
               "saving-sources": saving_sources(results),
+              **{name: fn(SINGLE_SEED) for name, fn in (("main-day-models", main_day_models),
+                                                        ("a100-reading", a100_reading),
+                                                        ("llama2-churn", llama2_churn))},
               "sageserve-tables": old.strip()}
     text = doc.read_text()
     for name, body in blocks.items():
