@@ -387,6 +387,7 @@ def write_doc(results: Path, doc: Path) -> None:
         a100_reading,
         llama2_churn,
         main_day_models,
+        main_day_side_by_side,
         presets_in_short,
         saving_sources,
     )
@@ -396,7 +397,8 @@ def write_doc(results: Path, doc: Path) -> None:
               "saving-sources": saving_sources(results),
               **{name: fn(SINGLE_SEED) for name, fn in (("main-day-models", main_day_models),
                                                         ("a100-reading", a100_reading),
-                                                        ("llama2-churn", llama2_churn))},
+                                                        ("llama2-churn", llama2_churn),
+                                                        ("main-day-side-by-side", main_day_side_by_side))},
               "sageserve-tables": old.strip()}
     text = doc.read_text()
     for name, body in blocks.items():
