@@ -389,7 +389,9 @@ def write_doc(results: Path, doc: Path) -> None:
         main_day_models,
         main_day_side_by_side,
         presets_in_short,
+        ratio_table,
         saving_sources,
+        scheduler_table,
     )
 
     blocks = {"paper-beside-ours": paper_beside_ours(results), "fair-tables": markdown(results),
@@ -398,7 +400,9 @@ def write_doc(results: Path, doc: Path) -> None:
               **{name: fn(SINGLE_SEED) for name, fn in (("main-day-models", main_day_models),
                                                         ("a100-reading", a100_reading),
                                                         ("llama2-churn", llama2_churn),
-                                                        ("main-day-side-by-side", main_day_side_by_side))},
+                                                        ("main-day-side-by-side", main_day_side_by_side),
+                                                        ("ratio-table", ratio_table),
+                                                        ("scheduler-table", scheduler_table))},
               "sageserve-tables": old.strip()}
     text = doc.read_text()
     for name, body in blocks.items():
