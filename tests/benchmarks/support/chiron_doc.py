@@ -105,10 +105,11 @@ def write_doc(results: dict, path, args) -> None:
              + (f" --wb-live-queues {args.wb_live_queues}" if getattr(args, "wb_live_queues", None) else "")
              + "".join(f" --only {c}" for c in (getattr(args, "only", None) or []))
              + (" --cached-only" if getattr(args, "cached_only", False) else "")
-             + (" (W_B added from the cached points with `--load docs/results/chiron.json --wb-from-cache`)"
-                if getattr(args, "wb_from_cache", False) else "")
              + f" --write-doc` on "
-             f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC (compiled engine; results in "
+             f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
+             + (", W_B added from the points `--wb-prefetch` cached with `--load docs/results/chiron.json "
+                "--wb-from-cache`" if getattr(args, "wb_from_cache", False) else "")
+             + " (compiled engine; results in "
              "docs/results/chiron.json, `--load` rewrites this page from them). Paper: Patke et al., *Hierarchical Autoscaling for Large Language Model "
              "Serving with Chiron* (seed 002; extraction ../shared/specs/002_spec.md). The paper has no numeric "
              "tables and its figures carry no data: every paper number below is from its text.", ""]
