@@ -392,6 +392,7 @@ def write_doc(results: Path, doc: Path) -> None:
         ratio_table,
         saving_sources,
         scheduler_table,
+        why_reactive,
     )
 
     blocks = {"paper-beside-ours": paper_beside_ours(results), "fair-tables": markdown(results),
@@ -402,7 +403,8 @@ def write_doc(results: Path, doc: Path) -> None:
                                                         ("llama2-churn", llama2_churn),
                                                         ("main-day-side-by-side", main_day_side_by_side),
                                                         ("ratio-table", ratio_table),
-                                                        ("scheduler-table", scheduler_table))},
+                                                        ("scheduler-table", scheduler_table),
+                                                        ("why-reactive", why_reactive))},
               "sageserve-tables": old.strip()}
     text = doc.read_text()
     for name, body in blocks.items():

@@ -316,3 +316,39 @@ def scheduler_table(source: Path | dict) -> str:
         + (" is as good for IW-F and better for IW-N | partly |"
            if abs(v["dpa"]["IW-F"] - v["edf"]["IW-F"]) < 0.5 and v["dpa"]["IW-N"] < v["edf"]["IW-N"] else " | yes |"),
     ])
+
+
+def why_reactive(source: Path | dict) -> str:
+    """'Why ours differ' 1 and 2: Reactive's utilisation per model and the floor's share, from the H100 day."""
+    s = _scen(source, "sageserve_day")
+    r = s["reactive-unified"]
+    eps = r["endpoints"]
+
+    def util(prefix):
+        us = [e["mean_utilisation"] for e in eps if str(e["model"]).startswith(prefix)]
+        return 100 * sum(us) / len(us)
+
+    l2_regions = [e for e in eps if str(e["model"]).startswith("llama2")]
+    l2_per_region = sum(e["instance_hours"] for e in l2_regions) / 24.0 / len(l2_regions)
+    bl = {k: _model_ih(s[k], "bloom") for k in ("reactive-unified", "lt-i", "lt-u", "lt-ua")}
+    bl_save = -max(100 * (bl[k] / bl["reactive-unified"] - 1) for k in ("lt-i", "lt-u", "lt-ua"))
+    small = sum(e["instance_hours"] for e in eps if str(e["model"]).startswith("llama3"))
+    return "\n".join([
+        "1. **Our Reactive does not over-provision Llama-2; it under-provisions it.** The paper's LT saving comes",
+        "   from Reactive reacting to momentary bursts and holding the extra instances. Reactive's signal is",
+        "   effective memory (KV) utilisation. In our engine Llama-2-70B on 8x H100 has a 1.34M-token KV cache (GQA,",
+        "   from the catalogue), and at the load one instance sustains within the TTFT target its KV stays around",
+        "   10-20 % full; Reactive therefore almost never crosses 70 % and drops to the 2-instance floor whenever it is",
+        f"   under 30 % (mean Llama-2 utilisation {util('llama2'):.0f} %, {l2_per_region:.2f} instances per region on "
+        "average). LT sizes Llama-2 by",
+        "   forecast TPS / theta, which asks for about as many instances, so it cannot save there. Where the memory",
+        f"   signal does work, Bloom (55k-token KV, utilisation {util('bloom'):.0f} %), Reactive thrashes (most of its "
+        f"{r['totals']['scale_out_events']} scale-outs and of its",
+        f"   {r['totals']['provisioning_gpu_hours']:.1f} waste GPU-hours) and LT saves at least {bl_save:.1f} % of "
+        "Bloom's instance-hours with better latency, which is the",
+        "   paper's effect. The paper's simulator (Splitwise-based) evidently reaches 70 % far more often, e.g. with a",
+        "   smaller KV budget per instance or counting queued prompts; its Fig. 12b utilisations are higher than ours.",
+        f"2. **The fixed floor dilutes the all-model percentage.** {small:.0f} of {r['totals']['instance_hours']:.0f} "
+        "instance-hours (Llama-3.x at 2",
+        "   instances x 3 regions x 24 h) are identical for every strategy. Fig. 11 is Llama-2 only.",
+    ])
