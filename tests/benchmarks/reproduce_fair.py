@@ -386,6 +386,7 @@ def write_doc(results: Path, doc: Path) -> None:
     from tests.benchmarks.support.sageserve_doc import (
         a100_reading,
         llama2_churn,
+        llama2_day,
         main_day_models,
         main_day_side_by_side,
         presets_in_short,
@@ -404,7 +405,8 @@ def write_doc(results: Path, doc: Path) -> None:
                                                         ("main-day-side-by-side", main_day_side_by_side),
                                                         ("ratio-table", ratio_table),
                                                         ("scheduler-table", scheduler_table),
-                                                        ("why-reactive", why_reactive))},
+                                                        ("why-reactive", why_reactive),
+                                                        ("llama2-day", llama2_day))},
               "sageserve-tables": old.strip()}
     text = doc.read_text()
     for name, body in blocks.items():
