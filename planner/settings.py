@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "planner.capacity",  # capacity search: the cheapest fleet that meets the SLOs, with risk bands
     "planner.decisions",  # the decision card and its template filters
     "planner.backtests",
+    "planner.leaderboard",
     "simulations",
     "forecasts",
 ]
