@@ -241,6 +241,7 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {"TraceStatusEnum": ["pending", "normalising", "ready", "failed"]},
 }
 
 # Celery: configured only here, in the CELERY_ namespace (tests assert the effective values).
