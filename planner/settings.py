@@ -242,6 +242,10 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {"TraceStatusEnum": ["pending", "normalising", "ready", "failed"]},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "planner.api.schema_hooks.add_error_responses",
+    ],
 }
 
 # Celery: configured only here, in the CELERY_ namespace (tests assert the effective values).
