@@ -51,9 +51,9 @@ def team_trace(trace_id, team):
     if trace is None:
         raise ScenarioError("workload.trace_id", f"no trace #{trace_id} in your team",
                             hint="upload the trace first, or pick one of yours")
-    if not trace.normalised_file.exists():
-        raise ScenarioError("workload.trace_id", f"trace #{trace_id} has no normalised file yet",
-                            hint="wait for its import to finish")
+    if not trace.is_ready or not trace.normalised_file.exists():
+        raise ScenarioError("workload.trace_id", f"trace #{trace_id} is {trace.current_status()[0]}, not ready",
+                            hint="wait until its status is ready; a failed trace says why")
     return trace
 
 

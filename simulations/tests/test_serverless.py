@@ -194,6 +194,16 @@ def test_api_runs_a_serverless_scenario_as_a_job(cast):
     assert bad.status_code == 400 and bad.json()["error"]["where"] == "spec.nodes.gpu"
 
 
+@pytest.mark.parametrize("body", [{"spec": None}, {}, {"spec": []}, {"spec": "x"}, {"systems": ["slinfer"]}],
+                         ids=["null", "missing", "list", "string", "inline"])
+def test_the_serverless_api_refuses_a_spec_that_is_not_an_object_and_queues_nothing(cast, body):
+    from planner.jobs.models import Job
+
+    resp = cast.owner.api.post("/api/serverless/", body, format="json")
+    assert resp.status_code == 400, resp.content
+    assert resp.json()["error"]["where"].endswith("spec") and Job.objects.count() == 0
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_serverless_page_runs_a_scenario_and_shows_each_systems_metrics(cast):
     import json

@@ -41,6 +41,9 @@ def _trace(spec, team):
     if trace is None:
         raise RequestError("scenario.workload.trace_id", f"no trace {spec.workload.trace_id} in your team",
                            "upload the trace first, or pick one of yours")
+    if not trace.is_ready:
+        raise RequestError("scenario.workload.trace_id", f"trace {trace.pk} is {trace.current_status()[0]}, not ready",
+                           "wait until its status is ready; a failed trace says why")
     return trace
 
 
