@@ -50,7 +50,11 @@ def strategy_ref(name: str, bundle_names: set[str]) -> dict:
     if name in bundle_names:
         from planner.comparisons.core.bundles import get_bundle
 
-        return {"strategy": get_bundle(name).strategy, "bundle": name, "key": name}
+        b = get_bundle(name)
+        knobs = dict(b.params)  # as a comparison's bundle variant (planner.comparisons.core.variants)
+        if b.predictor:
+            knobs.setdefault("forecast_method", b.predictor)
+        return {"strategy": b.strategy, "bundle": name, "key": name, "knobs": knobs}
     return {"strategy": name, "key": name}
 
 

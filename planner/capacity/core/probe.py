@@ -103,11 +103,8 @@ def run_probe(base: Mapping, strategy: Mapping, fleet: Mapping[str, int], seed: 
     """Simulate one (fleet, seed) under one strategy (``{"strategy", "bundle"?, "knobs"?}``); JSON-able outcome."""
     started = time.perf_counter()
     scenario = with_seed(fleet_scenario(base, fleet, mode=mode, deployments=deployments), seed)
-    st = scenario.get("strategy")
-    if isinstance(st, dict) and st.get("autoscaler") not in (None, strategy["strategy"]):
-        # the base scenario's params belong to its own autoscaler (e.g. reactive thresholds); another strategy
-        # gets its defaults, its bundle's params and the scenario's strategy_params for it
-        scenario["strategy"] = {k: v for k, v in st.items() if k != "params"}
+    # the base scenario's own autoscaler knobs reach another family's strategy only as a comparison passes them
+    # (planner.comparisons.core.runner.inherited_params)
     variant = {"key": strategy.get("key") or strategy["strategy"], "strategy": strategy["strategy"],
                "knobs": dict(strategy.get("knobs") or {}), "seed": int(seed)}
     if strategy.get("bundle"):

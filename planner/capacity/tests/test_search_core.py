@@ -171,3 +171,12 @@ def test_goodput_of_one_instance_matches_the_m_m_1_formula():
     found = goodput(ev, [1, 2, 3], targets={"IW-F": TARGET}, probability=2 / 3, start_rps=0.5, rel_tol=0.03)
     assert found["rate"] == pytest.approx(analytic, rel=0.08)  # measured: 0.1036 against 0.1063
     assert found["rate"] < found["fail_rate"]
+
+
+def test_a_bundle_searched_runs_with_its_own_params_as_in_a_comparison():
+    from planner.capacity.core.driver import strategy_ref
+    from planner.comparisons.core.bundles import bundle_names
+
+    ref = strategy_ref("chiron.utilisation", set(bundle_names()))
+    assert ref["strategy"] == "chiron" and ref["knobs"] == {"global": "utilisation"}
+    assert strategy_ref("static", set(bundle_names())) == {"strategy": "static", "key": "static"}

@@ -19,7 +19,8 @@ def test_the_card_leads_the_page_the_dashboard_and_the_api_with_the_same_choice(
     client.force_login(cast.teammate.user)
     html = client.get(f"/comparisons/{pk}/").content.decode()
     card = html.index("data-decision-card")
-    assert card < html.index("data-strategy-table") and card < html.index('data-kpi="answer"')
+    assert card < html.index("data-strategy-table")
+    assert 'data-kpi="answer"' not in html and 'aria-label="Key figures"' not in html  # the old answer card is gone
     for text in ("run lt-i: $834,938 [$834,938, $834,938] a month (extrapolated)", "over the simulated span $27,450",
                  "Cheapest rejected alternative:</strong> lt-ua", "1 workload seed", "P(attainment &ge; 99.0%)"):
         assert text in html, text
