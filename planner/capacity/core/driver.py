@@ -20,7 +20,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from planner.capacity.core.probe import fleet_key, group_of, groups_of, meets, parse_fleet_key
+from planner.capacity.core.probe import (
+    deployment_of,
+    fleet_key,
+    group_deployments,
+    group_of,
+    groups_of,
+    meets,
+    parse_fleet_key,
+)
 from planner.capacity.core.search import MemoEvaluator, Pending, min_counts
 from planner.capacity.core.spec import SearchSpec
 
@@ -56,21 +64,6 @@ def strategy_ref(name: str, bundle_names: set[str]) -> dict:
             knobs.setdefault("forecast_method", b.predictor)
         return {"strategy": b.strategy, "bundle": name, "key": name, "knobs": knobs}
     return {"strategy": name, "key": name}
-
-
-def deployment_of(base: Mapping, name_or_spec) -> dict:
-    if isinstance(name_or_spec, dict):
-        return name_or_spec
-    named = (base.get("deployments") or {}).get(name_or_spec)
-    if named is not None:
-        return named
-    from simulations.engine.scenario import _catalogue_lookup  # the catalogue's built-in deployments
-
-    return _catalogue_lookup(name_or_spec) or {}
-
-
-def group_deployments(base: Mapping) -> dict[str, dict]:
-    return {group_of(e): deployment_of(base, e["deployment"]) for e in base["fleet"]["endpoints"]}
 
 
 def subs_of(spec: SearchSpec, base: Mapping, bundle_names: set[str]) -> list[Sub]:
