@@ -139,7 +139,8 @@ def preserve_capacity(scenario: Mapping, workload) -> dict[str, list[float]]:
 
 
 def run_probe(base: Mapping, strategy: Mapping, fleet: Mapping[str, int], seed: int, *, mode: str = "static",
-              deployments: Mapping[str, str] | None = None, progress=None, limits=None, frame=None) -> dict:
+              deployments: Mapping[str, str] | None = None, progress=None, limits=None, frame=None,
+              hourly: int | None = None) -> dict:
     """Simulate one (fleet, seed) under one strategy (``{"strategy", "bundle"?, "knobs"?}``); JSON-able outcome."""
     started = time.perf_counter()
     scenario = with_seed(fleet_scenario(base, fleet, mode=mode, deployments=deployments), seed)
@@ -164,9 +165,15 @@ def run_probe(base: Mapping, strategy: Mapping, fleet: Mapping[str, int], seed: 
             eng = parse_scenario(engine_scenario_dict(scenario, variant), limits=limits)
     result = simulate(eng, workload, progress=progress)
     summary = summarise(result, key=variant["key"], strategy=variant["strategy"])
-    groups, tiers = attainment_counts(slo_met(result.requests, workload, eng.slo), workload)
+    met = slo_met(result.requests, workload, eng.slo)
+    groups, tiers = attainment_counts(met, workload)
     tot = summary["totals"]
-    return {
+    extra = {}
+    if hourly:  # a plan's check: attainment per hour of arrival
+        from planner.capacity.core.plan_draws import hourly_attainment
+
+        extra["hourly"] = hourly_attainment(met, np.asarray(workload.arrival_s), np.asarray(workload.tier), hourly)
+    return {**extra,
         "seed": int(seed), "fleet": fleet_key(fleet), "mode": mode, "groups": groups, "tiers": tiers,
         "cost_usd": tot.get("cost_usd"), "gpu_hours": tot.get("gpu_hours"), "instance_hours": tot.get("instance_hours"),
         "energy_kwh": (summary.get("energy") or {}).get("energy_kwh"),

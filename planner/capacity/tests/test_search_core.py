@@ -180,3 +180,13 @@ def test_a_bundle_searched_runs_with_its_own_params_as_in_a_comparison():
     ref = strategy_ref("chiron.utilisation", set(bundle_names()))
     assert ref["strategy"] == "chiron" and ref["knobs"] == {"global": "utilisation"}
     assert strategy_ref("static", set(bundle_names())) == {"strategy": "static", "key": "static"}
+
+
+def test_the_start_from_an_ilp_plan_is_its_peak_or_mean_hourly_count_over_gpu_types():
+    from planner.capacity.core.driver import plan_start
+
+    result = {"hours": 4, "instances": [{"hour": 0, "region": "a", "model": "m", "gpu": "x", "instances": 2},
+                                        {"hour": 0, "region": "a", "model": "m", "gpu": "y", "instances": 1},
+                                        {"hour": 2, "region": "a", "model": "m", "gpu": "x", "instances": 6}]}
+    assert plan_start(result) == {"a/m": 6}  # hour 2's six (hour 0 has 2 + 1)
+    assert plan_start(result, "floor") == {"a/m": 3}  # (3 + 6) / 4 hours = 2.25 -> 3
