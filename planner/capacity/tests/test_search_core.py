@@ -190,3 +190,25 @@ def test_the_start_from_an_ilp_plan_is_its_peak_or_mean_hourly_count_over_gpu_ty
                                         {"hour": 2, "region": "a", "model": "m", "gpu": "x", "instances": 6}]}
     assert plan_start(result) == {"a/m": 6}  # hour 2's six (hour 0 has 2 + 1)
     assert plan_start(result, "floor") == {"a/m": 3}  # (3 + 6) / 4 hours = 2.25 -> 3
+
+
+def test_the_answer_replayed_on_twenty_other_new_seeds_meets_the_slo_at_its_stated_probability():
+    """The whole search (driver, bands, answer): the chosen fleet's stated probability of meeting every SLO (over its
+    20 band seeds) holds on 20 seeds neither the search nor the bands used."""
+    from planner.capacity.core.driver import run_all, run_probe_inputs
+    from planner.capacity.core.spec import parse_spec
+    from planner.decisions.answer import build_answer
+
+    base = queue_scenario(EXPONENTIAL, duration_s=1500.0)
+    spec = parse_spec({"strategies": ["static"], "targets": {"IW-F": TARGET}, "probability": 0.8,
+                       "seeds": [11, 12, 13, 14, 15], "band_draws": 20})
+    state, _ = run_all(spec, base, lambda inputs: run_probe_inputs(base, inputs))
+    answer = build_answer(spec, base, state.subs)
+    assert answer["status"] == "answer"
+    stated = answer["choice"]["meets_all"]
+    assert stated["n"] == 20 and stated["p"] >= 0.8
+    n = answer["choice"]["fleet"][0]["count"]
+    fresh = [run_probe(base, {"strategy": "static"}, {GROUP: n}, seed) for seed in range(5000, 5020)]
+    share = sum(meets(o["tiers"], {"IW-F": TARGET}) for o in fresh) / len(fresh)
+    assert share >= 0.8  # the stated requirement holds on new seeds
+    assert stated["low"] <= share <= stated["high"] or share >= stated["p"]  # and agrees with the stated band
