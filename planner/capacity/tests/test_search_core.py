@@ -212,3 +212,19 @@ def test_the_answer_replayed_on_twenty_other_new_seeds_meets_the_slo_at_its_stat
     share = sum(meets(o["tiers"], {"IW-F": TARGET}) for o in fresh) / len(fresh)
     assert share >= 0.8  # the stated requirement holds on new seeds
     assert stated["low"] <= share <= stated["high"] or share >= stated["p"]  # and agrees with the stated band
+
+
+def test_preserve_gets_a_capacity_profile_per_endpoint_from_the_goodput_table():
+    from types import SimpleNamespace
+
+    from planner.capacity.core.probe import preserve_capacity
+    from planner.capacity.tests.scenarios import two_region_queue
+
+    base = two_region_queue()  # theta 0.8 input tokens/s per instance
+    wl = SimpleNamespace(region=np.array([0, 0, 1]), model=np.array([0, 0, 0]), region_names=["r1", "r2"],
+                         model_names=["m"], input_tokens=np.array([1, 3, 2]), output_tokens=np.array([10, 30, 8]))
+    cap = preserve_capacity(base, wl)
+    # r1: 40 output / 4 input tokens -> mu_d = 0.8 x 10; r2: 8 / 2 -> 0.8 x 4; mu_t = mu_p + mu_d
+    assert cap == {"r1/m": [0.8, 8.0, 8.8], "r2/m": [0.8, 3.2, 4.0]}
+    del base["deployments"]["m/g/tp1"]["theta_tps"]
+    assert preserve_capacity(base, wl) == {}  # no goodput table: the bundle's one profile stands
