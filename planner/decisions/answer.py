@@ -93,8 +93,10 @@ def candidate(spec, base: Mapping, entry: Mapping) -> dict:
         why = "the search did not finish"
     elif not all(search["feasible"].values()):
         bad = sorted(g for g, ok in search["feasible"].items() if not ok)
-        why = (f"{', '.join(bad)} miss{'es' if len(bad) == 1 else ''} the SLO even at the ceiling"
-               + (" the quota allows" if spec.quota_gpus else "")
+        verb = f"miss{'es' if len(bad) == 1 else ''}"
+        why = (f"{', '.join(bad)} {verb} the SLO on more than {1 - spec.probability:.0%} of the first "
+               f"{len(spec.seeds)} draws" if spec.mode == "check" else
+               f"{', '.join(bad)} {verb} the SLO even at the ceiling" + (" the quota allows" if spec.quota_gpus else "")
                + f" on more than {1 - spec.probability:.0%} of the search's seeds")
     elif pruned:
         why = (f"dominated by {pruned['by']} on the search's {len(draws)} seeds (costs no less, meets no SLO more "
@@ -159,7 +161,11 @@ def _build_answer(spec, base: Mapping, state_subs: Mapping, *, failed: Mapping |
     out = {"span_h": round(span / 3600.0, 3), "hours_per_month": HOURS_PER_MONTH, "extrapolated": span > 0,
            "candidates": cands, "failed": dict(failed or {}), "required_probability": spec.probability,
            "targets": dict(spec.targets),
-           "tier_targets": [{"tier": t, "target": spec.targets[t]} for t in TIERS if t in spec.targets]}
+           "tier_targets": [{"tier": t, "target": spec.targets[t]} for t in TIERS if t in spec.targets
+                            and (not cands or any(x["tier"] == t for c in cands for x in c["slo"]))]}
+    for c in cands:  # one cell per column: a tier without requests in a candidate's draws reads "-"
+        have = {x["tier"]: x for x in c["slo"]}
+        c["slo_cells"] = [have.get(t["tier"]) for t in out["tier_targets"]]
     if not cands:
         return {**out, "status": "empty", "choice": None, "rejected": None, "sensitivity": [], "most_sensitive": None,
                 "headline": "the search space is empty: no strategy and fleet to try"}

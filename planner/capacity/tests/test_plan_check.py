@@ -37,6 +37,7 @@ def test_a_plan_is_checked_by_simulation_and_the_two_pages_link_each_other(cast,
     assert "forecast draws" in answer["headline"] or "forecast draws" in answer["draws_label"]
     page = client.get(resp["Location"]).content.decode()
     assert f'href="/plans/{plan_id}/"' in page and "data-decision-card" in page and "data-plan-hours" in page
+    assert "hour by hour on 20 draws" in page and "P(IW-F" in page and "P(IW-N" not in page  # IW-F requests only
     plan_page = client.get(f"/plans/{plan_id}/").content.decode()
     assert f'href="/capacity/{search.pk}/"' in plan_page and "data-decision-card" in plan_page
     assert cast.outsider.api.get(f"/api/capacity-searches/{search.pk}/").status_code == 404
