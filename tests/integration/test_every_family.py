@@ -81,9 +81,12 @@ def test_every_family_runs_from_the_one_form_and_its_page_leads_with_the_answer(
             _fill_form(page, kind, scenario, fixture, strategies, bundles, baseline, f"family {family}")
             page.click("[data-run-comparison]")
             page.wait_for_url("**/comparisons/*/", timeout=30_000)
-            page.wait_for_selector("[data-kpi=answer]", timeout=600_000)
-            answer = page.locator("[data-kpi=answer] .kpi-value").inner_text().strip()
-            top = page.evaluate("document.querySelector('[data-kpi=answer]').getBoundingClientRect().top")
+            # a fleet comparison opens with the decision card, the other kinds with their answer box
+            lead = "[data-decision-card], [data-kpi=answer]"
+            page.wait_for_selector(lead, timeout=600_000)
+            first = page.locator(lead).first
+            answer = first.locator("h2, .kpi-value").first.inner_text().strip()
+            top = page.evaluate(f"document.querySelector('{lead}').getBoundingClientRect().top")
             seen[family] = (answer, top, _photograph(page, artifacts, family))
         page.set_viewport_size({"width": 1440, "height": 900})
         page.goto(f"{live_server.url}/")

@@ -53,3 +53,22 @@ def test_chiron_and_llumnix_run_the_tiny_scenario_and_chiron_queues_batch_work()
         out[key] = r
         assert r.summary["completed"] == r.summary["requests"]
     assert out["chiron.default"].slo["tiers"]["NIW"]["attainment"] >= 0.99
+
+
+def test_chiron_variants_do_not_inherit_the_reactive_scenarios_thresholds():
+    """A comparison of a reactive scenario (bench day: reactive thresholds and cooldown in strategy.params) with
+    Chiron: Chiron's own ``scale_out_above`` (its utilisation ablation) keeps its default, the reactive cooldown is
+    not handed to it (it would be refused), LT keeps the reactive layer's thresholds, router knobs pass to all."""
+    root = Path(__file__).resolve().parents[3]
+    scenario = json.loads((root / "fixtures/scenarios/bench_day.json").read_text())
+    scenario["strategy"]["params"] = {"scale_out_above": 0.9, "scale_in_below": 0.2, "cooldown_s": 30,
+                                      "mu_util_weight": 0.5}
+    by_key = {v["key"]: v for v in build_variants(strategies=["lt-ua"], bundles=["chiron.utilisation",
+                                                                                  "chiron.default"])}
+    for name in ("chiron.utilisation", "chiron.default"):
+        d = engine_scenario_dict(scenario, by_key[name])
+        assert "scale_out_above" not in d["strategy"]["params"] and "cooldown_s" not in d["strategy"]["params"]
+        assert d["strategy"]["params"]["mu_util_weight"] == 0.5
+        parse_scenario(d)  # before: "strategy.params.cooldown_s: is not a knob of the 'chiron' autoscaler"
+    lt = engine_scenario_dict(scenario, by_key["lt-ua"])["strategy"]["params"]
+    assert lt["scale_out_above"] == 0.9 and lt["cooldown_s"] == 30
