@@ -139,6 +139,7 @@ class ScenarioBuilderForm(SchemaForm):
         self.fields["trace"].choices = [("", "-")] + [(t.pk, f"#{t.pk} {t.name} ({t.requests:,} requests)")
                                                        for t in traces]
         self.fields["bundles"].choices = [(n, f"{n}: {get_bundle(n).description}") for n in bundle_names()]
+        self.fields["strategies"].choices = [(k, k) for k in STRATEGIES]  # after the bundles registered theirs
         self.add_schema("synthetic", schema.Synthetic, prefix="syn__", exclude=("kind",), initial=SYNTH_START)
         from simulations.engine.generator import spec as stream_spec
 
