@@ -77,8 +77,11 @@ def test_api_comparison_of_systems_matches_the_standalone_runs(cast):
     page = Client()
     page.force_login(cast.owner.user)
     html = page.get(f"/comparisons/{comp.pk}/").content.decode()
-    assert 'data-kpi="slinfer-no-cpu"' in html and "SLO-met" in html and "GPU nodes on average" in html
-    assert html.count('class="plot"') == 5 and "serverless-systems" in html and 'id="fig-nodes_over_time"' in html
+    top = html[:html.index("data-strategy-table")]  # the decision card and the compact table lead the page
+    assert "data-decision-card" in top and html.index("data-decision-card") < html.index('id="fig-')
+    assert 'data-row="slinfer-no-cpu"' in html and html.count("data-row=") == len(rows)
+    assert html.count('class="plot"') == 4 and "serverless-systems" in html and 'id="fig-nodes_over_time"' in html
+    assert 'id="fig-resizing"' not in html  # one bar is a table cell, not a chart
     pdf = page.get(f"/comparisons/{comp.pk}/report.pdf")
     assert pdf.status_code == 200 and pdf.content[:4] == b"%PDF"
     api_pdf = cast.owner.api.get(f"/api/comparisons/{comp.pk}/pdf/")
