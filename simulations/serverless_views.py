@@ -52,9 +52,10 @@ def serverless_page(request):
 
 
 def _example_initial() -> dict:
-    """The bundled example (fixtures/serverless) as the form's starting values."""
+    """The bundled example (fixtures/serverless) as the form's starting values; the systems are the comparison's
+    default four, so the default baseline (sllm) is among them."""
     data = json.loads(EXAMPLE.read_text())
-    return {"name": data.get("name", ""), "model": data.get("model"), "systems": data.get("systems"),
+    return {"name": data.get("name", ""), "model": data.get("model"),
             **{f"{group}__{key}": value for group in ("workload", "nodes", "params")
                for key, value in (data.get(group) or {}).items()}}
 

@@ -85,8 +85,9 @@ def gpus_over_time(result: dict) -> go.Figure:
                     line=dict(shape="hv", color=colour, **line),
                 )
             )
+    top = max((max(r["model_level_gpus"], r["operator_level_gpus"]) for r in result["timeline"]), default=1)
     fig.update_layout(title="GPUs per window", xaxis_title="time into the trace (minutes)",
-                      yaxis_title="GPUs (count)", yaxis_rangemode="tozero", **LAYOUT)
+                      yaxis_title="GPUs (count)", yaxis_range=[0, 1.15 * top + 0.25], **LAYOUT)
     return fig
 
 
