@@ -171,6 +171,18 @@ class ScenarioBuilderForm(SchemaForm):
         except (TypeError, ValueError):
             return None
 
+    def families(self) -> list[dict]:
+        """The fleet strategies and bundles by family (families.fleet_families), each option marked ``checked``
+        from the form's value and each family ``open`` when one of its options is."""
+        from planner.comparisons.families import fleet_families
+
+        chosen = {"strategies": set(self["strategies"].value() or []), "bundles": set(self["bundles"].value() or [])}
+        out = []
+        for fam in fleet_families():
+            options = [{**o, "checked": o["name"] in chosen[o["field"]]} for o in fam["options"]]
+            out.append({**fam, "options": options, "open": any(o["checked"] for o in options)})
+        return out
+
     def synthetic_fields(self):
         return self.group("synthetic")
 

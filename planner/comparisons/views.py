@@ -243,7 +243,7 @@ def comparison_build(request):
     kind = (request.POST.get("kind") if request.method == "POST" else request.GET.get("kind")) or "fleet"
     kind = kind if kind in {k for k, _, _ in BUILDER_KINDS} else "fleet"
     context = {"traces": traces, "traces_all": traces_all, "scenario_json": "", "kind": kind, "kinds": BUILDER_KINDS,
-               "families": families.fleet_families(), **_kind_forms(request, kind, traces_all)}
+               **_kind_forms(request, kind, traces_all)}
     if request.method == "POST" and kind != "fleet":
         context["form"] = ScenarioBuilderForm(team=team, traces=traces, initial={"source": "synthetic"
                                                                                   if not traces else "trace"})
