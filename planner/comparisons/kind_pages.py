@@ -45,7 +45,7 @@ def _versus(r: dict, baseline: str) -> str:
     if r["is_baseline"]:
         return "baseline"
     ratio = r.get("slo_met_vs_baseline")
-    return "–" if ratio is None else f"{ratio:.2f}x its SLO-met requests"
+    return "–" if ratio is None else f"{ratio:.2f}x {baseline}'s SLO-met requests"
 
 
 def serverless_reasons(r: dict) -> list[dict]:
