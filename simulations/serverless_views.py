@@ -74,6 +74,10 @@ def _rows(request) -> list[dict]:
 
 def _start_run(request, team, form):
     """One job simulating the ticked systems; a redirect, or None with the schema's error on its field."""
+    if form.ablations():
+        form.add_error("systems", f"{', '.join(form.ablations())}: an ablation runs only in a comparison; use "
+                                  "\"Compare the systems\" or untick it")
+        return None
     try:
         spec = parse({k: v for k, v in form.scenario().items() if k != "kind"})
     except SpecError as exc:

@@ -64,12 +64,20 @@ class ServerlessForm(SchemaForm):
             self.add_error("baseline", f"the baseline {data['baseline']} is not among the ticked systems")
         return data
 
+    def engine_systems(self) -> list[str]:
+        """The engine systems the ticked ones run (an ablation is SLINFER with one parameter overridden)."""
+        return list(dict.fromkeys(SYSTEMS[s][0] for s in self.cleaned_data["systems"]))
+
+    def ablations(self) -> list[str]:
+        """The ticked systems that are an engine system with overrides (they run only as a comparison's variants)."""
+        return [s for s in self.cleaned_data["systems"] if SYSTEMS[s][1]]
+
     def scenario(self) -> dict:
         d = self.cleaned_data
         body = self.collect("spec")
         name = d.get("name") or (f"{d['model']}: {', '.join(d['systems'])} on {body.get('nodes', {}).get('cpu', 4)} "
                                  f"CPU + {body.get('nodes', {}).get('gpu', 4)} GPU nodes")
-        return {"kind": "serverless", "name": name[:200], "model": d["model"], "systems": list(d["systems"]), **body}
+        return {"kind": "serverless", "name": name[:200], "model": d["model"], "systems": self.engine_systems(), **body}
 
     def place_error(self, path: str, message: str) -> None:
         path = (path or "").removeprefix("scenario.")

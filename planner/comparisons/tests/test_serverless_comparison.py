@@ -177,16 +177,24 @@ def test_the_serverless_page_is_a_form_that_runs_and_compares(cast):
     assert "<textarea" not in html and 'name="sl-nodes__cpu"' in html and 'value="llama2-7b"' in html
     resp = page.post("/simulations/serverless/", {"action": "compare", **_page_form()})
     assert resp.status_code == 302, resp.content.decode()[:2000]
-    comp = Comparison.objects.get()
+    comp = Comparison.objects.get(name=SPEC["name"])
     assert resp["Location"] == f"/comparisons/{comp.pk}/" and comp.status == "succeeded"
     assert [r.key for r in comp.results.all()] == ["sllm", "slinfer"] and comp.scenario["model"] == "llama2-7b"
+    resp = page.post("/simulations/serverless/", {"action": "compare", **_page_form(
+        **{"sl-systems": ["sllm", "slinfer", "slinfer-no-cpu"], "sl-name": "with an ablation"})})
+    assert resp.status_code == 302, resp.content.decode()[:2000]  # an ablation is one of the comparison's systems
+    comp = Comparison.objects.get(name="with an ablation")
+    assert [r.key for r in comp.results.all()] == ["sllm", "slinfer", "slinfer-no-cpu"]
+    bad = page.post("/simulations/serverless/", {"action": "run", **_page_form(**{"sl-systems": ["slinfer-no-cpu"],
+                                                                                  "sl-baseline": "slinfer-no-cpu"})})
+    assert bad.status_code == 400 and "runs only in a comparison" in bad.content.decode()
     bad = page.post("/simulations/serverless/", {"action": "compare", **_page_form(**{"sl-systems": ["slinfer"]})})
     assert bad.status_code == 400 and "not among the ticked systems" in bad.content.decode()
     bad = page.post("/simulations/serverless/", {"action": "run", **_page_form(**{"sl-workload__duration_s": "0"})})
     text = bad.content.decode()
     assert bad.status_code == 400 and "data-form-errors" in text  # at the top of the form
     assert "data-field-error" in text[text.index('data-schema-field="workload__duration_s"'):][:1500]  # on the field
-    assert Comparison.objects.count() == 1 and not Job.objects.filter(kind="serverless.run").exists()
+    assert Comparison.objects.count() == 2 and not Job.objects.filter(kind="serverless.run").exists()
     resp = page.post("/simulations/serverless/", {"action": "run", **_page_form()})
     assert resp.status_code == 302
     job = Job.objects.get(kind="serverless.run")
