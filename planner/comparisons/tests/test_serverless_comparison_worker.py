@@ -62,6 +62,6 @@ def test_a_planner_compares_serverless_systems_from_the_page(cast, live_server, 
         pdf_status, pdf_body = pdf.status, pdf.body()
         (artifacts / "serverless-comparison.pdf").write_bytes(pdf_body)
     comp = Comparison.objects.get(pk=pk)
-    assert status == "succeeded" and charts == 5 and rows == 4 and cards == 5  # answer + one card per system
+    assert status == "succeeded" and charts == 4 and rows == 4 and cards == 3  # the decision card's three figures
     assert [r.key for r in comp.results.all()] == ["sllm", "sllm+c+s", "slinfer", "slinfer-no-cpu"]
     assert pdf_status == 200 and pdf_body[:4] == b"%PDF"
