@@ -157,7 +157,7 @@ def test_a_planner_builds_a_synthesised_scenario_and_a_plan_in_the_forms(cast, l
         for strategy in ("reactive-unified", "lt-i", "lt-u", "lt-ua"):
             page.locator(f"input[name=strategies][value='{strategy}']").uncheck()
         page.locator("input[name=strategies][value='static']").check()
-        page.locator("details:has(fieldset.bundles) > summary").click()
+        page.locator("details[data-family=sageserve]").evaluate("(d) => { d.open = true; }")  # bundles by family
         page.locator("input[name=bundles][value='sageserve-text.reactive-unified']").check()
         page.fill("input[name=baseline]", "static")
         page.fill("input[name=name]", "journey synthesised")
