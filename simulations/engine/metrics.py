@@ -162,6 +162,7 @@ def build_result(sim, wall_s: float) -> SimulationResult:
         "seed": sim.engine.seed,
     }
     summary.update(preemption_summary(sim))  # per-request preemptions and context-limit actions
+    summary.update(prefix_cache_summary(sim))  # only when a deployment caches prefixes
     if sim.migrations():  # live migrations (control.migrate_running), only when a policy migrated
         summary["migrations"] = sim.migrations()
     timeline = _timeline(sim, done, end)
@@ -170,6 +171,8 @@ def build_result(sim, wall_s: float) -> SimulationResult:
     requests = {"arrival_s": arr, "ttft_s": ttft, "e2e_s": e2e, "queueing_s": queueing, "tbt_mean_s": tbt, "tbt_max_s": tbt_max,
                 "completed": done, "endpoint": np.asarray(sim.served_ep), "instance": np.asarray(sim.served_inst),
                 "first_token_s": t_first, "done_s": t_done, "preemptions": np.asarray(sim.preempted), "tier": w.tier}
+    if getattr(sim, "pfx_on", False):
+        requests["cached_tokens"] = np.asarray(sim.pfx_hit)
     slo_block = None
     if rich_slo_wanted(sim):  # richer SLOs and metrics; default outputs unchanged
         slo_block, extra = rich_slo(sim, ttft=ttft, e2e=e2e, itl_mean=tbt, itl_max=tbt_max, done=done,
@@ -226,6 +229,16 @@ def usage_block(sim, end: float, nominal: dict | None = None) -> tuple[list, dic
             tot[k] += u[k]
 
     return usage, tot
+
+
+def prefix_cache_summary(sim) -> dict:
+    """``prefix_cache``: prompt tokens looked up in and served from the prefix caches (every admission, recomputed
+    ones included, as vLLM counts its queries and hits) and their ratio; {} when no deployment caches prefixes."""
+    if not getattr(sim, "pfx_on", False):
+        return {}
+    q, h = int(sim.pfx_query_tok), int(sim.pfx_hit_tok)
+    return {"prefix_cache": {"hit_rate": h / q if q else 0.0, "hit_tokens": h, "queried_tokens": q,
+                             "requests_with_hits": int((np.asarray(sim.pfx_hit) > 0).sum())}}
 
 
 def preemption_summary(sim) -> dict:

@@ -138,6 +138,8 @@ def summarise(result, *, key: str = "", strategy: str = "", scheduler: str = "")
         m = str(d.get("forecast_method") or "?") + (" (fallback)" if d.get("forecast_fallback") else "")
         methods[m] = methods.get(m, 0) + 1
     totals["forecast_methods"] = methods
+    if summ.get("prefix_cache"):  # only when a deployment caches prefixes (the engine's summary has it then)
+        totals["prefix_cache_hit_rate"] = summ["prefix_cache"]["hit_rate"]
     prices = [u.get("price_per_instance_hour") for u in usage if u.get("price_per_instance_hour")]
     total_series = np.sum(list(inst.values()), axis=0).tolist() if inst else []
     return {
