@@ -163,10 +163,13 @@ def deployment_for(run: BenchmarkRun, eff: Efficiency) -> dict:
     dep = deployment_spec(arch.name, e.gpu, e.tensor_parallel_size, eff, max_num_seqs=e.max_num_seqs,
                           max_num_batched_tokens=e.max_num_batched_tokens,
                           memory_utilisation=e.gpu_memory_utilization, max_model_len=e.max_model_len)
-    if uses_v1(run):
-        dep["vllm_v1"] = True
-        dep["prefix_caching"] = bool(e.prefix_caching)
-    return dep
+    return {**dep, **scheduling_of(run)}
+
+
+def scheduling_of(run: BenchmarkRun) -> dict:
+    """The deployment fields of the run's scheduler: V1 scheduling and its prefix caching setting (vLLM >= 0.8),
+    else none (the scenario's chunked-prefill model)."""
+    return {"vllm_v1": True, "prefix_caching": bool(run.engine.prefix_caching)} if uses_v1(run) else {}
 
 
 def scenario_for(run: BenchmarkRun, deployment: dict, seed: int) -> dict:
