@@ -112,6 +112,12 @@ class DeploymentSpec:
     # context limit (vLLM --max-model-len): prompt + output tokens one request may hold; 0 = no limit. What happens
     # to a longer request is the scenario's ``engine.over_context`` (batching / arrivals; docs/simulator.md)
     max_model_len: int = 0
+    # vLLM V1 scheduling (chunked.py): one token budget per step (max_batch_tokens = max_num_batched_tokens) spent on
+    # the running decodes first, then on chunked prefills of running and newly admitted requests; max_batch_size =
+    # max_num_seqs. Prefix caching (kvcache.py; needs vllm_v1): prompts' cached 16-token blocks are not prefilled
+    # again and their KV is held once; the requests' prefix ids come from the workload (Workload.prefix_ids)
+    vllm_v1: bool = False
+    prefix_caching: bool = False
 
     @property
     def signal_scale(self) -> float:
@@ -175,7 +181,12 @@ class DeploymentSpec:
             kv_bytes_per_token=_num(d, "kv_bytes_per_token", where, 0.0, minimum=0.0),
             device=_device(d.get("device"), f"{where}.device"),
             max_model_len=_int(d, "max_model_len", where, 0, minimum=0),
+            vllm_v1=_bool(d, "vllm_v1", where),
+            prefix_caching=_bool(d, "prefix_caching", where),
         )
+        if spec.prefix_caching and not spec.vllm_v1:
+            raise ScenarioError(f"{where}.prefix_caching", "prefix caching is simulated with vLLM V1 scheduling: "
+                                                          "set vllm_v1 to true as well")
         if spec.prefill.c0 + spec.prefill.c1 <= 0:
             raise ScenarioError(f"{where}.prefill", "c0 and c1 cannot both be 0 (prefill would take no time)")
         if spec.decode.c0 + spec.decode.c_batch <= 0:
@@ -204,6 +215,8 @@ class DeploymentSpec:
             **({"kv_bytes_per_token": self.kv_bytes_per_token} if self.kv_bytes_per_token else {}),
             **({"device": self.device.to_dict()} if self.device is not None else {}),
             **({"max_model_len": self.max_model_len} if self.max_model_len else {}),
+            **({"vllm_v1": True} if self.vllm_v1 else {}),
+            **({"prefix_caching": True} if self.prefix_caching else {}),
         }
 
     @property

@@ -182,6 +182,7 @@ def _summary(sim, w, r: _PerRequest, end: float, tot: dict, wall_s: float) -> di
         "seed": sim.engine.seed,
     }
     summary.update(preemption_summary(sim))  # per-request preemptions and context-limit actions
+    summary.update(prefix_cache_summary(sim))  # only when a deployment caches prefixes
     if sim.migrations():  # live migrations (control.migrate_running), only when a policy migrated
         summary["migrations"] = sim.migrations()
     return summary
@@ -204,6 +205,8 @@ def build_result(sim, wall_s: float) -> SimulationResult:
                 "tbt_max_s": r.tbt_max, "completed": done, "endpoint": np.asarray(sim.served_ep),
                 "instance": np.asarray(sim.served_inst), "first_token_s": r.t_first, "done_s": r.t_done,
                 "preemptions": np.asarray(sim.preempted), "tier": w.tier}
+    if getattr(sim, "pfx_on", False):
+        requests["cached_tokens"] = np.asarray(sim.pfx_hit)
     slo_block = None
     if rich_slo_wanted(sim):  # richer SLOs and metrics; default outputs unchanged
         slo_block, extra = rich_slo(sim, ttft=ttft, e2e=e2e, itl_mean=r.tbt, itl_max=r.tbt_max, done=done,
@@ -260,6 +263,16 @@ def usage_block(sim, end: float, nominal: dict | None = None) -> tuple[list, dic
             tot[k] += u[k]
 
     return usage, tot
+
+
+def prefix_cache_summary(sim) -> dict:
+    """``prefix_cache``: prompt tokens looked up in and served from the prefix caches (every admission, recomputed
+    ones included, as vLLM counts its queries and hits) and their ratio; {} when no deployment caches prefixes."""
+    if not getattr(sim, "pfx_on", False):
+        return {}
+    q, h = int(sim.pfx_query_tok), int(sim.pfx_hit_tok)
+    return {"prefix_cache": {"hit_rate": h / q if q else 0.0, "hit_tokens": h, "queried_tokens": q,
+                             "requests_with_hits": int((np.asarray(sim.pfx_hit) > 0).sum())}}
 
 
 def preemption_summary(sim) -> dict:
