@@ -114,22 +114,24 @@ def test_fast_equals_reference_on_the_code_trace_and_arrivals_reach_the_prefill_
     assert set(np.asarray(f.requests["endpoint"]).tolist()) == {0}
 
 
-def test_dynamo_planner_sizes_the_pools_apart():
-    """Prompt-heavy traffic: the planner's prefill share, not its decode share, grows the prefill pool."""
-    fast_decode = {"decode": {"c0": 0.01, "c_batch": 0.001, "c_ctx": 1e-7}}  # ITL target met at large batches
-    d = _scenario(decode=fast_decode, strategy={"autoscaler": "dynamo-planner", "params": {
-        "sync_s": 60, "scrape_interval_s": 60, "load_predictor": "constant"}})
+@pytest.mark.parametrize("prompt, output, grows", [(4000, 4, "prefill"), (16, 300, "decode")])
+def test_dynamo_planner_sizes_the_pools_apart(prompt, output, grows):
+    """Prompt-heavy traffic grows the prefill pool only (TTFT share), decode-heavy traffic the decode pool only
+    (ITL share): each pool follows its own share, not their sum."""
+    quick = {"decode": {"c0": 0.01, "c_batch": 0.001, "c_ctx": 1e-7}, "prefill": {"c0": 0.01, "c1": 1e-4, "c2": 0.0}}
+    d = _scenario(prefill=quick, decode=quick, strategy={"autoscaler": "dynamo-planner", "params": {
+        "sync_s": 60, "scrape_interval_s": 60, "load_predictor": "constant", "itl_s": 0.02}})
     for pool in ("prefill_pool", "decode_pool"):
         d["fleet"]["endpoints"][0][pool].update(min=1, max=8)
     n = 3000
     arr = np.linspace(0.0, 600.0, n)
-    r = simulate(parse_scenario(d), workload(arr, [4000] * n, [4] * n))
-    outs = {}
+    r = simulate(parse_scenario(d), workload(arr, [prompt] * n, [output] * n))
+    outs = {"prefill": 0, "decode": 0}
     for e in r.scaling_events:
         if e["action"] == "scale_out":
-            outs[e["endpoint"]] = outs.get(e["endpoint"], 0) + 1
-    assert outs.get("r1/toy/prefill", 0) >= 2
-    assert outs.get("r1/toy/decode", 0) == 0
+            outs[e["endpoint"].rsplit("/", 1)[1]] += 1
+    other = "decode" if grows == "prefill" else "prefill"
+    assert outs[grows] >= 1 and outs[other] == 0, outs
     assert r.summary["completed"] == n
 
 
