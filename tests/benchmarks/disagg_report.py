@@ -2,6 +2,7 @@
 
     python tests/benchmarks/disagg_report.py                  # our runs + the stored splitwise-sim figures -> the doc
     python tests/benchmarks/disagg_report.py --run-peer DIR --peer-python PY   # re-run splitwise-sim first
+    python tests/benchmarks/disagg_report.py --json > figures.json; ... --figures figures.json   # runs, then the doc
 
 Cross-check (the rules, fixed before running): the bundled Azure code trace (8,819 requests, 1 h, its own rate)
 on splitwise-sim's Splitwise-HA configuration: prompt instances on DGX-H100, token instances on DGX-A100, both
@@ -21,9 +22,9 @@ tests/benchmarks/support/splitwise_sim_disagg.json (with the command and the che
 ``--run-peer`` the stored figures are used.
 
 Aggregated vs disaggregated (same GPUs: 4 instances of Llama-2-70B A100 TP8 as 4 aggregated instances or P + D =
-4): the Azure code trace (prompt-heavy: mean prompt ~2,050 tokens, output ~28) and a decode-heavy workload
-(fixtures/workloads/poisson_sharegpt.json: ShareGPT-like lengths, prompt p50 52 / output p50 87 tokens, at 6
-requests/s for 1 h), InfiniBand HDR between the pools.
+4): the Azure code trace (prompt-heavy: mean prompt ~2,050 tokens, output ~28) and a decode-heavy synthetic
+workload (no bundled trace is decode-heavy: 18,000 requests in 1 h, log-normal prompt mean 256 / output mean 512
+tokens), InfiniBand HDR between the pools.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def _anchor() -> dict:
     return json.loads((ROOT / "fixtures" / "scenarios" / "code_anchor.json").read_text())
 
 
-def cross_scenario() -> dict:
+def cross_scenario(prefill: dict | None = None) -> dict:
     from planner.catalogue import builtin_engine_spec
 
     d = _anchor()
@@ -64,6 +65,8 @@ def cross_scenario() -> dict:
     h100 = dict(builtin_engine_spec("llama2-70b/h100-80gb/tp8"), max_batch_tokens=2048, max_batch_size=512,
                 kv_bytes_per_token=MHA_KV_BYTES)
     h100.pop("max_model_len", None)  # splitwise-sim applies no context limit
+    if prefill:  # the diagnostic: another prefill latency curve, nothing else changed
+        h100["prefill"] = {k: max(0.0, v) for k, v in prefill.items() if k in ("c0", "c1", "c2")}
     d["deployments"] = {"a100": a100, "h100": h100}
     d["name"] = "splitwise-sim cross-check: Splitwise-HA on the Azure code trace"
     d["fleet"]["endpoints"] = [{
@@ -78,13 +81,18 @@ def cross_scenario() -> dict:
 
 
 def _run(d: dict) -> dict:
+    import numpy as np
+
     from simulations.engine import build_workload, parse_scenario, simulate
 
     sc = parse_scenario(d)
     r = simulate(sc, build_workload(sc))
     s = r.summary
+    done = r.requests["completed"]
+    phase = (r.requests["e2e_s"] - r.requests["ttft_s"])[done]
     out = {"requests": s["requests"], "completed": s["completed"], "gpu_hours": s["gpu_hours"],
-           "ttft": s["ttft"], "e2e": s["e2e"], "tbt_mean": s["tbt_mean"], "queueing": s["queueing"]}
+           "ttft": s["ttft"], "e2e": s["e2e"], "tbt_mean": s["tbt_mean"], "queueing": s["queueing"],
+           "decode_phase": {k: float(np.percentile(phase, int(k[1:]))) for k in ("p50", "p90", "p99")}}
     if "disaggregation" in s:
         out["disaggregation"] = {k: s["disaggregation"][k] for k in ("transfer_s", "decode_wait_s", "kv_gb_moved")}
     return out
@@ -132,8 +140,16 @@ def run_peer(checkout: Path, python: str) -> dict:
     def pct(x):
         return {k: float(np.percentile(x, int(k[1:]))) for k in ("p50", "p90", "p99")}
 
+    # its prompt service times (TTFT - queueing) of the requests that did not queue, fitted as ours are
+    # (c0 + c1 P + c2 P^2): the diagnostic run below uses them in place of our fitted H100 prefill
+    alone = rows["queue_times"] == 0
+    size = rows["prompt_sizes"][alone]
+    a = np.stack([np.ones_like(size), size, size * size], axis=1)
+    coef = np.linalg.lstsq(a, (rows["ttft_times"] - rows["queue_times"])[alone], rcond=None)[0]
     peer = {"requests": int(len(rows)), "ttft": pct(rows["ttft_times"]), "e2e": pct(rows["response_times"]),
-            "queue": pct(rows["queue_times"]), "commit": commit,
+            "queue": pct(rows["queue_times"]), "decode_phase": pct(rows["response_times"] - rows["ttft_times"]),
+            "prompt_time_fit": {"c0": float(coef[0]), "c1": float(coef[1]), "c2": float(coef[2]),
+                                "requests": int(alone.sum())}, "commit": commit,
             "command": "python " + " ".join(args), "source": "Mutinifni/splitwise-sim"}
     PEER_FILE.write_text(json.dumps(peer, indent=1) + "\n")
     return peer
@@ -159,9 +175,13 @@ def _fleet(d: dict, p: int | None, q: int | None, total: int) -> dict:
 def traces() -> dict:
     code = _anchor()
     chat = _anchor()
-    chat["workload"] = {"synthesize": "poisson_sharegpt", "spec_overrides": {
-        "model": "llama2-70b", "rate_rps": 6.0, "duration_s": 3600}, "region": "us-west", "tier": "IW-F"}
-    return {"prompt-heavy (Azure code trace)": code, "decode-heavy (ShareGPT-like, 6 req/s)": chat}
+    chat["workload"] = {"synthetic": {
+        "duration_s": 3600, "total_requests": 18000, "diurnal_amplitude": 0.0, "tier_mix": {"IW-F": 1.0},
+        "model_weights": {"llama2-70b": 1.0}, "region_weights": {"us-west": 1.0},
+        "input_tokens": {"mean": 256, "sigma": 1.0, "max": 4096},
+        "output_tokens": {"mean": 512, "sigma": 0.8, "max": 4096}}}
+    return {"prompt-heavy (Azure code trace: prompt mean 2,048, output mean 28 tokens)": code,
+            "decode-heavy (synthetic, 5 req/s for 1 h: prompt mean 256, output mean 512 tokens, log-normal)": chat}
 
 
 def comparison(total: int = 4) -> dict:
@@ -181,17 +201,24 @@ def _row(label: str, r: dict, extra: str = "") -> str:
             f"{e['p99']:.2f} | {b['p50'] * 1000:.1f} |{extra}")
 
 
-def render(ours: dict, peer: dict, comp: dict) -> str:
+def render(ours: dict, diag: dict, peer: dict, comp: dict) -> str:
     lines = [open(ROOT / "tests" / "benchmarks" / "support" / "disagg_doc_head.md").read().rstrip(), "",
              "## splitwise-sim cross-check", "",
              f"Generated by `python tests/benchmarks/disagg_report.py` (rules in its docstring). splitwise-sim "
              f"commit `{peer['commit'][:12]}`, command `{peer['command']}`; {peer['requests']:,} requests there, "
              f"{ours['requests']:,} here ({ours['completed']:,} completed).", "",
-             "| figure (s) | splitwise-sim | ours | difference |", "|---|---|---|---|"]
-    for metric in ("ttft", "e2e"):
+             "| figure (s) | splitwise-sim | ours | difference | ours, its prompt times (diagnostic) | difference |",
+             "|---|---|---|---|---|---|"]
+    names = {"ttft": "TTFT", "e2e": "E2E", "decode_phase": "E2E - TTFT"}
+    for metric in ("ttft", "e2e", "decode_phase"):
         for p in ("p50", "p90", "p99"):
-            a, b = peer[metric][p], ours[metric][p]
-            lines.append(f"| {metric.upper()} {p} | {a:.3f} | {b:.3f} | {100 * (b - a) / a:+.1f} % |")
+            a, b, c = peer[metric][p], ours[metric][p], diag[metric][p]
+            lines.append(f"| {names[metric]} {p} | {a:.3f} | {b:.3f} | {100 * (b - a) / a:+.1f} % | {c:.3f} | "
+                         f"{100 * (c - a) / a:+.1f} % |")
+    f = peer["prompt_time_fit"]
+    lines += ["", f"The diagnostic column replaces only our H100 prefill curve by splitwise-sim's own prompt times, "
+                  f"fitted the same way (c0 + c1 P + c2 P^2 by least squares over the {f['requests']:,} requests "
+                  f"that did not queue there: c0 {f['c0']:.4f} s, c1 {f['c1']:.3e} s, c2 {f['c2']:.3e} s)."]
     d = ours["disaggregation"]
     lines += ["", f"Ours also reports the KV transfer (p50 / p90 {d['transfer_s']['p50'] * 1000:.2f} / "
                   f"{d['transfer_s']['p90'] * 1000:.2f} ms) and the decode-side wait (p50 / p90 "
@@ -215,14 +242,20 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--run-peer", type=Path, help="a splitwise-sim checkout: run it and store its figures")
     ap.add_argument("--peer-python", default=sys.executable, help="the Python that has splitwise-sim's requirements")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON instead of writing the doc")
+    ap.add_argument("--figures", type=Path, help="write the doc from the figures a --json run printed (no runs)")
     args = ap.parse_args(argv)
+    if args.figures:
+        f = json.loads(args.figures.read_text())
+        DOC.write_text(render(f["ours"], f["diagnostic"], f["peer"], f["comparison"]))
+        return 0
     peer = run_peer(args.run_peer, args.peer_python) if args.run_peer else json.loads(PEER_FILE.read_text())
     ours = _run(cross_scenario())
+    diag = _run(cross_scenario(peer["prompt_time_fit"]))
     comp = comparison()
     if args.json:
-        print(json.dumps({"peer": peer, "ours": ours, "comparison": comp}))
+        print(json.dumps({"peer": peer, "ours": ours, "diagnostic": diag, "comparison": comp}))
         return 0
-    DOC.write_text(render(ours, peer, comp))
+    DOC.write_text(render(ours, diag, peer, comp))
     print(f"wrote {DOC.relative_to(ROOT)}", file=sys.stderr)
     return 0
 
