@@ -225,10 +225,26 @@ class DeploymentSpec:
 
 
 @dataclass(frozen=True)
+class KVLinkConfig:
+    """The link a disaggregated endpoint's KV caches cross from a prefill instance to a decode instance
+    (disagg.py): ``bandwidth_gb_s`` GB/s (10^9 bytes a second) between the two instances and ``latency_s`` per
+    transfer. ``link_class`` names where the figures come from (disagg.LINK_CLASSES)."""
+
+    link_class: str = "infiniband"
+    bandwidth_gb_s: float = 50.0
+    latency_s: float = 0.0
+
+    def transfer_s(self, tokens: int, kv_bytes_per_token: float) -> float:
+        """Seconds to move ``tokens`` tokens of KV cache over the link."""
+        return self.latency_s + tokens * kv_bytes_per_token / (self.bandwidth_gb_s * 1e9)
+
+
+@dataclass(frozen=True)
 class EndpointConfig:
     """A (region, model) endpoint: its deployment and instance bounds.
 
-    ``pool`` is "all" for a unified endpoint, or "iw" / "niw" for the siloed pools. ``weights_in_region``:
+    ``pool`` is "all" for a unified endpoint, "iw" / "niw" for the siloed pools, or "prefill" / "decode" for the
+    two pools of a disaggregated endpoint (the prefill pool carries ``kv_link``; disagg.py). ``weights_in_region``:
     whether the model's weights are in the region's repository (SageServe 2.3: a load takes ~10 min from there,
     ~2 h from another region); False models bringing a model to a new region: the first load is cross-region.
     """
@@ -241,6 +257,7 @@ class EndpointConfig:
     max_instances: int = 1_000_000
     pool: str = "all"
     weights_in_region: bool = True
+    kv_link: KVLinkConfig | None = None  # a disaggregated endpoint's prefill pool: the link to its decode pool
 
     @property
     def key(self) -> tuple[str, str, str]:

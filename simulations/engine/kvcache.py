@@ -315,6 +315,8 @@ class KVManager(RunState):
         rem = self._out[rid] - (self._gen[rid] + 1)
         if rem <= 0:
             self._complete(inst, rid, t)
+        elif self._pd is not None and self._pd.hand_off(inst, rid, t):
+            pass  # a prefill pool's instance: the KV moves to a decode instance (disagg.py)
         else:
             self._fin[rid] = it + rem
             heappush(inst.fin_heap, (it + rem) * _FIN_RID + rid)
@@ -435,6 +437,8 @@ class KVManager(RunState):
             inst.S += need - it
             inst.res_tok += self._inp[rid] + self._out[rid]
             self._join[rid] = it
+            if self._pd is not None:
+                self._pd.joined(rid, t)
         inst.B += len(batch)
         inst.batch = batch
         inst.phase = SWAPIN
