@@ -40,8 +40,10 @@ def headline(t: dict) -> str:
                        f"{_pm(b['tuned']['saving_pct'])} %.")
     if matched:
         b = min(matched, key=lambda r: r["tuned"]["gpu_hours"]["mean"])
+        sv = b["tuned"]["saving_pct"]
+        more = {"mean": -sv["mean"], "lo": -sv["hi"], "hi": -sv["lo"]}
         return head + (f"no strategy beats it; {len(matched)} of {len(rows)} reach its SLO, the cheapest "
-                       f"({b['strategy']}, {_point(b['tuned'].get('point'))}) at {_pm(b['tuned']['saving_pct'])} %.")
+                       f"({b['strategy']}, {_point(b['tuned'].get('point'))}) with {_pm(more)} % more GPU-hours.")
     return head + f"none of the {len(rows)} strategies reaches its SLO on its grid."
 
 
