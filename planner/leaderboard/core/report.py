@@ -27,12 +27,12 @@ def _row(r: dict) -> str:
             f"{_pm(d.get('energy_kwh'), '{:.2f}')} | {way1} | {way2} |")
 
 
-def _headline(t: dict) -> str:
+def headline(t: dict) -> str:
     """The trace's answer in one sentence: who beats the static baseline at its SLO, by how much."""
     rows = [r for r in t["rows"] if r["strategy"] != "static"]
     better = [r for r in rows if r["matched"] and (r["tuned"].get("saving_pct") or {}).get("mean", -1) > 0]
     matched = [r for r in rows if r["matched"]]
-    head = f"**{t['trace']}** (baseline static {t['static_default']}, {100 * (t['baseline_attainment'] or 0):.1f} %): "
+    head = f"{t['trace']} (baseline static {t['static_default']}, {100 * (t['baseline_attainment'] or 0):.1f} %): "
     if better:
         b = min(better, key=lambda r: r["tuned"]["gpu_hours"]["mean"])
         return head + (f"{len(better)} of {len(rows)} strategies use fewer GPU-hours at the baseline's SLO; the "
@@ -40,13 +40,14 @@ def _headline(t: dict) -> str:
                        f"{_pm(b['tuned']['saving_pct'])} %.")
     if matched:
         b = min(matched, key=lambda r: r["tuned"]["gpu_hours"]["mean"])
+        sv = b["tuned"]["saving_pct"]
+        more = {"mean": -sv["mean"], "lo": -sv["hi"], "hi": -sv["lo"]}
         return head + (f"no strategy beats it; {len(matched)} of {len(rows)} reach its SLO, the cheapest "
-                       f"({b['strategy']}, {_point(b['tuned'].get('point'))}) at {_pm(b['tuned']['saving_pct'])} %.")
+                       f"({b['strategy']}, {_point(b['tuned'].get('point'))}) with {_pm(more)} % more GPU-hours.")
     return head + f"none of the {len(rows)} strategies reaches its SLO on its grid."
 
 
 def render(board: dict) -> str:
-    rules, meta = board["rules"], board["meta"]
     out = [
         "# Policy leaderboard: every strategy on public traces at matched SLO",
         "",
@@ -54,6 +55,14 @@ def render(board: dict) -> str:
         "and of this page: `docs/results/leaderboard.json`; in the browser at `/leaderboard/`, in the API at "
         "`GET /api/leaderboard/`). Do not edit by hand.",
         "",
+    ]
+    out += _rules_section(board["rules"], board["meta"])
+    out += _tables(board)
+    return "\n".join(out)
+
+
+def _rules_section(rules: dict, meta: dict) -> list[str]:
+    out = [
         "## Rules",
         "",
         f"- Fleet: one `{rules['deployment']}` endpoint (measured fit, 128k context), {rules['instances'][0]}-"
@@ -88,7 +97,12 @@ def render(board: dict) -> str:
         out.append(f"| {n} | `{s['bundle']}` | {knob} | {grid} |")
     out += ["", "Not on the board:", ""]
     out += [f"- **{k}**: {v}" for k, v in rules["not_on_board"].items()]
-    out += ["", "## Overall", "",
+    return out
+
+
+def _tables(board: dict) -> list[str]:
+    meta = board["meta"]
+    out = ["", "## Overall", "",
             "| strategy | family | traces at the baseline's SLO | median saving there (%) | mean rank |",
             "|---|---|---|---|---|"]
     for o in board["overall"]:
@@ -96,7 +110,7 @@ def render(board: dict) -> str:
         out.append(f"| {o['strategy']} | {o['family']} | {o['matched']} / {o['traces']} | {med} | "
                    f"{o['mean_rank']:.1f} |")
     out += ["", "## Headlines (computed from the tables below)", ""]
-    out += [f"- {_headline(t)}" for t in board["traces"]]
+    out += [f"- {headline(t)}" for t in board["traces"]]
     for t in board["traces"]:
         req = t["requests"]
         out += ["", f"## {t['title']}", "",
@@ -119,4 +133,4 @@ def render(board: dict) -> str:
                    f"finished and left out: {', '.join(meta.get('partial') or []) or 'none'}. Digest of the runs: "
                    f"`{board['digest']}`.")
     out.append("")
-    return "\n".join(out)
+    return out

@@ -51,6 +51,7 @@ def test_the_page_shows_ranked_rows_with_intervals(cast, client, published):
     assert "target 8: 2.5 [" in html  # the tuned point, its GPU-hours and interval
     assert html.index("hpa-running</td>") < html.index("chiron</td>")
     assert 'href="/leaderboard/"' in html  # in the nav
+    assert "azure-code (baseline static 3, 99.0 %): 1 of 2 strategies use fewer GPU-hours" in html
 
 
 def test_the_markdown_has_every_trace_and_the_rules(published):
