@@ -150,7 +150,7 @@ class KVManager(RunState):
 
     @cython.locals(own=cython.longlong, pos=cython.longlong, tok=cython.longlong, v=cython.longlong,
                    ct=cython.longlong, c=cython.longlong, j=cython.longlong, o=cython.longlong, e=cython.longlong,
-                   k=cython.longlong, cache=dict, key=cython.longlong, chunk=cython.longlong)
+                   k=cython.longlong, cache=dict, key=cython.longlong, chunk=cython.longlong, okey=object)
     def _pfx_acquire(self, inst: Instance, rid, hit):
         """Admit ``rid``'s prefix on ``inst`` (after ``_pfx_plan``): reference every chunk of it, cache the missing
         ones, count the hit; then evict free cached chunks (LRU) the KV in use now needs."""
@@ -175,7 +175,8 @@ class KVManager(RunState):
                 ct = v % _PFX_REF
                 c = ct if ct < tok else tok
                 if v < _PFX_REF:  # free cached: leaves the free queue
-                    del lru[key]
+                    okey = key  # boxed here: Cython's int-indexed del on a mapping does not release its key
+                    del lru[okey]
                     inst.pfx_lru_tok -= ct
                     inst.kv_prefill += ct - c
                 else:
@@ -202,7 +203,7 @@ class KVManager(RunState):
 
     @cython.locals(own=cython.longlong, tok=cython.longlong, v=cython.longlong, ct=cython.longlong,
                    c=cython.longlong, j=cython.longlong, o=cython.longlong, k=cython.longlong, cache=dict,
-                   key=cython.longlong, chunk=cython.longlong)
+                   key=cython.longlong, chunk=cython.longlong, okey=object)
     def _pfx_release(self, inst: Instance, rid):
         """``rid`` leaves ``inst`` (finished or preempted): drop its references; chunks nobody holds go to the free
         queue, its last chunk first (evicted first, as vLLM frees a request's blocks in reverse)."""
@@ -226,7 +227,8 @@ class KVManager(RunState):
             cache[key] = v
             if v < _PFX_REF:
                 inst.kv_prefill -= ct - c
-                lru[key] = None
+                okey = key  # boxed here, as in _pfx_acquire
+                lru[okey] = None
                 inst.pfx_lru_tok += ct
             else:
                 inst.kv_prefill += c

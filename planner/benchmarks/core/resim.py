@@ -28,6 +28,7 @@ Rules (fixed before any comparison with the measurements):
 
 from __future__ import annotations
 
+import gc
 import math
 import re
 from dataclasses import dataclass
@@ -94,14 +95,10 @@ def prompt_block_ids(run: BenchmarkRun, first: int, n: int, prompt: int) -> list
     sp = run.workload.shared_prefix
     n_prompts = sp.num_groups * sp.prompts_per_group
     sys_blocks = sp.system_prompt_len // KV_BLOCK
-    blocks = -(-prompt // KV_BLOCK)
-    j = np.arange(blocks, dtype=np.int64)
-    out = []
-    for k in range(first, first + n):
-        p = k % n_prompts
-        owner = np.where(j < sys_blocks, p // sp.prompts_per_group, sp.num_groups + p)
-        out.append((owner << _ID_SHIFT) | j)
-    return out
+    j = np.arange(-(-prompt // KV_BLOCK), dtype=np.int64)
+    table = [((np.where(j < sys_blocks, p // sp.prompts_per_group, sp.num_groups + p) << _ID_SHIFT) | j)
+             for p in range(n_prompts)]  # one array per distinct prompt, shared by the requests that send it
+    return [table[k % n_prompts] for k in range(first, first + n)]
 
 
 def build_requests(run: BenchmarkRun, seed: int, *, duration_scale: float = 1.0) -> dict:
@@ -210,6 +207,8 @@ def simulate_run(run: BenchmarkRun, eff: Efficiency, *, seeds=(0, 1, 2), duratio
         stage = req["stage"][order]
         out = req["output_tokens"][order]
         res = simulate(scenario, workload).requests
+        if "cached_tokens" in res:
+            gc.collect()  # the finished run's cyclic garbage holds its prefix arrays: free it before the next
         done = res["completed"]
         for i in np.unique(stage):
             sel = stage == i
