@@ -40,6 +40,12 @@ class ServerlessForm(SchemaForm):
         self.fields["systems"].choices = system_choices()
         self.fields["baseline"].choices = system_choices()
         self.add_schema("spec", spec.ServerlessSpec, exclude=("name", "systems", "model"), initial=SERVERLESS_START)
+        from simulations.engine.generator.slinfer import bundled_traces
+
+        trace = self.fields["workload__trace"]  # the bundled function traces by name, not free text
+        self.fields["workload__trace"] = forms.ChoiceField(
+            choices=[(t, t) for t in bundled_traces()], label=trace.label, initial=trace.initial, required=False,
+            help_text="the SLINFER artefact's function traces (fixtures/traces/slinfer)")
 
     def main_fields(self):
         return self.group("spec", only=SERVERLESS_MAIN)

@@ -60,11 +60,24 @@ def _rows(totals: dict) -> list[dict]:
     return rows
 
 
+def catalogue_named(result: dict) -> dict:
+    """The result with its model and GPU under the hardware catalogue's names (llama3.1-8b, a100-80gb), as every
+    other page names them; the profiles' own names (llama-3-8b, a100) where the catalogue has none."""
+    from planner.opscale.spec import CATALOGUE_GPUS, CATALOGUE_MODELS
+
+    models = {v: k for k, v in CATALOGUE_MODELS.items()}
+    gpus = {v: k for k, v in CATALOGUE_GPUS.items()}
+    if not result:
+        return result
+    return {**result, "model": models.get(result.get("model"), result.get("model")),
+            "gpu": gpus.get(result.get("gpu"), result.get("gpu"))}
+
+
 def result_context(spec: dict, result: dict | None) -> dict:
     result = result or {}
     totals = result.get("totals", {})
     return {
-        "result": result, "rows": _rows(totals),
+        "result": catalogue_named(result), "rows": _rows(totals),
         "fallback_note": _fallback_note(spec, totals) if result else "",
         "figures": all_figures(result) if result else None,
         "peak": result.get("peak_detail"), "ilp_gap": _ilp_gap(result),

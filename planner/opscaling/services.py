@@ -31,7 +31,10 @@ def create_operator_plan(*, team, user, spec: dict, name: str = ""):
 
     parsed = parse_spec(spec)
     trace = _team_trace(parsed, team)
-    label = name or parsed.name or f"{parsed.model} on {parsed.gpu}, trace {trace.name}"
+    from planner.opscaling.presentation import catalogue_named
+
+    named = catalogue_named({"model": parsed.model, "gpu": parsed.gpu})  # the catalogue's names in the default title
+    label = name or parsed.name or f"{named['model']} on {named['gpu']}, trace {trace.name}"
     plan = OperatorPlan.objects.create(team=team, created_by=user, name=label[:200], spec=spec, trace=trace)
     plan.job = create_job(team=team, kind=JOB_KIND, user=user, params={"operator_plan_id": plan.pk})
     plan.save(update_fields=["job"])

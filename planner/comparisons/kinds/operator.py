@@ -141,12 +141,7 @@ class OperatorLevelKind(ComparisonKind):
         from planner.comparisons.kind_pages import operator_context
         from planner.opscaling.presentation import result_context
 
-        context = result_context(spec_of(comp.scenario), summaries.get(VARIANT))
-        if context.get("result"):  # the catalogue's names on the page, as in the scenario
-            r = context["result"]
-            context["result"] = {**r, "model": _CATALOGUE_MODEL.get(r.get("model"), r.get("model")),
-                                 "gpu": _CATALOGUE_GPU.get(r.get("gpu"), r.get("gpu"))}
-        return {**context, **operator_context(comp)}
+        return {**result_context(spec_of(comp.scenario), summaries.get(VARIANT)), **operator_context(comp)}
 
     def export_csv(self, comp, summaries: dict[str, dict]) -> str:
         import csv

@@ -102,6 +102,7 @@ def test_the_pages_create_a_plan_and_show_its_figures_and_tables(cast, client):
     detail = client.get(resp["Location"])
     html = detail.content.decode()
     assert detail.status_code == 200 and "opscale-totals" in html
+    assert "llama3.1-8b on a100-80gb" in html and "llama-3-8b on a100" not in html  # the catalogue's names
     figures = json.loads(detail.context["figures"]["qps"])
     assert figures["layout"]["title"]["text"].startswith("Savings vs QPS")
     assert {"phase", "timeline", "qps", "length", "sojourn"} <= set(detail.context["figures"])
