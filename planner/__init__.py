@@ -2,6 +2,7 @@
 
 This package's ``__init__`` stays empty on purpose: Django-free cores such as
 ``planner.ingest`` and ``planner.optimizer`` live below it and must import
-without Django or Celery. The Celery app is loaded by ``planner.apps`` once
-Django is set up, and ``celery -A planner`` finds ``planner/celery.py`` itself.
+without Django or Celery. The Celery app is loaded when a process first sends
+a job (``planner.jobs.services``), and ``celery -A planner`` finds
+``planner/celery.py`` itself.
 """

@@ -42,7 +42,7 @@ def broker() -> dict:
 
 
 def workers() -> dict:
-    from planner.celery import app
+    from planner.celeryapp import app
 
     replies = app.control.ping(timeout=TIMEOUT_S, limit=1)
     if not replies:

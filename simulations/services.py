@@ -86,9 +86,9 @@ def _trace_for(trace_id, team):
     except (Trace.DoesNotExist, TypeError, ValueError):
         raise input_error("scenario.workload.trace_id", f"no trace #{trace_id} in your team",
                           "use the id of one of your team's traces (GET /api/traces/)") from None
-    if not trace.normalised_file.exists():
-        raise input_error("scenario.workload.trace_id", f"trace #{trace_id} has no normalised file yet",
-                          "wait for the trace's import to finish")
+    if not trace.is_ready or not trace.normalised_file.exists():
+        raise input_error("scenario.workload.trace_id", f"trace #{trace_id} is {trace.current_status()[0]}, not ready",
+                          "wait until the trace's status is ready (GET /api/traces/ID/); a failed one says why")
     return trace
 
 
@@ -138,14 +138,12 @@ def execute_run(run: SimulationRun, progress=None) -> dict:
     scenario = scenario.with_strategy(run.strategy or None, mode=run.mode or "fast")
     if run.streamed:
         return _execute_streamed(run, scenario, progress)
-    frame = None
+    trace = None  # a stored trace is read by the engine's one reader (traceio), like a file given on the CLI
     if "trace_id" in scenario.workload_spec:
-        from planner.ingest.normalised import read_trace
-
-        frame = read_trace(_trace_for(scenario.workload_spec["trace_id"], run.team).normalised_file)
+        trace = _trace_for(scenario.workload_spec["trace_id"], run.team).normalised_file
     if progress:
         progress(0.0, "loading workload")
-    workload = build_workload(scenario, frame=frame)
+    workload = build_workload(scenario, trace=trace)
     result = simulate(scenario, workload, progress=progress)
     run.result = result.to_dict()
     run.requests_simulated = result.summary["requests"]

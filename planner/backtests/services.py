@@ -12,7 +12,6 @@ from planner.backtests.models import Backtest
 from planner.comparisons.core.runner import engine_scenario_dict, load_workload
 from planner.comparisons.core.variants import VariantError, build_variants
 from planner.comparisons.services import team_trace, validate_scenario
-from planner.ingest.normalised import read_trace
 from planner.jobs.services import create_job
 from planner.limits import scenario_limits
 from simulations.engine import parse_scenario
@@ -23,13 +22,13 @@ JOB_KIND = "backtests.run"
 def _engine_and_workload(scenario: dict, team):
     """The parsed engine scenario and its workload (the trace's requests)."""
     validate_scenario(scenario)
-    frame = None
+    trace = None  # the trace's normalised file, read by the engine's one trace reader
     trace_id = (scenario.get("workload") or {}).get("trace_id")
     if trace_id is not None:
-        frame = read_trace(team_trace(trace_id, team).normalised_file)
+        trace = team_trace(trace_id, team).normalised_file
     eng = parse_scenario(engine_scenario_dict(scenario, {"strategy": "static", "key": "check"}),
                          limits=scenario_limits())
-    return eng, load_workload(scenario, eng, frame=frame)
+    return eng, load_workload(scenario, eng, trace=trace)
 
 
 def endpoint_names(eng) -> list[str]:

@@ -7,10 +7,14 @@ plus the columns used to find it (model, GPU, TP). A ``Validation`` is measured 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.db import models
 
 from planner.accounts.models import TeamOwned
-from planner.benchmarks.core.schema import BenchmarkRun as RunSchema
+
+if TYPE_CHECKING:  # the pydantic schema is built on first use, not when Django loads the models
+    from planner.benchmarks.core.schema import BenchmarkRun as RunSchema
 
 
 class BenchmarkRun(TeamOwned):
@@ -35,6 +39,8 @@ class BenchmarkRun(TeamOwned):
         return self.name
 
     def schema(self) -> RunSchema:
+        from planner.benchmarks.core.schema import BenchmarkRun as RunSchema
+
         return RunSchema.model_validate(self.data)
 
     @property

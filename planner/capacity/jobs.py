@@ -52,7 +52,7 @@ def _probe_lost(job) -> None:
 @handler("capacity.probe", idempotent=True, on_lost=_probe_lost)
 def probe_job(job, ctx):
     from planner.capacity.core.driver import probe_inputs, run_probe_inputs
-    from planner.capacity.services import _frame
+    from planner.capacity.services import trace_file
     from planner.limits import scenario_limits
 
     probe = Probe.objects.select_related("search", "search__team").filter(pk=job.params.get("probe")).first()
@@ -65,7 +65,7 @@ def probe_job(job, ctx):
     try:
         inputs = probe_inputs((search.state or {}).get("subs") or {}, probe.pid)
         ctx.progress(1, f"simulating {probe.pid[:200]}", force=True)
-        outcome = run_probe_inputs(search.scenario, inputs, frame=_frame(search.scenario, search.team),
+        outcome = run_probe_inputs(search.scenario, inputs, trace=trace_file(search.scenario, search.team),
                                    limits=scenario_limits(), progress=ctx.callback(2, 99))
     except JobCancelled:
         record_probe(probe, status=Probe.Status.CANCELLED, wall_s=time.perf_counter() - started)

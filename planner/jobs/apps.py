@@ -1,11 +1,8 @@
 from django.apps import AppConfig
-from django.utils.module_loading import autodiscover_modules
 
 
 class JobsConfig(AppConfig):
     name = "planner.jobs"
     label = "jobs"
-
-    def ready(self) -> None:
-        # Each app registers its job handlers in its own jobs.py.
-        autodiscover_modules("jobs")
+    # Each app registers its job handlers in its own jobs.py, imported on the first look-up of a handler
+    # (planner.jobs.registry.discover), not here: start-up stays free of the handlers' heavy libraries.

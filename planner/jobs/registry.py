@@ -12,6 +12,7 @@ Registration options (see planner/jobs/reaper.py for how they are used):
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +20,24 @@ from typing import Any
 
 _HANDLERS: dict[str, Callable[..., Any]] = {}
 _SPECS: dict[str, KindSpec] = {}
+_DISCOVERED = threading.Event()
+_DISCOVERY_LOCK = threading.Lock()
+
+
+def discover() -> None:
+    """Import every app's ``jobs.py`` once, on the first look-up of a handler.
+
+    Not at start-up: the handlers pull in the heavy libraries of their apps (pandas, scipy, statsmodels, Plotly),
+    which a process that only serves pages or runs one command never needs.
+    """
+    if _DISCOVERED.is_set():
+        return
+    with _DISCOVERY_LOCK:
+        if not _DISCOVERED.is_set():
+            from django.utils.module_loading import autodiscover_modules
+
+            autodiscover_modules("jobs")
+            _DISCOVERED.set()
 
 
 @dataclass(frozen=True)
@@ -39,6 +58,7 @@ def handler(kind: str, *, idempotent: bool = False, on_lost: Callable[..., Any] 
 
 
 def spec(kind: str) -> KindSpec:
+    discover()
     return _SPECS.get(kind, KindSpec())
 
 
@@ -57,6 +77,7 @@ class Partial:
 
 
 def get_handler(kind: str):
+    discover()
     try:
         return _HANDLERS[kind]
     except KeyError:
@@ -64,6 +85,7 @@ def get_handler(kind: str):
 
 
 def known_kinds() -> list[str]:
+    discover()
     return sorted(_HANDLERS)
 
 

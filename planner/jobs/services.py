@@ -129,6 +129,13 @@ def queue_for(job_id: int) -> str:
     return settings.JOBS_LONG_QUEUE if (requests or 0) >= settings.JOBS_LONG_REQUESTS else settings.JOBS_QUEUE
 
 
+def _celery_task():
+    """The job task, bound to the planner's Celery app (loaded here, on the first message, not at start-up)."""
+    import planner.celeryapp  # noqa: F401  (makes the planner's app the current one)
+
+    return run_job
+
+
 def mark_and_dispatch(job_id: int) -> None:
     """Set the outbox mark of a waiting job (in the current transaction) and dispatch it after commit."""
     Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).update(dispatched=timezone.now())
@@ -141,7 +148,7 @@ def dispatch(job_id: int) -> bool:
     runner = settings.JOBS_RUNNER
     if runner == "celery":
         try:
-            async_result = run_job.apply_async((job_id,), queue=queue_for(job_id), retry=True,
+            async_result = _celery_task().apply_async((job_id,), queue=queue_for(job_id), retry=True,
                                                retry_policy=settings.JOBS_PUBLISH_RETRY)
         except Exception as exc:  # broker down: the sweep re-sends it
             log.warning("could not send job %s to the broker (%s); it stays queued for the re-dispatch sweep",
@@ -183,7 +190,7 @@ def cancel_job(job: Job) -> bool:
         for task_id in [job.celery_task_id, *children]:
             if task_id:
                 try:  # a queued task is dropped; a running one is stopped by its watchdog
-                    run_job.app.control.revoke(task_id)
+                    _celery_task().app.control.revoke(task_id)
                 except Exception as exc:
                     log.warning("could not broadcast the revoke of %s (%s); the row is cancelled anyway", task_id, exc)
     job.refresh_from_db()

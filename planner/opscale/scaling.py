@@ -83,6 +83,48 @@ def _efficiency_key(ct: tuple[tuple[int, int, int], float], lat: float, cost_now
     return (1, 0, -(lat - t2) / added)
 
 
+def _best_downscale(ev: Evaluator, config: dict, targets: list, slo_s: float, ps: list, bs: list):
+    """A7: among the targets' cheaper, stable configurations that keep the latency within the SLO, the one that
+    saves the most (then the fastest): (key, op, configuration, latency), or None."""
+    best = None
+    for j in targets:
+        r, b, p = config[j]
+        if r <= 1 and p <= min(ps):
+            continue
+        cands = {(r - 1, b2, p2) for b2 in bs if b2 >= b for p2 in ps if r - 1 >= 1}
+        cands |= {(r2, b2, p2) for b2 in bs if b2 >= b for p2 in ps if p2 < p for r2 in range(1, r + 1)}
+        for cand in cands:
+            if _cost_of(cand) >= r * p:
+                continue
+            lam, mu = ev.rates(j, cand[1], cand[2])
+            if lam >= cand[0] * mu:  # line 14: stability
+                continue
+            t2 = _try(ev, config, j, cand)
+            if t2 > slo_s:
+                continue
+            key = (_cost_of(cand) - r * p, t2)
+            if best is None or key < best[0]:
+                best = (key, j, cand, t2)
+    return best
+
+
+def _upscale(ev: Evaluator, config: dict, j, lat: float, slo_s: float, ps: list, bs: list):
+    """A8: one more replica of the bottleneck ``j`` (any batch and parallelism): the cheapest meeting the SLO, else
+    the largest latency reduction (or the best efficiency, ``upscale="efficiency"``). None: nothing helps."""
+    r, _b, p = config[j]
+    scored = [(cand, _try(ev, config, j, cand)) for cand in {(r + 1, b2, p2) for b2 in bs for p2 in ps}]
+    meeting = [(c, t) for c, t in scored if t <= slo_s]
+    if ev.options.upscale == "efficiency":
+        better = [(c, t) for c, t in scored if t < lat]
+        if not better:
+            return None
+        return min(better, key=lambda ct: (_efficiency_key(ct, lat, r * p), _cost_of(ct[0])))
+    if meeting:
+        return min(meeting, key=lambda ct: (_cost_of(ct[0]), ct[1]))
+    cand, t2 = min(scored, key=lambda ct: (ct[1], _cost_of(ct[0])))
+    return (cand, t2) if t2 < lat else None
+
+
 def greedy(ev: Evaluator, slo_s: float) -> ScalingResult:
     """Alg. 1 with the spec's resolutions: A7 downscale over every operator (``every_op``, default) or the
     bottleneck only (``bottleneck``, as printed); A8 upscale picks the cheapest move meeting the SLO, else the
@@ -113,60 +155,29 @@ def greedy(ev: Evaluator, slo_s: float) -> ScalingResult:
         _total, path = ev.critical_path(s)
         if lat <= slo_s - eps or (opts.band == "refine" and lat <= slo_s):
             targets = [max(path, key=lambda v: s[v])] if opts.downscale == "bottleneck" else list(ev.ops)
-            best = None
-            for j in targets:
-                r, b, p = config[j]
-                if r <= 1 and p <= min(ps):
-                    continue
-                cands = {(r - 1, b2, p2) for b2 in bs if b2 >= b for p2 in ps if r - 1 >= 1}
-                cands |= {(r2, b2, p2) for b2 in bs if b2 >= b for p2 in ps if p2 < p for r2 in range(1, r + 1)}
-                for cand in cands:
-                    if _cost_of(cand) >= r * p:
-                        continue
-                    lam, mu = ev.rates(j, cand[1], cand[2])
-                    if lam >= cand[0] * mu:  # line 14: stability
-                        continue
-                    t2 = _try(ev, config, j, cand)
-                    if t2 > slo_s:
-                        continue
-                    key = (_cost_of(cand) - r * p, t2)
-                    if best is None or key < best[0]:
-                        best = (key, j, cand, t2)
+            best = _best_downscale(ev, config, targets, slo_s, ps, bs)
             if best is None:
                 reason = "no further safe downscale"
                 break
             _key, j, cand, t2 = best
             moves.append({"move": "down", "op": j, "from": list(config[j]), "to": list(cand), "latency_s": t2})
-            config[j] = cand
-            lat = t2
         elif lat > slo_s:
             j = max(path, key=lambda v: s[v])
-            r, b, p = config[j]
-            cands = {(r + 1, b2, p2) for b2 in bs for p2 in ps}
-            scored = [(cand, _try(ev, config, j, cand)) for cand in cands]
-            meeting = [(c, t) for c, t in scored if t <= slo_s]
-            if opts.upscale == "efficiency":
-                better = [(c, t) for c, t in scored if t < lat]
-                if not better:
-                    reason = "the bottleneck cannot be improved: SLO infeasible"
-                    break
-                cand, t2 = min(better, key=lambda ct: (_efficiency_key(ct, lat, r * p), _cost_of(ct[0])))
-            elif meeting:
-                cand, t2 = min(meeting, key=lambda ct: (_cost_of(ct[0]), ct[1]))
-            else:
-                cand, t2 = min(scored, key=lambda ct: (ct[1], _cost_of(ct[0])))
-                if not t2 < lat:
-                    reason = "the bottleneck cannot be improved: SLO infeasible"
-                    break
+            up = _upscale(ev, config, j, lat, slo_s, ps, bs)
+            if up is None:
+                reason = "the bottleneck cannot be improved: SLO infeasible"
+                break
+            cand, t2 = up
             moves.append({"move": "up", "op": j, "from": list(config[j]), "to": list(cand), "latency_s": t2})
-            config[j] = cand
-            lat = t2
-            if r + 1 > opts.max_replicas:
+            if config[j][0] + 1 > opts.max_replicas:
+                config[j], lat = cand, t2
                 reason = "replica cap reached"
                 break
         else:
             reason = "within the buffer epsilon of the SLO"
             break
+        config[j] = cand
+        lat = t2
     else:
         reason = "iteration cap reached"
     return ScalingResult(config, lat, slo_s, math.isfinite(lat) and lat <= slo_s, ev.cost(config), it, moves, reason)

@@ -25,9 +25,8 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-import pulp
-
-from planner.optimizer.solver import HAS_SOLUTION, ArrayModel, SolverOptions, solve, solve_arrays
+from planner.optimizer.hourly_model import describe, sigma_of, to_pulp
+from planner.optimizer.solver import HAS_SOLUTION, SolverOptions, solve, solve_arrays
 
 Key3 = tuple[str, str, str]  # (model, region, gpu)
 Key2 = tuple[str, str]
@@ -134,12 +133,6 @@ class HourlyPlan:
         return sum(v for (i, j, _k), v in self.instances.items() if i == model and j == region)
 
 
-def sigma_of(inputs: HourlyInputs, model: str, gpu: str) -> float:
-    if inputs.sigma is not None and (model, gpu) in inputs.sigma:
-        return float(inputs.sigma[(model, gpu)])
-    return float(inputs.alpha[gpu]) * float(inputs.startup_s.get((model, gpu), 0.0)) / 3600.0
-
-
 def planned_demand(inputs: HourlyInputs) -> tuple[dict[Key2, float], dict[str, float]]:
     """(max_w rho[i,j](w) + beta[i,j] per endpoint, max_w sum_j (rho+beta)[i,j](w) per model).
 
@@ -171,23 +164,52 @@ def solve_hourly(inputs: HourlyInputs) -> HourlyPlan:
     joins the models of its (region, GPU type). With SageServe's defaults (epsilon = 1, no quotas) this
     gives one 1-to-g-variable knapsack per endpoint, which HiGHS solves in milliseconds, whereas the
     monolithic 20 x 20 x 5 model stalls HiGHS's root node for tens of seconds (see docs/optimizer.md).
+    Each block's model is stated once (planner/optimizer/hourly_model.py) and solved by highspy from its
+    arrays, or through PuLP (``use_pulp``, or CBC).
     """
     inputs.validate()
     started = time.perf_counter()
-    models, regions, gpus = list(inputs.models), list(inputs.regions), list(inputs.gpus)
     local_peak, global_peak = planned_demand(inputs)
     n_of: dict[Key3, int] = {}
-    for i in models:
-        for j in regions:
-            for k in gpus:
+    for i in inputs.models:
+        for j in inputs.regions:
+            for k in inputs.gpus:
                 n = int(inputs.n.get((i, j, k), 0))
                 if float(inputs.theta.get((i, k), 0.0)) > 0 or n > 0:
                     n_of[(i, j, k)] = n
-    soft = inputs.shortfall_penalty is not None
-    global_implied = inputs.regional_coverage and inputs.epsilon >= 1.0 and not soft
-    blocks = _blocks(inputs, n_of, global_implied) if inputs.decompose else [(models, regions)]
-    build_time = time.perf_counter() - started
+    global_implied = inputs.regional_coverage and inputs.epsilon >= 1.0 and inputs.shortfall_penalty is None
+    blocks = (_blocks(inputs, n_of, global_implied) if inputs.decompose
+              else [(list(inputs.models), list(inputs.regions))])
+    run = _Run(build_time=time.perf_counter() - started)
+    with_global = not (global_implied and inputs.decompose)
+    _solve_blocks(inputs, blocks, run, n_of, local_peak, global_peak, with_global)
+    status = _worst(run.statuses)
+    detail = "; ".join(sorted(run.details)) + (f" ({len(blocks)} independent blocks)" if len(blocks) > 1 else "")
+    if status not in HAS_SOLUTION:
+        return HourlyPlan(status=status, objective=None, gamma=None, mu=None, delta={}, instances={},
+                          per_endpoint_delta={}, demand_tps=local_peak, capacity_tps={}, rerouted_tps={},
+                          shortfall_tps={}, solve_time_s=run.solve_time, build_time_s=run.build_time, gap=None,
+                          solver=inputs.options.solver, detail=detail)
+    return _plan(inputs, run, n_of, local_peak, status, detail)
 
+
+@dataclass
+class _Run:
+    """What the blocks' solves add up to."""
+
+    build_time: float = 0.0
+    solve_time: float = 0.0
+    objective: float = 0.0
+    bound: float = 0.0
+    statuses: list[str] = field(default_factory=list)
+    details: set[str] = field(default_factory=set)
+    delta: dict[Key3, int] = field(default_factory=dict)
+    shortfall: dict[str, float] = field(default_factory=dict)
+
+
+def _solve_blocks(inputs: HourlyInputs, blocks: list, run: _Run, n_of: dict, local_peak: dict, global_peak: dict,
+                  with_global: bool) -> None:
+    """Describe and solve each block in turn (stopping at the first without a solution), adding up into ``run``."""
     direct = inputs.options.solver == "highs" and not inputs.use_pulp
     highs = None
     if direct:
@@ -195,79 +217,50 @@ def solve_hourly(inputs: HourlyInputs) -> HourlyPlan:
 
         highs = highspy.Highs()  # one solver object for every block: its model is replaced each time
     deadline = time.perf_counter() + inputs.options.time_limit_s
-    d_val: dict[Key3, int] = {}
-    shortfall: dict[str, float] = {}
-    statuses: list[str] = []
-    objective = bound = 0.0
-    solve_time = 0.0
-    details: set[str] = set()
     for block_models, block_regions in blocks:
         t0 = time.perf_counter()
-        with_global = not (global_implied and inputs.decompose)
-        args = (inputs, block_models, block_regions, n_of, local_peak, global_peak)
+        desc = describe(inputs, block_models, block_regions, n_of, local_peak, global_peak, with_global=with_global)
         remaining = max(0.01, deadline - time.perf_counter())
         options = replace(inputs.options, time_limit_s=min(inputs.options.time_limit_s, remaining))
         if direct:
-            model, delta_col, short_col, offset = _build_arrays(*args, with_global=with_global)
-            build_time += time.perf_counter() - t0
-            info, values = solve_arrays(model, options, highs)
-            delta_value = {key: values[col] for key, col in delta_col.items()} if values is not None else {}
-            short_value = {name: values[col] for name, col in short_col.items()} if values is not None else {}
+            run.build_time += time.perf_counter() - t0
+            info, values = solve_arrays(desc.model, options, highs)
         else:
-            prob, delta, short, offset = _build(*args, with_global=with_global)
-            build_time += time.perf_counter() - t0
+            prob, variables = to_pulp(desc)
+            run.build_time += time.perf_counter() - t0
             info = solve(prob, options)
-            delta_value = {key: var.varValue or 0.0 for key, var in delta.items()}
-            short_value = {name: var.varValue or 0.0 for name, var in short.items()}
-        solve_time += info.solve_time_s
-        statuses.append(info.status)
-        details.add(info.detail)
-        if not info.has_solution:
+            values = [var.varValue or 0.0 for var in variables]
+        run.solve_time += info.solve_time_s
+        run.statuses.append(info.status)
+        run.details.add(info.detail)
+        if not info.has_solution or values is None:
             break
-        objective += info.objective - offset
-        bound += (info.best_bound if info.best_bound is not None else info.objective) - offset
-        for key, value in delta_value.items():
-            d_val[key] = int(round(value))
-        for name, value in short_value.items():
-            if value > 1e-6:
-                shortfall[name] = float(value)
-    status = _worst(statuses)
-    detail = "; ".join(sorted(details)) + (f" ({len(blocks)} independent blocks)" if len(blocks) > 1 else "")
-    if status not in HAS_SOLUTION:
-        return HourlyPlan(
-            status=status,
-            objective=None,
-            gamma=None,
-            mu=None,
-            delta={},
-            instances={},
-            per_endpoint_delta={},
-            demand_tps=local_peak,
-            capacity_tps={},
-            rerouted_tps={},
-            shortfall_tps={},
-            solve_time_s=solve_time,
-            build_time_s=build_time,
-            gap=None,
-            solver=inputs.options.solver,
-            detail=detail,
-        )
+        offset = desc.model.offset
+        run.objective += info.objective - offset
+        run.bound += (info.best_bound if info.best_bound is not None else info.objective) - offset
+        for key, col in desc.delta.items():
+            run.delta[key] = int(round(values[col]))
+        for name, col in desc.short.items():
+            if values[col] > 1e-6:
+                run.shortfall[name] = float(values[col])
 
-    def theta_of(i: str, k: str) -> float:
-        return float(inputs.theta.get((i, k), 0.0))
 
+def _plan(inputs: HourlyInputs, run: _Run, n_of: dict, local_peak: dict, status: str, detail: str) -> HourlyPlan:
+    """The plan of a solved hour: instances, per-endpoint changes, gamma and mu of the chosen deltas, the gap."""
+    d_val = run.delta
     instances = {key: n_of[key] + d for key, d in d_val.items() if n_of[key] + d}
     per_endpoint: dict[Key2, int] = {}
-    capacity: dict[Key2, float] = {(i, j): 0.0 for i in models for j in regions}
+    capacity: dict[Key2, float] = {(i, j): 0.0 for i in inputs.models for j in inputs.regions}
     for (i, j, k), d in d_val.items():
         per_endpoint[(i, j)] = per_endpoint.get((i, j), 0) + d
-        capacity[(i, j)] += (n_of[(i, j, k)] + d) * theta_of(i, k)
+        capacity[(i, j)] += (n_of[(i, j, k)] + d) * float(inputs.theta.get((i, k), 0.0))
     if inputs.gamma_mode == "signed":
         gamma = sum(float(inputs.alpha[k]) * d for (_i, _j, k), d in d_val.items())
     else:
         gamma = sum(float(inputs.alpha[k]) * max(0, d) for (_i, _j, k), d in d_val.items())
     mu = sum(sigma_of(inputs, i, k) * max(0, d) for (i, _j, k), d in d_val.items())
     fleet_cost = sum(float(inputs.alpha[k]) * (n_of[(i, j, k)] + d) for (i, j, k), d in d_val.items()) + mu
+    objective, bound = run.objective, run.bound
     gap = (
         0.0
         if status == "optimal" and abs(objective - bound) < 1e-9
@@ -285,9 +278,9 @@ def solve_hourly(inputs: HourlyInputs) -> HourlyPlan:
         demand_tps=local_peak,
         capacity_tps=capacity,
         rerouted_tps=rerouted,
-        shortfall_tps=shortfall,
-        solve_time_s=solve_time,
-        build_time_s=build_time,
+        shortfall_tps=run.shortfall,
+        solve_time_s=run.solve_time,
+        build_time_s=run.build_time,
         gap=gap,
         solver=inputs.options.solver,
         detail=detail,
@@ -335,225 +328,3 @@ def _blocks(inputs: HourlyInputs, n_of: dict[Key3, int], global_implied: bool) -
         # a block is always a full cross product: a model's global row spans all regions, a quota all models
         blocks.append((ms, rs))
     return blocks
-
-
-def _build(
-    inputs: HourlyInputs,
-    models: list[str],
-    regions: list[str],
-    n_of: dict[Key3, int],
-    local_peak: dict[Key2, float],
-    global_peak: dict[str, float],
-    *,
-    with_global: bool,
-):
-    """PuLP model of the ILP restricted to ``models`` x ``regions`` (every GPU type)."""
-    gpus = list(inputs.gpus)
-    prob = pulp.LpProblem("sageserve_hourly", pulp.LpMinimize)
-
-    def theta_of(i: str, k: str) -> float:
-        return float(inputs.theta.get((i, k), 0.0))
-
-    delta: dict[Key3, pulp.LpVariable] = {}
-    plus: dict[Key3, pulp.LpVariable] = {}
-    for a, i in enumerate(models):
-        for b, j in enumerate(regions):
-            for c, k in enumerate(gpus):
-                key = (i, j, k)
-                if key not in n_of:
-                    continue
-                n = n_of[key]
-                # An explicit upper bound (more than the model's global peak needs is never useful) keeps
-                # HiGHS's domain propagation effective; a model that cannot run on k may only shrink there.
-                up = 0
-                if theta_of(i, k) > 0:
-                    need = max(global_peak[i], local_peak[(i, j)])
-                    up = max(0, math.ceil(need / theta_of(i, k)) + int(inputs.min_instances.get((i, j), 0)) - n)
-                delta[key] = pulp.LpVariable(f"d_{a}_{b}_{c}", lowBound=-n, upBound=up, cat=pulp.LpInteger)
-                plus[key] = pulp.LpVariable(f"p_{a}_{b}_{c}", lowBound=0)  # p >= max(0, delta); = at optimum
-                prob += pulp.LpAffineExpression([(plus[key], 1.0), (delta[key], -1.0)]) >= 0, f"plus_{a}_{b}_{c}"
-
-    # shortfall slacks (only with shortfall_penalty): "model@region" for regional, "model" for global
-    short: dict[str, pulp.LpVariable] = {}
-    soft = inputs.shortfall_penalty is not None
-    for a, i in enumerate(models):
-        if inputs.regional_coverage:
-            for b, j in enumerate(regions):
-                need = inputs.epsilon * local_peak[(i, j)]
-                if need <= 0:
-                    continue
-                keys = [(i, j, k) for k in gpus if (i, j, k) in delta and theta_of(i, k) > 0]
-                have = sum(n_of[key] * theta_of(i, key[2]) for key in keys)
-                terms = [(delta[key], theta_of(i, key[2])) for key in keys]
-                if soft:
-                    short[f"{i}@{j}"] = pulp.LpVariable(f"lshort_{a}_{b}", lowBound=0)
-                    terms.append((short[f"{i}@{j}"], 1.0))
-                expr = pulp.LpAffineExpression(terms)
-                # with no placeable GPU type and hard coverage this row reads 0 >= need: infeasible
-                prob += expr >= need - have, f"local_{a}_{b}"
-        if with_global and inputs.global_coverage and global_peak[i] > 0:
-            keys = [key for key in delta if key[0] == i and theta_of(i, key[2]) > 0]
-            have = sum(n_of[key] * theta_of(i, key[2]) for key in keys)
-            terms = [(delta[key], theta_of(i, key[2])) for key in keys]
-            if soft:
-                short[i] = pulp.LpVariable(f"gshort_{a}", lowBound=0)
-                terms.append((short[i], 1.0))
-            expr = pulp.LpAffineExpression(terms)
-            prob += expr >= global_peak[i] - have, f"global_{a}"
-
-    for b, j in enumerate(regions):
-        for a, i in enumerate(models):
-            keys = [(i, j, k) for k in gpus if (i, j, k) in delta]
-            total = pulp.LpAffineExpression([(delta[key], 1.0) for key in keys])
-            have = sum(n_of[key] for key in keys)
-            if (i, j) in inputs.min_instances and int(inputs.min_instances[(i, j)]) > 0:
-                prob += total >= int(inputs.min_instances[(i, j)]) - have, f"min_{a}_{b}"
-            if (i, j) in inputs.max_instances:
-                prob += total <= int(inputs.max_instances[(i, j)]) - have, f"max_{a}_{b}"
-        for c, k in enumerate(gpus):
-            if (j, k) in inputs.quota_gpus:
-                keys = [(i, j, k) for i in models if (i, j, k) in delta]
-                gpi = {key: int(inputs.gpus_per_instance.get((key[0], k), 1)) for key in keys}
-                used = sum(gpi[key] * n_of[key] for key in keys)
-                prob += (
-                    pulp.lpSum(gpi[key] * delta[key] for key in keys) <= int(inputs.quota_gpus[(j, k)]) - used,
-                    f"quota_{b}_{c}",
-                )
-
-    if inputs.gamma_mode == "signed":
-        gamma_terms = [(delta[key], float(inputs.alpha[key[2]])) for key in delta]
-    else:
-        gamma_terms = [(plus[key], float(inputs.alpha[key[2]])) for key in delta]
-        # tie-break: a holding cost 1e-6 * alpha per instance so surplus instances are released
-        gamma_terms += [(delta[key], 1e-6 * float(inputs.alpha[key[2]])) for key in delta]
-    mu_terms = [(plus[key], sigma_of(inputs, key[0], key[2])) for key in delta]
-    # The constant sum_k alpha_k sum_ij n_ijk turns gamma + mu into the cost of the fleet after the change
-    # (same argmin). The solver's relative gap is then a share of that cost; on gamma + mu alone, which can
-    # be zero or negative, a relative gap means nothing. The caller subtracts ``offset`` again.
-    offset = sum(float(inputs.alpha[key[2]]) * n_of[key] for key in delta) if inputs.gamma_mode == "signed" else 0.0
-    terms = gamma_terms + mu_terms
-    if short:
-        terms += [(v, float(inputs.shortfall_penalty)) for v in short.values()]
-    # Sum the coefficients per variable: pulp.LpAffineExpression(list) keeps only the LAST coefficient of a
-    # repeated variable, which silently dropped gamma (alpha on p) under gamma_mode="additions".
-    coefficients: dict[pulp.LpVariable, float] = {}
-    for var, coef in terms:
-        coefficients[var] = coefficients.get(var, 0.0) + coef
-    prob += pulp.LpAffineExpression(list(coefficients.items()), constant=offset)
-    return prob, delta, short, offset
-
-
-def _build_arrays(
-    inputs: HourlyInputs,
-    models: list[str],
-    regions: list[str],
-    n_of: dict[Key3, int],
-    local_peak: dict[Key2, float],
-    global_peak: dict[str, float],
-    *,
-    with_global: bool,
-) -> tuple[ArrayModel, dict[Key3, int], dict[str, int], float]:
-    """The model of ``_build`` (same columns, rows, bounds and objective) as arrays for highspy.
-
-    Returns (model, column of delta per key, column of each shortfall slack, objective offset)."""
-    gpus = list(inputs.gpus)
-    inf = math.inf
-    cost: list[float] = []
-    lower: list[float] = []
-    upper: list[float] = []
-    integer: list[bool] = []
-    row_lower: list[float] = []
-    row_upper: list[float] = []
-    start: list[int] = [0]
-    index: list[int] = []
-    value: list[float] = []
-
-    def column(lo: float, up: float, is_int: bool) -> int:
-        cost.append(0.0)
-        lower.append(lo)
-        upper.append(up)
-        integer.append(is_int)
-        return len(cost) - 1
-
-    def row(cols: list[int], coefs: list[float], lo: float, up: float) -> None:
-        index.extend(cols)
-        value.extend(coefs)
-        start.append(len(index))
-        row_lower.append(lo)
-        row_upper.append(up)
-
-    theta = {(i, k): float(inputs.theta.get((i, k), 0.0)) for i in models for k in gpus}
-    delta: dict[Key3, int] = {}
-    plus: dict[Key3, int] = {}
-    for i in models:
-        for j in regions:
-            for k in gpus:
-                key = (i, j, k)
-                if key not in n_of:
-                    continue
-                n = n_of[key]
-                up = 0
-                if theta[(i, k)] > 0:
-                    need = max(global_peak[i], local_peak[(i, j)])
-                    up = max(0, math.ceil(need / theta[(i, k)]) + int(inputs.min_instances.get((i, j), 0)) - n)
-                delta[key] = column(-n, up, True)
-                plus[key] = column(0.0, inf, False)
-                row([plus[key], delta[key]], [1.0, -1.0], 0.0, inf)
-
-    short: dict[str, int] = {}
-    soft = inputs.shortfall_penalty is not None
-    for i in models:
-        if inputs.regional_coverage:
-            for j in regions:
-                need = inputs.epsilon * local_peak[(i, j)]
-                if need <= 0:
-                    continue
-                keys = [(i, j, k) for k in gpus if (i, j, k) in delta and theta[(i, k)] > 0]
-                have = sum(n_of[key] * theta[(i, key[2])] for key in keys)
-                cols = [delta[key] for key in keys]
-                coefs = [theta[(i, key[2])] for key in keys]
-                if soft:
-                    short[f"{i}@{j}"] = column(0.0, inf, False)
-                    cols.append(short[f"{i}@{j}"])
-                    coefs.append(1.0)
-                row(cols, coefs, need - have, inf)
-        if with_global and inputs.global_coverage and global_peak[i] > 0:
-            keys = [key for key in delta if key[0] == i and theta[(i, key[2])] > 0]
-            have = sum(n_of[key] * theta[(i, key[2])] for key in keys)
-            cols = [delta[key] for key in keys]
-            coefs = [theta[(i, key[2])] for key in keys]
-            if soft:
-                short[i] = column(0.0, inf, False)
-                cols.append(short[i])
-                coefs.append(1.0)
-            row(cols, coefs, global_peak[i] - have, inf)
-
-    for j in regions:
-        for i in models:
-            keys = [(i, j, k) for k in gpus if (i, j, k) in delta]
-            cols = [delta[key] for key in keys]
-            have = sum(n_of[key] for key in keys)
-            if (i, j) in inputs.min_instances and int(inputs.min_instances[(i, j)]) > 0:
-                row(cols, [1.0] * len(cols), int(inputs.min_instances[(i, j)]) - have, inf)
-            if (i, j) in inputs.max_instances:
-                row(cols, [1.0] * len(cols), -inf, int(inputs.max_instances[(i, j)]) - have)
-        for k in gpus:
-            if (j, k) in inputs.quota_gpus:
-                keys = [(i, j, k) for i in models if (i, j, k) in delta]
-                gpi = [int(inputs.gpus_per_instance.get((key[0], k), 1)) for key in keys]
-                used = sum(g * n_of[key] for g, key in zip(gpi, keys, strict=True))
-                row([delta[key] for key in keys], [float(g) for g in gpi], -inf, int(inputs.quota_gpus[(j, k)]) - used)
-
-    for key, col in delta.items():
-        alpha = float(inputs.alpha[key[2]])
-        if inputs.gamma_mode == "signed":
-            cost[col] += alpha
-        else:
-            cost[plus[key]] += alpha
-            cost[col] += 1e-6 * alpha  # the same tie-break holding cost as _build
-        cost[plus[key]] += sigma_of(inputs, key[0], key[2])
-    for col in short.values():
-        cost[col] += float(inputs.shortfall_penalty)
-    offset = sum(float(inputs.alpha[key[2]]) * n_of[key] for key in delta) if inputs.gamma_mode == "signed" else 0.0
-    model = ArrayModel(cost, lower, upper, integer, row_lower, row_upper, start, index, value, offset)
-    return model, delta, short, offset

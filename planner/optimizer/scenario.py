@@ -3,6 +3,11 @@
 ``parse_scenario(dict) -> Scenario`` raises ``ScenarioError(field, message)`` naming the offending field
 with a JSON-path-like location (e.g. ``demand[2].tps``), so the API can answer 400 with it. The format is
 documented in docs/optimizer.md; examples live in fixtures/plans/.
+
+The JSON is validated once, by its schema (planner/optimizer/schema.py: keys, types, ranges and every rule about
+one object); what is left here reads the typed plan and resolves what one object cannot know alone: names that
+refer to other sections (a deployment's GPU type, a demand's model and region), the catalogue's deployments, and
+series against the horizon.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
+from planner.optimizer import schema
 from planner.optimizer.schema import PlanSchemaError, validate_plan
 
 MAX_HOURS = 168
@@ -81,60 +87,23 @@ class Scenario:
         ]
 
 
-def _req(d: Mapping, key: str, where: str) -> Any:
-    if not isinstance(d, Mapping):
-        raise ScenarioError(where, "must be an object")
-    if key not in d:
-        raise ScenarioError(f"{where}.{key}" if where else key, "is required")
-    return d[key]
-
-
-def _num(value: Any, where: str, *, lo: float | None = None, hi: float | None = None, strict_lo: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
-        raise ScenarioError(where, f"must be a finite number, got {value!r}")
-    v = float(value)
-    if lo is not None and (v < lo or (strict_lo and v == lo)):
-        raise ScenarioError(where, f"must be {'>' if strict_lo else '>='} {lo}, got {v}")
-    if hi is not None and v > hi:
-        raise ScenarioError(where, f"must be <= {hi}, got {v}")
-    return v
-
-
-def _int(value: Any, where: str, *, lo: int = 0) -> int:
-    v = _num(value, where, lo=lo)
-    if v != int(v):
-        raise ScenarioError(where, f"must be an integer, got {value!r}")
-    return int(v)
-
-
-def _name(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ScenarioError(where, "must be a non-empty string")
-    return value
-
-
-def _series(value: Any, where: str, hours: int) -> list[float]:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return [_num(value, where, lo=0)] * hours  # a constant
+def _series(value: float | list[float], where: str, hours: int) -> list[float]:
     if not isinstance(value, list):
-        raise ScenarioError(where, f"must be a list of {hours} hourly values (or one number)")
+        return [float(value)] * hours  # a constant
     if len(value) < hours:
         raise ScenarioError(where, f"has {len(value)} values but the plan covers {hours} hours")
-    return [_num(x, f"{where}[{t}]", lo=0) for t, x in enumerate(value[:hours])]
+    return [float(x) for x in value[:hours]]
 
 
-def _covered_series(entry: Mapping, where: str, hours: int, q: float | None) -> tuple[list[float], list[float], str]:
-    point = _series(_req(entry, "tps", where), f"{where}.tps", hours)
-    quantiles = entry.get("quantiles")
+def _covered_series(entry: schema.Demand, where: str, hours: int, q: float | None) -> tuple[list[float], list[float], str]:
+    point = _series(entry.tps, f"{where}.tps", hours)
     if q is None:
         return point, point, "point forecast"
-    if quantiles is not None:
-        if not isinstance(quantiles, Mapping) or not quantiles:
+    if entry.quantiles is not None:
+        if not entry.quantiles:
             raise ScenarioError(f"{where}.quantiles", 'must be an object like {"0.5": [...], "0.9": [...]}')
-        table = {}
-        for key, series in quantiles.items():
-            level = _num(_to_float(key, f"{where}.quantiles"), f"{where}.quantiles", lo=0, hi=1)
-            table[level] = _series(series, f"{where}.quantiles.{key}", hours)
+        table = {float(key): _series(series, f"{where}.quantiles.{key}", hours)
+                 for key, series in entry.quantiles.items()}
         levels = sorted(table)
         if q in table:
             return table[q], point, f"forecast quantile {q:g}"
@@ -150,49 +119,29 @@ def _covered_series(entry: Mapping, where: str, hours: int, q: float | None) -> 
         w = (q - a) / (b - a)
         covered = [(1 - w) * x + w * y for x, y in zip(table[a], table[b], strict=True)]
         return covered, point, f"quantile {q:g} interpolated between {a:g} and {b:g}"
-    if "std" in entry or "cv" in entry:
+    if entry.std is not None or entry.cv is not None:
         z = NormalDist().inv_cdf(q)
-        if "std" in entry:
-            std = _series(entry["std"], f"{where}.std", hours)
+        if entry.std is not None:
+            std = _series(entry.std, f"{where}.std", hours)
         else:
-            cv = _num(entry["cv"], f"{where}.cv", lo=0)
-            std = [cv * x for x in point]
+            std = [entry.cv * x for x in point]
         covered = [max(0.0, x + z * s) for x, s in zip(point, std, strict=True)]
         return covered, point, f"normal quantile {q:g} (point + {z:.3f} std)"
     return point, point, "point forecast (no uncertainty given, so the risk level has no effect)"
 
 
-def _to_float(key: Any, where: str) -> float:
-    try:
-        return float(key)
-    except (TypeError, ValueError):
-        raise ScenarioError(where, f"quantile level {key!r} is not a number") from None
-
-
-def _pairs(items: Any, where: str) -> list[tuple[int, Mapping]]:
-    if items is None:
-        return []
-    if not isinstance(items, list):
-        raise ScenarioError(where, "must be a list of objects")
-    for n, item in enumerate(items):
-        if not isinstance(item, Mapping):
-            raise ScenarioError(f"{where}[{n}]", "must be an object")
-    return list(enumerate(items))
-
-
-def _catalogue_specs(items: Any) -> dict[str, dict]:
+def _catalogue_specs(items: list[schema.Deployment]) -> dict[str, dict]:
     """Engine specs of deployments named from the built-in hardware catalogue (planner/catalogue)."""
     specs: dict[str, dict] = {}
-    for n, d in _pairs(items, "deployments"):
-        if "name" not in d:
+    for n, d in enumerate(items):
+        if d.name is None:
             continue
-        name = _name(d["name"], f"deployments[{n}].name")
         try:
             from planner.catalogue import engine_spec
         except ImportError:  # pragma: no cover - the catalogue ships with the planner
             raise ScenarioError(f"deployments[{n}].name", "the hardware catalogue is not installed") from None
         try:
-            specs[name] = engine_spec(name)
+            specs[d.name] = engine_spec(d.name)
         except KeyError as exc:
             raise ScenarioError(f"deployments[{n}].name", str(exc.args[0]) if exc.args else str(exc)) from None
     return specs
@@ -201,30 +150,29 @@ def _catalogue_specs(items: Any) -> dict[str, dict]:
 def parse_scenario(data: Any, *, hours: int | None = None) -> Scenario:
     """Validate a scenario dict; ``hours`` overrides the scenario's own horizon (CLI --hours).
 
-    The JSON is checked against its schema (planner/optimizer/schema.py) first: unknown keys, types,
-    finite numbers and ranges; the section parsers below resolve the cross-references, in this order
-    (the first error found is the one reported)."""
-    name, h, q = _parse_horizon(data, hours)
-    regions = _parse_regions(data)
-    deployments_in = _req(data, "deployments", "")
-    catalogue = _catalogue_specs(deployments_in)
-    gpus = _parse_gpus(data, catalogue)
-    deployments, models = _parse_deployments(deployments_in, catalogue, gpus)
-    demand, point, source = _parse_demand(_req(data, "demand", ""), models, regions, h, q)
-    quotas = {
-        _region_gpu(item, f"quotas[{n}]", regions, gpus): _int(
-            _req(item, "max_gpus", f"quotas[{n}]"), f"quotas[{n}].max_gpus"
-        )
-        for n, item in _pairs(data.get("quotas"), "quotas")
-    }
-    risk, spot_avail = _parse_spot(data, regions, gpus)
-    initial = _parse_initial(data.get("initial"), models, regions, deployments)
-    mins, maxs = _parse_limits(data.get("limits"), models, regions)
-    rr, latency = _parse_rerouting(data, regions)
-    solver_in, solver = _parse_solver(data)
-    penalty = data.get("shortfall_penalty_per_tps_hour")
+    The JSON is checked against its schema (planner/optimizer/schema.py) first; the resolvers below then read
+    the typed plan, in this order (the first error found is the one reported)."""
+    plan = _validated(data)
+    h = plan.hours if hours is None else hours
+    if isinstance(h, bool) or not isinstance(h, int) or h < 1:
+        raise ScenarioError("hours", f"must be an integer >= 1, got {h!r}")
+    if h > MAX_HOURS:
+        raise ScenarioError("hours", f"at most {MAX_HOURS} (one week), got {h}")
+    q = plan.risk_quantile
+    regions = list(plan.regions)
+    catalogue = _catalogue_specs(plan.deployments)
+    gpus = _gpu_types(plan.gpus, catalogue)
+    deployments, models = _deployments(plan.deployments, catalogue, gpus)
+    demand, point, source = _demand(plan.demand, models, regions, h, q)
+    quotas = {_region_gpu(item, f"quotas[{n}]", regions, gpus): item.max_gpus for n, item in enumerate(plan.quotas)}
+    spot = plan.spot or schema.Spot()
+    spot_avail = {_region_gpu(item, f"spot.available[{n}]", regions, gpus): item.max_gpus
+                  for n, item in enumerate(spot.available)}
+    rr = plan.rerouting or schema.Rerouting()
+    solver = plan.solver or schema.Solver()
+    mins, maxs = _limits(plan.limits, models, regions)
     return Scenario(
-        name=name,
+        name=plan.name,
         hours=h,
         risk_quantile=q,
         regions=regions,
@@ -236,233 +184,155 @@ def parse_scenario(data: Any, *, hours: int | None = None) -> Scenario:
         demand_source=source,
         quotas_gpus=quotas,
         spot_available_gpus=spot_avail,
-        spot_risk_discount=risk,
-        initial=initial,
+        spot_risk_discount=spot.risk_discount,
+        initial=_initial(plan.initial, models, regions, deployments),
         min_instances=mins,
         max_instances=maxs,
-        rerouting=bool(rr.get("enabled", False)),
-        max_latency_ms=_num(rr.get("max_latency_ms", math.inf), "rerouting.max_latency_ms", lo=0)
-        if rr.get("max_latency_ms") is not None
-        else math.inf,
-        latency_ms=latency,
-        min_local_share=_num(rr.get("min_local_share", 0.0), "rerouting.min_local_share", lo=0, hi=1),
-        start_fee=_num(data.get("start_fee", 0.0), "start_fee", lo=0),
-        shortfall_penalty=None
-        if penalty is None
-        else _num(penalty, "shortfall_penalty_per_tps_hour", lo=0, strict_lo=True),
-        solver=solver,
-        time_limit_s=_num(solver_in.get("time_limit_s", 60.0), "solver.time_limit_s", lo=0.1, hi=3600),
-        gap_rel=_num(solver_in.get("gap_rel", 0.01), "solver.gap_rel", lo=0, hi=0.5),
+        rerouting=rr.enabled,
+        max_latency_ms=math.inf if rr.max_latency_ms is None else rr.max_latency_ms,
+        latency_ms=_latencies(rr, regions),
+        min_local_share=rr.min_local_share,
+        start_fee=plan.start_fee,
+        shortfall_penalty=plan.shortfall_penalty_per_tps_hour,
+        solver=solver.name,
+        time_limit_s=solver.time_limit_s,
+        gap_rel=solver.gap_rel,
     )
 
 
-def _parse_horizon(data: Any, hours: int | None) -> tuple[str, int, float | None]:
-    """The schema check, then name, hours and risk quantile."""
+def _validated(data: Any) -> schema.PlanInput:
+    """The schema check (the one validation of the JSON); a trace-derived demand must have been resolved."""
     if not isinstance(data, Mapping):
         raise ScenarioError("scenario", "must be a JSON object")
     try:
-        validate_plan(dict(data))
+        plan = validate_plan(dict(data))
     except PlanSchemaError as exc:
         raise ScenarioError(exc.where, exc.message, hint=exc.hint) from None
-    dft = data.get("demand_from_trace")
-    if dft is not None and not (isinstance(dft, Mapping) and dft.get("resolved")):
+    if plan.demand_from_trace is not None and not plan.demand_from_trace.resolved:
         raise ScenarioError("demand_from_trace", "is resolved by the service or the CLI (planner.plans.services)")
-    name = str(data.get("name", "scenario"))
-    h = hours if hours is not None else data.get("hours", 24)
-    h = _int(h, "hours", lo=1)
-    if h > MAX_HOURS:
-        raise ScenarioError("hours", f"at most {MAX_HOURS} (one week), got {h}")
-    rq = data.get("risk_quantile", None)
-    q = None if rq is None else _num(rq, "risk_quantile", lo=0, hi=1, strict_lo=True)
-    if q is not None and q >= 1:
-        raise ScenarioError("risk_quantile", "must be below 1")
-    return name, h, q
+    return plan
 
 
-def _parse_regions(data: Mapping) -> list[str]:
-    regions = _req(data, "regions", "")
-    if not isinstance(regions, list) or not regions:
-        raise ScenarioError("regions", "must be a non-empty list of region names")
-    regions = [_name(r, f"regions[{n}]") for n, r in enumerate(regions)]
-    if len(set(regions)) != len(regions):
-        raise ScenarioError("regions", "has duplicates")
-    return regions
-
-
-def _parse_gpus(data: Mapping, catalogue: dict[str, dict]) -> dict[str, GpuType]:
+def _gpu_types(given: dict[str, schema.GpuPrices], catalogue: dict[str, dict]) -> dict[str, GpuType]:
     """GPU types and their prices per GPU-hour; catalogue deployments add the prices of GPU types not given."""
-    gpus_in = dict(data.get("gpus") or {}) if isinstance(data.get("gpus") or {}, Mapping) else data.get("gpus")
-    if isinstance(gpus_in, dict):
-        for spec in catalogue.values():  # prices of catalogue GPU types not given inline
-            if spec["gpu"] not in gpus_in:
-                per = spec["price_per_instance_hour"]
-                gpus_in[spec["gpu"]] = {
-                    k: round(float(v) / spec["gpus_per_instance"], 6)
-                    for k, v in per.items()
-                    if k in OPTIONS and v is not None
-                }
-    if not isinstance(gpus_in, Mapping) or not gpus_in:
+    prices = {g: p.prices() for g, p in given.items()}
+    for spec in catalogue.values():  # prices of catalogue GPU types not given inline
+        if spec["gpu"] not in prices:
+            per = spec["price_per_instance_hour"]
+            prices[spec["gpu"]] = {
+                k: round(float(v) / spec["gpus_per_instance"], 6) for k, v in per.items() if k in OPTIONS and v is not None
+            }
+            if "on_demand" not in prices[spec["gpu"]] and "reserved" not in prices[spec["gpu"]]:
+                raise ScenarioError(f"gpus.{spec['gpu']}", "needs an on_demand or a reserved price",
+                                    hint="the catalogue has none for this GPU type: give its prices under gpus")
+    if not prices:
         raise ScenarioError("gpus", 'must be an object like {"h100": {"on_demand": 12.3, "spot": 4.9}}')
-    gpus: dict[str, GpuType] = {}
-    for g, spec in gpus_in.items():
-        where = f"gpus.{g}"
-        if not isinstance(spec, Mapping):
-            raise ScenarioError(where, "must be an object of prices per GPU-hour")
-        prices = {}
-        for option in OPTIONS:
-            if option in spec and spec[option] is not None:
-                prices[option] = _num(spec[option], f"{where}.{option}", lo=0)
-        unknown = set(spec) - set(OPTIONS)
-        if unknown:
-            raise ScenarioError(where, f"unknown keys {sorted(unknown)}; prices are {list(OPTIONS)} per GPU-hour")
-        if "on_demand" not in prices and "reserved" not in prices:
-            raise ScenarioError(where, "needs an on_demand or a reserved price")
-        gpus[g] = GpuType(g, prices)
-    return gpus
+    return {g: GpuType(g, p) for g, p in prices.items()}
 
 
-def _parse_deployments(
-    deployments_in: Any, catalogue: dict[str, dict], gpus: dict[str, GpuType]
+def _deployment_fields(d: schema.Deployment, catalogue: dict[str, dict]) -> dict[str, Any]:
+    """The deployment's fields: a catalogue deployment's (by name), overridden by the keys given inline."""
+    given = {key: getattr(d, key) for key in d.model_fields_set}
+    if d.name is None:
+        return {"gpus_per_instance": d.gpus_per_instance, "startup_s": d.startup_s, **given}
+    spec = catalogue[d.name]
+    return {
+        "model": spec["model"],
+        "gpu": spec["gpu"],
+        "gpus_per_instance": spec["gpus_per_instance"],
+        "theta_tps": spec["theta_tps"],
+        "startup_s": spec["startup"]["vm_acquire_s"] + spec["startup"]["load_same_region_s"],
+        **given,
+    }
+
+
+def _deployments(
+    items: list[schema.Deployment], catalogue: dict[str, dict], gpus: dict[str, GpuType]
 ) -> tuple[dict[tuple[str, str], Deployment], list[str]]:
     """Deployments by (model, gpu), and the models in order of first appearance."""
     deployments: dict[tuple[str, str], Deployment] = {}
     models: list[str] = []
-    for n, d in _pairs(deployments_in, "deployments"):
+    for n, d in enumerate(items):
         where = f"deployments[{n}]"
-        if "name" in d:  # by name from the hardware catalogue; inline keys override
-            spec = catalogue[d["name"]]
-            d = {
-                "model": spec["model"],
-                "gpu": spec["gpu"],
-                "gpus_per_instance": spec["gpus_per_instance"],
-                "theta_tps": spec["theta_tps"],
-                "startup_s": spec["startup"]["vm_acquire_s"] + spec["startup"]["load_same_region_s"],
-                **d,
-            }
-        model = _name(_req(d, "model", where), f"{where}.model")
-        gpu = _name(_req(d, "gpu", where), f"{where}.gpu")
+        f = _deployment_fields(d, catalogue)
+        for key in ("model", "gpu", "theta_tps"):
+            if f.get(key) is None:
+                raise ScenarioError(f"{where}.{key}", "is required")
+        model, gpu = f["model"], f["gpu"]
         if gpu not in gpus:
             raise ScenarioError(f"{where}.gpu", f"unknown GPU type {gpu!r}; known: {sorted(gpus)}")
         if (model, gpu) in deployments:
             raise ScenarioError(where, f"a second deployment of {model} on {gpu}")
-        deployments[(model, gpu)] = Deployment(
-            model,
-            gpu,
-            gpus_per_instance=_int(d.get("gpus_per_instance", 1), f"{where}.gpus_per_instance", lo=1),
-            theta_tps=_num(_req(d, "theta_tps", where), f"{where}.theta_tps", lo=0, strict_lo=True),
-            startup_s=_num(d.get("startup_s", 600.0), f"{where}.startup_s", lo=0),
-        )
+        deployments[(model, gpu)] = Deployment(model, gpu, gpus_per_instance=int(f["gpus_per_instance"]),
+                                               theta_tps=float(f["theta_tps"]), startup_s=float(f["startup_s"]))
         if model not in models:
             models.append(model)
-    if not deployments:
-        raise ScenarioError("deployments", "must list at least one (model, gpu) deployment")
     return deployments, models
 
 
-def _parse_demand(
-    items: Any, models: list[str], regions: list[str], h: int, q: float | None
+def _demand(
+    items: list[schema.Demand], models: list[str], regions: list[str], h: int, q: float | None
 ) -> tuple[dict, dict, dict]:
     """Per (model, region): the series to cover (quantile applied), the point forecast, and how it was obtained."""
     demand: dict[tuple[str, str], list[float]] = {}
     point: dict[tuple[str, str], list[float]] = {}
     source: dict[tuple[str, str], str] = {}
-    for n, e in _pairs(items, "demand"):
+    for n, e in enumerate(items):
         where = f"demand[{n}]"
-        model = _name(_req(e, "model", where), f"{where}.model")
-        region = _name(_req(e, "region", where), f"{where}.region")
-        if model not in models:
-            raise ScenarioError(f"{where}.model", f"{model!r} has no deployment; known: {models}")
-        if region not in regions:
-            raise ScenarioError(f"{where}.region", f"unknown region {region!r}; known: {regions}")
-        if (model, region) in demand:
-            raise ScenarioError(where, f"a second demand series for {model} in {region}")
-        demand[(model, region)], point[(model, region)], source[(model, region)] = _covered_series(e, where, h, q)
+        if e.model not in models:
+            raise ScenarioError(f"{where}.model", f"{e.model!r} has no deployment; known: {models}")
+        if e.region not in regions:
+            raise ScenarioError(f"{where}.region", f"unknown region {e.region!r}; known: {regions}")
+        key = (e.model, e.region)
+        if key in demand:
+            raise ScenarioError(where, f"a second demand series for {e.model} in {e.region}")
+        demand[key], point[key], source[key] = _covered_series(e, where, h, q)
     return demand, point, source
 
 
-def _known_names(item: Mapping, where: str, *fields: tuple[str, str, Any]) -> tuple[str, ...]:
-    """Read each (key, label, known names) field of ``item`` as a name, then check each is known."""
-    names = tuple(_name(_req(item, key, where), f"{where}.{key}") for key, _label, _known in fields)
-    for (key, label, known), value in zip(fields, names, strict=True):
+def _known(where: str, *fields: tuple[str, str, str, Any]) -> tuple[str, ...]:
+    """Each (key, label, value, known names): the value, once every one is known."""
+    for key, label, value, known in fields:
         if value not in known:
             raise ScenarioError(f"{where}.{key}", f"unknown {label} {value!r}")
-    return names
+    return tuple(value for _key, _label, value, _known in fields)
 
 
-def _region_gpu(item: Mapping, where: str, regions: list[str], gpus: Mapping) -> tuple[str, str]:
-    return _known_names(item, where, ("region", "region", regions), ("gpu", "GPU type", gpus))
+def _region_gpu(item: schema.RegionGpu, where: str, regions: list[str], gpus: Mapping) -> tuple[str, str]:
+    return _known(where, ("region", "region", item.region, regions), ("gpu", "GPU type", item.gpu, gpus))
 
 
-def _model_region(item: Mapping, where: str, models: list[str], regions: list[str]) -> tuple[str, str]:
-    return _known_names(item, where, ("model", "model", models), ("region", "region", regions))
-
-
-def _parse_spot(data: Mapping, regions: list[str], gpus: Mapping) -> tuple[float, dict[tuple[str, str], int]]:
-    """The spot risk discount and the spot GPUs available per (region, gpu)."""
-    spot = data.get("spot") or {}
-    if not isinstance(spot, Mapping):
-        raise ScenarioError("spot", "must be an object")
-    risk = _num(spot.get("risk_discount", 0.0), "spot.risk_discount", lo=0, hi=0.99)
-    spot_avail = {
-        _region_gpu(item, f"spot.available[{n}]", regions, gpus): _int(
-            _req(item, "max_gpus", f"spot.available[{n}]"), f"spot.available[{n}].max_gpus"
-        )
-        for n, item in _pairs(spot.get("available"), "spot.available")
-    }
-    return risk, spot_avail
-
-
-def _parse_initial(items: Any, models: list[str], regions: list[str], deployments: Mapping) -> dict:
+def _initial(items: list[schema.Initial], models: list[str], regions: list[str], deployments: Mapping) -> dict:
     """The fleet running before hour 0, per (model, region, gpu)."""
     initial = {}
-    for n, item in _pairs(items, "initial"):
-        m, r = _model_region(item, f"initial[{n}]", models, regions)
-        g = _name(_req(item, "gpu", f"initial[{n}]"), f"initial[{n}].gpu")
-        if (m, g) not in deployments:
-            raise ScenarioError(f"initial[{n}].gpu", f"{m} has no deployment on {g!r}")
-        initial[(m, r, g)] = _int(_req(item, "instances", f"initial[{n}]"), f"initial[{n}].instances")
+    for n, item in enumerate(items):
+        m, r = _known(f"initial[{n}]", ("model", "model", item.model, models),
+                      ("region", "region", item.region, regions))
+        if (m, item.gpu) not in deployments:
+            raise ScenarioError(f"initial[{n}].gpu", f"{m} has no deployment on {item.gpu!r}")
+        initial[(m, r, item.gpu)] = item.instances
     return initial
 
 
-def _parse_limits(items: Any, models: list[str], regions: list[str]) -> tuple[dict, dict]:
+def _limits(items: list[schema.InstanceLimits], models: list[str], regions: list[str]) -> tuple[dict, dict]:
     """Min and max instances per (model, region)."""
     mins, maxs = {}, {}
-    for n, item in _pairs(items, "limits"):
-        key = _model_region(item, f"limits[{n}]", models, regions)
-        if "min_instances" in item:
-            mins[key] = _int(item["min_instances"], f"limits[{n}].min_instances")
-        if "max_instances" in item:
-            maxs[key] = _int(item["max_instances"], f"limits[{n}].max_instances")
-        if key in mins and key in maxs and mins[key] > maxs[key]:
-            raise ScenarioError(f"limits[{n}]", "min_instances exceeds max_instances")
+    for n, item in enumerate(items):
+        key = _known(f"limits[{n}]", ("model", "model", item.model, models), ("region", "region", item.region, regions))
+        if item.min_instances is not None:
+            mins[key] = item.min_instances
+        if item.max_instances is not None:
+            maxs[key] = item.max_instances
     return mins, maxs
 
 
-def _parse_rerouting(data: Mapping, regions: list[str]) -> tuple[Mapping, dict[tuple[str, str], float]]:
-    """The rerouting object and its latencies per (from, to) region (symmetric unless said otherwise)."""
-    rr = data.get("rerouting") or {}
-    if not isinstance(rr, Mapping):
-        raise ScenarioError("rerouting", "must be an object")
+def _latencies(rr: schema.Rerouting, regions: list[str]) -> dict[tuple[str, str], float]:
+    """Latencies per (from, to) region (symmetric unless said otherwise)."""
     latency = {}
-    for n, item in _pairs(rr.get("latency_ms"), "rerouting.latency_ms"):
+    for n, item in enumerate(rr.latency_ms):
         where = f"rerouting.latency_ms[{n}]"
-        a = _name(_req(item, "from", where), f"{where}.from")
-        b = _name(_req(item, "to", where), f"{where}.to")
-        for side, r in (("from", a), ("to", b)):
-            if r not in regions:
-                raise ScenarioError(f"{where}.{side}", f"unknown region {r!r}")
-        ms = _num(_req(item, "ms", where), f"{where}.ms", lo=0)
-        latency[(a, b)] = ms
-        if item.get("symmetric", True):
-            latency.setdefault((b, a), ms)
-    return rr, latency
-
-
-def _parse_solver(data: Mapping) -> tuple[Mapping, str]:
-    solver_in = data.get("solver") or {}
-    if not isinstance(solver_in, Mapping):
-        raise ScenarioError("solver", "must be an object")
-    solver = solver_in.get("name", "highs")
-    if solver not in ("highs", "cbc"):
-        raise ScenarioError("solver.name", f"must be 'highs' or 'cbc', got {solver!r}")
-    return solver_in, solver
+        a, b = _known(where, ("from", "region", item.from_, regions), ("to", "region", item.to, regions))
+        latency[(a, b)] = item.ms
+        if item.symmetric:
+            latency.setdefault((b, a), item.ms)
+    return latency

@@ -1,22 +1,33 @@
 """The capacity-plan JSON's one schema (pydantic v2, Django-free); the format is docs/optimizer.md.
 
-``planner.optimizer.scenario.parse_scenario`` validates the JSON here first (unknown keys with a "did you
-mean", strict types, finite numbers in range), then resolves the cross-references (a deployment's GPU
-type, a demand's region) into the frozen ``Scenario``.
+Every rule about one object lives here: unknown keys (with a "did you mean"), strict types, finite numbers in
+range, non-blank names, distinct regions, a price per GPU type, quantile levels, min <= max instances.
+``planner.optimizer.scenario.parse_scenario`` validates the JSON here once, then only resolves the
+cross-references of the typed plan (a deployment's GPU type, a demand's region, the horizon) into the frozen
+``Scenario``.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from planner.inputs import NUL_MESSAGE, Strict, explain, integer, nul_path, num
 
 MAX_HOURS = 168
 TPS = Annotated[float, Field(ge=0.0, le=1e12, allow_inf_nan=False)]
 Series = TPS | Annotated[list[TPS], Field(min_length=1, max_length=10_000)]
-Name = Annotated[str, Field(min_length=1, max_length=200)]
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise PydanticCustomError("blank", "must be a non-empty string")
+    return value
+
+
+Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_not_blank)]
 Price = Annotated[float, Field(ge=0.0, le=1e7, allow_inf_nan=False)]
 GPUs = Annotated[int, Field(ge=0, le=10_000_000)]
 
@@ -25,6 +36,17 @@ class GpuPrices(Strict):
     on_demand: Price | None = None
     reserved: Price | None = None
     spot: Price | None = None
+
+    @model_validator(mode="after")
+    def _priced(self):
+        if self.on_demand is None and self.reserved is None:
+            raise PydanticCustomError("unpriced", "needs an on_demand or a reserved price")
+        return self
+
+    def prices(self) -> dict[str, float]:
+        """Option -> $ per GPU-hour, for the options given."""
+        return {k: float(v) for k, v in (("reserved", self.reserved), ("on_demand", self.on_demand),
+                                         ("spot", self.spot)) if v is not None}
 
 
 class Deployment(Strict):
@@ -43,6 +65,20 @@ class Demand(Strict):
     quantiles: dict[str, Series] | None = Field(None, max_length=100)
     std: Series | None = None
     cv: float = num(default=None, ge=0.0, le=100.0)
+
+    @field_validator("quantiles")
+    @classmethod
+    def _levels(cls, value: dict | None) -> dict | None:
+        for key in value or {}:
+            try:
+                level = float(key)
+            except ValueError:
+                raise PydanticCustomError("quantile_level", "quantile level {key} is not a number",
+                                          {"key": repr(key)}) from None
+            if not 0.0 <= level <= 1.0:
+                raise PydanticCustomError("quantile_level", "quantile level {key} must be in [0, 1]",
+                                          {"key": repr(key)})
+        return value
 
 
 class RegionGpu(Strict):
@@ -68,6 +104,12 @@ class InstanceLimits(Strict):
     region: Name
     min_instances: int = integer(default=None, ge=0, le=10_000_000)
     max_instances: int = integer(default=None, ge=0, le=10_000_000)
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        if self.min_instances is not None and self.max_instances is not None and self.min_instances > self.max_instances:
+            raise PydanticCustomError("limits_order", "min_instances exceeds max_instances")
+        return self
 
 
 class Latency(Strict):
@@ -119,6 +161,13 @@ class PlanInput(Strict):
     shortfall_penalty_per_tps_hour: float | None = num(default=None, gt=0.0, le=1e12)
     solver: Solver | None = None
     demand_from_trace: DemandFromTrace | None = None
+
+    @field_validator("regions")
+    @classmethod
+    def _distinct(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise PydanticCustomError("duplicates", "has duplicates")
+        return value
 
 
 def validate_plan(data: Any) -> PlanInput:

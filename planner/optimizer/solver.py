@@ -289,6 +289,12 @@ def solve_arrays(model: ArrayModel, options: SolverOptions, highs=None) -> tuple
     import highspy
 
     started = time.perf_counter()
+    if not model.cost:  # no column: HiGHS answers "Empty"; the rows (0 >= need, ...) decide alone
+        ok = all(lo <= 0.0 <= up for lo, up in zip(model.row_lower, model.row_upper, strict=True))
+        status, detail = (OPTIMAL, "no variable; every row holds") if ok else (INFEASIBLE, "no variable; a row fails")
+        objective = float(model.offset) if ok else None
+        return SolveInfo(status, "highs", objective, objective, 0.0 if ok else None, time.perf_counter() - started,
+                         detail), ([] if ok else None)
     inf = highspy.kHighsInf
 
     def finite(values):

@@ -80,9 +80,24 @@ def slo_met(sim, tier, arr, deadline, done, ttft, e2e, t_done) -> np.ndarray:
     return met
 
 
-def build_result(sim, wall_s: float) -> SimulationResult:
-    sim.free_run_state()
-    w = sim.workload
+@dataclass
+class _PerRequest:
+    """The per-request arrays the result is made of (derived in place to keep the peak memory low)."""
+
+    t_first: np.ndarray
+    t_done: np.ndarray
+    dropped: np.ndarray
+    done: np.ndarray
+    unfinished: np.ndarray
+    ttft: np.ndarray
+    e2e: np.ndarray
+    queueing: np.ndarray
+    tbt: np.ndarray
+    tbt_max: np.ndarray
+    met: np.ndarray
+
+
+def _per_request(sim, w) -> _PerRequest:
     arr = w.arrival_s
     t_first = np.asarray(sim.t_first, dtype=np.float64)
     t_done = np.asarray(sim.t_done, dtype=np.float64)
@@ -110,47 +125,52 @@ def build_result(sim, wall_s: float) -> SimulationResult:
     tbt_max = np.array(sim.tbt_max, dtype=np.float64)
     tbt_max[~(done & multi)] = np.nan
     met = slo_met(sim, w.tier, arr, w.deadline_s, done, ttft, e2e, t_done)
+    return _PerRequest(t_first, t_done, dropped, done, unfinished, ttft, e2e, queueing, tbt, tbt_max, met)
 
-    def block(mask) -> dict:
-        d = done & mask
-        total = int(mask.sum())
-        reasons: dict[str, int] = {}
-        for rid, why in sim.dropped.items():
-            if mask[rid]:
-                reasons[why] = reasons.get(why, 0) + 1
-        if unfinished[mask].any():
-            reasons["unfinished"] = int(unfinished[mask].sum())
-        tt = ttft[d]
-        return {
-            "requests": total, "completed": int(d.sum()), "dropped": total - int(d.sum()), "drop_reasons": reasons,
-            "ttft": _pcts(tt), "e2e": _pcts(e2e[d]), "queueing": _pcts(queueing[d]),
-            "tbt_mean": _pcts(tbt[d & (out > 1)]), "tbt_max": _pcts(tbt_max[d & (out > 1)]),
-            "slo_attainment": float(met[mask].sum() / total) if total else None,
-            "preempted_requests": int((np.asarray(sim.preempted)[mask] > 0).sum()),
-        }
 
+def _block(sim, r: _PerRequest, out: np.ndarray, mask: np.ndarray) -> dict:
+    """Counts, drop reasons, latency percentiles and SLO attainment of the requests in ``mask``."""
+    d = r.done & mask
+    total = int(mask.sum())
+    reasons: dict[str, int] = {}
+    for rid, why in sim.dropped.items():
+        if mask[rid]:
+            reasons[why] = reasons.get(why, 0) + 1
+    if r.unfinished[mask].any():
+        reasons["unfinished"] = int(r.unfinished[mask].sum())
+    tt = r.ttft[d]
+    return {
+        "requests": total, "completed": int(d.sum()), "dropped": total - int(d.sum()), "drop_reasons": reasons,
+        "ttft": _pcts(tt), "e2e": _pcts(r.e2e[d]), "queueing": _pcts(r.queueing[d]),
+        "tbt_mean": _pcts(r.tbt[d & (out > 1)]), "tbt_max": _pcts(r.tbt_max[d & (out > 1)]),
+        "slo_attainment": float(r.met[mask].sum() / total) if total else None,
+        "preempted_requests": int((np.asarray(sim.preempted)[mask] > 0).sum()),
+    }
+
+
+def _tiers(sim, w, r: _PerRequest) -> dict[str, dict]:
     tiers = {}
     for i, name in enumerate(TIERS):
         mask = w.tier == i
         if mask.any():
-            b = block(mask)
+            b = _block(sim, r, w.output_tokens, mask)
             b["slo_ttft_s"] = sim.ttft_slo[i]
             pct = sim.scenario.slo.percentile
-            q = float(np.percentile(ttft[done & mask], pct)) if (done & mask).any() else math.inf
+            q = float(np.percentile(r.ttft[r.done & mask], pct)) if (r.done & mask).any() else math.inf
             b[f"ttft_p{int(pct)}_meets_slo"] = bool(q <= sim.ttft_slo[i])
             tiers[name] = b
+    return tiers
 
-    end = max(sim.t_work, float(arr[-1]) if len(arr) else 0.0)
-    usage, tot = usage_block(sim, end, nominal_provisioning(sim, sim.scaling_events))
-    # spot pool occupancy up to the end
-    sim.spot_flush(end)
+
+def _summary(sim, w, r: _PerRequest, end: float, tot: dict, wall_s: float) -> dict:
+    done, out = r.done, w.output_tokens
+    sim.spot_flush(end)  # spot pool occupancy up to the end
     spot_hours = {name: s / 3600 for name, s in zip(sim.region_names, sim.spot_seconds, strict=False)}
-
     summary = {
         "requests": len(w), "completed": int(done.sum()), "dropped": int((~done).sum()),
-        "duration_s": end, "ttft": _pcts(ttft[done]), "e2e": _pcts(e2e[done]), "queueing": _pcts(queueing[done]),
-        "tbt_mean": _pcts(tbt[done & (out > 1)]), "tbt_max": _pcts(tbt_max[done & (out > 1)]),
-        "slo_attainment": float(met.mean()) if len(w) else None,
+        "duration_s": end, "ttft": _pcts(r.ttft[done]), "e2e": _pcts(r.e2e[done]), "queueing": _pcts(r.queueing[done]),
+        "tbt_mean": _pcts(r.tbt[done & (out > 1)]), "tbt_max": _pcts(r.tbt_max[done & (out > 1)]),
+        "slo_attainment": float(r.met.mean()) if len(w) else None,
         **tot, "scaling_waste_gpu_hours": tot["provisioning_gpu_hours"], **_floors(sim, end, tot["gpu_hours"]),
         "spot_instance_hours": spot_hours,
         "scale_outs": sum(1 for e in sim.scaling_events if e["action"] == "scale_out"),
@@ -162,18 +182,37 @@ def build_result(sim, wall_s: float) -> SimulationResult:
         "seed": sim.engine.seed,
     }
     summary.update(preemption_summary(sim))  # per-request preemptions and context-limit actions
+    summary.update(prefix_cache_summary(sim))  # only when a deployment caches prefixes
+    if sim._pd is not None:  # prefill/decode disaggregation: KV transfers and the decode-side wait
+        summary["disaggregation"] = sim._pd.summary(done)
     if sim.migrations():  # live migrations (control.migrate_running), only when a policy migrated
         summary["migrations"] = sim.migrations()
+    return summary
+
+
+def build_result(sim, wall_s: float) -> SimulationResult:
+    sim.free_run_state()
+    w = sim.workload
+    arr = w.arrival_s
+    r = _per_request(sim, w)
+    tiers = _tiers(sim, w, r)
+    end = max(sim.t_work, float(arr[-1]) if len(arr) else 0.0)
+    usage, tot = usage_block(sim, end, nominal_provisioning(sim, sim.scaling_events))
+    summary = _summary(sim, w, r, end, tot, wall_s)
+    done, ttft, e2e = r.done, r.ttft, r.e2e
     timeline = _timeline(sim, done, end)
     hist = {name: {"ttft": _hist(ttft[done & (w.tier == i)]), "e2e": _hist(e2e[done & (w.tier == i)])}
             for i, name in enumerate(TIERS) if (w.tier == i).any()}
-    requests = {"arrival_s": arr, "ttft_s": ttft, "e2e_s": e2e, "queueing_s": queueing, "tbt_mean_s": tbt, "tbt_max_s": tbt_max,
-                "completed": done, "endpoint": np.asarray(sim.served_ep), "instance": np.asarray(sim.served_inst),
-                "first_token_s": t_first, "done_s": t_done, "preemptions": np.asarray(sim.preempted), "tier": w.tier}
+    requests = {"arrival_s": arr, "ttft_s": ttft, "e2e_s": e2e, "queueing_s": r.queueing, "tbt_mean_s": r.tbt,
+                "tbt_max_s": r.tbt_max, "completed": done, "endpoint": np.asarray(sim.served_ep),
+                "instance": np.asarray(sim.served_inst), "first_token_s": r.t_first, "done_s": r.t_done,
+                "preemptions": np.asarray(sim.preempted), "tier": w.tier}
+    if getattr(sim, "pfx_on", False):
+        requests["cached_tokens"] = np.asarray(sim.pfx_hit)
     slo_block = None
     if rich_slo_wanted(sim):  # richer SLOs and metrics; default outputs unchanged
-        slo_block, extra = rich_slo(sim, ttft=ttft, e2e=e2e, itl_mean=tbt, itl_max=tbt_max, done=done,
-                                    dropped=dropped)
+        slo_block, extra = rich_slo(sim, ttft=ttft, e2e=e2e, itl_mean=r.tbt, itl_max=r.tbt_max, done=done,
+                                    dropped=r.dropped)
         requests.update(extra)
     instances = [{"iid": i.iid, "endpoint": i.endpoint.name, "source": i.source, "t_requested": i.t_requested,
                   "t_ready": i.t_ready, "t_released": None if i.t_released != i.t_released else i.t_released}
@@ -183,15 +222,21 @@ def build_result(sim, wall_s: float) -> SimulationResult:
                             instances=instances, slo=slo_block)
 
 
+def _usage_key(ep) -> tuple:
+    """(region, model), and the pool for the two pools of a disaggregated endpoint (own GPUs and prices)."""
+    return (ep.region, ep.model, ep.pool) if ep.pool in ("prefill", "decode") else (ep.region, ep.model)
+
+
 def usage_block(sim, end: float, nominal: dict | None = None) -> tuple[list, dict]:
-    """Per (region, model): instance-hours (provisioning, busy, idle), GPU-hours and cost of every instance the
+    """Per (region, model), per pool of a disaggregated endpoint: instance-hours (provisioning, busy, idle), GPU-hours and cost of every instance the
     run used up to ``end``; and their totals. ``nominal``: (region, model) -> nominal provisioning delays
     (``nominal_provisioning``). Also used by the streamed replay (stream.py) at its end."""
     usage_map: dict = {}
     for inst in sim.instances:
         ep = inst.endpoint
-        key = (ep.region, ep.model)
+        key = _usage_key(ep)
         u = usage_map.setdefault(key, {"region": ep.region, "model": ep.model, "deployment": ep.spec.name,
+                                        **({"pool": ep.pool} if len(key) > 2 else {}),
                                         "gpus_per_instance": ep.spec.gpus_per_instance,
                                         "price_per_instance_hour": ep.spec.on_demand_price,
                                         "provisioning_s": 0.0, "busy_s": 0.0, "idle_s": 0.0, "instances_used": 0})
@@ -228,6 +273,16 @@ def usage_block(sim, end: float, nominal: dict | None = None) -> tuple[list, dic
     return usage, tot
 
 
+def prefix_cache_summary(sim) -> dict:
+    """``prefix_cache``: prompt tokens looked up in and served from the prefix caches (every admission, recomputed
+    ones included, as vLLM counts its queries and hits) and their ratio; {} when no deployment caches prefixes."""
+    if not getattr(sim, "pfx_on", False):
+        return {}
+    q, h = int(sim.pfx_query_tok), int(sim.pfx_hit_tok)
+    return {"prefix_cache": {"hit_rate": h / q if q else 0.0, "hit_tokens": h, "queried_tokens": q,
+                             "requests_with_hits": int((np.asarray(sim.pfx_hit) > 0).sum())}}
+
+
 def preemption_summary(sim) -> dict:
     """Preemptions per request: the largest count any single request suffered, the 99th percentile over
     all requests, how many requests were preempted at least once; and what ``engine.over_context`` did
@@ -251,7 +306,7 @@ def nominal_provisioning(sim, events) -> dict:
     out: dict = {}
     if not sim.engine.instant_provisioning:
         return out
-    by_name = {ep.name: (ep.region, ep.model) for ep in sim.endpoints}
+    by_name = {ep.name: _usage_key(ep) for ep in sim.endpoints}
     for e in events:
         if e["action"] == "scale_out" and e["endpoint"] in by_name:
             key = by_name[e["endpoint"]]

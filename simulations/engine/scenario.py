@@ -26,8 +26,10 @@ from simulations.engine.generator import generate_workload
 from simulations.engine.policies import AUTOSCALERS, get_policy
 from simulations.engine.policies.params import check_params
 from simulations.engine.policies.registry import PolicyKind
+from simulations.engine.pools import check_kind, expand, is_disaggregated
 from simulations.engine.schema import (
     Limits,
+    Synthetic,
     default_limits,
     expected_requests,
     trace_fixtures,
@@ -103,6 +105,31 @@ def parse_scenario(d: dict, *, limits: Limits | None = None) -> Scenario:
     work of the run (default: ``schema.default_limits()``, set from settings by the Django app)."""
     limits = limits or default_limits()
     sc = validate_input(d)
+    fleet = _fleet(sc)
+    policy = _policy(sc.strategy)
+    _check_kv_bytes(fleet.endpoints, policy, sc.deployments)
+    base = SLOConfig()
+    ttft = {**base.ttft_s, **sc.slo.ttft_s.given()}
+    e2e = {**base.e2e_s, **sc.slo.e2e_s.given()}
+    slo = SLOConfig(ttft_s=ttft, e2e_s=e2e, percentile=float(sc.slo.percentile), **sc.slo.rich_kwargs())
+    engine = _engine(sc, limits)
+    if engine.chunked_prefill and any(e.pool == "prefill" for e in fleet.endpoints):
+        raise ScenarioError("engine.chunked_prefill", "is not modelled with disaggregated endpoints (a prefill "
+                            "pool prefills whole prompts, as Splitwise's)", hint="chunked_prefill false")
+    asked = expected_requests(sc.workload.synthetic) if sc.workload.synthetic is not None else 0.0
+    if asked > limits.max_requests:
+        raise ScenarioError("workload.synthetic", f"asks for about {asked:,.0f} "
+                                                  f"requests; the limit is {limits.max_requests:,} per run",
+                            hint="lower total_requests or rps x duration_s (rate_rps x duration_s, requests)")
+    energy = EnergyConfig() if sc.energy is None else EnergyConfig(usd_per_kwh=dict(sc.energy.usd_per_kwh),
+                                                                    pue=sc.energy.pue)
+    return Scenario(name=str(sc.name), fleet=fleet, policy=policy, slo=slo, engine=engine,
+                    workload_spec=sc.workload.model_dump(exclude_unset=True), workload=sc.workload, limits=limits,
+                    energy=energy)
+
+
+def _fleet(sc) -> FleetConfig:
+    """Regions (given, or those the endpoints name), endpoints with their resolved deployments, the network."""
     named = sc.deployments
     regions = []
     for r in sc.fleet.regions:
@@ -121,12 +148,22 @@ def parse_scenario(d: dict, *, limits: Limits | None = None) -> Scenario:
                 raise ScenarioError(f"{where}.region", f"region {region!r} is not in fleet.regions",
                                     hint=suggest(region, [r.name for r in regions]))
             regions.append(RegionConfig(name=region))
+        check_kind(e, where)
+        if is_disaggregated(e):  # two engine endpoints: the prefill pool and the decode pool (pools.py)
+            pair = expand(e, where, region, e.model, lambda v, w: resolve_deployment(v, named, w))
+            if (region, pair[0].model) in seen:
+                raise ScenarioError(where, f"duplicate endpoint for region {region!r} and model {pair[0].model!r}")
+            seen.add((region, pair[0].model))
+            endpoints.extend(pair)
+            continue
         spec = resolve_deployment(e.deployment, named, f"{where}.deployment")
         model = e.model or spec.model
         if (region, model) in seen:
             raise ScenarioError(where, f"duplicate endpoint for region {region!r} and model {model!r}")
         seen.add((region, model))
         kwargs = to_kwargs(e)
+        for extra in ("prefill_pool", "decode_pool"):
+            kwargs.pop(extra)
         kwargs.update(region=region, model=model, deployment=spec)
         if kwargs["max_instances"] is None:
             kwargs["max_instances"] = max(e.initial, 20)
@@ -139,33 +176,32 @@ def parse_scenario(d: dict, *, limits: Limits | None = None) -> Scenario:
         kw = to_kwargs(sc.fleet.network)
         kw["bins"] = network.bins if kw["bins"] is None else tuple(tuple(float(x) for x in b) for b in kw["bins"])
         network = NetworkConfig(**kw)
-    fleet = FleetConfig(regions=tuple(regions), endpoints=tuple(endpoints), network=network)
+    return FleetConfig(regions=tuple(regions), endpoints=tuple(endpoints), network=network)
 
-    st = sc.strategy
+
+def _policy(st) -> PolicyConfig:
+    """The strategy (a name, or the object), its knobs checked through the models the chosen policies declare."""
     if isinstance(st, str):
         if st not in AUTOSCALERS:
             raise ScenarioError("strategy", f"unknown autoscaler {st!r}", hint=suggest(st, list(AUTOSCALERS)))
-        policy = PolicyConfig(autoscaler=st)
-    elif st is None:
-        policy = PolicyConfig()
-    else:
-        policy = PolicyConfig(**to_kwargs(st))
-        # the knobs, through the models the chosen policies declare (policies/params.py)
-        check_params(policy.autoscaler, policy.autoscaler_params, "strategy.params",
-                     ((PolicyKind.REGION_ROUTER, policy.region_router),
-                      (PolicyKind.ENDPOINT_ROUTER, policy.endpoint_router),
-                      (PolicyKind.INSTANCE_ROUTER, policy.instance_router)))
-        try:
-            get_policy(PolicyKind.SCHEDULER, policy.scheduler).Params.read(policy.scheduler_params)
-        except ScenarioError as exc:
-            raise ScenarioError("strategy.scheduler_params" + exc.field[len("strategy.params"):], exc.message,
-                                hint=exc.hint) from None
+        return PolicyConfig(autoscaler=st)
+    if st is None:
+        return PolicyConfig()
+    policy = PolicyConfig(**to_kwargs(st))
+    check_params(policy.autoscaler, policy.autoscaler_params, "strategy.params",
+                 ((PolicyKind.REGION_ROUTER, policy.region_router),
+                  (PolicyKind.ENDPOINT_ROUTER, policy.endpoint_router),
+                  (PolicyKind.INSTANCE_ROUTER, policy.instance_router)))
+    try:
+        get_policy(PolicyKind.SCHEDULER, policy.scheduler).Params.read(policy.scheduler_params)
+    except ScenarioError as exc:
+        raise ScenarioError("strategy.scheduler_params" + exc.field[len("strategy.params"):], exc.message,
+                            hint=exc.hint) from None
+    return policy
 
-    base = SLOConfig()
-    ttft = {**base.ttft_s, **sc.slo.ttft_s.given()}
-    e2e = {**base.e2e_s, **sc.slo.e2e_s.given()}
-    slo = SLOConfig(ttft_s=ttft, e2e_s=e2e, percentile=float(sc.slo.percentile), **sc.slo.rich_kwargs())
 
+def _engine(sc, limits: Limits) -> EngineConfig:
+    """Engine options, the scenario's seed, and the run's simulated-time cap."""
     en = to_kwargs(sc.engine) if sc.engine is not None else {}
     if sc.seed is not None:
         en["seed"] = sc.seed
@@ -179,31 +215,43 @@ def parse_scenario(d: dict, *, limits: Limits | None = None) -> Scenario:
     if engine.preemption_mode == "swap" and engine.chunked_prefill:
         raise ScenarioError("engine.preemption_mode", "swap is not modelled with chunked prefill",
                             hint="use recompute (vLLM's default), or chunked_prefill false")
-    asked = expected_requests(sc.workload.synthetic) if sc.workload.synthetic is not None else 0.0
-    if asked > limits.max_requests:
-        raise ScenarioError("workload.synthetic", f"asks for about {asked:,.0f} "
-                                                  f"requests; the limit is {limits.max_requests:,} per run",
-                            hint="lower total_requests or rps x duration_s (rate_rps x duration_s, requests)")
-    energy = EnergyConfig() if sc.energy is None else EnergyConfig(usd_per_kwh=dict(sc.energy.usd_per_kwh),
-                                                                    pue=sc.energy.pue)
-    return Scenario(name=str(sc.name), fleet=fleet, policy=policy, slo=slo, engine=engine,
-                    workload_spec=sc.workload.model_dump(exclude_unset=True), workload=sc.workload, limits=limits,
-                    energy=energy)
+    return engine
+
+
+def _check_kv_bytes(endpoints, policy: PolicyConfig, named) -> None:
+    """A policy that moves KV (Chiron's swap, Llumnix's live migration) needs every deployment's bytes of KV per
+    token: refused here, naming the deployment, instead of failing half-way through the run."""
+    cls = AUTOSCALERS.get(policy.autoscaler)
+    use = cls.kv_bytes_use(cls.Params.read(policy.autoscaler_params)) if cls is not None else ""
+    if not use:
+        return
+    for i, e in enumerate(endpoints):
+        spec = e.deployment
+        if spec.kv_bytes_per_token > 0:
+            continue
+        inline = spec.name in (named or {})
+        where = f"deployments.{spec.name}.kv_bytes_per_token" if inline else f"fleet.endpoints[{i}].deployment"
+        raise ScenarioError(where, f"deployment {spec.name!r} has no kv_bytes_per_token, which the "
+                                   f"{policy.autoscaler!r} autoscaler needs: {use}",
+                            hint="give the deployment kv_bytes_per_token (2 x layers x KV heads x head dim x bytes "
+                                 "per value: 131072 for Llama-3.1-8B in 16 bits, 327680 for Llama-2-70B) in the "
+                                 "scenario's deployments, or choose a strategy that does not move KV")
 
 
 def build_workload(scenario: Scenario, frame=None, trace: str | Path | None = None) -> Workload:
     """Materialise the scenario's workload within its limits: a synthetic one from the generator; a trace file
     (``trace``: a file of this machine, else the scenario's ``workload.fixture``) through the one trace reader
-    (``traceio.read_trace_arrays``, no pandas); or a DataFrame passed in (a trace the Django app loaded, the
-    comparison runner's synthesised frame)."""
+    (``traceio.read_trace_arrays``, no pandas; the app passes a stored trace's normalised file the same way); or a
+    DataFrame passed in (a frame the comparison runner synthesised)."""
     wl = scenario.workload_spec
     limits = scenario.limits
     models = sorted({e.model for e in scenario.fleet.endpoints})
     regions = scenario.fleet.region_names
     if "synthetic" in wl:
         syn = wl["synthetic"]
+        parsed = getattr(scenario.workload, "synthetic", None)  # as the schema parsed it: validated once
         workload = generate_workload(syn, seed=int(syn.get("seed", scenario.engine.seed)), model_names=models,
-                                     region_names=regions)
+                                     region_names=regions, parsed=None if isinstance(parsed, Synthetic) else parsed)
         check_workload_size(workload, limits)
         return workload
     if frame is not None:

@@ -25,6 +25,7 @@ from dataclasses import replace
 import numpy as np
 
 from simulations.engine import window
+from simulations.engine.config import ScenarioError
 from simulations.engine.loop import Simulator
 from simulations.engine.scenario import build_workload
 from simulations.engine.sketch import HI, LO, REL_ERR, LogHistogram, Stat  # noqa: F401  (re-exported)
@@ -70,6 +71,40 @@ def _absolute(w, t0: float):
     return replace(w, **kw)
 
 
+def _count_unsimulated(sim, acc, nxt, i: int, on_chunk) -> None:
+    """A chunk after the run's time limit: its requests are counted (dropped, unfinished), not simulated."""
+    acc.fold_unsimulated(_absolute(nxt[1], nxt[0]))
+    acc.chunks += 1
+    if on_chunk is not None:
+        on_chunk(i, nxt[0], ChunkInfo({
+            "requests": len(nxt[1]), "t0": nxt[0], "t1": nxt[0], "sim_time_s": sim.now,
+            "folded": acc.requests, "completed": acc.completed, "window": int(sim.n),
+            "in_flight": window.in_flight(sim), "events": int(sim.events), "past_time_limit": True}))
+
+
+def _run_to(sim, nxt, i: int, limit: float):
+    """Run up to the next chunk's first arrival (to the end without one): (time reached, the next chunk's
+    workload in absolute time or None, whether the run's time limit lies before the next chunk)."""
+    if nxt is None:
+        sim.more_arrivals = False
+        sim.run()
+        return sim.now, None, False
+    w_next = _absolute(nxt[1], nxt[0])
+    t1 = min(nxt[0], float(w_next.arrival_s[0])) if len(w_next) else nxt[0]
+    last = float(sim.workload.arrival_s[-1]) if sim.n else -math.inf
+    if len(w_next) and float(w_next.arrival_s[0]) < last:
+        raise ValueError(f"simulate_stream: chunk {i + 1} (t0={nxt[0]:g}) starts at "
+                         f"{float(w_next.arrival_s[0]):g} s, before the previous chunk's last arrival "
+                         f"({last:g} s): chunks must be in time order")
+    sim.run(until=t1)
+    # the engine's max_time_s lies before the next chunk: the run is over (as unstreamed, the requests
+    # it did not reach count as dropped "unfinished"; their rows never enter the window)
+    stopped = limit < t1
+    if not stopped:
+        sim.events -= 1  # the loop counts the iteration that stopped it; an unstreamed run does not
+    return t1, w_next, stopped
+
+
 def simulate_stream(scenario, *, trace=None, chunk_s: float = 3600.0, workload_chunks=None, on_chunk=None):
     """One continuous simulation fed chunk by chunk, results folded online (see the module docstring).
 
@@ -79,6 +114,10 @@ def simulate_stream(scenario, *, trace=None, chunk_s: float = 3600.0, workload_c
     (``info``: a ``streamacc.ChunkInfo``; ``info.summary["requests"]`` is the chunk's request count). Returns a
     ``StreamResult``."""
 
+    for ep in scenario.fleet.endpoints:
+        if ep.deployment.prefix_caching:
+            raise ScenarioError(f"deployments.{ep.deployment.name}.prefix_caching",
+                                "prefix caching is not simulated in streamed runs: use the result mode 'table'")
     if workload_chunks is None:
         if trace is not None and str(trace).lower().endswith(".parquet"):
             workload_chunks = _parquet_chunks(scenario, trace, chunk_s)
@@ -105,33 +144,10 @@ def simulate_stream(scenario, *, trace=None, chunk_s: float = 3600.0, workload_c
         if stopped:
             if nxt is None:
                 break
-            acc.fold_unsimulated(_absolute(nxt[1], nxt[0]))
-            acc.chunks += 1
-            if on_chunk is not None:
-                on_chunk(i, nxt[0], ChunkInfo({
-                    "requests": len(nxt[1]), "t0": nxt[0], "t1": nxt[0], "sim_time_s": sim.now,
-                    "folded": acc.requests, "completed": acc.completed, "window": int(sim.n),
-                    "in_flight": window.in_flight(sim), "events": int(sim.events), "past_time_limit": True}))
+            _count_unsimulated(sim, acc, nxt, i, on_chunk)
             i += 1
             continue
-        if nxt is None:
-            sim.more_arrivals = False
-            sim.run()
-            t1 = sim.now
-        else:
-            w_next = _absolute(nxt[1], nxt[0])
-            t1 = min(nxt[0], float(w_next.arrival_s[0])) if len(w_next) else nxt[0]
-            last = float(sim.workload.arrival_s[-1]) if sim.n else -math.inf
-            if len(w_next) and float(w_next.arrival_s[0]) < last:
-                raise ValueError(f"simulate_stream: chunk {i + 1} (t0={nxt[0]:g}) starts at "
-                                 f"{float(w_next.arrival_s[0]):g} s, before the previous chunk's last arrival "
-                                 f"({last:g} s): chunks must be in time order")
-            sim.run(until=t1)
-            # the engine's max_time_s lies before the next chunk: the run is over (as unstreamed, the requests
-            # it did not reach count as dropped "unfinished"; their rows never enter the window)
-            stopped = limit < t1
-            if not stopped:
-                sim.events -= 1  # the loop counts the iteration that stopped it; an unstreamed run does not
+        t1, w_next, stopped = _run_to(sim, nxt, i, limit)
         acc.chunks += 1
         acc.max_window = max(acc.max_window, int(sim.n))
         if stopped:

@@ -197,3 +197,35 @@ def test_a_comparison_workload_can_synthesize_any_kind_but_never_read_a_path():
         parse_scenario({"fleet": {"endpoints": [{"deployment": "llama2-7b/a100-80gb/tp1"}]},
                         "workload": {"synthetic": {"kind": "slinfer", "path": "/etc/passwd"}}})
     assert "file paths are not accepted" in str(info.value)
+
+
+def test_a_scenario_workload_spec_is_validated_once_per_run(monkeypatch):
+    """The scenario schema parses workload.synthetic (a stream kind); the cap, the generator and the run reuse that
+    model: the stream-spec parser never runs again, the scenario schema runs once."""
+    import json
+    from pathlib import Path
+
+    from simulations.engine import parse_scenario, schema, simulate
+    from simulations.engine.generator import spec as spec_module
+
+    calls = {"stream_spec": 0, "scenario": 0}
+    adapter = spec_module._ADAPTER
+
+    class Counting:
+        def validate_python(self, *args, **kwargs):
+            calls["stream_spec"] += 1
+            return adapter.validate_python(*args, **kwargs)
+
+    real = schema.ScenarioInput.model_validate
+
+    def counted(data, *args, **kwargs):
+        calls["scenario"] += 1
+        return real(data, *args, **kwargs)
+
+    monkeypatch.setattr(spec_module, "_ADAPTER", Counting())
+    monkeypatch.setattr(schema.ScenarioInput, "model_validate", counted)
+    data = json.loads((Path(__file__).resolve().parents[2] / "fixtures/scenarios/preserve_routing.json").read_text())
+    data["workload"]["synthetic"]["duration_s"] = 60.0
+    result = simulate(parse_scenario(data))
+    assert result.summary["requests"] > 0
+    assert calls == {"stream_spec": 0, "scenario": 1}

@@ -34,6 +34,15 @@ def _pct(saved: float, base: float) -> float | None:
     return 100.0 * saved / base if base > 0 else None
 
 
+def _cost_by_gpu(summary: dict) -> dict[str, float]:
+    """The run's cost per GPU type (the decision card's price sensitivity)."""
+    out: dict[str, float] = {}
+    for e in summary.get("endpoints") or []:
+        gpu = str(e.get("gpu") or "")
+        out[gpu] = out.get(gpu, 0.0) + _f(e.get("cost_usd"))
+    return out
+
+
 def aggregate(summaries: dict[str, dict], baseline: str, *, order: list[str] | None = None,
               projection: dict | None = None) -> dict:
     """Build the savings table. ``summaries`` maps variant key -> summary; missing/failed ones are skipped
@@ -82,7 +91,7 @@ def aggregate(summaries: dict[str, dict], baseline: str, *, order: list[str] | N
         rows.append({
             "key": key, "strategy": s.get("strategy", key), "scheduler": s.get("scheduler", ""),
             "is_baseline": key == baseline,
-            "instance_hours": ih, "gpu_hours": gh, "cost_usd": cost,
+            "instance_hours": ih, "gpu_hours": gh, "cost_usd": cost, "cost_by_gpu": _cost_by_gpu(s),
             "waste_gpu_hours": waste,
             "waste_reduction_pct": _pct(b_waste - waste, b_waste),
             "spot_pool_instance_hours": _f(tot.get("spot_pool_instance_hours")),

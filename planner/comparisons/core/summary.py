@@ -41,15 +41,10 @@ def _clean(x):
     return x if math.isfinite(x) else None
 
 
-def summarise(result, *, key: str = "", strategy: str = "", scheduler: str = "") -> dict:
-    summ = result.summary
-    usage = result.usage
-    tl = result.timeline or {}
+def _timelines(tl: dict, t_s: list) -> tuple[dict, dict, dict]:
+    """Per (region, model) key: paid instances (serving + provisioning + draining), utilisation x serving, serving."""
     names = tl.get("endpoints", [])
     series = tl.get("series", {})
-    t_s = list(tl.get("t", []))
-
-    # timeline per (region, model): serving + provisioning + draining instances are all paid for
     inst: dict[str, np.ndarray] = {}
     util_num: dict[str, np.ndarray] = {}
     serv: dict[str, np.ndarray] = {}
@@ -64,9 +59,15 @@ def summarise(result, *, key: str = "", strategy: str = "", scheduler: str = "")
             inst[k] = inst.get(k, 0.0) + total
             util_num[k] = util_num.get(k, 0.0) + U[e] * S[e]
             serv[k] = serv.get(k, 0.0) + S[e]
-    utilisation = {k: np.where(serv[k] > 0, util_num[k] / np.maximum(serv[k], 1e-12), 0.0) for k in inst}
-    mean_util = {k: (float(util_num[k].sum() / serv[k].sum()) if serv[k].sum() > 0 else None) for k in inst}
+    return inst, util_num, serv
 
+
+_ENDPOINT_SUMS = ("instance_hours", "gpu_hours", "cost_usd", "provisioning_gpu_hours", "serving_gpu_hours",
+                  "idle_gpu_hours", "instances_used")
+
+
+def _endpoints(usage: list, mean_util: dict) -> dict[str, dict]:
+    """The usage rows summed per (region, model), with the endpoint's mean utilisation."""
     endpoints: dict[str, dict] = {}
     for u in usage:
         k = f"{u['region']}/{u['model']}"
@@ -75,19 +76,20 @@ def summarise(result, *, key: str = "", strategy: str = "", scheduler: str = "")
                                      "gpu": (u.get("deployment", "").split("/") + ["", ""])[1],
                                      "gpus_per_instance": u.get("gpus_per_instance"),
                                      "price_per_instance_hour": u.get("price_per_instance_hour"),
-                                     "instance_hours": 0.0, "gpu_hours": 0.0, "cost_usd": 0.0,
-                                     "provisioning_gpu_hours": 0.0, "serving_gpu_hours": 0.0,
-                                     "idle_gpu_hours": 0.0, "instances_used": 0})
-        for f in ("instance_hours", "gpu_hours", "cost_usd", "provisioning_gpu_hours", "serving_gpu_hours",
-                  "idle_gpu_hours", "instances_used"):
+                                     **{f: 0.0 for f in _ENDPOINT_SUMS[:-1]}, "instances_used": 0})
+        for f in _ENDPOINT_SUMS:
             e[f] += u.get(f, 0.0) or 0.0
         e["mean_utilisation"] = mean_util.get(k)
+    return endpoints
 
+
+def _scaling(events: list, usage: list) -> tuple[dict[str, float], int, int, list[dict]]:
+    """(GPU-hours spent provisioning per source of the scale-out, scale-outs, scale-ins, the plan decisions)."""
     gpus_of = {f"{u['region']}/{u['model']}": u.get("gpus_per_instance", 1) for u in usage}
     waste: dict[str, float] = {}
     outs = ins = 0
     decisions = []
-    for ev in result.scaling_events:
+    for ev in events:
         action = ev.get("action")
         if action == "scale_out":
             outs += 1
@@ -97,7 +99,11 @@ def summarise(result, *, key: str = "", strategy: str = "", scheduler: str = "")
             ins += 1
         elif action == "plan":
             decisions.append({k: v for k, v in ev.items() if k != "action"})
+    return waste, outs, ins, decisions
 
+
+def _tiers(result) -> dict[str, dict]:
+    """Per tier: counts, TTFT / E2E percentiles (and the TTFT third quartile from the requests), attainment."""
     tiers = {}
     req = getattr(result, "requests", None) or {}
     for name in TIERS:
@@ -120,7 +126,10 @@ def summarise(result, *, key: str = "", strategy: str = "", scheduler: str = "")
             "queueing_p50": _clean((t.get("queueing") or {}).get("p50")),
             "queueing_p95": _clean((t.get("queueing") or {}).get("p95")),
         }
+    return tiers
 
+
+def _totals(summ: dict, util_num: dict, serv: dict, outs: int, ins: int, decisions: list) -> dict:
     tot_serv = sum(float(v.sum()) for v in serv.values())
     totals = {
         "instance_hours": summ.get("instance_hours", 0.0), "gpu_hours": summ.get("gpu_hours", 0.0),
@@ -138,6 +147,21 @@ def summarise(result, *, key: str = "", strategy: str = "", scheduler: str = "")
         m = str(d.get("forecast_method") or "?") + (" (fallback)" if d.get("forecast_fallback") else "")
         methods[m] = methods.get(m, 0) + 1
     totals["forecast_methods"] = methods
+    if summ.get("prefix_cache"):  # only when a deployment caches prefixes (the engine's summary has it then)
+        totals["prefix_cache_hit_rate"] = summ["prefix_cache"]["hit_rate"]
+    return totals
+
+
+def summarise(result, *, key: str = "", strategy: str = "", scheduler: str = "") -> dict:
+    summ = result.summary
+    usage = result.usage
+    tl = result.timeline or {}
+    t_s = list(tl.get("t", []))
+    inst, util_num, serv = _timelines(tl, t_s)
+    utilisation = {k: np.where(serv[k] > 0, util_num[k] / np.maximum(serv[k], 1e-12), 0.0) for k in inst}
+    mean_util = {k: (float(util_num[k].sum() / serv[k].sum()) if serv[k].sum() > 0 else None) for k in inst}
+    endpoints = _endpoints(usage, mean_util)
+    waste, outs, ins, decisions = _scaling(result.scaling_events, usage)
     prices = [u.get("price_per_instance_hour") for u in usage if u.get("price_per_instance_hour")]
     total_series = np.sum(list(inst.values()), axis=0).tolist() if inst else []
     return {
@@ -145,7 +169,8 @@ def summarise(result, *, key: str = "", strategy: str = "", scheduler: str = "")
         "duration_s": summ.get("duration_s"), "requests": summ.get("requests"), "completed": summ.get("completed"),
         "wall_s": summ.get("wall_s"), "requests_per_wall_s": summ.get("requests_per_wall_s"),
         "price_per_instance_hour": prices[0] if prices else None,
-        "totals": totals, "endpoints": [endpoints[k] for k in sorted(endpoints)], "tiers": tiers,
+        "totals": _totals(summ, util_num, serv, outs, ins, decisions),
+        "endpoints": [endpoints[k] for k in sorted(endpoints)], "tiers": _tiers(result),
         "waste_by_source": waste,
         "timeline": {"t_s": t_s, "instances": {k: v.round(3).tolist() for k, v in inst.items()},
                      "utilisation": {k: v.round(4).tolist() for k, v in utilisation.items()},

@@ -9,21 +9,20 @@ from planner.comparisons.kinds.base import ComparisonKind, ComparisonRequest, Re
 from planner.comparisons.services import start_comparison, team_trace, validate_scenario
 
 
-def _run(scenario: dict, variant: dict, *, progress, base_dir: str, frame=None):
+def _run(scenario: dict, variant: dict, *, progress, base_dir: str, trace=None):
     """Indirection so tests can replace the engine run with a canned summary."""
     from planner.comparisons.core.runner import run_variant
 
-    return run_variant(scenario, variant, progress=progress, base_dir=base_dir or None, frame=frame)
+    return run_variant(scenario, variant, progress=progress, base_dir=base_dir or None, trace=trace)
 
 
 def _trace_kwargs(comp) -> dict:
-    """{"frame": DataFrame} when the scenario replays one of the team's uploaded traces (``workload.trace_id``)."""
-    from planner.ingest.normalised import read_trace
-
+    """{"trace": the normalised file} when the scenario replays one of the team's uploaded traces
+    (``workload.trace_id``); the engine reads it with its one trace reader."""
     trace_id = ((comp.scenario or {}).get("workload") or {}).get("trace_id")
     if trace_id is None:
         return {}
-    return {"frame": read_trace(team_trace(trace_id, comp.team).normalised_file)}
+    return {"trace": team_trace(trace_id, comp.team).normalised_file}
 
 
 def _scenario_error(exc) -> RequestError:
@@ -119,5 +118,7 @@ class FleetKind(ComparisonKind):
         from planner.opscaling.selectors import operator_level_story
 
         aggregate = {**comp.summary, "variants": comp.variants or [], "extra_story": operator_level_story(comp.team)}
+        from planner.comparisons.selectors import fleet_answer
+
         return build_pdf(title=f"Cost report: {comp}", assumptions=describe_assumptions(comp.scenario, summaries),
-                         aggregate=aggregate, summaries=summaries, failures=failures)
+                         aggregate=aggregate, summaries=summaries, failures=failures, answer=fleet_answer(comp))

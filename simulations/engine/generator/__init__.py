@@ -98,8 +98,11 @@ def kind_of(spec: object, default: str = "sageserve") -> str:
     return kind
 
 
-def expected_requests(spec: dict, default: str = "sageserve") -> float:
-    """About how many requests a spec asks for (for caps before generating); 0 when it cannot tell cheaply."""
+def expected_requests(spec, default: str = "sageserve") -> float:
+    """About how many requests a spec asks for (for caps before generating); 0 when it cannot tell cheaply.
+    ``spec``: a dict, or a stream-kind spec already parsed (``generator.spec`` models: not parsed again)."""
+    if not isinstance(spec, dict):
+        return _expected(spec)
     kind = kind_of(spec, default)
     try:
         if kind == "sageserve":
@@ -124,8 +127,9 @@ def _expected(spec) -> float:
 
 
 def generate(spec: dict, seed: int | None = None, *, model_names: list[str] | None = None,
-             region_names: list[str] | None = None) -> pd.DataFrame:
-    """A normalised trace (DataFrame sorted by arrival) from any kind's spec; ``seed`` overrides the spec's."""
+             region_names: list[str] | None = None, parsed=None) -> pd.DataFrame:
+    """A normalised trace (DataFrame sorted by arrival) from any kind's spec; ``seed`` overrides the spec's.
+    ``parsed``: the stream-kind spec as its schema already parsed it (a scenario's), so it is not parsed again."""
     kind = kind_of(spec)
     if kind == "sageserve":
         from simulations.engine.generator.sageserve import synthesize
@@ -136,7 +140,7 @@ def generate(spec: dict, seed: int | None = None, *, model_names: list[str] | No
             raise GeneratorError("kind diurnal draws from a fleet's models and regions", where="kind",
                                  hint="use it inside a scenario's workload.synthetic, or pick another kind")
         return generate_workload(spec, seed=seed or 0, model_names=model_names, region_names=region_names).to_frame()
-    parsed = parse_spec(spec)
+    parsed = parse_spec(spec) if parsed is None else parsed
     if _expected(parsed) > MAX_REQUESTS:
         raise GeneratorError(f"the spec asks for about {_expected(parsed):,.0f} requests (limit {MAX_REQUESTS:,})",
                              hint="lower the rate, the duration or the request count")
@@ -205,14 +209,15 @@ def _merge(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return _sorted(merged)
 
 
-def generate_workload(spec: dict, *, seed: int, model_names: list[str], region_names: list[str]):
+def generate_workload(spec: dict, *, seed: int, model_names: list[str], region_names: list[str], parsed=None):
     """Engine arrays for a scenario's ``workload.synthetic``: ``diurnal`` (the default) draws on the fleet's
-    names; other kinds become a frame mapped onto the fleet like a trace."""
+    names; other kinds become a frame mapped onto the fleet like a trace. ``parsed``: the scenario schema's model of
+    a stream-kind spec (the spec is then not validated a second time)."""
     try:
         kind = kind_of(spec, default="diurnal")
         if kind == "diurnal":
             return diurnal.synthesise(spec, seed=seed, model_names=model_names, region_names=region_names)
-        frame = generate(spec, seed=seed)
+        frame = generate(spec, seed=seed, parsed=parsed)
     except GeneratorError as exc:
         field = "workload.synthetic" + ("" if exc.where == "spec" else f".{exc.where}")
         raise ScenarioError(field, exc.message + (f" ({exc.hint})" if exc.hint else "")) from None

@@ -1,33 +1,18 @@
 """Pluggable policies, registered by name: autoscalers, routers (region / endpoint / instance), schedulers.
 
-A later policy is one class plus one ``@register_*("name")`` line; the loop never changes.
+A later policy is one family module or folder (its classes decorated ``@register(PolicyKind.X, "name")``) plus its
+names in ``registry.WHERE``; the loop never changes. Families are imported on first use (registry.py).
 """
 
-from simulations.engine.policies import (  # noqa: F401,E402  (registers)  # noqa: F401,E402  (SageServe LT-I/U/UA + NIW queue)
-    aibrix,
-    autoscalers,
-    baselines,
-    chiron,
-    dynamo_planner,
-    example,
-    hpa,
-    knative_kpa,
-    llmd_wva,
-    llumnix_migration,
-    longterm,
-    niw_queue,
-    preserve,
-    recorded,
-    routers,
-    schedulers,
-)
 from simulations.engine.policies.registry import (  # noqa: F401
     AUTOSCALERS,
     ENDPOINT_ROUTERS,
+    FAMILIES,
     INSTANCE_ROUTERS,
     REGION_ROUTERS,
     SCHEDULERS,
     PolicyKind,
     get_policy,
+    load_all,
     register,
 )

@@ -61,6 +61,10 @@ class LlumnixMigrate(LlumnixScaler):
     class Params(LiveMigrationParams, LlumnixScaler.Params):
         scaling: bool = knob(True, "false: a static fleet (migration only)")
 
+    @classmethod
+    def kv_bytes_use(cls, knobs) -> str:
+        return "its live migration copies running requests' KV"
+
     def __init__(self, params, rng):
         super().__init__(params, rng)
         k = self.knobs

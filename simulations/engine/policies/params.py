@@ -70,7 +70,7 @@ def router_knobs() -> set[str]:
     """Knobs the registered routers read from ``strategy.params`` (any autoscaler accepts them)."""
     out: set[str] = set()
     for kind in (PolicyKind.REGION_ROUTER, PolicyKind.ENDPOINT_ROUTER, PolicyKind.INSTANCE_ROUTER):
-        for cls in _TABLES[kind].values():
+        for cls in _TABLES[kind].values():  # every family: a router knob is accepted whichever router runs
             out.update(cls.Params.knob_names())
     return out
 
@@ -90,7 +90,7 @@ def check_params(autoscaler: str, params: dict, where: str, routers: tuple = ())
         return
     model = AUTOSCALERS[autoscaler].Params
     params = params or {}
-    known = known_knobs(autoscaler)
+    known = known_knobs(autoscaler) if params else None  # no knob given: none unknown (and no family loaded)
     if known is not None:
         for key in params:
             if key not in known:

@@ -31,6 +31,43 @@ def _csv_list(value: str) -> list[str]:
     return [x.strip() for x in (value or "").split(",") if x.strip()]
 
 
+def _read_scenario(name: str) -> tuple[Path, dict]:
+    if not name:
+        raise CommandError("give a scenario JSON file (or --list-bundles)")
+    path = Path(name)
+    if not path.exists():
+        raise CommandError(f"{path}: no such scenario file")
+    try:
+        return path, json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise CommandError(f"{path}: not valid JSON ({exc})") from None
+
+
+def _request(opts: dict, scenario: dict, path: Path) -> dict:
+    """The comparison request the command line describes (parsed by the same parser as the form and the API)."""
+    strategies = _csv_list(opts["strategies"]) or ([] if opts["bundles"] or scenario.get("kind") else
+                                                   ["reactive-unified", "lt-i", "lt-u", "lt-ua"])
+    tune = None
+    if opts["tune"]:
+        try:
+            tune = {} if opts["tune"] == "default" else json.loads(opts["tune"])
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"--tune: not valid JSON ({exc})") from None
+        tune = {"tolerance": opts["tolerance"], **(tune or {})} if isinstance(tune, dict) else tune
+    try:
+        knobs = json.loads(opts["knobs"]) if opts["knobs"] else {}
+        projection = json.loads(opts["projection"]) if opts["projection"] else {}
+    except json.JSONDecodeError as exc:
+        raise CommandError(f"--knobs / --projection: not valid JSON ({exc})") from None
+    if knobs:
+        sp = scenario.setdefault("strategy_params", {})
+        for s in strategies:
+            sp[s] = {**sp.get(s, {}), **knobs}
+    return {"scenario": scenario, "strategies": strategies, "bundles": opts["bundles"], "seeds": opts["seeds"],
+            "tune": tune, "schedulers": opts["schedulers"], "baseline": opts["baseline"],
+            "name": opts["name"] or scenario.get("name", path.stem), "projection": projection}
+
+
 class Command(BaseCommand):
     help = "Compare scaling strategies on one scenario: savings vs a baseline with SLO attainment."
 
@@ -64,40 +101,11 @@ class Command(BaseCommand):
             for name in bundle_names():
                 self.stdout.write(f"{name:34} {get_bundle(name).description}")
             return
-        if not opts["scenario"]:
-            raise CommandError("give a scenario JSON file (or --list-bundles)")
-        path = Path(opts["scenario"])
-        if not path.exists():
-            raise CommandError(f"{path}: no such scenario file")
-        try:
-            scenario = json.loads(path.read_text())
-        except json.JSONDecodeError as exc:
-            raise CommandError(f"{path}: not valid JSON ({exc})") from None
-        strategies = _csv_list(opts["strategies"]) or ([] if opts["bundles"] or scenario.get("kind") else
-                                                       ["reactive-unified", "lt-i", "lt-u", "lt-ua"])
-        tune = None
-        if opts["tune"]:
-            try:
-                tune = {} if opts["tune"] == "default" else json.loads(opts["tune"])
-            except json.JSONDecodeError as exc:
-                raise CommandError(f"--tune: not valid JSON ({exc})") from None
-            tune = {"tolerance": opts["tolerance"], **(tune or {})} if isinstance(tune, dict) else tune
-        try:
-            knobs = json.loads(opts["knobs"]) if opts["knobs"] else {}
-            projection = json.loads(opts["projection"]) if opts["projection"] else {}
-        except json.JSONDecodeError as exc:
-            raise CommandError(f"--knobs / --projection: not valid JSON ({exc})") from None
-        if knobs:
-            sp = scenario.setdefault("strategy_params", {})
-            for s in strategies:
-                sp[s] = {**sp.get(s, {}), **knobs}
+        path, scenario = _read_scenario(opts["scenario"])
+        data = _request(opts, scenario, path)
         team, user = cli_team(opts["team"], opts["user"])
         try:
-            kind, request = kinds.parse_request(
-                {"scenario": scenario, "strategies": strategies, "bundles": opts["bundles"], "seeds": opts["seeds"],
-                 "tune": tune, "schedulers": opts["schedulers"], "baseline": opts["baseline"],
-                 "name": opts["name"] or scenario.get("name", path.stem), "projection": projection},
-                base_dir=str(path.resolve().parent))
+            kind, request = kinds.parse_request(data, base_dir=str(path.resolve().parent))
             comp = kind.start(team=team, user=user, request=request)
         except kinds.RequestError as exc:
             hint = f" ({exc.hint})" if exc.hint else ""
@@ -125,14 +133,21 @@ class Command(BaseCommand):
         rows = comp.summary.get("rows", [])
         if not rows:
             self.stdout.write(comp.summary.get("error", "no aggregate"))
-            return
-        if kind.name != "fleet":  # serverless systems, operator-level plans: the kind's answer, then each row
-            head = kind.headline(comp) or {}
-            self.stdout.write(f"answer: {head.get('answer')}: {head.get('note', '')}")
-            for r in rows:
-                self.stdout.write(f"  {r['key']}: " + ", ".join(f"{k} {v}" for k, v in r.items()
-                                                               if k not in ("key", "description")))
-            return
+        elif kind.name != "fleet":
+            self._print_kind_rows(kind, comp, rows)
+        else:
+            self._print_fleet(comp, rows, answer, opts["pdf"])
+
+    def _print_kind_rows(self, kind, comp, rows) -> None:
+        """Serverless systems, operator-level plans: the kind's answer, then each row."""
+        head = kind.headline(comp) or {}
+        self.stdout.write(f"answer: {head.get('answer')}: {head.get('note', '')}")
+        for r in rows:
+            self.stdout.write(f"  {r['key']}: " + ", ".join(f"{k} {v}" for k, v in r.items()
+                                                           if k not in ("key", "description")))
+
+    def _print_fleet(self, comp, rows, answer, pdf: str) -> None:
+        """Fleet comparisons: the decision, a table of the variants, the fair comparison and energy."""
         if answer is not None:
             self.stdout.write(f"decision: {answer['headline']}")
         self.stdout.write(f"{'variant':24} {'inst-h':>9} {'GPU-h':>9} {'cost $':>10} {'saved%':>7} {'$/week':>10} "
@@ -150,8 +165,8 @@ class Command(BaseCommand):
             self.stdout.write(f"  energy {e['key']}: " + (f"{_amount(kwh)} kWh, ${_amount(e['energy_cost_usd'])}"
                                                           if kwh is not None else
                                                           "no power figures for " + ", ".join(e.get("missing_power") or [])))
-        if opts["pdf"]:
-            self.stdout.write(f"PDF cost report: {opts['pdf']}")
+        if pdf:
+            self.stdout.write(f"PDF cost report: {pdf}")
 
     def _print_fair(self, fair):
         if not fair:
