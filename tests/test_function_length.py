@@ -35,7 +35,6 @@ ALLOWED: dict[str, int] = {
     "tests/benchmarks/support/chiron_doc.py::fig19_notes": 91,
     "planner/ingest/formats/detect.py::detect": 90,
     "planner/hardware/plots.py::fit_figure": 88,
-    "tests/benchmarks/support/chiron_doc.py::write_doc": 87,
     "tests/benchmarks/reproduce_slinfer.py::render": 85,
     "simulations/engine/loop.py::Simulator._run": 85,
     "planner/hardware/services.py::import_perf_table": 84,

@@ -35,6 +35,19 @@ def _trace(res: dict, name: str) -> str:
             f"{t['typical']['length']:,.0f} tokens")
 
 
+def _traces(res: dict) -> str:
+    return ("* **Traces.** The paper used Azure 2024 chat and coding and an unnamed Mooncake file; the repository ships\n"
+            f"  the Azure **2023 code** trace ({_trace(res, 'azure_code_2023')}) and the Mooncake **synthetic** trace "
+            f"({_trace(res, 'mooncake_synthetic')}),\n"
+            "  replayed at their own rates in 60 s windows (no rate scaling: we do not tune the\n"
+            "  workload). There is no Azure chat trace in the repository, so Fig. 12's chat bars are not reproduced.")
+
+
+def _gemm_range(fit: dict) -> str:
+    m = [100 * v["mape"] for v in fit["gemm"].values()]
+    return f"{min(m):.0f}-{max(m):.0f}"
+
+
 def _intro_fits_checks(res: dict, command: str, seconds: float | None) -> list[str]:
     """One part of the report."""
     fit = res["fit_report"]
@@ -76,11 +89,7 @@ def _intro_fits_checks(res: dict, command: str, seconds: float | None) -> list[s
         "  the variant where a GPU's SM load may not exceed 1.",
         "* **Fig. 10's load** is not given; we use 40 QPS (Fig. 11's peak). Fig. 11 uses 1K-token prefills, as the",
         "  paper's oracle experiment does.",
-        "* **Traces.** The paper used Azure 2024 chat and coding and an unnamed Mooncake file; the repository ships",
-        f"  the Azure **2023 code** trace ({_trace(res, 'azure_code_2023')}) and the Mooncake **synthetic** trace "
-        f"({_trace(res, 'mooncake_synthetic')}),",
-        "  replayed at their own rates in 60 s windows (no rate scaling: we do not tune the",
-        "  workload). There is no Azure chat trace in the repository, so Fig. 12's chat bars are not reproduced.",
+        _traces(res),
         "* **Savings** are 1 - operator-level / model-level of: GPUs after placement (Alg. 2), memory (sum r_v M_v),",
         "  and energy by Eq. 9 with alpha_v = P_idle / |V| and beta_v = P_max - P_idle (A100: 60 W / 400 W; the",
         "  paper gives no coefficients). A device-level energy model (GPUs x idle + busy x dynamic) is in the JSON.",
@@ -102,9 +111,7 @@ def _intro_fits_checks(res: dict, command: str, seconds: float | None) -> list[s
         f"| attention prefill (A100) | {a['how']} | {100 * a['prefill_mape']:.1f} % |",
         f"| attention decode (A100) | {a['how']} | {100 * a['decode_mape']:.1f} % |",
         "",
-        "The GEMM fits (the operators that dominate) are within "
-        f"{100 * min(v['mape'] for v in fit['gemm'].values()):.0f}-{100 * max(v['mape'] for v in fit['gemm'].values()):.0f} %; "
-        "the element-wise fit is poor",
+        f"The GEMM fits (the operators that dominate) are within {_gemm_range(fit)} %; the element-wise fit is poor",
         "(launch-bound kernels of a few microseconds), which matters little: those operators are a small share of",
         "an iteration and only enter the derived (Qwen2) profiles.",
         "",
@@ -515,9 +522,8 @@ def _gap_and_sensitivity(res: dict) -> list[str]:
         "",
         "At 1K tokens one operator (the MLP up-projection) dominates and raising its replicas is what the optimum",
         "does too. At longer inputs attention and the MLP compete for the latency budget and the greedy's",
-        "one-replica moves on the bottleneck occasionally overshoot (the worst points above; the longest is near "
-        f"the Mooncake trace's mean input, {res['fig12']['mooncake_synthetic']['typical']['length']:,.0f} tokens). "
-        "The ILP is the oracle of the same objective (the paper brute-forces);",
+        "one-replica moves on the bottleneck occasionally overshoot (the worst points above; the longest is near the "
+        f"Mooncake trace's mean input, {res['fig12']['mooncake_synthetic']['typical']['length']:,.0f} tokens). The ILP is the oracle of the same objective (the paper brute-forces);",
         "every plan's QPS sweep carries it beside the greedy.",
         "",
         "## Default stream (no GPU sharing)",

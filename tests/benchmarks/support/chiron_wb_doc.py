@@ -60,7 +60,9 @@ def wb_section(results: dict) -> list[str]:
         out += ["Batch tokens per GPU-hour where both ran: " + "; ".join(
             f"{p['queue']:,}: Chiron {p['batch_tokens_per_gpu_hour']:,.0f}, Llumnix-tuned (live) "
             f"{ll['batch_tokens_per_gpu_hour']:,.0f}" for p, ll in both)
-            + ". The whole queue finishes in both, so the figure is set by GPU-hours: Chiron's are mostly its "
+            + ". Share of the queue finished (Chiron / Llumnix-tuned): " + "; ".join(
+                f"{p['queue']:,}: {p['batch_done_share']:.1%} / {ll['batch_done_share']:.1%}" for p, ll in both)
+            + ", so the figure is set by GPU-hours: Chiron's are mostly its "
             "interactive headroom (1/theta x the instances running interactive work), which Llumnix-like does not "
             "keep, and Llumnix-like pays for it with the interactive SLO (table).", ""]
     lv = results.get("wb_live")
