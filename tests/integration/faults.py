@@ -29,6 +29,13 @@ FAST_REAPER_ENV = {
 }
 
 
+def log_dir() -> Path:
+    """Where the processes of these tests log: TEST_ARTIFACTS when set (CI keeps that folder), else the data folder."""
+    folder = Path(os.environ.get("TEST_ARTIFACTS") or settings.DATA_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def free_port() -> int:
     """A port the kernel just handed out (random, so two test runs at once rarely pick the same one)."""
     with socket.socket() as sock:
@@ -94,12 +101,13 @@ class Worker:
     def __init__(self, redis_url: str, name: str, concurrency: int = 1, *, queues: list[str] | None = None,
                  env: dict | None = None) -> None:
         self.redis_url = redis_url
-        self.log_path = Path(settings.DATA_DIR) / f"fault-worker-{name}.log"
+        self.log_path = log_dir() / f"fault-worker-{name}.log"
+        self.node = f"{name}-{os.getpid()}@{socket.gethostname()}"
         log = open(self.log_path, "a")  # noqa: SIM115
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "planner", "worker", "--loglevel=INFO",
              f"--concurrency={concurrency}", "-Q", ",".join(queues or settings.JOBS_QUEUES), "--without-gossip",
-             "--without-mingle", "--without-heartbeat", "-n", f"{name}-{os.getpid()}@%h"],
+             "--without-mingle", "--without-heartbeat", "-n", self.node],
             cwd=ROOT, env=service_env(redis_url, **(env or {})), stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True)
         log.close()
@@ -111,7 +119,7 @@ class Worker:
             if self.proc.poll() is not None:
                 raise AssertionError(f"worker exited with {self.proc.returncode}; see {self.log_path}")
             try:
-                if app.control.ping(timeout=1.0):
+                if app.control.ping(destination=[self.node], timeout=1.0):  # this worker, not another one
                     return self
             except Exception:
                 pass
@@ -167,14 +175,20 @@ def private_dispatch(redis_url: str):
 class WebServer:
     """``manage.py runserver`` on the private Redis (the API process of the outage test)."""
 
-    def __init__(self, redis_url: str, *, env: dict | None = None) -> None:
+    def __init__(self, redis_url: str, *, env: dict | None = None, gunicorn: bool = False) -> None:
+        """``gunicorn``: the production server (gunicorn.conf.py: processes x threads, a deep listen backlog)
+        instead of runserver."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = Path(settings.DATA_DIR) / "fault-web.log"
+        self.log_path = log_dir() / "fault-web.log"
         log = open(self.log_path, "a")  # noqa: SIM115
+        if gunicorn:
+            command = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "planner.wsgi"]
+            env = {"HOST": "127.0.0.1", "PORT": str(self.port), **(env or {})}
+        else:
+            command = [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{self.port}"]
         self.proc = subprocess.Popen(
-            [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{self.port}"],
-            cwd=ROOT, env=service_env(redis_url, **(env or {})), stdout=log, stderr=subprocess.STDOUT,
+            command, cwd=ROOT, env=service_env(redis_url, **(env or {})), stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True)
         log.close()
         deadline = time.monotonic() + 90

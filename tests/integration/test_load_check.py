@@ -26,6 +26,7 @@ from django.conf import settings
 
 from planner.jobs.models import Job
 from tests.integration import test_faults
+from tests.integration.conftest import wait_for_job
 from tests.integration.faults import WebServer, Worker
 
 stack = test_faults.stack  # the private Redis (and its dispatch)
@@ -64,7 +65,7 @@ def _client(url: str, token: str, scenario: dict, start: threading.Event, out: l
 def test_fifty_clients_small_runs_finish_within_a_minute_while_long_sweeps_run(cast, stack):
     from planner.accounts.services import create_user
 
-    web = WebServer(stack.redis.url)
+    web = WebServer(stack.redis.url, gunicorn=True)
     short = Worker(stack.redis.url, "load-short", concurrency=2, queues=[settings.JOBS_QUEUE]).wait_ready()
     long = Worker(stack.redis.url, "load-long", concurrency=1, queues=[settings.JOBS_LONG_QUEUE]).wait_ready()
     try:
@@ -75,6 +76,7 @@ def test_fifty_clients_small_runs_finish_within_a_minute_while_long_sweeps_run(c
         assert sweeps[2].status_code == 429 and sweeps[2].headers.get("Retry-After"), sweeps[2].text[:300]
         sweep_jobs = [Job.objects.get(pk=r.json()["id"]) for r in sweeps[:2]]
         assert all(job.is_long for job in sweep_jobs)
+        wait_for_job(sweep_jobs[0], until=("running",), timeout=120)  # the long worker holds its slot from here
 
         tokens = [create_user(f"load{i}", f"load-pass-{i}-xyz", f"Load team {i}")[1] for i in range(5)]
         scenario, start, results = _small_scenario(), threading.Event(), []
