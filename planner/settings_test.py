@@ -27,3 +27,8 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405  (WhiteNoise warns 
 # Many tests log in from 127.0.0.1 within a minute; the rate-limit tests (planner/accounts/tests) put the
 # production rates back.
 LOGIN_RATE_PER_IP = LOGIN_RATE_PER_USERNAME = "10000/min"
+# Parallel test processes (pytest-xdist) inherit one PLANNER_DATA_DIR: each keeps its own cache folder, so one
+# process's rate-limit counters or cache.clear() never reach another's tests.
+if os.environ.get("PYTEST_XDIST_WORKER") and CACHES["default"]["BACKEND"].endswith("FileBasedCache"):  # noqa: F405
+    CACHES = {"default": {**CACHES["default"],  # noqa: F405
+                          "LOCATION": f"{CACHES['default']['LOCATION']}-{os.environ['PYTEST_XDIST_WORKER']}"}}  # noqa: F405
