@@ -385,7 +385,17 @@ def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict
         f"per week (the paper rounds it to {proj['paper_own_example']['paper_says']}).", small))
     story.append(Spacer(1, 0.3 * cm))
     _fair_section(story, aggregate.get("fair"), small, h2)  # tuned baselines
-    story.append(Paragraph("Appendix B. Assumptions", h2))
+    story.extend(_appendices_b_and_c(assumptions, aggregate, small, h2))
+    story.extend(_energy_section(aggregate.get("energy") or [], h2, small))
+    story.extend(aggregate.get("extra_story") or [])  # e.g. the operator-level plan (planner/opscale/report.py)
+
+    return render_pdf(story, title)
+
+
+def _appendices_b_and_c(assumptions: dict, aggregate: dict, small, h2) -> list:
+    """Appendix B (the assumptions, section by section) and C (cost per region and model)."""
+    out = []
+    out.append(Paragraph("Appendix B. Assumptions", h2))
     for section, items in assumptions.items():
         block = [Paragraph(f"<b>{section}</b>", small)]
         if isinstance(items, list) and items and isinstance(items[0], (list, tuple)):
@@ -398,19 +408,16 @@ def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict
         else:
             block.append(Paragraph(str(items), small))
         block.append(Spacer(1, 0.25 * cm))
-        story.append(KeepTogether(block))
-    story.append(CondPageBreak(6 * cm))
-    story.append(Paragraph("Appendix C. Per region and model", h2))
+        out.append(KeepTogether(block))
+    out.append(CondPageBreak(6 * cm))
+    out.append(Paragraph("Appendix C. Per region and model", h2))
     data = [["variant", "region", "model", "GPU", "inst-h", "GPU-h", "cost", "waste GPU-h", "mean util."]]
     for e in aggregate["breakdown"]:
         data.append([e["key"], e["region"], e["model"], e.get("gpu") or "", _num(e["instance_hours"]),
                      _num(e["gpu_hours"]), _money(e["cost_usd"]), _num(e["waste_gpu_hours"], 2),
                      _att(e.get("mean_utilisation"))])
-    story.append(_table(data, font_size=6.5))
-    story.extend(_energy_section(aggregate.get("energy") or [], h2, small))
-    story.extend(aggregate.get("extra_story") or [])  # e.g. the operator-level plan (planner/opscale/report.py)
-
-    return render_pdf(story, title)
+    out.append(_table(data, font_size=6.5))
+    return out
 
 
 def failures_story(failures: list[dict], small, what: str) -> list:
