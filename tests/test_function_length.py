@@ -29,7 +29,6 @@ ALLOWED: dict[str, int] = {
     "planner/opscale/point.py::plan_point": 98,
     "planner/catalogue/perfcsv.py::read_perf_csv": 98,
     "planner/optimizer/solver.py::solve_components": 97,
-    "planner/comparisons/core/aggregate.py::aggregate": 96,
     "simulations/engine/generator/sageserve.py::synthesize": 95,
     "planner/catalogue/fit.py::fit_group": 93,
     "tests/benchmarks/support/chiron_doc.py::fig19_notes": 91,
