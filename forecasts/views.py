@@ -17,7 +17,7 @@ from planner.traces.models import Trace
 
 @login_required
 def run_list(request):
-    traces = visible_to(request.user, Trace.objects.all())[:200]
+    traces = visible_to(request.user, Trace.objects.filter(status=Trace.Status.READY))[:200]
     form = ForecastRunForm(
         request.POST or None,
         traces=traces,
@@ -29,7 +29,7 @@ def run_list(request):
             data = {**form.cleaned_data, "group_by": form.cleaned_data["group_by"]}
             ser = ForecastRunCreateSerializer(data=data)
             if ser.is_valid():
-                trace = visible_to(request.user, Trace.objects.all()).get(pk=data["trace"])
+                trace = visible_to(request.user, Trace.objects.filter(status=Trace.Status.READY)).get(pk=data["trace"])
                 run = services.create_run(
                     trace=trace, team=team_of(request.user), user=request.user, params=ser.to_params()
                 )

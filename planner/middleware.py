@@ -106,8 +106,17 @@ class ApiErrorMiddleware:
 
     def process_view(self, request, view_func, view_args, view_kwargs):
         """Every JSON body under /api/ is checked for depth before any view or parser reads it (a view with
-        parsers of its own included): nested past JSON_MAX_DEPTH it is a 400, never a RecursionError."""
-        if not is_api(request) or request.method not in ("POST", "PUT", "PATCH", "DELETE"):
+        parsers of its own included): nested past JSON_MAX_DEPTH it is a 400, never a RecursionError. Every query
+        parameter of the API takes one value (the schema says so): a repeated one is a 400, not a silent pick."""
+        if not is_api(request):
+            return None
+        repeated = sorted(key for key, values in request.GET.lists() if len(values) > 1)
+        if repeated:
+            return error_response(
+                400, f"the query parameter {repeated[0]!r} is given {len(request.GET.getlist(repeated[0]))} times",
+                request=request, where=f"query string: {repeated[0]}"[:200],
+                hint="give each query parameter once")
+        if request.method not in ("POST", "PUT", "PATCH", "DELETE"):
             return None
         if request.content_type not in _JSON_TYPES and not request.content_type.endswith("+json"):
             return None

@@ -130,7 +130,8 @@ def _make_field(node: dict, kind: str, *, label: str, required: bool, default: A
     if kind == "choice":
         options = node.get("enum") or ([node["const"]] if "const" in node else [])
         choices = ([] if required else [("", "not set")]) + [(str(o), str(o)) for o in options]
-        return forms.ChoiceField(choices=choices, **common)
+        by_text = {str(o): o for o in options}  # the schema's own value back (an integer enum stays an integer)
+        return forms.TypedChoiceField(choices=choices, coerce=lambda v: by_text.get(v, v), empty_value=None, **common)
     if kind == "string":
         return forms.CharField(max_length=node.get("maxLength"), min_length=node.get("minLength"),
                                strip=True, **common)

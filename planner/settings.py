@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "planner.capacity",  # capacity search: the cheapest fleet that meets the SLOs, with risk bands
     "planner.decisions",  # the decision card and its template filters
     "planner.backtests",
+    "planner.leaderboard",
     "simulations",
     "forecasts",
 ]
@@ -241,6 +242,11 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {"TraceStatusEnum": ["pending", "normalising", "ready", "failed"]},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "planner.api.schema_hooks.add_error_responses",
+    ],
 }
 
 # Celery: configured only here, in the CELERY_ namespace (tests assert the effective values).

@@ -23,6 +23,7 @@ urlpatterns = [
     path("operator-plans/", include("planner.opscaling.urls")),
     path("capacity/", include("planner.capacity.urls")),
     path("backtests/", include("planner.backtests.urls")),
+    path("leaderboard/", include("planner.leaderboard.urls")),
     path("simulations/", include("simulations.urls")),
     path("forecasts/", include("forecasts.urls")),
     # workspace: the docs in the browser

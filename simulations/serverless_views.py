@@ -1,4 +1,4 @@
-"""The serverless (SLINFER) page: paste or edit a serverless scenario, run it as a job, see every system's metrics."""
+"""The serverless (SLINFER) page: a serverless scenario in a form, run as a job or compared; every run's metrics."""
 
 from __future__ import annotations
 
@@ -30,33 +30,37 @@ def _fmt(value, how: str) -> str:
 
 @login_required
 def serverless_page(request):
-    text = EXAMPLE.read_text()
-    errors: list[str] = []
+    """The serverless scenario in a form (the comparison builder's serverless form): "Run" simulates the ticked
+    systems as one job, "Compare" starts a comparison of them. Errors at the top of the form and on the field."""
+    from planner.comparisons.kind_forms import ServerlessForm
+
+    form = ServerlessForm(request.POST if request.method == "POST" else None, prefix="sl",
+                          initial=None if request.method == "POST" else _example_initial())
+    error = ""
     if request.method == "POST":
-        text = request.POST.get("spec", "")
         team = team_of(request.user)
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            errors.append(f"spec: not valid JSON ({exc})")
-            data = None
         if team is None:
-            errors.append("your account belongs to no team")
-        if not errors:
-            if request.POST.get("action") == "compare":  # the systems as a comparison
-                comp = _start_comparison(request, team, data, errors)
-                if comp is not None:
-                    return redirect("comparisons:detail", pk=comp.pk)
-            spec = None
-            try:
-                spec = parse(data) if not errors else None
-            except SpecError as exc:
-                errors.append(f"spec.{exc.where}: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""))
-            if spec is not None:
-                job = create_job(team=team, user=request.user, kind="serverless.run",
-                                 params={"spec": spec.model_dump()})
-                messages.info(request, f"Serverless run (job #{job.pk}) started.")
-                return redirect("simulations:serverless")
+            error = "your account belongs to no team"
+        elif form.is_valid():
+            done = (_start_comparison(request, team, form) if request.POST.get("action") == "compare"
+                    else _start_run(request, team, form))
+            if done is not None:
+                return done
+    return render(request, "simulations/serverless.html", {
+        "form": form, "error": error, "rows": _rows(request), "headers": [h for _, h, _ in METRICS],
+    }, status=400 if request.method == "POST" else 200)
+
+
+def _example_initial() -> dict:
+    """The bundled example (fixtures/serverless) as the form's starting values; the systems are the comparison's
+    default four, so the default baseline (sllm) is among them."""
+    data = json.loads(EXAMPLE.read_text())
+    return {"name": data.get("name", ""), "model": data.get("model"),
+            **{f"{group}__{key}": value for group in ("workload", "nodes", "params")
+               for key, value in (data.get(group) or {}).items()}}
+
+
+def _rows(request) -> list[dict]:
     jobs = visible_to(request.user, Job.objects.filter(kind="serverless.run")).order_by("-created")[:50]
     rows = []
     for job in jobs:
@@ -65,27 +69,34 @@ def serverless_page(request):
                      "requests": (job.result or {}).get("requests"),
                      "systems": [{"system": s, "cells": [_fmt(r.get(k), how) for k, _, how in METRICS]}
                                  for s, r in results.items()]})
-    from planner.comparisons.core.serverless import DEFAULT_SYSTEMS, SYSTEMS
-
-    return render(request, "simulations/serverless.html", {
-        "spec": text, "errors": errors, "rows": rows, "headers": [h for _, h, _ in METRICS],
-        "compare_systems": list(SYSTEMS), "default_systems": DEFAULT_SYSTEMS,
-    }, status=400 if errors else 200)
+    return rows
 
 
-def _start_comparison(request, team, data, errors: list[str]):
-    """The comparison of the ticked systems on the posted spec, or None with the reason in ``errors``."""
-    from planner.comparisons.serverless import ServerlessVariantError, start_serverless_comparison
-
-    if not isinstance(data, dict):
-        errors.append("spec: a serverless scenario is a JSON object")
+def _start_run(request, team, form):
+    """One job simulating the ticked systems; a redirect, or None with the schema's error on its field."""
+    if form.ablations():
+        form.add_error("systems", f"{', '.join(form.ablations())}: an ablation runs only in a comparison; use "
+                                  "\"Compare the systems\" or untick it")
         return None
     try:
-        return start_serverless_comparison(team=team, user=request.user, scenario={"kind": "serverless", **data},
-                                           systems=request.POST.getlist("systems") or None,
-                                           baseline=request.POST.get("baseline") or None)
+        spec = parse({k: v for k, v in form.scenario().items() if k != "kind"})
     except SpecError as exc:
-        errors.append(f"spec.{exc.where}: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""))
-    except ServerlessVariantError as exc:
-        errors.append(f"{exc.field}: {exc.message}")
-    return None
+        form.place_error(exc.where, exc.message + (f" ({exc.hint})" if exc.hint else ""))
+        return None
+    job = create_job(team=team, user=request.user, kind="serverless.run", params={"spec": spec.model_dump()})
+    messages.info(request, f"Serverless run (job #{job.pk}) started.")
+    return redirect("simulations:serverless")
+
+
+def _start_comparison(request, team, form):
+    """The comparison of the ticked systems; a redirect to it, or None with the error on its field."""
+    from planner.comparisons.kinds import RequestError, parse_request
+
+    try:
+        kind, req = parse_request({"scenario": form.scenario(), "systems": form.cleaned_data["systems"],
+                                   "baseline": form.cleaned_data["baseline"], "name": form.cleaned_data["name"]})
+        comp = kind.start(team=team, user=request.user, request=req)
+    except RequestError as exc:
+        form.place_error(exc.field, exc.message + (f" ({exc.hint})" if exc.hint else ""))
+        return None
+    return redirect("comparisons:detail", pk=comp.pk)

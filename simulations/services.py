@@ -86,9 +86,9 @@ def _trace_for(trace_id, team):
     except (Trace.DoesNotExist, TypeError, ValueError):
         raise input_error("scenario.workload.trace_id", f"no trace #{trace_id} in your team",
                           "use the id of one of your team's traces (GET /api/traces/)") from None
-    if not trace.normalised_file.exists():
-        raise input_error("scenario.workload.trace_id", f"trace #{trace_id} has no normalised file yet",
-                          "wait for the trace's import to finish")
+    if not trace.is_ready or not trace.normalised_file.exists():
+        raise input_error("scenario.workload.trace_id", f"trace #{trace_id} is {trace.current_status()[0]}, not ready",
+                          "wait until the trace's status is ready (GET /api/traces/ID/); a failed one says why")
     return trace
 
 

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+from django.test import Client
 
 from planner.hardware.models import Deployment, GpuType
 from planner.plans.models import CapacityPlan
@@ -157,26 +158,60 @@ def test_plan_hours_past_bigint_is_a_400(cast):
 
 # ----------------------------------------------------------------------------------- traces
 HEADER = b"arrival_s,input_tokens,output_tokens\n"
-TRACE_CRASHES = [
-    ("an arrival of 1e30", HEADER + b"0,10,10\n1e30,10,10\n2,10,10\n", "t.csv", {}, "too large"),
-    ("an unterminated quote", b'arrival_s,input_tokens,output_tokens,model\n0,10,10,"abc\n1,10,10,x\n', "t.csv", {},
+# Bad file contents: the upload is stored (202) and its normalisation job fails the trace with what/where/how.
+TRACE_CONTENTS = [
+    ("an arrival of 1e30", HEADER + b"0,10,10\n1e30,10,10\n2,10,10\n", "t.csv", "too large"),
+    ("an unterminated quote", b'arrival_s,input_tokens,output_tokens,model\n0,10,10,"abc\n1,10,10,x\n', "t.csv",
      "quoted field"),
-    ("a 1-byte non-UTF-8 file", b"\xff", "t.csv", {}, "UTF-8"),
-    ("valid 64 KB then 0xff", HEADER + b"".join(b"%d,10,10\n" % i for i in range(8000)) + b"\xff\n", "t.csv", {},
+    ("a 1-byte non-UTF-8 file", b"\xff", "t.csv", "UTF-8"),
+    ("valid 64 KB then 0xff", HEADER + b"".join(b"%d,10,10\n" % i for i in range(8000)) + b"\xff\n", "t.csv",
      "UTF-8"),
     ("Mooncake hash_ids ['a']", b'{"timestamp": 0, "input_length": 10, "output_length": 5, "hash_ids": ["a"]}\n',
-     "t.jsonl", {}, "hash_ids"),
-    ("rate 1e7 on a 60-byte file", HEADER + b"0,10,10\n1,10,10\n", "t.csv", {"rate": "1e7"}, "rate"),
-    ("rate 1e11", HEADER + b"0,10,10\n1,10,10\n", "t.csv", {"rate": "1e11"}, "rate"),
-    ("a 1e9-second span", HEADER + b"0,10,10\n1,10,10\n1000000000,10,10\n", "t.csv", {}, "spans more than"),
-    ("time_scale 1e30", HEADER + b"0,10,10\n1,10,10\n", "t.csv", {"time_scale": "1e30"}, "time_scale"),
-    ("seed past bigint", HEADER + b"0,10,10\n1,10,10\n", "t.csv", {"seed": str(2**64)}, "seed"),
+     "t.jsonl", "hash_ids"),
+    ("a 1e9-second span", HEADER + b"0,10,10\n1,10,10\n1000000000,10,10\n", "t.csv", "spans more than"),
+]
+# Bad options: refused in the request (400), nothing stored.
+TRACE_OPTIONS = [
+    ("rate 1e7 on a 60-byte file", {"rate": "1e7"}, "rate"),
+    ("rate 1e11", {"rate": "1e11"}, "rate"),
+    ("time_scale 1e30", {"time_scale": "1e30"}, "time_scale"),
+    ("seed past bigint", {"seed": str(2**64)}, "seed"),
 ]
 
 
-@pytest.mark.parametrize("name, content, fname, fields, words", TRACE_CRASHES, ids=[c[0] for c in TRACE_CRASHES])
-def test_a_bad_trace_upload_is_a_documented_400_and_stores_nothing(cast, name, content, fname, fields, words):
-    err = shaped(upload(cast.owner.api, content, fname, **fields), 400)
+def failed_normalisation(response) -> dict:
+    """A bad file is accepted (202, Location of the trace) and its normalisation job fails it: the trace's
+    status_reason and the job's last_error say what, where (the file's name first) and how to fix it; no
+    normalised file is kept. Returns the reason."""
+    from planner.jobs.tasks import execute
+
+    assert response.status_code == 202, (response.status_code, response.content[:400])
+    body = response.json()
+    # the request answered before any normalisation (these tests' transactions never commit, so no job ran yet)
+    assert body["status"] == "pending" and body["job"]["kind"] == "trace.normalise", body
+    assert execute(body["job"]["id"]) == "failed"  # what a worker does with the queued job
+    trace = Trace.objects.select_related("job").get(pk=body["id"])
+    assert response["Location"] == f"/api/traces/{trace.pk}/"
+    body = Client(HTTP_AUTHORIZATION=response.wsgi_request.META["HTTP_AUTHORIZATION"]).get(response["Location"]).json()
+    assert body["status"] == "failed" and trace.status == "failed", body["status"]
+    reason = body["status_reason"]
+    assert all(reason.get(key) for key in ("message", "where", "hint", "file")), reason
+    assert reason["where"].startswith(reason["file"]), reason
+    assert trace.job.kind == "trace.normalise" and trace.job.status == "failed"
+    assert trace.job.last_error["message"] == reason["message"]
+    assert not trace.normalised_file.exists()
+    return reason
+
+
+@pytest.mark.parametrize("name, content, fname, words", TRACE_CONTENTS, ids=[c[0] for c in TRACE_CONTENTS])
+def test_a_bad_trace_file_fails_its_normalisation_with_a_documented_reason(cast, name, content, fname, words):
+    reason = failed_normalisation(upload(cast.owner.api, content, fname))
+    assert words.lower() in json.dumps(reason).lower(), reason
+
+
+@pytest.mark.parametrize("name, fields, words", TRACE_OPTIONS, ids=[c[0] for c in TRACE_OPTIONS])
+def test_a_bad_trace_upload_option_is_a_documented_400_and_stores_nothing(cast, name, fields, words):
+    err = shaped(upload(cast.owner.api, HEADER + b"0,10,10\n1,10,10\n", "t.csv", **fields), 400)
     assert words.lower() in json.dumps(err).lower(), err
     assert Trace.objects.count() == 0
 
@@ -194,14 +229,13 @@ def _bomb() -> bytes:
 def test_a_gzip_bomb_is_refused_while_it_inflates(cast):
     content = _bomb()
     assert len(content) < 200_000
-    err = shaped(upload(cast.owner.api, content, "t.csv.gz"), 400)
+    err = failed_normalisation(upload(cast.owner.api, content, "t.csv.gz"))
     assert "decompression bomb" in err["message"] or "decompresses" in err["message"]
-    assert Trace.objects.count() == 0
 
 
 def test_a_trace_row_cap_holds_after_the_rate_multiplier(cast, settings):
     settings.TRACE_MAX_ROWS = 50
-    err = shaped(upload(cast.owner.api, HEADER + b"0,10,10\n1,10,10\n", rate="40"), 400)
+    err = failed_normalisation(upload(cast.owner.api, HEADER + b"0,10,10\n1,10,10\n", rate="40"))
     assert "more than 50 requests" in err["message"]
 
 

@@ -20,7 +20,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = json.loads((ROOT / "planner/comparisons/tests/tiny_scenario.json").read_text())
-SERVERLESS = {"kind": "serverless", "name": "serverless cmp", "model": "llama-2-7b",
+SERVERLESS = {"kind": "serverless", "name": "serverless cmp", "model": "llama2-7b",
               "workload": {"models": 32, "duration_s": 30}, "nodes": {"cpu": 2, "gpu": 2}}
 PARAM = re.compile(r"<(?:\w+:)?(\w+)>|\(\?P<(\w+)>[^)]*\)")
 
@@ -76,6 +76,12 @@ def everything(cast, tmp_path):
     op = member.api.post("/api/operator-plans/", {"spec": {
         "model": "llama-3-8b", "gpu": "a100", "workload": {"trace_id": trace.pk, "window_s": 600}}}, format="json")
     assert op.status_code == 201, op.content
+    page = Client()
+    page.force_login(member.user)
+    single = page.post("/simulations/serverless/", {  # a serverless run (the serverless page's own job)
+        "action": "run", "sl-model": "llama2-7b", "sl-workload__models": "32", "sl-workload__duration_s": "30",
+        "sl-nodes__cpu": "2", "sl-nodes__gpu": "2", "sl-systems": ["slinfer"], "sl-baseline": "slinfer"})
+    assert single.status_code == 302, single.content[:1000]
     run = _benchmark_run_and_validation(member)
     search = _capacity_search(member)
     backtest = _backtest(member)
@@ -180,6 +186,7 @@ def test_every_page_and_api_answers_without_a_server_error_with_every_kind_of_ob
     api.raise_request_exception = False
     failures = []
     urls = _urls(everything)
+    urls += ["/comparisons/build/?kind=serverless", "/comparisons/build/?kind=operator-level"]
     for url in urls:
         client = api if url.startswith("/api/") else page
         resp = client.get(url)
@@ -189,6 +196,11 @@ def test_every_page_and_api_answers_without_a_server_error_with_every_kind_of_ob
     assert len(urls) > 100
     dashboard = page.get("/").content.decode()
     assert 'data-dashboard="comparison"' in dashboard and "data-dashboard-headline" in dashboard
+    for comp in Comparison.objects.all():  # every kind's page leads with its decision, then one compact table
+        html = page.get(f"/comparisons/{comp.pk}/").content.decode()
+        assert "data-decision-card" in html and "data-strategy-table" in html, comp.scenario.get("kind", "fleet")
+        assert html.index("data-decision-card") < html.index("data-strategy-table")
+    assert "slinfer" in page.get("/simulations/serverless/").content.decode()
     jobs = page.get("/jobs/").content.decode()  # every job's "For" cell names its object, operator plans too
     for pk in everything["operator-plan"]:
         assert f'href="/operator-plans/{pk}/"' in jobs

@@ -40,6 +40,13 @@ def test_load_demo_creates_a_user_who_can_log_in_and_the_demo_traces_and_is_idem
         "Azure code 2023 (1 h, public)", "Mooncake synthetic (public)", "SageServe-like day (synthetic)"]
     assert traces.get(name="Azure code 2023 (1 h, public)").requests == 8819  # the bundled file's rows
     assert all(t.normalised_file.is_file() for t in traces)
+    from planner.comparisons.builder import catalogue, trace_groups
+
+    day = traces.get(name="SageServe-like day (synthetic)")
+    day.refresh_from_db()
+    models = {m for _, m in trace_groups(day)}  # the catalogue's model names, so the builder's rows map onto it
+    assert models == {"llama2-70b", "bloom-176b", "llama3.1-8b", "llama3.2-3b"}, models
+    assert models <= {d.model.name for d in catalogue(None, builtin_only=True)}
     assert Client().login(username="demo", password="demo-planner")
     call_command("load_demo", stdout=io.StringIO())
     assert Trace.objects.filter(team=user.membership.team).count() == 3

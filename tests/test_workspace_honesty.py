@@ -120,10 +120,10 @@ def test_a_partial_comparison_says_which_part_failed_on_page_list_api_and_pdf(ow
     assert member.api.get(f"/api/comparisons/{comp.pk}/").json()["status"] == "partial"
     page = client.get(f"/comparisons/{comp.pk}/").content.decode()
     assert 'data-comparison-status>partial<' in page
-    box = page[page.index("data-failures"):page.index('aria-label="Key figures"')]
+    box = page[page.index("data-failures"):page.index("data-decision-card")]
     assert "lt-ua-broken" in box and "engine exploded" in box and "1 of 3 strategy runs did not finish" in box
-    # the KPI cards come before the detail and name the answer
-    assert page.index('data-kpi="answer"') < page.index("Strategy runs")
+    # the decision card comes before the detail and names the answer
+    assert page.index("data-decision-card") < page.index("Strategy runs")
     assert 'data-kpi="lt-i"' in page and "/ week" in page
     listing = client.get("/comparisons/").content.decode()
     assert "partial" in listing and "lt-ua-broken ✗" in listing

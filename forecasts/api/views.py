@@ -55,6 +55,9 @@ class ForecastRunViewSet(
             raise ValidationError(
                 {"trace": f"no trace #{ser.validated_data['trace']} in your team; list yours at /api/traces/"}
             )
+        if not trace.is_ready:
+            raise ValidationError({"trace": f"trace #{trace.pk} is {trace.current_status()[0]}, not ready; wait until "
+                                            "its status is ready"})
         run = services.create_run(trace=trace, team=team, user=request.user, params=ser.to_params())
         run = ForecastRun.objects.select_related("job").prefetch_related("series__job").get(pk=run.pk)
         return Response(ForecastRunSerializer(run).data, status=status.HTTP_201_CREATED)

@@ -3,12 +3,14 @@ project's error shape (where: the ``page`` query parameter; hint: the pages that
 
 from __future__ import annotations
 
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import PageNumberPagination
 
 
 class Pagination(PageNumberPagination):
     def paginate_queryset(self, queryset, request, view=None):
+        if request.query_params.get(self.page_query_param) == "":  # DRF would read an empty page as the first
+            raise ValidationError({self.page_query_param: "give a page number (1 for the first), or leave it out"})
         try:
             return super().paginate_queryset(queryset, request, view)
         except NotFound:

@@ -17,6 +17,7 @@ urlpatterns = [
     path("", include("planner.opscaling.api.urls")),
     path("", include("planner.capacity.api.urls")),
     path("", include("planner.backtests.api.urls")),
+    path("", include("planner.leaderboard.api.urls")),
     path("", include("simulations.api.urls")),
     path("", include("forecasts.api.urls")),
 ]

@@ -8,7 +8,7 @@ from django.views.decorators.http import require_POST
 from planner.accounts.access import get_for_user_or_404, team_of
 from planner.backtests.core.replicas import ReplicaFileError
 from planner.backtests.models import Backtest
-from planner.backtests.selectors import backtests_for
+from planner.backtests.selectors import backtests_for, deployment_checks
 from planner.backtests.services import check_backtest, start_backtest
 from planner.comparisons.core.bundles import bundle_names, get_bundle
 from planner.comparisons.core.variants import STRATEGIES, VariantError
@@ -137,4 +137,5 @@ def backtest_detail(request, pk: int):
                      "attainment_delta_pts": None if d_att is None else 100 * d_att})
     figures = {ep.replace("/", "-"): _figure(result, ep) for ep in result.get("recorded", {})} if result else {}
     return render(request, "backtests/detail.html", {"bt": bt, "result": result, "rows": rows, "figures": figures,
-                                                      "scenario_json": json.dumps(bt.scenario, indent=1)})
+                                                      "scenario_json": json.dumps(bt.scenario, indent=1),
+                                                      "checks": deployment_checks(bt.team, bt.scenario)})

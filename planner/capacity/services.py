@@ -16,7 +16,8 @@ import math
 from django.conf import settings
 from django.db import transaction
 
-from planner.capacity.core.driver import advance, estimate_start, subs_of
+from planner.capacity.core.driver import advance, estimate_start, plan_start, subs_of
+from planner.capacity.core.plan_draws import PLAN_TOKENS, SPOT_INTERRUPTIONS_PER_HOUR
 from planner.capacity.core.spec import SearchSpec, SpecError, parse_spec, probes_upper_bound
 from planner.capacity.models import CapacitySearch, Probe
 from planner.jobs.models import Job
@@ -41,6 +42,10 @@ def check_strategies(spec: SearchSpec) -> None:
 
 def requests_per_run(scenario: dict, team=None) -> int:
     """Requests one probe simulates: from the synthetic spec when it says, else by building the workload once."""
+    block = scenario.get("plan_draws")
+    if block:  # the forecast plus two spreads, every hour
+        tps = sum(t + 2 * sd for g in block["groups"] for t, sd in zip(g["tps"], g["sigma"], strict=True))
+        return int(math.ceil(tps * float(block["seconds_per_hour"]) / float(block["tokens"]["input_mean"])))
     wl = scenario.get("workload") or {}
     syn = wl.get("synthetic")
     if isinstance(syn, dict) and syn.get("total_requests"):
@@ -66,7 +71,7 @@ def trace_file(scenario: dict, team):
     return team_trace(trace_id, team).normalised_file
 
 
-def check_search(scenario: dict, spec_data: dict, team=None) -> tuple[SearchSpec, int]:
+def check_search(scenario: dict, spec_data: dict, team=None, *, plan_check: bool = False) -> tuple[SearchSpec, int]:
     """Everything refused at the boundary: the scenario (its own schema), the spec, the strategies, the GPU options
     and quotas, and the bound on simulated requests. Returns the spec and the requests bound."""
     from planner.comparisons.services import validate_scenario
@@ -75,8 +80,16 @@ def check_search(scenario: dict, spec_data: dict, team=None) -> tuple[SearchSpec
         from planner.comparisons.services import team_trace
 
         team_trace(scenario["workload"]["trace_id"], team)
-    validate_scenario(scenario)
+    if "plan_draws" in scenario and not plan_check:
+        raise SpecError("scenario.plan_draws", "is written by a plan's check by simulation, not accepted here",
+                        hint="open the plan and use 'Check by simulation', or remove plan_draws")
+    validate_scenario({k: v for k, v in scenario.items() if k != "plan_draws"})
     spec = parse_spec(spec_data)
+    _start_plan(spec, team)
+    if "plan_draws" in scenario:
+        from planner.capacity.core.plan_draws import drawn_scenario
+
+        validate_scenario(drawn_scenario(scenario, spec.seeds[0])[0])  # one draw, as the probes will build it
     check_strategies(spec)
     regions = {r["name"] for r in scenario["fleet"]["regions"]}
     for region in spec.quota_gpus:
@@ -103,7 +116,7 @@ def check_search(scenario: dict, spec_data: dict, team=None) -> tuple[SearchSpec
 
 @transaction.atomic
 def start_search(*, team, user=None, scenario: dict, spec: dict, name: str = "", plan=None) -> CapacitySearch:
-    checked, total = check_search(scenario, spec, team)
+    checked, total = check_search(scenario, spec, team, plan_check=plan is not None)
     parent = create_job(team=team, user=user, kind="capacity.search", params={}, enqueue=False)
     search = CapacitySearch.objects.create(team=team, created_by=user, name=name or scenario.get("name", ""),
                                            scenario=scenario, spec=checked.model_dump(), job=parent, round=1,
@@ -119,14 +132,31 @@ def start_counts(search: CapacitySearch, spec: SearchSpec) -> dict:
     from planner.limits import scenario_limits
     from simulations.engine import parse_scenario
 
+    if spec.mode == "check":  # no search: the scenario's own counts
+        return {}
     scenario = with_seed(search.scenario, spec.seeds[0])
     eng = parse_scenario(engine_scenario_dict(scenario, {"strategy": "static", "key": "start"}),
                          limits=scenario_limits())
     workload = load_workload(scenario, eng, trace=trace_file(search.scenario, search.team))
+    plan = _start_plan(spec, search.team)
     out = {}
     for sub in subs_of(spec, search.scenario, bundle_names()):
         out[sub.key] = estimate_start(search.scenario, workload, mode=sub.mode)
+        if plan is not None:  # the ILP's counts where it has them, the goodput estimate elsewhere
+            out[sub.key].update({g: n for g, n in plan_start(plan.result, sub.mode).items() if g in out[sub.key]})
     return out
+
+
+def _start_plan(spec: SearchSpec, team):
+    if spec.start_plan is None:
+        return None
+    from planner.plans.models import CapacityPlan
+
+    plan = CapacityPlan.objects.filter(pk=spec.start_plan, team=team).first()
+    if plan is None or not (plan.result or {}).get("instances"):
+        raise SpecError("start_plan", f"no solved capacity plan #{spec.start_plan} in your team",
+                        hint="give the id of a plan of yours that has a result (GET /api/plans/)")
+    return plan
 
 
 def known_probes(search: CapacitySearch) -> tuple[dict, dict]:
@@ -211,12 +241,26 @@ def finish_search(search: CapacitySearch) -> dict:
     return answer
 
 
-def start_plan_check(plan, *, user=None, band_draws: int = 20) -> tuple[CapacitySearch, str]:
-    """"Check by simulation": the plan's fleet (peak counts per region and model, simulations.plan_chain) replayed
-    on ``band_draws`` new workload seeds sized from the plan's demand. Returns the search and what was simplified."""
+def start_plan_check(plan, *, user=None, band_draws: int = 20,
+                     spot_rate: float = SPOT_INTERRUPTIONS_PER_HOUR) -> tuple[CapacitySearch, str]:
+    """"Check by simulation": the plan's hourly fleet (per region and model, on the GPU type the plan gives it most
+    instance-hours: simulations.plan_chain) replayed hour by hour on ``band_draws`` draws of the hourly demand from
+    the forecast's intervals, with spot preemptions drawn (planner.capacity.core.plan_draws). Returns the search and
+    what was simplified."""
+    from planner.capacity.core.plan_draws import draws_block
     from simulations.plan_chain import scenario_from_plan
 
     scenario, note = scenario_from_plan(plan.scenario, plan.result, name=f"fleet of plan #{plan.pk}", team=plan.team)
+    block = draws_block(plan.scenario, plan.result, spot_rate=spot_rate, tokens=PLAN_TOKENS)
+    kept = {f"{e['region']}/{e['model']}" for e in scenario["fleet"]["endpoints"]}
+    block["counts"] = {k: v for k, v in block["counts"].items() if k in kept}
+    block["groups"] = [g for g in block["groups"] if f"{g['region']}/{g['model']}" in kept]
+    if block["groups"] and block["counts"]:
+        scenario["plan_draws"] = block
+        note = (f"The plan's hourly instance counts of {len(block['counts'])} endpoints replayed hour by hour on "
+                f"{band_draws} draws of the hourly demand (normal around the forecast with its interval's spread; "
+                f"IW-F requests of {PLAN_TOKENS['input_mean']:.0f} prompt tokens on average) and of spot "
+                f"preemptions ({spot_rate:g} per spot instance-hour, assumed)." + note[note.index(".") + 1:])
     spec = {"mode": "check", "strategies": ["static"], "band_draws": band_draws}
     return start_search(team=plan.team, user=user, scenario=scenario, spec=spec,
                         name=f"check of plan #{plan.pk}" + (f": {plan.name}" if plan.name else ""), plan=plan), note

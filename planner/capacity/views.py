@@ -17,7 +17,7 @@ from planner.capacity.services import start_search
 
 PAGE_STRATEGIES = ["static", "reactive-unified", "lt-ua", "preserve.scaler-oracle", "chiron.default"]
 DEFAULT_FORM = {"fixture": "small_reactive", "strategies": ["static", "reactive-unified"], "name": "",
-                "targets": dict(DEFAULT_TARGETS), "probability": "0.9", "seeds": "1,2,3", "band_draws": "20",
+                "targets": dict(DEFAULT_TARGETS), "probability": "0.9", "seeds": "1,2,3", "band_draws": "20", "start_plan": "",
                 "quota_gpus": "", "gpu_options": "", "scenario_json": ""}
 
 
@@ -66,7 +66,7 @@ def spec_from_form(post) -> dict:
                 raise SpecError(f"targets.{tier}", f"{raw!r} is not a number", hint="e.g. 0.99 or 99%") from None
     if targets:
         spec["targets"] = targets
-    for name, kind in (("probability", float), ("band_draws", int)):
+    for name, kind in (("probability", float), ("band_draws", int), ("start_plan", int)):
         raw = post.get(name, "").strip()
         if raw:
             try:
@@ -96,7 +96,8 @@ def search_create(request):
     form = {"fixture": post.get("fixture", ""), "strategies": post.getlist("strategies"), "name": post.get("name", ""),
             "targets": {t: post.get(f"target_{t}", "") for t in DEFAULT_TARGETS},
             "probability": post.get("probability", ""), "seeds": post.get("seeds", ""),
-            "band_draws": post.get("band_draws", ""), "quota_gpus": post.get("quota_gpus", ""),
+            "band_draws": post.get("band_draws", ""), "start_plan": post.get("start_plan", ""),
+            "quota_gpus": post.get("quota_gpus", ""),
             "gpu_options": post.get("gpu_options", ""), "scenario_json": post.get("scenario_json", "")}
     try:
         text = form["scenario_json"]

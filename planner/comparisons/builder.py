@@ -139,6 +139,7 @@ class ScenarioBuilderForm(SchemaForm):
         self.fields["trace"].choices = [("", "-")] + [(t.pk, f"#{t.pk} {t.name} ({t.requests:,} requests)")
                                                        for t in traces]
         self.fields["bundles"].choices = [(n, f"{n}: {get_bundle(n).description}") for n in bundle_names()]
+        self.fields["strategies"].choices = [(k, k) for k in STRATEGIES]  # after the bundles registered theirs
         self.add_schema("synthetic", schema.Synthetic, prefix="syn__", exclude=("kind",), initial=SYNTH_START)
         from simulations.engine.generator import spec as stream_spec
 
@@ -169,6 +170,18 @@ class ScenarioBuilderForm(SchemaForm):
             return self.traces.get(int(raw))
         except (TypeError, ValueError):
             return None
+
+    def families(self) -> list[dict]:
+        """The fleet strategies and bundles by family (families.fleet_families), each option marked ``checked``
+        from the form's value and each family ``open`` when one of its options is."""
+        from planner.comparisons.families import fleet_families
+
+        chosen = {"strategies": set(self["strategies"].value() or []), "bundles": set(self["bundles"].value() or [])}
+        out = []
+        for fam in fleet_families():
+            options = [{**o, "checked": o["name"] in chosen[o["field"]]} for o in fam["options"]]
+            out.append({**fam, "options": options, "open": any(o["checked"] for o in options)})
+        return out
 
     def synthetic_fields(self):
         return self.group("synthetic")

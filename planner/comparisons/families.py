@@ -15,11 +15,13 @@ FLEET_FAMILIES = (
     ("sageserve", "SageServe", "hourly forecasts and an ILP set the instance counts per region and model"),
     ("preserve", "PreServe", "window forecasts and a load-aware router, against Llumnix-like and static fleets"),
     ("chiron", "Chiron", "batch-size backpressure per instance and a global queue for batch work"),
+    ("industry", "Industry autoscalers", "what operators run today (Kubernetes HPA, Knative, AIBrix, NVIDIA Dynamo, "
+                                         "llm-d), each seeing scraped vLLM metrics with its project's defaults"),
 )
 # the default scenario of a serverless comparison started from the form: 32 Llama-2-7B models sharing
 # 4 CPU and 4 GPU nodes for 5 minutes (a small version of the SLINFER artefact's setting)
 SERVERLESS_DEFAULT = {"kind": "serverless", "name": "SLINFER: 32 x Llama-2-7B on 4 CPU + 4 GPU nodes",
-                      "model": "llama-2-7b", "workload": {"models": 32, "duration_s": 300},
+                      "model": "llama2-7b", "workload": {"models": 32, "duration_s": 300},
                       "nodes": {"cpu": 4, "gpu": 4}}
 
 

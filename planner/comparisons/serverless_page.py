@@ -18,9 +18,15 @@ def kpis(summary: dict) -> dict | None:
                       for r in rows]}
 
 
+PAGE_FIGURES = ("nodes_over_time", "slo_met", "nodes", "energy")  # the resizing share is in the table (one bar)
+
+
 def page_context(comp, summaries: dict[str, dict]) -> dict:
+    from planner.comparisons.kind_pages import serverless_context
+
     summary = comp.summary or {}
     figs = figures(summary, summaries)
     return {"summary": summary, "rows": summary.get("rows") or [], "kpis": kpis(summary),
-            "descriptions": DESCRIPTIONS,
-            "figures": [(name, FIGURE_TITLES.get(name, name), embed(fig)) for name, fig in figs.items()]}
+            "descriptions": DESCRIPTIONS, **serverless_context(comp),
+            "figures": [(name, FIGURE_TITLES.get(name, name), embed(fig)) for name, fig in figs.items()
+                        if name in PAGE_FIGURES]}

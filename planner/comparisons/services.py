@@ -41,6 +41,26 @@ def validate_scenario(scenario) -> None:
     parse_scenario(engine_scenario_dict(scenario, {"strategy": "static", "key": "check"}), limits=scenario_limits())
 
 
+def validate_variants(scenario: dict, variants: list[dict]) -> None:
+    """Parse each distinct variant's engine scenario once (its strategy, bundle, knobs and scheduler applied), so
+    a strategy the scenario cannot run (e.g. one that moves KV on a deployment without kv_bytes_per_token) is
+    refused when the comparison starts, not in its child job. Seeds change no configuration: one parse per
+    variant without its seed."""
+    import json
+
+    from planner.comparisons.core.runner import engine_scenario_dict
+    from planner.limits import scenario_limits
+    from simulations.engine import parse_scenario
+
+    seen: set[str] = set()
+    for v in variants:
+        plain = {k: v.get(k) for k in ("strategy", "bundle", "scheduler", "knobs")}
+        key = json.dumps(plain, sort_keys=True, default=str)
+        if key not in seen:
+            seen.add(key)
+            parse_scenario(engine_scenario_dict(scenario, {**plain, "key": v["key"]}), limits=scenario_limits())
+
+
 def team_trace(trace_id, team):
     """The team's uploaded trace a scenario's ``workload.trace_id`` names; ScenarioError if it is not theirs or
     has no normalised file yet."""
@@ -51,9 +71,9 @@ def team_trace(trace_id, team):
     if trace is None:
         raise ScenarioError("workload.trace_id", f"no trace #{trace_id} in your team",
                             hint="upload the trace first, or pick one of yours")
-    if not trace.normalised_file.exists():
-        raise ScenarioError("workload.trace_id", f"trace #{trace_id} has no normalised file yet",
-                            hint="wait for its import to finish")
+    if not trace.is_ready or not trace.normalised_file.exists():
+        raise ScenarioError("workload.trace_id", f"trace #{trace_id} is {trace.current_status()[0]}, not ready",
+                            hint="wait until its status is ready; a failed trace says why")
     return trace
 
 
@@ -68,6 +88,7 @@ def start_comparison(*, team, user=None, scenario: dict, strategies=None, schedu
         team_trace(scenario["workload"]["trace_id"], team)  # another team's trace is refused here, not in a child
     vs = build_variants(strategies, schedulers, variants, bundles=bundles, seeds=seeds, tune=tune)
     base = pick_baseline(vs, baseline)
+    validate_variants(scenario, vs)
     per_variant = work_requests(scenario, team)  # each child's size: short or long work
     check_long_job_budget(team, per_variant)  # a comparison of long runs counts once against the team's limit
     parent = create_job(team=team, user=user, kind="comparisons.aggregate", params={}, enqueue=False)

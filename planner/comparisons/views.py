@@ -187,17 +187,67 @@ def comparison_pdf(request, pk: int):
 comparison_labels = label_view(Comparison, "comparisons:detail")
 
 
+BUILDER_KINDS = (("fleet", "Fleet autoscaling strategies",
+                  "SageServe, PreServe, Chiron, the industry autoscalers and the baselines, on a fleet you describe"),
+                 ("serverless", "Serverless systems on shared CPU/GPU nodes",
+                  "SLINFER against ServerlessLLM: many models sharing a few nodes"),
+                 ("operator-level", "Operator-level against model-level scaling",
+                  "each operator scaled and placed on its own, on one of your traces"))
+
+
+def _kind_forms(request, kind: str, traces_all) -> dict:
+    """The serverless and operator-level forms of the builder, bound to the POST when that kind was chosen."""
+    from planner.comparisons.kind_forms import OperatorLevelForm, ServerlessForm
+
+    post = request.POST if request.method == "POST" else None
+    return {"serverless_form": ServerlessForm(post if kind == "serverless" else None, prefix="sl"),
+            "operator_form": OperatorLevelForm(post if kind == "operator-level" else None, prefix="op",
+                                               traces=traces_all)}
+
+
+def _start_kind(request, team, form, data: dict):
+    """Start a serverless or operator-level comparison from its form; the comparison, or None with the kind's
+    error on the field that produced it."""
+    try:
+        kind, req = parse_request({"scenario": form.scenario(), **data})
+        return kind.start(team=team, user=request.user, request=req)
+    except RequestError as exc:
+        hint = f" ({exc.hint})" if exc.hint else ""
+        form.place_error(exc.field, f"{exc.message}{hint}")
+    return None
+
+
+def _build_other_kind(request, team, kind: str, context: dict):
+    form = context["serverless_form" if kind == "serverless" else "operator_form"]
+    if form.is_valid():
+        data = ({"systems": form.cleaned_data["systems"], "baseline": form.cleaned_data["baseline"]}
+                if kind == "serverless" else {})
+        comp = _start_kind(request, team, form, {**data, "name": form.cleaned_data.get("name") or ""})
+        if comp is not None:
+            return redirect("comparisons:detail", pk=comp.pk)
+    return render(request, "comparisons/build.html", {**context, "active_form": form}, status=400)
+
+
 @login_required
 def comparison_build(request):
-    """The scenario builder: a comparison from forms generated from the scenario schema (a trace or the
-    synthesiser, per-endpoint fleet rows from the catalogue, SLOs, strategies and bundles)."""
+    """The comparison builder: every kind of comparison from forms generated from its schema. Fleet strategies: a
+    trace or the synthesiser, per-endpoint fleet rows from the catalogue, SLOs, strategies grouped by family;
+    serverless systems; operator-level plans."""
     from planner.comparisons.builder import ScenarioBuilderForm, initial_from_scenario
     from planner.traces.models import Trace
 
     team = team_of(request.user)
-    traces = list(visible_to(request.user, Trace.objects.exclude(characterisation=None)).order_by("-created")[:200])
+    traces_all = list(visible_to(request.user, Trace.objects.all()).order_by("-created")[:200])
+    traces = [t for t in traces_all if t.characterisation is not None]
     action = request.POST.get("action", "run")
-    context = {"traces": traces, "scenario_json": ""}
+    kind = (request.POST.get("kind") if request.method == "POST" else request.GET.get("kind")) or "fleet"
+    kind = kind if kind in {k for k, _, _ in BUILDER_KINDS} else "fleet"
+    context = {"traces": traces, "traces_all": traces_all, "scenario_json": "", "kind": kind, "kinds": BUILDER_KINDS,
+               **_kind_forms(request, kind, traces_all)}
+    if request.method == "POST" and kind != "fleet":
+        context["form"] = ScenarioBuilderForm(team=team, traces=traces, initial={"source": "synthetic"
+                                                                                  if not traces else "trace"})
+        return _build_other_kind(request, team, kind, context)
     if request.method != "POST":
         initial = {"trace": request.GET.get("trace") or (traces[0].pk if traces else None),
                    "source": "synthetic" if request.GET.get("source") == "synthetic" or not traces else "trace"}

@@ -65,7 +65,8 @@ def candidate(spec, base: Mapping, entry: Mapping) -> dict:
     """One sub-search's result with its bands over the new seeds."""
     search = entry["search"] or {}
     sub = entry["sub"]
-    draws = entry.get("bands") or []
+    pruned = entry.get("pruned") or {}
+    draws = entry.get("bands") or pruned.get("outcomes") or []  # a pruned candidate: its search seeds
     span = max((o.get("duration_s") or 0.0) for o in draws) if draws else 0.0
     targets = {t: spec.targets[t] for t in TIERS if t in spec.targets}  # tier order (JSONB sorts keys)
     slo = []
@@ -92,9 +93,14 @@ def candidate(spec, base: Mapping, entry: Mapping) -> dict:
         why = "the search did not finish"
     elif not all(search["feasible"].values()):
         bad = sorted(g for g, ok in search["feasible"].items() if not ok)
-        why = (f"{', '.join(bad)} miss{'es' if len(bad) == 1 else ''} the SLO even at the ceiling"
-               + (" the quota allows" if spec.quota_gpus else "")
+        verb = f"miss{'es' if len(bad) == 1 else ''}"
+        why = (f"{', '.join(bad)} {verb} the SLO on more than {1 - spec.probability:.0%} of the first "
+               f"{len(spec.seeds)} draws" if spec.mode == "check" else
+               f"{', '.join(bad)} {verb} the SLO even at the ceiling" + (" the quota allows" if spec.quota_gpus else "")
                + f" on more than {1 - spec.probability:.0%} of the search's seeds")
+    elif pruned:
+        why = (f"dominated by {pruned['by']} on the search's {len(draws)} seeds (costs no less, meets no SLO more "
+               "often), so not replayed on new seeds; its figures are over the search seeds")
     elif meets_all["n"] and meets_all["p"] < spec.probability:
         why = (f"meets every SLO on only {meets_all['met']} of {meets_all['n']} new seeds "
                f"({meets_all['p']:.0%} < the required {spec.probability:.0%})")
@@ -104,7 +110,7 @@ def candidate(spec, base: Mapping, entry: Mapping) -> dict:
             "monthly_cost_usd": band(_monthly(o, span) for o in draws),
             "gpu_hours": band(o.get("gpu_hours") for o in draws), "energy_kwh": band(o.get("energy_kwh") for o in draws),
             "meets_all": meets_all, "slo": slo, "draws": len(draws), "span_s": span,
-            "verified": bool(search.get("verified"))}
+            "verified": bool(search.get("verified")), "pruned_by": pruned.get("by")}
 
 
 def _worst_attainment(c: Mapping) -> tuple[str, dict] | None:
@@ -116,7 +122,38 @@ def _worst_attainment(c: Mapping) -> tuple[str, dict] | None:
 
 
 def build_answer(spec, base: Mapping, state_subs: Mapping, *, failed: Mapping | None = None) -> dict:
-    """The decision from a finished (or partly failed) search."""
+    """The decision from a finished (or partly failed) search; a plan's check adds its hours at risk."""
+    out = _build_answer(spec, base, state_subs, failed=failed)
+    if spec.mode == "check" and "plan_draws" in base:
+        out.update(plan_check(spec, base, state_subs, out))
+    return out
+
+
+def plan_check(spec, base: Mapping, state_subs: Mapping, out: Mapping) -> dict:
+    """The plan's hour-by-hour verdict: per hour, the chance over the draws that some tier misses its target that
+    hour; hours where it exceeds 1 - the required probability are at risk."""
+    from planner.capacity.core.plan_draws import hours_at_risk
+
+    entry = next(iter(state_subs.values()), {}) or {}
+    draws = entry.get("bands") or []
+    hours = hours_at_risk(draws, spec.targets, spec.probability)
+    risky = [h for h in hours if h["at_risk"]]
+    cand = (out.get("candidates") or [{}])[0]
+    p = (cand.get("meets_all") or {}).get("p")
+    cost = fmt_band(cand.get("monthly_cost_usd") or {}, "${:,.0f}")
+    verdict = (f"the plan's hourly fleet meets every SLO over the whole span in {p:.0%} of {len(draws)} forecast "
+               f"draws ({cost} a month)") if p is not None else "the plan's hourly fleet could not be replayed"
+    if risky:
+        named = ", ".join(f"hour {h['hour']} ({h['p_miss']:.0%})" for h in risky[:6])
+        verdict += (f"; {len(risky)} hour{'s' if len(risky) != 1 else ''} where the chance of missing an SLO exceeds "
+                    f"{1 - spec.probability:.0%}: {named}" + (" ..." if len(risky) > 6 else ""))
+    elif hours:
+        verdict += f"; no hour's chance of missing an SLO exceeds {1 - spec.probability:.0%}"
+    return {"hours": hours, "hours_at_risk": [h["hour"] for h in risky], "headline": verdict,
+            "draws_label": "forecast draws (hourly demand and spot preemptions)"}
+
+
+def _build_answer(spec, base: Mapping, state_subs: Mapping, *, failed: Mapping | None = None) -> dict:
     cands = [candidate(spec, base, e) for e in state_subs.values()]
     accepted = sorted((c for c in cands if c["accepted"] and c["monthly_cost_usd"]["median"] is not None),
                       key=lambda c: c["monthly_cost_usd"]["median"])
@@ -124,7 +161,11 @@ def build_answer(spec, base: Mapping, state_subs: Mapping, *, failed: Mapping | 
     out = {"span_h": round(span / 3600.0, 3), "hours_per_month": HOURS_PER_MONTH, "extrapolated": span > 0,
            "candidates": cands, "failed": dict(failed or {}), "required_probability": spec.probability,
            "targets": dict(spec.targets),
-           "tier_targets": [{"tier": t, "target": spec.targets[t]} for t in TIERS if t in spec.targets]}
+           "tier_targets": [{"tier": t, "target": spec.targets[t]} for t in TIERS if t in spec.targets
+                            and (not cands or any(x["tier"] == t for c in cands for x in c["slo"]))]}
+    for c in cands:  # one cell per column: a tier without requests in a candidate's draws reads "-"
+        have = {x["tier"]: x for x in c["slo"]}
+        c["slo_cells"] = [have.get(t["tier"]) for t in out["tier_targets"]]
     if not cands:
         return {**out, "status": "empty", "choice": None, "rejected": None, "sensitivity": [], "most_sensitive": None,
                 "headline": "the search space is empty: no strategy and fleet to try"}
@@ -197,8 +238,10 @@ def sensitivity(spec, choice: Mapping, cands: list, state_subs: Mapping) -> list
         costs = {}
         for c in cands:
             e = state_subs.get(c["key"]) or {}
-            vals = [_monthly(o, c["span_s"], scale) for o in (e.get("bands") or [])]
-            if c["accepted"] and vals:
+            pruned = e.get("pruned") or {}
+            vals = [_monthly(o, c["span_s"], scale) for o in (e.get("bands") or pruned.get("outcomes") or [])]
+            feasible_pruned = bool(pruned) and c["fleet"] and all(r["feasible"] for r in c["fleet"])
+            if (c["accepted"] or feasible_pruned) and vals:  # a pruned one: its search-seed costs
                 costs[c["key"]] = band(vals)["median"]
         if not costs or base_cost in (None, 0):
             continue

@@ -29,6 +29,32 @@ def _table(rows: list[list], widths=None) -> Table:
     return t
 
 
+def compact_card(answer: Mapping, small, heading) -> list:
+    """The decision card in a few lines, to lead another report's page 1 (a comparison's cost report)."""
+    story = [Paragraph("Decision: " + str(answer.get("headline", "")), heading)]
+    choice = answer.get("choice")
+    if choice:
+        draws = f"{choice['draws']} {answer.get('draws_label') or 'workload seeds'}"
+        slo = "; ".join(f"{s['tier']} {_prob(s['probability'])}" for s in choice["slo"])
+        fleet = ", ".join(f"{r['region']}/{r['model']} {r['count']}"
+                          + (f"-{r['ceiling']}" if r.get("ceiling") and r["ceiling"] != r["count"] else "")
+                          + f" x {r['gpu']}" for r in choice["fleet"])
+        story.append(Paragraph(
+            f"Monthly cost <b>{fmt_band(choice['monthly_cost_usd'], '${:,.0f}')}</b> (median [p5, p95] over {draws}; "
+            f"extrapolated from {answer['span_h']} simulated hours). P(meets the SLO) [95 % interval]: {slo}. "
+            f"What to run: <b>{choice['strategy']}</b> on {fleet or 'the scenario fleet'}.", small))
+    elif answer.get("best"):
+        story.append(Paragraph(f"Closest: {answer['best']['key']}: {answer['best']['why']}.", small))
+    if answer.get("rejected"):
+        rej = answer["rejected"]
+        story.append(Paragraph(f"Cheapest rejected alternative: {rej['key']} "
+                               f"({fmt_band(rej['monthly_cost_usd'], '${:,.0f}')} a month): {rej['why']}.", small))
+    if answer.get("most_sensitive"):
+        story.append(Paragraph(f"What would change the answer most: {answer['most_sensitive']}. " + "; ".join(
+            f"{s['input']}: {s['effect']}" for s in answer.get("sensitivity") or []) + ".", small))
+    return story + [Spacer(1, 6)]
+
+
 def build_pdf(answer: Mapping, *, title: str) -> bytes:
     styles = getSampleStyleSheet()
     small = styles["BodyText"].clone("small", fontSize=8, leading=10)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-LAYOUT = dict(height=360, margin=dict(t=50, b=40, l=55, r=10))
+# legends below the plot (beside it they take half of a half-width chart at 1024 px)
+LAYOUT = dict(height=400, margin=dict(t=50, b=110, l=60, r=10),
+              legend=dict(orientation="h", yanchor="top", y=-0.28, x=0.0, xanchor="left"))
 METRICS = (("gpus", "GPUs"), ("energy", "energy (Eq. 9)"), ("memory", "memory"))
 
 
@@ -58,7 +60,8 @@ def savings_by_phase(result: dict) -> go.Figure:
         ys = [_pct(result["totals"][ph]["operator_level"]["savings_vs_model_level"][key]) for ph in phases]
         fig.add_trace(go.Bar(x=phases, y=ys, name=label))
     fig.update_layout(
-        title="Savings over the trace, by phase", yaxis_title="savings vs model-level (%)", barmode="group", **LAYOUT
+        title="Savings over the trace, by phase", xaxis_title="phase", yaxis_title="savings vs model-level (%)",
+        barmode="group", **LAYOUT
     )
     return fig
 
@@ -68,17 +71,23 @@ def gpus_over_time(result: dict) -> go.Figure:
     for phase in ("prefill", "decode"):
         rows = [r for r in result["timeline"] if r["phase"] == phase]
         xs = [r["start_s"] / 60.0 for r in rows]
-        for key, label in (("model_level_gpus", "model-level"), ("operator_level_gpus", "operator-level")):
+        colour = "#2f6db5" if phase == "prefill" else "#e4572e"
+        # model level wide and pale under operator level thin and dashed: equal counts stay visible as two lines
+        for key, label, line in (("model_level_gpus", "model-level", dict(width=6, dash="solid")),
+                                 ("operator_level_gpus", "operator-level", dict(width=2, dash="dash"))):
             fig.add_trace(
                 go.Scatter(
                     x=xs,
                     y=[r[key] for r in rows],
                     name=f"{phase}: {label}",
                     mode="lines",
-                    line=dict(shape="hv", dash="dot" if key == "model_level_gpus" else "solid"),
+                    opacity=0.35 if key == "model_level_gpus" else 1.0,
+                    line=dict(shape="hv", color=colour, **line),
                 )
             )
-    fig.update_layout(title="GPUs per window", xaxis_title="minutes", yaxis_title="GPUs", **LAYOUT)
+    top = max((max(r["model_level_gpus"], r["operator_level_gpus"]) for r in result["timeline"]), default=1)
+    fig.update_layout(title="GPUs per window", xaxis_title="time into the trace (minutes)",
+                      yaxis_title="GPUs (count)", yaxis_range=[0, 1.15 * top + 0.25], **LAYOUT)
     return fig
 
 
@@ -96,7 +105,8 @@ def sojourn_breakdown(result: dict) -> go.Figure:
     )
     fig.update_layout(
         title=f"Per-operator sojourn at the busiest window ({result['peak_detail']['qps']:g} QPS, prefill)",
-        yaxis_title="s_v (ms)",
+        xaxis_title="operator",
+        yaxis_title="time in the operator s_v (ms)",
         **LAYOUT,
     )
     return fig

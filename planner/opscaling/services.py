@@ -19,6 +19,8 @@ def _team_trace(spec: OpscaleSpec, team):
     trace = Trace.objects.filter(team=team, pk=spec.workload.trace_id).first()
     if trace is None:
         raise SpecError("workload.trace_id", f"no trace {spec.workload.trace_id} in your team")
+    if not trace.is_ready:
+        raise SpecError("workload.trace_id", f"trace {spec.workload.trace_id} is {trace.current_status()[0]}, not ready")
     return trace
 
 

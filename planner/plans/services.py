@@ -37,6 +37,9 @@ def resolve_trace_demand(scenario: dict, *, team=None, hours: int | None = None)
         trace = traces.filter(pk=spec["trace_id"]).first() if str(spec["trace_id"]).isdigit() else None
         if trace is None:
             raise ScenarioError("demand_from_trace.trace_id", f"no trace {spec['trace_id']!r} in your team")
+        if not trace.is_ready:
+            raise ScenarioError("demand_from_trace.trace_id",
+                                f"trace {trace.pk} is {trace.current_status()[0]}, not ready; wait for its normalisation")
         path = trace.normalised_file
     elif "path" in spec and team is None:  # the CLI only: a normalised Parquet on disk
         path = spec["path"]

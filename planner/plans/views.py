@@ -125,7 +125,7 @@ def plan_detail(request, pk: int):
 @login_required
 @require_POST
 def plan_check(request, pk: int):
-    """Check by simulation (planner.capacity.services.start_plan_check): the plan's fleet on new workload seeds."""
+    """Check by simulation (planner.capacity.services.start_plan_check): the plan's hourly fleet on forecast draws."""
     from planner.capacity.core.spec import SpecError
     from planner.capacity.services import start_plan_check
     from simulations.engine import ScenarioError as EngineScenarioError

@@ -15,6 +15,8 @@ from django.db import models
 
 from planner.accounts.models import TeamOwned
 
+NORMALISE = "trace.normalise"
+
 
 def trace_root() -> Path:
     return Path(settings.MEDIA_ROOT) / "traces"
@@ -25,9 +27,22 @@ class Trace(TeamOwned):
         UPLOAD = "upload", "Uploaded file"
         SYNTH = "synth", "Synthesised"
 
+    class Status(models.TextChoices):
+        """An upload is stored at once (``pending``); a worker job normalises it (``normalising``), then it is
+        ``ready`` (usable by forecasts, plans and simulations) or ``failed`` with ``status_reason``."""
+
+        PENDING = "pending", "Pending"
+        NORMALISING = "normalising", "Normalising"
+        READY = "ready", "Ready"
+        FAILED = "failed", "Failed"
+
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True, default="")
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.UPLOAD)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.READY, db_index=True)
+    status_reason = models.JSONField(
+        null=True, blank=True, help_text="why normalisation failed: {message, where, hint, file[, line, column]}"
+    )
     format = models.CharField(max_length=20, db_index=True, help_text="azure, burstgpt, mooncake, native or synth")
     storage_key = models.CharField(max_length=32, unique=True, default="", editable=False)
     original_name = models.CharField(max_length=255, blank=True, default="")
@@ -54,7 +69,7 @@ class Trace(TeamOwned):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="+",
-        help_text="the latest characterisation job",
+        help_text="the latest job of the trace: its normalisation, then its characterisation",
     )
 
     class Meta:
@@ -63,6 +78,30 @@ class Trace(TeamOwned):
 
     def __str__(self) -> str:
         return f"{self.name} (#{self.pk})"
+
+    def current_status(self) -> tuple[str, dict | None]:
+        """(status, reason) as they are now: a normalisation job that ended without finishing its trace (cancelled,
+        its worker lost, a crash) makes a pending or normalising trace ``failed`` with the job's error."""
+        job = self.job
+        if (
+            self.status in (self.Status.PENDING, self.Status.NORMALISING)
+            and job is not None
+            and job.kind == NORMALISE
+            and job.status in job.FINAL
+        ):
+            error = dict(job.last_error or {})
+            reason = {
+                "message": error.get("message") or f"the normalisation job ended {job.status}",
+                "where": error.get("where") or f"job #{job.pk}",
+                "hint": error.get("hint") or "upload the file again",
+                "file": self.original_name,
+            }
+            return self.Status.FAILED, reason
+        return self.status, self.status_reason
+
+    @property
+    def is_ready(self) -> bool:
+        return self.status == self.Status.READY
 
     @staticmethod
     def new_storage_key() -> str:

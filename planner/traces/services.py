@@ -16,6 +16,7 @@ import hashlib
 import json
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +30,12 @@ from planner.ingest.synth import expected_size, synthesize
 from planner.ingest.transforms import TransformOptions
 from planner.jobs.services import create_job, ensure_queue_available
 from planner.limits import ingest_limits
+from planner.traces.errors import DuplicateTrace, TraceInputError
 from planner.traces.models import Trace, trace_root
+from planner.traces.token_sources import resolve_token_source, with_token_trace  # noqa: F401  (re-exported)
 
 CHARACTERISE = "trace.characterise"
+NORMALISE = "trace.normalise"
 COPY_BLOCK = 4 * 1024 * 1024
 MANIFEST = "manifest.json"
 
@@ -56,65 +60,6 @@ def write_manifest(folder: Path, known: dict[str, str] | None = None) -> dict:
     tmp.write_text(json.dumps(manifest, indent=1))
     tmp.replace(folder / MANIFEST)
     return manifest
-
-
-class TraceInputError(Exception):
-    """Bad input a user can fix; ``status`` is the HTTP status the API answers with."""
-
-    status = 400
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        where: str = "",
-        hint: str = "",
-        line: int | None = None,
-        column: str | None = None,
-        status: int | None = None,
-        extra: dict | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.where = where
-        self.hint = hint
-        self.line = line
-        self.column = column
-        self.extra = extra or {}
-        if status is not None:
-            self.status = status
-
-    @classmethod
-    def from_format_error(cls, exc: TraceFormatError) -> TraceInputError:
-        return cls(exc.message, where=exc.where, hint=exc.hint, line=exc.line, column=exc.column)
-
-    def as_dict(self) -> dict:
-        body: dict[str, Any] = {"message": self.message, "where": self.where, "hint": self.hint}
-        if self.line is not None:
-            body["line"] = self.line
-        if self.column:
-            body["column"] = self.column
-        body.update(self.extra)
-        return body
-
-    def __str__(self) -> str:
-        parts = [f"{self.where}: {self.message}" if self.where else self.message]
-        if self.hint:
-            parts.append(f"(fix: {self.hint})")
-        return " ".join(parts)
-
-
-class DuplicateTrace(TraceInputError):
-    status = 409
-
-    def __init__(self, existing: Trace) -> None:
-        super().__init__(
-            f"this team already has this trace with the same options: #{existing.pk} {existing.name!r}",
-            where="file",
-            hint=f"use trace #{existing.pk}, delete it first, or upload with different options",
-            extra={"existing": {"id": existing.pk, "name": existing.name, "url": f"/api/traces/{existing.pk}/"}},
-        )
-        self.existing = existing
 
 
 def _options(options: dict | TransformOptions | None, **assign: Any) -> TransformOptions:
@@ -237,9 +182,10 @@ def import_upload(
     description: str = "",
     **assign: Any,
 ) -> Trace:
-    """Import a Django UploadedFile (page or API), enforcing settings.TRACE_UPLOAD_MAX_BYTES."""
+    """Accept a Django UploadedFile (page or API), enforcing settings.TRACE_UPLOAD_MAX_BYTES: the file is stored
+    and a ``trace.normalise`` job queued; the returned trace is ``pending`` until that job has run."""
     _check_size(upload.size or 0)
-    return _import(
+    return _accept(
         upload.chunks(COPY_BLOCK),
         upload.name or "upload",
         team=team,
@@ -251,14 +197,29 @@ def import_upload(
     )
 
 
-def _import(
-    chunks, original_name: str, *, team, user, name, fmt, options: TransformOptions, description: str, progress=None
-) -> Trace:
+@dataclass
+class _Stored:
+    """An original file stored in its own trace folder, hashed on the way, not yet normalised."""
+
+    key: str
+    folder: Path
+    original_name: str
+    original_file: str
+    digest: str
+    size: int
+    fp: str
+
+
+def _check_format(fmt: str) -> None:
     if fmt not in ("auto", "azure", "burstgpt", "mooncake", "native"):
         raise TraceInputError(
             f"unknown format {fmt!r}", where="format", hint="use auto, azure, burstgpt, mooncake or native"
         )
-    ensure_queue_available()  # a broker outage refuses the upload before anything is written
+
+
+def _store_original(chunks, original_name: str, *, team, fmt: str, options: TransformOptions) -> _Stored:
+    """Stream the file into a new trace folder, hashing it; refuse an empty file and a duplicate (409).
+    Nothing is left behind on failure (a full disk is a 507)."""
     key = Trace.new_storage_key()
     folder = trace_root() / key
     folder.mkdir(parents=True, exist_ok=False)
@@ -271,9 +232,26 @@ def _import(
         existing = Trace.objects.filter(team=team, fingerprint=fp).first()
         if existing is not None:
             raise DuplicateTrace(existing)
+        return _Stored(key, folder, original_name, original_file, digest, size, fp)
+    except BaseException as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise disk_full() from None
+        raise
+
+
+def _import(
+    chunks, original_name: str, *, team, user, name, fmt, options: TransformOptions, description: str, progress=None
+) -> Trace:
+    """Store and normalise in this process (the command line): the trace is ready when this returns."""
+    _check_format(fmt)
+    ensure_queue_available()  # a broker outage refuses the import before anything is written
+    stored = _store_original(chunks, original_name, team=team, fmt=fmt, options=options)
+    folder = stored.folder
+    try:
         try:
             result = ingest(
-                folder / original_file,
+                folder / stored.original_file,
                 folder / "normalised.parquet",
                 fmt=fmt,
                 options=options,
@@ -283,22 +261,12 @@ def _import(
             )
         except TraceFormatError as exc:
             raise TraceInputError.from_format_error(exc) from None
-        write_manifest(folder, {original_file: digest})
+        write_manifest(folder, {stored.original_file: stored.digest})
         return _save(
-            team=team,
-            user=user,
-            key=key,
-            name=name or _default_name(original_name),
-            description=description,
-            source=Trace.Source.UPLOAD,
-            fmt=result.format,
-            original_name=original_name,
-            original_file=original_file,
-            size=size,
-            digest=digest,
-            fp=fp,
-            options=options.as_dict(),
-            result=result,
+            team=team, user=user, key=stored.key, name=name or _default_name(original_name), description=description,
+            source=Trace.Source.UPLOAD, fmt=result.format, original_name=original_name,
+            original_file=stored.original_file, size=stored.size, digest=stored.digest, fp=stored.fp,
+            options=options.as_dict(), result=result,
         )
     except OSError as exc:
         shutil.rmtree(folder, ignore_errors=True)
@@ -308,6 +276,40 @@ def _import(
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
+
+
+def _accept(
+    chunks, original_name: str, *, team, user, name, fmt, options: TransformOptions, description: str
+) -> Trace:
+    """Store the original and queue its normalisation (``trace.normalise``): the web request answers at once
+    with a ``pending`` trace; once this returns the upload survives a restart of the web process."""
+    _check_format(fmt)
+    ensure_queue_available()
+    stored = _store_original(chunks, original_name, team=team, fmt=fmt, options=options)
+    try:
+        write_manifest(stored.folder, {stored.original_file: stored.digest})
+        with transaction.atomic():
+            trace = Trace.objects.create(
+                team=team, created_by=user, name=(name or _default_name(original_name))[:200],
+                description=description, source=Trace.Source.UPLOAD, format=fmt, status=Trace.Status.PENDING,
+                storage_key=stored.key, original_name=original_name[:255], original_file=stored.original_file,
+                size_bytes=stored.size, content_sha256=stored.digest, fingerprint=stored.fp,
+                options=options.as_dict(),
+            )
+            trace.job = create_job(team=team, kind=NORMALISE, user=user, params={"trace_id": trace.pk})
+            trace.save(update_fields=["job"])
+    except IntegrityError:
+        shutil.rmtree(stored.folder, ignore_errors=True)
+        existing = Trace.objects.filter(team=team, fingerprint=stored.fp).first()
+        if existing is not None:  # a concurrent upload of the same file won the race
+            raise DuplicateTrace(existing) from None
+        raise
+    except BaseException as exc:
+        shutil.rmtree(stored.folder, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise disk_full() from None
+        raise
+    return trace
 
 
 def disk_full() -> TraceInputError:
@@ -378,84 +380,6 @@ def _save(
             raise DuplicateTrace(existing) from None
         raise
     return trace
-
-
-def resolve_token_source(spec: dict, *, team) -> dict:
-    """Replace every ``"empirical": {"trace": ID}`` under ``tokens`` (kind sageserve) or ``lengths`` (the stream
-    kinds, also inside a mix's ``parts``) by that trace's normalised file (team-checked). Any other
-    ``empirical`` source (a path, inline lists) is refused here: a spec from the web must not read server
-    files, and inline lists belong in the Django-free core only. Likewise a SLINFER ``path`` (bundled
-    ``trace`` names only)."""
-    spec = json.loads(json.dumps(spec))
-    _refuse_paths(spec)
-    tokens = spec.get("tokens") if isinstance(spec, dict) else None
-
-    def visit(node, where: str) -> None:
-        if isinstance(node, list):
-            for i, item in enumerate(node):
-                visit(item, f"{where}[{i}]")
-            return
-        if not isinstance(node, dict):
-            return
-        for key, value in list(node.items()):
-            here = f"{where}.{key}"
-            if key != "empirical":
-                visit(value, here)
-                continue
-            trace_id = value.get("trace") if isinstance(value, dict) else None
-            if not isinstance(value, dict) or set(value) != {"trace"}:
-                raise TraceInputError(
-                    "token lengths can only be sampled from one of your traces here",
-                    where=here,
-                    hint='use {"empirical": {"trace": ID}} with the id of one of your traces',
-                )
-            try:
-                trace = Trace.objects.filter(team=team, pk=int(trace_id)).first()
-            except (TypeError, ValueError):
-                trace = None
-            if trace is None:
-                raise TraceInputError(
-                    f"trace #{trace_id} does not exist in your team",
-                    where=here,
-                    hint="pick one of your uploaded traces",
-                )
-            node[key] = {"path": str(trace.normalised_file)}
-
-    visit(tokens, "tokens")
-    parts = spec.get("parts") if isinstance(spec, dict) and isinstance(spec.get("parts"), list) else [spec]
-    for i, part in enumerate(parts):
-        if isinstance(part, dict) and isinstance(part.get("lengths"), dict):
-            visit(part["lengths"], "lengths" if part is spec else f"parts[{i}].lengths")
-    return spec
-
-
-def with_token_trace(spec, trace_id: int):
-    """The spec with its token lengths sampled from one of the team's traces: ``tokens`` for kind sageserve,
-    ``lengths`` for the stream kinds (every part of a mix; a SLINFER trace keeps its own lengths)."""
-    if not isinstance(spec, dict):
-        return spec
-    source = {"empirical": {"trace": trace_id}}
-    kind = spec.get("kind", "sageserve")
-    if kind == "sageserve":
-        return {**spec, "tokens": source}
-    if kind == "mix" and isinstance(spec.get("parts"), list):
-        parts = [{**p, "lengths": source} if isinstance(p, dict) and p.get("kind") != "slinfer" else p
-                 for p in spec["parts"]]
-        return {**spec, "parts": parts}
-    if kind in ("poisson", "gamma", "batch"):
-        return {**spec, "lengths": source}
-    return spec
-
-
-def _refuse_paths(spec) -> None:
-    parts = spec.get("parts") if isinstance(spec, dict) and isinstance(spec.get("parts"), list) else [spec]
-    for i, part in enumerate(parts):
-        if isinstance(part, dict) and part.get("kind") == "slinfer" and "path" in part:
-            raise TraceInputError(
-                "a SLINFER trace can only be one of the bundled ones here",
-                where="spec.path" if part is spec else f"spec.parts[{i}].path",
-                hint='use "trace": a name from fixtures/traces/slinfer/ (e.g. "1_30_128_8_0")',
-            )
 
 
 def _check_synth_size(spec: dict) -> None:
@@ -534,6 +458,10 @@ def synthesise_trace(
 
 
 def characterise_again(trace: Trace, *, user=None) -> Trace:
+    if trace.current_status()[0] != Trace.Status.READY:
+        raise TraceInputError(f"trace #{trace.pk} is {trace.current_status()[0]}, not ready: nothing to characterise",
+                              where=f"trace #{trace.pk}", status=409,
+                              hint="wait until its status is ready; a failed trace says why in status_reason")
     with transaction.atomic():
         trace.job = create_job(team=trace.team, kind=CHARACTERISE, user=user, params={"trace_id": trace.pk})
         trace.save(update_fields=["job"])

@@ -50,7 +50,8 @@ def trace_upload(request):
                 form.add_error(None, _error_message(exc))
                 status = exc.status
             else:
-                messages.success(request, f"Imported {trace.requests:,} requests; characterisation is running.")
+                messages.success(request, f"Stored {trace.original_name!r}; a worker normalises it, then characterises "
+                                          "it (this page shows its status).")
                 return redirect("traces:detail", pk=trace.pk)
         elif team_of(request.user) is None:
             form.add_error(None, "your account belongs to no team")
@@ -101,6 +102,7 @@ def trace_detail(request, pk: int):
     if by not in selectors.GROUP_BY:
         by = "tier"
     interval = selectors.pick_interval(trace, request.GET.get("interval"))
+    status, reason = trace.current_status()
     data = selectors.characterisation_data(trace) if trace.characterisation else None
     figures = {}
     if data is not None:
@@ -118,6 +120,8 @@ def trace_detail(request, pk: int):
             "interval": interval,
             "group_by": selectors.GROUP_BY,
             "summary": trace.characterisation,
+            "status": status,
+            "reason": reason,
             "options_json": json.dumps(trace.options, indent=1)[:4000],
         },
     )
@@ -137,5 +141,8 @@ def trace_delete(request, pk: int):
 @require_POST
 def trace_characterise(request, pk: int):
     trace = get_for_user_or_404(request.user, Trace.objects.all(), pk=pk)
-    services.characterise_again(trace, user=request.user)
+    try:
+        services.characterise_again(trace, user=request.user)
+    except services.TraceInputError as exc:
+        messages.error(request, _error_message(exc))
     return redirect("traces:detail", pk=trace.pk)

@@ -106,6 +106,7 @@ def parse_scenario(d: dict, *, limits: Limits | None = None) -> Scenario:
     sc = validate_input(d)
     fleet = _fleet(sc)
     policy = _policy(sc.strategy)
+    _check_kv_bytes(fleet.endpoints, policy, sc.deployments)
     base = SLOConfig()
     ttft = {**base.ttft_s, **sc.slo.ttft_s.given()}
     e2e = {**base.e2e_s, **sc.slo.e2e_s.given()}
@@ -201,6 +202,26 @@ def _engine(sc, limits: Limits) -> EngineConfig:
         raise ScenarioError("engine.preemption_mode", "swap is not modelled with chunked prefill",
                             hint="use recompute (vLLM's default), or chunked_prefill false")
     return engine
+
+
+def _check_kv_bytes(endpoints, policy: PolicyConfig, named) -> None:
+    """A policy that moves KV (Chiron's swap, Llumnix's live migration) needs every deployment's bytes of KV per
+    token: refused here, naming the deployment, instead of failing half-way through the run."""
+    cls = AUTOSCALERS.get(policy.autoscaler)
+    use = cls.kv_bytes_use(cls.Params.read(policy.autoscaler_params)) if cls is not None else ""
+    if not use:
+        return
+    for i, e in enumerate(endpoints):
+        spec = e.deployment
+        if spec.kv_bytes_per_token > 0:
+            continue
+        inline = spec.name in (named or {})
+        where = f"deployments.{spec.name}.kv_bytes_per_token" if inline else f"fleet.endpoints[{i}].deployment"
+        raise ScenarioError(where, f"deployment {spec.name!r} has no kv_bytes_per_token, which the "
+                                   f"{policy.autoscaler!r} autoscaler needs: {use}",
+                            hint="give the deployment kv_bytes_per_token (2 x layers x KV heads x head dim x bytes "
+                                 "per value: 131072 for Llama-3.1-8B in 16 bits, 327680 for Llama-2-70B) in the "
+                                 "scenario's deployments, or choose a strategy that does not move KV")
 
 
 def build_workload(scenario: Scenario, frame=None, trace: str | Path | None = None) -> Workload:

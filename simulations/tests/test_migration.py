@@ -125,3 +125,30 @@ def test_llumnix_migrate_bad_params_are_a_scenario_error():
         _rq3("fast", seconds=10, params={"scaling": False, "bandwidth_gb_s": 0})
     with pytest.raises(ScenarioError):
         _rq3("fast", seconds=10, params={"migrate_threshold": 3})  # misspelt knob
+
+
+
+def test_blocking_copy_stalls_each_migrated_request_for_its_whole_copy(monkeypatch):
+    """``blocking_copy``: no pre-copy; each migration switches the request over at once with a downtime of its whole
+    KV's copy time, and the request's worst inter-token gap is at least that stall."""
+    from simulations.engine.policies.llumnix_migration import LlumnixMigrate
+
+    calls = []
+    real = LlumnixMigrate._blocking
+
+    def spy(self, sim, rid, src, dst, ctx, now):
+        before = self.stats["migrated"]
+        real(self, sim, rid, src, dst, ctx, now)
+        if self.stats["migrated"] > before:
+            calls.append((rid, sim.migration_copy_s(src, ctx, self.bandwidth) + self.overhead))
+
+    monkeypatch.setattr(LlumnixMigrate, "_blocking", spy)
+    r = _rq3("fast", params={"scaling": False, "bandwidth_gb_s": 0.2, "blocking_copy": True})
+    # overloaded: migrations happen, every one a blocking copy (one may still wait for its switch-over at the end)
+    assert len(calls) > 10 and len(calls) - 1 <= r.summary["migrations"] <= len(calls)
+    assert all(r.requests["completed"]) and r.summary["dropped"] == 0
+    tbt_max = np.asarray(r.requests["tbt_max_s"])
+    stalls = np.array([down for _rid, down in calls])
+    assert stalls.max() > 0.5  # long contexts (512 KiB a token) at 0.2 GB/s: stalls far above the switch-over
+    assert sum(tbt_max[rid] >= 0.999 * down for rid, down in calls) >= r.summary["migrations"]
+    assert np.all(np.asarray(r.requests["e2e_s"]) >= 0.999 * np.asarray(r.requests["isolated_e2e_s"]))

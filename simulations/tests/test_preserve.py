@@ -268,3 +268,36 @@ def test_every_cached_projection_equals_a_fresh_one(mode):
     st = sim.autoscaler.router.stats
     assert seen["n"] > 1000 and st["cache_hits"] > 100
     assert st["cache_advances"] > (100 if mode == "fast" else -1)  # reference mode: one iteration per segment
+
+
+def test_the_per_endpoint_capacity_sizes_each_endpoint_from_its_own_traffic():
+    """Two regions, 80 % / 20 % of the traffic, each endpoint with its own capacity profile: the first window's
+    pre-start per endpoint is the instance-count rule on that region's own true P and D (exact forecast), not one
+    target from the total for both."""
+    from simulations.engine.policies.preserve.forecast import window_totals
+
+    d = _scenario(autoscaler="preserve", predictor="oracle")
+    d["workload"] = {"synthetic": {"duration_s": 60.0, "rps": 8.0, "diurnal_amplitude": 0.0, "seed": 3,
+                                   "region_weights": {"r1": 0.8, "r2": 0.2}, "model_weights": {"llama-2-7b": 1.0},
+                                   "tier_mix": {"IW-F": 1.0}}}
+    d["fleet"]["regions"] = [{"name": r, "vm_capacity": 0, "spot_pool": {"llama-2-7b": 16}} for r in ("r1", "r2")]
+    d["fleet"]["endpoints"][0].update(initial=1, min=1, max=16)
+    d["fleet"]["endpoints"].append(dict(d["fleet"]["endpoints"][0], region="r2"))
+    mu = {"r1/llama-2-7b": [480.0, 560.0, 1040.0], "r2/llama-2-7b": [240.0, 280.0, 520.0]}
+    d["strategy"]["params"] = {"capacity": mu, "window_s": 30.0, "forecaster": "oracle-noise", "ape_p": 0.0,
+                               "ape_d": 0.0}
+    sc = parse_scenario(d)
+    w = build_workload(sc)
+    r = simulate(sc, w)
+    want = {}
+    for i, region in enumerate(w.region_names):
+        sel = np.asarray(w.region) == i
+        p, dd = window_totals(np.asarray(w.arrival_s)[sel], np.asarray(w.input_tokens)[sel],
+                              np.asarray(w.output_tokens)[sel], 30.0, 2)
+        want[region] = max(instance_count(p[k], dd[k], *mu[f"{region}/llama-2-7b"], 1, 16) for k in (0, 1))
+    got = {region: 1 + sum(1 for e in r.scaling_events if e["t"] == 0.0 and e["action"] == "scale_out"
+                           and e["endpoint"] == f"{region}/llama-2-7b") for region in ("r1", "r2")}
+    assert got == want and want["r1"] != want["r2"]
+    bad = dict(d, strategy=dict(d["strategy"], params=dict(d["strategy"]["params"], capacity={"r1/llama-2-7b": [1.0]})))
+    with pytest.raises(Exception, match="mu_p, mu_d, mu_t"):
+        simulate(parse_scenario(bad), w)

@@ -194,24 +194,34 @@ def test_api_runs_a_serverless_scenario_as_a_job(cast):
     assert bad.status_code == 400 and bad.json()["error"]["where"] == "spec.nodes.gpu"
 
 
+@pytest.mark.parametrize("body", [{"spec": None}, {}, {"spec": []}, {"spec": "x"}, {"systems": ["slinfer"]}],
+                         ids=["null", "missing", "list", "string", "inline"])
+def test_the_serverless_api_refuses_a_spec_that_is_not_an_object_and_queues_nothing(cast, body):
+    from planner.jobs.models import Job
+
+    resp = cast.owner.api.post("/api/serverless/", body, format="json")
+    assert resp.status_code == 400, resp.content
+    assert resp.json()["error"]["where"].endswith("spec") and Job.objects.count() == 0
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_serverless_page_runs_a_scenario_and_shows_each_systems_metrics(cast):
-    import json
-
     from django.test import Client
 
     page = Client()
     page.force_login(cast.owner.user)
-    first = page.get("/simulations/serverless/")
-    assert first.status_code == 200 and "slinfer_32x7b" not in first.content.decode()  # the example is inlined
-    spec = {"name": "from the page", "systems": ["slinfer", "sllm"], "workload": {"models": 32, "duration_s": 60}}
-    resp = page.post("/simulations/serverless/", {"spec": json.dumps(spec)})
+    first = page.get("/simulations/serverless/").content.decode()
+    assert "<textarea" not in first and 'value="1_30_128_8_0"' in first  # the example fills the form's fields
+    form = {"action": "run", "sl-name": "from the page", "sl-model": "llama2-7b", "sl-systems": ["slinfer", "sllm"],
+            "sl-baseline": "sllm", "sl-workload__models": "32", "sl-workload__duration_s": "60"}
+    resp = page.post("/simulations/serverless/", form)
     assert resp.status_code == 302
     html = page.get(resp["Location"]).content.decode()
     assert "from the page" in html and "succeeded" in html and "Avg GPUs" in html and "sllm" in html
-    bad = page.post("/simulations/serverless/", {"spec": json.dumps({"systems": ["x"]})})
-    assert bad.status_code == 400 and "spec.systems.0" in bad.content.decode()
-    assert page.post("/simulations/serverless/", {"spec": "{nope"}).status_code == 400
+    bad = page.post("/simulations/serverless/", {**form, "sl-systems": ["x"]})
+    assert bad.status_code == 400 and "data-form-errors" in bad.content.decode()
+    bad = page.post("/simulations/serverless/", {**form, "sl-workload__trace": "no such trace!"})
+    assert bad.status_code == 400 and "data-field-error" in bad.content.decode()
 
 
 def test_shadow_replay_follows_the_headroom_order_by_hand():

@@ -1,7 +1,8 @@
 """Capacity search wall time with 1 and 2 worker processes on the bench day (3 regions x 4 models).
 
     nice -n 10 .venv/bin/python tests/benchmarks/bench_capacity_search.py [--hours 24] [--seeds 1,2,3]
-        [--band-draws 20] [--strategies static,reactive-unified,lt-ua,chiron.default] [--workers 1,2]
+        [--band-draws 20] [--strategies static,reactive-unified,lt-ua,preserve.scaler-oracle,chiron.default]
+        [--workers 1,2]
 
 The search is the one the workers run (planner.capacity.core.driver): every round replays the search over the
 probes so far and runs the missing (fleet, seed) probes, here on a process pool of N workers (one probe per task,
@@ -89,7 +90,7 @@ def main() -> int:
     ap.add_argument("--hours", type=float, default=24.0)
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--band-draws", type=int, default=20)
-    ap.add_argument("--strategies", default="static,reactive-unified,lt-ua,chiron.default")
+    ap.add_argument("--strategies", default="static,reactive-unified,lt-ua,preserve.scaler-oracle,chiron.default")
     ap.add_argument("--workers", default="1,2")
     args = ap.parse_args()
     from planner.capacity.core.spec import parse_spec
@@ -104,8 +105,17 @@ def main() -> int:
         wall, subs, known, rounds = search(base, spec, n)
         answer = build_answer(spec, base, subs)
         out["wall_s"][n] = round(wall, 1)
-        out.update(probes=len(known), rounds=rounds, requests=sum(o["requests"] for o in known.values()),
-                   headline=answer["headline"])
+        by_kind = {"search": 0, "bands": 0, "load": 0}
+        band_seeds = set(spec.band_seeds)
+        for pid in known:
+            _, _, seed, load = pid.split("|")
+            by_kind["load" if float(load) != 1.0 else "bands" if int(seed) in band_seeds else "search"] += 1
+        cpu = {}
+        for pid, o in known.items():
+            cpu[pid.split("|")[0]] = round(cpu.get(pid.split("|")[0], 0.0) + float(o.get("wall_s") or 0.0), 1)
+        out.update(probes=len(known), probes_by_phase=by_kind, probe_seconds_by_strategy=cpu, rounds=rounds,
+                   pruned=sorted(k for k, e in subs.items() if e.get("pruned")),
+                   requests=sum(o["requests"] for o in known.values()), headline=answer["headline"])
         print(f"workers={n}: {wall:.1f} s wall, {len(known)} probes in {rounds} rounds; {answer['headline']}",
               flush=True)
     if 1 in out["wall_s"] and 2 in out["wall_s"]:

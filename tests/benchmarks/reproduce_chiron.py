@@ -28,6 +28,16 @@ Cases (all on the compiled engine, scenarios from simulations/engine/policies/ch
 - ``wb``: 50 req/s interactive (x scale) + batch queues of growing size: the largest queue served within SLO
   (>= 99 % of both classes) by Chiron and by the best point of a Llumnix-like knob sweep ("tuned", with the
   queued-request rebalancing; ``--wb-live-queues`` adds the same sweep with live migration at a few sizes).
+  Rules of the like-for-like W_B run (fixed before it ran; nothing changed after seeing a number): the scenario
+  as before (50 req/s Poisson interactive for 65 min, the queue dumped at 5 min, 10 initial instances, cap 50,
+  70 simulated minutes); queues 10k, 30k, 100k, 300k, 700k, 1M; Chiron as it is now; Llumnix-like over the
+  same 8-point grid with live migration of running requests (Llumnix's default, the primary baseline) and with
+  the queued-request rebalancing, both at every queue size; "tuned" per migration model by the rule in ``wb``
+  (largest queue within SLO, then mean attainment of the worse class, then GPU-hours); the headline is the
+  paper's Fig. 10 metric, the largest queue within SLO, Chiron against Llumnix-tuned (live), with the queued
+  sweep beside it; each point also records the share of the queue finished and the batch output tokens
+  completed per GPU-hour (the paper's per-instance throughput claim). ``--wb-prefetch`` runs the points
+  queue size first (every configuration at 10k, then 30k, ...), so a run cut short leaves whole queue sizes.
 
 Results are cached in /tmp/reproduce_chiron/<case>.json, W_B per point (``--fresh`` to recompute).
 """
@@ -312,9 +322,15 @@ def wb_point(scale: float, strategy_name: str, knobs: dict, q: int, fresh: bool 
         parts = [S.interactive_part(dep["model"], 50.0 * scale, 65 * 60.0), S.batch_part(dep["model"], q, 300.0)]
         d = S.scenario(parts=parts, dep=dep, initial=max(1, round(10 * scale)), cap=cap, max_time_s=65 * 60.0 + 300,
                        strategy=S.strategy(strategy_name, **knobs), name="chiron-wb")
-        _, res, cpu = run(d)
-        return {"queue": q, "gpu_hours": round(res.summary["gpu_hours"], 2), "cpu_s": round(cpu, 1),
-                "batch": _tier(res, "NIW").get("attainment"), "interactive": _tier(res, "IW-F").get("attainment")}
+        sim, res, cpu = run(d)
+        nb = np.asarray(res.requests["tier"]) == 2
+        done = np.isfinite(np.asarray(res.requests["done_s"], dtype=float)) & nb
+        tokens = float(np.asarray(sim.workload.output_tokens, dtype=float)[done].sum())
+        gh = float(res.summary["gpu_hours"])
+        return {"queue": q, "gpu_hours": round(gh, 2), "cpu_s": round(cpu, 1),
+                "batch": _tier(res, "NIW").get("attainment"), "interactive": _tier(res, "IW-F").get("attainment"),
+                "batch_done_share": float(done.sum() / max(1, nb.sum())),
+                "batch_tokens_per_gpu_hour": tokens / gh if gh > 0 else None}
 
     tag = "_".join(f"{k}{v}" if isinstance(v, str) else f"{k}{v:g}" for k, v in sorted(knobs.items()))
     return cached(f"wbpt_x{scale:g}_{strategy_name}_{tag}_{q}", fresh, case)
@@ -340,6 +356,41 @@ def wb(scale: float, queues: list[int], fresh: bool = False, migration: str = "q
             "llumnix_tuned_knobs": json.loads(best), "llumnix_tuned": llum[best],
             "llumnix_tuned_largest": largest(llum[best]),
             "llumnix_sweep_largest": {k: largest(v) for k, v in llum.items()}, "llumnix_sweep": llum}
+
+
+def wb_prefetch(scale: float, queues: list[int], groups: list[str]) -> None:
+    """Run (and cache) the W_B points queue size first: for each queue, Chiron ("chiron") and the 8-point grid
+    with live ("live") or queued ("queued") migration, as ``groups`` asks; ``wb`` then aggregates the cache."""
+    for q in queues:
+        for g in groups:
+            if g == "chiron":
+                wb_point(scale, "chiron", {}, q)
+                continue
+            for knobs in WB_GRID:
+                wb_point(scale, "llumnix", {**knobs, "migration": g}, q)
+        print(f"W_B prefetch: queue {q:,} done ({', '.join(groups)})", file=sys.stderr, flush=True)
+
+
+def _cached_point(scale: float, strategy_name: str, knobs: dict, q: int) -> bool:
+    tag = "_".join(f"{k}{v}" if isinstance(v, str) else f"{k}{v:g}" for k, v in sorted(knobs.items()))
+    return (CACHE / f"wbpt_x{scale:g}_{strategy_name}_{tag}_{q}.json").exists()
+
+
+def wb_cached(scale: float, queues: list[int]) -> dict:
+    """W_B aggregated from the cached points only (a run cut short): per migration model, the queue sizes at which
+    Chiron and all 8 sweep points are cached; the others are named as not run."""
+    out = {}
+    chiron_done = [q for q in queues if _cached_point(scale, "chiron", {}, q)]
+    if chiron_done:
+        out["wb_chiron"] = {"queues": chiron_done, "points": [wb_point(scale, "chiron", {}, q) for q in chiron_done],
+                            "not_run": [q for q in queues if q not in chiron_done]}
+    for key, mig in (("wb", "queued"), ("wb_live", "live")):
+        done = [q for q in chiron_done
+                if all(_cached_point(scale, "llumnix", {**g, "migration": mig}, q) for g in WB_GRID)]
+        if done:
+            out[key] = wb(scale, done, migration=mig, with_chiron=key == "wb")
+            out[key]["not_run"] = [q for q in queues if q not in done]
+    return out
 
 
 CACHED_ONLY = {"on": False}  # --cached-only: use what is cached, run nothing
@@ -369,6 +420,10 @@ def main(argv=None) -> int:
                     help="W_B batch queue sizes, comma-separated (default 10k, 30k, 100k, 300k, 700k, 1M x --wb-scale)")
     ap.add_argument("--wb-live-queues", default=None,
                     help="also sweep Llumnix-like with live migration at these W_B queue sizes (comma-separated)")
+    ap.add_argument("--wb-from-cache", action="store_true",
+                    help="with --load: add the W_B points cached so far (whole queue sizes only) to the saved results")
+    ap.add_argument("--wb-prefetch", default=None,
+                    help="only run and cache W_B points, queue size first: comma-separated of chiron, live, queued")
     ap.add_argument("--tp", type=int, default=4, help="tensor parallelism of the 70B deployment (2, 4 or 8)")
     ap.add_argument("--fresh", action="store_true", help="ignore cached results")
     ap.add_argument("--write-doc", action="store_true", help="write docs/reproduction_chiron.md from the results")
@@ -381,8 +436,21 @@ def main(argv=None) -> int:
     if a.load:
         saved = json.loads(Path(a.load).read_text())
         from tests.benchmarks.support.chiron_doc import write_doc
+
+        if a.wb_from_cache:  # add the W_B points cached so far to the saved results (and save them)
+            CACHED_ONLY["on"] = True
+            qs = ([int(x) for x in a.wb_queues.split(",")] if a.wb_queues
+                  else [round(q * a.wb_scale) for q in (10_000, 30_000, 100_000, 300_000, 700_000, 1_000_000)])
+            saved["results"].update(wb_cached(a.wb_scale, qs))
+            saved["args"]["wb_from_cache"] = True
+            Path(a.load).write_text(json.dumps(saved, indent=1, default=float) + "\n")
         write_doc(saved["results"], DOC, argparse.Namespace(**saved["args"]))
         print(f"wrote {DOC}")
+        return 0
+    if a.wb_prefetch:
+        qs = ([int(x) for x in a.wb_queues.split(",")] if a.wb_queues
+              else [round(q * a.wb_scale) for q in (10_000, 30_000, 100_000, 300_000, 700_000, 1_000_000)])
+        wb_prefetch(a.wb_scale, qs, a.wb_prefetch.split(","))
         return 0
     cases = a.only or ["fig19", "fig19x", "estimator", "batchsize", "wb"]
     CACHED_ONLY["on"] = a.cached_only
@@ -396,7 +464,9 @@ def main(argv=None) -> int:
     if "batchsize" in cases:
         results["batchsize"] = cached(f"batchsize_tp{a.tp}", a.fresh, lambda: batchsize(a.tp))
     if "wb" in cases and a.cached_only:
-        print("--cached-only: W_B is left out (its sweep is aggregated only from a full run)", file=sys.stderr)
+        qs = ([int(x) for x in a.wb_queues.split(",")] if a.wb_queues
+              else [round(q * a.wb_scale) for q in (10_000, 30_000, 100_000, 300_000, 700_000, 1_000_000)])
+        results.update(wb_cached(a.wb_scale, qs))
     elif "wb" in cases:
         qs = ([int(x) for x in a.wb_queues.split(",")] if a.wb_queues
               else [round(q * a.wb_scale) for q in (10_000, 30_000, 100_000, 300_000, 700_000, 1_000_000)])
@@ -411,7 +481,9 @@ def main(argv=None) -> int:
             results.pop("fig19")
     print(json.dumps(results, indent=1, default=float))
     if a.write_doc:
-        from tests.benchmarks.support.chiron_doc import write_doc
+        from tests.benchmarks.support.chiron_doc import model_facts_json, write_doc
+
+        results["model_facts"] = model_facts_json()  # the latency model's figures the prose quotes
         args = {k: getattr(a, k) for k in ("scale", "wb_scale", "tp", "wb_live_queues", "only", "cached_only")}
         Path(a.out).write_text(json.dumps({"args": args, "results": results}, indent=1, default=float) + "\n")
         write_doc(results, DOC, a)

@@ -39,7 +39,7 @@ CODE_POINTS = [
     {"scale_out_above": 0.7, "scale_in_below": 0.3}, {"scale_out_above": 0.85, "scale_in_below": 0.4},
     {"scale_out_above": 0.7, "scale_in_below": 0.3, "cooldown_in_s": 300.0},
 ]
-# Fewer points where a day costs more (the compute budget of one session on a 2-core machine shared by 8): the
+# Fewer points where a day costs more (the compute budget of one run on a shared 2-core machine): the
 # first two of each sweep on every day but the paper-text 1x one (the authors'-code cooldown variant never won at
 # 1x). NOTE: a run's cache key is its variant key (tune.<base>.<i>+s<seed>), not its knobs: change a case's points
 # only together with a fresh --cache.
@@ -51,7 +51,7 @@ CASES = {
     "text-2x": ("sageserve_day_2x", ["reactive-unified", "lt-ua"], TEXT_POINTS[:2]),
     "text-llama2": ("sageserve_day_llama2", ["reactive-unified", "lt-ua"], TEXT_POINTS[:2]),
     # the authors'-code preset without the output reservation (scenario "NAME@noreserve"): the preset as the
-    # 2026-11-24 session ran it; its runs are the earlier results (--seed-cache-from, SEED_ALIASES), valid because
+    # 2026-11-24 run made it; its runs are the earlier results (--seed-cache-from, SEED_ALIASES), valid because
     # every other setting and the engine's defaults are unchanged (check_default_digest.py)
     "code-1x-noreserve": ("sageserve_day_authors_code@noreserve", ["reactive-unified", "lt-ua"], CODE_POINTS),
     "code-2x-noreserve": ("sageserve_day_authors_code_2x@noreserve", ["reactive-unified", "lt-ua"], []),
@@ -374,14 +374,39 @@ def accounting(path: Path) -> str:
     return "\n".join(lines)
 
 
+SINGLE_SEED = ROOT / "docs" / "results" / "sageserve.json"  # the earlier single-seed runs
+
+
 def write_doc(results: Path, doc: Path) -> None:
     """Replace the generated blocks of docs/reproduction.md: <!-- generated:NAME --> ... <!-- /generated:NAME -->."""
     import subprocess
 
     old = subprocess.run([sys.executable, str(ROOT / "tests" / "benchmarks" / "reproduce_sageserve.py"), "--markdown"],
                          check=True, capture_output=True, text=True).stdout
+    from tests.benchmarks.support.sageserve_doc import (
+        a100_reading,
+        llama2_churn,
+        llama2_day,
+        main_day_models,
+        main_day_side_by_side,
+        presets_in_short,
+        ratio_table,
+        saving_sources,
+        scheduler_table,
+        why_reactive,
+    )
+
     blocks = {"paper-beside-ours": paper_beside_ours(results), "fair-tables": markdown(results),
-              "accounting": accounting(results),
+              "accounting": accounting(results), "presets-in-short": presets_in_short(results),
+              "saving-sources": saving_sources(results),
+              **{name: fn(SINGLE_SEED) for name, fn in (("main-day-models", main_day_models),
+                                                        ("a100-reading", a100_reading),
+                                                        ("llama2-churn", llama2_churn),
+                                                        ("main-day-side-by-side", main_day_side_by_side),
+                                                        ("ratio-table", ratio_table),
+                                                        ("scheduler-table", scheduler_table),
+                                                        ("why-reactive", why_reactive),
+                                                        ("llama2-day", llama2_day))},
               "sageserve-tables": old.strip()}
     text = doc.read_text()
     for name, body in blocks.items():

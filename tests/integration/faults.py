@@ -6,9 +6,11 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -89,15 +91,17 @@ def service_env(redis_url: str, **extra: str) -> dict:
 class Worker:
     """``celery -A planner worker`` in its own process group (so kill -9 can take it all)."""
 
-    def __init__(self, redis_url: str, name: str, concurrency: int = 1) -> None:
+    def __init__(self, redis_url: str, name: str, concurrency: int = 1, *, queues: list[str] | None = None,
+                 env: dict | None = None) -> None:
         self.redis_url = redis_url
         self.log_path = Path(settings.DATA_DIR) / f"fault-worker-{name}.log"
         log = open(self.log_path, "a")  # noqa: SIM115
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "planner", "worker", "--loglevel=INFO",
-             f"--concurrency={concurrency}", "-Q", ",".join(settings.JOBS_QUEUES), "--without-gossip", "--without-mingle", "--without-heartbeat",
-             "-n", f"{name}-{os.getpid()}@%h"],
-            cwd=ROOT, env=service_env(redis_url), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+             f"--concurrency={concurrency}", "-Q", ",".join(queues or settings.JOBS_QUEUES), "--without-gossip",
+             "--without-mingle", "--without-heartbeat", "-n", f"{name}-{os.getpid()}@%h"],
+            cwd=ROOT, env=service_env(redis_url, **(env or {})), stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True)
         log.close()
 
     def wait_ready(self, timeout: float = 90.0) -> Worker:
@@ -163,14 +167,15 @@ def private_dispatch(redis_url: str):
 class WebServer:
     """``manage.py runserver`` on the private Redis (the API process of the outage test)."""
 
-    def __init__(self, redis_url: str) -> None:
+    def __init__(self, redis_url: str, *, env: dict | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = Path(settings.DATA_DIR) / "fault-web.log"
         log = open(self.log_path, "a")  # noqa: SIM115
         self.proc = subprocess.Popen(
             [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{self.port}"],
-            cwd=ROOT, env=service_env(redis_url), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            cwd=ROOT, env=service_env(redis_url, **(env or {})), stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True)
         log.close()
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
@@ -191,3 +196,87 @@ class WebServer:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(timeout=10)
+
+
+class TcpProxy:
+    """A TCP relay on a port of its own in front of the shared PostgreSQL, so a test can take "the database" away
+    from the processes it started (cut: every relayed connection is dropped and new ones are refused) and give it
+    back (restore), without stopping or reconfiguring the shared server."""
+
+    def __init__(self, target_port: int, target_host: str = "127.0.0.1") -> None:
+        self.target = (target_host, target_port)
+        self.port = free_port()
+        self._listener: socket.socket | None = None
+        self._conns: list[socket.socket] = []
+        self._lock = threading.Lock()
+
+    def start(self) -> TcpProxy:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True, name="tcp-proxy").start()
+        return self
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return  # closed by cut()
+            if self._listener is not listener:  # cut while this connection was being accepted
+                client.close()
+                return
+            try:
+                upstream = socket.create_connection(self.target, timeout=5)
+                upstream.settimeout(None)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                self._conns += [client, upstream]
+            for src, dst in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (src, dst):
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def cut(self) -> None:
+        """The database goes away: the port refuses connections and every open one is reset."""
+        if self._listener is not None:
+            try:  # shutdown wakes the thread blocked in accept (a bare close would keep the port listening)
+                self._listener.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self._listener.close()
+            self._listener = None
+        with self._lock:
+            conns, self._conns = self._conns, []
+        for sock in conns:
+            try:  # shutdown wakes the relay thread blocked in recv (a bare close would not end the connection)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            try:
+                sock.close()
+            except OSError:
+                pass
+
+    def restore(self) -> None:
+        self.start()
+
+    def stop(self) -> None:
+        self.cut()

@@ -144,8 +144,8 @@ def test_redis_restarted_empty_with_jobs_queued_every_job_runs_afterwards(cast, 
     queued = []
     for tier in ("IW-F", "IW-N", "NIW"):
         response = _upload(web, cast.owner.token, tier)
-        assert response.status_code == 201, response.text
-        queued.append(Trace.objects.get(pk=response.json()["id"]).job)
+        assert response.status_code == 202, response.text
+        queued.append(Trace.objects.get(pk=response.json()["id"]).job)  # its normalisation
     for job in queued:
         job.refresh_from_db()
         assert job.status == "queued" and job.celery_task_id  # their messages wait in Redis
@@ -164,7 +164,12 @@ def test_redis_restarted_empty_with_jobs_queued_every_job_runs_afterwards(cast, 
     for job in [busy, *queued]:
         wait_for_job(job, timeout=180)
         assert job.status == "succeeded", (job.kind, job.status, job.last_error, worker.log())
-    for trace in Trace.objects.filter(job__in=queued):
+    traces = list(Trace.objects.filter(pk__in=[job.params["trace_id"] for job in queued]))
+    assert len(traces) == 3
+    for trace in traces:  # normalised, then characterised by the job the normalisation queued
+        assert trace.status == "ready" and trace.job.kind == "trace.characterise", trace.status
+        wait_for_job(trace.job, timeout=180)
+        trace.refresh_from_db()
         assert trace.characterisation is not None
     # the API works again
     again = _upload(web, cast.owner.token, "IW-F")

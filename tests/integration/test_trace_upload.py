@@ -26,11 +26,17 @@ def test_an_upload_over_http_is_characterised_by_the_worker(cast, live_server, c
             data={"name": "code trace", "region": "eastus", "model": "llama2-70b", "tier": "IW-F"},
             timeout=60,
         )
-    assert response.status_code == 201, response.text
+    assert response.status_code == 202, response.text
     body = response.json()
-    assert body["requests"] == 8819
+    assert response.headers["Location"] == f"/api/traces/{body['id']}/"
+    assert body["job"]["kind"] == "trace.normalise" and body["status"] in ("pending", "normalising", "ready")
     trace = Trace.objects.get(pk=body["id"])
-    assert trace.job is not None and trace.job.celery_task_id, "characterisation was not sent to the worker"
+    assert trace.job is not None and trace.job.celery_task_id, "normalisation was not sent to the worker"
+    wait_for_job(trace.job)
+    assert trace.job.status == "succeeded", trace.job.last_error
+    trace.refresh_from_db()
+    assert trace.status == "ready" and trace.requests == 8819
+    assert trace.job.kind == "trace.characterise" and trace.job.celery_task_id, "characterisation was not sent"
     wait_for_job(trace.job)
     assert trace.job.status == "succeeded", trace.job.last_error
     trace.refresh_from_db()

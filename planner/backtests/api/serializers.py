@@ -6,12 +6,19 @@ from planner.jobs.api.serializers import JobSerializer
 
 class BacktestSerializer(serializers.ModelSerializer):
     job = JobSerializer(read_only=True)
+    validation = serializers.SerializerMethodField(help_text="per endpoint: its deployment's validation against "
+                                                             "real runs (docs/validation.md), or not checked")
 
     class Meta:
         model = Backtest
         fields = ["id", "name", "scenario", "recorded", "measured", "alternatives", "seeds", "startup_s", "job",
-                  "as_run_exact", "created", "result"]
+                  "as_run_exact", "created", "result", "validation"]
         read_only_fields = fields
+
+    def get_validation(self, obj) -> list[dict]:
+        from planner.backtests.selectors import deployment_checks
+
+        return deployment_checks(obj.team, obj.scenario)
 
 
 class BacktestListSerializer(BacktestSerializer):

@@ -8,7 +8,8 @@
 
 A Prometheus range-query answer (JSON, ``/api/v1/query_range`` of ``kube_deployment_status_replicas``) is read
 too: each series' ``endpoint`` (else ``deployment``) label names the endpoint, its unix times are placed on the
-trace's clock by ``origin``; errors name ``result[i].values[j]``.
+trace's clock by ``origin``; errors name ``result[i].values[j]``. HPA events (``kubectl get events -o json``, the
+``SuccessfulRescale`` "New size: N" events) are read by ``hpa_events.py``; errors name ``items[i]``.
 
 Refused: a missing column, an unknown endpoint, a negative or non-integer count, a repeated (time, endpoint), a
 gap between an endpoint's rows longer than ``max_gap_s``, a record that does not overlap the trace, more than
@@ -23,27 +24,12 @@ import json
 import math
 from datetime import UTC, datetime
 
-MAX_ROWS = 200_000
+from planner.backtests.core.hpa_events import check_known_start, event_records, is_event_list
+from planner.backtests.core.replica_errors import MAX_ROWS, ReplicaFileError, whole_number
+
+__all__ = ["MAX_ROWS", "ReplicaFileError", "count_before", "parse_replicas", "whole_number"]
+
 COLUMNS = ("timestamp", "endpoint", "replicas")
-
-
-class ReplicaFileError(ValueError):
-    def __init__(self, where: str, message: str, hint: str = "") -> None:
-        super().__init__(f"{where}: {message}")
-        self.where = where
-        self.message = message
-        self.hint = hint
-
-
-def whole_number(raw: str, where: str, what: str) -> int:
-    """``raw`` as a count >= 0; else a ReplicaFileError at ``where`` saying it is not ``what``."""
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ReplicaFileError(where, f"{raw!r} is not {what}") from None
-    if value < 0:
-        raise ReplicaFileError(where, f"{value} is negative")
-    return value
 
 
 def _where(row: int, column: str) -> str:
@@ -87,6 +73,15 @@ def parse_replicas(text: str, endpoints: list[str], *, trace_end_s: float, origi
     if "\x00" in text:
         raise ReplicaFileError("replicas", "contains a NUL byte: not a text CSV file")
     if text.lstrip().startswith("{"):
+        try:
+            doc = json.loads(text)
+        except (ValueError, RecursionError):
+            doc = None
+        if is_event_list(doc):
+            records = event_records(doc, endpoints, origin=org)
+            out = assemble(records, set(endpoints), trace_end_s=trace_end_s, max_gap_s=math.inf)
+            check_known_start(out, records)
+            return out
         return _from_prometheus(text, endpoints, trace_end_s=trace_end_s, origin=org, max_gap_s=max_gap_s)
     reader = csv.reader(io.StringIO(text))
     try:
@@ -117,7 +112,7 @@ def _read(reader, endpoints, *, trace_end_s, origin, max_gap_s):
         records.append((f"row {n}", t, rec[idx["endpoint"]].strip(), rec[idx["replicas"]].strip()))
     if not records:
         raise ReplicaFileError("replicas row 2", "the file has a header but no rows")
-    return _assemble(records, set(endpoints), trace_end_s=trace_end_s, max_gap_s=max_gap_s)
+    return assemble(records, set(endpoints), trace_end_s=trace_end_s, max_gap_s=max_gap_s)
 
 
 def _from_prometheus(text: str, endpoints, *, trace_end_s, origin, max_gap_s):
@@ -159,10 +154,10 @@ def _from_prometheus(text: str, endpoints, *, trace_end_s, origin, max_gap_s):
             records.append((label, t, ep, raw[:-2] if raw.endswith(".0") else raw))
     if not records:
         raise ReplicaFileError("replicas result", "has no points")
-    return _assemble(records, set(endpoints), trace_end_s=trace_end_s, max_gap_s=max_gap_s)
+    return assemble(records, set(endpoints), trace_end_s=trace_end_s, max_gap_s=max_gap_s)
 
 
-def _assemble(records, known, *, trace_end_s, max_gap_s):
+def assemble(records, known, *, trace_end_s, max_gap_s):
     """``{endpoint: [[t, count], ...]}`` from (label, t, endpoint, raw count) records, checked."""
     out: dict[str, list] = {}
     labels: dict[str, list] = {}

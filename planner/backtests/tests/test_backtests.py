@@ -143,3 +143,47 @@ def test_seeds_put_bands_on_the_page(cast, client, django_capture_on_commit_call
     assert b'class="muted band"' in client.get(f"/backtests/{bt.pk}/").content
     bad = _post(cast, GOOD, seeds=[-1])
     assert bad.status_code == 400 and "seeds" in json.dumps(bad.json()["error"])
+
+
+def _hpa_events(*sizes_at):
+    return json.dumps({"kind": "List", "items": [
+        {"kind": "Event", "reason": "SuccessfulRescale", "lastTimestamp": t,
+         "involvedObject": {"kind": "HorizontalPodAutoscaler", "name": "us-west-llama2-70b"},
+         "message": f"New size: {n}; reason: external metric above target"} for t, n in sizes_at]})
+
+
+def test_hpa_events_replay_as_run_exactly_and_a_bad_event_is_a_400_storing_nothing(
+        cast, django_capture_on_commit_callbacks):
+    bad = _hpa_events(("2027-01-15T08:00:00Z", 2), ("2027-01-15T08:04:00Z", "-3"))
+    resp = _post(cast, bad, origin="2027-01-15T08:00:00Z")
+    assert resp.status_code == 400
+    assert resp.json()["error"]["where"] == "replicas items[1], column replicas"
+    assert Backtest.objects.count() == 0 and Job.objects.count() == 0
+    good = _hpa_events(("2027-01-15T07:55:00Z", 2), ("2027-01-15T08:04:00Z", 3), ("2027-01-15T08:12:00Z", 2))
+    with django_capture_on_commit_callbacks(execute=True):
+        resp = _post(cast, good, origin="2027-01-15T08:00:00Z", strategies=["static"], startup_s=60)
+    assert resp.status_code == 201, resp.json()
+    bt = Backtest.objects.get(pk=resp.json()["id"])
+    assert bt.job.status == "succeeded", bt.job.last_error
+    assert bt.as_run_exact is True
+    rec = bt.result["recorded"][EP]  # per timeline sample: 2, then 3 from minute 4, then 2 from minute 12
+    assert rec[0] == 2 and 3 in rec and rec[-1] == 2
+
+
+def test_the_as_run_check_shows_the_deployments_validation_report(cast, client):
+    from planner.benchmarks.models import Validation
+    from planner.hardware.models import Deployment
+
+    resp = _post(cast, GOOD, strategies=["static"])  # queued: the check needs no finished job
+    assert resp.status_code == 201, resp.json()
+    got = cast.owner.api.get(f"/api/backtests/{resp.json()['id']}/").json()["validation"]
+    assert got == [{"endpoint": EP, "deployment": "llama2-70b/h100-80gb/tp8", "deployment_id": got[0]["deployment_id"],
+                    "checked": False, "text": "not checked against real runs"}]
+    dep = Deployment.objects.get(pk=got[0]["deployment_id"])
+    Validation.objects.create(team=cast.owner.team, deployment=dep,
+                              pooled={"e2e_mean": {"median": 7.5}, "ttft_mean": {"median": 12.0}})
+    got = cast.owner.api.get(f"/api/backtests/{resp.json()['id']}/").json()["validation"][0]
+    assert got["checked"] is True and got["e2e_pct"] == 7.5 and "median E2E error 7.5 %, TTFT 12.0 %" in got["text"]
+    client.force_login(cast.owner.user)
+    page = client.get(f"/backtests/{resp.json()['id']}/").content.decode()
+    assert "median E2E error 7.5 %, TTFT 12.0 %" in page and f"/benchmarks/deployments/{dep.pk}/" in page

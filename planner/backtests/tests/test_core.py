@@ -170,3 +170,45 @@ def test_a_bad_prometheus_export_names_the_point(text, origin, where):
     with pytest.raises(ReplicaFileError) as exc:
         _parse(text, origin=origin)
     assert exc.value.where == where
+
+
+def _events(*items):
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": list(items)})
+
+
+def _rescale(t, size, name="us-west-llama2-70b", reason="SuccessfulRescale", kind="HorizontalPodAutoscaler"):
+    return {"kind": "Event", "reason": reason, "type": "Normal", "lastTimestamp": t,
+            "involvedObject": {"kind": kind, "name": name, "namespace": "llm"},
+            "message": f"New size: {size}; reason: external metric vllm:num_requests_running above target"}
+
+
+def test_hpa_rescale_events_are_read_as_a_record_holding_until_the_next_event():
+    text = _events(_rescale("2027-01-15T07:59:00Z", 2),
+                   {"kind": "Event", "reason": "ScalingReplicaSet", "lastTimestamp": "2027-01-15T08:10:00Z",
+                    "involvedObject": {"kind": "Deployment", "name": "vllm"}, "message": "Scaled up"},
+                   _rescale("2027-01-15T08:30:00Z", 5), _rescale("2027-01-15T08:45:00Z", 3))
+    got = _parse(text, origin="2027-01-15T08:00:00Z")
+    # 31 and 15 minutes without an event are no gap: the count holds
+    assert got == {"us-west/llama2-70b": [[-60.0, 2], [1800.0, 5], [2700.0, 3]]}
+    assert count_before(got["us-west/llama2-70b"], 1800.0) == 2 and count_before(got["us-west/llama2-70b"], 1801) == 5
+
+
+@pytest.mark.parametrize(("items", "origin", "where", "says"), [
+    ([_rescale("2027-01-15T08:00:00Z", 2)], None, "origin", "ISO"),
+    ([_rescale("2027-01-15T08:00:00Z", 2, name="vllm-llama")], "2027-01-15T08:00:00Z",
+     "replicas items[0], column endpoint", "names no endpoint"),
+    ([_rescale("2027-01-15T08:00:00Z", 2), _rescale("2027-01-15T08:05:00Z", -1)], "2027-01-15T08:00:00Z",
+     "replicas items[1], column replicas", "negative"),
+    ([_rescale("2027-01-15T08:00:00Z", "2.5")], "2027-01-15T08:00:00Z", "replicas items[0], column replicas",
+     "whole number"),
+    ([_rescale("2027-01-15T08:10:00Z", 3)], "2027-01-15T08:00:00Z", "replicas items[0], column timestamp",
+     "unknown"),
+    ([_rescale("2027-01-15T12:00:00Z", 3)], "2027-01-15T08:00:00Z", "replicas items[0], column timestamp",
+     "overlap"),
+    ([_rescale("2027-01-15T08:00:00Z", 3, reason="FailedGetExternalMetric")], "2027-01-15T08:00:00Z",
+     "replicas items", "SuccessfulRescale"),
+])
+def test_bad_hpa_events_name_the_event(items, origin, where, says):
+    with pytest.raises(ReplicaFileError) as exc:
+        _parse(_events(*items), origin=origin)
+    assert exc.value.where == where and says in str(exc.value)

@@ -7,9 +7,11 @@ every sub-search's fleet, its bands and its load check, and ``done`` is true. Pr
 (``sub|fleet|seed|load``) so they can be database keys: the memo that makes "never the same (fleet, seed)
 twice" hold across workers and restarts.
 
-Phases per sub-search: count search on ``spec.seeds`` -> the found fleet replayed on ``spec.band_seeds`` (new
-seeds: the risk bands) -> the same fleet at ``load_sensitivity`` x the load on the search seeds. Then, per
-strategy with several GPU options, the per-group cheapest option (Melange's mix) is checked the same way.
+Phase one, per sub-search: the count search on ``spec.seeds`` (and, per strategy with several GPU options, the
+per-group cheapest option, Melange's mix, checked on the same seeds). Phase two, once every count search has
+ended: candidates dominated on the search seeds (another costs no more and meets every group at least as often)
+are pruned; the others are replayed on ``spec.band_seeds`` (new seeds: the risk bands), and the cheapest accepted
+one at ``load_sensitivity`` x the load on the search seeds.
 """
 
 from __future__ import annotations
@@ -20,7 +22,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from planner.capacity.core.probe import fleet_key, group_of, groups_of, meets, parse_fleet_key
+from planner.capacity.core.probe import (
+    deployment_of,
+    fleet_key,
+    group_deployments,
+    group_of,
+    groups_of,
+    meets,
+    parse_fleet_key,
+)
 from planner.capacity.core.search import MemoEvaluator, Pending, min_counts
 from planner.capacity.core.spec import SearchSpec
 
@@ -50,23 +60,12 @@ def strategy_ref(name: str, bundle_names: set[str]) -> dict:
     if name in bundle_names:
         from planner.comparisons.core.bundles import get_bundle
 
-        return {"strategy": get_bundle(name).strategy, "bundle": name, "key": name}
+        b = get_bundle(name)
+        knobs = dict(b.params)  # as a comparison's bundle variant (planner.comparisons.core.variants)
+        if b.predictor:
+            knobs.setdefault("forecast_method", b.predictor)
+        return {"strategy": b.strategy, "bundle": name, "key": name, "knobs": knobs}
     return {"strategy": name, "key": name}
-
-
-def deployment_of(base: Mapping, name_or_spec) -> dict:
-    if isinstance(name_or_spec, dict):
-        return name_or_spec
-    named = (base.get("deployments") or {}).get(name_or_spec)
-    if named is not None:
-        return named
-    from simulations.engine.scenario import _catalogue_lookup  # the catalogue's built-in deployments
-
-    return _catalogue_lookup(name_or_spec) or {}
-
-
-def group_deployments(base: Mapping) -> dict[str, dict]:
-    return {group_of(e): deployment_of(base, e["deployment"]) for e in base["fleet"]["endpoints"]}
 
 
 def subs_of(spec: SearchSpec, base: Mapping, bundle_names: set[str]) -> list[Sub]:
@@ -130,6 +129,20 @@ def estimate_start(base: Mapping, workload, *, bin_s: float = 900.0, mode: str =
     return out
 
 
+def plan_start(result: Mapping, mode: str = "static") -> dict[str, int]:
+    """The first count to probe per group from an ILP plan's result: its peak hourly instances per (region, model),
+    all GPU types together (static), or their mean over the hours (an autoscaler's floor)."""
+    hours = max(1, int(result.get("hours") or 1))
+    per_hour: dict[str, dict[int, int]] = {}
+    for row in result.get("instances") or []:
+        g = f"{row['region']}/{row['model']}"
+        per_hour.setdefault(g, {})
+        per_hour[g][int(row["hour"])] = per_hour[g].get(int(row["hour"]), 0) + int(row["instances"])
+    if mode == "static":
+        return {g: max(1, max(h.values())) for g, h in per_hour.items()}
+    return {g: max(1, math.ceil(sum(h.values()) / hours)) for g, h in per_hour.items()}
+
+
 def group_ok_for(targets: Mapping[str, float]) -> Callable[[dict, str], bool]:
     def ok(outcome: dict, group: str) -> bool:
         return meets(outcome["groups"].get(group), targets)
@@ -172,6 +185,8 @@ def advance(spec: SearchSpec, base: Mapping, known: Mapping[str, dict], start: M
             for e in base["fleet"]["endpoints"]:
                 counts[group_of(e)] = counts.get(group_of(e), 0) + int(e.get("initial", e.get("min", 1)))
             check_fleet(spec, base, known, state, sub, counts, failed)
+        if not state.pending:
+            replay_new_seeds(spec, known, state, failed, prune=False)
         state.pending = list(dict.fromkeys(state.pending))
         state.done = not state.pending
         return state
@@ -198,12 +213,105 @@ def advance(spec: SearchSpec, base: Mapping, known: Mapping[str, dict], start: M
         found["gpus"] = {g: found["counts"][g] * gpus[g] for g in gpus}
         entry["search"] = found
         finished.setdefault(sub.strategy["key"], []).append((sub, found))
-        entry["bands"] = _collect(known, sub, found["fleet"], spec.band_seeds, 1.0, state.pending, failed)
-        entry["load"] = _collect(known, sub, found["fleet"], spec.seeds, spec.load_sensitivity, state.pending, failed)
     _mixes(spec, base, known, state, finished, failed)
+    if not state.pending:  # every count search has ended: prune, then replay on new seeds
+        replay_new_seeds(spec, known, state, failed, prune=True)
     state.pending = list(dict.fromkeys(state.pending))
     state.done = not state.pending
     return state
+
+
+@dataclass
+class _Found:
+    key: str
+    sub: Sub
+    cost: float  # median cost over the search seeds
+    shares: dict  # group -> share of search seeds meeting the targets (the found fleet's own replay)
+    feasible: bool
+    order: int = 0  # the sub-search's place in the spec (ties go to the earlier strategy)
+
+
+def _found(spec: SearchSpec, known: Mapping[str, dict], state: State) -> list[_Found]:
+    out = []
+    for order, (key, entry) in enumerate(state.subs.items()):
+        search = entry.get("search") or {}
+        if entry.get("failed") or not search.get("fleet"):
+            continue
+        sub = sub_from_state(entry)
+        outcomes = _probe_outcomes(known, sub.key, search["fleet"], spec.seeds)
+        costs = [o.get("cost_usd") for o in outcomes if o.get("cost_usd") is not None]
+        shares = dict((search.get("rounds") or [{}])[-1].get("passed") or {})
+        out.append(_Found(key, sub, float(np.median(costs)) if costs else math.inf, shares,
+                          bool(search["feasible"]) and all(search["feasible"].values()), order))
+    return out
+
+
+def dominated_by(found: list[_Found]) -> dict[str, str]:
+    """Candidates another one dominates on the search seeds: it costs no more, meets every group's targets on at
+    least as large a share of the seeds, is feasible if this one is, and is strictly better somewhere (ties: the
+    earlier strategy in the spec). A dominated candidate is not replayed on new seeds unless no candidate that is not dominated gets
+    accepted there."""
+    out = {}
+    by_cost = sorted(found, key=lambda f: (f.cost, f.order))  # named: the cheapest that dominates
+    for b in found:
+        for a in by_cost:
+            if a is b or a.cost > b.cost or (b.feasible and not a.feasible):
+                continue
+            if any(a.shares.get(g, 0.0) < share for g, share in b.shares.items()):
+                continue
+            better = (a.cost < b.cost or any(a.shares.get(g, 0.0) > share for g, share in b.shares.items())
+                      or a.feasible > b.feasible or a.order < b.order)
+            if better:
+                out[b.key] = a.key
+                break
+    return out
+
+
+def _accepted(spec: SearchSpec, f: _Found, draws: list[dict] | None) -> bool:
+    if not f.feasible or not draws:
+        return False
+    met = sum(1 for o in draws if meets(o["tiers"], spec.targets))
+    return met / len(draws) >= spec.probability
+
+
+def replay_new_seeds(spec: SearchSpec, known: Mapping[str, dict], state: State, failed: Mapping[str, dict], *,
+                     prune: bool) -> None:
+    """Phase two, once every count search has ended: the candidates no other dominates are replayed on the band
+    seeds (the dominated ones too if none of those is accepted there); the cheapest accepted one is replayed at
+    ``load_sensitivity`` x the load on the search seeds (the card's load sensitivity)."""
+    found = _found(spec, known, state)
+    dominated = dominated_by(found) if prune else {}
+    live = [f for f in found if f.key not in dominated]
+    pending_before = len(state.pending)
+
+    def bands(group: list[_Found]) -> None:
+        for f in group:
+            fleet = state.subs[f.key]["search"]["fleet"]
+            state.subs[f.key]["bands"] = _collect(known, f.sub, fleet, spec.band_seeds, 1.0, state.pending, failed)
+
+    bands(live)
+    if len(state.pending) > pending_before:
+        return
+    if dominated and not any(_accepted(spec, f, state.subs[f.key]["bands"]) for f in live):
+        live = found
+        bands(found)
+        dominated = {}
+        if len(state.pending) > pending_before:
+            return
+    for f in found:
+        if f.key in dominated:
+            state.subs[f.key]["pruned"] = {"by": dominated[f.key], "outcomes": _probe_outcomes(
+                known, f.sub.key, state.subs[f.key]["search"]["fleet"], spec.seeds)}
+    accepted = [f for f in live if _accepted(spec, f, state.subs[f.key]["bands"])]
+    if not accepted:
+        return
+    def band_cost(f: _Found) -> float:
+        costs = [o.get("cost_usd") for o in state.subs[f.key]["bands"] if o.get("cost_usd") is not None]
+        return float(np.median(costs)) if costs else math.inf
+    choice = min(accepted, key=lambda f: (band_cost(f), f.order))
+    fleet = state.subs[choice.key]["search"]["fleet"]
+    state.subs[choice.key]["load"] = _collect(known, choice.sub, fleet, spec.seeds, spec.load_sensitivity,
+                                              state.pending, failed)
 
 
 def _memo_rows(known: Mapping[str, dict], sub_key: str):
@@ -244,12 +352,11 @@ def _mixes(spec: SearchSpec, base: Mapping, known: Mapping[str, dict], state: St
         if any(all(deps.get(g) == s.deployments.get(g) for g in groups) for s, _ in options):
             continue  # the mix is one of the options already searched
         check_fleet(spec, base, known, state, sub, counts, failed)
-    state.done = not state.pending
 
 
 def check_fleet(spec: SearchSpec, base: Mapping, known: Mapping[str, dict], state: State, sub: Sub,
                 counts: Mapping[str, int], failed: Mapping[str, dict]) -> None:
-    """A given fleet (no search): on the search seeds (feasibility per group), then the bands and the load check."""
+    """A given fleet (no search): on the search seeds (feasibility per group); the bands come in phase two."""
     groups = sorted(counts)
     fleet = fleet_key(counts)
     check = _collect(known, sub, fleet, spec.seeds, 1.0, state.pending, failed)
@@ -264,8 +371,6 @@ def check_fleet(spec: SearchSpec, base: Mapping, known: Mapping[str, dict], stat
                            "gpus": {g: counts[g] * int(deployment_of(base, sub.deployments[g]).get("gpus_per_instance")
                                                        or 1) if g in sub.deployments else
                                     counts[g] * int(deps[g].get("gpus_per_instance") or 1) for g in groups}}
-        entry["bands"] = _collect(known, sub, fleet, spec.band_seeds, 1.0, state.pending, failed)
-        entry["load"] = _collect(known, sub, fleet, spec.seeds, spec.load_sensitivity, state.pending, failed)
     state.subs[sub.key] = entry
 
 
@@ -307,9 +412,17 @@ def run_probe_inputs(base: Mapping, inputs: Mapping, *, trace=None, limits=None,
     """Run one probe (``probe_inputs``) on the base scenario."""
     from planner.capacity.core.probe import run_probe
 
+    strategy, hourly = inputs["strategy"], None
+    if "plan_draws" in base:  # a plan's check: this draw's hourly demand, and the plan's hourly fleet with preemptions
+        from planner.capacity.core.plan_draws import drawn_scenario
+
+        hourly = int(base["plan_draws"]["hours"])
+        base, knobs = drawn_scenario(base, int(inputs["seed"]))
+        strategy = {"strategy": "as-run", "key": strategy.get("key", "plan"), "knobs": knobs}
     scenario = scaled_load(base, float(inputs.get("load", 1.0)))
-    out = run_probe(scenario, inputs["strategy"], inputs["fleet"], int(inputs["seed"]), mode=inputs["mode"],
-                    deployments=inputs.get("deployments") or None, trace=trace, limits=limits, progress=progress)
+    out = run_probe(scenario, strategy, inputs["fleet"], int(inputs["seed"]), mode=inputs["mode"],
+                    deployments=inputs.get("deployments") or None, trace=trace, limits=limits, progress=progress,
+                    hourly=hourly)
     out["load"] = float(inputs.get("load", 1.0))
     return out
 

@@ -98,16 +98,54 @@ def attainment_counts(met: np.ndarray, workload) -> tuple[dict, dict]:
     return groups, tiers
 
 
+def deployment_of(base: Mapping, name_or_spec) -> dict:
+    if isinstance(name_or_spec, dict):
+        return name_or_spec
+    named = (base.get("deployments") or {}).get(name_or_spec)
+    if named is not None:
+        return named
+    from simulations.engine.scenario import _catalogue_lookup  # the catalogue's built-in deployments
+
+    return _catalogue_lookup(name_or_spec) or {}
+
+
+def group_deployments(base: Mapping) -> dict[str, dict]:
+    return {group_of(e): deployment_of(base, e["deployment"]) for e in base["fleet"]["endpoints"]}
+
+
+PRESERVE_WINDOW = ("preserve", "preserve-forecast", "preserve-hybrid")  # PreServe's window-target autoscalers
+
+
+def preserve_capacity(scenario: Mapping, workload) -> dict[str, list[float]]:
+    """PreServe's capacity profile per endpoint from the goodput table: mu_p = the deployment's ``theta_tps`` (input
+    tokens/s one instance serves within the TTFT target), mu_d = mu_p x the group's mean output / input tokens (the
+    same request rate), mu_t = mu_p + mu_d. {} when a deployment has no theta (then the bundle's profile stands)."""
+    code = np.asarray(workload.region, dtype=np.int64) * len(workload.model_names) + np.asarray(workload.model)
+    inp = np.asarray(workload.input_tokens, dtype=float)
+    out_tokens = np.asarray(workload.output_tokens, dtype=float)
+    capacity = {}
+    for g, dep in group_deployments(scenario).items():
+        theta = float(dep.get("theta_tps") or 0.0)
+        region, model = g.split("/", 1)
+        if theta <= 0:
+            return {}
+        if region not in workload.region_names or model not in workload.model_names:
+            capacity[g] = [theta, theta, 2 * theta]
+            continue
+        sel = code == workload.region_names.index(region) * len(workload.model_names) + workload.model_names.index(model)
+        ratio = float(out_tokens[sel].sum() / inp[sel].sum()) if sel.any() and inp[sel].sum() > 0 else 1.0
+        capacity[g] = [round(theta, 3), round(theta * ratio, 3), round(theta * (1 + ratio), 3)]
+    return capacity
+
+
 def run_probe(base: Mapping, strategy: Mapping, fleet: Mapping[str, int], seed: int, *, mode: str = "static",
-              deployments: Mapping[str, str] | None = None, progress=None, limits=None, trace=None) -> dict:
+              deployments: Mapping[str, str] | None = None, progress=None, limits=None, trace=None,
+              hourly: int | None = None) -> dict:
     """Simulate one (fleet, seed) under one strategy (``{"strategy", "bundle"?, "knobs"?}``); JSON-able outcome."""
     started = time.perf_counter()
     scenario = with_seed(fleet_scenario(base, fleet, mode=mode, deployments=deployments), seed)
-    st = scenario.get("strategy")
-    if isinstance(st, dict) and st.get("autoscaler") not in (None, strategy["strategy"]):
-        # the base scenario's params belong to its own autoscaler (e.g. reactive thresholds); another strategy
-        # gets its defaults, its bundle's params and the scenario's strategy_params for it
-        scenario["strategy"] = {k: v for k, v in st.items() if k != "params"}
+    # the base scenario's own autoscaler knobs reach another family's strategy only as a comparison passes them
+    # (planner.comparisons.core.runner.inherited_params)
     variant = {"key": strategy.get("key") or strategy["strategy"], "strategy": strategy["strategy"],
                "knobs": dict(strategy.get("knobs") or {}), "seed": int(seed)}
     if strategy.get("bundle"):
@@ -120,11 +158,22 @@ def run_probe(base: Mapping, strategy: Mapping, fleet: Mapping[str, int], seed: 
                 variant["knobs"]["history_tps"] = hist
     eng = parse_scenario(engine_scenario_dict(scenario, variant), limits=limits)
     workload = load_workload(scenario, eng, trace=trace)
+    if variant["strategy"] in PRESERVE_WINDOW and "capacity" not in variant["knobs"]:
+        capacity = preserve_capacity(scenario, workload)
+        if capacity:  # PreServe sized per endpoint from the goodput table (else the bundle's one profile)
+            variant["knobs"]["capacity"] = capacity
+            eng = parse_scenario(engine_scenario_dict(scenario, variant), limits=limits)
     result = simulate(eng, workload, progress=progress)
     summary = summarise(result, key=variant["key"], strategy=variant["strategy"])
-    groups, tiers = attainment_counts(slo_met(result.requests, workload, eng.slo), workload)
+    met = slo_met(result.requests, workload, eng.slo)
+    groups, tiers = attainment_counts(met, workload)
     tot = summary["totals"]
-    return {
+    extra = {}
+    if hourly:  # a plan's check: attainment per hour of arrival
+        from planner.capacity.core.plan_draws import hourly_attainment
+
+        extra["hourly"] = hourly_attainment(met, np.asarray(workload.arrival_s), np.asarray(workload.tier), hourly)
+    return {**extra,
         "seed": int(seed), "fleet": fleet_key(fleet), "mode": mode, "groups": groups, "tiers": tiers,
         "cost_usd": tot.get("cost_usd"), "gpu_hours": tot.get("gpu_hours"), "instance_hours": tot.get("instance_hours"),
         "energy_kwh": (summary.get("energy") or {}).get("energy_kwh"),

@@ -44,6 +44,9 @@ class SearchSpec(Strict):
         default_factory=dict, description="per region: most GPUs the fleet may hold")
     load_sensitivity: float = Field(default=1.2, gt=1.0, le=3.0, description="load factor of the sensitivity check")
     max_fixups: int = Field(default=2, ge=0, le=5)
+    start_plan: int | None = Field(default=None, ge=1, description="a solved capacity plan of the team: the search "
+                                   "starts from its instance counts (peak per region and model for a static fleet, "
+                                   "mean for an autoscaler's floor) instead of the goodput estimate")
     mode: Literal["search", "check"] = Field(
         default="search", description="search: the fewest instances per strategy; check: replay the scenario's own "
                                       "fleet (initial counts) for its bands, e.g. a capacity plan's")

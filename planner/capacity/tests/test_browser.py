@@ -50,3 +50,35 @@ def test_a_planner_searches_capacity_in_the_form_and_reads_the_decision_card(cas
         assert page.request.get(f"{live_server.url}/capacity/{pk}/report.pdf").body()[:5] == b"%PDF-"
     search = CapacitySearch.objects.get(pk=pk)
     assert search.name == "two-region queue" and search.job.status == "succeeded"
+
+
+@pytest.mark.browser
+def test_a_planner_checks_a_plan_hour_by_hour_and_reads_the_hours_at_risk(cast, live_server, celery_worker_process,
+                                                                          tmp_path):
+    from planner.capacity.tests.test_plan_check import PLAN
+    from planner.plans.models import CapacityPlan
+
+    resp = cast.owner.api.post("/api/plans/", {"scenario": PLAN}, format="json")
+    assert resp.status_code == 201, resp.content
+    plan_id = resp.json()["id"]
+    deadline = time.monotonic() + 300
+    while not (CapacityPlan.objects.get(pk=plan_id).result or {}).get("instances"):
+        assert time.monotonic() < deadline, "the plan was not solved in 5 minutes"
+        time.sleep(2)
+    artifacts = artifacts_dir(tmp_path)
+    with logged_in_page(live_server, "owner", "owner-pass-123") as page:
+        page.goto(f"{live_server.url}/plans/{plan_id}/")
+        page.click("[data-plan-checks] button[type=submit]")
+        deadline = time.monotonic() + 600
+        while not page.query_selector("[data-decision-card]"):
+            assert time.monotonic() < deadline, "no decision card after 10 minutes"
+            time.sleep(3)
+            page.reload()
+        page.screenshot(path=str(artifacts / "plan-check-card.png"), full_page=True)
+        card = page.inner_text("[data-decision-card]")
+        assert "forecast draws" in card and "Hour by hour" in card
+        assert len(page.query_selector_all("[data-plan-hours] td[data-hour]")) == 2
+        page.click(f"[data-plan-link] a[href='/plans/{plan_id}/']")  # the check links back to the plan
+        page.wait_for_selector("[data-plan-checks]")
+        page.screenshot(path=str(artifacts / "plan-with-check.png"), full_page=True)
+        assert page.query_selector("[data-decision-card] [data-plan-hours]")

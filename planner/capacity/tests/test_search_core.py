@@ -171,3 +171,60 @@ def test_goodput_of_one_instance_matches_the_m_m_1_formula():
     found = goodput(ev, [1, 2, 3], targets={"IW-F": TARGET}, probability=2 / 3, start_rps=0.5, rel_tol=0.03)
     assert found["rate"] == pytest.approx(analytic, rel=0.08)  # measured: 0.1036 against 0.1063
     assert found["rate"] < found["fail_rate"]
+
+
+def test_a_bundle_searched_runs_with_its_own_params_as_in_a_comparison():
+    from planner.capacity.core.driver import strategy_ref
+    from planner.comparisons.core.bundles import bundle_names
+
+    ref = strategy_ref("chiron.utilisation", set(bundle_names()))
+    assert ref["strategy"] == "chiron" and ref["knobs"] == {"global": "utilisation"}
+    assert strategy_ref("static", set(bundle_names())) == {"strategy": "static", "key": "static"}
+
+
+def test_the_start_from_an_ilp_plan_is_its_peak_or_mean_hourly_count_over_gpu_types():
+    from planner.capacity.core.driver import plan_start
+
+    result = {"hours": 4, "instances": [{"hour": 0, "region": "a", "model": "m", "gpu": "x", "instances": 2},
+                                        {"hour": 0, "region": "a", "model": "m", "gpu": "y", "instances": 1},
+                                        {"hour": 2, "region": "a", "model": "m", "gpu": "x", "instances": 6}]}
+    assert plan_start(result) == {"a/m": 6}  # hour 2's six (hour 0 has 2 + 1)
+    assert plan_start(result, "floor") == {"a/m": 3}  # (3 + 6) / 4 hours = 2.25 -> 3
+
+
+def test_the_answer_replayed_on_twenty_other_new_seeds_meets_the_slo_at_its_stated_probability():
+    """The whole search (driver, bands, answer): the chosen fleet's stated probability of meeting every SLO (over its
+    20 band seeds) holds on 20 seeds neither the search nor the bands used."""
+    from planner.capacity.core.driver import run_all, run_probe_inputs
+    from planner.capacity.core.spec import parse_spec
+    from planner.decisions.answer import build_answer
+
+    base = queue_scenario(EXPONENTIAL, duration_s=1500.0)
+    spec = parse_spec({"strategies": ["static"], "targets": {"IW-F": TARGET}, "probability": 0.8,
+                       "seeds": [11, 12, 13, 14, 15], "band_draws": 20})
+    state, _ = run_all(spec, base, lambda inputs: run_probe_inputs(base, inputs))
+    answer = build_answer(spec, base, state.subs)
+    assert answer["status"] == "answer"
+    stated = answer["choice"]["meets_all"]
+    assert stated["n"] == 20 and stated["p"] >= 0.8
+    n = answer["choice"]["fleet"][0]["count"]
+    fresh = [run_probe(base, {"strategy": "static"}, {GROUP: n}, seed) for seed in range(5000, 5020)]
+    share = sum(meets(o["tiers"], {"IW-F": TARGET}) for o in fresh) / len(fresh)
+    assert share >= 0.8  # the stated requirement holds on new seeds
+    assert stated["low"] <= share <= stated["high"] or share >= stated["p"]  # and agrees with the stated band
+
+
+def test_preserve_gets_a_capacity_profile_per_endpoint_from_the_goodput_table():
+    from types import SimpleNamespace
+
+    from planner.capacity.core.probe import preserve_capacity
+    from planner.capacity.tests.scenarios import two_region_queue
+
+    base = two_region_queue()  # theta 0.8 input tokens/s per instance
+    wl = SimpleNamespace(region=np.array([0, 0, 1]), model=np.array([0, 0, 0]), region_names=["r1", "r2"],
+                         model_names=["m"], input_tokens=np.array([1, 3, 2]), output_tokens=np.array([10, 30, 8]))
+    cap = preserve_capacity(base, wl)
+    # r1: 40 output / 4 input tokens -> mu_d = 0.8 x 10; r2: 8 / 2 -> 0.8 x 4; mu_t = mu_p + mu_d
+    assert cap == {"r1/m": [0.8, 8.0, 8.8], "r2/m": [0.8, 3.2, 4.0]}
+    del base["deployments"]["m/g/tp1"]["theta_tps"]
+    assert preserve_capacity(base, wl) == {}  # no goodput table: the bundle's one profile stands

@@ -85,7 +85,8 @@ def test_a_search_above_the_request_bound_is_refused_with_a_400_and_stores_nothi
                                         ({"probability": 2}, "spec.probability"),
                                         ({"targets": {"IW-X": 0.9}}, "spec.targets"),
                                         ({"quota_gpus": {"mars": 8}}, "spec.quota_gpus.mars"),
-                                        ({"seeds": [1, 1]}, "spec.seeds")])
+                                        ({"seeds": [1, 1]}, "spec.seeds"),
+                                        ({"start_plan": 999}, "spec.start_plan")])
 def test_bad_search_input_names_the_field(cast, spec, where):
     resp = _start(cast, spec=spec)
     assert resp.status_code == 400, resp.content
@@ -172,3 +173,28 @@ def test_a_missing_or_unknown_scenario_names_the_field(cast, body, field, says):
     assert resp.status_code == 400, resp.content
     assert says in resp.json()["error"]["fields"][field][0]
     assert not CapacitySearch.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_search_starts_from_the_ilp_plans_counts(cast):
+    plan = {"name": "queue plan", "hours": 2, "regions": ["r1", "r2"], "gpus": {"g": {"on_demand": 1.0}},
+            "deployments": [{"model": "m", "gpu": "g", "theta_tps": 1.0, "startup_s": 0}],
+            "demand": [{"model": "m", "region": "r1", "tps": [9.0, 11.0]},
+                       {"model": "m", "region": "r2", "tps": [6.0, 13.0]}]}
+    resp = cast.owner.api.post("/api/plans/", {"scenario": plan}, format="json")
+    assert resp.status_code == 201, resp.content
+    from planner.plans.models import CapacityPlan
+
+    result = CapacityPlan.objects.get(pk=resp.json()["id"]).result
+    peaks = {}
+    for row in result["instances"]:
+        g = f"{row['region']}/{row['model']}"
+        peaks[g] = max(peaks.get(g, 0), row["instances"])
+    assert peaks == {"r1/m": 11, "r2/m": 13}  # theta 1 token/s per instance: the peak TPS
+    resp = _start(cast, spec=dict(SPEC, strategies=["static"], band_draws=2, start_plan=resp.json()["id"]))
+    assert resp.status_code == 201, resp.content
+    search = CapacitySearch.objects.get(pk=resp.json()["id"])
+    assert search.state["start"]["static"] == peaks
+    first = search.probes.order_by("pk").first().pid
+    assert first.startswith("static|r1/m=11,r2/m=13|")  # the first fleet probed is the plan's
+    assert search.answer["choice"]["fleet"][0]["count"] == 12  # and the search still lands on Erlang C's count

@@ -34,6 +34,15 @@ def _pct(saved: float, base: float) -> float | None:
     return 100.0 * saved / base if base > 0 else None
 
 
+def _cost_by_gpu(summary: dict) -> dict[str, float]:
+    """The run's cost per GPU type (the decision card's price sensitivity)."""
+    out: dict[str, float] = {}
+    for e in summary.get("endpoints") or []:
+        gpu = str(e.get("gpu") or "")
+        out[gpu] = out.get(gpu, 0.0) + _f(e.get("cost_usd"))
+    return out
+
+
 def _tier_rows(s: dict, base: dict) -> dict[str, dict]:
     """Per tier of a variant: latency percentiles, SLO attainment and its change against the baseline."""
     tiers = {}
@@ -68,7 +77,7 @@ def _row(key: str, s: dict, base: dict, baseline: str, per_day: float, paper_wee
     return {
         "key": key, "strategy": s.get("strategy", key), "scheduler": s.get("scheduler", ""),
         "is_baseline": key == baseline,
-        "instance_hours": ih, "gpu_hours": gh, "cost_usd": cost,
+        "instance_hours": ih, "gpu_hours": gh, "cost_usd": cost, "cost_by_gpu": _cost_by_gpu(s),
         "waste_gpu_hours": waste,
         "waste_reduction_pct": _pct(b_waste - waste, b_waste),
         "spot_pool_instance_hours": _f(tot.get("spot_pool_instance_hours")),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from planner.capacity.core.bands import band, fmt_band, probability
+from planner.comparisons.core.sensitivity import comparison_sensitivity, most_sensitive
 from planner.comparisons.core.table import TARGETS, TIERS, _groups, attainment, misses, strategy_table
 from planner.decisions.answer import HOURS_PER_MONTH, _dearer, _worst_attainment
 
@@ -100,4 +101,6 @@ def comparison_answer(summary: Mapping, variants: list, scenario: Mapping,
     p = choice["meets_all"]
     headline = (f"{verdict}: {fmt_band(choice['monthly_cost_usd'], '${:,.0f}')} a month (extrapolated), every SLO "
                 f"met on {p['met']} of {p['n']} seed{'s' if p['n'] != 1 else ''}")
-    return {**out, "status": "answer", "choice": choice, "headline": headline}
+    sens = comparison_sensitivity(summary, variants or [], targets, choice["key"])
+    return {**out, "status": "answer", "choice": choice, "headline": headline, "sensitivity": sens,
+            "most_sensitive": most_sensitive(sens)}

@@ -300,7 +300,7 @@ def _validity_section(summaries: dict[str, dict], order: list[str], small) -> li
 
 
 def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict[str, dict],
-              failures: list[dict] | None = None, baseline_note: str = "") -> bytes:
+              failures: list[dict] | None = None, baseline_note: str = "", answer: dict | None = None) -> bytes:
     """Render the report; returns the PDF bytes. ``failures``: strategy runs that did not finish
     ([{key, status, message, where}]) - named on page 1 so a partial comparison never reads as complete."""
     failures = failures or []
@@ -319,6 +319,10 @@ def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict
                            f"planner. Simulated span: {aggregate['duration_h']:.1f} h. Baseline: {base}."
                            + (f" {baseline_note}" if baseline_note else ""), small))
     story.append(Spacer(1, 0.3 * cm))
+    if answer:  # the decision card leads page 1
+        from planner.decisions.report import compact_card
+
+        story.extend(compact_card(answer, small, ParagraphStyle("card", parent=styles["Heading3"], spaceAfter=2)))
     table = strategy_table(aggregate, aggregate.get("variants") or [])
     per_week = 24.0 / max(aggregate["duration_h"], 1e-9) * 7.0
     story.append(Paragraph(_answer(table, failures, per_week), small))

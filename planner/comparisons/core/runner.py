@@ -9,7 +9,8 @@ all, the synthesiser spec included; no file path from a scenario is opened.
 
 Variant -> engine: strategy name = engine autoscaler name (LT policies live in
 simulations/engine/policies/longterm.py); ``scheduler`` overrides the instance scheduler; ``knobs`` are
-merged over the scenario's ``strategy.params`` (``strategy_params`` per strategy name are merged first);
+merged over the scenario's ``strategy.params`` (``strategy_params`` per strategy name are merged first; a variant
+of another autoscaler family than the scenario's does not inherit the scenario autoscaler's own knobs);
 ``strategy_policies`` per strategy name set its routers / scheduler (e.g. LT without cross-region rerouting).
 A variant's ``bundle`` (bundles.py) applies its routers, engine options and signal rule; its ``seed`` replaces
 the scenario's seed and the synthesised workload's seed (so every seed is another day of the same traffic).
@@ -81,6 +82,33 @@ def with_seed(scenario: dict, seed) -> dict:
     return d
 
 
+# autoscalers that read the same threshold knobs with the same meaning (SageServe's LT policies keep the reactive
+# layer's scale-out / scale-in thresholds and cooldowns), so a scenario written for one of them configures them all
+REACTIVE_FAMILY = frozenset({"reactive-unified", "reactive-unified-niwq", "reactive-siloed", "lt-i", "lt-u", "lt-ua"})
+
+
+def inherited_params(strategy: dict, variant_strategy: str) -> dict:
+    """The scenario's ``strategy.params`` a variant of ``variant_strategy`` inherits: all of them for the scenario's
+    own autoscaler (or one of its family); for another autoscaler, only those that are not the scenario autoscaler's
+    own knobs (router knobs, shared knobs of a scenario whose autoscaler reads none). Chiron's ``scale_out_above``
+    is its utilisation ablation's threshold, not the reactive autoscaler's: it must not inherit 0.7 from a
+    reactive scenario, nor be refused for the reactive ``cooldown_s``."""
+    params = dict(strategy.get("params") or {})
+    own = strategy.get("autoscaler")
+    if not own or own == variant_strategy or (own in REACTIVE_FAMILY and variant_strategy in REACTIVE_FAMILY):
+        return params
+    from simulations.engine.policies.params import params_model, router_knobs
+    from simulations.engine.policies.registry import AUTOSCALERS, PolicyKind
+
+    if own not in AUTOSCALERS:
+        return params
+    model = params_model(PolicyKind.AUTOSCALER, own)
+    if not model.refuse_unknown:
+        return params
+    owned = set(model.knob_names()) - router_knobs()
+    return {k: v for k, v in params.items() if k not in owned}
+
+
 def engine_scenario_dict(scenario: dict, variant: dict) -> dict:
     """The engine scenario for one variant (strategy, scheduler, knobs, bundle and seed applied)."""
     from planner.comparisons.core.bundles import apply_signal_rule, get_bundle
@@ -94,7 +122,7 @@ def engine_scenario_dict(scenario: dict, variant: dict) -> dict:
     st = d.get("strategy") or {}
     if isinstance(st, str):
         st = {"autoscaler": st}
-    params = dict(st.get("params") or {})
+    params = inherited_params(st, variant["strategy"])
     params.update((d.get("strategy_params") or {}).get(variant["strategy"], {}))
     params.update(variant.get("knobs") or {})
     engine_name = variant["strategy"]

@@ -154,24 +154,32 @@ def smooth_steps(t, y, bins: int = 120) -> tuple[list[float], list[float]]:
 
 
 def _timeline(rows, summaries: dict[str, dict]) -> go.Figure | None:
-    """GPU nodes (solid) and CPU nodes (dotted) in use over the run, one colour per system, averaged over short
-    windows."""
+    """GPU nodes (solid) and CPU nodes (dotted) in use over the run, one small panel per system on a shared time
+    axis (lines of several systems on one panel hide each other), averaged over short windows."""
+    from plotly.subplots import make_subplots
+
+    drawn = [(r, (summaries.get(r["key"]) or {}).get("nodes_timeline") or {}) for r in rows]
+    drawn = [(r, tl) for r, tl in drawn if tl.get("t_s")]
+    if not drawn:
+        return None
     colours = colour_map([r["key"] for r in rows])
-    fig = go.Figure()
-    for r in rows:
-        tl = (summaries.get(r["key"]) or {}).get("nodes_timeline") or {}
-        if not tl.get("t_s"):
-            continue
+    fig = make_subplots(rows=len(drawn), cols=1, shared_xaxes=True, vertical_spacing=0.06,
+                        subplot_titles=[r["key"] for r, _ in drawn])
+    top = max(max(max(tl.get("gpu") or [0]), max(tl.get("cpu") or [0])) for _, tl in drawn)
+    for i, (r, tl) in enumerate(drawn, start=1):
         for kind, dash in (("gpu", "solid"), ("cpu", "dot")):
             x, y = smooth_steps(tl["t_s"], tl[kind])
-            fig.add_trace(go.Scatter(x=x, y=y, mode="lines", legendgroup=r["key"], name=f"{r['key']} {kind.upper()}",
-                                     line=dict(color=colours[r["key"]], dash=dash, width=1.8)))
-    if not fig.data:
-        return None
-    fig.update_layout(title="Nodes in use over the run<br><sup>solid: GPU nodes, dotted: CPU nodes; "
-                            "averaged over 1/120 of the run</sup>",
-                      xaxis_title="simulated time (s)", yaxis_title="nodes hosting an instance (count)",
-                      yaxis_rangemode="tozero", **_LAYOUT)
+            fig.add_trace(go.Scatter(x=x, y=y, mode="lines", legendgroup=kind, showlegend=i == 1,
+                                     name=f"{kind.upper()} nodes", hovertemplate=f"{r['key']} {kind.upper()}: "
+                                                                                 "%{y:.2f} nodes at %{x:.0f} s",
+                                     line=dict(color=colours[r["key"]] if kind == "gpu" else "#55606e", dash=dash,
+                                               width=1.8)), row=i, col=1)
+        fig.update_yaxes(title_text="nodes", range=[0, top * 1.1 + 0.1], row=i, col=1)
+    fig.update_xaxes(title_text="simulated time (s)", row=len(drawn), col=1)
+    layout = {**_LAYOUT, "height": 140 + 150 * len(drawn), "margin": dict(l=70, r=20, t=90, b=60)}
+    fig.update_layout(title="Nodes in use over the run, one panel per system<br><sup>solid: GPU nodes, dotted: "
+                            "CPU nodes; each point the average over 1/120 of the run</sup>",
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=1.0, xanchor="right"), **layout)
     return fig
 
 

@@ -118,5 +118,7 @@ class FleetKind(ComparisonKind):
         from planner.opscaling.selectors import operator_level_story
 
         aggregate = {**comp.summary, "variants": comp.variants or [], "extra_story": operator_level_story(comp.team)}
+        from planner.comparisons.selectors import fleet_answer
+
         return build_pdf(title=f"Cost report: {comp}", assumptions=describe_assumptions(comp.scenario, summaries),
-                         aggregate=aggregate, summaries=summaries, failures=failures)
+                         aggregate=aggregate, summaries=summaries, failures=failures, answer=fleet_answer(comp))

@@ -41,6 +41,9 @@ def _trace(spec, team):
     if trace is None:
         raise RequestError("scenario.workload.trace_id", f"no trace {spec.workload.trace_id} in your team",
                            "upload the trace first, or pick one of yours")
+    if not trace.is_ready:
+        raise RequestError("scenario.workload.trace_id", f"trace {trace.pk} is {trace.current_status()[0]}, not ready",
+                           "wait until its status is ready; a failed trace says why")
     return trace
 
 
@@ -125,26 +128,25 @@ class OperatorLevelKind(ComparisonKind):
                 "infeasible_reason": result.get("infeasible_reason", "")}
 
     def headline(self, comp) -> dict | None:
-        summary = comp.summary or {}
-        rows = {r["key"]: r for r in summary.get("rows") or []}
-        if VARIANT not in rows:
+        from planner.comparisons.kind_pages import operator_context
+
+        page = operator_context(comp)
+        if not page:
             return None
-        op, base = rows[VARIANT], rows[BASELINE]
-        pct = op["saved_gpu_hours_pct"]
-        words = ("the same GPU-hours" if not pct else f"{pct:.1f} % fewer GPU-hours" if pct > 0 else
-                 f"{-pct:.1f} % more GPU-hours")
-        if op["energy_kwh"] is not None and base["energy_kwh"]:
-            e = 100.0 * (base["energy_kwh"] - op["energy_kwh"]) / base["energy_kwh"]
-            words += f", {abs(e):.1f} % {'less' if e >= 0 else 'more'} energy"
-        verdict = "meets" if not summary.get("infeasible_windows") else "misses"
-        return {"answer": VARIANT if (pct or 0) > 0 else BASELINE, "verdict": verdict,
-                "note": f"operator-level scaling needs {words} than model-level"}
+        answer = next(r for r in page["table"]["rows"] if r["is_answer"])
+        return {"answer": answer["key"], "verdict": "meets" if page["card"]["status"] == "answer" else "misses",
+                "note": page["card"]["headline"]}
 
     def page_context(self, comp, summaries: dict[str, dict]) -> dict:
+        from planner.comparisons.kind_pages import operator_context
         from planner.opscaling.presentation import result_context
 
-        return {"headline": self.headline(comp), **result_context(spec_of(comp.scenario), summaries.get(VARIANT)),
-                "summary_rows": (comp.summary or {}).get("rows") or []}
+        context = result_context(spec_of(comp.scenario), summaries.get(VARIANT))
+        if context.get("result"):  # the catalogue's names on the page, as in the scenario
+            r = context["result"]
+            context["result"] = {**r, "model": _CATALOGUE_MODEL.get(r.get("model"), r.get("model")),
+                                 "gpu": _CATALOGUE_GPU.get(r.get("gpu"), r.get("gpu"))}
+        return {**context, **operator_context(comp)}
 
     def export_csv(self, comp, summaries: dict[str, dict]) -> str:
         import csv

@@ -60,16 +60,13 @@ class ServerlessKind(ComparisonKind):
         return summary
 
     def headline(self, comp) -> dict | None:
-        summary = comp.summary or {}
-        rows = {r["key"]: r for r in summary.get("rows") or []}
-        best = rows.get(summary.get("best") or "")
-        if best is None:
+        from planner.comparisons.kind_pages import serverless_answer, serverless_context
+
+        answer, meets = serverless_answer(comp.summary or {})
+        if answer is None:
             return None
-        ratio = best.get("slo_met_vs_baseline")
-        versus = "" if best["is_baseline"] or ratio is None else f", {ratio:.2f}x the baseline {comp.baseline}"
-        att = best.get("slo_attainment")
-        return {"answer": best["key"], "verdict": "meets" if att is not None and att >= 0.99 else "misses",
-                "note": f"most SLO-met requests ({best['slo_met']:,} of {best['requests']:,}{versus})"}
+        return {"answer": answer["key"], "verdict": "meets" if meets else "misses",
+                "note": serverless_context(comp)["card"]["headline"]}
 
     def page_context(self, comp, summaries: dict[str, dict]) -> dict:
         from planner.comparisons.serverless_page import page_context

@@ -53,3 +53,59 @@ def test_chiron_and_llumnix_run_the_tiny_scenario_and_chiron_queues_batch_work()
         out[key] = r
         assert r.summary["completed"] == r.summary["requests"]
     assert out["chiron.default"].slo["tiers"]["NIW"]["attainment"] >= 0.99
+
+
+def test_chiron_variants_do_not_inherit_the_reactive_scenarios_thresholds():
+    """A comparison of a reactive scenario (bench day: reactive thresholds and cooldown in strategy.params) with
+    Chiron: Chiron's own ``scale_out_above`` (its utilisation ablation) keeps its default, the reactive cooldown is
+    not handed to it (it would be refused), LT keeps the reactive layer's thresholds, router knobs pass to all."""
+    root = Path(__file__).resolve().parents[3]
+    scenario = json.loads((root / "fixtures/scenarios/bench_day.json").read_text())
+    scenario["strategy"]["params"] = {"scale_out_above": 0.9, "scale_in_below": 0.2, "cooldown_s": 30,
+                                      "mu_util_weight": 0.5}
+    by_key = {v["key"]: v for v in build_variants(strategies=["lt-ua"], bundles=["chiron.utilisation",
+                                                                                  "chiron.default"])}
+    for name in ("chiron.utilisation", "chiron.default"):
+        d = engine_scenario_dict(scenario, by_key[name])
+        assert "scale_out_above" not in d["strategy"]["params"] and "cooldown_s" not in d["strategy"]["params"]
+        assert d["strategy"]["params"]["mu_util_weight"] == 0.5
+        parse_scenario(d)  # before: "strategy.params.cooldown_s: is not a knob of the 'chiron' autoscaler"
+    lt = engine_scenario_dict(scenario, by_key["lt-ua"])["strategy"]["params"]
+    assert lt["scale_out_above"] == 0.9 and lt["cooldown_s"] == 30
+
+
+def _without_kv_bytes() -> dict:
+    scenario = json.loads(json.dumps(TINY))
+    for dep in scenario["deployments"].values():
+        dep.pop("kv_bytes_per_token", None)
+    return scenario
+
+
+def test_a_strategy_that_moves_kv_is_refused_on_a_deployment_without_kv_bytes_per_token():
+    import pytest
+
+    from simulations.engine import ScenarioError
+
+    scenario = _without_kv_bytes()
+    by_key = {v["key"]: v for v in build_variants(bundles=NAMES)}
+    for key in ("chiron.default", "chiron.utilisation", "chiron.llumnix"):
+        with pytest.raises(ScenarioError) as exc:
+            parse_scenario(engine_scenario_dict(scenario, by_key[key]))
+        assert exc.value.field == "deployments.llama3.1-8b/a100-80gb/tp1.kv_bytes_per_token", key
+        assert "kv_bytes_per_token" in exc.value.message and "131072" in exc.value.hint
+    # strategies that never move KV still run on it
+    for key in ("chiron.llumnix-queued", "chiron.llumnix-no-migration"):
+        parse_scenario(engine_scenario_dict(scenario, by_key[key]))
+
+
+def test_a_chiron_comparison_without_kv_bytes_per_token_is_a_400_naming_the_field(cast):
+    from planner.comparisons.models import Comparison
+    from planner.jobs.models import Job
+
+    resp = cast.owner.api.post("/api/comparisons/", {"scenario": _without_kv_bytes(), "strategies": ["static"],
+                                                     "bundles": ["chiron.default"]}, format="json")
+    assert resp.status_code == 400, resp.content
+    error = resp.json()["error"]
+    assert error["where"] == "scenario.deployments.llama3.1-8b/a100-80gb/tp1.kv_bytes_per_token"
+    assert "kv_bytes_per_token" in error["message"] and error["hint"]
+    assert not Comparison.objects.exists() and not Job.objects.exists()  # nothing half stored

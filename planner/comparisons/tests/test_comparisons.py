@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+from planner.comparisons import services as comparison_services
 from planner.comparisons.core.aggregate import aggregate
 from planner.comparisons.core.variants import VariantError, build_variants, pick_baseline
 from planner.comparisons.kinds import fleet as fleet_kind
@@ -59,6 +60,8 @@ def fake_engine(monkeypatch):
                             waste=10.0 if variant["strategy"] == "reactive-unified" else 3.0)
 
     monkeypatch.setattr(fleet_kind, "_run", run)
+    # the engine would refuse the fake engine's own knob ("explode") when the comparison starts
+    monkeypatch.setattr(comparison_services, "validate_variants", lambda scenario, variants: None)
     return calls
 
 
@@ -287,3 +290,12 @@ def test_the_comparison_core_imports_without_django():
             "planner.comparisons.core.figures, planner.comparisons.core.report, planner.comparisons.core.decision; "
             "assert 'django' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=HERE.parents[2])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_variant_knob_the_engine_does_not_know_is_refused_when_the_comparison_starts(cast):
+    resp = _create(cast, strategies=["reactive-unified"],
+                   variants=[{"strategy": "lt-ua", "knobs": {"explode": True}, "key": "lt-ua-broken"}])
+    assert resp.status_code == 400, resp.content
+    assert "explode" in resp.json()["error"]["where"] + resp.json()["error"]["message"]
+    assert not Comparison.objects.exists() and not Job.objects.exists()

@@ -57,3 +57,26 @@ def test_the_baseline_is_kept_when_it_is_the_answer_and_no_rows_means_no_answer(
     assert a["headline"].startswith("keep the baseline") and a["rejected"]["key"] == "lt-ua"
     assert "costs $10,950 a month more" in a["rejected"]["why"]
     assert comparison_answer({"rows": []}, [], SCENARIO) is None
+
+
+def test_the_card_says_which_input_changes_the_answer_most():
+    """lt-ua wins at 99 %; at 99.5 % (half the misses) its 99.2 % seed fails and reactive (99.6 % everywhere) wins;
+    an a100 price rise hits lt-ua (all on a100) and not reactive (all on h100): +20 % of 90 = 108 > reactive's 100."""
+    summary, variants = _summary({"reactive": {1: 100.0, 2: 110.0, 3: 90.0}, "lt-ua": {1: 80.0, 2: 99.0, 3: 90.0}},
+                                 {"reactive": {1: 0.996, 2: 0.996, 3: 0.996}, "lt-ua": {2: 0.992}})
+    for r in summary["rows"]:
+        r["cost_by_gpu"] = {"a100": r["cost_usd"]} if r["strategy"] == "lt-ua" else {"h100": r["cost_usd"]}
+    a = comparison_answer(summary, variants, SCENARIO)
+    assert a["choice"]["key"] == "lt-ua"
+    by = {s["input"]: s for s in a["sensitivity"]}
+    assert by["SLO target (half the misses allowed)"]["changes_answer"]
+    assert "the answer becomes reactive" in by["SLO target (half the misses allowed)"]["effect"]
+    assert by["SLO target (half the misses allowed)"]["magnitude"] == pytest.approx(1 / 3)
+    assert by["a100 price +20%"]["changes_answer"] and "becomes reactive" in by["a100 price +20%"]["effect"]
+    assert not by["h100 price +20%"]["changes_answer"] and "+0%" in by["h100 price +20%"]["effect"]
+    assert not by["load x1.2"]["replayed"] and "capacity search" in by["load x1.2"]["effect"]
+    assert a["most_sensitive"] == "SLO target (half the misses allowed)"  # 1/3 of seeds vs a 20 % cost change
+    for r in summary["rows"]:
+        del r["cost_by_gpu"]  # a comparison stored before per-GPU costs: no price entries, nothing breaks
+    assert [s["input"] for s in comparison_answer(summary, variants, SCENARIO)["sensitivity"]] == [
+        "load x1.2", "SLO target (half the misses allowed)"]

@@ -19,10 +19,20 @@ def test_the_card_leads_the_page_the_dashboard_and_the_api_with_the_same_choice(
     client.force_login(cast.teammate.user)
     html = client.get(f"/comparisons/{pk}/").content.decode()
     card = html.index("data-decision-card")
-    assert card < html.index("data-strategy-table") and card < html.index('data-kpi="answer"')
+    assert card < html.index("data-strategy-table")
+    assert 'data-kpi="answer"' not in html and 'aria-label="Key figures"' not in html  # the old answer card is gone
     for text in ("run lt-i: $834,938 [$834,938, $834,938] a month (extrapolated)", "over the simulated span $27,450",
                  "Cheapest rejected alternative:</strong> lt-ua", "1 workload seed", "P(attainment &ge; 99.0%)"):
         assert text in html, text
+    assert "What would change the answer most:" in html and "SLO target (half the misses allowed)" in html
+    import io
+
+    from pypdf import PdfReader
+
+    pdf = client.get(f"/comparisons/{pk}/report.pdf").content
+    page1 = PdfReader(io.BytesIO(pdf)).pages[0].extract_text()
+    assert "Decision: run lt-i: $834,938" in page1 and "What would change the answer most" in page1
+    assert "h100 price +20%" in page1 and "What to run: lt-i" in page1
     dash = client.get("/").content.decode()
     assert "data-decision-card" in dash and "run lt-i: $834,938" in dash and f"/comparisons/{pk}/" in dash
 

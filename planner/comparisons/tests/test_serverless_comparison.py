@@ -77,8 +77,11 @@ def test_api_comparison_of_systems_matches_the_standalone_runs(cast):
     page = Client()
     page.force_login(cast.owner.user)
     html = page.get(f"/comparisons/{comp.pk}/").content.decode()
-    assert 'data-kpi="slinfer-no-cpu"' in html and "SLO-met" in html and "GPU nodes on average" in html
-    assert html.count('class="plot"') == 5 and "serverless-systems" in html and 'id="fig-nodes_over_time"' in html
+    top = html[:html.index("data-strategy-table")]  # the decision card and the compact table lead the page
+    assert "data-decision-card" in top and html.index("data-decision-card") < html.index('id="fig-')
+    assert 'data-row="slinfer-no-cpu"' in html and html.count("data-row=") == len(rows)
+    assert html.count('class="plot"') == 4 and "serverless-systems" in html and 'id="fig-nodes_over_time"' in html
+    assert 'id="fig-resizing"' not in html  # one bar is a table cell, not a chart
     pdf = page.get(f"/comparisons/{comp.pk}/report.pdf")
     assert pdf.status_code == 200 and pdf.content[:4] == b"%PDF"
     api_pdf = cast.owner.api.get(f"/api/comparisons/{comp.pk}/pdf/")
@@ -156,20 +159,46 @@ def test_a_serverless_spec_without_the_kind_marker_is_recognised_by_its_shape():
     assert not is_serverless(fleet) and not is_serverless({**fleet, "nodes": {"cpu": 1}})
     assert not is_serverless(None) and not is_serverless([])
 
+def _page_form(**over) -> dict:
+    data = {"sl-name": SPEC["name"], "sl-model": "llama2-7b", "sl-workload__models": "32",
+            "sl-workload__duration_s": "60", "sl-nodes__cpu": "4", "sl-nodes__gpu": "4",
+            "sl-systems": ["sllm", "slinfer"], "sl-baseline": "sllm"}
+    data.update(over)
+    return data
+
+
 @pytest.mark.django_db(transaction=True)
-def test_the_serverless_page_starts_a_comparison(cast):
+def test_the_serverless_page_is_a_form_that_runs_and_compares(cast):
+    from planner.jobs.models import Job
+
     page = Client()
     page.force_login(cast.owner.user)
-    assert 'id="compare-serverless"' in page.get("/simulations/serverless/").content.decode()
-    resp = page.post("/simulations/serverless/", {"action": "compare", "spec": json.dumps(SPEC),
-                                                  "systems": ["sllm", "slinfer"], "baseline": "sllm"})
-    assert resp.status_code == 302, resp.content
-    comp = Comparison.objects.get()
+    html = page.get("/simulations/serverless/").content.decode()
+    assert "<textarea" not in html and 'name="sl-nodes__cpu"' in html and 'value="llama2-7b"' in html
+    resp = page.post("/simulations/serverless/", {"action": "compare", **_page_form()})
+    assert resp.status_code == 302, resp.content.decode()[:2000]
+    comp = Comparison.objects.get(name=SPEC["name"])
     assert resp["Location"] == f"/comparisons/{comp.pk}/" and comp.status == "succeeded"
-    assert [r.key for r in comp.results.all()] == ["sllm", "slinfer"]
-    bad = page.post("/simulations/serverless/", {"action": "compare", "spec": json.dumps(SPEC),
-                                                 "systems": ["slinfer"], "baseline": "sllm"})
-    assert bad.status_code == 400 and "baseline" in bad.content.decode()
+    assert [r.key for r in comp.results.all()] == ["sllm", "slinfer"] and comp.scenario["model"] == "llama2-7b"
+    resp = page.post("/simulations/serverless/", {"action": "compare", **_page_form(
+        **{"sl-systems": ["sllm", "slinfer", "slinfer-no-cpu"], "sl-name": "with an ablation"})})
+    assert resp.status_code == 302, resp.content.decode()[:2000]  # an ablation is one of the comparison's systems
+    comp = Comparison.objects.get(name="with an ablation")
+    assert [r.key for r in comp.results.all()] == ["sllm", "slinfer", "slinfer-no-cpu"]
+    bad = page.post("/simulations/serverless/", {"action": "run", **_page_form(**{"sl-systems": ["slinfer-no-cpu"],
+                                                                                  "sl-baseline": "slinfer-no-cpu"})})
+    assert bad.status_code == 400 and "runs only in a comparison" in bad.content.decode()
+    bad = page.post("/simulations/serverless/", {"action": "compare", **_page_form(**{"sl-systems": ["slinfer"]})})
+    assert bad.status_code == 400 and "not among the ticked systems" in bad.content.decode()
+    bad = page.post("/simulations/serverless/", {"action": "run", **_page_form(**{"sl-workload__duration_s": "0"})})
+    text = bad.content.decode()
+    assert bad.status_code == 400 and "data-form-errors" in text  # at the top of the form
+    assert "data-field-error" in text[text.index('data-schema-field="workload__duration_s"'):][:1500]  # on the field
+    assert Comparison.objects.count() == 2 and not Job.objects.filter(kind="serverless.run").exists()
+    resp = page.post("/simulations/serverless/", {"action": "run", **_page_form()})
+    assert resp.status_code == 302
+    job = Job.objects.get(kind="serverless.run")
+    assert job.params["spec"]["systems"] == ["sllm", "slinfer"] and job.params["spec"]["model"] == "llama2-7b"
 
 
 @pytest.mark.django_db(transaction=True)

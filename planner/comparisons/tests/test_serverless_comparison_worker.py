@@ -38,14 +38,17 @@ def test_a_planner_compares_serverless_systems_from_the_page(cast, live_server, 
     from tests.integration.conftest import artifacts_dir, logged_in_page
 
     artifacts = artifacts_dir(tmp_path)
-    import json
-
     with logged_in_page(live_server, "owner", "owner-pass-123") as page:
         page.goto(f"{live_server.url}/simulations/serverless/")
-        page.fill("#new-serverless textarea[name=spec]", json.dumps({k: v for k, v in SCENARIO.items() if k != "kind"}))
-        page.uncheck("#compare-serverless input[value='sllm+c']")
-        page.check("#compare-serverless input[value='slinfer-no-cpu']")
-        page.click("#compare-serverless button[type=submit]")
+        form = "#new-serverless"
+        page.fill(f"{form} [name=sl-workload__duration_s]", str(SCENARIO["workload"]["duration_s"]))
+        page.fill(f"{form} [name=sl-nodes__cpu]", str(SCENARIO["nodes"]["cpu"]))
+        page.fill(f"{form} [name=sl-nodes__gpu]", str(SCENARIO["nodes"]["gpu"]))
+        for system in ("sllm", "sllm+c+s", "slinfer", "slinfer-no-cpu"):
+            page.check(f"{form} input[name=sl-systems][value='{system}']")
+        page.uncheck(f"{form} input[name=sl-systems][value='sllm+c']")
+        page.select_option(f"{form} [name=sl-baseline]", "sllm")
+        page.click(f"{form} [data-serverless-compare]")
         page.wait_for_url("**/comparisons/*/", timeout=60_000)
         # the job poller reloads the page when the worker has finished; then Plotly draws the five figures
         page.wait_for_selector("#fig-nodes .main-svg", timeout=300_000)
@@ -59,6 +62,6 @@ def test_a_planner_compares_serverless_systems_from_the_page(cast, live_server, 
         pdf_status, pdf_body = pdf.status, pdf.body()
         (artifacts / "serverless-comparison.pdf").write_bytes(pdf_body)
     comp = Comparison.objects.get(pk=pk)
-    assert status == "succeeded" and charts == 5 and rows == 4 and cards == 5  # answer + one card per system
+    assert status == "succeeded" and charts == 4 and rows == 4 and cards == 3  # the decision card's three figures
     assert [r.key for r in comp.results.all()] == ["sllm", "sllm+c+s", "slinfer", "slinfer-no-cpu"]
     assert pdf_status == 200 and pdf_body[:4] == b"%PDF"

@@ -23,6 +23,9 @@ class _EditableMixin(serializers.Serializer):
 
 
 class GpuPriceSerializer(serializers.ModelSerializer):
+    # the catalogue schema's bounds (planner/catalogue/schema.py), stated here so the API schema documents them
+    usd_per_gpu_hour = serializers.FloatField(min_value=0.0, max_value=1e6)
+
     class Meta:
         model = GpuPrice
         fields = ["cloud", "region", "kind", "usd_per_gpu_hour", "source", "as_of", "assumed"]

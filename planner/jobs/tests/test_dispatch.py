@@ -73,25 +73,36 @@ def test_a_dispatch_that_fails_after_the_commit_leaves_a_complete_queued_trace(c
 
     monkeypatch.setattr(tasks.run_job, "apply_async", refuse)
     response = _upload(cast.owner.api)
-    assert response.status_code == 201, response.content
+    assert response.status_code == 202, response.content
     trace = Trace.objects.get(pk=response.json()["id"])
-    assert trace.normalised_file.is_file() and trace.original_path.is_file()
+    assert trace.status == "pending" and trace.original_path.is_file() and not trace.normalised_file.exists()
     job = Job.objects.get(pk=trace.job_id)
+    assert job.kind == "trace.normalise"
     assert job.status == "queued" and job.dispatched is not None and job.celery_task_id == ""
-    # the same file again is a duplicate of a complete trace, not of a ghost
+    # the same file again is a duplicate of the stored upload, not of a ghost
     assert _upload(cast.owner.api).status_code == 409
     # and the orphan sweep finds nothing wrong with it
     call_command("sweep_orphans", "--json", stdout=(out := _Buf()))
     report = json.loads(out.text)
     assert report["ghost_rows"] == [] and report["orphan_folders"] == [] and report["checksum_mismatches"] == []
-    assert report["checked_files"] == 2  # original + normalised, against the manifest
+    assert report["checked_files"] == 1  # the original, against the manifest
+    # The web process restarts (in-process runner): the queued normalisation runs, nothing of the upload is lost.
+    from planner.jobs.reaper import fail_orphans_of_this_runner
+
+    settings.JOBS_RUNNER = "inline"
+    assert fail_orphans_of_this_runner() == {job.pk: "redispatched"}
+    trace.refresh_from_db()
+    assert trace.status == "ready" and trace.requests == 3 and trace.job.kind == "trace.characterise"
+    assert Job.objects.get(pk=job.pk).status == "succeeded" and trace.job.status == "succeeded"
+    call_command("sweep_orphans", "--json", stdout=(out := _Buf()))
+    assert json.loads(out.text)["checked_files"] == 2  # original and normalised
 
 
 def test_the_orphan_sweep_reports_and_removes_leftovers_and_catches_corruption(cast):
     from planner.traces import services
 
     ok = _upload(cast.owner.api)
-    assert ok.status_code == 201
+    assert ok.status_code == 202
     trace = Trace.objects.get(pk=ok.json()["id"])
     stray = trace_root() / "0123456789abcdef0123456789abcdef"  # files with no row
     stray.mkdir(parents=True)

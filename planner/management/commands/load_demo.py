@@ -50,10 +50,31 @@ class Command(BaseCommand):
                 continue
             self.stdout.write(f"imported {name}: {trace.requests} requests")
         if not opts["no_synth"]:
-            spec = json.loads((FIXTURES / "workloads" / "sageserve_day.json").read_text())
+            spec = catalogue_named(json.loads((FIXTURES / "workloads" / "sageserve_day.json").read_text()))
             try:
                 trace = synthesise_trace(spec, team=team, user=user, name="SageServe-like day (synthetic)", seed=7)
                 self.stdout.write(f"synthesised {trace.name}: {trace.requests} requests")
             except DuplicateTrace:
                 pass
         self.stdout.write(self.style.SUCCESS(f"demo data ready: log in as {opts['username']} at /login/"))
+
+
+def catalogue_named(spec: dict) -> dict:
+    """The SageServe-like day's spec with its models under the hardware catalogue's names (model-a -> llama2-70b,
+    ..., the renaming demo_day.json applies), so the demo trace's regions and models map onto catalogue deployments
+    in the comparison builder and every page speaks of the same models."""
+    rename = json.loads((FIXTURES / "scenarios" / "demo_day.json").read_text())["workload"]["rename"]["model"]
+
+    def walk(node):
+        if isinstance(node, dict):
+            return {_renamed(k, rename): walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return _renamed(node, rename) if isinstance(node, str) else node
+
+    return walk(spec)
+
+
+def _renamed(text: str, rename: dict) -> str:
+    head, sep, tail = text.partition("|")  # per-(model, tier) keys read "model-c|NIW"
+    return rename.get(head, head) + sep + tail

@@ -3,6 +3,7 @@ from __future__ import annotations
 import math
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from planner.ingest.limits import ASSIGNMENT_MAX_CHARS, MAX_TIME_SCALE, MIN_RATE, MIN_TIME_SCALE, SEED_MAX
@@ -16,12 +17,18 @@ class TraceSerializer(serializers.ModelSerializer):
     job = JobSerializer(read_only=True)
     normalised_url = serializers.SerializerMethodField()
     original_url = serializers.SerializerMethodField()
+    status = serializers.SerializerMethodField(help_text="pending, normalising, ready or failed")
+    status_reason = serializers.SerializerMethodField(
+        help_text="when failed: {message, where, hint, file[, line, column]}; null otherwise"
+    )
 
     class Meta:
         model = Trace
         fields = [
             "id",
             "name",
+            "status",
+            "status_reason",
             "description",
             "source",
             "format",
@@ -47,6 +54,14 @@ class TraceSerializer(serializers.ModelSerializer):
             "original_url",
         ]
         read_only_fields = fields
+
+    @extend_schema_field({"type": "string", "enum": [c for c, _ in Trace.Status.choices]})
+    def get_status(self, obj) -> str:
+        return obj.current_status()[0]
+
+    @extend_schema_field({"type": "object", "nullable": True, "additionalProperties": True})
+    def get_status_reason(self, obj) -> dict | None:
+        return obj.current_status()[1]
 
     def get_normalised_url(self, obj) -> str:
         return f"/api/traces/{obj.pk}/download/?kind=normalised"

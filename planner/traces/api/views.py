@@ -51,9 +51,12 @@ class TraceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Dest
 
     @extend_schema(
         request={"multipart/form-data": TraceUploadSerializer},
-        responses={201: TraceSerializer, 400: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT, 413: OpenApiTypes.OBJECT},
+        responses={202: TraceSerializer, 400: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT, 413: OpenApiTypes.OBJECT},
     )
     def create(self, request, *args, **kwargs):
+        """Store the file and queue its normalisation: 202 at once with the ``pending`` trace, its ``trace.normalise``
+        job and a Location to poll; the trace's ``status`` becomes ``ready`` or ``failed`` (``status_reason`` says
+        what, where in the file and how to fix it)."""
         ser = TraceUploadSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         data = dict(ser.validated_data)
@@ -74,8 +77,9 @@ class TraceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Dest
             )
         except services.TraceInputError as exc:
             return _error(exc)
-        trace.refresh_from_db()
-        return Response(TraceSerializer(trace).data, status=status.HTTP_201_CREATED)
+        trace = Trace.objects.select_related("job").get(pk=trace.pk)
+        return Response(TraceSerializer(trace).data, status=status.HTTP_202_ACCEPTED,
+                        headers={"Location": f"/api/traces/{trace.pk}/"})
 
     def perform_destroy(self, instance):
         services.delete_trace(instance)
@@ -106,11 +110,14 @@ class TraceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Dest
         trace.refresh_from_db()
         return Response(TraceSerializer(trace).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=None, responses={202: TraceSerializer})
+    @extend_schema(request=None, responses={202: TraceSerializer, 409: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["post"])
     def characterise(self, request, pk=None):
-        """Queue the characterisation job again."""
-        trace = services.characterise_again(self.get_object(), user=request.user)
+        """Queue the characterisation job again (409 while the trace is not ready)."""
+        try:
+            trace = services.characterise_again(self.get_object(), user=request.user)
+        except services.TraceInputError as exc:
+            return _error(exc)
         trace.refresh_from_db()
         return Response(TraceSerializer(trace).data, status=status.HTTP_202_ACCEPTED)
 

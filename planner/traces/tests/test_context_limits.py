@@ -27,7 +27,7 @@ def test_upload_counts_requests_over_each_models_context_on_the_api_and_the_page
     """By hand: Llama-2 (4,096): prompts over 5000, 200000 -> 2; with output also 3000+2000 -> 3; prompt tokens
     over 205000/208100. BLOOM (2,048): prompts over 3000, 5000, 200000 -> 3. Llama-3.x (131,072): 200000 -> 1."""
     r = cast.owner.api.post("/api/traces/", {"file": SimpleUploadedFile("long.csv", LONG.encode())}, format="multipart")
-    assert r.status_code == 201, r.content
+    assert r.status_code == 202, r.content
     summary = cast.owner.api.get(f"/api/traces/{r.json()['id']}/").json()["characterisation"]
     rows = {c["model"]: c for c in summary["context_limits"]}
     assert (rows["llama2-70b"]["prompt_over"], rows["llama2-70b"]["total_over"]) == (2, 3)

@@ -51,7 +51,7 @@ def test_a_full_disk_during_an_upload_is_a_507_in_the_error_shape_and_nothing_is
     monkeypatch.setattr(services, "_copy_hashing", real_copy)  # space again: the same upload now works
     again = cast.owner.api.post("/api/traces/", {"file": SimpleUploadedFile("t.csv", NATIVE.encode())},
                                 format="multipart")
-    assert again.status_code == 201, again.content
+    assert again.status_code == 202, again.content
 
 
 def test_a_full_disk_on_the_upload_page_is_said_plainly_and_nothing_is_stored(cast, client, monkeypatch):
@@ -63,6 +63,28 @@ def test_a_full_disk_on_the_upload_page_is_said_plainly_and_nothing_is_stored(ca
     response = client.post("/traces/upload/", {"file": SimpleUploadedFile("t.csv", NATIVE.encode()), "format": "auto"})
     assert response.status_code == 507 and b"storage is full" in response.content
     assert Trace.objects.count() == 0 and _folders() == []
+
+
+def test_a_full_disk_while_the_worker_normalises_fails_the_trace_with_a_reason_and_keeps_no_partial_file(
+        cast, monkeypatch):
+    from planner.traces import jobs as trace_jobs
+
+    def fill_the_disk(src, dst, **kwargs):
+        with open(dst, "wb") as out:
+            out.write(b"PAR1 half a file")  # part of the output is on disk when the disk fills up
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(trace_jobs, "ingest", fill_the_disk)
+    response = cast.owner.api.post("/api/traces/", {"file": SimpleUploadedFile("t.csv", NATIVE.encode())},
+                                   format="multipart")
+    assert response.status_code == 202, response.content
+    body = cast.owner.api.get(response["Location"]).json()
+    assert body["status"] == "failed" and "storage filled up" in body["status_reason"]["message"]
+    assert body["status_reason"]["file"] == "t.csv" and "free space" in body["status_reason"]["hint"]
+    trace = Trace.objects.get(pk=body["id"])
+    assert trace.job.status == "failed" and "storage filled up" in trace.job.last_error["message"]
+    assert not trace.normalised_file.exists() and trace.original_path.exists()
+    assert sorted(p.name for p in trace.directory.iterdir()) == ["manifest.json", "original.csv"]
 
 
 def _orphan(name: str, age_s: float):

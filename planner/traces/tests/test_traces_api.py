@@ -38,6 +38,19 @@ def upload(client, content: bytes | str, name="trace.csv", **fields):
     return client.post("/api/traces/", {"file": SimpleUploadedFile(name, data), **fields}, format="multipart")
 
 
+def failure(response) -> dict:
+    """An upload of a bad file is accepted (202, stored) and then failed by its normalisation job: the trace says
+    what, where and how to fix it, and so does its job."""
+    assert response.status_code == 202, response.content
+    body = response.json()
+    trace = Trace.objects.select_related("job").get(pk=body["id"])
+    assert body["status"] == "failed" and trace.current_status()[0] == "failed"
+    assert trace.job.kind == "trace.normalise" and trace.job.status == "failed"
+    assert trace.job.last_error["message"] == body["status_reason"]["message"]
+    assert not trace.normalised_file.exists()  # nothing half stored
+    return body["status_reason"]
+
+
 def folders() -> set[str]:
     root = trace_root()
     return {p.name for p in root.iterdir()} if root.exists() else set()
@@ -45,8 +58,10 @@ def folders() -> set[str]:
 
 def test_an_upload_is_normalised_characterised_and_visible_to_the_team_only(cast):
     response = upload(cast.owner.api, NATIVE, name="small.csv", tier="", rate="1", seed="0")
-    assert response.status_code == 201, response.content
-    body = response.json()
+    assert response.status_code == 202, response.content
+    assert response["Location"] == f"/api/traces/{response.json()['id']}/"
+    body = cast.owner.api.get(response["Location"]).json()
+    assert body["status"] == "ready" and body["status_reason"] is None
     assert (body["requests"], body["span_s"], body["input_tokens"], body["format"]) == (4, 65.0, 650, "native")
     assert body["was_sorted"] is False  # the 3 s row came last: sorted, not rejected
     assert body["job"]["kind"] == "trace.characterise" and body["job"]["status"] == "succeeded"
@@ -102,17 +117,17 @@ def test_a_duplicate_upload_is_a_409_pointing_at_the_existing_trace(cast):
     assert "delete it first" in err["hint"]
     assert folders() == before and Trace.objects.count() == 1
     # The same file with other options, or for another team, is a new trace.
-    assert upload(cast.owner.api, NATIVE, rate="2").status_code == 201
-    assert upload(cast.outsider.api, NATIVE).status_code == 201
+    assert upload(cast.owner.api, NATIVE, rate="2").status_code == 202
+    assert upload(cast.outsider.api, NATIVE).status_code == 202
 
 
 @pytest.mark.parametrize(
     "content, name, status, message",
     [
         (b"", "empty.csv", 400, "empty"),
-        (bytes(range(256)) * 20, "junk.bin", 400, "binary"),
-        (b"arrival_s,input_tokens,output_tokens\n0,1,1\n1,-4,1\n", "neg.csv", 400, "negative"),
-        (b"when,what\n1,2\n", "unknown.csv", 400, "matches no known trace format"),
+        (bytes(range(256)) * 20, "junk.bin", 202, "binary"),
+        (b"arrival_s,input_tokens,output_tokens\n0,1,1\n1,-4,1\n", "neg.csv", 202, "negative"),
+        (b"when,what\n1,2\n", "unknown.csv", 202, "matches no known trace format"),
         (
             gzip.compress(
                 (
@@ -121,26 +136,35 @@ def test_a_duplicate_upload_is_a_409_pointing_at_the_existing_trace(cast):
                 mtime=0,  # the same bytes in every test process (the test id is made from them)
             )[:-4],
             "cut.csv.gz",
-            400,
+            202,
             "truncated",
         ),
     ],
     ids=["empty", "binary", "negative", "unknown-format", "truncated-gzip"],
 )
-def test_bad_uploads_get_a_4xx_naming_the_problem_and_store_nothing(cast, content, name, status, message):
+def test_bad_uploads_name_the_problem_and_keep_no_normalised_file(cast, content, name, status, message):
+    """An empty file is refused in the request; any other bad file fails its normalisation job, and the trace's
+    status says what, where (the file's name first) and how to fix it."""
     before_jobs = Job.objects.count()
     response = upload(cast.owner.api, content, name=name)
-    assert response.status_code == status, response.content
-    err = response.json()["error"]
-    assert message in err["message"] and err["where"] and err["hint"]
-    assert Trace.objects.count() == 0 and Job.objects.count() == before_jobs and folders() == set()
+    if status == 400:
+        assert response.status_code == 400, response.content
+        err = response.json()["error"]
+        assert message in err["message"] and err["where"] and err["hint"]
+        assert Trace.objects.count() == 0 and Job.objects.count() == before_jobs and folders() == set()
+    else:
+        reason = failure(response)
+        assert message in reason["message"] and reason["where"].startswith(name) and reason["hint"]
+        assert reason["file"] == name
+        # the same file can be uploaded again (after fixing nothing, it fails again: not a 409)
+        assert upload(cast.owner.api, content, name=name).status_code == 202
     assert cast.owner.api.get("/api/traces/").status_code == 200  # still serving
 
 
 def test_a_bad_value_is_reported_with_its_line(cast):
     response = upload(cast.owner.api, "arrival_s,input_tokens,output_tokens\n0,1,1\n1,abc,1\n")
-    err = response.json()["error"]
-    assert response.status_code == 400 and err["line"] == 3 and err["column"] == "input_tokens"
+    reason = failure(response)
+    assert reason["line"] == 3 and reason["column"] == "input_tokens" and reason["where"].startswith("trace.csv: ")
 
 
 def test_bad_options_are_a_400(cast):
@@ -157,7 +181,8 @@ def test_the_upload_size_limit_is_configurable(cast, settings):
 
 
 def test_splits_and_rate_multiplication_apply_at_upload(cast):
-    body = upload(cast.owner.api, NATIVE, region="r1", model="m:1", tier="IW-F:0.5,NIW:0.5", rate="3", seed="7").json()
+    created = upload(cast.owner.api, NATIVE, region="r1", model="m:1", tier="IW-F:0.5,NIW:0.5", rate="3", seed="7")
+    body = cast.owner.api.get(created["Location"]).json()
     assert body["requests"] == 12 and set(k.split("|")[0] for k in body["groups"]) == {"r1"}
     assert body["options"]["rate"] == 3.0 and body["options"]["tier"] == {"IW-F": 0.5, "NIW": 0.5}
 
@@ -210,11 +235,16 @@ def test_pages_list_upload_and_show_charts(cast):
     trace = Trace.objects.get()
     detail = page.get(response["Location"])
     html = detail.content.decode()
+    assert 'data-trace-status="ready"' in html
     assert detail.status_code == 200 and "vendor/plotly.min.js" in html and "fig-rates" in html and "fig-cdf" in html
     assert "cdn.plot.ly" not in html
     assert page.get(f"/traces/{trace.pk}/?by=region&interval=900").status_code == 200
     bad = page.post("/traces/upload/", {"file": SimpleUploadedFile("p.csv", b"x,y\n1,2\n"), "format": "auto"})
-    assert bad.status_code == 400 and "matches no known trace format" in bad.content.decode()
+    assert bad.status_code == 302
+    failed = page.get(bad["Location"]).content.decode()
+    assert 'data-trace-status="failed"' in failed and "matches no known trace format" in failed
+    assert "Where: p.csv" in failed and 'data-trace-status="failed"' in page.get("/traces/").content.decode()
+    Trace.objects.filter(status="failed").delete()
     outsider = Client()
     outsider.force_login(cast.outsider.user)
     assert outsider.get(f"/traces/{trace.pk}/").status_code == 404
@@ -290,6 +320,48 @@ def test_the_synth_trace_command_writes_a_trace_that_imports(db, tmp_path):
 
 def test_the_format_field_of_an_upload_is_checked_against_the_file(cast):
     ok = upload(cast.owner.api, NATIVE, format="native")
-    assert ok.status_code == 201 and ok.json()["format"] == "native"
+    assert ok.status_code == 202 and cast.owner.api.get(ok["Location"]).json()["format"] == "native"
     wrong = upload(cast.owner.api, NATIVE, name="other.csv", format="azure", rate="2")
-    assert wrong.status_code == 400 and "missing column" in wrong.json()["error"]["message"]
+    assert "missing column" in failure(wrong)["message"]
+
+
+def test_the_trace_status_command_says_pending_ready_and_failed_with_the_reason(cast, monkeypatch):
+    import planner.jobs.services as job_services
+    from planner.jobs.tasks import execute
+
+    monkeypatch.setattr(job_services, "dispatch", lambda job_id: True)  # no worker has picked the jobs up yet
+    good = upload(cast.owner.api, NATIVE).json()
+    bad = upload(cast.owner.api, "arrival_s,input_tokens,output_tokens\n0,1,1\n1,abc,1\n", name="bad.csv").json()
+    assert good["status"] == bad["status"] == "pending"
+
+    def status(pk):
+        out = io.StringIO()
+        try:
+            call_command("trace_status", str(pk), "--json", stdout=out)
+        except SystemExit as exc:
+            assert exc.code == 1
+        return json.loads(out.getvalue())
+
+    assert status(good["id"])["status"] == "pending" and status(good["id"])["job"]["kind"] == "trace.normalise"
+    assert execute(good["job"]["id"]) == "succeeded" and execute(bad["job"]["id"]) == "failed"
+    assert status(good["id"])["status"] == "ready" and status(good["id"])["requests"] == 4
+    failed = status(bad["id"])
+    assert failed["status"] == "failed" and failed["status_reason"]["line"] == 3
+    assert failed["status_reason"]["where"].startswith("bad.csv: ")
+    with pytest.raises(SystemExit):
+        call_command("trace_status", str(bad["id"]), stdout=(text := io.StringIO()))
+    assert "how to fix:" in text.getvalue() and "failed" in text.getvalue()
+
+
+def test_a_cancelled_normalisation_leaves_a_failed_trace_not_a_pending_one(cast, monkeypatch):
+    import planner.jobs.services as job_services
+
+    monkeypatch.setattr(job_services, "dispatch", lambda job_id: True)
+    body = upload(cast.owner.api, NATIVE).json()
+    assert cast.owner.api.post(f"/api/jobs/{body['job']['id']}/cancel/").status_code in (200, 202)
+    after = cast.owner.api.get(f"/api/traces/{body['id']}/").json()
+    assert after["status"] == "failed" and "cancelled" in after["status_reason"]["message"]
+    refused = cast.owner.api.post(f"/api/traces/{body['id']}/characterise/")
+    assert refused.status_code == 409 and "not ready" in refused.json()["error"]["message"]
+    forecast = cast.owner.api.post("/api/forecasts/", {"trace": body["id"]}, format="json")
+    assert forecast.status_code == 400 and "not ready" in json.dumps(forecast.json())

@@ -53,6 +53,13 @@ class Autoscaler:
         self.knobs = self.Params.read(self.params)
         self.rng = rng
 
+    @classmethod
+    def kv_bytes_use(cls, knobs) -> str:
+        """Why this policy moves KV between memories (swap to host, live migration), in words, given its read
+        knobs; "" when it never does. A deployment without ``kv_bytes_per_token`` is then refused when the
+        scenario is parsed (scenario.py), not half-way through the run."""
+        return ""
+
     def prepare_fleet(self, fleet: FleetConfig, workload) -> FleetConfig:
         return fleet
 

@@ -22,6 +22,12 @@ stall while the destination takes it over). A migration is abandoned when the re
 destination stops serving or has no room for the KV, or after ``max_stages`` stages. One migration in flight per
 source and per destination. Not modelled: priorities, Llumnix's preempted-request trigger
 (``num_killed_requests``), the destination's KV reservation during the pre-copy.
+
+``blocking_copy`` (off by default) is the interference the PreServe paper gives as the reason for Llumnix's loss
+("the communication overhead and delays from KV cache migration"; the paper gives no figure): no pre-copy, the
+request stops decoding for the copy of its whole KV at ``bandwidth_gb_s`` (Llumnix's default backend is gloo,
+``MIGRATION_BACKEND = "gloo"``, which stages the copy through host memory, so a lower bandwidth is the other
+half of that cost). Not modelled: a copy slowing the source or destination GPU's own iterations.
 """
 
 from __future__ import annotations
@@ -41,6 +47,8 @@ class LiveMigrationParams(PolicyParams):
     switch_overhead_s: float = knob(0.02, "the request's stall at the switch-over (s)", ge=0)
     last_stage_max_blocks: int = knob(16, "the last stage copies at most this many blocks", ge=0)
     max_stages: int = knob(3, "a migration is abandoned after this many stages", ge=1)
+    blocking_copy: bool = knob(False, "true: no pre-copy; the request stops decoding while its whole KV is copied "
+                                      "(the migration delay the PreServe paper gives for Llumnix's latency spikes)")
 
 
 LLUMNIX_LIVE = set(LiveMigrationParams.model_fields)
@@ -53,6 +61,10 @@ class LlumnixMigrate(LlumnixScaler):
     class Params(LiveMigrationParams, LlumnixScaler.Params):
         scaling: bool = knob(True, "false: a static fleet (migration only)")
 
+    @classmethod
+    def kv_bytes_use(cls, knobs) -> str:
+        return "its live migration copies running requests' KV"
+
     def __init__(self, params, rng):
         super().__init__(params, rng)
         k = self.knobs
@@ -64,6 +76,7 @@ class LlumnixMigrate(LlumnixScaler):
         self.overhead = k.switch_overhead_s
         self.last_stage = k.last_stage_max_blocks * self.block
         self.max_stages = k.max_stages
+        self.blocking = k.blocking_copy
         self.next_scale = 0.0
         self.flights: dict = {}  # rid -> [src, dst, stage end time, stage, tokens at stage start]
         self.stats = {"started": 0, "migrated": 0, "abandoned": 0}
@@ -133,8 +146,21 @@ class LlumnixMigrate(LlumnixScaler):
             if not reqs:
                 continue
             ctx, rid = min(reqs)
-            self.flights[rid] = [s, d, now + sim.migration_copy_s(s, ctx, self.bandwidth), 1, ctx]
             self.stats["started"] += 1
+            if self.blocking:
+                self._blocking(sim, rid, s, d, ctx, now)
+                continue
+            self.flights[rid] = [s, d, now + sim.migration_copy_s(s, ctx, self.bandwidth), 1, ctx]
+
+    def _blocking(self, sim, rid, src, dst, ctx, now):
+        """The copy without pre-copy: the request is switched over at once and stalls for its whole KV copy plus
+        the switch-over (abandoned when the destination has no room for it)."""
+        room = dst.cap - sim.kv_used(dst, now) - self.queued_tokens(sim, dst)
+        if room < ctx:
+            self.stats["abandoned"] += 1
+            return
+        sim.migrate_running(rid, dst, now, sim.migration_copy_s(src, ctx, self.bandwidth) + self.overhead)
+        self.stats["migrated"] += 1
 
 
 __all__ = ["LlumnixMigrate", "BLOCK_TOKENS"]

@@ -1,6 +1,6 @@
 """The serverless scenario schema (one schema, parsed once at the boundary): functions, models, nodes, systems.
 
-    {"name": "...", "systems": ["slinfer", "sllm+c+s"], "model": "llama-2-7b",
+    {"name": "...", "systems": ["slinfer", "sllm+c+s"], "model": "llama2-7b",
      "workload": {"trace": "1_30_128_8_0", "models": 32, "duration_s": 1800},
      "nodes": {"cpu": 4, "gpu": 4, "gpu_memory_gb": 78},
      "params": {"watermark": 0.25, "keep_alive_s": 1.0, "use_cpu": true, "sharing": true, "consolidation": true}}
@@ -19,6 +19,10 @@ from simulations.engine.serverless.config import SYSTEMS, ServerlessConfig
 from simulations.engine.serverless.perf import MODEL_FACTS
 
 System = Literal["slinfer", "sllm", "sllm+c", "sllm+c+s"]
+# the hardware catalogue's names of the models the artefact measured (the names every other page uses) -> the
+# artefact's own names, which key its latency tables; either spelling is accepted, the catalogue's is offered
+CATALOGUE_MODELS = {"llama2-7b": "llama-2-7b", "llama2-13b": "llama-2-13b", "llama3.1-8b": "llama-3.1-8b",
+                    "llama3.2-3b": "llama-3.2-3b"}
 
 
 class SpecError(ValueError):
@@ -81,12 +85,18 @@ class ServerlessSpec(Strict):
 
     @model_validator(mode="after")
     def _model(self):
-        if self.model not in MODEL_FACTS:
-            raise ValueError(f"unknown model {self.model!r}; one of {', '.join(MODEL_FACTS)}")
+        if self.engine_model not in MODEL_FACTS:
+            raise ValueError(f"unknown model {self.model!r}; one of {', '.join(CATALOGUE_MODELS)} (the hardware "
+                             "catalogue's names)")
         return self
 
+    @property
+    def engine_model(self) -> str:
+        """The artefact's name of the model (its latency tables' key)."""
+        return CATALOGUE_MODELS.get(self.model, self.model)
+
     def config(self, system: str) -> ServerlessConfig:
-        return ServerlessConfig(system=system, base_model=self.model, cpu_nodes=self.nodes.cpu,
+        return ServerlessConfig(system=system, base_model=self.engine_model, cpu_nodes=self.nodes.cpu,
                                 gpu_nodes=self.nodes.gpu, gpu_memory_gb=self.nodes.gpu_memory_gb,
                                 cpu_memory_gb=self.nodes.cpu_memory_gb, **self.params.model_dump())
 

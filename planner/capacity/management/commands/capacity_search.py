@@ -32,6 +32,8 @@ class Command(BaseCommand):
         parser.add_argument("--band-draws", type=int, default=None, help="new seeds for the bands (default 20)")
         parser.add_argument("--quota-gpus", default="", help='JSON per region, e.g. {"us-west": 96}')
         parser.add_argument("--gpu-options", default="", help='JSON per model: deployments to try')
+        parser.add_argument("--start-plan", type=int, default=None,
+                            help="id of a solved capacity plan: start from its instance counts")
         parser.add_argument("--spec", default="", help="the whole search spec as JSON (the options above win)")
         add_team_arguments(parser)
         parser.add_argument("--name", default="")
@@ -57,6 +59,8 @@ class Command(BaseCommand):
             spec["band_draws"] = opts["band_draws"]
         if opts["seeds"]:
             spec["seeds"] = int_list(opts["seeds"], "--seeds")
+        if opts["start_plan"] is not None:
+            spec["start_plan"] = opts["start_plan"]
         return spec
 
     def handle(self, *args, **opts):

@@ -84,6 +84,7 @@ class Command(BaseCommand):
             "output_tokens": trace.output_tokens,
             "failed_requests": trace.failed_requests,
             "was_sorted": trace.was_sorted,
+            "status": trace.current_status()[0],
             "normalised_file": str(trace.normalised_file),
             "job": trace.job_id,
             "job_status": trace.job.status if trace.job else None,

@@ -75,9 +75,11 @@ def sweep(*, remove: bool = False, min_age_s: float = 3600.0, checksums: bool = 
             if remove and now - tmp.stat().st_mtime > min_age_s:
                 tmp.unlink(missing_ok=True)
                 report["removed"].append(str(tmp))
-    for trace in Trace.objects.all().only("pk", "storage_key", "original_file", "content_sha256", "source"):
+    for trace in Trace.objects.all().only("pk", "storage_key", "original_file", "content_sha256", "source", "status"):
         folder = trace.directory
-        if not folder.is_dir() or not trace.normalised_file.is_file():
+        # a trace not normalised yet (or whose normalisation failed) has only its original
+        needs_normalised = trace.status == Trace.Status.READY
+        if not folder.is_dir() or (needs_normalised and not trace.normalised_file.is_file()):
             report["ghost_rows"].append({"trace": trace.pk, "missing": str(folder if not folder.is_dir()
                                                                          else trace.normalised_file)})
             continue

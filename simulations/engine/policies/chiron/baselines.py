@@ -82,12 +82,20 @@ class LlumnixBatch(LlumnixScaler):
         approx_queue: bool = knob(True, "the average freeness estimates queued prompts (queued requests x mean "
                                         "prompt) instead of summing them")
 
+    @staticmethod
+    def migration_of(k) -> str:
+        legacy = "queued" if k.migrate else "none"
+        return k.migration or ("live" if "migrate" not in k.model_fields_set else legacy)
+
+    @classmethod
+    def kv_bytes_use(cls, knobs) -> str:
+        return "its live migration copies running requests' KV" if cls.migration_of(knobs) == "live" else ""
+
     def __init__(self, params, rng):
         super().__init__(params, rng)
         k = self.knobs
         self.max_batch = k.max_batch or None
-        legacy = "queued" if k.migrate else "none"
-        self.migration = k.migration or ("live" if "migrate" not in k.model_fields_set else legacy)
+        self.migration = self.migration_of(k)
         self.live = ApproxLiveMigration(self.params, rng) if self.migration == "live" else None
         self.interval_s = self.tick_s  # the scaler's period (10 s); with live migration the tick is the poll
         self.next_scale = self.interval_s

@@ -91,6 +91,10 @@ class Chiron(BatchScaling, Autoscaler):
         theta_from: Literal["generated", "completed"] = knob(
             "completed", "measure throughput from tokens of completed batch requests or tokens generated")
 
+    @classmethod
+    def kv_bytes_use(cls, knobs) -> str:
+        return "it swaps preempted batch requests' KV to host memory"
+
     def __init__(self, params, rng):
         super().__init__(params, rng)
         p = self.params

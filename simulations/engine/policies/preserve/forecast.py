@@ -40,10 +40,14 @@ class OracleNoise:
         self.rng = rng
         self.true_p = self.true_d = None
 
-    def prepare(self, workload, window_s: float) -> None:
-        n = int(np.ceil((float(workload.arrival_s.max()) if len(workload) else 0.0) / window_s)) + 3
-        self.true_p, self.true_d = window_totals(workload.arrival_s, workload.input_tokens, workload.output_tokens,
-                                                 window_s, n)
+    def prepare(self, workload, window_s: float, select=None) -> None:
+        """The true per-window P and D of the workload (of the requests ``select`` picks, if given: one
+        endpoint's origin traffic in the per-endpoint mode)."""
+        arr, inp, out = workload.arrival_s, workload.input_tokens, workload.output_tokens
+        n = int(np.ceil((float(arr.max()) if len(workload) else 0.0) / window_s)) + 3
+        if select is not None:
+            arr, inp, out = np.asarray(arr)[select], np.asarray(inp)[select], np.asarray(out)[select]
+        self.true_p, self.true_d = window_totals(arr, inp, out, window_s, n)
 
     def _noisy(self, value: float, ape: float, cap: float) -> float:
         e = min(self.rng.exponential(ape), cap) if ape > 0 else 0.0

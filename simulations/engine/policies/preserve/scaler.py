@@ -30,6 +30,8 @@ from __future__ import annotations
 import math
 from typing import Literal
 
+import numpy as np
+
 from simulations.engine.config import ScenarioError
 from simulations.engine.policies.autoscalers import Autoscaler
 from simulations.engine.policies.params import knob
@@ -60,6 +62,9 @@ class PreServeBase(Autoscaler):
         mu_p: float | None = knob(None, "prefill capacity of one instance (tokens/s; profile.py measures it)", gt=0)
         mu_d: float | None = knob(None, "decode capacity of one instance (tokens/s)", gt=0)
         mu_t: float | None = knob(None, "total token capacity of one instance (tokens/s)", gt=0)
+        capacity: dict[str, list[float]] | None = knob(
+            None, "per endpoint ('region/model'): [mu_p, mu_d, mu_t] of its deployment; sizes each endpoint from "
+                  "its own origin traffic's forecast (oracle-noise only) instead of one profile and the total")
         forecaster: str = knob("oracle-noise", "'oracle-noise' or a forecasts.core method fitted on history")
         history: dict[str, list[float]] | None = knob(None, "{'p': [...], 'd': [...]}: prompt / decode tokens/s "
                                                             "per past window (series forecasters)")
@@ -86,7 +91,15 @@ class PreServeBase(Autoscaler):
         self.wants_arrival_hook = self.router is not None
         self.wants_completion_hook = self.router is not None
         self.forecaster = None
-        if self.window_mode:
+        self.capacity = self._per_endpoint(k.capacity) if self.window_mode and k.capacity else None
+        self.forecasters: dict = {}
+        if self.window_mode and self.capacity is not None:
+            if k.forecaster != "oracle-noise":
+                raise ScenarioError("strategy.params.forecaster", "the per-endpoint capacity works with the "
+                                    "'oracle-noise' forecaster only", hint="drop capacity or use oracle-noise")
+            self.mu = None
+            self.forecaster = _PerEndpoint(self)
+        elif self.window_mode:
             for key in ("mu_p", "mu_d", "mu_t"):
                 if getattr(k, key) is None:
                     raise ScenarioError(f"strategy.params.{key}", "the capacity profile (tokens/s per instance) "
@@ -107,11 +120,23 @@ class PreServeBase(Autoscaler):
         self._win_p = self._win_d = 0.0
 
     # ---------------------------------------------------------------- life cycle
+    @staticmethod
+    def _per_endpoint(capacity: dict) -> dict:
+        out = {}
+        for name, mu in capacity.items():
+            if len(mu) != 3 or not all(float(x) > 0 for x in mu):
+                raise ScenarioError(f"strategy.params.capacity.{name}", "must be [mu_p, mu_d, mu_t], each > 0",
+                                    hint="tokens/s of one instance: prefill, decode, total")
+            out[name] = tuple(float(x) for x in mu)
+        return out
+
     def prepare_fleet(self, fleet, workload):
         if workload.predicted_output_tokens is None and (self.router is not None or self.intra_window):
             raise ScenarioError("strategy.predictor", f"{self.policy_name} needs predicted output lengths: set "
                                 "strategy.predictor (oracle, table2-noise, noisy-oracle or bucket-median)")
-        if self.forecaster is not None:
+        if self.capacity is not None:
+            self._prepare_per_endpoint(workload)
+        elif self.forecaster is not None:
             self.forecaster.prepare(workload, self.window_s)  # only the oracle forecaster reads it
         return fleet
 
@@ -170,7 +195,7 @@ class PreServeBase(Autoscaler):
         self._obs_k = k
 
     def _close(self, win: int) -> None:
-        if win >= 0:
+        if win >= 0 and self.capacity is None:
             self.forecaster.observe(win, self._win_p / self.window_s, self._win_d / self.window_s)
         self._win_p = self._win_d = 0.0
 
@@ -178,11 +203,21 @@ class PreServeBase(Autoscaler):
         self._observe_until(sim, w)
         self.window = w
         self.down_used = False
-        p1, d1 = self.forecaster.forecast(w)
-        p2, d2 = self.forecaster.forecast(w + 1)
+        if self.capacity is None:
+            p1, d1 = self.forecaster.forecast(w)
+            p2, d2 = self.forecaster.forecast(w + 1)
         for ep in sim.endpoints:
             lo, hi = max(1, ep.min_instances), ep.max_instances
-            n = max(instance_count(p1, d1, *self.mu, lo, hi), instance_count(p2, d2, *self.mu, lo, hi))
+            mu = self.mu
+            if self.capacity is not None:  # the endpoint's own traffic and deployment
+                key = f"{ep.region}/{ep.model}"
+                if key not in self.capacity:
+                    raise ScenarioError("strategy.params.capacity", f"no capacity profile for endpoint {key!r}",
+                                        hint="give [mu_p, mu_d, mu_t] for every endpoint")
+                f, mu = self.forecasters[key], self.capacity[key]
+                p1, d1 = f.forecast(w)
+                p2, d2 = f.forecast(w + 1)
+            n = max(instance_count(p1, d1, *mu, lo, hi), instance_count(p2, d2, *mu, lo, hi))
             self.targets.append((w, round(p2, 2), round(d2, 2), n))
             self.window_target[ep.eid] = n
             cur = ep.n_active
@@ -238,6 +273,29 @@ class PreServeBase(Autoscaler):
 
     def _floor(self, ep) -> int:
         return 0
+
+    def _prepare_per_endpoint(self, workload) -> None:
+        """One oracle-noise forecaster per endpoint, over the requests that originate at its (region, model)."""
+        code = np.asarray(workload.region, dtype=np.int64) * len(workload.model_names) + np.asarray(workload.model)
+        names = {f"{r}/{m}": i * len(workload.model_names) + j for i, r in enumerate(workload.region_names)
+                 for j, m in enumerate(workload.model_names)}
+        for key in sorted(self.capacity):
+            if key not in names:
+                raise ScenarioError(f"strategy.params.capacity.{key}", "no such region/model in the workload",
+                                    hint=f"one of {', '.join(sorted(names))}")
+            f = make_forecaster("oracle-noise", dict(self.params, window_s=self.window_s), self.rng)
+            f.prepare(workload, self.window_s, select=code == names[key])
+            self.forecasters[key] = f
+
+
+class _PerEndpoint:
+    """Stands in for the global forecaster in the per-endpoint mode (observations are not needed: oracle-noise)."""
+
+    def __init__(self, owner) -> None:
+        self.owner = owner
+
+    def observe(self, window: int, p: float, d: float) -> None:
+        pass
 
 
 @register(PolicyKind.AUTOSCALER, "preserve")
