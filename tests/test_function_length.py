@@ -25,7 +25,6 @@ ALLOWED: dict[str, int] = {
     "simulations/engine/loop.py::Simulator.__init__": 119,
     "planner/catalogue/spec.py::complete_deployment": 108,
     "tests/benchmarks/reproduce_opscale.py::_gap_and_sensitivity": 104,  # grew on a branch merged after the list was made
-    "planner/opscale/point.py::plan_point": 98,
     "planner/catalogue/perfcsv.py::read_perf_csv": 98,
     "simulations/engine/generator/sageserve.py::synthesize": 95,
     "planner/catalogue/fit.py::fit_group": 93,
