@@ -9,6 +9,7 @@ from django.urls import reverse
 from rest_framework.exceptions import ValidationError
 
 from planner.accounts.access import get_for_user_or_404, team_of
+from planner.benchmarks.badges import badges_for
 from planner.labels import label_view
 from simulations import selectors, services
 from simulations.engine.policies import AUTOSCALERS
@@ -112,7 +113,8 @@ def run_detail(request, pk: int):
     from planner.plotstyle import embed
 
     ctx = {"run": run, "job": run.job, "scenario_json": json.dumps(run.scenario, indent=2),
-           "labels_url": reverse("simulations:labels", args=[run.pk])}
+           "labels_url": reverse("simulations:labels", args=[run.pk]),
+           "validation_badges": badges_for(team_of(request.user), run.scenario)}
     from simulations import streamed_views
 
     if run.result and streamed_views.is_streamed(run.result):

@@ -9,7 +9,7 @@ from django.db import transaction
 
 from planner.benchmarks.core import calibrate as core_calibrate
 from planner.benchmarks.core.errors import BenchmarkError
-from planner.benchmarks.core.resim import simulate_run
+from planner.benchmarks.core.resim import scheduling_of, simulate_run
 from planner.benchmarks.core.schema import BenchmarkRun as RunSchema
 from planner.benchmarks.core.upload import parse_upload
 from planner.benchmarks.core.validate import compare, pooled
@@ -67,8 +67,9 @@ def physics_of(deployment: Deployment) -> Efficiency | None:
 
 
 def _with_run_settings(spec: dict, run: RunSchema) -> dict:
-    """A catalogue deployment's engine spec, with the run's batch limits (its engine settings)."""
-    return {**spec, "max_batch_size": run.engine.max_num_seqs, "max_batch_tokens": run.engine.max_num_batched_tokens}
+    """A catalogue deployment's engine spec, with the run's batch limits and scheduler (its engine settings)."""
+    return {**spec, "max_batch_size": run.engine.max_num_seqs, "max_batch_tokens": run.engine.max_num_batched_tokens,
+            **scheduling_of(run)}
 
 
 def simulate_rows(runs: list[RunSchema], *, deployment: Deployment | None = None, efficiency: Efficiency | None = None,

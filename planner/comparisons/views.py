@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from planner.accounts.access import get_for_user_or_404, team_of, visible_to
+from planner.benchmarks.badges import badges_for
 from planner.comparisons import families, kinds, selectors
 from planner.comparisons.core.serverless import DEFAULT_SYSTEMS
 from planner.comparisons.core.variants import SCHEDULERS, STRATEGIES
@@ -153,6 +154,7 @@ def comparison_detail(request, pk: int):
         "comp": comp, "kind": kind, "results": comp.results.all(), "status": comp.status,
         "failures": outcome.failures_of(comp), "progress": outcome.progress_of(comp),
         "wall_s": outcome.wall_s_of(comp), "scenario_pretty": json.dumps(comp.scenario, indent=1)[:20000],
+        "validation_badges": badges_for(team_of(request.user), comp.scenario),
         **kind.page_context(comp, selectors.summaries_of(comp)),
     })
 

@@ -10,6 +10,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from planner.accounts.access import get_for_user_or_404, team_of, visible_to
+from planner.benchmarks.badges import badges_for
 from planner.labels import label_view
 from planner.optimizer.scenario import ScenarioError
 from planner.plans.charts import all_figures
@@ -116,6 +117,7 @@ def plan_detail(request, pk: int):
         "static": result.get("static_peak", {}),
         "scenario_json": json.dumps(plan.scenario, indent=1),
     }
+    context["validation_badges"] = badges_for(team_of(request.user), plan.scenario)
     checks = list(plan.capacity_checks.select_related("job").order_by("-created")[:5])
     context["checks"] = checks
     context["checked"] = next((c for c in checks if c.answer), None)

@@ -20,7 +20,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 COMPILED_DIR = HERE / "_compiled"
 STAMP = COMPILED_DIR / "SOURCES.sha256"
-MODULES = ("entities", "fleetindex", "evq", "state", "kvcache", "chunked", "batching", "arrivals", "fleet", "control", "loop")
+MODULES = ("entities", "fleetindex", "evq", "state", "kvcache", "chunked", "batching", "arrivals", "fleet", "control", "loop",
+           "disagg")
 DECLARATIONS = ("codes",)  # declaration-only .pxd files the modules cimport (C constants)
 
 BUILD: dict = {"kind": "python", "reason": "not activated"}

@@ -62,8 +62,10 @@ class RequestPath(InstanceEngine):
         """(region, model, tier) -> endpoints eligible for that tier (siloed pools split IW / NIW)."""
         self._cands = {}
         for ep in self.endpoints:
+            if ep.pool == "decode":
+                continue  # a disaggregated endpoint's decode pool gets requests from its prefill pool only
             for tier in range(len(TIERS)):
-                if ep.pool == "all" or (ep.pool == "niw") == (tier == NIW):
+                if ep.pool == "all" or ep.pool == "prefill" or (ep.pool == "niw") == (tier == NIW):
                     self._cands.setdefault((ep.region_idx, ep.model_idx, tier), []).append(ep)
 
     def candidates(self, region: int, model: int, tier: int):
@@ -297,6 +299,6 @@ class RequestPath(InstanceEngine):
         if fit:
             return fit
         model, tier = self.req_model[rid], self.req_tier[rid]
-        fit = [ep for ep in self.endpoints if ep.model_idx == model and (ep.pool == "all" or (ep.pool == "niw") == (
+        fit = [ep for ep in self.endpoints if ep.model_idx == model and ep.pool != "decode" and (ep.pool in ("all", "prefill") or (ep.pool == "niw") == (
             tier == NIW)) and (not ep.spec.max_model_len or need <= ep.spec.max_model_len)]
         return fit[:1] if fit else eps

@@ -165,6 +165,8 @@ class InstanceEngine(ChunkedPrefill):
                     f = fe // _FIN_RID
                     rid = fe - f * _FIN_RID
                     if rid in running and fin[rid] == f:
+                        if inst.pfx is not None:
+                            self._pfx_release(inst, rid)
                         # _complete(inst, rid, t) with _close_stint inlined
                         j = join[rid]
                         if it != j:
@@ -202,13 +204,14 @@ class InstanceEngine(ChunkedPrefill):
             self._make_room(inst, t)
             admit = inst.B == 0
         B = inst.B
-        if self.chunked and (inst.waiting or inst.prefilling) and self._mixed_step(inst, t, admit):
+        if (self.chunked or inst.v1) and (inst.waiting or inst.prefilling) and self._mixed_step(inst, t, admit):
             return
         if admit and inst.swapped and B < inst.max_b and self._swap_in(inst, t):
             return
         ctx = inst.S + B * inst.it
         kv_used = ctx + inst.kv_prefill
-        if admit and inst.waiting and B < inst.max_b and not self.chunked and self._admit(inst, t, B, kv_used):
+        if admit and inst.waiting and B < inst.max_b and not (self.chunked or inst.v1) and self._admit(inst, t, B,
+                                                                                                         kv_used):
             return
         if B > 0:
             self._decode_run(inst, t, B, ctx, kv_used, admit)

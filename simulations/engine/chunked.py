@@ -32,6 +32,7 @@ class ChunkedPrefill(KVManager):
     @cython.locals(B=cython.longlong, ctx=cython.longlong, free=cython.longlong, need=cython.longlong,
                    rid=cython.longlong, budget=cython.longlong, tokens=cython.longlong, take=cython.longlong,
                    dur=cython.double, sq=cython.double, done=cython.longlong, reserve=cython.longlong,
+                   left=cython.longlong, hit=cython.longlong, adj=cython.longlong,
                    waiting=list, prefilling=list, taken=list, plan=list)
     def _mixed_step(self, inst: Instance, t: float, admit):
         """Chunked prefill (Sarathi-style): one iteration = one decode step of the running batch plus prompt
@@ -39,14 +40,26 @@ class ChunkedPrefill(KVManager):
         fixed overhead counted once (minus min(c0_prefill, c0_decode)). Returns False if nothing to prefill.
         ``admit``: False in a step that preempted (vLLM V1 then schedules no waiting request). With
         ``preemption = "vllm"`` a waiting request's whole prompt must fit above the watermark after the running
-        batch's slots for this iteration (V1 allocates the running requests first)."""
+        batch's slots for this iteration (V1 allocates the running requests first).
+
+        vLLM V1 (``inst.v1``; vllm/v1/core/sched/scheduler.py ``Scheduler.schedule``, v0.15: "First, schedule the
+        RUNNING requests" spends ``token_budget = max_num_scheduled_tokens`` on the running requests in order, one
+        token per decode and up to the budget per partial prefill; "Next, schedule the WAITING requests" only
+        ``while self.waiting and token_budget > 0`` and ``len(self.running) < max_num_running_reqs``, each taking
+        ``min(num_new_tokens, token_budget)`` after its prefix-cache hit ``num_computed_tokens``): admission stops
+        when the budget is spent, and a prefix-cache hit (kvcache.py) shortens the prompt to prefill."""
         B = inst.B
         ctx = inst.S + B * inst.it
         free = inst.cap - ctx - inst.kv_prefill
         prefilling = inst.prefilling
         waiting = inst.waiting
         reserve = self.wm_tokens(inst) + (B if self.pre_vllm else 0)
-        if waiting and admit:
+        left = 1
+        if inst.v1:  # V1 admits waiting requests only while the step's token budget lasts, after the running ones
+            left = max(inst.max_bt - B, 1)
+            for entry in prefilling:
+                left -= entry[1]
+        if waiting and admit and left > 0:
             inp, gen = self._inp, self._gen
             if self.sched_dynamic:
                 order = self.scheduler.order(waiting, t, self.policy_view)
@@ -64,18 +77,29 @@ class ChunkedPrefill(KVManager):
                     entry = waiting[0]
                 rid = entry[2]
                 need = inp[rid] + gen[rid]
-                if need > free - reserve or B + len(prefilling) >= inst.max_b:
+                hit = 0
+                adj = 0
+                if inst.pfx is not None:
+                    hit, adj = self._pfx_plan(inst, rid)
+                if need + adj > free - reserve or B + len(prefilling) >= inst.max_b:
                     break
                 if order is None:
                     heappop(waiting)
                 taken.append(rid)
-                prefilling.append([rid, need, need])
+                prefilling.append([rid, need - hit, need])  # a prefix-cache hit is not prefilled again
                 inst.kv_prefill += need
+                if inst.pfx is not None:
+                    self._pfx_acquire(inst, rid, hit)
+                    inst.work -= hit
                 inst.q_tok -= need
                 inst.res_tok += inp[rid] + self._out[rid]
-                free -= need
+                free -= need + adj
                 if self._t_admit[rid] != self._t_admit[rid]:
                     self._t_admit[rid] = t
+                if inst.v1:
+                    left -= need - hit
+                    if left <= 0:
+                        break
             if order is not None and taken:  # keep the rest sorted (the order a dynamic scheduler reads)
                 chosen = set(taken)
                 inst.waiting = [e for e in waiting if e[2] not in chosen]

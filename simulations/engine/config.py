@@ -112,6 +112,12 @@ class DeploymentSpec:
     # context limit (vLLM --max-model-len): prompt + output tokens one request may hold; 0 = no limit. What happens
     # to a longer request is the scenario's ``engine.over_context`` (batching / arrivals; docs/simulator.md)
     max_model_len: int = 0
+    # vLLM V1 scheduling (chunked.py): one token budget per step (max_batch_tokens = max_num_batched_tokens) spent on
+    # the running decodes first, then on chunked prefills of running and newly admitted requests; max_batch_size =
+    # max_num_seqs. Prefix caching (kvcache.py; needs vllm_v1): prompts' cached 16-token blocks are not prefilled
+    # again and their KV is held once; the requests' prefix ids come from the workload (Workload.prefix_ids)
+    vllm_v1: bool = False
+    prefix_caching: bool = False
 
     @property
     def signal_scale(self) -> float:
@@ -175,7 +181,12 @@ class DeploymentSpec:
             kv_bytes_per_token=_num(d, "kv_bytes_per_token", where, 0.0, minimum=0.0),
             device=_device(d.get("device"), f"{where}.device"),
             max_model_len=_int(d, "max_model_len", where, 0, minimum=0),
+            vllm_v1=_bool(d, "vllm_v1", where),
+            prefix_caching=_bool(d, "prefix_caching", where),
         )
+        if spec.prefix_caching and not spec.vllm_v1:
+            raise ScenarioError(f"{where}.prefix_caching", "prefix caching is simulated with vLLM V1 scheduling: "
+                                                          "set vllm_v1 to true as well")
         if spec.prefill.c0 + spec.prefill.c1 <= 0:
             raise ScenarioError(f"{where}.prefill", "c0 and c1 cannot both be 0 (prefill would take no time)")
         if spec.decode.c0 + spec.decode.c_batch <= 0:
@@ -204,6 +215,8 @@ class DeploymentSpec:
             **({"kv_bytes_per_token": self.kv_bytes_per_token} if self.kv_bytes_per_token else {}),
             **({"device": self.device.to_dict()} if self.device is not None else {}),
             **({"max_model_len": self.max_model_len} if self.max_model_len else {}),
+            **({"vllm_v1": True} if self.vllm_v1 else {}),
+            **({"prefix_caching": True} if self.prefix_caching else {}),
         }
 
     @property
@@ -212,10 +225,26 @@ class DeploymentSpec:
 
 
 @dataclass(frozen=True)
+class KVLinkConfig:
+    """The link a disaggregated endpoint's KV caches cross from a prefill instance to a decode instance
+    (disagg.py): ``bandwidth_gb_s`` GB/s (10^9 bytes a second) between the two instances and ``latency_s`` per
+    transfer. ``link_class`` names where the figures come from (disagg.LINK_CLASSES)."""
+
+    link_class: str = "infiniband"
+    bandwidth_gb_s: float = 50.0
+    latency_s: float = 0.0
+
+    def transfer_s(self, tokens: int, kv_bytes_per_token: float) -> float:
+        """Seconds to move ``tokens`` tokens of KV cache over the link."""
+        return self.latency_s + tokens * kv_bytes_per_token / (self.bandwidth_gb_s * 1e9)
+
+
+@dataclass(frozen=True)
 class EndpointConfig:
     """A (region, model) endpoint: its deployment and instance bounds.
 
-    ``pool`` is "all" for a unified endpoint, or "iw" / "niw" for the siloed pools. ``weights_in_region``:
+    ``pool`` is "all" for a unified endpoint, "iw" / "niw" for the siloed pools, or "prefill" / "decode" for the
+    two pools of a disaggregated endpoint (the prefill pool carries ``kv_link``; disagg.py). ``weights_in_region``:
     whether the model's weights are in the region's repository (SageServe 2.3: a load takes ~10 min from there,
     ~2 h from another region); False models bringing a model to a new region: the first load is cross-region.
     """
@@ -228,6 +257,7 @@ class EndpointConfig:
     max_instances: int = 1_000_000
     pool: str = "all"
     weights_in_region: bool = True
+    kv_link: KVLinkConfig | None = None  # a disaggregated endpoint's prefill pool: the link to its decode pool
 
     @property
     def key(self) -> tuple[str, str, str]:

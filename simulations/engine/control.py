@@ -205,8 +205,8 @@ class PolicyAPI(FleetLifecycle):
         if rid not in inst.running:
             raise ValueError(f"evict: request {rid} is not running on instance {inst.iid}")
         if mode == "swap":
-            if self.chunked:
-                raise ValueError("evict(mode='swap') is not supported with engine.chunked_prefill")
+            if self.chunked or inst.v1:
+                raise ValueError("evict(mode='swap') is not supported with engine.chunked_prefill or vllm_v1")
             if not inst.spec.kv_bytes_per_token > 0:
                 raise ValueError(f"evict(mode='swap'): deployment {inst.spec.name} has no kv_bytes_per_token")
         inst.pending.append((rid, mode == "swap"))
@@ -292,8 +292,8 @@ class PolicyAPI(FleetLifecycle):
             raise ValueError(f"migrate_running: instance {dst.iid} is not serving (state {dst.state})")
         if dst is src or dst.endpoint is not src.endpoint:
             raise ValueError(f"migrate_running: instance {dst.iid} is not another instance of the same endpoint")
-        if self.chunked:
-            raise ValueError("migrate_running is not supported with engine.chunked_prefill")
+        if self.chunked or src.v1:
+            raise ValueError("migrate_running is not supported with engine.chunked_prefill or vllm_v1")
         if self._migrating is None:
             self._migrating, self._mig_down = {}, {}
         if rid in self._migrating:

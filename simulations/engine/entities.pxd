@@ -48,6 +48,10 @@ cdef class Instance:
     cdef public double ix_r, ix_rt, ix_q, ix_qt
     cdef public long long ix_b, ix_bn
     cdef public long long res_tok, q_tok
+    cdef public bint v1
+    cdef public dict pfx
+    cdef public object pfx_lru
+    cdef public long long pfx_lru_tok
 
 
 cdef class Endpoint:

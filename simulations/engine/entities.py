@@ -6,6 +6,8 @@ indexed by request id (rid), so an instance only holds rids.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 from cython.cimports.libc.math import sqrt  # C sqrt when compiled (math.sqrt as Python): same result
 
 from simulations.engine.config import DeploymentSpec, EndpointConfig
@@ -81,6 +83,7 @@ class Instance:
         "rr", "donate_on_release", "seg_a", "runs_i0", "runs_old", "runs_meta", "runs_mx",
         "last_dec_end", "prefilling", "kv_prefill", "swapped", "pending", "kind", "policy_state", "adm", "res_tok", "q_tok",
         "ix_pos", "ix_seq", "ix_lb", "ix_run", "ix_r", "ix_rt", "ix_q", "ix_qt", "ix_b", "ix_bn",
+        "v1", "pfx", "pfx_lru", "pfx_lru_tok",
     )
 
     def __init__(self, iid: int, endpoint: Endpoint, t_requested: float, t_ready: float, source: str) -> None:
@@ -150,6 +153,13 @@ class Instance:
         # chunked prefill) and prompt (+ generated) tokens of the waiting ones
         self.res_tok = 0
         self.q_tok = 0
+        # vLLM V1 scheduling (one token budget per step, decodes first, then chunked prefills; chunked.py) and
+        # prefix caching (kvcache.py): the cached prefix chunks (id -> refs * PFX_REF + cached tokens) and the
+        # free ones in LRU order (id -> None) with their tokens; None when the deployment does not cache prefixes
+        self.v1 = bool(getattr(spec, "vllm_v1", False))
+        self.pfx = {} if getattr(spec, "prefix_caching", False) else None
+        self.pfx_lru = OrderedDict() if self.pfx is not None else None
+        self.pfx_lru_tok = 0
 
     @property
     def queue_len(self) -> int:

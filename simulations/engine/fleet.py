@@ -139,4 +139,6 @@ class FleetLifecycle(RequestPath):
             self.cold_started.update(backlog)
             for rid in backlog:
                 self._enqueue(self.instance_router.choose(ep), rid, now)
+        if self._pd is not None and ep.pool == "decode":
+            self._pd.on_ready(inst, now)  # requests whose prefill ended while no decode instance served
         self.autoscaler.on_instance_ready(self.policy_view, inst, now)

@@ -22,6 +22,22 @@ What vLLM does, and what is modelled (docs/simulator.md "Admission and preemptio
   the remaining batch without admitting or swapping in (batching.py ``_step``), so an evicted request cannot be
   prefilled again only to be evicted at the next iteration.
 - Mode: recompute (vLLM's default) or swap (``engine.preemption_mode``; KV to host at swap_bandwidth_gb_s).
+- Prefix caching (deployments with ``prefix_caching``, which run V1 scheduling). vLLM hashes every full 16-token
+  block of a prompt, chained on its parent's hash (vllm/v1/core/kv_cache_utils.py ``hash_block_tokens``,
+  ``hash_request_tokens``); at admission the longest run of cached blocks from the start is a hit
+  (vllm/v1/core/kv_cache_manager.py ``get_computed_blocks``: ``find_longest_cache_hit``, at most the prompt less
+  one token, "we need to recompute the last token"), those tokens are not prefilled again and their blocks are
+  shared (reference counted); the blocks computed for the request are cached as they are allocated
+  (``allocate_slots`` -> ``cache_blocks``). A block whose last holder finishes goes to the free queue, in reverse
+  order so the tail of a prompt is evicted first (vllm/v1/core/block_pool.py ``free_blocks``), and free cached
+  blocks are evicted least recently freed first when a new block needs room (``get_new_blocks`` ->
+  ``_maybe_evict_cached_block``). Here: a request's prefix is a list of ids (``Workload.prefix_ids``), each one
+  chained hash of ``Workload.prefix_chunk_tokens`` prompt tokens (a multiple of 16: one block, or 512 = 32 blocks
+  for one Mooncake ``hash_ids`` entry); a chunk is looked up, shared, freed and evicted as a whole, and hits count
+  whole 16-token blocks. Free cached chunks count
+  as free memory (as vLLM's free queue does) and are evicted LRU when an admission needs their room. Simplified:
+  a chunk is cached from the admission of the request that computes it (vLLM: from the step that schedules its
+  tokens), and generated tokens are not hashed.
 
 Compiled build: compiled with Cython by ``python -m simulations.engine.build`` (declarations in the
 matching .pxd; ``@cython.locals`` types the hot locals and is inert in Python). The same source runs as
@@ -34,6 +50,7 @@ from bisect import bisect_left, insort
 from heapq import heappush
 
 import cython
+import numpy as np
 
 from simulations.engine.entities import Instance
 
@@ -45,6 +62,14 @@ from simulations.engine.state import RunState
 # last token, rid < FIN_RID): ordered exactly as the (fin, rid) pairs, without a tuple per entry
 FIN_RID = 1 << 32
 _FIN_RID = cython.declare(cython.longlong, FIN_RID)  # C copy (compiled)
+
+# prefix caching: tokens hashed under one prefix id (32 blocks of 16), and an instance's cache value encoding
+# ``refs * PFX_REF + cached tokens`` (cached tokens <= PFX_CHUNK < PFX_REF)
+PFX_BLOCK = 16
+PFX_CHUNK = 512
+PFX_REF = 1024
+_PFX_BLOCK = cython.declare(cython.longlong, PFX_BLOCK)
+_PFX_REF = cython.declare(cython.longlong, PFX_REF)
 
 
 class KVManager(RunState):
@@ -65,6 +90,148 @@ class KVManager(RunState):
         self._key_fcfs = type(scheduler) is FCFS
         if self.n >= FIN_RID:
             raise ValueError(f"{self.n} requests in one run: at most {FIN_RID - 1} (finish-heap encoding)")
+
+    def _setup_prefix(self, workload, endpoints) -> None:
+        """Bind the workload's prefix ids (CSR: request i's ids are ``prefix_ids[prefix_off[i]:prefix_off[i+1]]``) when
+        a deployment caches prefixes; counters of looked-up and hit prompt tokens."""
+        off = getattr(workload, "prefix_off", None)
+        self.pfx_on = any(getattr(ep.spec, "prefix_caching", False) for ep in endpoints)
+        n = self.n
+        if not self.pfx_on or off is None:
+            off = np.zeros(n + 1, dtype=np.int64)
+            ids = np.zeros(0, dtype=np.int64)
+        else:
+            ids = workload.prefix_ids
+        self.pfx_off = memoryview(np.ascontiguousarray(off, dtype=np.int64))
+        self.pfx_ids = memoryview(np.ascontiguousarray(ids, dtype=np.int64))
+        self.pfx_n = memoryview(np.zeros(n if self.pfx_on else 0, dtype=np.int32))  # ids each request holds
+        self.pfx_hit = memoryview(np.zeros(n if self.pfx_on else 0, dtype=np.int64))  # tokens hit, all admissions
+        self._pfx_off, self._pfx_ids, self._pfx_n, self._pfx_hit = self.pfx_off, self.pfx_ids, self.pfx_n, self.pfx_hit
+        self.pfx_query_tok = 0
+        self.pfx_hit_tok = 0
+        self.pfx_chunk = int(getattr(workload, "prefix_chunk_tokens", PFX_CHUNK))
+        if self.pfx_chunk % PFX_BLOCK or not PFX_BLOCK <= self.pfx_chunk < PFX_REF:
+            raise ValueError(f"prefix_chunk_tokens {self.pfx_chunk}: a multiple of {PFX_BLOCK} below {PFX_REF}")
+
+    @cython.locals(own=cython.longlong, pos=cython.longlong, tok=cython.longlong, v=cython.longlong,
+                   ct=cython.longlong, c=cython.longlong, j=cython.longlong, o=cython.longlong, e=cython.longlong,
+                   hit=cython.longlong, adj=cython.longlong, hitting=cython.bint, cache=dict, chunk=cython.longlong)
+    def _pfx_plan(self, inst: Instance, rid):
+        """Look request ``rid``'s prefix up in ``inst``'s cache: (hit tokens, KV adjustment) where the adjustment is
+        what its admission adds to the KV in use besides its own prompt + generated tokens (negative: shared chunks
+        already held by others; positive: a chunk cached longer than this request's part of it)."""
+        chunk = self.pfx_chunk
+        own = ((self._inp[rid] - 1) // _PFX_BLOCK) * _PFX_BLOCK  # full blocks, leaving the last token to compute
+        o = self._pfx_off[rid]
+        e = self._pfx_off[rid + 1]
+        cache = inst.pfx
+        pos = 0
+        hit = 0
+        adj = 0
+        hitting = True
+        j = o
+        while j < e and pos < own:
+            tok = own - pos
+            if tok > chunk:
+                tok = chunk
+            v = cache.get(self._pfx_ids[j], -1)
+            if v < 0:
+                hitting = False
+            else:
+                ct = v % _PFX_REF
+                c = ct if ct < tok else tok
+                if hitting:
+                    hit += c
+                    hitting = c == tok
+                adj += (ct - c) if v < _PFX_REF else -c
+            pos += tok
+            j += 1
+        return hit, adj
+
+    @cython.locals(own=cython.longlong, pos=cython.longlong, tok=cython.longlong, v=cython.longlong,
+                   ct=cython.longlong, c=cython.longlong, j=cython.longlong, o=cython.longlong, e=cython.longlong,
+                   k=cython.longlong, cache=dict, key=cython.longlong, chunk=cython.longlong)
+    def _pfx_acquire(self, inst: Instance, rid, hit):
+        """Admit ``rid``'s prefix on ``inst`` (after ``_pfx_plan``): reference every chunk of it, cache the missing
+        ones, count the hit; then evict free cached chunks (LRU) the KV in use now needs."""
+        chunk = self.pfx_chunk
+        own = ((self._inp[rid] - 1) // _PFX_BLOCK) * _PFX_BLOCK
+        o = self._pfx_off[rid]
+        e = self._pfx_off[rid + 1]
+        cache = inst.pfx
+        lru = inst.pfx_lru
+        pos = 0
+        k = 0
+        j = o
+        while j < e and pos < own:
+            tok = own - pos
+            if tok > chunk:
+                tok = chunk
+            key = self._pfx_ids[j]
+            v = cache.get(key, -1)
+            if v < 0:
+                cache[key] = _PFX_REF + tok
+            else:
+                ct = v % _PFX_REF
+                c = ct if ct < tok else tok
+                if v < _PFX_REF:  # free cached: leaves the free queue
+                    del lru[key]
+                    inst.pfx_lru_tok -= ct
+                    inst.kv_prefill += ct - c
+                else:
+                    inst.kv_prefill -= c
+                cache[key] = v + _PFX_REF
+            pos += tok
+            j += 1
+            k += 1
+        self._pfx_n[rid] = k
+        self._pfx_hit[rid] += hit
+        self.pfx_hit_tok += hit
+        self.pfx_query_tok += self._inp[rid]
+        self._pfx_evict(inst)
+
+    @cython.locals(room=cython.longlong, v=cython.longlong)
+    def _pfx_evict(self, inst: Instance):
+        """Evict free cached chunks, least recently freed first, until they fit in the KV not in use."""
+        room = inst.cap - (inst.S + inst.B * inst.it + inst.kv_prefill)
+        lru = inst.pfx_lru
+        while inst.pfx_lru_tok > room and lru:
+            key = lru.popitem(last=False)[0]
+            v = inst.pfx.pop(key)
+            inst.pfx_lru_tok -= v % _PFX_REF
+
+    @cython.locals(own=cython.longlong, tok=cython.longlong, v=cython.longlong, ct=cython.longlong,
+                   c=cython.longlong, j=cython.longlong, o=cython.longlong, k=cython.longlong, cache=dict,
+                   key=cython.longlong, chunk=cython.longlong)
+    def _pfx_release(self, inst: Instance, rid):
+        """``rid`` leaves ``inst`` (finished or preempted): drop its references; chunks nobody holds go to the free
+        queue, its last chunk first (evicted first, as vLLM frees a request's blocks in reverse)."""
+        k = self._pfx_n[rid]
+        if k == 0:
+            return
+        chunk = self.pfx_chunk
+        own = ((self._inp[rid] - 1) // _PFX_BLOCK) * _PFX_BLOCK
+        o = self._pfx_off[rid]
+        cache = inst.pfx
+        lru = inst.pfx_lru
+        j = k - 1
+        while j >= 0:
+            tok = own - j * chunk
+            if tok > chunk:
+                tok = chunk
+            key = self._pfx_ids[o + j]
+            v = cache[key] - _PFX_REF
+            ct = v % _PFX_REF
+            c = ct if ct < tok else tok
+            cache[key] = v
+            if v < _PFX_REF:
+                inst.kv_prefill -= ct - c
+                lru[key] = None
+                inst.pfx_lru_tok += ct
+            else:
+                inst.kv_prefill += c
+            j -= 1
+        self._pfx_n[rid] = 0
 
     @cython.locals(w=cython.longlong)
     def wm_tokens(self, inst: Instance):
@@ -148,12 +315,16 @@ class KVManager(RunState):
         rem = self._out[rid] - (self._gen[rid] + 1)
         if rem <= 0:
             self._complete(inst, rid, t)
+        elif self._pd is not None and self._pd.hand_off(inst, rid, t):
+            pass  # a prefill pool's instance: the KV moves to a decode instance (disagg.py)
         else:
             self._fin[rid] = it + rem
             heappush(inst.fin_heap, (it + rem) * _FIN_RID + rid)
 
     def _complete(self, inst: Instance, rid, t: float):
         self._close_stint(inst, rid)
+        if inst.pfx is not None:
+            self._pfx_release(inst, rid)
         inst.S -= inst.running.pop(rid)
         inst.B -= 1
         inst.res_tok -= self._inp[rid] + self._out[rid]  # scaling-signal counter (entities.signal_tokens)
@@ -209,6 +380,8 @@ class KVManager(RunState):
         self._close_stint(inst, rid)
         if inst.it > self._join[rid]:
             self._tok_t[rid] = inst.last_dec_end  # its last token came from the last decode iteration
+        if inst.pfx is not None:
+            self._pfx_release(inst, rid)
         inst.S -= inst.running.pop(rid)
         inst.B -= 1
         inst.res_tok -= self._inp[rid] + self._out[rid]
@@ -264,6 +437,8 @@ class KVManager(RunState):
             inst.S += need - it
             inst.res_tok += self._inp[rid] + self._out[rid]
             self._join[rid] = it
+            if self._pd is not None:
+                self._pd.joined(rid, t)
         inst.B += len(batch)
         inst.batch = batch
         inst.phase = SWAPIN

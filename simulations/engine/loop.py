@@ -27,7 +27,7 @@ from simulations.engine.evq import InstanceEvents
 from simulations.engine.fleetindex import EndpointIndex  # noqa: F401 - types the loop's locals when compiled
 from simulations.engine.policies import get_policy
 from simulations.engine.policies.registry import PolicyKind
-from simulations.engine.state import EV_DELIVER, EV_READY, EV_SAMPLE, EV_TICK
+from simulations.engine.state import EV_DELIVER, EV_KV, EV_READY, EV_SAMPLE, EV_TICK
 from simulations.engine.view import PolicyView
 
 NIW = TIER_INDEX["NIW"]
@@ -38,6 +38,7 @@ class Simulator(PolicyAPI):
 
     def __init__(self, scenario, workload, progress=None) -> None:
         self.scenario = scenario
+        self._pd = None  # prefill/decode disaggregation (disagg.py), set below when an endpoint has pools
         self.engine = scenario.engine
         self.fast = scenario.engine.mode == "fast"
         self.chunked = bool(scenario.engine.chunked_prefill)
@@ -121,9 +122,14 @@ class Simulator(PolicyAPI):
             ep.clock = self
             self.endpoints.append(ep)
         self._build_candidates()
+        if any(ep.pool == "prefill" for ep in self.endpoints):
+            from simulations.engine.disagg import Disaggregation
+
+            self._pd = Disaggregation(self)
         self._route_ctx = scenario.engine.over_context == "route" and any(
             ep.spec.max_model_len for ep in self.endpoints)
         self._setup_admission_bounds()  # Endpoint.adm: watermark and context limit (arrivals.py)
+        self._setup_prefix(self.workload, self.endpoints)  # prefix caching's per-request ids (kvcache.py)
         self.spot = [{m: int(c) for m, c in r.spot_pool.items()} for r in fleet.regions]
         self.vm_free = [int(r.vm_capacity) for r in fleet.regions]
         self._spot_last_t = 0.0
@@ -259,6 +265,9 @@ class Simulator(PolicyAPI):
                 elif kind == EV_READY:
                     self.t_work = t
                     self._ready(obj, t)
+                elif kind == EV_KV:
+                    self.t_work = t
+                    self._pd.land(obj, t)
                 elif kind == EV_TICK:
                     self.autoscaler.on_tick(self.policy_view, t)
                     if i < n or more or len(heap) + len(iq) > 1:

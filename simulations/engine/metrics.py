@@ -182,6 +182,9 @@ def _summary(sim, w, r: _PerRequest, end: float, tot: dict, wall_s: float) -> di
         "seed": sim.engine.seed,
     }
     summary.update(preemption_summary(sim))  # per-request preemptions and context-limit actions
+    summary.update(prefix_cache_summary(sim))  # only when a deployment caches prefixes
+    if sim._pd is not None:  # prefill/decode disaggregation: KV transfers and the decode-side wait
+        summary["disaggregation"] = sim._pd.summary(done)
     if sim.migrations():  # live migrations (control.migrate_running), only when a policy migrated
         summary["migrations"] = sim.migrations()
     return summary
@@ -204,6 +207,8 @@ def build_result(sim, wall_s: float) -> SimulationResult:
                 "tbt_max_s": r.tbt_max, "completed": done, "endpoint": np.asarray(sim.served_ep),
                 "instance": np.asarray(sim.served_inst), "first_token_s": r.t_first, "done_s": r.t_done,
                 "preemptions": np.asarray(sim.preempted), "tier": w.tier}
+    if getattr(sim, "pfx_on", False):
+        requests["cached_tokens"] = np.asarray(sim.pfx_hit)
     slo_block = None
     if rich_slo_wanted(sim):  # richer SLOs and metrics; default outputs unchanged
         slo_block, extra = rich_slo(sim, ttft=ttft, e2e=e2e, itl_mean=r.tbt, itl_max=r.tbt_max, done=done,
@@ -217,15 +222,21 @@ def build_result(sim, wall_s: float) -> SimulationResult:
                             instances=instances, slo=slo_block)
 
 
+def _usage_key(ep) -> tuple:
+    """(region, model), and the pool for the two pools of a disaggregated endpoint (own GPUs and prices)."""
+    return (ep.region, ep.model, ep.pool) if ep.pool in ("prefill", "decode") else (ep.region, ep.model)
+
+
 def usage_block(sim, end: float, nominal: dict | None = None) -> tuple[list, dict]:
-    """Per (region, model): instance-hours (provisioning, busy, idle), GPU-hours and cost of every instance the
+    """Per (region, model), per pool of a disaggregated endpoint: instance-hours (provisioning, busy, idle), GPU-hours and cost of every instance the
     run used up to ``end``; and their totals. ``nominal``: (region, model) -> nominal provisioning delays
     (``nominal_provisioning``). Also used by the streamed replay (stream.py) at its end."""
     usage_map: dict = {}
     for inst in sim.instances:
         ep = inst.endpoint
-        key = (ep.region, ep.model)
+        key = _usage_key(ep)
         u = usage_map.setdefault(key, {"region": ep.region, "model": ep.model, "deployment": ep.spec.name,
+                                        **({"pool": ep.pool} if len(key) > 2 else {}),
                                         "gpus_per_instance": ep.spec.gpus_per_instance,
                                         "price_per_instance_hour": ep.spec.on_demand_price,
                                         "provisioning_s": 0.0, "busy_s": 0.0, "idle_s": 0.0, "instances_used": 0})
@@ -262,6 +273,16 @@ def usage_block(sim, end: float, nominal: dict | None = None) -> tuple[list, dic
     return usage, tot
 
 
+def prefix_cache_summary(sim) -> dict:
+    """``prefix_cache``: prompt tokens looked up in and served from the prefix caches (every admission, recomputed
+    ones included, as vLLM counts its queries and hits) and their ratio; {} when no deployment caches prefixes."""
+    if not getattr(sim, "pfx_on", False):
+        return {}
+    q, h = int(sim.pfx_query_tok), int(sim.pfx_hit_tok)
+    return {"prefix_cache": {"hit_rate": h / q if q else 0.0, "hit_tokens": h, "queried_tokens": q,
+                             "requests_with_hits": int((np.asarray(sim.pfx_hit) > 0).sum())}}
+
+
 def preemption_summary(sim) -> dict:
     """Preemptions per request: the largest count any single request suffered, the 99th percentile over
     all requests, how many requests were preempted at least once; and what ``engine.over_context`` did
@@ -285,7 +306,7 @@ def nominal_provisioning(sim, events) -> dict:
     out: dict = {}
     if not sim.engine.instant_provisioning:
         return out
-    by_name = {ep.name: (ep.region, ep.model) for ep in sim.endpoints}
+    by_name = {ep.name: _usage_key(ep) for ep in sim.endpoints}
     for e in events:
         if e["action"] == "scale_out" and e["endpoint"] in by_name:
             key = by_name[e["endpoint"]]

@@ -26,6 +26,7 @@ from simulations.engine.generator import generate_workload
 from simulations.engine.policies import AUTOSCALERS, get_policy
 from simulations.engine.policies.params import check_params
 from simulations.engine.policies.registry import PolicyKind
+from simulations.engine.pools import check_kind, expand, is_disaggregated
 from simulations.engine.schema import (
     Limits,
     Synthetic,
@@ -112,6 +113,9 @@ def parse_scenario(d: dict, *, limits: Limits | None = None) -> Scenario:
     e2e = {**base.e2e_s, **sc.slo.e2e_s.given()}
     slo = SLOConfig(ttft_s=ttft, e2e_s=e2e, percentile=float(sc.slo.percentile), **sc.slo.rich_kwargs())
     engine = _engine(sc, limits)
+    if engine.chunked_prefill and any(e.pool == "prefill" for e in fleet.endpoints):
+        raise ScenarioError("engine.chunked_prefill", "is not modelled with disaggregated endpoints (a prefill "
+                            "pool prefills whole prompts, as Splitwise's)", hint="chunked_prefill false")
     asked = expected_requests(sc.workload.synthetic) if sc.workload.synthetic is not None else 0.0
     if asked > limits.max_requests:
         raise ScenarioError("workload.synthetic", f"asks for about {asked:,.0f} "
@@ -144,12 +148,22 @@ def _fleet(sc) -> FleetConfig:
                 raise ScenarioError(f"{where}.region", f"region {region!r} is not in fleet.regions",
                                     hint=suggest(region, [r.name for r in regions]))
             regions.append(RegionConfig(name=region))
+        check_kind(e, where)
+        if is_disaggregated(e):  # two engine endpoints: the prefill pool and the decode pool (pools.py)
+            pair = expand(e, where, region, e.model, lambda v, w: resolve_deployment(v, named, w))
+            if (region, pair[0].model) in seen:
+                raise ScenarioError(where, f"duplicate endpoint for region {region!r} and model {pair[0].model!r}")
+            seen.add((region, pair[0].model))
+            endpoints.extend(pair)
+            continue
         spec = resolve_deployment(e.deployment, named, f"{where}.deployment")
         model = e.model or spec.model
         if (region, model) in seen:
             raise ScenarioError(where, f"duplicate endpoint for region {region!r} and model {model!r}")
         seen.add((region, model))
         kwargs = to_kwargs(e)
+        for extra in ("prefill_pool", "decode_pool"):
+            kwargs.pop(extra)
         kwargs.update(region=region, model=model, deployment=spec)
         if kwargs["max_instances"] is None:
             kwargs["max_instances"] = max(e.initial, 20)

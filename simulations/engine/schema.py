@@ -30,6 +30,7 @@ from simulations.engine.config import (
     DeploymentSpec,
     EndpointConfig,
     EngineConfig,
+    KVLinkConfig,
     NetworkConfig,
     PolicyConfig,
     PrefillCoeffs,
@@ -169,14 +170,32 @@ def _region_tag(value: Any) -> str:
 
 RegionRef = Annotated[Annotated[Name, Tag("<name>")] | Annotated[Region, Tag("<region>")],
                       Discriminator(_region_tag)]
+class Pool(Strict):
+    """One pool of a disaggregated endpoint (docs/disaggregation.md): its deployment (GPU, TP) and count."""
+
+    deployment: DeploymentRef  # type: ignore[valid-type]
+    initial: int = integer(default=1, ge=0, le=MAX_INSTANCES)
+    min_instances: Annotated[int, Field(alias="min", validation_alias="min")] = integer(default=1, ge=1,
+                                                                                        le=MAX_INSTANCES)
+    max_instances: Annotated[int | None, Field(alias="max", validation_alias="max")] = integer(
+        default=None, ge=1, le=MAX_INSTANCES)
+
+
+KVLink = section(KVLinkConfig, "KVLink", fields={
+    "link_class": (Literal["nvlink", "infiniband", "infiniband-hdr", "ethernet"], "infiniband"),
+    "bandwidth_gb_s": (float | None, num(default=None, gt=0.0, le=1e5)),
+    "latency_s": (float | None, num(default=None, ge=0.0, le=10.0)),
+})
+
 Endpoint = section(
     EndpointConfig, "Endpoint",
     fields={"region": (str | None, Field(None, max_length=200)), "model": (str | None, Field(None, max_length=200)),
-            "deployment": (DeploymentRef, ...),
+            "deployment": (DeploymentRef | None, None),  # required unless prefill_pool and decode_pool are given
             "max_instances": (int | None, integer(default=None, ge=0, le=MAX_INSTANCES))},
     aliases={"min_instances": "min", "max_instances": "max"},
     bounds={"initial": dict(ge=0, le=MAX_INSTANCES), "min_instances": dict(ge=0, le=MAX_INSTANCES)},
-    exclude=("pool",),  # set by the siloed autoscaler, not by scenarios
+    exclude=("pool", "kv_link"),  # pool: set by the siloed autoscaler or a disaggregated endpoint's expansion
+    add={"prefill_pool": (Pool | None, None), "decode_pool": (Pool | None, None), "kv_link": (KVLink | None, None)},
 )
 _Delay = Annotated[float, Field(ge=0.0, le=3600.0, strict=True, allow_inf_nan=False)]
 # [probability, low_s, high_s]: a JSON list (lax container), strict finite numbers inside

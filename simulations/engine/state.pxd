@@ -30,5 +30,7 @@ cdef class RunState:
     cdef public list _done_buf
     # the one object policies receive (view.py)
     cdef public object policy_view
+    # prefill/decode disaggregation (disagg.py), None when no endpoint is disaggregated
+    cdef public object _pd
 
     cpdef _bind_views(self)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from heapq import heappush
 
-EV_INST, EV_DELIVER, EV_READY, EV_TICK, EV_SAMPLE = 0, 1, 2, 3, 4
+EV_INST, EV_DELIVER, EV_READY, EV_TICK, EV_SAMPLE, EV_KV = 0, 1, 2, 3, 4, 5  # EV_KV: a KV transfer lands (disagg.py)
 
 
 class RunState:
@@ -51,7 +51,7 @@ class RunState:
 
     def push(self, t, kind, obj, arg=0):
         """Queue an event that is not an instance's own step: EV_DELIVER (obj = rid, arg = endpoint id),
-        EV_READY (obj = instance), EV_TICK, EV_SAMPLE."""
+        EV_READY (obj = instance), EV_TICK, EV_SAMPLE, EV_KV (obj = rid, arg = decode instance id)."""
         self.seq += 1
         heappush(self.heap, (t, self.seq, kind, obj, arg))
 

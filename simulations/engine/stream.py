@@ -25,6 +25,7 @@ from dataclasses import replace
 import numpy as np
 
 from simulations.engine import window
+from simulations.engine.config import ScenarioError
 from simulations.engine.loop import Simulator
 from simulations.engine.scenario import build_workload
 from simulations.engine.sketch import HI, LO, REL_ERR, LogHistogram, Stat  # noqa: F401  (re-exported)
@@ -113,6 +114,10 @@ def simulate_stream(scenario, *, trace=None, chunk_s: float = 3600.0, workload_c
     (``info``: a ``streamacc.ChunkInfo``; ``info.summary["requests"]`` is the chunk's request count). Returns a
     ``StreamResult``."""
 
+    for ep in scenario.fleet.endpoints:
+        if ep.deployment.prefix_caching:
+            raise ScenarioError(f"deployments.{ep.deployment.name}.prefix_caching",
+                                "prefix caching is not simulated in streamed runs: use the result mode 'table'")
     if workload_chunks is None:
         if trace is not None and str(trace).lower().endswith(".parquet"):
             workload_chunks = _parquet_chunks(scenario, trace, chunk_s)

@@ -40,6 +40,11 @@ def _columns(rows: dict) -> dict:
                 out[col] = np.asarray(rows[col], dtype=np.float64).astype(dtype)
             except (TypeError, ValueError):
                 raise ScenarioError(f"workload.{col}", f"the trace's {col!r} column must be numeric") from None
+    if rows.get("hash_ids") is not None:  # Mooncake's prefix block hashes: prefix caching's ids (workload.py)
+        hashes = list(rows["hash_ids"])
+        if not all(h is None or (isinstance(h, list) and all(isinstance(x, int) for x in h)) for h in hashes):
+            raise ScenarioError("workload.hash_ids", "each request's hash_ids must be a list of integers")
+        out["hash_ids"] = hashes
     return out
 
 
@@ -81,8 +86,11 @@ def read_trace_arrays(path: str | Path) -> dict:
         import pyarrow.parquet as pq
 
         table = pq.ParquetFile(path).read()  # not pq.read_table: that loads pyarrow.dataset (~0.3 s)
-        return _columns({name: _arrow_numpy(table.column(name)) for name in table.column_names
-                         if name in NUMERIC or name in LABELS or name in OPTIONAL})
+        cols = {name: _arrow_numpy(table.column(name)) for name in table.column_names
+                if name in NUMERIC or name in LABELS or name in OPTIONAL}
+        if "hash_ids" in table.column_names:
+            cols["hash_ids"] = table.column("hash_ids").to_pylist()
+        return _columns(cols)
     if suffix in (".jsonl", ".json"):
         rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
         cols: dict = {}

@@ -33,6 +33,11 @@ class Workload:
     ttft_slo_s: np.ndarray | None = None  # float64 per-request TTFT target (NaN = the tier's)
     tpot_slo_s: np.ndarray | None = None  # float64 per-request ITL/TPOT target (NaN = the tier's)
     class_id: np.ndarray | None = None  # int32 class or service id
+    # prompt prefix ids for prefix caching (kvcache.py), CSR: request i's ids are prefix_ids[prefix_off[i]:
+    # prefix_off[i + 1]], each a chained hash of up to 512 prompt tokens (a Mooncake trace's ``hash_ids``)
+    prefix_off: np.ndarray | None = None  # int64, n + 1
+    prefix_ids: np.ndarray | None = None  # int64
+    prefix_chunk_tokens: int = 512  # prompt tokens one prefix id stands for (16 x 1..63: one block to 63 blocks)
 
     def __len__(self) -> int:
         return int(self.arrival_s.shape[0])
@@ -87,6 +92,8 @@ class Workload:
         for name, idx in TIER_INDEX.items():
             tier[tiers == name] = idx
         extra = {k: v[order] for k, v in _request_attributes(cols).items()}
+        if cols.get("hash_ids") is not None:
+            extra["prefix_off"], extra["prefix_ids"] = prefix_csr([cols["hash_ids"][i] for i in order])
         deadline = None
         if "deadline_s" in cols:
             deadline = np.asarray(cols["deadline_s"], dtype=np.float64)[order]
@@ -132,6 +139,16 @@ class Workload:
         )
 
 
+def prefix_csr(lists) -> tuple[np.ndarray, np.ndarray]:
+    """Per-request id lists (None or empty: no prefix) as the CSR pair (offsets, ids) of ``Workload.prefix_ids``."""
+    lens = np.fromiter((0 if x is None else len(x) for x in lists), dtype=np.int64, count=len(lists))
+    off = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum(lens, out=off[1:])
+    parts = [np.asarray(x, dtype=np.int64) for x in lists if x is not None and len(x)]
+    ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    return off, ids
+
+
 def _request_attributes(cols: dict) -> dict:
     """The optional per-request columns of a normalised trace (predicted_output_tokens, ttft_slo_s, tpot_slo_s,
     class_id) as typed arrays, for those present."""
@@ -148,5 +165,5 @@ def _request_attributes(cols: dict) -> dict:
 _ATTRIBUTE_COLUMNS = (("predicted_output_tokens", np.int64), ("ttft_slo_s", np.float64), ("tpot_slo_s", np.float64),
                       ("class_id", np.int32))
 _LABEL_COLUMNS = ("model", "region", "tier")
-_KNOWN_COLUMNS = ("arrival_s", "input_tokens", "output_tokens", "deadline_s", *_LABEL_COLUMNS,
+_KNOWN_COLUMNS = ("arrival_s", "input_tokens", "output_tokens", "deadline_s", "hash_ids", *_LABEL_COLUMNS,
                   *(c for c, _ in _ATTRIBUTE_COLUMNS))

@@ -5,8 +5,9 @@ Each build runs in its own process (the build is chosen at import by PLANNER_ENG
 SHA-256 over every per-request output array and the JSON summary (wall time and the build's name left out). The
 cases cover each path the compiled loop types separately: the fused arrival path with the reactive autoscaler,
 scale-outs under a burst, chunked prefill, the richer prefill form (with and without chunking), the reference
-mode, dynamic schedulers (DPA, EDF) with siloed pools, live migration of running requests, and an LT-UA day slice with the NIW queue manager
-(hourly ILP, arrival hook).
+mode, dynamic schedulers (DPA, EDF) with siloed pools, live migration of running requests, vLLM V1 scheduling with and
+without prefix caching, an LT-UA day slice with the NIW queue manager (hourly ILP, arrival hook), and
+disaggregated prefill / decode pools (static and under the Dynamo planner).
 """
 
 from __future__ import annotations
@@ -65,6 +66,18 @@ out["cases"]["edf"] = run(d)
 d = load("preserve_routing"); d["workload"]["synthetic"].update(rate_rps=14.0, duration_s=600.0)
 d["strategy"].update(instance_router="llumnix", autoscaler="llumnix-migrate", params={"scaling": False})
 out["cases"]["live_migration"] = run(d)  # migrate_running: switch-over, downtime swap-in
+d = load("mooncake_prefix"); d["workload"]["limit"] = 1500  # vLLM V1 + prefix caching on Mooncake hash_ids
+d["fleet"]["endpoints"][0].update(initial=3, min=3, max=3); out["cases"]["v1_prefix_caching"] = run(d)
+d["engine"]["mode"] = "reference"; out["cases"]["v1_prefix_caching_reference"] = run(d)
+dep = d["deployments"]["llama2-70b/a100-80gb/tp8/v1-prefix"]; dep["prefix_caching"] = False
+d["engine"]["mode"] = "fast"; out["cases"]["v1_no_prefix_caching"] = run(d)
+d = load("code_disagg"); d["workload"].update(limit=3000)
+out["cases"]["disaggregated"] = run(d)  # prefill -> KV transfer -> decode pools (disagg.py)
+d = load("bench_day_disagg"); d["workload"]["synthetic"].update(total_requests=6000, duration_s=600.0, peak_hour=0.1)
+d["strategy"] = {"autoscaler": "dynamo-planner", "params": {"sync_s": 60, "scrape_interval_s": 60}}
+for r in d["fleet"]["regions"]:
+    r["vm_capacity"] = 0
+out["cases"]["disaggregated_dynamo"] = run(d)  # split scaling: pools scale apart, parked hand-offs
 
 from planner.comparisons.core.runner import run_variant
 d = load("sageserve_day"); d["workload"]["spec_overrides"]["total_rps"] = 1.5

@@ -6,7 +6,8 @@ Cases: the Azure code trace at 1x (anchor: 8 fixed instances), at 20x, with chun
 overload of the code trace (queueing), fixtures/scenarios/burst_reactive.json (a 4x burst: scale-outs from
 the spot pool, redeploys, preemptions), and a slice of fixtures/scenarios/bench_day.json (3 regions x 4 models, unified reactive,
 same arrival density as the full day; N requests, default 100,000), the same slice with the EDF and DPA
-schedulers, and an overload of small_reactive.json (1 instance per endpoint) under FCFS and DPA. Prints one JSON object (last line);
+schedulers, and an overload of small_reactive.json (1 instance per endpoint) under FCFS and DPA; disaggregated
+serving: code_disagg.json and the slice of bench_day_disagg.json under the Dynamo planner. Prints one JSON object (last line);
 exits 1 if any figure differs by more than 1%.
 """
 
@@ -59,6 +60,13 @@ def scenarios(n_day: int) -> dict[str, dict]:
         for e in over["fleet"]["endpoints"]:
             e.update(initial=1, min=1, max=1)
         out[f"overload_{sched}"] = over
+    # prefill/decode disaggregation: the code trace on 2 + 2 pools (KV transfers, held memory), and the
+    # disaggregated bench day slice (12 endpoints split into 24 pools) under the Dynamo planner's split scaling
+    out["code_disagg"] = load("code_disagg.json")
+    dday = load("bench_day_disagg.json")
+    dday["workload"] = json.loads(json.dumps(day["workload"]))
+    dday["strategy"] = {"autoscaler": "dynamo-planner", "scheduler": "fcfs"}
+    out[f"bench_day_disagg_slice_{n_day}_dynamo"] = dday
     return out
 
 

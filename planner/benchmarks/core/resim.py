@@ -10,9 +10,16 @@ Rules (fixed before any comparison with the measurements):
   with the model's tokenizer, as the server does), else system prompt + question; the output is the configured
   output length (the server generates exactly that many tokens with ignore_eos; the client's re-tokenised output
   count reads lower and is not used). Synthetic/random workloads draw from their distributions (seeded).
-- Prefix caching (engine setting on, shared_prefix workloads): the system prompt, rounded down to whole 16-token
-  KV blocks, is a cache hit for every request: its prefill is skipped and its KV is held once, so each request
-  is simulated with prompt - cached tokens. Any other reuse (repeated whole prompts) is not assumed.
+- Scheduling. vLLM from 0.8 schedules with its V1 engine (the default from v0.8.0): the deployment runs the
+  engine's V1 scheduling (one token budget per step, decodes first, then chunked prefills). Older vLLM versions and
+  other engines keep the chunked-prefill model of ``engine.chunked_prefill``.
+- Prefix caching (engine setting on). With V1 the engine simulates it (simulations/engine/kvcache.py) on 16-token
+  blocks: inference-perf's shared_prefix generator builds num_groups x prompts_per_group prompts once (a group's
+  system prompt + a question) and request k sends prompt k mod that number
+  (kubernetes-sigs/inference-perf, inference_perf/datagen/shared_prefix_datagen.py, ``load_lazy_data``), so a
+  prompt's blocks are the system prompt's (shared by its group) followed by its own, repeated every time it is
+  sent. Without V1: the system prompt, rounded down to whole 16-token blocks, is a hit for every request and each
+  request is simulated with prompt - cached tokens (the earlier approximation).
 - Engine settings. max_num_seqs -> max_batch_size, max_num_batched_tokens -> token budget per step, chunked
   prefill on/off, TP and gpu_memory_utilization -> the physics deployment (KV capacity), max_model_len.
 - Client/server overhead the engine does not see (HTTP, tokenisation, streaming): the calibrated ``client_s`` is
@@ -22,6 +29,7 @@ Rules (fixed before any comparison with the measurements):
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +53,7 @@ class StageSim:
     per_token: float
     completed: int
     unfinished: int
+    prefix_hit_rate: float = math.nan  # prompt tokens served from the prefix cache / prompt tokens (NaN: not cached)
 
 
 def _stage_arrivals(rng: np.random.Generator, kind: str, rate: float, duration: float) -> np.ndarray:
@@ -58,11 +67,41 @@ def _stage_arrivals(rng: np.random.Generator, kind: str, rate: float, duration: 
     return t[t < duration]
 
 
+def uses_v1(run: BenchmarkRun) -> bool:
+    """vLLM 0.8 and later run the V1 engine by default (an unstated version counts as current)."""
+    e = run.engine
+    if e.engine != "vllm":
+        return False
+    parts = [int(x) for x in re.findall(r"\d+", e.engine_version)[:2]]
+    return not parts or tuple(parts + [0])[:2] >= (0, 8)
+
+
 def cached_prefix_tokens(run: BenchmarkRun) -> int:
+    """The earlier approximation (without V1): the system prompt's whole blocks are hit by every request."""
     sp = run.workload.shared_prefix
-    if not run.engine.prefix_caching or sp is None:
+    if not run.engine.prefix_caching or sp is None or uses_v1(run):
         return 0
     return (sp.system_prompt_len // KV_BLOCK) * KV_BLOCK
+
+
+_ID_SHIFT = 24  # a prefix id is (owner << 24) | block index: prompts up to 2^24 blocks
+
+
+def prompt_block_ids(run: BenchmarkRun, first: int, n: int, prompt: int) -> list[np.ndarray]:
+    """The 16-token block ids of requests ``first`` .. ``first + n - 1`` of a shared_prefix run (request k sends
+    prompt k mod num_groups x prompts_per_group; prompt p belongs to group p // prompts_per_group): the system
+    prompt's whole blocks are the group's, the blocks from the first one that holds question tokens the prompt's."""
+    sp = run.workload.shared_prefix
+    n_prompts = sp.num_groups * sp.prompts_per_group
+    sys_blocks = sp.system_prompt_len // KV_BLOCK
+    blocks = -(-prompt // KV_BLOCK)
+    j = np.arange(blocks, dtype=np.int64)
+    out = []
+    for k in range(first, first + n):
+        p = k % n_prompts
+        owner = np.where(j < sys_blocks, p // sp.prompts_per_group, sp.num_groups + p)
+        out.append((owner << _ID_SHIFT) | j)
+    return out
 
 
 def build_requests(run: BenchmarkRun, seed: int, *, duration_scale: float = 1.0) -> dict:
@@ -80,9 +119,11 @@ def build_requests(run: BenchmarkRun, seed: int, *, duration_scale: float = 1.0)
         return {"arrival_s": arrival, "input_tokens": np.asarray(req.input_tokens, np.int64),
                 "output_tokens": np.maximum(np.asarray(req.output_tokens, np.int64), 1),
                 "stage": np.zeros(n, np.int64)}
-    parts, stage_of, ins, outs = [], [], [], []
+    parts, stage_of, ins, outs, prefixes = [], [], [], [], []
     start = 0.0
     cached = cached_prefix_tokens(run)
+    blocks = run.engine.prefix_caching and uses_v1(run) and run.workload.kind == "shared_prefix"
+    sent = 0
     for i, st in enumerate(run.load.stages):
         dur = st.duration * duration_scale
         t = _stage_arrivals(rng, run.load.type, st.rate, dur) + start
@@ -95,14 +136,20 @@ def build_requests(run: BenchmarkRun, seed: int, *, duration_scale: float = 1.0)
                       else sp.system_prompt_len + sp.question_len)
             ins.append(np.full(n, max(1, int(round(prompt)) - cached), np.int64))
             outs.append(np.full(n, sp.output_len, np.int64))
+            if blocks:
+                prefixes.extend(prompt_block_ids(run, sent, n, int(round(prompt))))
         else:
             ins.append(_draw(rng, wl.input, n))
             outs.append(_draw(rng, wl.output, n))
         parts.append(t)
         stage_of.append(np.full(n, i, np.int64))
         start += dur
-    return {"arrival_s": np.concatenate(parts), "input_tokens": np.concatenate(ins),
-            "output_tokens": np.concatenate(outs), "stage": np.concatenate(stage_of)}
+        sent += n
+    req = {"arrival_s": np.concatenate(parts), "input_tokens": np.concatenate(ins),
+           "output_tokens": np.concatenate(outs), "stage": np.concatenate(stage_of)}
+    if blocks:
+        req["hash_ids"] = prefixes  # one id per 16-token block (Workload.prefix_chunk_tokens = 16)
+    return req
 
 
 def _draw(rng, dist, n: int) -> np.ndarray:
@@ -113,9 +160,16 @@ def _draw(rng, dist, n: int) -> np.ndarray:
 def deployment_for(run: BenchmarkRun, eff: Efficiency) -> dict:
     e = run.engine
     arch = architecture(e.model)
-    return deployment_spec(arch.name, e.gpu, e.tensor_parallel_size, eff, max_num_seqs=e.max_num_seqs,
-                           max_num_batched_tokens=e.max_num_batched_tokens,
-                           memory_utilisation=e.gpu_memory_utilization, max_model_len=e.max_model_len)
+    dep = deployment_spec(arch.name, e.gpu, e.tensor_parallel_size, eff, max_num_seqs=e.max_num_seqs,
+                          max_num_batched_tokens=e.max_num_batched_tokens,
+                          memory_utilisation=e.gpu_memory_utilization, max_model_len=e.max_model_len)
+    return {**dep, **scheduling_of(run)}
+
+
+def scheduling_of(run: BenchmarkRun) -> dict:
+    """The deployment fields of the run's scheduler: V1 scheduling and its prefix caching setting (vLLM >= 0.8),
+    else none (the scenario's chunked-prefill model)."""
+    return {"vllm_v1": True, "prefix_caching": bool(run.engine.prefix_caching)} if uses_v1(run) else {}
 
 
 def scenario_for(run: BenchmarkRun, deployment: dict, seed: int) -> dict:
@@ -148,8 +202,9 @@ def simulate_run(run: BenchmarkRun, eff: Efficiency, *, seeds=(0, 1, 2), duratio
     for seed in seeds:
         req = build_requests(run, seed, duration_scale=duration_scale)
         scenario = parse_scenario(scenario_for(run, dep, seed))
-        workload = Workload.from_arrays({k: req[k] for k in ("arrival_s", "input_tokens", "output_tokens")},
-                                        default_model=dep["model"], default_region=REGION)
+        workload = Workload.from_arrays({k: req[k] for k in ("arrival_s", "input_tokens", "output_tokens", "hash_ids")
+                                         if k in req}, default_model=dep["model"], default_region=REGION)
+        workload.prefix_chunk_tokens = KV_BLOCK
         # from_arrays sorts by arrival (stable) and shifts the first arrival to 0: keep the stage labels aligned
         order = np.argsort(req["arrival_s"], kind="stable")
         stage = req["stage"][order]
@@ -159,7 +214,11 @@ def simulate_run(run: BenchmarkRun, eff: Efficiency, *, seeds=(0, 1, 2), duratio
         for i in np.unique(stage):
             sel = stage == i
             ok = sel & done
-            acc = pooled.setdefault(int(i), {"ttft": [], "e2e": [], "tok": [], "done": 0, "left": 0})
+            acc = pooled.setdefault(int(i), {"ttft": [], "e2e": [], "tok": [], "done": 0, "left": 0, "hit": 0,
+                                             "prompt": 0})
+            if "cached_tokens" in res:
+                acc["hit"] += int(res["cached_tokens"][sel].sum())
+                acc["prompt"] += int(workload.input_tokens[sel].sum())
             ttft = res["ttft_s"][ok] + eff.client_s
             e2e = res["e2e_s"][ok] + eff.client_s
             acc["ttft"].append(ttft)
@@ -174,5 +233,6 @@ def simulate_run(run: BenchmarkRun, eff: Efficiency, *, seeds=(0, 1, 2), duratio
         out_stages.append(StageSim(index=i, ttft=_stats(np.concatenate(acc["ttft"])),
                                    e2e=_stats(np.concatenate(acc["e2e"])),
                                    per_token=float(tok.mean()) if tok.size else math.nan,
-                                   completed=acc["done"], unfinished=acc["left"]))
+                                   completed=acc["done"], unfinished=acc["left"],
+                                   prefix_hit_rate=acc["hit"] / acc["prompt"] if acc["prompt"] else math.nan))
     return out_stages

@@ -58,6 +58,8 @@ def compare(run: BenchmarkRun, sims: list[StageSim]) -> list[dict]:
             "measured": meas, "simulated": simv,
             "error_pct": {k: ape(simv[k], meas[k]) for k in METRICS},
             "unfinished": sim.unfinished,
+            # simulated prefix-cache hit rate of the stage (None: the deployment does not cache prefixes)
+            "prefix_hit_rate": None if sim.prefix_hit_rate != sim.prefix_hit_rate else round(sim.prefix_hit_rate, 4),
         })
     return rows
 

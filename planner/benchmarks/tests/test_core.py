@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import subprocess
 import sys
 import zipfile
@@ -14,7 +15,13 @@ import pytest
 
 from planner.benchmarks.core import perrequest
 from planner.benchmarks.core.errors import BenchmarkError
-from planner.benchmarks.core.resim import build_requests, cached_prefix_tokens, deployment_for, simulate_run
+from planner.benchmarks.core.resim import (
+    build_requests,
+    cached_prefix_tokens,
+    deployment_for,
+    simulate_run,
+    uses_v1,
+)
 from planner.benchmarks.core.upload import parse_upload, read_path, unpack
 from planner.benchmarks.core.validate import compare, measured_per_token, pooled, stage_overloaded
 from planner.catalogue.physics import Efficiency, architecture, coefficients, datasheet, deployment_spec
@@ -131,14 +138,42 @@ def test_constant_load_puts_exactly_rate_times_duration_requests_in_each_stage()
     assert not np.array_equal(build_requests(run, 0)["arrival_s"], build_requests(run, 1)["arrival_s"])
 
 
-def test_prefix_caching_skips_the_system_prompt_in_whole_kv_blocks():
-    run = parse_upload(folder(GENERAL_70B), gpu="h100-80gb")
+def _version(run, version: str):
+    return run.model_copy(update={"engine": run.engine.model_copy(update={"engine_version": version})})
+
+
+def test_before_v1_prefix_caching_skips_the_system_prompt_in_whole_kv_blocks():
+    run = _version(parse_upload(folder(GENERAL_70B), gpu="h100-80gb"), "0.6.3")
+    assert not uses_v1(run) and "vllm_v1" not in deployment_for(run, Efficiency())
     assert cached_prefix_tokens(run) == 96  # 100-token system prompt: six 16-token blocks
     req = build_requests(run, 0)
     assert set(req["input_tokens"][req["stage"] == 0]) == {round(run.stages[0].prompt_len_mean) - 96}
     assert set(req["output_tokens"]) == {248}  # what the server generated (ignore_eos), not the client's count
+    assert "hash_ids" not in req
     off = run.model_copy(update={"engine": run.engine.model_copy(update={"prefix_caching": False})})
     assert cached_prefix_tokens(off) == 0
+
+
+def test_with_v1_the_engine_caches_the_prompts_block_by_block():
+    run = parse_upload(folder(GENERAL_70B), gpu="h100-80gb")  # vLLM v0.15.1: V1
+    assert uses_v1(run) and cached_prefix_tokens(run) == 0
+    dep = deployment_for(run, Efficiency())
+    assert dep["vllm_v1"] and dep["prefix_caching"]
+    req = build_requests(run, 0)
+    prompt = round(run.stages[0].prompt_len_mean)
+    assert set(req["input_tokens"][req["stage"] == 0]) == {prompt}  # whole prompts: the engine finds the hits
+    ids = req["hash_ids"]
+    sp = run.workload.shared_prefix
+    n_prompts = sp.num_groups * sp.prompts_per_group  # 9 x 5: request k sends prompt k mod 45
+    assert len(ids) == len(req["input_tokens"]) and len(ids[0]) == -(-prompt // 16)
+    assert np.array_equal(ids[0], ids[n_prompts]) and not np.array_equal(ids[0], ids[1])
+    same_group = ids[0][:6], ids[1][:6]  # prompts 0 and 1 share group 0's six system-prompt blocks, not the 7th
+    assert np.array_equal(*same_group) and ids[0][6] != ids[1][6]
+    assert not np.array_equal(ids[0][:6], ids[sp.prompts_per_group][:6])  # the next group's system prompt
+    sims = simulate_run(run, Efficiency(), seeds=(0,), duration_scale=0.05)
+    assert all(0.5 < s.prefix_hit_rate < 1 for s in sims)
+    off = run.model_copy(update={"engine": run.engine.model_copy(update={"prefix_caching": False})})
+    assert all(math.isnan(s.prefix_hit_rate) for s in simulate_run(off, Efficiency(), seeds=(0,), duration_scale=0.05))
 
 
 def test_the_reasoning_runs_are_overloaded_and_the_others_are_not():

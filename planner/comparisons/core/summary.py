@@ -147,6 +147,8 @@ def _totals(summ: dict, util_num: dict, serv: dict, outs: int, ins: int, decisio
         m = str(d.get("forecast_method") or "?") + (" (fallback)" if d.get("forecast_fallback") else "")
         methods[m] = methods.get(m, 0) + 1
     totals["forecast_methods"] = methods
+    if summ.get("prefix_cache"):  # only when a deployment caches prefixes (the engine's summary has it then)
+        totals["prefix_cache_hit_rate"] = summ["prefix_cache"]["hit_rate"]
     return totals
 
 

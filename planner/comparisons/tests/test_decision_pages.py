@@ -46,3 +46,12 @@ def test_a_strategy_that_failed_is_named_on_the_card_and_not_chosen(cast, fake_e
     assert "exploded" in a["failed"]["lt-i-broken"]["message"]
     client.force_login(cast.owner.user)
     assert "1 simulation did not finish" in client.get(f"/comparisons/{pk}/").content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_page_says_which_deployments_are_checked_against_real_runs(cast, fake_engine, client):  # noqa: F811
+    pk = _create(cast).json()["id"]
+    client.force_login(cast.owner.user)
+    html = client.get(f"/comparisons/{pk}/").content.decode()
+    assert 'id="validation-badges"' in html and "not checked against real runs" in html
+    assert html.index('id="validation-badges"') < html.index("data-strategy-table")

@@ -78,7 +78,8 @@ class NIWQueueManager:
     def bind(self, sim) -> None:
         self.view = sim
         if self.gate == "load":
-            missing = [ep.spec.name for ep in sim.endpoints if ep.pool != "iw" and ep.spec.theta_tps <= 0]
+            missing = [ep.spec.name for ep in sim.endpoints if ep.pool not in ("iw", "decode")
+                       and ep.spec.theta_tps <= 0]
             if missing:
                 from simulations.engine.config import ScenarioError
 
@@ -158,7 +159,8 @@ class NIWQueueManager:
         # deadline-forced release: requests that reached the escalation age go out with priority 0
         for model, q in self.queues.items():
             while self.escalate and q and now - sim.arrival_s(q[0]) >= self.escalate_after_s:
-                eps = [ep for ep in sim.endpoints if ep.model_idx == model and ep.pool != "iw" and ep.serving]
+                eps = [ep for ep in sim.endpoints if ep.model_idx == model and ep.pool not in ("iw", "decode")
+                       and ep.serving]
                 if not eps:
                     break
                 ep = min(eps, key=lambda e: (self.busy(e, now), e.eid))
@@ -169,7 +171,7 @@ class NIWQueueManager:
         self._turn = (self._turn + 1) % max(1, n)
         for k in range(n):  # rotate who signals first so no endpoint is always served first
             ep = eps[(k + self._turn) % n]
-            if ep.pool == "iw" or not ep.serving:
+            if ep.pool == "iw" or ep.pool == "decode" or not ep.serving:  # a decode pool: requests come prefilled
                 continue
             q = self.queues.get(ep.model_idx)
             if not q:

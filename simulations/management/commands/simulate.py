@@ -104,6 +104,9 @@ class Command(BaseCommand):
         ppr = s.get("preemptions_per_request") or {}
         self.stdout.write(f"preemptions {s.get('preemptions', 0)}: {ppr.get('requests_preempted', 0)} requests preempted, "
                           f"max {ppr.get('max', 0)} per request, p99 {ppr.get('p99', 0.0):g}")
+        pc = s.get("prefix_cache")
+        self.stdout.write(f"prefix cache hit rate {pc['hit_rate']:.1%} ({pc['hit_tokens']:,} of {pc['queried_tokens']:,} "
+                          f"prompt tokens)" if pc else "prefix cache off (no deployment caches prefixes)")
         ctx = s.get("context_limits") or {}
         if ctx.get("limits"):
             self.stdout.write(f"context limits {ctx['limits']} ({ctx['mode']}): {ctx['prompts_over_limit']} prompts over "

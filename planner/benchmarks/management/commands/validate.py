@@ -23,17 +23,21 @@ def _pct(x) -> str:
     return "   -  " if x is None else f"{x:6.1f}"
 
 
+def _hit(x) -> str:
+    return "  off" if x is None else f"{100 * x:4.1f}%"
+
+
 def table(rows: list[dict]) -> list[str]:
     out = [f"{'run':44s} st  rate | TTFT mean meas/sim ms  err% |  p90% |  p99% | E2E mean meas/sim s  err% |"
-           f"  p90% |  p99% | tok ms meas/sim  err%"]
+           f"  p90% |  p99% | tok ms meas/sim  err% | prefix hit"]
     for r in rows:
         m, s, e = r["measured"], r["simulated"], r["error_pct"]
         tok_m = f"{1e3 * m['per_token']:.2f}" if m["per_token"] else "-"
         out.append(f"{r['run'][:44]:44s} {r['stage']:2d} {r['rate'] or 0:5.1f} | {1e3 * m['ttft_mean']:9.1f}/"
                    f"{1e3 * s['ttft_mean']:9.1f} {_pct(e['ttft_mean'])} |{_pct(e['ttft_p90'])} |{_pct(e['ttft_p99'])} | "
                    f"{m['e2e_mean']:8.3f}/{s['e2e_mean']:8.3f} {_pct(e['e2e_mean'])} |{_pct(e['e2e_p90'])} |"
-                   f"{_pct(e['e2e_p99'])} | {tok_m}/{1e3 * s['per_token']:.2f} {_pct(e['per_token'])}"
-                   f"{'  overloaded (not scored)' if r['overloaded'] else ''}")
+                   f"{_pct(e['e2e_p99'])} | {tok_m}/{1e3 * s['per_token']:.2f} {_pct(e['per_token'])} | "
+                   f"{_hit(r.get('prefix_hit_rate'))}{'  overloaded (not scored)' if r['overloaded'] else ''}")
     return out
 
 

@@ -137,3 +137,12 @@ class SLAPlanner:
         self.last = {"num_req": n, "isl": isl, "osl": osl, "p_share": p_share, "d_share": d_share,
                      "p_correction": self.p_correction, "d_correction": self.d_correction}
         return min(max(want, s.min_endpoint), s.max_replicas)
+
+    def plan_split(self) -> tuple[int, int]:
+        """Disaggregated serving (Dynamo's disagg planner): the prefill and decode replica counts for the next
+        interval, each from its own share (TTFT sizes the prefill pool, ITL the decode pool); ``plan`` first."""
+        self.plan()
+        s = self.spec
+        num_p = math.ceil(self.last["p_share"] - 1e-9)
+        num_d = math.ceil(self.last["d_share"] - 1e-9)
+        return (min(max(num_p, s.min_endpoint), s.max_replicas), min(max(num_d, s.min_endpoint), s.max_replicas))

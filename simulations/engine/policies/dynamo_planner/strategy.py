@@ -1,4 +1,6 @@
-"""``dynamo-planner``: NVIDIA Dynamo's SLA planner (controller.py) on an aggregated endpoint.
+"""``dynamo-planner``: NVIDIA Dynamo's SLA planner (controller.py) on an aggregated endpoint, or on the two pools of
+a disaggregated one (docs/disaggregation.md): the prefill pool gets the prefill share (TTFT), the decode pool the
+decode share (ITL), each sized with its own deployment's profile, as Dynamo's disaggregated planner does.
 
 Every ``sync_s`` (the adjustment interval, 180 s) it observes, per endpoint, what Dynamo's frontend metrics give:
 the interval's request count and mean ISL (requests that reached the endpoint's (region, model), shared equally
@@ -78,6 +80,10 @@ class DynamoPlannerScaler(ScrapedScaler):
         ctrl["out_tokens"] = ctrl["done"] = 0
         planner = ctrl["planner"]
         planner.observe(Observation(num_req=obs[0], isl=obs[1], osl=ctrl["osl"]))
+        if ep.pool == "prefill":  # a disaggregated endpoint: each pool from its own share
+            return planner.plan_split()[0]
+        if ep.pool == "decode":
+            return planner.plan_split()[1]
         return planner.plan()
 
     def on_start(self, sim, now):
@@ -91,6 +97,7 @@ class DynamoPlannerScaler(ScrapedScaler):
         lo = int(np.searchsorted(t, now - self.p.sync_s, side="right"))
         mask = (seen["model"][lo:] == ep.model_idx) & (seen["region"][lo:] == ep.region_idx)
         n = int(mask.sum())
-        share = len(self.sim.endpoints_for(ep.region, ep.model)) or 1
+        # every request reaches both pools of a disaggregated endpoint; other endpoints of the (region, model) share
+        share = 1 if ep.pool in ("prefill", "decode") else (len(self.sim.endpoints_for(ep.region, ep.model)) or 1)
         isl = float(seen["input_tokens"][lo:][mask].mean()) if n else 0.0
         return n / share, isl

@@ -1,0 +1,103 @@
+"""Disaggregated endpoints through the API, the job handler, the page and the CLI: runs store the KV-transfer
+metrics and per-pool usage; bad pools are a 400 naming the field and store nothing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from planner.jobs.models import Job
+from simulations.models import SimulationRun
+from simulations.tests.engine_helpers import SPEC
+
+ROOT = Path(__file__).resolve().parents[2]
+TOY = {**SPEC, "kv_bytes_per_token": 1e6}
+
+
+def disagg_scenario() -> dict:
+    return {
+        "name": "pd api test", "seed": 1,
+        "workload": {"synthetic": {"duration_s": 600, "total_requests": 300}},
+        "fleet": {"regions": [{"name": "r1"}], "endpoints": [{
+            "region": "r1", "model": "toy",
+            "prefill_pool": {"deployment": TOY, "initial": 1, "min": 1, "max": 1},
+            "decode_pool": {"deployment": TOY, "initial": 2, "min": 2, "max": 2},
+            "kv_link": {"link_class": "infiniband"}}]},
+        "strategy": "static",
+    }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_disaggregated_run_through_the_api_stores_the_transfers_and_the_page_shows_them(cast):
+    resp = cast.owner.api.post("/api/simulations/", {"scenario": disagg_scenario(), "name": "pd"}, format="json")
+    assert resp.status_code == 201, resp.content
+    run = SimulationRun.objects.get(pk=resp.json()["id"])
+    assert run.job.status == Job.Status.SUCCEEDED, run.job.last_error
+    d = run.result["summary"]["disaggregation"]
+    assert d["transfers"] == run.result["summary"]["completed"] == 300
+    assert {u.get("pool") for u in run.result["usage"]} == {"prefill", "decode"}
+    from django.test import Client
+
+    page = Client()
+    page.force_login(cast.owner.user)
+    html = page.get(f"/simulations/{run.pk}/").content.decode()
+    assert 'id="disaggregation"' in html and "KV transfer" in html and "(decode pool)" in html
+
+
+BAD = [
+    (lambda e: e["kv_link"].update(bandwidth_gb_s=0), "scenario.fleet.endpoints[0].kv_link.bandwidth_gb_s"),
+    (lambda e: e.pop("decode_pool"), "scenario.fleet.endpoints[0].decode_pool"),
+    (lambda e: e["decode_pool"]["deployment"].update(kv_capacity_tokens=100),
+     "scenario.fleet.endpoints[0].decode_pool.deployment.kv_capacity_tokens"),
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("mutate, field", BAD)
+def test_bad_pools_are_a_400_naming_the_field_and_store_nothing(cast, mutate, field):
+    d = disagg_scenario()
+    d["fleet"]["endpoints"][0]["decode_pool"]["deployment"] = dict(TOY)
+    mutate(d["fleet"]["endpoints"][0])
+    resp = cast.owner.api.post("/api/simulations/", {"scenario": d}, format="json")
+    assert resp.status_code == 400, resp.content
+    err = resp.json()["error"]
+    assert field in err["fields"], err
+    assert SimulationRun.objects.count() == 0 and Job.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_the_page_form_refuses_a_prefill_pool_without_a_decode_pool(cast):
+    from django.test import Client
+
+    d = disagg_scenario()
+    d["fleet"]["endpoints"][0].pop("decode_pool")
+    page = Client()
+    page.force_login(cast.owner.user)
+    resp = page.post("/simulations/", {"scenario": json.dumps(d), "fixture": "", "mode": "fast"})
+    assert resp.status_code == 400 and "decode_pool" in resp.content.decode()
+    assert SimulationRun.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_the_simulate_command_runs_the_disaggregated_fixture():
+    out = StringIO()
+    call_command("simulate", str(ROOT / "fixtures/scenarios/code_disagg.json"), "--json", "--no-save", stdout=out)
+    data = json.loads(out.getvalue())
+    assert data["summary"]["completed"] == 8819
+    assert data["summary"]["disaggregation"]["transfers"] == 8819
+
+
+def test_the_engine_cli_names_the_field_of_a_bad_link(tmp_path):
+    d = disagg_scenario()
+    d["fleet"]["endpoints"][0]["kv_link"]["bandwidth_gb_s"] = 0
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(d))
+    proc = subprocess.run([sys.executable, "-m", "simulations.engine.run", str(path)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2 and "fleet.endpoints[0].kv_link.bandwidth_gb_s" in proc.stderr
