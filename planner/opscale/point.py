@@ -66,6 +66,38 @@ def _fallback_row(ev: Evaluator, ml, shared, stage1_feasible: bool, ml_row: dict
     return row
 
 
+def _placement_row(ev: Evaluator, pl, stage1_feasible: bool, ml, ml_row: dict, detail: bool) -> dict:
+    """One placement's row: GPUs, cost, latency, memory, energy, and its savings against the model level."""
+    cfg = pl.config
+    mem = ev.total_memory(cfg)
+    row = {
+        "gpus": pl.gpus,
+        "k_base": pl.k_base,
+        "new_devices": pl.new_devices,
+        "cost": ev.cost(cfg),
+        "latency_s": pl.latency_s,
+        "feasible": bool(pl.feasible and stage1_feasible),
+        "memory_gb": mem / 1e9,
+        "energy_eq9_w": eq9_power_w(ev, cfg, pl.factors),
+        "energy_device_w": device_power_w(ev, cfg, pl.gpus),
+        "reason": pl.reason,
+        "fallback": False,
+    }
+    if ml.feasible:
+        row["savings"] = {
+            "gpus": _saving(pl.gpus, ml.gpus),
+            "memory": _saving(mem, ml.memory_bytes),
+            "energy": _saving(row["energy_eq9_w"], ml_row["energy_eq9_w"]),
+            "energy_device": _saving(row["energy_device_w"], ml_row["energy_device_w"]),
+            "cost": _saving(row["cost"], ml_row["cost"]),
+        }
+    if detail:
+        row["config"] = {v: {"r": r, "b": b, "p": p} for v, (r, b, p) in cfg.items()}
+        row["placement"] = pl.to_dict()["devices"]
+        row["sojourn_s"] = ev.sojourns(cfg, pl.factors)
+    return row
+
+
 def plan_point(
     profile: OperatorProfile,
     workload: Workload,
@@ -135,32 +167,5 @@ def plan_point(
         if name == "operator_level" and fell_back:
             out[name] = _fallback_row(ev, ml, shared, st1.feasible, out["model_level"], detail)
             continue
-        cfg = pl.config
-        mem = ev.total_memory(cfg)
-        row = {
-            "gpus": pl.gpus,
-            "k_base": pl.k_base,
-            "new_devices": pl.new_devices,
-            "cost": ev.cost(cfg),
-            "latency_s": pl.latency_s,
-            "feasible": bool(pl.feasible and st1.feasible),
-            "memory_gb": mem / 1e9,
-            "energy_eq9_w": eq9_power_w(ev, cfg, pl.factors),
-            "energy_device_w": device_power_w(ev, cfg, pl.gpus),
-            "reason": pl.reason,
-            "fallback": False,
-        }
-        if ml.feasible:
-            row["savings"] = {
-                "gpus": _saving(pl.gpus, ml.gpus),
-                "memory": _saving(mem, ml.memory_bytes),
-                "energy": _saving(row["energy_eq9_w"], out["model_level"]["energy_eq9_w"]),
-                "energy_device": _saving(row["energy_device_w"], out["model_level"]["energy_device_w"]),
-                "cost": _saving(row["cost"], out["model_level"]["cost"]),
-            }
-        if detail:
-            row["config"] = {v: {"r": r, "b": b, "p": p} for v, (r, b, p) in cfg.items()}
-            row["placement"] = pl.to_dict()["devices"]
-            row["sojourn_s"] = ev.sojourns(cfg, pl.factors)
-        out[name] = row
+        out[name] = _placement_row(ev, pl, st1.feasible, ml, out["model_level"], detail)
     return out

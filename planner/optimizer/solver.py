@@ -342,24 +342,14 @@ def solve_arrays(model: ArrayModel, options: SolverOptions, highs=None) -> tuple
     return info, values
 
 
-def solve_components(
-    problem: pulp.LpProblem, options: SolverOptions, rounder=None, min_columns: int = 200
-) -> SolveInfo:
-    """Solve ``problem`` as its independent pieces: exact, because pieces share no constraint.
-
-    Columns are joined when a constraint holds both (scipy's connected components on the constraint
-    graph); pieces with fewer than ``min_columns`` columns are bundled together. Each piece is a PuLP
-    model of its own, solved by ``solve`` with ``gap_rel`` and a share of the remaining time proportional
-    to its number of columns (time a piece leaves unused goes to the next ones); values land on the
-    shared variables. The result adds objectives and bounds: if every piece is within ``gap_rel`` of its
-    bound, so is the sum. ``rounder(lp_value, scope)`` gets the set of variables of the piece.
-    One piece (or none to split): plain ``solve``.
-    """
+def _pieces(problem: pulp.LpProblem, min_columns: int):
+    """The independent pieces of ``problem``: (pieces, their variables, their constraints, the column count), or
+    None when there is one piece (or none) to split. Columns are joined when a constraint holds both; pieces with
+    fewer than ``min_columns`` columns are bundled together."""
     import numpy as np
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
-    started = time.perf_counter()
     variables = problem.variables()
     position = {id(var): n for n, var in enumerate(variables)}
     heads: list[int] = []
@@ -378,7 +368,7 @@ def solve_components(
     piece_of = np.where(small[label], count, label)  # every small component goes to bundle ``count``
     pieces = [int(c) for c in np.unique(piece_of)]
     if len(pieces) <= 1:
-        return solve(problem, options, rounder=None if rounder is None else (lambda lp_value: rounder(lp_value, None)))
+        return None
 
     members: dict[int, list] = {c: [] for c in pieces}
     for var, piece in zip(variables, piece_of, strict=True):
@@ -388,6 +378,27 @@ def solve_components(
         first = next(iter(constraint.keys()), None)
         piece = int(piece_of[position[id(first)]]) if first is not None else pieces[0]
         rows[piece].append((name, constraint))
+    return pieces, members, rows, n
+
+
+def solve_components(
+    problem: pulp.LpProblem, options: SolverOptions, rounder=None, min_columns: int = 200
+) -> SolveInfo:
+    """Solve ``problem`` as its independent pieces: exact, because pieces share no constraint.
+
+    Columns are joined when a constraint holds both (scipy's connected components on the constraint
+    graph); pieces with fewer than ``min_columns`` columns are bundled together. Each piece is a PuLP
+    model of its own, solved by ``solve`` with ``gap_rel`` and a share of the remaining time proportional
+    to its number of columns (time a piece leaves unused goes to the next ones); values land on the
+    shared variables. The result adds objectives and bounds: if every piece is within ``gap_rel`` of its
+    bound, so is the sum. ``rounder(lp_value, scope)`` gets the set of variables of the piece.
+    One piece (or none to split): plain ``solve``.
+    """
+    started = time.perf_counter()
+    split = _pieces(problem, min_columns)
+    if split is None:
+        return solve(problem, options, rounder=None if rounder is None else (lambda lp_value: rounder(lp_value, None)))
+    pieces, members, rows, n = split
     objective = problem.objective if problem.objective is not None else pulp.LpAffineExpression()
     columns_left = n
     deadline = started + options.time_limit_s

@@ -2,6 +2,7 @@
 
     python tests/benchmarks/bench_startup.py                 # best of 5, 19,000 requests
     python tests/benchmarks/bench_startup.py --repeat 9 --requests 19000
+    python tests/benchmarks/bench_startup.py --root ../other-checkout   # the same commands in another checkout
 
 The workload is the code trace's hour replicated to ``--requests`` requests (the size of the chat trace's hour,
 which is not in this repository), written once to Parquet. Each command runs as a child process; its CPU time
@@ -54,11 +55,11 @@ def write_hour(n: int, path: Path) -> None:
     pq.write_table(table, path)
 
 
-def child_cpu(cmd: list[str], env: dict) -> tuple[float, float, str]:
+def child_cpu(cmd: list[str], env: dict, root: Path = ROOT) -> tuple[float, float, str]:
     """(CPU seconds, wall seconds, stdout) of one child process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     w0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=root, env=env)
     wall = time.perf_counter() - w0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode:
@@ -67,8 +68,8 @@ def child_cpu(cmd: list[str], env: dict) -> tuple[float, float, str]:
     return cpu, wall, proc.stdout
 
 
-def commands(trace: Path) -> dict[str, list[str]]:
-    scenario = str(ROOT / "fixtures" / "scenarios" / "code_anchor.json")
+def commands(trace: Path, root: Path) -> dict[str, list[str]]:
+    scenario = str(root / "fixtures" / "scenarios" / "code_anchor.json")
     return {
         "light_cli": [sys.executable, "-m", "simulations.engine.run", scenario, "--trace", str(trace), "--json"],
         "manage_py_simulate": [sys.executable, "manage.py", "simulate", scenario, "--trace", str(trace), "--json",
@@ -81,20 +82,23 @@ def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--requests", type=int, default=19_000)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--root", default=str(ROOT), help="the checkout whose commands are measured (default: this one)")
     args = ap.parse_args(argv)
-    out: dict = {"requests": args.requests, "repeat": args.repeat, "load_average_start": os.getloadavg()}
+    root = Path(args.root).resolve()
+    out: dict = {"root": str(root), "requests": args.requests, "repeat": args.repeat,
+                 "load_average_start": os.getloadavg()}
     with tempfile.TemporaryDirectory() as tmp:
         trace = Path(tmp) / "hour.parquet"
         write_hour(args.requests, trace)
-        env = dict(os.environ, DEBUG="true", PYTHONPATH=str(ROOT), PYTHONPYCACHEPREFIX=str(Path(tmp) / "pyc"))
+        env = dict(os.environ, DEBUG="true", PYTHONPATH=str(root), PYTHONPYCACHEPREFIX=str(Path(tmp) / "pyc"))
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        cmds = commands(trace)
+        cmds = commands(trace, root)
         for cmd in cmds.values():  # warm-up: writes the bytecode cache
-            child_cpu(cmd, env)
+            child_cpu(cmd, env, root)
         runs: dict = {k: [] for k in cmds}
         for _ in range(args.repeat):  # interleaved, so a burst of load touches every command alike
             for name, cmd in cmds.items():
-                cpu, wall, stdout = child_cpu(cmd, env)
+                cpu, wall, stdout = child_cpu(cmd, env, root)
                 runs[name].append(round(cpu, 3))
                 if name != "python_baseline":
                     simulated = json.loads(stdout)["requests_simulated"]

@@ -48,6 +48,31 @@ def _gemm_range(fit: dict) -> str:
     return f"{min(m):.0f}-{max(m):.0f}"
 
 
+def _fit_lines(fit: dict) -> list[str]:
+    """The report's table of the profile fits and their held-out errors."""
+    lines = [
+        "## Profile fits (held-out error)",
+        "",
+        "| fit | held out | mean abs. % error |",
+        "|---|---|---|",
+    ]
+    for key, v in fit["gemm"].items():
+        lines.append(f"| GEMM roofline, {key} | {v['how']} | {100 * v['mape']:.1f} % |")
+    for key, v in fit["elementwise"].items():
+        lines.append(f"| element-wise bandwidth, {key} | {v['how']} | {100 * v['mape']:.1f} % |")
+    a = fit["attention"]
+    lines += [
+        f"| attention prefill (A100) | {a['how']} | {100 * a['prefill_mape']:.1f} % |",
+        f"| attention decode (A100) | {a['how']} | {100 * a['decode_mape']:.1f} % |",
+        "",
+        f"The GEMM fits (the operators that dominate) are within {_gemm_range(fit)} %; the element-wise fit is poor",
+        "(launch-bound kernels of a few microseconds), which matters little: those operators are a small share of",
+        "an iteration and only enter the derived (Qwen2) profiles.",
+        "",
+    ]
+    return lines
+
+
 def _intro_fits_checks(res: dict, command: str, seconds: float | None) -> list[str]:
     """One part of the report."""
     fit = res["fit_report"]
@@ -97,24 +122,9 @@ def _intro_fits_checks(res: dict, command: str, seconds: float | None) -> list[s
         "  operator-level needs more GPUs (`options.fallback_model_level`, on in the product); everything here",
         "  runs with it off, so negative savings are the printed Alg. 1 + Alg. 2's own.",
         "",
-        "## Profile fits (held-out error)",
-        "",
-        "| fit | held out | mean abs. % error |",
-        "|---|---|---|",
     ]
-    for key, v in fit["gemm"].items():
-        lines.append(f"| GEMM roofline, {key} | {v['how']} | {100 * v['mape']:.1f} % |")
-    for key, v in fit["elementwise"].items():
-        lines.append(f"| element-wise bandwidth, {key} | {v['how']} | {100 * v['mape']:.1f} % |")
-    a = fit["attention"]
+    lines += _fit_lines(fit)
     lines += [
-        f"| attention prefill (A100) | {a['how']} | {100 * a['prefill_mape']:.1f} % |",
-        f"| attention decode (A100) | {a['how']} | {100 * a['decode_mape']:.1f} % |",
-        "",
-        f"The GEMM fits (the operators that dominate) are within {_gemm_range(fit)} %; the element-wise fit is poor",
-        "(launch-bound kernels of a few microseconds), which matters little: those operators are a small share of",
-        "an iteration and only enter the derived (Qwen2) profiles.",
-        "",
         "## Checks against the paper, computed",
         "",
         "| check | ours | met |",

@@ -43,73 +43,62 @@ def _cost_by_gpu(summary: dict) -> dict[str, float]:
     return out
 
 
-def aggregate(summaries: dict[str, dict], baseline: str, *, order: list[str] | None = None,
-              projection: dict | None = None) -> dict:
-    """Build the savings table. ``summaries`` maps variant key -> summary; missing/failed ones are skipped
-    (listed under ``missing``). Raises KeyError if the baseline has no summary."""
-    order = [k for k in (order or list(summaries)) if k in summaries]
-    if baseline not in summaries:
-        raise KeyError(f"baseline {baseline!r} has no result")
-    projection = dict(projection or {})
-    base = summaries[baseline]
+def _tier_rows(s: dict, base: dict) -> dict[str, dict]:
+    """Per tier of a variant: latency percentiles, SLO attainment and its change against the baseline."""
+    tiers = {}
+    for tier in TIERS:
+        t = (s.get("tiers") or {}).get(tier)
+        bt = (base.get("tiers") or {}).get(tier)
+        if not t or not t.get("n"):
+            continue
+        att = t.get("attainment")
+        b_att = bt.get("attainment") if bt else None
+        tiers[tier] = {
+            "n": t.get("n"), "ttft_p95_s": t.get("ttft_p95"), "ttft_q3_s": t.get("ttft_q3"),
+            "e2e_p95_s": t.get("e2e_p95"), "attainment": att,
+            "attainment_delta": (att - b_att) if (att is not None and b_att is not None) else None,
+            "slo": t.get("slo"),
+        }
+    return tiers
+
+
+def _row(key: str, s: dict, base: dict, baseline: str, per_day: float, paper_week: float) -> dict:
+    """One variant's row: its totals, savings against the baseline (bottom-up and the paper's projection
+    ``paper_week``: per (model, region) and per day, each endpoint's saved instance-hours at its own price, x models
+    x regions x days), and its tiers."""
+    tot = s.get("totals", {})
     base_tot = base.get("totals", {})
-    duration_h = max(_f(base.get("duration_s"), 3600.0) / 3600.0, 1e-9)
-    per_day = 24.0 / duration_h
-    n_endpoints = max(1, len(base.get("endpoints", [])))
-    mult_models = _f(projection.get("models"), 1.0) or 1.0
-    mult_regions = _f(projection.get("regions"), 1.0) or 1.0
-    days_week = _f(projection.get("days_per_week"), 7.0) or 7.0
+    ih, gh, cost = _f(tot.get("instance_hours")), _f(tot.get("gpu_hours")), _f(tot.get("cost_usd"))
+    b_ih, b_gh, b_cost = (_f(base_tot.get("instance_hours")), _f(base_tot.get("gpu_hours")),
+                          _f(base_tot.get("cost_usd")))
+    saved_ih, saved_gh, saved_cost = b_ih - ih, b_gh - gh, b_cost - cost
+    waste = _f(tot.get("provisioning_gpu_hours"))
+    b_waste = _f(base_tot.get("provisioning_gpu_hours"))
+    return {
+        "key": key, "strategy": s.get("strategy", key), "scheduler": s.get("scheduler", ""),
+        "is_baseline": key == baseline,
+        "instance_hours": ih, "gpu_hours": gh, "cost_usd": cost, "cost_by_gpu": _cost_by_gpu(s),
+        "waste_gpu_hours": waste,
+        "waste_reduction_pct": _pct(b_waste - waste, b_waste),
+        "spot_pool_instance_hours": _f(tot.get("spot_pool_instance_hours")),
+        "scale_out_events": tot.get("scale_out_events"), "scale_in_events": tot.get("scale_in_events"),
+        "mean_utilisation": tot.get("mean_utilisation"),
+        "saved_instance_hours": saved_ih, "saved_gpu_hours": saved_gh,
+        "saved_gpu_hours_pct": _pct(saved_gh, b_gh), "saved_instance_hours_pct": _pct(saved_ih, b_ih),
+        "saved_usd": saved_cost,
+        "saved_usd_per_day": saved_cost * per_day,
+        "saved_usd_per_week": saved_cost * per_day * 7.0,
+        "saved_usd_per_month": saved_cost * per_day * DAYS_PER_MONTH,
+        "paper_style_usd_per_week": paper_week,
+        "paper_style_usd_per_month": paper_week / 7.0 * DAYS_PER_MONTH,
+        "tiers": _tier_rows(s, base),
+        "niw_deadline_met": (s.get("tiers") or {}).get("NIW", {}).get("attainment"),
+        "requests": s.get("requests"), "wall_s": s.get("wall_s"),
+    }
 
-    rows = []
-    for key in order:
-        s = summaries[key]
-        tot = s.get("totals", {})
-        ih, gh, cost = _f(tot.get("instance_hours")), _f(tot.get("gpu_hours")), _f(tot.get("cost_usd"))
-        b_ih, b_gh, b_cost = (_f(base_tot.get("instance_hours")), _f(base_tot.get("gpu_hours")),
-                              _f(base_tot.get("cost_usd")))
-        saved_ih, saved_gh, saved_cost = b_ih - ih, b_gh - gh, b_cost - cost
-        waste = _f(tot.get("provisioning_gpu_hours"))
-        b_waste = _f(base_tot.get("provisioning_gpu_hours"))
-        tiers = {}
-        for tier in TIERS:
-            t = (s.get("tiers") or {}).get(tier)
-            bt = (base.get("tiers") or {}).get(tier)
-            if not t or not t.get("n"):
-                continue
-            att = t.get("attainment")
-            b_att = bt.get("attainment") if bt else None
-            tiers[tier] = {
-                "n": t.get("n"), "ttft_p95_s": t.get("ttft_p95"), "ttft_q3_s": t.get("ttft_q3"),
-                "e2e_p95_s": t.get("e2e_p95"), "attainment": att,
-                "attainment_delta": (att - b_att) if (att is not None and b_att is not None) else None,
-                "slo": t.get("slo"),
-            }
-        # paper-style: per (model, region) and per day, then x price x models x regions x days; each
-        # endpoint's saved instance-hours at that endpoint's own price (a mixed fleet is not one price)
-        saved_usd_endpoints = _saved_usd_by_endpoint(base, s)
-        paper_week = saved_usd_endpoints * per_day / n_endpoints * mult_models * mult_regions * days_week
-        rows.append({
-            "key": key, "strategy": s.get("strategy", key), "scheduler": s.get("scheduler", ""),
-            "is_baseline": key == baseline,
-            "instance_hours": ih, "gpu_hours": gh, "cost_usd": cost, "cost_by_gpu": _cost_by_gpu(s),
-            "waste_gpu_hours": waste,
-            "waste_reduction_pct": _pct(b_waste - waste, b_waste),
-            "spot_pool_instance_hours": _f(tot.get("spot_pool_instance_hours")),
-            "scale_out_events": tot.get("scale_out_events"), "scale_in_events": tot.get("scale_in_events"),
-            "mean_utilisation": tot.get("mean_utilisation"),
-            "saved_instance_hours": saved_ih, "saved_gpu_hours": saved_gh,
-            "saved_gpu_hours_pct": _pct(saved_gh, b_gh), "saved_instance_hours_pct": _pct(saved_ih, b_ih),
-            "saved_usd": saved_cost,
-            "saved_usd_per_day": saved_cost * per_day,
-            "saved_usd_per_week": saved_cost * per_day * 7.0,
-            "saved_usd_per_month": saved_cost * per_day * DAYS_PER_MONTH,
-            "paper_style_usd_per_week": paper_week,
-            "paper_style_usd_per_month": paper_week / 7.0 * DAYS_PER_MONTH,
-            "tiers": tiers,
-            "niw_deadline_met": (s.get("tiers") or {}).get("NIW", {}).get("attainment"),
-            "requests": s.get("requests"), "wall_s": s.get("wall_s"),
-        })
 
+def _breakdown(summaries: dict[str, dict], order: list[str]) -> list[dict]:
+    """One row per (variant, endpoint)."""
     breakdown = []
     for key in order:
         for ep in summaries[key].get("endpoints", []):
@@ -119,6 +108,30 @@ def aggregate(summaries: dict[str, dict], baseline: str, *, order: list[str] | N
                               "waste_gpu_hours": _f(ep.get("provisioning_gpu_hours")),
                               "mean_utilisation": ep.get("mean_utilisation"),
                               "price_per_instance_hour": ep.get("price_per_instance_hour")})
+    return breakdown
+
+
+def aggregate(summaries: dict[str, dict], baseline: str, *, order: list[str] | None = None,
+              projection: dict | None = None) -> dict:
+    """Build the savings table. ``summaries`` maps variant key -> summary; missing/failed ones are skipped
+    (listed under ``missing``). Raises KeyError if the baseline has no summary."""
+    order = [k for k in (order or list(summaries)) if k in summaries]
+    if baseline not in summaries:
+        raise KeyError(f"baseline {baseline!r} has no result")
+    projection = dict(projection or {})
+    base = summaries[baseline]
+    duration_h = max(_f(base.get("duration_s"), 3600.0) / 3600.0, 1e-9)
+    per_day = 24.0 / duration_h
+    n_endpoints = max(1, len(base.get("endpoints", [])))
+    mult_models = _f(projection.get("models"), 1.0) or 1.0
+    mult_regions = _f(projection.get("regions"), 1.0) or 1.0
+    days_week = _f(projection.get("days_per_week"), 7.0) or 7.0
+
+    rows = [_row(key, summaries[key], base, baseline, per_day,
+                 _saved_usd_by_endpoint(base, summaries[key]) * per_day / n_endpoints * mult_models * mult_regions
+                 * days_week)
+            for key in order]
+    breakdown = _breakdown(summaries, order)
     best = min((r for r in rows if not r["is_baseline"]), key=lambda r: r["cost_usd"], default=None)
     cheapest = min(rows, key=lambda r: (r["cost_usd"], not r["is_baseline"]), default=None)  # ties: the baseline
     return {

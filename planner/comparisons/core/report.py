@@ -299,6 +299,61 @@ def _validity_section(summaries: dict[str, dict], order: list[str], small) -> li
             _table(data, font_size=7), Spacer(1, 0.3 * cm)]
 
 
+def _appendix_runs(aggregate: dict, order: list, rows: dict, small, h2) -> list:
+    """Appendix A: every run's totals, saving against the baseline and SLO columns, and how money is projected."""
+    story = []
+    story.append(Paragraph("Appendix A. Every run in detail", h2))
+    head = ["run", "inst-h", "GPU-h", "cost", "against the baseline", "waste\nGPU-h", "p95 TTFT\nIW-F (s)",
+            "p95 TTFT\nIW-N (s)", "IW-F\nSLO", "IW-N\nSLO", "NIW\non time"]
+    data = [head]
+    cell = ParagraphStyle("cellA", parent=small, fontSize=6.2, leading=7.4)
+    savings = run_savings(aggregate, aggregate.get("variants") or [])
+    for k in order:
+        r = rows[k]
+        t = r["tiers"]
+        saved = savings.get(k)
+        data.append([Paragraph(k, cell), _num(r["instance_hours"]), _num(r["gpu_hours"]), _money(r["cost_usd"]),
+                     Paragraph("the baseline" if saved is None else saving_words(*saved), cell),
+                     _num(r["waste_gpu_hours"]),
+                     _num(t.get("IW-F", {}).get("ttft_p95_s"), 2), _num(t.get("IW-N", {}).get("ttft_p95_s"), 2),
+                     _att(t.get("IW-F", {}).get("attainment")), _att(t.get("IW-N", {}).get("attainment")),
+                     _att(r.get("niw_deadline_met"))])
+    story.append(_table(data, font_size=6.2, col_widths=[c * cm for c in (3.4, 1.2, 1.3, 1.5, 2.8, 1.2, 1.35, 1.35,
+                                                                           1.25, 1.25, 1.2)]))
+    story.append(Spacer(1, 0.2 * cm))
+    story.append(Paragraph("SLO columns: share of requests meeting their tier's target. Waste: GPU-hours of "
+                           "instances paid for while acquiring a VM, loading weights or being reclaimed from spot "
+                           "(SageServe Fig. 13b).", small))
+    proj = aggregate["projection"]
+    story.append(Paragraph(
+        f"<b>How the money is projected.</b> Bottom-up: {proj['bottom_up_formula']}. Paper-style (SageServe 7.2.1): "
+        f"{proj['paper_formula']} (each endpoint at its own price), with models x regions = {proj['models']:g} x "
+        f"{proj['regions']:g} chosen for this report. The paper's own example, "
+        f"{proj['paper_own_example']['formula']}, multiplies out to {_money(proj['paper_own_example']['value_usd'])} "
+        f"per week (the paper rounds it to {proj['paper_own_example']['paper_says']}).", small))
+    return story
+
+
+def _appendix_assumptions(assumptions: dict, small, h2) -> list:
+    """Appendix B: each assumption section as a table or a paragraph."""
+    story = []
+    story.append(Paragraph("Appendix B. Assumptions", h2))
+    for section, items in assumptions.items():
+        block = [Paragraph(f"<b>{section}</b>", small)]
+        if isinstance(items, list) and items and isinstance(items[0], (list, tuple)):
+            block.append(_table([list(map(str, r)) for r in items], font_size=7.5))
+        elif isinstance(items, dict):
+            cell = ParagraphStyle("cell", parent=small, fontSize=7, leading=8.5)
+            block.append(_table([["item", "value"]] + [[Paragraph(str(k), cell), Paragraph(str(v), cell)]
+                                                       for k, v in items.items()],
+                                col_widths=[5.5 * cm, 12 * cm], font_size=7.5))
+        else:
+            block.append(Paragraph(str(items), small))
+        block.append(Spacer(1, 0.25 * cm))
+        story.append(KeepTogether(block))
+    return story
+
+
 def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict[str, dict],
               failures: list[dict] | None = None, baseline_note: str = "", answer: dict | None = None) -> bytes:
     """Render the report; returns the PDF bytes. ``failures``: strategy runs that did not finish
@@ -354,70 +409,22 @@ def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict
     story.append(PageBreak())
 
     # appendix: engineering detail
-    story.append(Paragraph("Appendix A. Every run in detail", h2))
-    head = ["run", "inst-h", "GPU-h", "cost", "against the baseline", "waste\nGPU-h", "p95 TTFT\nIW-F (s)",
-            "p95 TTFT\nIW-N (s)", "IW-F\nSLO", "IW-N\nSLO", "NIW\non time"]
-    data = [head]
-    cell = ParagraphStyle("cellA", parent=small, fontSize=6.2, leading=7.4)
-    savings = run_savings(aggregate, aggregate.get("variants") or [])
-    for k in order:
-        r = rows[k]
-        t = r["tiers"]
-        saved = savings.get(k)
-        data.append([Paragraph(k, cell), _num(r["instance_hours"]), _num(r["gpu_hours"]), _money(r["cost_usd"]),
-                     Paragraph("the baseline" if saved is None else saving_words(*saved), cell),
-                     _num(r["waste_gpu_hours"]),
-                     _num(t.get("IW-F", {}).get("ttft_p95_s"), 2), _num(t.get("IW-N", {}).get("ttft_p95_s"), 2),
-                     _att(t.get("IW-F", {}).get("attainment")), _att(t.get("IW-N", {}).get("attainment")),
-                     _att(r.get("niw_deadline_met"))])
-    story.append(_table(data, font_size=6.2, col_widths=[c * cm for c in (3.4, 1.2, 1.3, 1.5, 2.8, 1.2, 1.35, 1.35,
-                                                                           1.25, 1.25, 1.2)]))
-    story.append(Spacer(1, 0.2 * cm))
-    story.append(Paragraph("SLO columns: share of requests meeting their tier's target. Waste: GPU-hours of "
-                           "instances paid for while acquiring a VM, loading weights or being reclaimed from spot "
-                           "(SageServe Fig. 13b).", small))
-    proj = aggregate["projection"]
-    story.append(Paragraph(
-        f"<b>How the money is projected.</b> Bottom-up: {proj['bottom_up_formula']}. Paper-style (SageServe 7.2.1): "
-        f"{proj['paper_formula']} (each endpoint at its own price), with models x regions = {proj['models']:g} x "
-        f"{proj['regions']:g} chosen for this report. The paper's own example, "
-        f"{proj['paper_own_example']['formula']}, multiplies out to {_money(proj['paper_own_example']['value_usd'])} "
-        f"per week (the paper rounds it to {proj['paper_own_example']['paper_says']}).", small))
+    story.extend(_appendix_runs(aggregate, order, rows, small, h2))
     story.append(Spacer(1, 0.3 * cm))
     _fair_section(story, aggregate.get("fair"), small, h2)  # tuned baselines
-    story.extend(_appendices_b_and_c(assumptions, aggregate, small, h2))
-    story.extend(_energy_section(aggregate.get("energy") or [], h2, small))
-    story.extend(aggregate.get("extra_story") or [])  # e.g. the operator-level plan (planner/opscale/report.py)
-
-    return render_pdf(story, title)
-
-
-def _appendices_b_and_c(assumptions: dict, aggregate: dict, small, h2) -> list:
-    """Appendix B (the assumptions, section by section) and C (cost per region and model)."""
-    out = []
-    out.append(Paragraph("Appendix B. Assumptions", h2))
-    for section, items in assumptions.items():
-        block = [Paragraph(f"<b>{section}</b>", small)]
-        if isinstance(items, list) and items and isinstance(items[0], (list, tuple)):
-            block.append(_table([list(map(str, r)) for r in items], font_size=7.5))
-        elif isinstance(items, dict):
-            cell = ParagraphStyle("cell", parent=small, fontSize=7, leading=8.5)
-            block.append(_table([["item", "value"]] + [[Paragraph(str(k), cell), Paragraph(str(v), cell)]
-                                                       for k, v in items.items()],
-                                col_widths=[5.5 * cm, 12 * cm], font_size=7.5))
-        else:
-            block.append(Paragraph(str(items), small))
-        block.append(Spacer(1, 0.25 * cm))
-        out.append(KeepTogether(block))
-    out.append(CondPageBreak(6 * cm))
-    out.append(Paragraph("Appendix C. Per region and model", h2))
+    story.extend(_appendix_assumptions(assumptions, small, h2))
+    story.append(CondPageBreak(6 * cm))
+    story.append(Paragraph("Appendix C. Per region and model", h2))
     data = [["variant", "region", "model", "GPU", "inst-h", "GPU-h", "cost", "waste GPU-h", "mean util."]]
     for e in aggregate["breakdown"]:
         data.append([e["key"], e["region"], e["model"], e.get("gpu") or "", _num(e["instance_hours"]),
                      _num(e["gpu_hours"]), _money(e["cost_usd"]), _num(e["waste_gpu_hours"], 2),
                      _att(e.get("mean_utilisation"))])
-    out.append(_table(data, font_size=6.5))
-    return out
+    story.append(_table(data, font_size=6.5))
+    story.extend(_energy_section(aggregate.get("energy") or [], h2, small))
+    story.extend(aggregate.get("extra_story") or [])  # e.g. the operator-level plan (planner/opscale/report.py)
+
+    return render_pdf(story, title)
 
 
 def failures_story(failures: list[dict], small, what: str) -> list:

@@ -29,7 +29,6 @@ if TYPE_CHECKING:  # annotations only: pandas loads lazily, where a frame is bui
 from simulations.engine.config import ScenarioError
 from simulations.engine.generator import diurnal
 from simulations.engine.generator.errors import GeneratorError
-from simulations.engine.generator.sageserve_spec import SpecInputError, validate_synth_spec
 from simulations.engine.workload import Workload
 
 # the stream kinds' modules (pydantic) load on first use: the original kinds stay as cheap to import as before
@@ -56,6 +55,8 @@ def validate(spec: object, *, allow_paths: bool = False, default: str = "sageser
     if kind == "diurnal":
         return spec  # the scenario schema's Synthetic model validates it
     if kind == "sageserve":
+        from simulations.engine.generator.sageserve_spec import SpecInputError, validate_synth_spec  # pydantic: lazy
+
         try:
             return validate_synth_spec({k: v for k, v in spec.items() if k != "kind"}, allow_paths=allow_paths)
         except SpecInputError as exc:
