@@ -152,6 +152,7 @@ def comparison_detail(request, pk: int):
     kind = kind_of_comparison(comp)
     return render(request, kind.template, {
         "comp": comp, "kind": kind, "results": comp.results.all(), "status": comp.status,
+        "disaggregated": any((r.metrics or {}).get("disaggregation") for r in comp.results.all()),
         "failures": outcome.failures_of(comp), "progress": outcome.progress_of(comp),
         "wall_s": outcome.wall_s_of(comp), "scenario_pretty": json.dumps(comp.scenario, indent=1)[:20000],
         "validation_badges": badges_for(team_of(request.user), comp.scenario),

@@ -273,7 +273,8 @@ class RequestPath(InstanceEngine):
         """A request ``inst`` can never serve (``need >= inst.adm``): beyond the deployment's context limit
         (``engine.over_context`` reject / route; vLLM refuses a prompt longer than max_model_len), or beyond what the
         KV cache can hold above the admission watermark (vLLM's AllocStatus.NEVER)."""
-        if need >= inst.cap or need > inst.cap - self.wm_tokens(inst):
+        if need >= inst.cap or need > inst.cap - self.wm_tokens(inst) or (
+                self._pd is not None and self._pd.beyond_decode(inst, need)):
             self._drop(rid, "prompt_exceeds_kv_capacity")
         else:
             self._drop(rid, "prompt_exceeds_max_model_len")

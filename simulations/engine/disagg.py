@@ -120,6 +120,11 @@ class Disaggregation:
         self._push = sim.push
         self._boundary = sim._boundary
 
+    def beyond_decode(self, inst, need) -> bool:
+        """Whether ``need`` tokens exceed what the decode pool of prefill instance ``inst`` can ever hold."""
+        pair = self.decode_of.get(inst.endpoint.eid)
+        return pair is not None and need >= pair[0].adm
+
     # ------------------------------------------------------------------ hand-off
     @cython.locals(rid=cython.longlong, inp=cython.longlong, out=cython.longlong, gen=cython.longlong,
                    tokens=cython.longlong)

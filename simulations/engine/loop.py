@@ -122,14 +122,14 @@ class Simulator(PolicyAPI):
             ep.clock = self
             self.endpoints.append(ep)
         self._build_candidates()
-        if any(ep.pool == "prefill" for ep in self.endpoints):
-            from simulations.engine.disagg import Disaggregation
-
-            self._pd = Disaggregation(self)
         self._route_ctx = scenario.engine.over_context == "route" and any(
             ep.spec.max_model_len for ep in self.endpoints)
         self._setup_admission_bounds()  # Endpoint.adm: watermark and context limit (arrivals.py)
         self._setup_prefix(self.workload, self.endpoints)  # prefix caching's per-request ids (kvcache.py)
+        if any(ep.pool == "prefill" for ep in self.endpoints):  # after the bounds: it lowers the prefill pools'
+            from simulations.engine.disagg import Disaggregation
+
+            self._pd = Disaggregation(self)
         self.spot = [{m: int(c) for m, c in r.spot_pool.items()} for r in fleet.regions]
         self.vm_free = [int(r.vm_capacity) for r in fleet.regions]
         self._spot_last_t = 0.0

@@ -91,6 +91,15 @@ def test_a_held_transfer_delays_the_next_prefill_admission():
     assert r.summary["queueing"]["p50"] > 0
 
 
+def test_a_prompt_the_decode_pool_cannot_hold_is_refused_at_routing():
+    """A decode pool with less KV than the prefill pool: a prompt that only the prefill side could hold is dropped
+    when it arrives (as any over-long request), never prefilled and then stranded."""
+    sc = parse_scenario(_scenario(prefill={"max_batch_tokens": 1000}, decode={"kv_capacity_tokens": 2000}))
+    r = simulate(sc, workload([0.0, 1.0], [3000, 500], [5, 5]))
+    assert r.summary["completed"] == 1 and r.tiers["IW-F"]["drop_reasons"] == {"prompt_exceeds_kv_capacity": 1}
+    assert r.summary["disaggregation"]["transfers"] == 1
+
+
 def test_fast_equals_reference_on_the_code_trace_and_arrivals_reach_the_prefill_pool_only():
     d = json.loads((ROOT / "fixtures" / "scenarios" / "code_disagg.json").read_text())
     d["workload"]["limit"] = 2500

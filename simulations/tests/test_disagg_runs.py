@@ -101,3 +101,15 @@ def test_the_engine_cli_names_the_field_of_a_bad_link(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "simulations.engine.run", str(path)], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 2 and "fleet.endpoints[0].kv_link.bandwidth_gb_s" in proc.stderr
+
+
+def test_the_comparison_summary_carries_the_transfers_only_for_disaggregated_runs():
+    from planner.comparisons.core.runner import run_variant
+
+    variant = {"key": "static", "strategy": "static", "scheduler": "", "knobs": {}}
+    s = run_variant(disagg_scenario(), variant)
+    d = s["disaggregation"]
+    assert d["transfers"] == s["completed"] == 300 and d["transfer_p50"] > 0 and d["decode_wait_p90"] >= 0
+    agg = disagg_scenario()
+    agg["fleet"]["endpoints"] = [{"region": "r1", "model": "toy", "deployment": TOY, "initial": 2}]
+    assert "disaggregation" not in run_variant(agg, variant)

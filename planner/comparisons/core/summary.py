@@ -178,7 +178,19 @@ def summarise(result, *, key: str = "", strategy: str = "", scheduler: str = "")
         "decisions": decisions,
         "energy": energy_summary(summ, usage),
         "validity": summ.get("validity"),  # share beyond context limits / fitted ranges (simulations/engine/validity.py)
+        **({"disaggregation": _disaggregation(summ)} if summ.get("disaggregation") else {}),
     }
+
+
+def _disaggregation(summ: dict) -> dict:
+    """Prefill/decode disaggregated endpoints (simulations/engine/disagg.py): KV transfers, their time, the wait on
+    the decode side and the prefill side (queueing: arrival to prefill admission)."""
+    d = summ["disaggregation"]
+    q = summ.get("queueing") or {}
+    return {"transfers": d["transfers"], "kv_gb_moved": d["kv_gb_moved"],
+            "transfer_p50": _clean(d["transfer_s"]["p50"]), "transfer_p90": _clean(d["transfer_s"]["p90"]),
+            "decode_wait_p50": _clean(d["decode_wait_s"]["p50"]), "decode_wait_p90": _clean(d["decode_wait_s"]["p90"]),
+            "prefill_wait_p50": _clean(q.get("p50")), "prefill_wait_p90": _clean(q.get("p90"))}
 
 
 def energy_summary(summ: dict, usage: list) -> dict:

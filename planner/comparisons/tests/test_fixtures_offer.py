@@ -21,7 +21,10 @@ SCENARIOS = Path(__file__).resolve().parents[3] / "fixtures" / "scenarios"
 @pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.json")), ids=lambda p: p.stem)
 def test_every_fixture_deployment_has_the_theta_the_lt_strategies_need(path):
     d = json.loads(path.read_text())
-    used = {ep["deployment"] for ep in d["fleet"]["endpoints"] if isinstance(ep["deployment"], str)}
+    refs = [ep.get("deployment") for ep in d["fleet"]["endpoints"]]  # aggregated, or the two pools' deployments
+    refs += [ep[pool]["deployment"] for ep in d["fleet"]["endpoints"] for pool in ("prefill_pool", "decode_pool")
+             if pool in ep]
+    used = {ref for ref in refs if isinstance(ref, str)}
     missing = [name for name in used if not d["deployments"][name].get("theta_tps")]
     assert not missing, f"{path.name}: LT-I/U/UA fail without theta_tps on {missing}"
 
