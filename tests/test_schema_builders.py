@@ -164,7 +164,6 @@ def test_a_trace_workload_gets_one_row_per_region_and_model_and_every_strategy_r
     from planner.comparisons.builder import ScenarioBuilderForm
     from planner.comparisons.core.runner import run_variant
     from planner.comparisons.services import validate_scenario
-    from planner.ingest.normalised import read_trace
     from planner.traces.models import Trace
     from planner.traces.services import import_trace_file
 
@@ -193,7 +192,7 @@ def test_a_trace_workload_gets_one_row_per_region_and_model_and_every_strategy_r
     validate_scenario(sc)
     for strategy in STRATEGIES:  # every strategy the form offers runs on an uploaded trace
         out = run_variant(sc, {"key": strategy, "strategy": strategy, "scheduler": "", "knobs": {}},
-                          frame=read_trace(trace.normalised_file))
+                          trace=trace.normalised_file)
         assert out["requests"] == trace.requests
 
 
@@ -204,7 +203,6 @@ def test_a_trace_with_its_own_model_names_keeps_them_on_its_rows_and_runs(owner,
     from planner.comparisons.builder import ScenarioBuilderForm
     from planner.comparisons.core.runner import run_variant
     from planner.comparisons.services import validate_scenario
-    from planner.ingest.normalised import read_trace
     from planner.traces.models import Trace
     from planner.traces.services import import_trace_file
 
@@ -224,7 +222,7 @@ def test_a_trace_with_its_own_model_names_keeps_them_on_its_rows_and_runs(owner,
     assert [e["model"] for e in sc["fleet"]["endpoints"]] == ["model-a"]
     validate_scenario(sc)
     out = run_variant(sc, {"key": "static", "strategy": "static", "scheduler": "", "knobs": {}},
-                      frame=read_trace(trace.normalised_file))
+                      trace=trace.normalised_file)
     assert out["requests"] == trace.requests
     blank = ScenarioBuilderForm(_post([("eastus", "llama2-70b/h100-80gb/tp8", {"initial": 2, "min": 1, "max": 2})],
                                       source="trace", trace=trace.pk, strategies=["static"]),
