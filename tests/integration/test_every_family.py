@@ -32,7 +32,7 @@ FAMILIES = [
     ("operator-level", "operator-level", "", "", [], [], ""),
 ]
 # every chart: some data, and a title on each cartesian axis; [] when every chart is fine
-CHART_PROBLEMS = """Array.from(document.querySelectorAll('.js-plotly-plot')).flatMap((p) => {
+CHART_PROBLEMS = r"""Array.from(document.querySelectorAll('.js-plotly-plot')).flatMap((p) => {
   const name = p.id || (p.closest('[id]') || {}).id || '?';
   const problems = [];
   if (!(p.data || []).some((t) => ((t.y || t.x || t.values || []).filter((v) => v !== null)).length)) {
