@@ -104,7 +104,7 @@ def section(result: dict | None, name: str = "") -> list:
             f"{result['window_s']:g} s, typically {t['qps']:.2f} requests/s with {t['length']:.0f}-token inputs and "
             f"{t['out_tokens']:.0f} output tokens. Each window is planned per phase (prefill against the TTFT SLO, decode "
             f"against the TBT SLO) with per-operator M/M/R queues; savings are against model-level autoscaling under "
-            f"the same queueing model (paper 004, docs/opscale.md).{derived}"
+            f"the same queueing model ('From Models to Operators', docs/opscale.md).{derived}"
             + (
                 f" <b>{result['infeasible_windows']} window-phases miss their SLO.</b>"
                 if result.get("infeasible_windows")

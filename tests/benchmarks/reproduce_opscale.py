@@ -1,4 +1,4 @@
-"""Reproduce paper 004's evaluation (operator-level vs model-level autoscaling) with our profiles.
+"""Reproduce the operator-level autoscaling paper's evaluation (operator-level vs model-level autoscaling) with our profiles.
 
     .venv/bin/python tests/benchmarks/reproduce_opscale.py        # writes docs/reproduction_opscale.md, docs/results/opscale.json
     .venv/bin/python tests/benchmarks/reproduce_opscale.py --no-variants --out x.md --results x.json

@@ -13,7 +13,7 @@ from planner.opscale.spec import SpecError, parse_spec
 
 
 class Command(BaseCommand):
-    help = "Plan operator-level autoscaling for a trace against model-level scaling (paper 004)."
+    help = "Plan operator-level autoscaling for a trace against model-level scaling ('From Models to Operators')."
 
     def add_arguments(self, parser):
         parser.add_argument("spec", nargs="?", help="a spec JSON file (docs/opscale.md); or use the flags below")

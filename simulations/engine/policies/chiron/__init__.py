@@ -1,4 +1,4 @@
-"""Chiron (Patke et al., seed paper 002): local batch-size backpressure (local.py), the global queue,
+"""Chiron (Patke et al.): local batch-size backpressure (local.py), the global queue,
 request groups and the waiting-time estimator (queue.py), instance types and the global autoscalers (policy.py),
 and the Llumnix-like baseline with a batch-size knob (baselines.py). Django-free; public policy API only."""
 
