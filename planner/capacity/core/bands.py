@@ -50,8 +50,11 @@ def bands_of(draws: Sequence[Mapping], keys: Sequence[str]) -> dict:
 
 
 def fmt_band(b: Mapping, fmt: str = "{:,.0f}", scale: float = 1.0) -> str:
-    """'61,375 [60,900, 61,800]' for a page or a PDF cell; an em dash when the band is empty."""
+    """'61,375 [60,900, 61,800]' for a page or a PDF cell; an em dash when the band is empty; the value alone,
+    marked, when it rests on one draw (a band of one value says nothing)."""
     if not b or b.get("median") is None:
         return "\u2014"
+    if b.get("n") == 1:
+        return fmt.format(b["median"] * scale) + " (one draw, no band)"
     return (fmt.format(b["median"] * scale) + " [" + fmt.format(b["p5"] * scale) + ", "
             + fmt.format(b["p95"] * scale) + "]")

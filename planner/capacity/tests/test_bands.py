@@ -13,6 +13,7 @@ def test_a_band_is_the_median_and_the_5th_and_95th_percentiles():
     assert (b["median"], b["p5"], b["p95"], b["n"]) == (50.0, 5.0, 95.0, 101)
     assert band([None, float("nan")]) == {"median": None, "p5": None, "p95": None, "n": 0}
     assert fmt_band(band([1.0, 2.0, 3.0]), "{:.1f}") == "2.0 [1.1, 2.9]"
+    assert fmt_band(band([1090425.0]), "${:,.0f}") == "$1,090,425 (one draw, no band)"
 
 
 def test_the_band_of_a_mean_shrinks_about_as_one_over_the_square_root_of_the_draws():

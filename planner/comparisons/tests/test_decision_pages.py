@@ -21,7 +21,7 @@ def test_the_card_leads_the_page_the_dashboard_and_the_api_with_the_same_choice(
     card = html.index("data-decision-card")
     assert card < html.index("data-strategy-table")
     assert 'data-kpi="answer"' not in html and 'aria-label="Key figures"' not in html  # the old answer card is gone
-    for text in ("run lt-i: $834,938 [$834,938, $834,938] a month (extrapolated)", "over the simulated span $27,450",
+    for text in ("run lt-i: $834,938 (one draw, no band) a month (extrapolated)", "over the simulated span $27,450",
                  "Cheapest rejected alternative:</strong> lt-ua", "1 workload seed", "P(attainment &ge; 99.0%)"):
         assert text in html, text
     assert "What would change the answer most:" in html and "SLO target (half the misses allowed)" in html
