@@ -50,7 +50,7 @@ def _candidate(row: Mapping, runs: list[dict], fleet: list[dict], span_h: float,
     gpus_by_region: dict[str, int] = {}
     for f in fleet:
         gpus_by_region[f["region"]] = gpus_by_region.get(f["region"], 0) + f["gpus"]
-    return {"key": row["key"], "strategy": row.get("strategy") or row["key"], "option": "", "mode": "autoscaled",
+    return {"key": row["key"], "strategy": row["key"], "option": "", "mode": "autoscaled",
             "accepted": bool(row["meets"]), "why": why, "fleet": fleet, "gpus_by_region": gpus_by_region,
             "span_cost_usd": band(r.get("cost_usd") for r in runs),
             "monthly_cost_usd": band(None if per_month is None or r.get("cost_usd") is None

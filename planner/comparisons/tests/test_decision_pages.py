@@ -55,3 +55,13 @@ def test_the_page_says_which_deployments_are_checked_against_real_runs(cast, fak
     html = client.get(f"/comparisons/{pk}/").content.decode()
     assert 'id="validation-badges"' in html and "not checked against real runs" in html
     assert html.index('id="validation-badges"') < html.index("data-strategy-table")
+
+
+def test_the_card_names_the_variant_a_planner_picked_not_the_engine_autoscaler_under_it():
+    """An industry bundle runs the engine's 'hpa' autoscaler; the card must say which configuration to run."""
+    from planner.comparisons.core.decision import _candidate
+
+    row = {"key": "industry.hpa-running", "strategy": "hpa", "meets": True, "misses": [], "is_baseline": False,
+           "saving_words": ""}
+    runs = [{"cost_usd": 10.0, "gpu_hours": 2.0, "tiers": {}}]
+    assert _candidate(row, runs, [], 1.0, {})["strategy"] == "industry.hpa-running"
