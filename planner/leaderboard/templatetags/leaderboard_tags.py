@@ -30,3 +30,12 @@ def point(p):
     if not p:
         return "defaults"
     return ", ".join(f"{k} {v:g}" if isinstance(v, (int, float)) else f"{k} {v}" for k, v in p.items())
+
+
+@register.filter
+def saving_words(x):
+    """'saves 12.3 %' or 'costs 49.8 % more' (GPU-hours against the baseline); a dash when there is none."""
+    if x is None:
+        return "\u2013"
+    x = float(x)
+    return f"saves {x:.1f} %" if x >= 0 else f"costs {-x:.1f} % more"

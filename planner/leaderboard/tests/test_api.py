@@ -57,3 +57,11 @@ def test_the_page_shows_ranked_rows_with_intervals(cast, client, published):
 def test_the_markdown_has_every_trace_and_the_rules(published):
     md = report.render(published)
     assert "## Rules" in md and "target 8: 2.5 [" in md and published["digest"] in md
+
+
+def test_savings_read_as_words_not_signed_numbers():
+    from planner.leaderboard.templatetags.leaderboard_tags import saving_words
+
+    assert saving_words(12.34) == "saves 12.3 %"
+    assert saving_words(-49.8) == "costs 49.8 % more"
+    assert saving_words(None) == "\u2013"
