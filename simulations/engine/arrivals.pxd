@@ -1,11 +1,16 @@
 # Cython declarations for arrivals.py (used only when the engine is compiled; see simulations/engine/build.py).
+# The request path is a part the Simulator owns; it holds the instance engine typed, so the fused arrival path's
+# calls into it (_join_queue, the per-request arrays) are C calls.
 
 from simulations.engine.batching cimport InstanceEngine
 from simulations.engine.entities cimport Endpoint, Instance
 from simulations.engine.fleetindex cimport EndpointIndex
 
 
-cdef class RequestPath(InstanceEngine):
+cdef class RequestPath:
+    cdef dict __dict__
+    cdef public InstanceEngine sim
+    cdef public dict _cands
     # the fused arrival path's bindings (set by _setup_fast_arrive)
     cdef object _rr_cache, _ep_choose, _inst_choose, _autoscaler, _act, _net_delay, _generic_arrive
     cdef list _scaling_events, _lists_by_key

@@ -55,13 +55,21 @@ class NetworkDelays:
         return lo + (hi - lo) * u
 
 
-class RequestPath(InstanceEngine):
-    """The request path: ``_arrive`` (or the fused ``_arrive_fast``) -> ``_deliver`` -> ``_enqueue``."""
+class RequestPath:
+    """The request path: ``_arrive`` (or the fused ``_arrive_fast``) -> ``_deliver`` -> ``_enqueue``; a part the
+    Simulator owns (``sim.routing``). It admits requests into the instance engine (``sim``, typed when compiled, so
+    the fused path's calls into it stay C calls)."""
+
+    def __init__(self, sim: InstanceEngine) -> None:
+        self.sim = sim
+        self._build_candidates()
+        self._route_ctx = sim.engine.over_context == "route" and any(ep.spec.max_model_len for ep in sim.endpoints)
+        self._setup_admission_bounds()  # Endpoint.adm: watermark and context limit
 
     def _build_candidates(self):
         """(region, model, tier) -> endpoints eligible for that tier (siloed pools split IW / NIW)."""
         self._cands = {}
-        for ep in self.endpoints:
+        for ep in self.sim.endpoints:
             if ep.pool == "decode":
                 continue  # a disaggregated endpoint's decode pool gets requests from its prefill pool only
             for tier in range(len(TIERS)):
@@ -73,16 +81,17 @@ class RequestPath(InstanceEngine):
 
 
     def _arrive(self, rid: int, t: float) -> None:
-        origin = self.req_region[rid]
-        eps = self.region_router.choose(self.req_model[rid], origin, self.req_tier[rid])
+        sim = self.sim
+        origin = sim.req_region[rid]
+        eps = sim.region_router.choose(sim.req_model[rid], origin, sim.req_tier[rid])
         if not eps:
-            self._drop(rid, "no_endpoint")
+            sim._drop(rid, "no_endpoint")
             return
         if self._route_ctx:
             eps = self._route_by_context(rid, eps, origin)
-        ep = eps[0] if len(eps) == 1 else self.endpoint_router.choose(eps)
-        if self.net_all or ep.region_idx != origin:
-            self.push(t + self.net_delay[rid], EV_DELIVER, rid, ep.eid)
+        ep = eps[0] if len(eps) == 1 else sim.endpoint_router.choose(eps)
+        if sim.net_all or ep.region_idx != origin:
+            sim.push(t + sim.net_delay[rid], EV_DELIVER, rid, ep.eid)
         else:
             self._deliver(rid, ep, t)
 
@@ -93,20 +102,19 @@ class RequestPath(InstanceEngine):
         from simulations.engine.policies.autoscalers import ReactiveSiloed, ReactiveUnified
         from simulations.engine.policies.routers import JoinShortestQueueTokens, PreferenceThresholdRouter
 
-        rr = self.region_router
+        sim = self.sim
+        rr = sim.region_router
         if self._route_ctx:
             return False  # routing by context limit goes through _arrive
-        if type(rr) is not PreferenceThresholdRouter or type(self.instance_router) is not JoinShortestQueueTokens:
+        if type(rr) is not PreferenceThresholdRouter or type(sim.instance_router) is not JoinShortestQueueTokens:
             return False
-        if "_arrive" in self.__dict__ or "_deliver" in self.__dict__ or "_enqueue" in self.__dict__:
-            return False  # a policy wrapped the request path
-        autoscaler = self.autoscaler
+        autoscaler = sim.autoscaler
         self._generic_arrive = self._arrive
         self._rr_cache = rr._cache
         self._thr = rr.threshold
-        self._ep_choose = self.endpoint_router.choose
-        self._inst_choose = self.instance_router.choose
-        self._net_delay = self.net_delay
+        self._ep_choose = sim.endpoint_router.choose
+        self._inst_choose = sim.instance_router.choose
+        self._net_delay = sim.net_delay
         self._autoscaler = autoscaler
         self._hook = bool(autoscaler.wants_request_hook)
         # the reactive heuristic's decision inline (ReactiveSiloed only changes the fleet it starts from)
@@ -115,13 +123,13 @@ class RequestPath(InstanceEngine):
         self._act = autoscaler._act if self._reactive else None
         self._a_hi = getattr(autoscaler, "hi", 0.0)
         self._a_lo = getattr(autoscaler, "lo", 0.0)
-        self._scaling_events = self.scaling_events
+        self._scaling_events = sim.scaling_events
         self._ix_check = os.environ.get("PLANNER_ENGINE_INDEX_CHECK", "") not in ("", "0")
         # the region router's candidate lists by (origin, model, tier), filled from its cache as it fills
-        self._n_models = len(self.model_names)
-        self._lists_by_key = [None] * (len(self.region_names) * self._n_models * 3)
-        for ep in self.endpoints:  # the per-endpoint indexes (fleetindex.py), kept current from here on
-            ep.ix = EndpointIndex(ep, self.now)
+        self._n_models = len(sim.model_names)
+        self._lists_by_key = [None] * (len(sim.region_names) * self._n_models * 3)
+        for ep in sim.endpoints:  # the per-endpoint indexes (fleetindex.py), kept current from here on
+            ep.ix = EndpointIndex(ep, sim.now)
         return True
 
     @cython.locals(ep=Endpoint, ix=EndpointIndex, lo=cython.double, hi=cython.double, v=cython.double)
@@ -144,15 +152,16 @@ class RequestPath(InstanceEngine):
     @cython.locals(origin=cython.int, model=cython.int, tier=cython.int, ep=Endpoint, ix=EndpointIndex,
                    inst=Instance, u=cython.double, v=cython.double, best_u=cython.double, lo=cython.double,
                    hi=cython.double, k_inst=cython.longlong, need=cython.longlong, n_ev=cython.Py_ssize_t,
-                   below=cython.bint, serving=list)
+                   below=cython.bint, serving=list, sim=InstanceEngine)
     def _arrive_fast(self, rid, t: float):
         """``_arrive`` -> ``_deliver`` -> ``_enqueue`` for the stock policy stack with the endpoints' indexes
         (fleetindex.py): the region router's threshold test and the reactive autoscaler's band test are settled by
         O(1) utilisation bounds when they can (else the exact value), JSQ walks the endpoint's heap. Same decisions
         as the scans they replace (``PLANNER_ENGINE_INDEX_CHECK=1`` verifies every one)."""
-        origin = self._region[rid]
-        model = self._model[rid]
-        tier = self._tier[rid]
+        sim = self.sim
+        origin = sim._region[rid]
+        model = sim._model[rid]
+        tier = sim._tier[rid]
         lists = self._lists_by_key[(origin * self._n_models + model) * 3 + tier]
         if lists is None:
             lists = self._rr_cache.get((origin, model, tier))
@@ -185,14 +194,14 @@ class RequestPath(InstanceEngine):
                     if u < best_u:
                         eps, best_u = cand, u
         if not eps:
-            self._drop(rid, "no_endpoint")
+            sim._drop(rid, "no_endpoint")
             return
         ep = eps[0] if len(eps) == 1 else self._ep_choose(eps)
-        if self.net_all or ep.region_idx != origin:
-            self.push(t + self._net_delay[rid], EV_DELIVER, rid, ep.eid)
+        if sim.net_all or ep.region_idx != origin:
+            sim.push(t + self._net_delay[rid], EV_DELIVER, rid, ep.eid)
             return
         # _deliver
-        self._served_ep[rid] = ep.eid
+        sim._served_ep[rid] = ep.eid
         if self._hook:
             self._request_hook(ep, t, rid)
         serving = ep.serving
@@ -204,11 +213,11 @@ class RequestPath(InstanceEngine):
         if self._ix_check:
             self._check_jsq(ep, t, inst, k_inst)
         # _enqueue
-        need = self._inp[rid] + self._gen[rid]
+        need = sim._inp[rid] + sim._gen[rid]
         if need >= inst.adm:
             self._refuse(inst, rid, need)
             return
-        self._join_queue(inst, rid, t, need, k_inst)
+        sim._join_queue(inst, rid, t, need, k_inst)
         ix.touch(inst, t)
 
 
@@ -218,7 +227,7 @@ class RequestPath(InstanceEngine):
         """The autoscaler's per-request hook on the fused path: the reactive heuristic's band test inline (settled by
         the index's utilisation bounds when it can), any other autoscaler's ``on_request``."""
         if not self._reactive:
-            self._autoscaler.on_request(self.policy_view, ep, t, rid)
+            self._autoscaler.on_request(self.sim.policy_view, ep, t, rid)
             return
         if t - ep.last_scale_t < self._cooldown:
             return
@@ -240,7 +249,7 @@ class RequestPath(InstanceEngine):
         if (can_out and not hi <= self._a_hi) or (can_in and not lo >= self._a_lo):
             u = ep.util_at(t)
             if u > self._a_hi or u < self._a_lo:
-                self._act(self.policy_view, ep, t, u)
+                self._act(self.sim.policy_view, ep, t, u)
         elif self._ix_check:
             u = ep.util_at(t)
             if (can_out and u > self._a_hi) or (can_in and u < self._a_lo):
@@ -252,20 +261,23 @@ class RequestPath(InstanceEngine):
             raise AssertionError(f"JSQ index chose instance {inst.iid} at t={t}, the scan {want[0].iid}")
 
     def _deliver(self, rid: int, ep: Endpoint, t: float) -> None:
-        self.served_ep[rid] = ep.eid
-        if self.autoscaler.wants_request_hook:
-            self.autoscaler.on_request(self.policy_view, ep, t, rid)
+        sim = self.sim
+        sim.served_ep[rid] = ep.eid
+        if sim.autoscaler.wants_request_hook:
+            sim.autoscaler.on_request(sim.policy_view, ep, t, rid)
         if not ep.serving:
             ep.backlog.append(rid)
             return
-        self._enqueue(self.instance_router.choose(ep), rid, t)
+        self._enqueue(sim.instance_router.choose(ep), rid, t)
 
+    @cython.locals(sim=InstanceEngine)
     def _enqueue(self, inst: Instance, rid: int, t: float) -> None:
-        need = self.req_inp[rid] + self.gen[rid]
+        sim = self.sim
+        need = sim.req_inp[rid] + sim.gen[rid]
         if need >= inst.adm:
             self._refuse(inst, rid, need)
             return
-        self._join_queue(inst, rid, t, need, -1)
+        sim._join_queue(inst, rid, t, need, -1)
         if inst.endpoint.ix is not None:
             inst.endpoint.ix.touch(inst, t)
 
@@ -273,18 +285,20 @@ class RequestPath(InstanceEngine):
         """A request ``inst`` can never serve (``need >= inst.adm``): beyond the deployment's context limit
         (``engine.over_context`` reject / route; vLLM refuses a prompt longer than max_model_len), or beyond what the
         KV cache can hold above the admission watermark (vLLM's AllocStatus.NEVER)."""
-        if need >= inst.cap or need > inst.cap - self.wm_tokens(inst) or (
-                self._pd is not None and self._pd.beyond_decode(inst, need)):
-            self._drop(rid, "prompt_exceeds_kv_capacity")
+        sim = self.sim
+        if need >= inst.cap or need > inst.cap - sim.wm_tokens(inst) or (
+                sim._pd is not None and sim._pd.beyond_decode(inst, need)):
+            sim._drop(rid, "prompt_exceeds_kv_capacity")
         else:
-            self._drop(rid, "prompt_exceeds_max_model_len")
+            sim._drop(rid, "prompt_exceeds_max_model_len")
 
     def _setup_admission_bounds(self) -> None:
         """Each endpoint's ``adm``: the smallest prompt (+ generated) tokens refused at routing (``_refuse``)."""
-        over = self.engine.over_context
-        for ep in self.endpoints:
+        sim = self.sim
+        over = sim.engine.over_context
+        for ep in sim.endpoints:
             cap = ep.spec.kv_capacity_tokens
-            w = int(self.kv_wm * cap)
+            w = int(sim.kv_wm * cap)
             adm = cap if w == 0 else min(cap, cap - w + 1)
             lim = ep.spec.max_model_len
             if lim and over in ("reject", "route") and lim + 1 < adm:
@@ -295,11 +309,12 @@ class RequestPath(InstanceEngine):
         """``engine.over_context = "route"``: of the endpoints the region router chose, those whose context limit
         fits the request; if none, every endpoint of the model and tier (any region) that fits, in region order;
         if none fits, the router's choice (the request is then refused there)."""
-        need = self.req_inp[rid]
+        sim = self.sim
+        need = sim.req_inp[rid]
         fit = [ep for ep in eps if not ep.spec.max_model_len or need <= ep.spec.max_model_len]
         if fit:
             return fit
-        model, tier = self.req_model[rid], self.req_tier[rid]
-        fit = [ep for ep in self.endpoints if ep.model_idx == model and ep.pool != "decode" and (ep.pool in ("all", "prefill") or (ep.pool == "niw") == (
+        model, tier = sim.req_model[rid], sim.req_tier[rid]
+        fit = [ep for ep in sim.endpoints if ep.model_idx == model and ep.pool != "decode" and (ep.pool in ("all", "prefill") or (ep.pool == "niw") == (
             tier == NIW)) and (not ep.spec.max_model_len or need <= ep.spec.max_model_len)]
         return fit[:1] if fit else eps

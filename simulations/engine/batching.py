@@ -90,7 +90,7 @@ class InstanceEngine(ChunkedPrefill):
                 B = inst.B
                 self._step(inst, t)
                 if self._h_any:
-                    self._after_instance_event(inst, t, B)
+                    self.control._after_instance_event(inst, t, B)
                 return
             inst.phase = WAKE
             inst.seg_t0 = t
@@ -219,7 +219,7 @@ class InstanceEngine(ChunkedPrefill):
         inst.phase = IDLE
         self._sync(inst)
         if inst.state == DRAINING and not inst.waiting and not inst.swapped:
-            self._release(inst, t)
+            self.lifecycle._release(inst, t)
 
     @cython.locals(free=cython.longlong, it=cython.longlong, tokens=cython.longlong, max_bt=cython.longlong,
                    room_b=cython.longlong, need=cython.longlong, rid=cython.longlong, taken=cython.Py_ssize_t,

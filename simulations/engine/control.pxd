@@ -1,8 +1,3 @@
 # Cython declarations for control.py (used only when the engine is compiled; see simulations/engine/build.py).
-
-from simulations.engine.entities cimport Endpoint
-from simulations.engine.fleet cimport FleetLifecycle
-
-
-cdef class PolicyAPI(FleetLifecycle):
-    pass
+# PolicyAPI is a plain class (policies call it through the view at their own pace): its methods are compiled,
+# its state is in its __dict__.

@@ -40,52 +40,61 @@ from simulations.engine.entities import (
     Instance,
     decode_iters_done,
 )
-from simulations.engine.fleet import FleetLifecycle
 from simulations.engine.state import EV_DELIVER
 
 
-class PolicyAPI(FleetLifecycle):
-    """What a policy may read and call on ``sim`` (besides the fleet's ``scale_out`` / ``scale_in`` / ``drain``)."""
+class PolicyAPI:
+    """What a policy may read and call (besides the fleet's ``scale_out`` / ``scale_in`` / ``drain``): a part the
+    Simulator owns (``sim.control``); the policy view binds these methods."""
+
+    def __init__(self, sim) -> None:
+        self.sim = sim
 
     def endpoints_for(self, region: str, model: str) -> list[Endpoint]:
-        return [ep for ep in self.endpoints if ep.region == region and ep.model == model]
+        sim = self.sim
+        return [ep for ep in sim.endpoints if ep.region == region and ep.model == model]
 
     def observed(self, now: float | None = None) -> dict:
         """Arrivals seen so far (never the future): numpy views of the workload up to the current time."""
-        k = self.n_arrived
-        w = self.workload
+        sim = self.sim
+        k = sim.n_arrived
+        w = sim.workload
         return {"arrival_s": w.arrival_s[:k], "input_tokens": w.input_tokens[:k],
                 "output_tokens": w.output_tokens[:k], "tier": w.tier[:k], "model": w.model[:k],
                 "region": w.region[:k], "model_names": w.model_names, "region_names": w.region_names}
 
     def spot_count(self, region: str, model: str | None = None) -> int:
-        pool = self.spot[self.region_names.index(region)]
+        sim = self.sim
+        pool = sim.lifecycle.spot[sim.region_names.index(region)]
         return pool.get(model, 0) if model is not None else sum(pool.values())
 
 
     def send(self, rid: int, ep: Endpoint, t: float) -> None:
         """Hand a request (held by a policy, e.g. a queue manager) to endpoint ``ep`` at time ``t``, paying the
         inter-region network delay when ``ep`` is outside the request's origin region."""
-        if self.net_all or ep.region_idx != self.req_region[rid]:
-            self.push(t + self.net_delay[rid], EV_DELIVER, rid, ep.eid)
+        sim = self.sim
+        if sim.net_all or ep.region_idx != sim.req_region[rid]:
+            sim.push(t + sim.net_delay[rid], EV_DELIVER, rid, ep.eid)
         else:
-            self._deliver(rid, ep, t)
+            sim.routing._deliver(rid, ep, t)
 
     # ------------------------------------------------------------------ reads
     def running_by_tier(self, inst: Instance) -> dict:
         """Running requests of ``inst`` per tier name."""
+        sim = self.sim
         counts = dict.fromkeys(TIERS, 0)
         for rid in inst.running:
-            counts[TIERS[self.req_tier[rid]]] += 1
+            counts[TIERS[sim.req_tier[rid]]] += 1
         return counts
 
     def queued_prompt_tokens(self, inst: Instance) -> int:
         """Prompt tokens still to prefill on ``inst``: its waiting queue (prompt + tokens already generated, for a
         recomputed request) and the unprefilled part of prompts in chunked prefill."""
+        sim = self.sim
         total = 0
         for entry in inst.waiting:
             rid = entry[2]
-            total += self.req_inp[rid] + self.gen[rid]
+            total += sim.req_inp[rid] + sim.gen[rid]
         for entry in inst.prefilling:
             total += entry[1]
         return int(total)
@@ -99,7 +108,8 @@ class PolicyAPI(FleetLifecycle):
 
     def kv_used(self, inst: Instance, now: float | None = None) -> int:
         """KV tokens in use on ``inst`` at ``now`` (exact inside a fast-mode decode run, as in reference mode)."""
-        now = self.now if now is None else now
+        sim = self.sim
+        now = sim.now if now is None else now
         return int(inst.kv + (inst.seg_B * decode_iters_done(inst, now)
                               if inst.phase == DECODE and inst.seg_n > 1 else 0))
 
@@ -109,30 +119,32 @@ class PolicyAPI(FleetLifecycle):
 
     def tokens_generated(self, rid: int, now: float | None = None) -> int:
         """Output tokens request ``rid`` has produced by ``now`` (exact in both modes)."""
-        now = self.now if now is None else now
-        if self.t_done[rid] == self.t_done[rid]:
-            return int(self.req_out[rid])
-        iid = self.served_inst[rid]
+        sim = self.sim
+        now = sim.now if now is None else now
+        if sim.t_done[rid] == sim.t_done[rid]:
+            return int(sim.req_out[rid])
+        iid = sim.served_inst[rid]
         if iid < 0:
             return 0
-        inst = self.instances[iid]
+        inst = sim.instances[iid]
         if rid not in inst.running or (inst.phase in (PREFILL, SWAPIN) and rid in inst.batch):
-            return int(self.gen[rid])  # waiting, swapped out or (re)starting: what it had before
-        return int(self.req_out[rid] - (self.fin[rid] - self._clock_at(inst, now)))
+            return int(sim.gen[rid])  # waiting, swapped out or (re)starting: what it had before
+        return int(sim.req_out[rid] - (sim.fin[rid] - self._clock_at(inst, now)))
 
     def remaining_decode_tokens(self, inst: Instance, now: float | None = None, predicted: bool = False) -> int:
         """Output tokens the running requests of ``inst`` still have to produce at ``now``. With ``predicted``,
         from the workload's predicted output lengths (``predicted_output_tokens``; what a real scheduler knows),
         at least 1 per running request; else from the true lengths (an oracle)."""
-        now = self.now if now is None else now
-        pred = self.req_pred_out if predicted else None
+        sim = self.sim
+        now = sim.now if now is None else now
+        pred = sim.req_pred_out if predicted else None
         if predicted and pred is None:
             raise ValueError("remaining_decode_tokens(predicted=True): the workload has no predicted_output_tokens")
         total = 0
         for rid in inst.running:
             done = self.tokens_generated(rid, now)
             if pred is None:
-                total += int(self.req_out[rid]) - done
+                total += int(sim.req_out[rid]) - done
             else:
                 total += max(int(pred[rid]) - done, 1)
         return total
@@ -140,59 +152,64 @@ class PolicyAPI(FleetLifecycle):
     def request_tokens(self, rid: int) -> tuple:
         """(prompt tokens, predicted output tokens or -1 without ``predicted_output_tokens``) of request ``rid``:
         what a router knows of an arriving request (never its true output length)."""
-        pred = self.req_pred_out
-        return int(self.req_inp[rid]), (int(pred[rid]) if pred is not None else -1)
+        sim = self.sim
+        pred = sim.req_pred_out
+        return int(sim.req_inp[rid]), (int(pred[rid]) if pred is not None else -1)
 
     def running_requests(self, inst: Instance, now: float | None = None) -> list:
         """``(rid, prompt tokens, tokens generated by now, predicted output tokens or -1)`` for each running
         request of ``inst`` (exact inside a fast-mode decode run): the input of a load anticipator."""
-        now = self.now if now is None else now
-        pred = self.req_pred_out
-        return [(rid, int(self.req_inp[rid]), self.tokens_generated(rid, now),
+        sim = self.sim
+        now = sim.now if now is None else now
+        pred = sim.req_pred_out
+        return [(rid, int(sim.req_inp[rid]), self.tokens_generated(rid, now),
                  int(pred[rid]) if pred is not None else -1) for rid in inst.running]
 
     # ------------------------------------------------------------------ control
     def dispatch(self, rid: int, inst: Instance, now: float) -> None:
         """Put request ``rid`` in the waiting queue of ``inst`` (a serving instance) at ``now``, bypassing the
         endpoint's instance router; no network delay (use ``send`` to cross regions)."""
+        sim = self.sim
         if inst.state != SERVING:
             raise ValueError(f"dispatch: instance {inst.iid} is not serving (state {inst.state})")
-        self.served_ep[rid] = inst.endpoint.eid
-        self._enqueue(inst, rid, now)
+        sim.served_ep[rid] = inst.endpoint.eid
+        sim.routing._enqueue(inst, rid, now)
 
     def drop(self, rid: int, reason: str) -> None:
         """Drop a request that is held by the policy, waiting in an instance's queue or swapped out, with a reason
         (counted as an SLO miss and under ``dropped`` by reason). A running request must be evicted first."""
-        iid = self.served_inst[rid]
-        if iid >= 0 and self.t_done[rid] != self.t_done[rid]:
-            inst = self.instances[iid]
+        sim = self.sim
+        iid = sim.served_inst[rid]
+        if iid >= 0 and sim.t_done[rid] != sim.t_done[rid]:
+            inst = sim.instances[iid]
             if rid in inst.running:
                 raise ValueError(f"drop: request {rid} is running on instance {iid}; evict it first")
             kept = [e for e in inst.waiting if e[2] != rid]
             if len(kept) != len(inst.waiting):
-                if not self.sched_dynamic:
+                if not sim.sched_dynamic:
                     heapify(kept)
                 inst.waiting = kept
-                inst.work -= self.req_inp[rid] + self.req_out[rid]
-                inst.q_tok -= self.req_inp[rid] + self.gen[rid]
+                inst.work -= sim.req_inp[rid] + sim.req_out[rid]
+                inst.q_tok -= sim.req_inp[rid] + sim.gen[rid]
             elif rid in inst.swapped:  # its KV is in host memory: forget it (it never resumes)
                 inst.swapped.remove(rid)
-                inst.work -= self.req_out[rid] - self.gen[rid]
+                inst.work -= sim.req_out[rid] - sim.gen[rid]
             if inst.endpoint.ix is not None:
-                inst.endpoint.ix.touch(inst, self.now)
-        self._drop(rid, str(reason))
+                inst.endpoint.ix.touch(inst, sim.now)
+        sim._drop(rid, str(reason))
 
     def set_max_batch(self, inst: Instance, n: int, now: float) -> None:
         """Change the instance's maximum batch size. Admission reads it at every iteration boundary; raising it
         while requests wait ends a fast-mode decode run at the end of the iteration in progress, the boundary where
         reference mode would admit. Lowering it never evicts: the batch shrinks as requests finish."""
+        sim = self.sim
         n = int(n)
         if n < 1:
             raise ValueError(f"set_max_batch: n must be >= 1, got {n}")
         raised = n > inst.max_b
         inst.max_b = n
         if raised and (inst.waiting or inst.swapped):
-            self._boundary(inst, now)
+            sim._boundary(inst, now)
             if inst.endpoint.ix is not None:
                 inst.endpoint.ix.touch(inst, now)
 
@@ -200,17 +217,18 @@ class PolicyAPI(FleetLifecycle):
         """Evict running request ``rid`` from ``inst`` at the next iteration boundary: ``recompute`` (back to
         the waiting queue, prefilled again) or ``swap`` (KV to host memory at ``engine.swap_bandwidth_gb_s``,
         resumed without a prefill after (prompt + generated tokens) x ``kv_bytes_per_token`` / bandwidth)."""
+        sim = self.sim
         if mode not in ("recompute", "swap"):
             raise ValueError(f"evict: mode must be 'recompute' or 'swap', got {mode!r}")
         if rid not in inst.running:
             raise ValueError(f"evict: request {rid} is not running on instance {inst.iid}")
         if mode == "swap":
-            if self.chunked or inst.v1:
+            if sim.chunked or inst.v1:
                 raise ValueError("evict(mode='swap') is not supported with engine.chunked_prefill or vllm_v1")
             if not inst.spec.kv_bytes_per_token > 0:
                 raise ValueError(f"evict(mode='swap'): deployment {inst.spec.name} has no kv_bytes_per_token")
         inst.pending.append((rid, mode == "swap"))
-        self._boundary(inst, now)
+        sim._boundary(inst, now)
         if inst.endpoint.ix is not None:
             inst.endpoint.ix.touch(inst, now)
 
@@ -218,6 +236,7 @@ class PolicyAPI(FleetLifecycle):
         """Take up to ``n`` requests from the back of ``inst``'s waiting queue (the last in its scheduler order)
         back to the policy, which dispatches them elsewhere (e.g. a Llumnix-like migration of queued requests).
         Returns their ids, in queue order."""
+        sim = self.sim
         n = int(n)
         if n <= 0 or not inst.waiting:
             return []
@@ -227,8 +246,8 @@ class PolicyAPI(FleetLifecycle):
         out = []
         for entry in taken:
             rid = entry[2]
-            inst.work -= self.req_inp[rid] + self.req_out[rid]
-            inst.q_tok -= self.req_inp[rid] + self.gen[rid]  # scaling-signal counter (entities.signal_tokens)
+            inst.work -= sim.req_inp[rid] + sim.req_out[rid]
+            inst.q_tok -= sim.req_inp[rid] + sim.gen[rid]  # scaling-signal counter (entities.signal_tokens)
             out.append(rid)
         return out
 
@@ -236,23 +255,25 @@ class PolicyAPI(FleetLifecycle):
         """Take a swapped-out request (``evict(..., "swap")`` done) off ``inst``: the policy holds it again, e.g. in
         a global queue (Chiron). Its KV stays in ``inst``'s host memory: ``resume_swapped(inst, rid, now)`` puts it
         back there (resumed without a prefill); ``dispatch`` to any instance recomputes prompt + generated tokens."""
+        sim = self.sim
         if rid not in inst.swapped:
             raise ValueError(f"take_swapped: request {rid} is not swapped out on instance {inst.iid}")
         inst.swapped.remove(rid)
-        inst.work -= self.req_out[rid] - self.gen[rid]
+        inst.work -= sim.req_out[rid] - sim.gen[rid]
 
     def resume_swapped(self, inst: Instance, rid: int, now: float) -> None:
         """Give a request taken with ``take_swapped`` back to the instance whose host memory holds its KV: it
         resumes (before waiting requests, as any swapped request) at the next iteration boundary."""
+        sim = self.sim
         if inst.state != SERVING:
             raise ValueError(f"resume_swapped: instance {inst.iid} is not serving (state {inst.state})")
-        if self.t_done[rid] == self.t_done[rid]:
+        if sim.t_done[rid] == sim.t_done[rid]:
             raise ValueError(f"resume_swapped: request {rid} has finished")
-        if self.served_inst[rid] != inst.iid or rid in inst.running or rid in inst.swapped:
+        if sim.served_inst[rid] != inst.iid or rid in inst.running or rid in inst.swapped:
             raise ValueError(f"resume_swapped: request {rid} was not taken off instance {inst.iid}")
         inst.swapped.append(rid)
-        inst.work += self.req_out[rid] - self.gen[rid]
-        self._boundary(inst, now)
+        inst.work += sim.req_out[rid] - sim.gen[rid]
+        sim._boundary(inst, now)
 
     # ------------------------------------------------------------------ live migration
     # Llumnix-like live migration of a RUNNING request (Sun et al., OSDI'24 sec. 4.2). Transfer-time model: the
@@ -267,9 +288,10 @@ class PolicyAPI(FleetLifecycle):
         """``(rid, prompt tokens, tokens generated so far, predicted output tokens or -1)`` for each request on
         ``inst`` that is not running: waiting (in queue order), in chunked prefill, swapped out. PreServe's router
         reads their predicted decode (preserve/router.py)."""
-        pred = self.req_pred_out
+        sim = self.sim
+        pred = sim.req_pred_out
         rids = [e[2] for e in sorted(inst.waiting)] + [e[0] for e in inst.prefilling] + list(inst.swapped)
-        return [(rid, int(self.req_inp[rid]), int(self.gen[rid]), int(pred[rid]) if pred is not None else -1)
+        return [(rid, int(sim.req_inp[rid]), int(sim.gen[rid]), int(pred[rid]) if pred is not None else -1)
                 for rid in rids]
 
     def migration_copy_s(self, inst: Instance, tokens: int, bandwidth_gb_s: float) -> float:
@@ -284,59 +306,64 @@ class PolicyAPI(FleetLifecycle):
         """Move running request ``rid`` from its instance to ``dst`` (serving, same endpoint) at the source's next
         iteration boundary; it resumes on ``dst`` (before waiting requests, when its KV fits) after
         ``downtime_s``. If ``dst`` stopped serving by then, the request resumes on its source instead."""
-        iid = self.served_inst[rid]
-        src = self.instances[iid] if iid >= 0 else None
-        if src is None or rid not in src.running or self.t_done[rid] == self.t_done[rid]:
+        sim = self.sim
+        iid = sim.served_inst[rid]
+        src = sim.instances[iid] if iid >= 0 else None
+        if src is None or rid not in src.running or sim.t_done[rid] == sim.t_done[rid]:
             raise ValueError(f"migrate_running: request {rid} is not running")
         if dst.state != SERVING:
             raise ValueError(f"migrate_running: instance {dst.iid} is not serving (state {dst.state})")
         if dst is src or dst.endpoint is not src.endpoint:
             raise ValueError(f"migrate_running: instance {dst.iid} is not another instance of the same endpoint")
-        if self.chunked or src.v1:
+        if sim.chunked or src.v1:
             raise ValueError("migrate_running is not supported with engine.chunked_prefill or vllm_v1")
-        if self._migrating is None:
-            self._migrating, self._mig_down = {}, {}
-        if rid in self._migrating:
+        if sim._migrating is None:
+            sim._migrating, sim._mig_down = {}, {}
+        if rid in sim._migrating:
             raise ValueError(f"migrate_running: request {rid} is already migrating")
-        self._migrating[rid] = (dst.iid, max(0.0, float(downtime_s)))
+        sim._migrating[rid] = (dst.iid, max(0.0, float(downtime_s)))
         src.pending.append((rid, True))
-        self._boundary(src, now)
+        sim._boundary(src, now)
         if src.endpoint.ix is not None:
             src.endpoint.ix.touch(src, now)
 
     def migrating(self, rid: int) -> bool:
         """True while request ``rid`` waits for its switch-over (``migrate_running`` called, boundary not reached)."""
-        return self._migrating is not None and rid in self._migrating
+        sim = self.sim
+        return sim._migrating is not None and rid in sim._migrating
 
     def migrations(self) -> int:
         """Live migrations completed so far (switch-overs done)."""
-        return int(self._mig_count)
+        sim = self.sim
+        return int(sim._mig_count)
 
     def _land_migration(self, src: Instance, rid: int, t: float) -> None:
         """Called by the KV manager right after the source evicted ``rid`` (swap mode) for a migration."""
-        dst_iid, down = self._migrating.pop(rid)
-        dst = self.instances[dst_iid]
+        sim = self.sim
+        dst_iid, down = sim._migrating.pop(rid)
+        dst = sim.instances[dst_iid]
         if dst.state != SERVING:
             return  # the destination went away: the request stays swapped out on its source and resumes there
         src.swapped.remove(rid)
-        src.work -= self.req_out[rid] - self.gen[rid]
-        self.preempted[rid] -= 1  # a migration is not a preemption
-        self.served_inst[rid] = dst.iid
+        src.work -= sim.req_out[rid] - sim.gen[rid]
+        sim.preempted[rid] -= 1  # a migration is not a preemption
+        sim.served_inst[rid] = dst.iid
         dst.swapped.append(rid)
-        dst.work += self.req_out[rid] - self.gen[rid]
-        self._mig_down[rid] = down
-        self._mig_count += 1
-        self._boundary(dst, t)
+        dst.work += sim.req_out[rid] - sim.gen[rid]
+        sim._mig_down[rid] = down
+        sim._mig_count += 1
+        sim._boundary(dst, t)
         if dst.endpoint.ix is not None:
             dst.endpoint.ix.touch(dst, t)
 
     def _after_instance_event(self, inst: Instance, t: float, b0: int) -> None:
         """Run the hooks a policy asked for, once the instance's event is fully processed."""
-        done = self._done_buf
+        sim = self.sim
+        done = sim._done_buf
         if done:
-            self._done_buf = []
-            if self._h_complete:
+            sim._done_buf = []
+            if sim._h_complete:
                 for rid in done:
-                    self.autoscaler.on_complete(self.policy_view, inst, rid, t)
-        if self._h_batch and (inst.B != b0 or done):
-            self.autoscaler.on_batch_change(self.policy_view, inst, t)
+                    sim.autoscaler.on_complete(sim.policy_view, inst, rid, t)
+        if sim._h_batch and (inst.B != b0 or done):
+            sim.autoscaler.on_batch_change(sim.policy_view, inst, t)

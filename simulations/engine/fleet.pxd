@@ -1,8 +1,3 @@
 # Cython declarations for fleet.py (used only when the engine is compiled; see simulations/engine/build.py).
-
-from simulations.engine.arrivals cimport RequestPath
-from simulations.engine.entities cimport Endpoint, Instance
-
-
-cdef class FleetLifecycle(RequestPath):
-    pass
+# FleetLifecycle is a plain class (the life cycle is not on the hot path): its methods are compiled, its state is
+# in its __dict__.

@@ -9,14 +9,21 @@ plain Python when there is no fresh build (accel.py); results are identical.
 
 from __future__ import annotations
 
-from simulations.engine.arrivals import RequestPath
 from simulations.engine.batching import work_now
 from simulations.engine.entities import DRAINING, IDLE, PROVISIONING, RELEASED, SERVING, Endpoint, Instance
 from simulations.engine.state import EV_READY
 
 
-class FleetLifecycle(RequestPath):
-    """Instances' life cycle per endpoint and the regions' spot pools."""
+class FleetLifecycle:
+    """Instances' life cycle per endpoint and the regions' spot pools: a part the Simulator owns
+    (``sim.lifecycle``); the fleet verbs of the policy view are its methods."""
+
+    def __init__(self, sim, fleet) -> None:
+        self.sim = sim
+        self.spot = [{m: int(c) for m, c in r.spot_pool.items()} for r in fleet.regions]
+        self.vm_free = [int(r.vm_capacity) for r in fleet.regions]
+        self._spot_last_t = 0.0
+        self.spot_seconds = [0.0] * len(fleet.regions)
 
     def spot_flush(self, now: float) -> None:
         """Integrate spot-pool occupancy (instance-seconds per region) up to ``now``."""
@@ -32,14 +39,15 @@ class FleetLifecycle(RequestPath):
 
     def add_instance(self, ep: Endpoint, now: float, delay_s: float, source: str) -> Instance:
         """Start provisioning one instance of ``ep`` that serves after ``delay_s`` (paid, not serving)."""
-        inst = Instance(len(self.instances), ep, now, now + delay_s, source)
-        self.instances.append(inst)
-        self.iq.add_instance()
+        sim = self.sim
+        inst = Instance(len(sim.instances), ep, now, now + delay_s, source)
+        sim.instances.append(inst)
+        sim.iq.add_instance()
         if delay_s <= 0:
             self._ready(inst, now)
         else:
             ep.provisioning.append(inst)
-            self.push(now + delay_s, EV_READY, inst)
+            sim.push(now + delay_s, EV_READY, inst)
         return inst
 
     def scale_out(self, ep: Endpoint, now: float, source: str = "auto") -> Instance | None:
@@ -59,7 +67,7 @@ class FleetLifecycle(RequestPath):
         elif source in ("auto", "new-vm") and self.vm_free[r] > 0:
             chosen, delay, model = "new-vm", st.vm_acquire_s + load, None
         if chosen is None:
-            self.scaling_events.append({"t": now, "endpoint": ep.name, "action": "scale_out_blocked",
+            self.sim.scaling_events.append({"t": now, "endpoint": ep.name, "action": "scale_out_blocked",
                                         "source": source, "delay_s": 0.0})
             return None
         if model is None:
@@ -69,9 +77,9 @@ class FleetLifecycle(RequestPath):
         event = {"t": now, "endpoint": ep.name, "action": "scale_out", "source": chosen, "delay_s": delay}
         if chosen != "spot-same" and not ep.weights_local:
             event["load"] = "cross-region"
-        self.scaling_events.append(event)
+        self.sim.scaling_events.append(event)
         # instant provisioning: serve at once; the nominal delay stays on the event for the waste report
-        return self.add_instance(ep, now, 0.0 if self.engine.instant_provisioning else delay, chosen)
+        return self.add_instance(ep, now, 0.0 if self.sim.engine.instant_provisioning else delay, chosen)
 
     def scale_in(self, ep: Endpoint, now: float, donate: bool = True, allow_zero: bool = False) -> Instance | None:
         """Drain the serving instance with the least remaining work (never the last one, unless ``allow_zero``:
@@ -81,7 +89,7 @@ class FleetLifecycle(RequestPath):
             return None
         inst = min(ep.serving, key=lambda i: (work_now(i, now), i.iid))
         self.drain(inst, now, donate=donate)
-        self.scaling_events.append({"t": now, "endpoint": ep.name, "action": "scale_in",
+        self.sim.scaling_events.append({"t": now, "endpoint": ep.name, "action": "scale_in",
                                     "source": "spot" if donate else "release", "delay_s": 0.0})
         return inst
 
@@ -117,8 +125,9 @@ class FleetLifecycle(RequestPath):
             self._spot_change(ep.region_idx, ep.model, +1, now)
         else:
             self.vm_free[ep.region_idx] += 1
-        if self._h_release:
-            self.autoscaler.on_instance_release(self.policy_view, inst, now)
+        sim = self.sim
+        if sim._h_release:
+            sim.autoscaler.on_instance_release(sim.policy_view, inst, now)
 
     def _ready(self, inst: Instance, now: float) -> None:
         ep = inst.endpoint
@@ -134,11 +143,12 @@ class FleetLifecycle(RequestPath):
             ep.ix.add(inst, now)
         ep.cap_sum += inst.cap
         ep.kv_sum += inst.kv
+        sim = self.sim
         if ep.backlog:
             backlog, ep.backlog = ep.backlog, []
-            self.cold_started.update(backlog)
+            sim.cold_started.update(backlog)
             for rid in backlog:
-                self._enqueue(self.instance_router.choose(ep), rid, now)
-        if self._pd is not None and ep.pool == "decode":
-            self._pd.on_ready(inst, now)  # requests whose prefill ended while no decode instance served
-        self.autoscaler.on_instance_ready(self.policy_view, inst, now)
+                sim.routing._enqueue(sim.instance_router.choose(ep), rid, now)
+        if sim._pd is not None and ep.pool == "decode":
+            sim._pd.on_ready(inst, now)  # requests whose prefill ended while no decode instance served
+        sim.autoscaler.on_instance_ready(sim.policy_view, inst, now)

@@ -461,7 +461,7 @@ class KVManager(RunState):
             if rid in inst.running:
                 self._evict(inst, rid, t, swap)
                 if mig:
-                    self._land_migration(inst, rid, t)  # control.py: a live migration's switch-over
+                    self.control._land_migration(inst, rid, t)  # control.py: a live migration's switch-over
             elif mig:  # finished or preempted before the switch-over: the migration is void
                 del self._migrating[rid]
 

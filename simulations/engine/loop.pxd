@@ -1,12 +1,15 @@
 # Cython declarations for loop.py (used only when the engine is compiled; see simulations/engine/build.py).
-# The Simulator is the last of a chain of extension types (state.pxd: RunState -> kvcache.pxd -> chunked.pxd -> batching.pxd -> arrivals.pxd
-# -> fleet.pxd -> control.pxd -> here); its fields are declared where their concept lives.
+# The Simulator is the instance engine (state.pxd: RunState -> kvcache.pxd -> chunked.pxd -> batching.pxd) plus the
+# event loop; it owns the request path (arrivals.pxd, typed: the loop calls its fused arrival path in C), the
+# fleet life cycle (fleet.py), the policy API (control.py) and the disaggregation part (disagg.pxd).
 
-from simulations.engine.control cimport PolicyAPI
+from simulations.engine.arrivals cimport RequestPath
+from simulations.engine.batching cimport InstanceEngine
 from simulations.engine.entities cimport Endpoint, Instance
 from simulations.engine.evq cimport InstanceEvents
 from simulations.engine.fleetindex cimport EndpointIndex
 
 
-cdef class Simulator(PolicyAPI):
-    pass
+cdef class Simulator(InstanceEngine):
+    cdef public RequestPath routing
+    cdef public object lifecycle, control

@@ -1,8 +1,8 @@
 """The discrete-event loop: construction of a run and the loop merging arrivals, instance events and the rest.
 
-The ``Simulator`` is assembled from one class per concept (see state.py for the chain): the batching engine
-(batching.py), arrivals and routing (arrivals.py), the fleet life cycle and spot pool (fleet.py) and the policy
-API (control.py). Arrivals are not pushed: the loop merges the sorted arrival array with the instances' event
+The ``Simulator`` is the instance engine (batching.py on kvcache.py, chunked.py and state.py) and the loop; it owns
+the request path (``routing``, arrivals.py), the fleet life cycle and spot pool (``lifecycle``, fleet.py) and the
+policy API (``control``, control.py) as parts (see state.py). Arrivals are not pushed: the loop merges the sorted arrival array with the instances' event
 queue and the heap of other events.
 
 Compiled build: compiled with Cython by ``python -m simulations.engine.build`` (declarations in the
@@ -19,11 +19,13 @@ from heapq import heappop
 import cython
 import numpy as np
 
-from simulations.engine.arrivals import NetworkDelays  # noqa: F401 - re-exported (tests, older imports)
+from simulations.engine.arrivals import NetworkDelays, RequestPath
+from simulations.engine.batching import InstanceEngine
 from simulations.engine.config import TIER_INDEX, TIERS
 from simulations.engine.control import PolicyAPI
 from simulations.engine.entities import Endpoint, Instance
 from simulations.engine.evq import InstanceEvents
+from simulations.engine.fleet import FleetLifecycle
 from simulations.engine.fleetindex import EndpointIndex  # noqa: F401 - types the loop's locals when compiled
 from simulations.engine.policies import get_policy
 from simulations.engine.policies.registry import PolicyKind
@@ -33,8 +35,12 @@ from simulations.engine.view import PolicyView
 NIW = TIER_INDEX["NIW"]
 
 
-class Simulator(PolicyAPI):
-    """One run. Build with a parsed Scenario and a Workload (already remapped to the fleet's names)."""
+class Simulator(InstanceEngine):
+    """One run. Build with a parsed Scenario and a Workload (already remapped to the fleet's names).
+
+    The Simulator is the instance engine (batching, KV cache, chunked prefill: its base types) and the event loop;
+    it owns the other parts: ``routing`` (arrivals.RequestPath), ``lifecycle`` (fleet.FleetLifecycle), ``control``
+    (control.PolicyAPI, what policies call through ``policy_view``) and ``_pd`` (disagg.Disaggregation)."""
 
     def __init__(self, scenario, workload, progress=None) -> None:
         self.scenario = scenario
@@ -115,25 +121,19 @@ class Simulator(PolicyAPI):
         # fleet
         self.endpoints: list[Endpoint] = []
         self.instances: list[Instance] = []
-        self._cands: dict = {}
         for cfg in fleet.endpoints:
             ep = Endpoint(len(self.endpoints), cfg, self.region_names.index(cfg.region),
                           self.model_names.index(cfg.model))
             ep.clock = self
             self.endpoints.append(ep)
-        self._build_candidates()
-        self._route_ctx = scenario.engine.over_context == "route" and any(
-            ep.spec.max_model_len for ep in self.endpoints)
-        self._setup_admission_bounds()  # Endpoint.adm: watermark and context limit (arrivals.py)
+        self.routing = RequestPath(self)  # candidates and Endpoint.adm (watermark and context limit)
         self._setup_prefix(self.workload, self.endpoints)  # prefix caching's per-request ids (kvcache.py)
         if any(ep.pool == "prefill" for ep in self.endpoints):  # after the bounds: it lowers the prefill pools'
             from simulations.engine.disagg import Disaggregation
 
             self._pd = Disaggregation(self)
-        self.spot = [{m: int(c) for m, c in r.spot_pool.items()} for r in fleet.regions]
-        self.vm_free = [int(r.vm_capacity) for r in fleet.regions]
-        self._spot_last_t = 0.0
-        self.spot_seconds = [0.0] * len(fleet.regions)
+        self.lifecycle = FleetLifecycle(self, fleet)  # instances' life cycle, spot pools, scale out / in
+        self.control = PolicyAPI(self)
 
         self.policy_view = PolicyView(self)  # what every policy receives instead of the simulator
         params = dict(scenario.policy.autoscaler_params)
@@ -185,13 +185,14 @@ class Simulator(PolicyAPI):
         self._started = True
         for ep in self.endpoints:
             for _ in range(ep.config.initial):
-                self.add_instance(ep, 0.0, 0.0, "initial")
+                self.lifecycle.add_instance(ep, 0.0, 0.0, "initial")
         self.autoscaler.on_start(self.policy_view, 0.0)
         step = self.engine.timeline_step_s
         if step and step > 0:
             self.push(0.0, EV_SAMPLE, None)
         if self.autoscaler.tick_s:
             self.push(self.autoscaler.tick_s, EV_TICK, None)
+        self._arrive = self.routing._arrive
         if getattr(self.autoscaler, "wants_arrival_hook", False):
             # a policy may hold arrivals (return True), e.g. a global queue; it later calls sim.send(...)
             route = self._arrive
@@ -203,13 +204,15 @@ class Simulator(PolicyAPI):
                     route(rid, t)
 
             self._arrive = hooked
-        self._fused = "_arrive" not in self.__dict__ and self._setup_fast_arrive()
+            self._fused = False
+        else:
+            self._fused = self.routing._setup_fast_arrive()
 
     @cython.locals(i=cython.Py_ssize_t, n=cython.Py_ssize_t, events=cython.longlong, t=cython.double,
                    next_arr=cython.double, max_time=cython.double, horizon=cython.double, kind=cython.int,
                    arg=cython.longlong, fused=cython.bint, inst=Instance, heap=list, ev=tuple, iq=InstanceEvents,
                    tq=cython.double, th=cython.double, instances=list, b0=cython.longlong, ix=EndpointIndex,
-                   more=cython.bint)
+                   more=cython.bint, routing=RequestPath)
     def _run(self, stop: float):
         if not self.__dict__.get("_started"):
             self._start()
@@ -228,6 +231,7 @@ class Simulator(PolicyAPI):
         events = self.events
         arrive = self._arrive
         fused = self._fused
+        routing = self.routing
         more = self.__dict__.get("more_arrivals", False)  # streamed: later chunks will add arrivals
         while True:
             events += 1
@@ -246,7 +250,7 @@ class Simulator(PolicyAPI):
                 b0 = inst.B
                 self._segment_end(inst, tq)
                 if self._h_any:
-                    self._after_instance_event(inst, tq, b0)
+                    self.control._after_instance_event(inst, tq, b0)
                 ix = inst.endpoint.ix
                 if ix is not None:
                     ix.touch(inst, tq)
@@ -261,10 +265,10 @@ class Simulator(PolicyAPI):
                 self.now = t
                 if kind == EV_DELIVER:
                     self.t_work = t
-                    self._deliver(obj, self.endpoints[arg], t)
+                    routing._deliver(obj, self.endpoints[arg], t)
                 elif kind == EV_READY:
                     self.t_work = t
-                    self._ready(obj, t)
+                    self.lifecycle._ready(obj, t)
                 elif kind == EV_KV:
                     self.t_work = t
                     self._pd.land(obj, t)
@@ -288,7 +292,7 @@ class Simulator(PolicyAPI):
                 self.next_arr = next_arr
                 self._in_arrival = True
                 if fused:
-                    self._arrive_fast(i - 1, t)
+                    routing._arrive_fast(i - 1, t)
                 else:
                     arrive(i - 1, t)
                 self._in_arrival = False

@@ -164,8 +164,8 @@ def _tiers(sim, w, r: _PerRequest) -> dict[str, dict]:
 
 def _summary(sim, w, r: _PerRequest, end: float, tot: dict, wall_s: float) -> dict:
     done, out = r.done, w.output_tokens
-    sim.spot_flush(end)  # spot pool occupancy up to the end
-    spot_hours = {name: s / 3600 for name, s in zip(sim.region_names, sim.spot_seconds, strict=False)}
+    sim.lifecycle.spot_flush(end)  # spot pool occupancy up to the end
+    spot_hours = {name: s / 3600 for name, s in zip(sim.region_names, sim.lifecycle.spot_seconds, strict=False)}
     summary = {
         "requests": len(w), "completed": int(done.sum()), "dropped": int((~done).sum()),
         "duration_s": end, "ttft": _pcts(r.ttft[done]), "e2e": _pcts(r.e2e[done]), "queueing": _pcts(r.queueing[done]),
@@ -185,8 +185,8 @@ def _summary(sim, w, r: _PerRequest, end: float, tot: dict, wall_s: float) -> di
     summary.update(prefix_cache_summary(sim))  # only when a deployment caches prefixes
     if sim._pd is not None:  # prefill/decode disaggregation: KV transfers and the decode-side wait
         summary["disaggregation"] = sim._pd.summary(done)
-    if sim.migrations():  # live migrations (control.migrate_running), only when a policy migrated
-        summary["migrations"] = sim.migrations()
+    if sim.control.migrations():  # live migrations (control.migrate_running), only when a policy migrated
+        summary["migrations"] = sim.control.migrations()
     return summary
 
 

@@ -1,15 +1,16 @@
-"""The simulator's run state: per-request arrays, the event queues, counters; the base of the Simulator.
+"""The simulator's run state: per-request arrays, the event queues, counters; the base of the instance engine.
 
-The ``Simulator`` (loop.py) is one object assembled from one class per concept, each the base of the next:
+The ``Simulator`` (loop.py) is the instance engine and the event loop, and owns the other parts of a run:
 
     RunState (state.py)           per-request arrays and their typed views, the event heap, ``push``, ``_drop``
     KVManager (kvcache.py)        an instance's KV cache: watermark, preemption victim and mode, swap-in
     ChunkedPrefill (chunked.py)   the chunked-prefill option: mixed prefill-chunk + decode iterations
     InstanceEngine (batching.py)  an instance's iteration-level batching: admit / prefill / decode runs
-    RequestPath (arrivals.py)     arrivals, region/endpoint/instance routing, the fused arrival fast path
-    FleetLifecycle (fleet.py)     provisioning -> serving -> draining -> released, the spot pool, scaling
-    PolicyAPI (control.py)        what policies may read and call (the public instance-control API)
-    Simulator (loop.py)           construction and the event loop
+    Simulator (loop.py)           construction and the event loop; it owns (as attributes, not base classes):
+      routing: RequestPath (arrivals.py)       arrivals, region/endpoint/instance routing, the fused arrival path
+      lifecycle: FleetLifecycle (fleet.py)     provisioning -> serving -> draining -> released, spot pool, scaling
+      control: PolicyAPI (control.py)          what policies may read and call (bound into ``policy_view``)
+      _pd: Disaggregation (disagg.py)          prefill/decode disaggregation, when an endpoint has pools
 
 Every event carries a per-run counter ``seq`` (deterministic tie-breaks at equal times, no globals). The
 instances' own next events live in ``InstanceEvents`` (evq.py); the rest are ``(time, seq, kind, obj, arg)``

@@ -206,14 +206,14 @@ class StreamAccumulator:
         self.fold_timeline(sim)
         end = max(sim.t_work, self.last_arrival)
         usage, tot = usage_block(sim, end, self.nominal)
-        sim.spot_flush(end)
+        sim.lifecycle.spot_flush(end)
         summary = {
             "requests": self.requests, "completed": self.completed, "dropped": self.requests - self.completed,
             "chunks": self.chunks, "duration_s": end,
             **{k: self.all[k].to_dict() for k in LATENCIES},
             "slo_attainment": self.slo_met / self.requests if self.requests else None,
             **tot, "scaling_waste_gpu_hours": tot["provisioning_gpu_hours"], **_floors(sim, end, tot["gpu_hours"]),
-            "spot_instance_hours": {name: s / 3600 for name, s in zip(sim.region_names, sim.spot_seconds,
+            "spot_instance_hours": {name: s / 3600 for name, s in zip(sim.region_names, sim.lifecycle.spot_seconds,
                                                                      strict=False)},
             "scale_outs": self.scale_outs, "scale_ins": self.scale_ins, "preemptions": self.preemptions,
             "preemptions_per_request": {"max": self.max_preemptions, "requests_preempted": self.requests_preempted},

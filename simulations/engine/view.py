@@ -24,8 +24,8 @@ Members (docs/simulator.md, "Policy view", has the full contract):
   ``scale_in``, ``drain``, ``add_instance``; ``record_scaling`` (a scaling decision in the run's event list) and
   ``last_scaling_event``.
 
-The verbs are the simulator's own bound methods (control.py, fleet.py; their docstrings are the reference), bound
-once per run, so a call through the view costs what a call on the simulator costs.
+The verbs are bound methods of the simulator's parts (control.py, fleet.py, arrivals.py; their docstrings are the
+reference), bound once per run, so a call through the view costs what a direct call costs.
 """
 
 from __future__ import annotations
@@ -88,8 +88,9 @@ class PolicyView:
 
     def __init__(self, sim: Any) -> None:
         self._sim = sim
+        parts = (sim.control, sim.lifecycle, sim.routing)
         for name in VERBS:
-            setattr(self, name, getattr(sim, name))
+            setattr(self, name, next(getattr(p, name) for p in parts if hasattr(p, name)))
 
     # ------------------------------------------------------------------ time and fleet
     @property

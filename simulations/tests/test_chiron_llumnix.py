@@ -48,11 +48,11 @@ def test_live_migration_moves_running_requests_only_and_loses_none():
     pol = sim.autoscaler
     served = np.asarray(sim.served_inst)
     moved = int((served != 0).sum())  # every request was dispatched to instance 0 (the only one at t = 0)
-    assert sim.migrations() > 0 and moved > 0
+    assert sim.control.migrations() > 0 and moved > 0
     # a request ends elsewhere only through a live migration (queued rebalancing would move ~2,700 at the first
     # scale-out with none counted); every switch-over done is one the loop ordered (an ordered one whose
     # destination stopped serving resumes on its source)
-    assert moved <= sim.migrations() <= pol.live.stats["migrated"]
+    assert moved <= sim.control.migrations() <= pol.live.stats["migrated"]
     assert pol.migrated == 0
     assert res.summary["completed"] == res.summary["requests"] == 3000 and res.summary["dropped"] == 0
     assert int(np.asarray(res.requests["preemptions"]).sum()) == 0  # a migration is not a preemption
@@ -60,10 +60,10 @@ def test_live_migration_moves_running_requests_only_and_loses_none():
 
 def test_queued_rebalancing_moves_waiting_requests_without_live_migration_and_none_moves_nothing():
     sim, _ = _dump("queued")
-    assert sim.migrations() == 0 and sim.autoscaler.migrated > 0
+    assert sim.control.migrations() == 0 and sim.autoscaler.migrated > 0
     assert (np.asarray(sim.served_inst) != 0).sum() > 1000
     sim, _ = _dump("none")
-    assert sim.migrations() == 0 and sim.autoscaler.migrated == 0
+    assert sim.control.migrations() == 0 and sim.autoscaler.migrated == 0
     assert set(np.asarray(sim.served_inst).tolist()) == {0}
 
 
@@ -71,7 +71,7 @@ def test_live_migration_takes_the_same_decisions_in_fast_and_reference_mode():
     out = {}
     for mode in ("fast", "reference"):
         sim, res = _dump("live", mode, max_time_s=200.0)
-        out[mode] = (np.asarray(sim.t_done).copy(), np.asarray(sim.served_inst).copy(), sim.migrations(),
+        out[mode] = (np.asarray(sim.t_done).copy(), np.asarray(sim.served_inst).copy(), sim.control.migrations(),
                      list(sim.autoscaler.decisions))
     assert out["fast"][2] == out["reference"][2] > 0
     assert out["fast"][3] == out["reference"][3]

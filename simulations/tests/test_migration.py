@@ -110,9 +110,9 @@ def test_llumnix_migrate_conserves_requests_and_tokens_and_fast_equals_reference
     assert all(fast.requests["completed"]) and fast.summary["dropped"] == 0
     assert fast.summary["requests"] == len(fast.requests["e2e_s"])
     sim = sims[0]
-    assert sim.migrations() == fast.summary["migrations"]
+    assert sim.control.migrations() == fast.summary["migrations"]
     for inst in sim.instances:
-        assert sim.kv_used(inst) == 0 and not inst.running and not inst.swapped and not inst.waiting
+        assert sim.control.kv_used(inst) == 0 and not inst.running and not inst.swapped and not inst.waiting
     # a migrated request's stint on the destination starts from the tokens it had: its E2E is never shorter than
     # prefill + decode of all its tokens alone (no token skipped) - checked against the isolated run
     assert np.all(np.asarray(fast.requests["e2e_s"]) >= 0.999 * np.asarray(fast.requests["isolated_e2e_s"]))

@@ -128,7 +128,7 @@ def fig19_case(name: str, scale: float, dump: int | None = None, **params) -> di
                         if e[1] == "add" and e[2] == "batch"][:20],
         "preemptions": int(np.asarray(r["preemptions"]).sum()),
         "batch_unfinished_at_80min": int((~(done[nb] <= 4800)).sum()),
-        "live_migrations": int(sim.migrations()),
+        "live_migrations": int(sim.control.migrations()),
         "queued_moved": int(getattr(sim.autoscaler, "migrated", 0)),
     }
     out.update(fig19_detail(res, steps, n0))
