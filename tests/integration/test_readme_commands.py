@@ -40,6 +40,7 @@ README = ROOT / "README.md"
 DOC_URL = "http://127.0.0.1:8000"
 PASSWORD = "Readme-alice-" + secrets.token_hex(4)  # what the reader chose for $ALICE_PASSWORD
 COMMAND_TIMEOUT_S = 600
+BASH_OWN = {"_", "SHLVL", "PWD", "OLDPWD"}
 
 # Commands (by their start) that are not run here, and why. Each must still be in the README (checked).
 NOT_RUN = {
@@ -233,10 +234,10 @@ def run_readme_command(command: str, env: dict, url: str) -> dict:
     new_env = {}
     raw = Path(env_file).read_bytes() if Path(env_file).exists() else b""
     Path(env_file).unlink(missing_ok=True)
-    for item in raw.decode(errors="replace").split("\0"):
+    for item in raw.decode(errors="replace").split("\0"):  # the variables it set (set -a exports them)
         key, sep, value = item.partition("=")
-        if sep and env.get(key) != value:
-            new_env[key] = value
+        if sep and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) and key not in BASH_OWN and env.get(key) != value:
+            new_env[key] = value  # (a function, BASH_FUNC_curl%%, is no variable: the curl wrapper stays local)
     return {"code": code, "output": output, "env": new_env}
 
 
@@ -267,12 +268,31 @@ def _check(command: str, result: dict) -> str | None:
     return None
 
 
+def _cancel_active_jobs(url: str, token: str | None) -> None:
+    """Cancel the examples' queued and running jobs (a streamed month would hold the long worker for minutes)."""
+    if not token:
+        return
+    api = {"Authorization": f"Token {token}"}
+    try:
+        for job in requests.get(f"{url}/api/jobs/", headers=api, timeout=30).json().get("results", []):
+            if job["status"] in ("queued", "running"):
+                requests.post(f"{url}/api/jobs/{job['id']}/cancel/", headers=api, timeout=30)
+    except (requests.RequestException, ValueError) as exc:
+        print(f"could not cancel the examples' jobs: {exc}")
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
 @pytest.mark.timeout(1800)
 def test_every_readme_command_works_as_written_against_make_serve_and_make_worker(real_services, tmp_path):
     commands = readme_commands(README.read_text())
-    stack = Stack(tmp_path, _secret_key_from_readme(commands))
+    folder = Path(os.environ.get("TEST_ARTIFACTS") or tmp_path) / "readme-commands"
+    folder.mkdir(parents=True, exist_ok=True)
+    stack = Stack(folder, _secret_key_from_readme(commands))
     env = dict(stack.env, ALICE_PASSWORD=PASSWORD)
-    outcomes, failures = [], []
+    failures, t_start = [], time.monotonic()
     try:
         stack.start("serve")
         stack.start("worker")
@@ -280,12 +300,13 @@ def test_every_readme_command_works_as_written_against_make_serve_and_make_worke
         demo = subprocess.run([sys.executable, "manage.py", "load_demo"], cwd=ROOT, env=stack.env,
                               capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
         assert demo.returncode == 0, demo.stdout + demo.stderr
+        _say(f"\nmake serve + make worker healthy, demo data loaded after {time.monotonic() - t_start:.0f} s")
         for command in commands:
+            why = _not_run_reason(command)
             if command.startswith("export SECRET_KEY="):
-                outcomes.append((command, "run before the server (its key)"))
-                continue
-            if _not_run_reason(command):
-                outcomes.append((command, "not run: " + _not_run_reason(command)))
+                why = "run first: the server's key"
+            if why:
+                _say(f"  {'-':>8}  {command[:100]}  ({why[:60]})")
                 continue
             run_env = env
             if command.startswith(PRODUCTION_CHECK):
@@ -294,18 +315,13 @@ def test_every_readme_command_works_as_written_against_make_serve_and_make_worke
             t0 = time.monotonic()
             result = run_readme_command(command, run_env, stack.url)
             problem = _check(command, result)
-            outcomes.append((command, f"{'FAILED' if problem else 'ok'} in {time.monotonic() - t0:.0f} s"))
+            _say(f"  {'FAILED' if problem else 'ok':>6} {time.monotonic() - t0:3.0f}s  {command[:110]}")
             if problem:
                 failures.append(f"{command}\n  -> {problem}")
             env.update(result["env"])
+            if command.startswith("curl "):  # what an example started (the streamed month) is not run to its end
+                _cancel_active_jobs(stack.url, env.get("TOKEN"))
     finally:
-        try:  # a started example (the streamed month) would keep the long worker busy for minutes
-            token = {"Authorization": f"Token {env['TOKEN']}"} if env.get("TOKEN") else None
-            if token:
-                for job in requests.get(f"{stack.url}/api/jobs/", headers=token, timeout=30).json()["results"]:
-                    if job["status"] in ("queued", "running"):
-                        requests.post(f"{stack.url}/api/jobs/{job['id']}/cancel/", headers=token, timeout=30)
-        finally:
-            stack.stop()
-    print("README commands:\n" + "\n".join(f"  {why:>14.40}  {c[:110]}" for c, why in outcomes))
+        _cancel_active_jobs(stack.url, env.get("TOKEN"))
+        stack.stop()
     assert not failures, "README commands that do not work as written:\n" + "\n".join(failures) + "\n" + stack.logs()
