@@ -150,6 +150,8 @@ class ApiErrorMiddleware:
         error.setdefault("request_id", getattr(request, "request_id", ""))
         if error != before:
             response.content = json.dumps(body, separators=(",", ":"))
+            if response.has_header("Content-Length"):  # set on the shorter body (CommonMiddleware): a client
+                response["Content-Length"] = str(len(response.content))  # would read only that many bytes
 
     def process_exception(self, request, exc):
         if not is_api(request):

@@ -154,6 +154,17 @@ def test_django_pages_for_unknown_api_urls_and_wrong_methods_become_json(client,
     _assert_error_shape(response, 405)
 
 
+def test_an_api_error_completed_by_the_middleware_says_its_own_length(client, cast):
+    # A refused token, a missing row, a wrong method: the middleware adds where/hint after Content-Length was set;
+    # a real client reads only Content-Length bytes, so a stale header cuts the JSON off.
+    for response in (client.get("/api/jobs/", HTTP_AUTHORIZATION="Token not-a-token"),
+                     client.get("/api/jobs/999999/", HTTP_AUTHORIZATION=f"Token {cast.owner.token}"),
+                     client.put("/api/auth/token/")):
+        assert response.status_code >= 400 and response.has_header("Content-Length")
+        assert int(response["Content-Length"]) == len(response.content), response.content
+        assert json.loads(response.content)["error"]["hint"]
+
+
 def test_api_errors_are_json_even_for_a_browser_asking_for_html(client, cast):
     response = client.get("/api/jobs/999999/", HTTP_ACCEPT=BROWSER_ACCEPT, HTTP_AUTHORIZATION=f"Token {cast.owner.token}")
     _assert_error_shape(response, 404)

@@ -100,6 +100,13 @@ class Trace(TeamOwned):
         return self.status, self.status_reason
 
     @property
+    def format_label(self) -> str:
+        """The format for pages: an upload sent as ``auto`` has none until its normalisation detects one."""
+        if self.format != "auto":
+            return self.format
+        return "not detected" if self.status == self.Status.FAILED else "detected when normalised"
+
+    @property
     def is_ready(self) -> bool:
         return self.status == self.Status.READY
 

@@ -353,6 +353,23 @@ def test_the_trace_status_command_says_pending_ready_and_failed_with_the_reason(
     assert "how to fix:" in text.getvalue() and "failed" in text.getvalue()
 
 
+def test_a_pending_upload_says_its_format_is_detected_when_normalised_then_shows_the_detected_one(cast, monkeypatch):
+    import planner.jobs.services as job_services
+    from planner.jobs.tasks import execute
+
+    monkeypatch.setattr(job_services, "dispatch", lambda job_id: True)  # no worker has picked the job up yet
+    sent = upload(cast.owner.api, NATIVE).json()
+    assert sent["status"] == "pending" and sent["format"] == "auto"
+    page = Client()
+    page.force_login(cast.owner.user)
+    for url in (f"/traces/{sent['id']}/", "/traces/"):
+        html = page.get(url).content.decode()
+        assert "detected when normalised" in html and "<td>auto</td>" not in html, url
+    assert execute(sent["job"]["id"]) == "succeeded"
+    assert cast.owner.api.get(f"/api/traces/{sent['id']}/").json()["format"] == "native"
+    assert "<td>native</td>" in page.get(f"/traces/{sent['id']}/").content.decode()
+
+
 def test_a_cancelled_normalisation_leaves_a_failed_trace_not_a_pending_one(cast, monkeypatch):
     import planner.jobs.services as job_services
 
