@@ -42,6 +42,7 @@ def test_the_top_bar_is_one_line_and_the_forms_guide_a_new_planner(cast, live_se
                     wrapped.append(f"{url} at {width} px: {lines} lines")
                 name = url.strip("/").replace("/", "-") or "dashboard"
                 page.screenshot(path=str(artifacts / f"walk-{name}-{width}.png"), full_page=True)
+        assert not wrapped, wrapped
         # the secondary pages are one click away
         page.set_viewport_size({"width": 1440, "height": 900})
         page.goto(f"{live_server.url}/")
@@ -63,6 +64,5 @@ def test_the_top_bar_is_one_line_and_the_forms_guide_a_new_planner(cast, live_se
         page.wait_for_selector("[data-form-errors]")
         summary = page.locator("[data-form-errors]").inner_text()
         page.screenshot(path=str(artifacts / "walk-plan-errors-1440.png"), full_page=True)
-    assert not wrapped, wrapped
     assert first == "12h" and (backtest, horizon) == ("30min", "15min"), (first, backtest, horizon)
     assert "regions: is required" in summary and "deployments: is required" in summary, summary
