@@ -1,7 +1,8 @@
 """The workspace as a new planner meets it, in headless Chromium at 1440 and 1024 px: the top bar stays on one line
-on every page (the secondary pages under "More"), no table sticks out of its card (a characterised trace's page
-included), the forecast form's horizon and backtest follow the chosen trace, a pasted empty plan lists every problem
-at the top of its form. Every page is photographed into TEST_ARTIFACTS (look at them)."""
+on every page (the secondary pages under "More"), no table sticks out of its card and no page scrolls sideways (a
+characterised trace's page included), the forecast form's horizon and backtest follow the chosen trace, a pasted
+empty plan lists every problem at the top of its form. Every page is photographed into TEST_ARTIFACTS (look at
+them)."""
 
 from __future__ import annotations
 
@@ -59,6 +60,9 @@ def test_the_top_bar_is_one_line_and_the_forms_guide_a_new_planner(cast, live_se
                 if lines != 1:
                     wrapped.append(f"{url} at {width} px: {lines} lines")
                 sticking += [f"{url} at {width} px: {t}" for t in page.evaluate(STICKING_OUT)]
+                sideways = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+                if sideways > 1:
+                    sticking.append(f"{url} at {width} px: the page scrolls sideways by {sideways} px")
                 name = url.strip("/").replace("/", "-") or "dashboard"
                 page.screenshot(path=str(artifacts / f"walk-{name}-{width}.png"), full_page=True)
         assert not wrapped, wrapped
