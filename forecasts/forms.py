@@ -32,6 +32,9 @@ class ForecastRunForm(forms.Form):
         super().__init__(*args, **kwargs)
         traces = list(traces)
         self.fields["trace"].choices = [(t.pk, f"#{t.pk} {t.name}") for t in traces]
+        # the page's script puts these in when the planner picks another trace (a 1-hour trace gets a 30-minute
+        # backtest, not the day-long one of the trace the form started on)
+        self.trace_defaults = {str(t.pk): coherent_defaults(t.span_s) for t in traces}
         if not self.is_bound and traces:  # defaults that fit the trace the form starts on
             wanted = str((self.initial or {}).get("trace") or "")
             trace = next((t for t in traces if str(t.pk) == wanted), traces[0])

@@ -235,8 +235,26 @@ def explain(exc: ValidationError) -> tuple[str, str, str]:
     errors = exc.errors(include_url=False)
     # the most specific problem: in a union (a number or a list of numbers) the branch that got deepest
     err = max(errors, key=lambda e: len(_path(tuple(e.get("loc", ()))).replace("[", ".[").split(".")))
+    where, message, hint = _describe(err)
+    others = {_path(tuple(e.get("loc", ()))) for e in errors} - {_path(tuple(err.get("loc", ())))}
+    if others:
+        hint = (hint + "; " if hint else "") + f"{len(others)} more problem(s) after this one"
+    return where, message, hint
+
+
+def every_problem(exc: ValidationError) -> list[tuple[str, str, str]]:
+    """``(where, message, hint)`` for each place a pydantic ValidationError names, in the input's order: a form
+    lists them all at its top, not the first one alone."""
+    seen: dict[str, tuple[str, str, str]] = {}
+    for err in exc.errors(include_url=False):
+        where, message, hint = _describe(err)
+        seen.setdefault(where, (where, message, hint))
+    return list(seen.values())
+
+
+def _describe(err: dict) -> tuple[str, str, str]:
+    """``(where, message, hint)`` of one pydantic error."""
     where = _path(tuple(err.get("loc", ())))
-    others = {_path(tuple(e.get("loc", ()))) for e in errors} - {where}
     etype = err.get("type", "")
     ctx = err.get("ctx") or {}
     value = err.get("input")
@@ -265,6 +283,8 @@ def explain(exc: ValidationError) -> tuple[str, str, str]:
             hint = f"did you mean {close[0]!r}?" if close else ""
     elif etype == "missing":
         message = "is required"
+    elif etype == "too_short" and isinstance(ctx.get("min_length"), int):
+        message = f"needs at least {ctx['min_length']} item{'s' if ctx['min_length'] != 1 else ''}, got {_shown(value)}"
     elif etype in ("too_short", "too_long"):
         message = err.get("msg", "has the wrong length").replace("List", "the list").replace("Dictionary", "the object")
     else:
@@ -272,8 +292,6 @@ def explain(exc: ValidationError) -> tuple[str, str, str]:
         if message.startswith("Value error, "):
             message = message[len("Value error, "):]
         hint = str(ctx.get("hint", "")) if isinstance(ctx, dict) else ""
-    if others:
-        hint = (hint + "; " if hint else "") + f"{len(others)} more problem(s) after this one"
     return where or "(top level)", message, hint
 
 

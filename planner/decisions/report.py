@@ -48,7 +48,7 @@ def compact_card(answer: Mapping, small, heading) -> list:
     if answer.get("rejected"):
         rej = answer["rejected"]
         story.append(Paragraph(f"Cheapest rejected alternative: {rej['key']} "
-                               f"({fmt_band(rej['monthly_cost_usd'], '${:,.0f}')} a month): {rej['why']}.", small))
+                               f"({fmt_band(rej['monthly_cost_usd'], '${:,.0f}')} a month, extrapolated): {rej['why']}.", small))
     if answer.get("most_sensitive"):
         story.append(Paragraph(f"What would change the answer most: {answer['most_sensitive']}. " + "; ".join(
             f"{s['input']}: {s['effect']}" for s in answer.get("sensitivity") or []) + ".", small))
@@ -88,7 +88,7 @@ def build_pdf(answer: Mapping, *, title: str) -> bytes:
             rej = answer["rejected"]
             story += [Spacer(1, 6), Paragraph(
                 f"<b>Cheapest rejected alternative:</b> {rej['key']} "
-                f"({fmt_band(rej['monthly_cost_usd'], '${:,.0f}')} a month): {rej['why']}.", small)]
+                f"({fmt_band(rej['monthly_cost_usd'], '${:,.0f}')} a month, extrapolated): {rej['why']}.", small)]
         if answer.get("sensitivity"):
             story += [Spacer(1, 6), Paragraph(f"<b>What would change the answer most:</b> {answer['most_sensitive']}.",
                                               small)]

@@ -81,6 +81,18 @@ def _error_table(report: dict) -> list[dict]:
     return rows
 
 
+def source_note(basis: str, source: str) -> str:
+    """The source without the basis word the page already shows ("estimated (no measurement on this GPU)" under
+    "Estimated by a datasheet rule" reads "no measurement on this GPU")."""
+    text = (source or "").strip()
+    if basis and text.lower().startswith(basis.lower()):
+        text = text[len(basis):].strip()
+        text = text[5:] if text.lower().startswith("from ") else text
+        if text.startswith("(") and text.endswith(")") and text.count("(") == 1:
+            text = text[1:-1]
+    return text
+
+
 @login_required
 def deployment_detail(request, pk: int):
     dep = get_visible_or_404(request.user, Deployment.objects.select_related("model", "gpu"), pk=pk)
@@ -94,6 +106,7 @@ def deployment_detail(request, pk: int):
         "hardware/deployment_detail.html",
         {
             "dep": dep,
+            "source_note": source_note(dep.basis, dep.source),
             "editable": can_edit(request.user, dep),
             "figure_json": fig.to_json() if fig is not None else None,
             "error_rows": _error_table(dep.fit_report or {}),

@@ -22,7 +22,11 @@ _OBJECT_PAGES = {
 
 def display_state(job) -> tuple[str, float]:
     """(status, progress) as a person should read them: a parent that waits (queued) while its children run is
-    running, and its progress is its children's (95 % of it; the rest is the parent's own aggregation)."""
+    running, and its progress is its children's (95 % of it; the rest is the parent's own aggregation). A forecast
+    run that succeeded with a series to look at (a fallback, no backtest, a poor fit) reads "needs review", as on
+    its own page."""
+    if job.kind == "forecasts.run" and job.status == "succeeded":
+        return _forecast_status(job), float(job.progress or 0.0)
     if job.status != "queued":
         return job.status, float(job.progress or 0.0)
     children = list(job.children.values_list("status", "progress"))
@@ -30,6 +34,15 @@ def display_state(job) -> tuple[str, float]:
         return job.status, float(job.progress or 0.0)
     done = sum(100.0 if st in ("succeeded", "failed", "cancelled") else float(p or 0.0) for st, p in children)
     return "running", round(0.95 * done / len(children), 1)
+
+
+def _forecast_status(job) -> str:
+    from forecasts.models import ForecastRun
+    from forecasts.selectors import shown_status
+
+    pk = (job.params or {}).get("run_id")
+    run = ForecastRun.objects.filter(pk=pk).first() if str(pk).isdigit() else None
+    return shown_status(run) if run is not None else job.status
 
 
 def object_link(job) -> dict | None:

@@ -20,6 +20,8 @@ from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet  # noqa: E4
 from reportlab.lib.units import cm  # noqa: E402
 from reportlab.platypus import Image, PageBreak, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle  # noqa: E402
 
+from planner.opscale.spec import CATALOGUE_GPUS, CATALOGUE_MODELS, catalogue_name  # noqa: E402
+
 LABELS = {
     "model_level": "model-level autoscaling (baseline)",
     "operator_level": "operator-level (Alg. 1 + 2, GPU sharing)",
@@ -58,7 +60,7 @@ def _chart(result: dict) -> io.BytesIO | None:
         return None
     fig, ax = plt.subplots(figsize=(7.5, 3.0), dpi=150)
     xs = [r["qps"] for r in rows]
-    for key, label in (("gpus", "GPUs"), ("energy", "energy (Eq. 9)"), ("memory", "memory")):
+    for key, label in (("gpus", "GPUs"), ("energy", "energy"), ("memory", "memory")):
         ax.plot(
             xs,
             [100 * ((r["operator_level_savings"] or {}).get(key) or 0.0) for r in rows],
@@ -100,7 +102,8 @@ def section(result: dict | None, name: str = "") -> list:
     )
     story.append(
         Paragraph(
-            f"{name + ': ' if name else ''}{result['model']} on {result['gpu']}, {result['windows']} windows of "
+            f"{name + ': ' if name else ''}{catalogue_name(result['model'], CATALOGUE_MODELS)} on "
+            f"{catalogue_name(result['gpu'], CATALOGUE_GPUS)}, {result['windows']} windows of "
             f"{result['window_s']:g} s, typically {t['qps']:.2f} requests/s with {t['length']:.0f}-token inputs and "
             f"{t['out_tokens']:.0f} output tokens. Each window is planned per phase (prefill against the TTFT SLO, decode "
             f"against the TBT SLO) with per-operator M/M/R queues; savings are against model-level autoscaling under "
@@ -116,7 +119,7 @@ def section(result: dict | None, name: str = "") -> list:
     story.append(Spacer(1, 0.2 * cm))
     for phase in ("prefill", "decode"):
         tot = result["totals"][phase]
-        data = [[f"{phase}: strategy", "GPU-h", "energy kWh (Eq. 9)", "memory GB-h", "GPU", "energy", "memory"]]
+        data = [[f"{phase}: strategy", "GPU-h", "energy kWh", "memory GB-h", "GPU", "energy", "memory"]]
         for key in ("model_level", "operator_level", "default_stream", "static_p95"):
             row = tot[key]
             sv = row.get("savings_vs_model_level") or {}

@@ -15,6 +15,12 @@ CATALOGUE_MODELS = {"llama2-7b": "llama-2-7b", "llama2-70b": "llama-2-70b", "lla
 CATALOGUE_GPUS = {"a100-80gb": "a100", "h100-80gb": "h100", "a40": "a40"}
 
 
+def catalogue_name(name: str, names: dict[str, str]) -> str:
+    """The hardware catalogue's name of a profile's model or GPU (llama-3-8b -> llama3.1-8b, a100 -> a100-80gb), as
+    every page and report names them; the profile's own name where the catalogue has none."""
+    return next((k for k, v in names.items() if v == name), name)
+
+
 class SpecError(ValueError):
     """Bad input: ``field`` (dotted path) and a sentence."""
 

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 # legends below the plot (beside it they take half of a half-width chart at 1024 px)
 LAYOUT = dict(height=400, margin=dict(t=50, b=110, l=60, r=10),
               legend=dict(orientation="h", yanchor="top", y=-0.28, x=0.0, xanchor="left"))
-METRICS = (("gpus", "GPUs"), ("energy", "energy (Eq. 9)"), ("memory", "memory"))
+METRICS = (("gpus", "GPUs"), ("energy", "energy"), ("memory", "memory"))
 
 
 def _pct(v):
@@ -56,7 +56,7 @@ def savings_vs_length(result: dict) -> go.Figure:
 def savings_by_phase(result: dict) -> go.Figure:
     fig = go.Figure()
     phases = ["prefill", "decode"]
-    for key, label in (("gpu_s", "GPU-seconds"), ("energy_j", "energy (Eq. 9)"), ("memory_gb_s", "memory GB-seconds")):
+    for key, label in (("gpu_s", "GPU-seconds"), ("energy_j", "energy"), ("memory_gb_s", "memory GB-seconds")):
         ys = [_pct(result["totals"][ph]["operator_level"]["savings_vs_model_level"][key]) for ph in phases]
         fig.add_trace(go.Bar(x=phases, y=ys, name=label))
     fig.update_layout(

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from planner.inputs import NUL_MESSAGE, Strict, explain, integer, nul_path, num
+from planner.inputs import NUL_MESSAGE, Strict, every_problem, explain, integer, nul_path, num
 
 MAX_HOURS = 168
 TPS = Annotated[float, Field(ge=0.0, le=1e12, allow_inf_nan=False)]
@@ -179,6 +179,16 @@ def validate_plan(data: Any) -> PlanInput:
         return PlanInput.model_validate(data)
     except ValidationError as exc:
         raise PlanSchemaError(*explain(exc)) from None
+
+
+def plan_problems(data: Any) -> list[tuple[str, str, str]]:
+    """Every ``(where, message, hint)`` the schema finds in ``data`` ([] when it passes): the page lists them all,
+    where the parser stops at the first."""
+    try:
+        PlanInput.model_validate(data)
+    except ValidationError as exc:
+        return every_problem(exc)
+    return []
 
 
 class PlanSchemaError(ValueError):

@@ -13,6 +13,7 @@ from planner.accounts.access import get_for_user_or_404, team_of, visible_to
 from planner.benchmarks.badges import badges_for
 from planner.labels import label_view
 from planner.optimizer.scenario import ScenarioError
+from planner.optimizer.schema import plan_problems
 from planner.plans.charts import all_figures
 from planner.plans.exports import plan_csv
 from planner.plans.models import CapacityPlan
@@ -76,7 +77,7 @@ def plan_create(request):
     upload = request.FILES.get("scenario_file")
     if upload is not None:
         text = upload.read().decode("utf-8", errors="replace")
-    error = None
+    error, scenario = None, None
     try:
         scenario = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -93,11 +94,24 @@ def plan_create(request):
             )
         except ValueError as exc:  # ScenarioError is a ValueError; so is a non-numeric hours
             error = str(exc) if isinstance(exc, ScenarioError) else "hours: must be a whole number"
+            if isinstance(exc, ScenarioError) and exc.hint:
+                error += f" ({exc.hint})"
         else:
             messages.info(request, f"Plan #{plan.pk} queued.")
             return redirect("plans:detail", pk=plan.pk)
-    return render(request, "plans/list.html", _list_context(request, text, error, request.POST.get("name", "")),
-                  status=400)
+    context = _list_context(request, text, error, request.POST.get("name", ""))
+    context["problems"] = _json_problems(scenario)
+    if error and any(error.startswith(f"{p['label']}:") for p in context["problems"]):
+        context["error"] = None  # the list names the parser's first problem too
+    return render(request, "plans/list.html", context, status=400)
+
+
+def _json_problems(scenario) -> list[dict]:
+    """Every schema problem of a pasted scenario, for the list at the top of the form (the parser names one)."""
+    if not isinstance(scenario, dict):
+        return []
+    return [{"label": where, "anchor": "", "message": message + (f" ({hint})" if hint else "")}
+            for where, message, hint in plan_problems(scenario)]
 
 
 @login_required

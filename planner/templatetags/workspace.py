@@ -84,7 +84,10 @@ def _formsets(form) -> list:
 @register.simple_tag
 def form_problems(form) -> list[dict]:
     """Every error of a form, its nested row formsets included, as [{label, message, anchor}], for the summary
-    at the top of the form (each error is also shown on its field)."""
+    at the top of the form (each error is also shown on its field). A list of such dicts is passed through (a
+    JSON form's problems, listed by the view)."""
+    if isinstance(form, list):
+        return form
     if form is None or not getattr(form, "is_bound", False):
         return []
     out = [{"label": "", "message": str(e), "anchor": ""} for e in form.non_field_errors()]

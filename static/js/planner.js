@@ -85,3 +85,30 @@
     });
   });
 })();
+
+// The top bar's "More" menu closes on a click elsewhere or Escape, like any menu.
+(function () {
+  var more = document.querySelector("[data-nav-more]");
+  if (!more) return;
+  document.addEventListener("click", function (e) { if (!more.contains(e.target)) more.open = false; });
+  document.addEventListener("keydown", function (e) { if (e.key === "Escape") more.open = false; });
+})();
+
+// The forecast form: picking another trace puts in that trace's horizon, backtest and resolution (a backtest
+// longer than the trace cannot run), unless the planner has typed a value of their own.
+(function () {
+  var data = document.getElementById("forecast-defaults");
+  var trace = document.getElementById("id_trace");
+  if (!data || !trace) return;
+  var defaults = JSON.parse(data.textContent);
+  var current = defaults[trace.value] || {};
+  trace.addEventListener("change", function () {
+    var next = defaults[trace.value];
+    if (!next) return;
+    ["horizon", "backtest", "resolution"].forEach(function (name) {
+      var field = document.getElementById("id_" + name);
+      if (field && (field.value === current[name] || !field.value)) field.value = next[name];
+    });
+    current = next;
+  });
+})();
