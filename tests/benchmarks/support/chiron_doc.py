@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from tests.benchmarks.support.chiron_wb_doc import wb_section, wb_short
+from tests.benchmarks.support.chiron_wb_doc import fig19x_knobs, wb_section, wb_short
 
 
 def _pct(x, digits=1):
@@ -127,6 +127,7 @@ def write_doc(results: dict, path, args) -> None:
         lines += _fig19(results["fig19"], args.scale) + [""] + _model_table(mf) + fig19_notes(results["fig19"], mf)
     if "fig19x" in results:
         lines += fig19x_section(results["fig19x"])
+        lines += fig19x_knobs(results)
     if "estimator" in results:
         e = results["estimator"]
         at = e.get("at_target") or {}
