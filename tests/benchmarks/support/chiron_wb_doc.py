@@ -28,10 +28,26 @@ def wb_short(results: dict) -> str | None:
     q = results.get("wb")
     if q:
         line += f", with the queued rebalancing **{q['llumnix_tuned_largest']:,}** (queues run: {_q(q['queues'])})"
-    missing = sorted(set(c.get("not_run", [])) | set((live or {}).get("not_run", [])))
-    return (line + "; paper: Chiron 700k (sec. 6.2), Llumnix's limit only drawn."
-            + (f" Not run within the time given (the run's rules fixed 10k-1M): {_q(missing)} for at least one "
-               "strategy." if missing else ""))
+    return line + "; paper: Chiron 700k (sec. 6.2), Llumnix's limit only drawn." + _not_run(results)
+
+
+def _not_run(results: dict) -> str:
+    """The queue sizes the rules fixed but the run did not finish, per sweep, with the measured cost per point."""
+    parts = []
+    for key, label in (("wb_live", "live migration"), ("wb", "queued rebalancing")):
+        w = results.get(key)
+        if not w or not w.get("not_run"):
+            continue
+        last = w["llumnix_sweep"]
+        cpu = [p["cpu_s"] for pts in last.values() for p in pts if p["queue"] == max(w["queues"])]
+        txt = (f"Llumnix-like with {label}: {_q(w['not_run'])} not run (the 8-point sweep at {max(w['queues']):,} "
+               f"cost {min(cpu):,.0f}-{max(cpu):,.0f} CPU s per point")
+        for q, pts in sorted((w.get("partial") or {}).items(), key=lambda x: int(x[0])):
+            txt += (f"; at {int(q):,}, {len(pts)} of 8 points ran: "
+                    + ", ".join(f"{p['cpu_s']:,.0f}" for p in pts) + " CPU s")
+        parts.append(txt + ")")
+    return (" Not finished within the time given (the run's rules fixed 10k-1M): " + "; ".join(parts) + "."
+            if parts else "")
 
 
 def wb_section(results: dict) -> list[str]:
