@@ -107,7 +107,8 @@ def _header(args) -> list[str]:
              + (" --cached-only" if getattr(args, "cached_only", False) else "")
              + f" --write-doc` on "
              f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
-             + (", W_B added from the points `--wb-prefetch` cached with `--load docs/results/chiron.json "
+             + (", W_B added from the points `--wb-prefetch` cached (after `--load docs/results/chiron.json "
+                "--seed-cache` put the saved points back into the cache) with `--load docs/results/chiron.json "
                 "--wb-from-cache`" if getattr(args, "wb_from_cache", False) else "")
              + " (compiled engine; results in "
              "docs/results/chiron.json, `--load` rewrites this page from them). Paper: Patke et al., *Hierarchical Autoscaling for Large Language Model "
