@@ -417,6 +417,10 @@ def seed_cache(saved: dict) -> int:
             knobs = {**json.loads(g), "migration": w["migration"]}
             for p in pts:
                 n += _seed(f"wbpt_x{ws:g}_llumnix_{_tag(knobs)}_{p['queue']}", p)
+        for pts in (w.get("partial") or {}).values():
+            for p in pts:
+                knobs = {**p["knobs"], "migration": w["migration"]}
+                n += _seed(f"wbpt_x{ws:g}_llumnix_{_tag(knobs)}_{p['queue']}", {k: v for k, v in p.items() if k != "knobs"})
     return n
 
 
@@ -434,11 +438,10 @@ def wb_cached(scale: float, queues: list[int]) -> dict:
         if done:
             out[key] = wb(scale, done, migration=mig, with_chiron=key == "wb")
             out[key]["not_run"] = [q for q in queues if q not in done]
-            # the points of a queue size not run whole: their measured cost (CPU s), for the page to name
-            out[key]["partial"] = {str(q): [{"knobs": g, **{k: v for k, v in wb_point(scale, "llumnix", {
-                **g, "migration": mig}, q).items() if k in ("cpu_s", "_wall_s")}}
-                for g in WB_GRID if _cached_point(scale, "llumnix", {**g, "migration": mig}, q)]
-                for q in out[key]["not_run"]}
+            # the points of a queue size not run whole (the page names their measured cost, CPU s)
+            out[key]["partial"] = {str(q): [{"knobs": g, **wb_point(scale, "llumnix", {**g, "migration": mig}, q)}
+                                            for g in WB_GRID if _cached_point(scale, "llumnix", {**g, "migration": mig}, q)]
+                                   for q in out[key]["not_run"]}
             out[key]["partial"] = {q: v for q, v in out[key]["partial"].items() if v}
     return out
 
