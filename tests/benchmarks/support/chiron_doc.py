@@ -522,10 +522,11 @@ def wb_live_notes(w: dict) -> list[str]:
         + ", ".join(f"{q:,}: {v:.1%}" for q, v in best_iw.items())
         + ("; with Llumnix's default thresholds (10 / 60): "
            + ", ".join(f"{p['queue']:,}: {p['interactive']:.1%}" for p in dflt) if dflt else "")
-        + ". Batch attainment from 700,000 on: "
-        + (f"{min(p['batch'] for p in big):.1%}-{max(p['batch'] for p in big):.1%}" if big else "-")
-        + " across the sweep (the dump sits on the few instances it was dispatched to and only running requests "
-        "move, one per pair and poll; see Fig. 19); tuned: "
+        + (". Batch attainment from 700,000 on: "
+           f"{min(p['batch'] for p in big):.1%}-{max(p['batch'] for p in big):.1%} across the sweep (the dump sits "
+           "on the few instances it was dispatched to and only running requests move, one per pair and poll; see "
+           "Fig. 19)" if big else "")
+        + "; tuned: "
         + ", ".join(f"{q:,}: {t[q]['batch']:.1%} batch, {t[q]['gpu_hours']:.1f} GPU-h" for q in qs if q in t)
         + ". CPU per point: " + ", ".join(f"{q:,}: {min(v):.0f}-{max(v):.0f} s" for q, v in cpus.items() if v) + ".",
         ""]
