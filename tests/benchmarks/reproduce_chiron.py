@@ -463,6 +463,31 @@ def cached(name: str, fresh: bool, fn):
     return out
 
 
+def _queues(a) -> list[int]:
+    return ([int(x) for x in a.wb_queues.split(",")] if a.wb_queues
+            else [round(q * a.wb_scale) for q in (10_000, 30_000, 100_000, 300_000, 700_000, 1_000_000)])
+
+
+def _from_saved(a) -> int:
+    """--load: seed the cache from the saved results (--seed-cache), or write the page from them (adding the W_B
+    points cached so far with --wb-from-cache, and saving them)."""
+    saved = json.loads(Path(a.load).read_text())
+    if a.seed_cache:
+        CACHE.mkdir(parents=True, exist_ok=True)
+        print(f"seeded {seed_cache(saved)} cached runs in {CACHE} from {a.load}")
+        return 0
+    from tests.benchmarks.support.chiron_doc import write_doc
+
+    if a.wb_from_cache:
+        CACHED_ONLY["on"] = True
+        saved["results"].update(wb_cached(a.wb_scale, _queues(a)))
+        saved["args"]["wb_from_cache"] = True
+        Path(a.load).write_text(json.dumps(saved, indent=1, default=float) + "\n")
+    write_doc(saved["results"], DOC, argparse.Namespace(**saved["args"]))
+    print(f"wrote {DOC}")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", choices=["fig19", "fig19x", "estimator", "batchsize", "wb"], action="append",
@@ -490,23 +515,7 @@ def main(argv=None) -> int:
                     help="write the document from a saved results JSON (with --write-doc) instead of running")
     a = ap.parse_args(argv)
     if a.load:
-        saved = json.loads(Path(a.load).read_text())
-        if a.seed_cache:
-            CACHE.mkdir(parents=True, exist_ok=True)
-            print(f"seeded {seed_cache(saved)} cached runs in {CACHE} from {a.load}")
-            return 0
-        from tests.benchmarks.support.chiron_doc import write_doc
-
-        if a.wb_from_cache:  # add the W_B points cached so far to the saved results (and save them)
-            CACHED_ONLY["on"] = True
-            qs = ([int(x) for x in a.wb_queues.split(",")] if a.wb_queues
-                  else [round(q * a.wb_scale) for q in (10_000, 30_000, 100_000, 300_000, 700_000, 1_000_000)])
-            saved["results"].update(wb_cached(a.wb_scale, qs))
-            saved["args"]["wb_from_cache"] = True
-            Path(a.load).write_text(json.dumps(saved, indent=1, default=float) + "\n")
-        write_doc(saved["results"], DOC, argparse.Namespace(**saved["args"]))
-        print(f"wrote {DOC}")
-        return 0
+        return _from_saved(a)
     if a.wb_prefetch:
         qs = ([int(x) for x in a.wb_queues.split(",")] if a.wb_queues
               else [round(q * a.wb_scale) for q in (10_000, 30_000, 100_000, 300_000, 700_000, 1_000_000)])
