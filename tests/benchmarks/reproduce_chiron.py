@@ -39,7 +39,9 @@ Cases (all on the compiled engine, scenarios from simulations/engine/policies/ch
   completed per GPU-hour (the paper's per-instance throughput claim). ``--wb-prefetch`` runs the points
   queue size first (every configuration at 10k, then 30k, ...), so a run cut short leaves whole queue sizes.
 
-Results are cached in /tmp/reproduce_chiron/<case>.json, W_B per point (``--fresh`` to recompute).
+Results are cached in /tmp/reproduce_chiron/<case>.json, W_B per point (``--fresh`` to recompute);
+``--load docs/results/chiron.json --seed-cache`` writes the saved runs back into that cache (as they were), so a
+later ``--wb-prefetch`` runs only the points still missing.
 """
 
 from __future__ import annotations
@@ -214,11 +216,16 @@ def fig19x_case(name: str, scale: float, floor: int | None = None, **params) -> 
             "interactive_attainment": _tier(res, "IW-F").get("attainment")}
 
 
+def _fig19x_name(cfg: str, knobs: dict, mig: str, scale: float) -> str:
+    """Cache name of one Fig. 19 like-for-like Llumnix-like run; a configuration with knobs carries them."""
+    return f"fig19x_{cfg}{'_' + _tag(knobs) if knobs else ''}_llumnix-{mig}_x{scale:g}"
+
+
 def fig19x(scale: float, fresh: bool) -> dict:
     out = {"chiron": cached(f"fig19x_chiron_x{scale:g}", fresh, lambda: fig19x_case("chiron", scale))}
     for cfg, (knobs, floor) in FIG19X_CONFIGS.items():
         for key, mig in LLUMNIX_VARIANTS.items():
-            out[f"{cfg}/{key}"] = cached(f"fig19x_{cfg}_llumnix-{mig}_x{scale:g}", fresh,
+            out[f"{cfg}/{key}"] = cached(_fig19x_name(cfg, knobs, mig, scale), fresh,
                                          lambda mig=mig, knobs=knobs, floor=floor:
                                          fig19x_case("llumnix", scale, floor, migration=mig, **knobs))
     out = {k: v for k, v in out.items() if v is not None}  # --cached-only: the runs done so far
@@ -332,8 +339,7 @@ def wb_point(scale: float, strategy_name: str, knobs: dict, q: int, fresh: bool 
                 "batch_done_share": float(done.sum() / max(1, nb.sum())),
                 "batch_tokens_per_gpu_hour": tokens / gh if gh > 0 else None}
 
-    tag = "_".join(f"{k}{v}" if isinstance(v, str) else f"{k}{v:g}" for k, v in sorted(knobs.items()))
-    return cached(f"wbpt_x{scale:g}_{strategy_name}_{tag}_{q}", fresh, case)
+    return cached(f"wbpt_x{scale:g}_{strategy_name}_{_tag(knobs)}_{q}", fresh, case)
 
 
 def wb(scale: float, queues: list[int], fresh: bool = False, migration: str = "queued", with_chiron: bool = True) -> dict:
@@ -371,9 +377,51 @@ def wb_prefetch(scale: float, queues: list[int], groups: list[str]) -> None:
         print(f"W_B prefetch: queue {q:,} done ({', '.join(groups)})", file=sys.stderr, flush=True)
 
 
+def _tag(knobs: dict) -> str:
+    return "_".join(f"{k}{v}" if isinstance(v, str) else f"{k}{v:g}" for k, v in sorted(knobs.items()))
+
+
 def _cached_point(scale: float, strategy_name: str, knobs: dict, q: int) -> bool:
-    tag = "_".join(f"{k}{v}" if isinstance(v, str) else f"{k}{v:g}" for k, v in sorted(knobs.items()))
-    return (CACHE / f"wbpt_x{scale:g}_{strategy_name}_{tag}_{q}.json").exists()
+    return (CACHE / f"wbpt_x{scale:g}_{strategy_name}_{_tag(knobs)}_{q}.json").exists()
+
+
+def _seed(name: str, value) -> int:
+    f = CACHE / f"{name}.json"
+    if value is None or f.exists():
+        return 0
+    f.write_text(json.dumps(value, indent=1, default=float))
+    return 1
+
+
+def seed_cache(saved: dict) -> int:
+    """Write the per-run cache files back from a saved results JSON (the runs it holds, as they were), so that a
+    later run computes only what is missing; a file already cached is kept. A Fig. 19 run with knobs other than the
+    ones this script now prescribes is not seeded (its cache name carries the knobs)."""
+    r, a = saved["results"], saved["args"]
+    sc, ws = a.get("scale", 1.0), a.get("wb_scale", 1.0)
+    n = sum(_seed(f"fig19_chiron_x{sc:g}" if k == "chiron" else f"fig19_llumnix-{LLUMNIX_VARIANTS[k]}_x{sc:g}", v)
+            for k, v in (r.get("fig19") or {}).items())
+    for k, v in (r.get("fig19x") or {}).items():
+        if k == "chiron":
+            n += _seed(f"fig19x_chiron_x{sc:g}", v)
+        elif k != "bands":
+            cfg, key = k.split("/")
+            knobs = {x: y for x, y in v["params"].items() if x != "migration"}
+            n += _seed(_fig19x_name(cfg, knobs, LLUMNIX_VARIANTS[key], sc), v) if knobs == FIG19X_CONFIGS[cfg][0] else 0
+    n += _seed("estimator", r.get("estimator")) + _seed(f"batchsize_tp{a.get('tp', 4)}", r.get("batchsize"))
+    for p in (r.get("wb_chiron") or {}).get("points", []):
+        n += _seed(f"wbpt_x{ws:g}_chiron__{p['queue']}", p)
+    for key in ("wb", "wb_live"):
+        w = r.get(key) or {}
+        for g, pts in (w.get("llumnix_sweep") or {}).items():
+            knobs = {**json.loads(g), "migration": w["migration"]}
+            for p in pts:
+                n += _seed(f"wbpt_x{ws:g}_llumnix_{_tag(knobs)}_{p['queue']}", p)
+        for pts in (w.get("partial") or {}).values():
+            for p in pts:
+                knobs = {**p["knobs"], "migration": w["migration"]}
+                n += _seed(f"wbpt_x{ws:g}_llumnix_{_tag(knobs)}_{p['queue']}", {k: v for k, v in p.items() if k != "knobs"})
+    return n
 
 
 def wb_cached(scale: float, queues: list[int]) -> dict:
@@ -390,6 +438,11 @@ def wb_cached(scale: float, queues: list[int]) -> dict:
         if done:
             out[key] = wb(scale, done, migration=mig, with_chiron=key == "wb")
             out[key]["not_run"] = [q for q in queues if q not in done]
+            # the points of a queue size not run whole (the page names their measured cost, CPU s)
+            out[key]["partial"] = {str(q): [{"knobs": g, **wb_point(scale, "llumnix", {**g, "migration": mig}, q)}
+                                            for g in WB_GRID if _cached_point(scale, "llumnix", {**g, "migration": mig}, q)]
+                                   for q in out[key]["not_run"]}
+            out[key]["partial"] = {q: v for q, v in out[key]["partial"].items() if v}
     return out
 
 
@@ -410,6 +463,31 @@ def cached(name: str, fresh: bool, fn):
     return out
 
 
+def _queues(a) -> list[int]:
+    return ([int(x) for x in a.wb_queues.split(",")] if a.wb_queues
+            else [round(q * a.wb_scale) for q in (10_000, 30_000, 100_000, 300_000, 700_000, 1_000_000)])
+
+
+def _from_saved(a) -> int:
+    """--load: seed the cache from the saved results (--seed-cache), or write the page from them (adding the W_B
+    points cached so far with --wb-from-cache, and saving them)."""
+    saved = json.loads(Path(a.load).read_text())
+    if a.seed_cache:
+        CACHE.mkdir(parents=True, exist_ok=True)
+        print(f"seeded {seed_cache(saved)} cached runs in {CACHE} from {a.load}")
+        return 0
+    from tests.benchmarks.support.chiron_doc import write_doc
+
+    if a.wb_from_cache:
+        CACHED_ONLY["on"] = True
+        saved["results"].update(wb_cached(a.wb_scale, _queues(a)))
+        saved["args"]["wb_from_cache"] = True
+        Path(a.load).write_text(json.dumps(saved, indent=1, default=float) + "\n")
+    write_doc(saved["results"], DOC, argparse.Namespace(**saved["args"]))
+    print(f"wrote {DOC}")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", choices=["fig19", "fig19x", "estimator", "batchsize", "wb"], action="append",
@@ -422,6 +500,9 @@ def main(argv=None) -> int:
                     help="also sweep Llumnix-like with live migration at these W_B queue sizes (comma-separated)")
     ap.add_argument("--wb-from-cache", action="store_true",
                     help="with --load: add the W_B points cached so far (whole queue sizes only) to the saved results")
+    ap.add_argument("--seed-cache", action="store_true",
+                    help="with --load: write the saved runs back as cached points (kept as they were) and stop, so "
+                         "that --wb-prefetch or --cached-only adds only what is missing")
     ap.add_argument("--wb-prefetch", default=None,
                     help="only run and cache W_B points, queue size first: comma-separated of chiron, live, queued")
     ap.add_argument("--tp", type=int, default=4, help="tensor parallelism of the 70B deployment (2, 4 or 8)")
@@ -434,19 +515,7 @@ def main(argv=None) -> int:
                     help="write the document from a saved results JSON (with --write-doc) instead of running")
     a = ap.parse_args(argv)
     if a.load:
-        saved = json.loads(Path(a.load).read_text())
-        from tests.benchmarks.support.chiron_doc import write_doc
-
-        if a.wb_from_cache:  # add the W_B points cached so far to the saved results (and save them)
-            CACHED_ONLY["on"] = True
-            qs = ([int(x) for x in a.wb_queues.split(",")] if a.wb_queues
-                  else [round(q * a.wb_scale) for q in (10_000, 30_000, 100_000, 300_000, 700_000, 1_000_000)])
-            saved["results"].update(wb_cached(a.wb_scale, qs))
-            saved["args"]["wb_from_cache"] = True
-            Path(a.load).write_text(json.dumps(saved, indent=1, default=float) + "\n")
-        write_doc(saved["results"], DOC, argparse.Namespace(**saved["args"]))
-        print(f"wrote {DOC}")
-        return 0
+        return _from_saved(a)
     if a.wb_prefetch:
         qs = ([int(x) for x in a.wb_queues.split(",")] if a.wb_queues
               else [round(q * a.wb_scale) for q in (10_000, 30_000, 100_000, 300_000, 700_000, 1_000_000)])

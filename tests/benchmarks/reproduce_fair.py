@@ -408,6 +408,11 @@ def write_doc(results: Path, doc: Path) -> None:
                                                         ("why-reactive", why_reactive),
                                                         ("llama2-day", llama2_day))},
               "sageserve-tables": old.strip()}
+    from tests.benchmarks.support.sageserve_setup_doc import a100_theta, setup_facts, setup_table, why_scale_theta
+
+    facts = setup_facts(SINGLE_SEED)
+    blocks.update({"setup-table": setup_table(facts), "a100-theta": a100_theta(facts),
+                   "why-scale-theta": why_scale_theta(facts)})
     text = doc.read_text()
     for name, body in blocks.items():
         begin, end = f"<!-- generated:{name} -->", f"<!-- /generated:{name} -->"

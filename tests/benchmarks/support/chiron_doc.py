@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from tests.benchmarks.support.chiron_wb_doc import wb_section, wb_short
+from tests.benchmarks.support.chiron_wb_doc import fig19x_knobs, wb_section, wb_short
 
 
 def _pct(x, digits=1):
@@ -107,7 +107,8 @@ def _header(args) -> list[str]:
              + (" --cached-only" if getattr(args, "cached_only", False) else "")
              + f" --write-doc` on "
              f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
-             + (", W_B added from the points `--wb-prefetch` cached with `--load docs/results/chiron.json "
+             + (", W_B added from the points `--wb-prefetch` cached (after `--load docs/results/chiron.json "
+                "--seed-cache` put the saved points back into the cache) with `--load docs/results/chiron.json "
                 "--wb-from-cache`" if getattr(args, "wb_from_cache", False) else "")
              + " (compiled engine; results in "
              "docs/results/chiron.json, `--load` rewrites this page from them). Paper: Patke et al., *Hierarchical Autoscaling for Large Language Model "
@@ -127,6 +128,7 @@ def write_doc(results: dict, path, args) -> None:
         lines += _fig19(results["fig19"], args.scale) + [""] + _model_table(mf) + fig19_notes(results["fig19"], mf)
     if "fig19x" in results:
         lines += fig19x_section(results["fig19x"])
+        lines += fig19x_knobs(results)
     if "estimator" in results:
         e = results["estimator"]
         at = e.get("at_target") or {}
@@ -520,10 +522,11 @@ def wb_live_notes(w: dict) -> list[str]:
         + ", ".join(f"{q:,}: {v:.1%}" for q, v in best_iw.items())
         + ("; with Llumnix's default thresholds (10 / 60): "
            + ", ".join(f"{p['queue']:,}: {p['interactive']:.1%}" for p in dflt) if dflt else "")
-        + ". Batch attainment from 700,000 on: "
-        + (f"{min(p['batch'] for p in big):.1%}-{max(p['batch'] for p in big):.1%}" if big else "-")
-        + " across the sweep (the dump sits on the few instances it was dispatched to and only running requests "
-        "move, one per pair and poll; see Fig. 19); tuned: "
+        + (". Batch attainment from 700,000 on: "
+           f"{min(p['batch'] for p in big):.1%}-{max(p['batch'] for p in big):.1%} across the sweep (the dump sits "
+           "on the few instances it was dispatched to and only running requests move, one per pair and poll; see "
+           "Fig. 19)" if big else "")
+        + "; tuned: "
         + ", ".join(f"{q:,}: {t[q]['batch']:.1%} batch, {t[q]['gpu_hours']:.1f} GPU-h" for q in qs if q in t)
         + ". CPU per point: " + ", ".join(f"{q:,}: {min(v):.0f}-{max(v):.0f} s" for q, v in cpus.items() if v) + ".",
         ""]
