@@ -59,3 +59,56 @@ def test_simulation_and_plan_pages_show_the_badges(cast, client):
     for url in (f"/simulations/{sim.pk}/", f"/plans/{plan.pk}/"):
         page = client.get(url).content.decode()
         assert 'id="validation-badges"' in page and "median E2E error 2.5 %" in page, url
+
+
+def test_serverless_and_operator_level_pages_name_their_own_tables(cast):
+    """Their latencies come from the paper's tables, never a catalogue deployment: not checked, with the catalogue
+    deployment of the same model and GPU type named beside it with its own badge."""
+    team = cast.owner.team
+    a100 = Deployment.objects.get(builtin=True, name="llama2-7b/a100-80gb/tp1")
+    serverless = {"kind": "serverless", "model": "llama-2-7b", "nodes": {"cpu": 4, "gpu": 4}}
+    operator = {"kind": "operator-level", "model": "llama-2-70b", "gpu": "h100", "options": {"model_tp": 4}}
+    before = badges_for(team, serverless)
+    assert [b["label"] for b in before] == ["llama2-7b on SLINFER's GPU nodes"] and not before[0]["checked"]
+    assert before[0]["text"].startswith("latencies from SLINFER's measured CPU/GPU tables")
+    assert before[0]["text"].endswith("the catalogue's llama2-7b/a100-80gb/tp1 is not checked against real runs")
+    assert before[0]["url"] == f"/benchmarks/deployments/{a100.pk}/"
+    _checked(team, a100)
+    after = badges_for(team, serverless)
+    assert not after[0]["checked"]  # the catalogue deployment's check does not check SLINFER's tables
+    assert after[0]["text"].endswith("llama2-7b/a100-80gb/tp1 is checked against 1 real run: median E2E error 2.5 %, "
+                                     "TTFT 8.2 %")
+    op = badges_for(team, operator)
+    assert op[0]["label"] == "llama2-70b on h100-80gb, operator by operator" and not op[0]["checked"]
+    assert "Vidur's per-operator profiles" in op[0]["text"] and "llama2-70b/h100-80gb/tp4" in op[0]["text"]
+
+
+def test_serverless_and_operator_level_pages_show_the_badges(cast, client):
+    from planner.comparisons.models import Comparison
+    from planner.jobs.models import Job
+    from planner.opscaling.models import OperatorPlan
+
+    team = cast.owner.team
+
+    def failed():  # a terminal job: the pages render without polling
+        return Job.objects.create(team=team, kind="comparison.run", status="failed",
+                                  last_error={"message": "stopped", "where": "", "hint": ""})
+
+    _checked(team, Deployment.objects.get(builtin=True, name="llama2-7b/a100-80gb/tp1"))
+    _checked(team, Deployment.objects.get(builtin=True, name=NAME))
+    sl = Comparison.objects.create(team=team, name="sl", scenario={
+        "kind": "serverless", "model": "llama2-7b", "workload": {"models": 32, "duration_s": 60},
+        "nodes": {"cpu": 4, "gpu": 4}}, job=failed())
+    op = Comparison.objects.create(team=team, name="op", scenario={
+        "kind": "operator-level", "model": "llama2-70b", "gpu": "h100-80gb", "workload": {"trace_id": 1}},
+        job=failed())
+    plan = OperatorPlan.objects.create(team=team, name="p", spec={
+        "model": "llama-2-70b", "gpu": "h100", "workload": {"trace_id": 1}, "options": {"model_tp": 4}})
+    client.force_login(cast.owner.user)
+    for url, needle in ((f"/comparisons/{sl.pk}/", "SLINFER&#x27;s measured CPU/GPU tables"),
+                        ("/simulations/serverless/", "SLINFER&#x27;s measured CPU/GPU tables"),
+                        (f"/comparisons/{op.pk}/", "Vidur&#x27;s per-operator profiles"),
+                        (f"/operator-plans/{plan.pk}/", "Vidur&#x27;s per-operator profiles")):
+        page = client.get(url).content.decode()
+        assert 'id="validation-badges"' in page and needle in page, url
+        assert "median E2E error 2.5 %" in page, url  # the catalogue deployment's own figure, named beside
