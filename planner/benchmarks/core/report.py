@@ -10,6 +10,8 @@ RUNS_DIR holds one inference-perf result folder per experiment. Protocol (fixed 
 - overloaded stages (validate.stage_overloaded) never enter a fit or a score; they are shown;
 - cross-model: fitted on every run of one model, predicting every run of another (Llama-2-7B <-> Llama-2-70B);
 - in-sample: fitted on all runs, predicting all runs (the coefficients a user would ship).
+- the re-simulation's rules are resim.py's (V1 scheduling and prefix caching for vLLM >= 0.8; async scheduling's
+  one step ahead for vLLM >= 0.14); the all-reduce latency of the physics model grows with TP - 1 (ring).
 
 Second level (``--per-model-from-json SAVED``, run after the first; rules fixed before it ran): per model where
 data exists. For each experiment left out, start from the GPU type's coefficients of its fold (saved by the first
@@ -151,7 +153,10 @@ def _header(result: dict) -> list[str]:
         f"Data: {result['source']} ({len(result['runs'])} experiments: inference-perf against vLLM v0.15.1 on "
         f"{result['gpu']}; see fixtures/benchmarks/SOURCES.md). Latency model: the physics model "
         "(planner/catalogue/physics.py) with one set of efficiency coefficients per GPU type, fitted by "
-        "simulate-and-fit (planner/benchmarks/core/calibrate.py). Nothing is fitted per experiment.",
+        "simulate-and-fit (planner/benchmarks/core/calibrate.py). Nothing is fitted per experiment. The engine "
+        "schedules as vLLM V1 does (one token budget per step, decodes first, chunked prefills) with prefix caching "
+        "on 16-token blocks; vLLM's async scheduling (the default from v0.14.0) puts a new request one step later "
+        "(planner/benchmarks/core/resim.py).",
         "",
         "Command:",
         "",

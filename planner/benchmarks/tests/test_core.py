@@ -16,6 +16,7 @@ import pytest
 from planner.benchmarks.core import perrequest
 from planner.benchmarks.core.errors import BenchmarkError
 from planner.benchmarks.core.resim import (
+    async_scheduling,
     build_requests,
     cached_prefix_tokens,
     deployment_for,
@@ -176,6 +177,30 @@ def test_with_v1_the_engine_caches_the_prompts_block_by_block():
     assert all(math.isnan(s.prefix_hit_rate) for s in simulate_run(off, Efficiency(), seeds=(0,), duration_scale=0.05))
 
 
+def test_async_scheduling_follows_the_setting_else_the_vllm_version():
+    run = parse_upload(folder(GENERAL_70B), gpu="h100-80gb")  # no version stated: current vLLM, on
+    assert async_scheduling(run)
+    assert not async_scheduling(_version(run, "0.13.0")) and async_scheduling(_version(run, "0.14.0"))
+    off = run.model_copy(update={"engine": run.engine.model_copy(update={"async_scheduling": False})})
+    assert not async_scheduling(off)
+    files = folder(GENERAL_70B)
+    files["exp-config.yaml"] += b"\nasync_scheduling: false\n"
+    assert not async_scheduling(parse_upload(files, gpu="h100-80gb"))  # read from the engine settings
+
+
+def test_async_scheduling_delays_each_request_by_its_own_step():
+    """Scheduling one step ahead: every TTFT and E2E one step (the request's own mean step time) later; the
+    per-token time is the same. Mean of the shift = the stage's mean per-token time (every output > 1 token)."""
+    run = parse_upload(folder(GENERAL_70B), gpu="h100-80gb")
+    off = run.model_copy(update={"engine": run.engine.model_copy(update={"async_scheduling": False})})
+    eff = Efficiency(eta_mem=0.8, eta_flop=0.6, layer_s=5e-5, client_s=0.0)
+    on_s, off_s = (simulate_run(r, eff, seeds=(0,), duration_scale=0.02) for r in (run, off))
+    for a, b in zip(on_s, off_s, strict=True):
+        assert a.per_token == pytest.approx(b.per_token, rel=1e-9)
+        assert a.ttft["mean"] - b.ttft["mean"] == pytest.approx(b.per_token, rel=1e-6)
+        assert a.e2e["mean"] - b.e2e["mean"] == pytest.approx(b.per_token, rel=1e-6)
+
+
 def test_the_reasoning_runs_are_overloaded_and_the_others_are_not():
     flags = {}
     for d in sorted(RUNS.iterdir()):
@@ -209,6 +234,11 @@ def test_the_physics_coefficients_match_a_hand_computation():
     pre4, dec4 = coefficients(arch, gpu, 4, eff)
     assert dec4["c0"] - 0.001 - 32e-5 == pytest.approx((dec["c0"] - 0.001 - 32e-5) / 4)
     assert pre4["c1"] > pre["c1"] / 4
+    # a ring all-reduce has 2 (TP-1) latency hops: allreduce_s is one at TP 2, TP 4 pays three times as much
+    hops = Efficiency(eta_mem=0.5, eta_flop=0.5, step_s=0.001, layer_s=1e-5, allreduce_s=1e-5)
+    for tp in (2, 4, 8):
+        extra = coefficients(arch, gpu, tp, hops)[1]["c0"] - coefficients(arch, gpu, tp, eff)[1]["c0"]
+        assert extra == pytest.approx(2 * 32 * (tp - 1) * 1e-5)
 
 
 def test_a_physics_deployment_is_a_valid_engine_spec_and_one_request_takes_the_hand_computed_time():
