@@ -14,11 +14,11 @@ pytestmark = pytest.mark.django_db
 NAME = "llama2-70b/h100-80gb/tp4"
 
 
-def _checked(team, dep):
+def _checked(team, dep, e2e=2.5, ttft=8.25):
     run = BenchmarkRun.objects.create(team=team, name="a run", source_format="csv", model_name="m", gpu_name="g",
                                       tp=4, deployment=dep, data={})
     v = Validation.objects.create(team=team, deployment=dep, rows=[], seeds=1,
-                                  pooled={"e2e_mean": {"median": 2.5}, "ttft_mean": {"median": 8.25}})
+                                  pooled={"e2e_mean": {"median": e2e}, "ttft_mean": {"median": ttft}})
     v.runs.add(run)
     return v
 
@@ -112,3 +112,34 @@ def test_serverless_and_operator_level_pages_show_the_badges(cast, client):
         page = client.get(url).content.decode()
         assert 'id="validation-badges"' in page and needle in page, url
         assert "median E2E error 2.5 %" in page, url  # the catalogue deployment's own figure, named beside
+
+
+def test_a_deployment_page_names_the_validated_version_beside_the_built_in_one(cast, client):
+    """The built-in deployment overloads on the real runs; a calibrated version is saved beside it (never over it):
+    both pages list the versions with their errors and mark the better-checked one as the one to plan with."""
+    from planner.benchmarks.selectors import versions
+
+    team = cast.owner.team
+    builtin = Deployment.objects.get(builtin=True, name=NAME)
+    before = {f: getattr(builtin, f) for f in ("prefill_c0", "decode_c0", "decode_c_batch")}
+    calibrated = Deployment.objects.get(pk=builtin.pk)
+    calibrated.pk, calibrated.builtin, calibrated.team = None, False, team
+    calibrated.name, calibrated.source = f"{NAME}/physics-v1", "calibrated on 9 benchmark run(s); engine vllm 0.15.1"
+    calibrated.decode_c0 = 0.01
+    calibrated.save()
+    assert [v["dep"].pk for v in versions(team, builtin)] == [builtin.pk, calibrated.pk]  # nothing checked yet
+    assert not any(v["best"] for v in versions(team, builtin))
+    _checked(team, builtin, e2e=4400.0, ttft=900.0)
+    _checked(team, calibrated, e2e=2.5, ttft=8.25)
+    got = versions(team, builtin)
+    assert [v["dep"].pk for v in got] == [calibrated.pk, builtin.pk] and [v["best"] for v in got] == [True, False]
+    assert not versions(cast.outsider.team, builtin)[0]["best"]  # another team sees neither the version nor checks
+    client.force_login(cast.owner.user)
+    for url in (f"/hardware/deployments/{builtin.pk}/", f"/benchmarks/deployments/{builtin.pk}/"):
+        page = client.get(url).content.decode()
+        table = page[page.index('id="versions"'):]
+        assert table.index(f"{NAME}/physics-v1") < table.index("validated: the best-checked version") \
+            < table.index("(built-in)"), url
+        assert "median E2E error 4400.0 %" in table and "engine vllm 0.15.1" in table, url
+    builtin.refresh_from_db()
+    assert {f: getattr(builtin, f) for f in before} == before  # the built-in one is untouched
