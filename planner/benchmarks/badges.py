@@ -113,7 +113,7 @@ def _own_tables_badge(team, ref: dict) -> dict:
         checked = next(((d, b) for d in visible if (b := validation_badge(team, d))["checked"]), None)
         dep, badge = checked or (dep, badge)
     return {"label": ref["label"], "checked": False, "url": reverse("benchmarks:deployment", args=[dep.pk]),
-            "text": f"{text}; the catalogue's {dep.name} is {badge['text']}"}
+            "text": f"{text}; the catalogue's {dep.name} is {badge['text']}", "link": f"{dep.name}'s checks"}
 
 
 def badges_for(team, scenario: dict | None) -> list[dict]:
