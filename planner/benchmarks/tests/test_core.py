@@ -245,15 +245,20 @@ def test_a_physics_deployment_is_a_valid_engine_spec_and_one_request_takes_the_h
     eff = Efficiency(eta_mem=0.8, eta_flop=0.6, layer_s=5e-5, client_s=0.0)
     spec = deployment_spec("llama2-7b", "h100-80gb", 1, eff, max_num_seqs=128, max_num_batched_tokens=2048)
     DeploymentSpec.from_dict(spec)
-    run = parse_upload({"one.csv": b"arrival_s,input_tokens,output_tokens,ttft_s,e2e_s\n0,500,11,0.05,0.2\n"},
-                       engine={"model": "llama2-7b", "tensor_parallel_size": 1, "gpu": "h100-80gb",
-                               "max_num_seqs": 128, "max_num_batched_tokens": 2048})
-    sim = simulate_run(run, eff, seeds=(0,), deployment=spec)[0]
+    engine = {"model": "llama2-7b", "tensor_parallel_size": 1, "gpu": "h100-80gb", "max_num_seqs": 128,
+              "max_num_batched_tokens": 2048, "async_scheduling": False}
+    one = {"one.csv": b"arrival_s,input_tokens,output_tokens,ttft_s,e2e_s\n0,500,11,0.05,0.2\n"}
+    sim = simulate_run(parse_upload(one, engine=engine), eff, seeds=(0,), deployment=spec)[0]
     p, d = spec["prefill"], spec["decode"]
     prefill = p["c0"] + p["c1"] * 500 + p["c_sq"] * 500**2 + p["c_req"]
     decode = sum(d["c0"] + d["c_batch"] + d["c_ctx"] * (500 + i) for i in range(1, 11))
     assert sim.ttft["mean"] == pytest.approx(prefill, rel=1e-6)
     assert sim.e2e["mean"] == pytest.approx(prefill + decode, rel=1e-3)
+    # scheduled one step ahead: one more step, its own mean step (decode / 10), before the first token and the last
+    ahead = simulate_run(parse_upload(one, engine={**engine, "async_scheduling": True}), eff, seeds=(0,),
+                         deployment=spec)[0]
+    assert ahead.ttft["mean"] == pytest.approx(prefill + decode / 10, rel=1e-3)
+    assert ahead.e2e["mean"] == pytest.approx(prefill + decode + decode / 10, rel=1e-3)
 
 
 def test_comparison_rows_and_pooled_medians():
@@ -317,6 +322,10 @@ def test_the_physics_model_fitted_to_a_profile_table_reports_held_out_errors():
     report = fit_table(str(ROOT / "fixtures" / "hardware" / "sageserve" / "perf_model.csv"), "h100-80gb")
     assert [(g["model"], g["tp"]) for g in report["groups"]] == [("llama2-70b", 2), ("llama2-70b", 4),
                                                                 ("llama2-70b", 8)]
-    for g in report["groups"]:  # one set of coefficients for three TP degrees: decode within 10 %, prefill 20 %
-        assert g["token_time"]["n"] > 70 and g["token_time"]["median_ape"] < 10
-        assert g["prompt_time"]["median_ape"] < 20
+    # one set of coefficients for three TP degrees. With the ring all-reduce's (TP-1) latency hops: decode 0.5 /
+    # 1.2 / 4.5 %, prefill 20.1 / 14.5 / 10.3 % at TP 2 / 4 / 8 (a TP-independent latency gave 3.2 / 9.4 / 2.3 % and
+    # 19.2 / 18.6 / 12.6 %, with eta_mem 2.6: more than the datasheet's bandwidth)
+    for g in report["groups"]:
+        assert g["token_time"]["n"] > 70 and g["token_time"]["median_ape"] < 5
+        assert g["prompt_time"]["median_ape"] < 21
+    assert 0.5 < report["efficiency"]["eta_mem"] <= 1.0  # a physical share of the HBM bandwidth
