@@ -47,6 +47,9 @@ from simulations.engine import parse_scenario, simulate
 from simulations.engine.workload import Workload
 
 KV_BLOCK = 16
+# a full collection costs ~0.2 s (the whole heap): worth it after a long run's prefix arrays, not after the short
+# simulations a calibration repeats hundreds of times (their garbage waits for Python's own collections)
+BIG_RUN = 5000
 REGION = "bench"
 
 
@@ -236,7 +239,7 @@ def simulate_run(run: BenchmarkRun, eff: Efficiency, *, seeds=(0, 1, 2), duratio
         stage = req["stage"][order]
         out = req["output_tokens"][order]
         res = simulate(scenario, workload).requests
-        if "cached_tokens" in res:
+        if "cached_tokens" in res and len(workload.input_tokens) > BIG_RUN:
             gc.collect()  # the finished run's cyclic garbage holds its prefix arrays: free it before the next
         done = res["completed"]
         for i in np.unique(stage):
