@@ -329,3 +329,18 @@ def test_the_physics_model_fitted_to_a_profile_table_reports_held_out_errors():
         assert g["token_time"]["n"] > 70 and g["token_time"]["median_ape"] < 5
         assert g["prompt_time"]["median_ape"] < 21
     assert 0.5 < report["efficiency"]["eta_mem"] <= 1.0  # a physical share of the HBM bandwidth
+
+
+def test_the_report_lists_the_stages_of_each_model_that_misses_a_target():
+    from planner.benchmarks.core.report import markdown
+
+    result = json.loads((ROOT / "docs" / "results" / "validation.json").read_text())
+    text = markdown(result)
+    section = text[text.index("### Where the targets are missed"):text.index("## Calibrate on one model")]
+    per_model = result["loeo"]["per_model"]
+    for name, p in per_model.items():
+        missed = p["e2e_mean"]["median"] > 5 or p["ttft_mean"]["median"] > 10
+        assert (f"| {name} |" in section) == missed, name
+    row = next(r for r in result["loeo"]["rows"] if f"| {r['run']} | {r['stage']} |" in section)
+    signed = 100 * (row["simulated"]["e2e_mean"] / row["measured"]["e2e_mean"] - 1)
+    assert f"| {row['run']} | {row['stage']} | {signed:+.1f} |" in section  # signed, from the saved rows
