@@ -46,9 +46,25 @@ def serverless_page(request):
                     else _start_run(request, team, form))
             if done is not None:
                 return done
+    rows = _rows(request)
     return render(request, "simulations/serverless.html", {
-        "form": form, "error": error, "rows": _rows(request), "headers": [h for _, h, _ in METRICS],
+        "form": form, "error": error, "rows": rows, "headers": [h for _, h, _ in METRICS],
+        "validation_badges": _badges(request, form, rows),
     }, status=400 if request.method == "POST" else 200)
+
+
+def _badges(request, form, rows: list[dict]) -> list[dict]:
+    """How far the latencies of the listed runs' models (and the form's) are checked against real runs."""
+    from planner.benchmarks.badges import badges_for
+    from simulations.engine.serverless.spec import CATALOGUE_MODELS
+
+    models = [form.data.get("sl-model") if form.is_bound else form.initial.get("model") or form.fields["model"].initial]
+    models += [(row["job"].params.get("spec") or {}).get("model") for row in rows]
+    known = {*CATALOGUE_MODELS, *CATALOGUE_MODELS.values()}
+    team, out = team_of(request.user), []
+    for model in dict.fromkeys(m for m in models if m in known):
+        out += badges_for(team, {"kind": "serverless", "model": model})
+    return out
 
 
 def _example_initial() -> dict:

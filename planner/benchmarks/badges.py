@@ -58,9 +58,71 @@ def _catalogue_match(team, ref: dict) -> Deployment | None:
     return None
 
 
+# pages whose latencies come from their paper's own measured tables, not from a catalogue deployment
+_OWN_TABLES = {
+    "serverless": "latencies from SLINFER's measured CPU/GPU tables (the paper's artefact), not a catalogue "
+                  "deployment: not checked against real runs",
+    "operator-level": "operator latencies from Vidur's per-operator profiles, not a catalogue deployment: not "
+                      "checked against real runs",
+}
+
+
+def _catalogue_name(name: str, aliases: dict[str, str]) -> str:
+    """The catalogue's name of a model or GPU type a paper module spells its own way (``aliases``: catalogue ->
+    its name)."""
+    back = {v: k for k, v in aliases.items()}
+    return back.get(name, name)
+
+
+def own_tables_ref(scenario: dict | None) -> dict | None:
+    """A serverless (SLINFER) scenario or an operator-level one (a comparison's scenario or an operator-level
+    plan's spec with its kind): {"label", "model", "gpu", "tp", "kind"} naming the catalogue deployment it stands for, or None
+    for any other scenario."""
+    if not isinstance(scenario, dict) or not isinstance(scenario.get("model"), str):
+        return None
+    if scenario.get("kind") == "serverless":
+        from simulations.engine.serverless.spec import CATALOGUE_MODELS as SL_MODELS
+
+        model = _catalogue_name(scenario["model"], SL_MODELS)
+        return {"label": f"{model} on SLINFER's GPU nodes", "model": model, "gpu": "a100-80gb", "tp": None,
+                "kind": "serverless"}
+    if scenario.get("kind") == "operator-level":
+        from planner.opscale.spec import CATALOGUE_GPUS, CATALOGUE_MODELS
+
+        model = _catalogue_name(scenario["model"], CATALOGUE_MODELS)
+        gpu = _catalogue_name(str(scenario.get("gpu") or ""), CATALOGUE_GPUS)
+        options = scenario.get("options") if isinstance(scenario.get("options"), dict) else {}
+        tp = options.get("model_tp") if isinstance(options.get("model_tp"), int) else None
+        return {"label": f"{model} on {gpu}, operator by operator", "model": model, "gpu": gpu, "tp": tp,
+                "kind": "operator-level"}
+    return None
+
+
+def _own_tables_badge(team, ref: dict) -> dict:
+    """This page's own tables are not checked; the catalogue deployment of the same model and GPU type is named
+    with its own badge, so the reader sees how far the planner's other pages are checked."""
+    text = _OWN_TABLES[ref["kind"]]
+    dep = _catalogue_match(team, {"name": "", "model": ref["model"], "gpu": ref["gpu"], "tp": ref["tp"]}) \
+        if team is not None else None
+    if dep is None:
+        return {"label": ref["label"], "checked": False, "text": text, "url": None}
+    badge = validation_badge(team, dep)
+    if ref["tp"] is None and not badge["checked"]:  # no TP named: the checked deployment of the pair, if any
+        visible = Deployment.objects.filter(Q(team=team) | Q(builtin=True), model__name=ref["model"],
+                                            gpu__name=ref["gpu"]).order_by("builtin", "-pk")
+        checked = next(((d, b) for d in visible if (b := validation_badge(team, d))["checked"]), None)
+        dep, badge = checked or (dep, badge)
+    return {"label": ref["label"], "checked": False, "url": reverse("benchmarks:deployment", args=[dep.pk]),
+            "text": f"{text}; the catalogue's {dep.name} is {badge['text']}", "link": f"{dep.name}'s checks"}
+
+
 def badges_for(team, scenario: dict | None) -> list[dict]:
     """One badge per deployment the scenario or plan names: {"label", "checked", "text", "url"}; a deployment the
-    catalogue does not hold (an inline spec) is "not in the catalogue: not checked against real runs"."""
+    catalogue does not hold (an inline spec) is "not in the catalogue: not checked against real runs"; a
+    serverless or operator-level scenario says its latencies come from its paper's tables."""
+    own = own_tables_ref(scenario)
+    if own is not None:
+        return [_own_tables_badge(team, own)]
     out = []
     for ref in deployment_refs(scenario):
         dep = _catalogue_match(team, ref) if team is not None else None

@@ -35,3 +35,24 @@ def validation_badge(team, deployment) -> dict:
     elif v.kind == "heldout-other-models":
         text += " (held-out runs of other models on this GPU type)"
     return {"checked": True, "text": text, "runs": n, "e2e_pct": e2e, "ttft_pct": ttft, "validation_id": v.pk}
+
+
+def versions(team, deployment) -> list[dict]:
+    """Every version of the deployment's model x GPU type x TP the team sees (the built-in one and the team's
+    calibrated ones, never merged), each with its badge: [{"dep", "badge", "this", "best"}], the checked ones first
+    by median E2E error. ``best`` marks the version with the lowest checked E2E error (none when nothing is
+    checked): the one to plan with."""
+    from django.db.models import Q
+
+    from planner.hardware.models import Deployment
+
+    qs = (Deployment.objects.filter(Q(team=team) | Q(builtin=True)) if team is not None
+          else Deployment.objects.filter(builtin=True))
+    same = qs.filter(model__name=deployment.model.name, gpu__name=deployment.gpu.name, tp=deployment.tp)
+    rows = [{"dep": d, "badge": validation_badge(team, d), "this": d.pk == deployment.pk, "best": False}
+            for d in same.order_by("-builtin", "pk")]
+    checked = [r for r in rows if r["badge"]["checked"]]
+    checked.sort(key=lambda r: r["badge"]["e2e_pct"])
+    if checked:
+        checked[0]["best"] = True
+    return checked + [r for r in rows if not r["badge"]["checked"]]

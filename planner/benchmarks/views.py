@@ -83,6 +83,7 @@ def deployment_validation(request, pk: int):
             return redirect("jobs:detail", pk=job.pk)
     return render(request, "benchmarks/deployment_validation.html", {
         "dep": dep, "badge": selectors.validation_badge(team, dep), "latest": latest,
+        "versions": selectors.versions(team, dep),
         "validations": validations[:10], "runs": runs,
         "physics": (dep.fit_report or {}).get("physics"),
     })

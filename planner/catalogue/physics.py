@@ -9,8 +9,10 @@ in total and prefills T prompt tokens (chunks of prompts P_i) costs, per GPU:
     attention compute                 2 * L * d_attn * P^2 / (TP * F * eta_flop) per prompt (causal), and
                                       4 * L * d_attn / (TP * F * eta_flop) per decode context token
     LM head per decoded token         2 * V * d / (TP * F * eta_flop)
-    TP all-reduce per layer           2 per layer: latency alpha each, and 2 (TP-1)/TP * d * bytes per token
-                                      over the GPU link (NVLink)
+    TP all-reduce per layer           2 per layer, each a ring all-reduce (alpha-beta model: 2 (TP-1) latency
+                                      hops and 2 (TP-1)/TP of the tensor per GPU): latency (TP-1) * alpha
+                                      (alpha = allreduce_s, one all-reduce at TP 2), and 2 (TP-1)/TP * d * bytes
+                                      per token over the GPU link (NVLink)
     fixed per-step overhead           step_s + layers * layer_s (scheduler, sampling; kernel launches and
                                       synchronisation per layer)
 
@@ -187,9 +189,10 @@ def coefficients(arch: Architecture, gpu: Datasheet, tp: int, eff: Efficiency) -
     gemm_per_token = 2.0 * arch.layers * arch.layer_params_active / flops
     comm_per_token = 0.0
     comm_fixed = 0.0
-    if tp > 1:  # two all-reduces per layer (attention out, MLP out), ring: 2 (tp-1)/tp of the tensor per GPU
+    if tp > 1:  # two all-reduces per layer (attention out, MLP out), ring: 2 (tp-1)/tp of the tensor per GPU and
+        # 2 (tp-1) latency hops (Thakur, Rabenseifner & Gropp 2005), so (tp-1) x the TP-2 latency allreduce_s
         comm_per_token = 2 * arch.layers * 2 * (tp - 1) / tp * arch.hidden * arch.dtype_bytes / link
-        comm_fixed = 2 * arch.layers * eff.allreduce_s
+        comm_fixed = 2 * arch.layers * (tp - 1) * eff.allreduce_s
     fixed = eff.step_s + arch.layers * eff.layer_s + arch.weight_bytes / bw + comm_fixed
     lm_head = 2.0 * arch.vocab * arch.hidden / flops
     prefill = {

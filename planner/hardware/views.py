@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from planner.accounts.access import team_of
-from planner.benchmarks.selectors import validation_badge
+from planner.benchmarks.selectors import validation_badge, versions
 from planner.catalogue.errors import ProfileError
 from planner.hardware import services
 from planner.hardware.forms import DeploymentForm, GpuTypeForm, ModelProfileForm, PriceFormSet, UploadForm
@@ -114,6 +114,7 @@ def deployment_detail(request, pk: int):
             "spec_error": spec_error,
             "report": dep.fit_report or {},
             "validation": validation_badge(team_of(request.user), dep),
+            "versions": versions(team_of(request.user), dep),
         },
     )
 

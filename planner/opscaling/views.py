@@ -96,7 +96,10 @@ def plan_create(request):
 @login_required
 def plan_detail(request, pk: int):
     plan = get_for_user_or_404(request.user, OperatorPlan.objects.select_related("job", "trace"), pk=pk)
-    context = {"plan": plan, "spec_json": json.dumps(plan.spec, indent=1), **result_context(plan.spec, plan.result)}
+    from planner.benchmarks.badges import badges_for
+
+    context = {"plan": plan, "spec_json": json.dumps(plan.spec, indent=1), **result_context(plan.spec, plan.result),
+               "validation_badges": badges_for(team_of(request.user), {"kind": "operator-level", **plan.spec})}
     return render(request, "opscaling/detail.html", context)
 
 

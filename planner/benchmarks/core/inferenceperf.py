@@ -100,7 +100,8 @@ def _engine(name: str, raw: dict, gpu: str) -> dict:
                 "engine_version", "kv_offload_gb"):
         if raw.get(key) is not None:
             out[key] = raw[key]
-    for key, alias in (("chunked_prefill", "enable_chunked_prefill"), ("prefix_caching", "enable_prefix_caching")):
+    for key, alias in (("chunked_prefill", "enable_chunked_prefill"), ("prefix_caching", "enable_prefix_caching"),
+                       ("async_scheduling", "async_scheduling")):
         value = raw.get(key, raw.get(alias))
         if value is not None:
             out[key] = value

@@ -29,6 +29,7 @@ class EngineSettings(BaseModel):
     chunked_prefill: bool = True
     prefix_caching: bool = True
     kv_offload_gb: float = Field(default=0.0, ge=0)
+    async_scheduling: bool | None = None  # None: the engine version's default (vLLM: on from 0.14)
 
 
 class SharedPrefix(BaseModel):
