@@ -107,7 +107,44 @@ def search(base: dict, spec, workers: int, stepping: str = "probe") -> dict:
                     break
             print(f"  workers={workers} step {steps}: {len(known)} probes done, {len(flying)} running, "
                   f"{time.perf_counter() - started:.0f} s", flush=True)
-    return {"wall_s": time.perf_counter() - started, "subs": state.subs, "known": known, "cpu": cpu, "steps": steps}
+    return {"wall_s": time.perf_counter() - started, "subs": state.subs, "known": known, "cpu": cpu, "steps": steps,
+            "start": start, "names": names}
+
+
+def modelled_wall(base: dict, spec, run: dict, workers: int, stepping: str) -> float:
+    """The wall time the same search would take on ``workers`` idle cores: the search is replayed with each probe
+    taking its measured CPU seconds (list scheduling, first come first served, the same stepping rule), with no
+    overhead and no other load. A model, not a measurement: it shows what the stepping and the probe mix allow."""
+    import heapq
+
+    from planner.capacity.core.driver import advance
+
+    known, cpu, start, names = run["known"], run["cpu"], run["start"], run["names"]
+    clock, done, queue, busy = 0.0, {}, [], []  # busy: heap of (finish time, probe id)
+
+    def fill() -> None:
+        while queue and len(busy) < workers:
+            pid = queue.pop(0)
+            heapq.heappush(busy, (clock + cpu[pid], pid))
+
+    while True:
+        state = advance(spec, base, done, start, names)
+        if state.done:
+            if set(done) != set(known):
+                raise RuntimeError("the modelled search took another path than the measured one")
+            return clock
+        inflight = set(queue) | {pid for _, pid in busy}
+        queue.extend(pid for pid in state.pending if pid not in inflight)
+        fill()
+        while busy:
+            clock, pid = heapq.heappop(busy)
+            done[pid] = known[pid]
+            fill()
+            left = set(queue) | {p for _, p in busy}
+            if stepping == "round" and left:
+                continue
+            if stepping == "round" or not any(_siblings(p) == _siblings(pid) for p in left):
+                break
 
 
 def main() -> int:
@@ -148,10 +185,17 @@ def main() -> int:
             "steps": run["steps"], "probes_by_phase": by_kind, "probe_cpu_s_by_strategy": {k: round(v, 1) for k, v in cpu_by_strategy.items()},
             "pruned": sorted(k for k, e in subs.items() if e.get("pruned")),
             "requests": sum(o["requests"] for o in known.values()), "headline": answer["headline"],
-            "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in load_after]}
+            "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in load_after],
+            "modelled_idle_wall_s": {f"{mode}/{w}": round(modelled_wall(base, spec, run, w, mode), 1)
+                                     for mode in ("round", "probe") for w in (1, 2)}}
         print(f"workers={n}: {run['wall_s']:.1f} s wall, {cpu_total:.1f} CPU-s in {len(known)} probes "
               f"({run['steps']} steps), load average {load_before[0]:.2f} before, {load_after[0]:.2f} after; "
               f"{answer['headline']}", flush=True)
+        model = out["passes"][n]["modelled_idle_wall_s"]
+        print("  modelled on idle cores from these probes' CPU seconds: " + ", ".join(
+            f"{k.replace('/', ' stepping, ')} workers {v:.1f} s" for k, v in model.items())
+            + f"; speed-up 1 -> 2: {model['round/1'] / model['round/2']:.2f}x by round, "
+              f"{model['probe/1'] / model['probe/2']:.2f}x by probe", flush=True)
     walls = {n: p["wall_s"] for n, p in out["passes"].items()}
     if 1 in walls and 2 in walls:
         out["speedup_1_to_2"] = round(walls[1] / walls[2], 2)
