@@ -246,11 +246,12 @@ def maybe_step(search: CapacitySearch, *, force: bool = False) -> bool:
     claim = CapacitySearch.objects.filter(pk=search.pk, stepping=False, finishing=False)
     if not force:
         claim = claim.filter(changes__gt=F("changes_seen"))
-    if not claim.update(stepping=True, round=F("round") + 1):
-        return False
-    current = CapacitySearch.objects.filter(pk=search.pk).values_list("round", flat=True).first()
-    create_job(team=search.team, user=search.created_by, kind="capacity.step", parent=parent,
-               params={"search": search.pk, "round": current})
+    with transaction.atomic():  # the claim and its step job together: never a claim without a step to release it
+        if not claim.update(stepping=True, round=F("round") + 1):
+            return False
+        current = CapacitySearch.objects.filter(pk=search.pk).values_list("round", flat=True).first()
+        create_job(team=search.team, user=search.created_by, kind="capacity.step", parent=parent,
+                   params={"search": search.pk, "round": current})
     return True
 
 
