@@ -267,6 +267,23 @@ def test_an_advanced_projection_is_the_shift_while_it_is_exact_and_refused_after
     assert ahead.projection(low, 50_000, 100) is None
 
 
+@pytest.mark.parametrize("predicted", [0, 1, 37, 100, 500])
+def test_the_routers_row_checks_equal_each_projections_own(predicted):
+    """The router checks all of an endpoint's instances in one pass: each row's peak with the request inserted and
+    its overload flag are exactly ``Projection.with_request(...).max()`` and ``Projection.overloaded()``."""
+    from simulations.engine.policies.preserve.anticipator import overloaded_rows, peaks_with_request
+
+    rng = np.random.default_rng(7)
+    caps = [1_000, 2_000, 50_000]
+    projs = [Projection(cap, rng.uniform(0.0, 1.2, 100), 0, 100) for cap in caps]
+    u = np.stack([p.u for p in projs])
+    peaks = peaks_with_request(u, np.array(caps), 300, predicted).tolist()
+    assert peaks == [float(p.with_request(300, predicted).max()) for p in projs]
+    assert overloaded_rows(u).tolist() == [p.overloaded() for p in projs]
+    mixed = np.stack([np.full(100, 0.99), np.full(100, 0.5)])
+    assert overloaded_rows(mixed).tolist() == [True, False]
+
+
 def test_projected_remaining_array_equals_the_scalar_rule():
     from simulations.engine.policies.preserve.anticipator import projected_remaining_array
 

@@ -122,6 +122,19 @@ def _u_from(ctx: np.ndarray, rem: np.ndarray, cap: int, horizon: int) -> np.ndar
     return (ctx_active + j * active) / cap
 
 
+def overloaded_rows(u: np.ndarray, threshold: float = OVERLOAD_KV, share: float = OVERLOAD_SHARE) -> np.ndarray:
+    """``Projection.overloaded`` of each row of ``u`` (instances x l)."""
+    return (u > threshold).sum(axis=1) > share * u.shape[1]
+
+
+def peaks_with_request(u: np.ndarray, caps: np.ndarray, prompt: int, predicted: int) -> np.ndarray:
+    """``max(Projection.with_request(prompt, predicted))`` of each row of ``u``: the same additions, the same
+    maxima (a maximum is exact)."""
+    d = min(max(int(predicted), 1), u.shape[1])
+    peaks = (u[:, :d] + (prompt + np.arange(d)) / caps[:, None]).max(axis=1)
+    return np.maximum(peaks, u[:, d:].max(axis=1)) if d < u.shape[1] else peaks
+
+
 class Ahead:
     """What an instance's projection needs to move on d decode iterations while no request joins or leaves: the
     numerators of U_j (integers, exact in float64) over ``span`` >= l iterations, the smallest projected remaining

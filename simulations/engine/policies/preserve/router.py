@@ -27,7 +27,14 @@ from collections import deque
 import numpy as np
 
 from simulations.engine.policies.params import PolicyParams, knob
-from simulations.engine.policies.preserve.anticipator import EXTENSION, HORIZON, Projection, batch_ahead
+from simulations.engine.policies.preserve.anticipator import (
+    EXTENSION,
+    HORIZON,
+    Projection,
+    batch_ahead,
+    overloaded_rows,
+    peaks_with_request,
+)
 
 T_MEM = 0.8
 BETA = 1.0
@@ -121,11 +128,12 @@ class LoadAwareRouter:
             return None
         prompt, pred = sim.request_tokens(rid)
         projs = projs if projs is not None else self.projections(sim, instances, now)
-        if self.hold_enabled and all(p.overloaded() for p in projs):
+        u = np.stack([p.u for p in projs])  # one row per instance: the checks below in one numpy pass each
+        if self.hold_enabled and all(overloaded_rows(u)):
             return None
+        peaks = peaks_with_request(u, np.array([p.cap for p in projs]), prompt, pred)
         best, best_score = None, None
-        for inst, proj in zip(instances, projs, strict=True):
-            peak = float(proj.with_request(prompt, pred).max())
+        for inst, proj, peak in zip(instances, projs, peaks.tolist(), strict=True):
             current_d = proj.remaining_decode + (self.queued_decode_tokens(sim, inst) if self.queued_decode else 0)
             score = (sim.queued_prompt_tokens(inst) + prompt) + (current_d + pred) \
                 + self.beta * max(0.0, peak - self.t_mem) * proj.cap
