@@ -1,11 +1,11 @@
-"""Job handlers of a capacity search: a round's step, one probe (one simulation), the parent's finish."""
+"""Job handlers of a capacity search: a step (replay and fan out), one probe (one simulation), the parent's finish."""
 
 from __future__ import annotations
 
 import time
 
 from planner.capacity.models import CapacitySearch, Probe
-from planner.capacity.services import finish_search, maybe_next_round, record_probe, run_step
+from planner.capacity.services import finish_search, maybe_step, record_probe, run_step
 from planner.jobs.models import Job
 from planner.jobs.registry import JobCancelled, JobError, Partial, handler
 
@@ -18,7 +18,8 @@ def _search(job) -> CapacitySearch:
 
 
 def _step_lost(job) -> None:
-    """A step's worker died twice: finish with what the probes so far say (a partial answer)."""
+    """A step's worker died twice, or the step failed: finish with what the probes so far say (a partial
+    answer); probes still running end on their own, and no step is claimed after the parent has ended."""
     search = CapacitySearch.objects.filter(pk=job.params.get("search")).first()
     if search is None:
         return
@@ -31,7 +32,7 @@ def _step_lost(job) -> None:
 @handler("capacity.step", idempotent=True, on_lost=_step_lost)
 def step_job(job, ctx):
     search = _search(job)
-    ctx.progress(5, f"round {job.params.get('round')}: replaying the search", force=True)
+    ctx.progress(5, f"step {job.params.get('round')}: replaying the search", force=True)
     from simulations.engine import ScenarioError
 
     try:
@@ -39,6 +40,11 @@ def step_job(job, ctx):
     except ScenarioError as exc:
         _step_lost(job)
         raise JobError(exc.message, where=f"scenario.{exc.field}", hint="fix the scenario and start again") from None
+    except JobCancelled:
+        raise
+    except Exception:
+        _step_lost(job)  # a step that fails leaves no search waiting for it
+        raise
 
 
 def _probe_lost(job) -> None:
@@ -104,7 +110,7 @@ def search_job(job, ctx):
 
 
 def resume(search: CapacitySearch) -> bool:
-    """Nudge a search whose round stalled (every probe final, no step queued): used by the page and tests."""
+    """Nudge a search with no step queued or running: claim one even if no probe finished since the last."""
     if search.job_id and Job.objects.filter(pk=search.job_id, status__in=Job.ACTIVE).exists():
-        return maybe_next_round(search)
+        return maybe_step(search, force=True)
     return False

@@ -1,9 +1,11 @@
 """A capacity search: the cheapest fleet per strategy that meets the SLOs at a required probability.
 
-The parent Job (``CapacitySearch.job``, kind ``capacity.search``) waits while its children run: one
-``capacity.step`` job per round (replays the search over the probes so far and fans out the missing ones) and
-one ``capacity.probe`` job per (fleet, seed) - each a ``Probe`` row, unique per search, which is the memo that
-keeps a (fleet, seed) from being simulated twice. The last probe of a round claims the next step.
+The parent Job (``CapacitySearch.job``, kind ``capacity.search``) waits while its children run: ``capacity.step``
+jobs (each replays the search over the probes so far and fans out the missing ones) and one ``capacity.probe`` job
+per (fleet, seed) - each a ``Probe`` row, unique per search, which is the memo that keeps a (fleet, seed) from being
+simulated twice. A probe whose result can move the search (the last of its fleet's seeds) counts a change; one step
+at a time is claimed for the changes not yet replayed (``stepping``, ``changes``, ``changes_seen``), so the search
+moves on after every finished fleet, not after every round.
 """
 
 from __future__ import annotations
@@ -22,7 +24,10 @@ class CapacitySearch(TeamOwned, Labelled):
     answer = models.JSONField(default=dict, blank=True, help_text="planner.decisions.answer.build_answer")
     job = models.OneToOneField("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL,
                                related_name="capacity_search")
-    round = models.PositiveIntegerField(default=0, help_text="rounds started; claimed with a conditional UPDATE")
+    round = models.PositiveIntegerField(default=0, help_text="steps started; claimed with a conditional UPDATE")
+    stepping = models.BooleanField(default=False, help_text="a step is queued or running (one at a time)")
+    changes = models.PositiveIntegerField(default=0, help_text="finished probes that can move the search")
+    changes_seen = models.PositiveIntegerField(default=0, help_text="``changes`` when the last step began")
     finishing = models.BooleanField(default=False, help_text="set once by the step that found nothing missing")
     max_requests = models.BigIntegerField(default=0, help_text="the bound on simulated requests checked at start")
     plan = models.ForeignKey("plans.CapacityPlan", null=True, blank=True, on_delete=models.SET_NULL,

@@ -1,12 +1,16 @@
 """Writes: start a capacity search, run its rounds as child jobs, record probes, finish with the answer.
 
 Fan-out / fan-in, as comparisons do it (planner/comparisons/services.py): the parent Job (``capacity.search``)
-is created without dispatch and waits. Round r is a ``capacity.step`` child job: it replays the search
+is created without dispatch and waits. A ``capacity.step`` child job replays the search
 (planner.capacity.core.driver.advance) over the finished probes and creates one ``capacity.probe`` child job per
-missing (fleet, seed), each with its ``Probe`` row (unique per search: the memo). The probe that finds every
-probe final claims round r + 1 with a conditional UPDATE on ``CapacitySearch.round`` (exactly one wins) and
-dispatches the next step. The step that finds nothing missing claims ``finishing`` and dispatches the parent,
-which builds the answer. Workers anywhere on the broker run the probes; cancelling the parent cancels them.
+missing (fleet, seed), each with its ``Probe`` row (unique per search: the memo); probes already running are left
+to run. There is no round barrier: a probe that is the last of its (sub-search, fleet, load) to finish counts a
+change (``CapacitySearch.changes``), and a step is claimed with a conditional UPDATE (``stepping`` false -> true,
+exactly one wins) whenever changes are not yet replayed, so the sub-search that probe was waiting on moves on while
+slower probes of other sub-searches still run. A step ends by releasing ``stepping`` and claiming the next one if
+changes came in meanwhile. The step that finds nothing missing (nothing running either) claims ``finishing`` and
+dispatches the parent, which builds the answer. Workers anywhere on the broker run the probes; cancelling the
+parent cancels them.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import math
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 
 from planner.capacity.core.driver import advance, estimate_start, plan_start, subs_of
 from planner.capacity.core.plan_draws import PLAN_TOKENS, SPOT_INTERRUPTIONS_PER_HOUR
@@ -120,7 +125,7 @@ def start_search(*, team, user=None, scenario: dict, spec: dict, name: str = "",
     parent = create_job(team=team, user=user, kind="capacity.search", params={}, enqueue=False)
     search = CapacitySearch.objects.create(team=team, created_by=user, name=name or scenario.get("name", ""),
                                            scenario=scenario, spec=checked.model_dump(), job=parent, round=1,
-                                           max_requests=total, plan=plan)
+                                           stepping=True, max_requests=total, plan=plan)
     Job.objects.filter(pk=parent.pk).update(params={"search": search.pk}, message="round 1: estimating start counts")
     create_job(team=team, user=user, kind="capacity.step", parent=parent, params={"search": search.pk, "round": 1})
     return search
@@ -170,11 +175,13 @@ def known_probes(search: CapacitySearch) -> tuple[dict, dict]:
 
 
 def run_step(search: CapacitySearch, ctx=None) -> dict:
-    """Replay the search; fan out what is missing, or hand over to the parent to finish."""
+    """Replay the search; fan out what is missing, or hand over to the parent to finish. Runs with ``stepping``
+    claimed; releases it at the end and claims the next step if probes finished meanwhile."""
     spec = SearchSpec.model_validate(search.spec)
     state_data = dict(search.state or {})
     if "start" not in state_data:
         state_data["start"] = start_counts(search, spec)
+    CapacitySearch.objects.filter(pk=search.pk).update(changes_seen=F("changes"))  # before reading the probes
     known, failed = known_probes(search)
     state = advance(spec, search.scenario, known, state_data["start"], bundle_names(), failed)
     state_data["subs"] = state.subs
@@ -183,50 +190,68 @@ def run_step(search: CapacitySearch, ctx=None) -> dict:
     with transaction.atomic():
         CapacitySearch.objects.filter(pk=search.pk).update(state=state_data)
         if state.done:
-            claimed = CapacitySearch.objects.filter(pk=search.pk, finishing=False).update(finishing=True)
+            claimed = CapacitySearch.objects.filter(pk=search.pk, finishing=False).update(finishing=True,
+                                                                                          stepping=False)
             if claimed and search.job_id:
                 mark_and_dispatch(search.job_id)
             return {"round": search.round, "pending": 0, "done": True}
-        new = 0
-        for pid in state.pending:
-            probe, created = Probe.objects.get_or_create(search=search, pid=pid, defaults={"round": search.round})
-            if not created:
-                continue
-            job = create_job(team=search.team, user=search.created_by, kind="capacity.probe", parent=search.job,
-                             params={"search": search.pk, "probe": probe.pk})
-            Probe.objects.filter(pk=probe.pk).update(job=job)
-            new += 1
-        total = len(known) + len(failed) + len(state.pending)
+        new = _fan_out(search, state.pending)
+        running = len(state.pending) - new
         if search.job_id:
+            total = len(known) + len(failed) + len(state.pending)
             Job.objects.filter(pk=search.job_id, status=Job.Status.QUEUED).update(
                 progress=95.0 * (len(known) + len(failed)) / max(1, total),
-                message=f"round {search.round}: {len(state.pending)} simulations to run, {len(known)} done")
-        if new == 0:  # every missing probe already exists and is final: the next round can start now
-            transaction.on_commit(lambda: maybe_next_round(CapacitySearch.objects.get(pk=search.pk)))
-    return {"round": search.round, "pending": len(state.pending), "created": new, "done": False}
+                message=f"step {search.round}: {len(state.pending)} simulations to run or running, {len(known)} done")
+        CapacitySearch.objects.filter(pk=search.pk).update(stepping=False)
+        transaction.on_commit(lambda: maybe_step(CapacitySearch.objects.get(pk=search.pk)))
+    return {"round": search.round, "pending": len(state.pending), "created": new, "running": running, "done": False}
+
+
+def _fan_out(search: CapacitySearch, pending: list[str]) -> int:
+    """One Probe row and one probe job per missing probe nobody has started; returns how many were created."""
+    new = 0
+    for pid in pending:
+        probe, created = Probe.objects.get_or_create(search=search, pid=pid, defaults={"round": search.round})
+        if not created:
+            continue  # running (or queued) since an earlier step
+        job = create_job(team=search.team, user=search.created_by, kind="capacity.probe", parent=search.job,
+                         params={"search": search.pk, "probe": probe.pk})
+        Probe.objects.filter(pk=probe.pk).update(job=job)
+        new += 1
+    return new
+
+
+def _siblings_final(probe: Probe) -> bool:
+    """Whether every probe of ``probe``'s sub-search, fleet and load (its other seeds) is final: only then can a
+    replay of the search get further than the last one did (a search asks for all seeds of a fleet at once)."""
+    sub, fleet, _, load = probe.pid.split("|")
+    return not Probe.objects.filter(search_id=probe.search_id, pid__startswith=f"{sub}|{fleet}|",
+                                    pid__endswith=f"|{load}").exclude(status__in=Probe.FINAL).exists()
 
 
 def record_probe(probe: Probe, *, status: str, outcome: dict | None = None, error: dict | None = None,
                  wall_s: float | None = None) -> None:
     Probe.objects.filter(pk=probe.pk).update(status=status, outcome=outcome or {}, error=error, wall_s=wall_s)
-    maybe_next_round(probe.search)
+    if _siblings_final(probe):
+        CapacitySearch.objects.filter(pk=probe.search_id).update(changes=F("changes") + 1)
+        maybe_step(probe.search)
 
 
-def maybe_next_round(search: CapacitySearch) -> bool:
-    """If every probe is final and the search is still on, claim the next round (once) and dispatch its step."""
-    if search.probes.exclude(status__in=Probe.FINAL).exists():
-        return False
+def maybe_step(search: CapacitySearch, *, force: bool = False) -> bool:
+    """If finished probes are not yet replayed (or ``force``), no step is queued or running and the search is
+    still on: claim the next step (exactly one caller wins) and dispatch it."""
     parent = Job.objects.filter(pk=search.job_id).first()
     if parent is None or parent.status not in Job.ACTIVE:
         return False
-    current = CapacitySearch.objects.filter(pk=search.pk).values_list("round", flat=True).first()
-    if current is None:
-        return False
-    claimed = CapacitySearch.objects.filter(pk=search.pk, round=current, finishing=False).update(round=current + 1)
-    if not claimed:
-        return False
-    create_job(team=search.team, user=search.created_by, kind="capacity.step", parent=parent,
-               params={"search": search.pk, "round": current + 1})
+    claim = CapacitySearch.objects.filter(pk=search.pk, stepping=False, finishing=False)
+    if not force:
+        claim = claim.filter(changes__gt=F("changes_seen"))
+    with transaction.atomic():  # the claim and its step job together: never a claim without a step to release it
+        if not claim.update(stepping=True, round=F("round") + 1):
+            return False
+        current = CapacitySearch.objects.filter(pk=search.pk).values_list("round", flat=True).first()
+        create_job(team=search.team, user=search.created_by, kind="capacity.step", parent=parent,
+                   params={"search": search.pk, "round": current})
     return True
 
 

@@ -126,7 +126,7 @@ def search_detail(request, pk: int):
     return render(request, "capacity/detail.html", {
         "search": search, "answer": search.answer or None, "probes": selectors.probe_counts(search),
         "failed": failed, "spec_pretty": json.dumps(search.spec, indent=1),
-        "rounds": search.round})
+        "steps": search.round})
 
 
 @login_required

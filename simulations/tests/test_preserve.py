@@ -15,6 +15,7 @@ from simulations.engine.policies.preserve.anticipator import (
     _u_from,
     instance_count,
     projected_remaining,
+    projected_remaining_array,
 )
 from simulations.engine.predictors import table2_errors
 
@@ -228,6 +229,61 @@ def test_the_projection_cache_changes_nothing(rate, autoscaler):
     assert [(e["t"], e["action"]) for e in a.scaling_events] == [(e["t"], e["action"]) for e in b.scaling_events]
 
 
+def test_a_batch_of_projections_is_each_instances_own_bit_for_bit():
+    """``Projection.batch`` (the router computes an endpoint's instances together) gives each instance exactly
+    the U_j and remaining decode ``from_arrays`` gives it alone, empty instances and late requests included."""
+    rng = np.random.default_rng(3)
+    caps, ctxs, gens, preds = [], [], [], []
+    for n in (5, 0, 40, 1, 17):
+        gen = rng.integers(0, 300, n)
+        caps.append(int(rng.integers(5_000, 200_000)))
+        ctxs.append(rng.integers(10, 4_000, n) + gen)
+        gens.append(gen)
+        preds.append(rng.integers(0, 250, n))  # some requests already past their prediction (late)
+    for proj, cap, ctx, gen, pred in zip(Projection.batch(caps, ctxs, gens, preds), caps, ctxs, gens, preds,
+                                         strict=True):
+        alone = Projection.from_arrays(cap, ctx, gen, pred)
+        assert proj.u.tolist() == alone.u.tolist() and proj.remaining_decode == alone.remaining_decode
+    assert Projection.batch(caps, ctxs, gens, preds)[2].peak() > 0
+
+
+def test_an_advanced_projection_is_the_shift_while_it_is_exact_and_refused_after():
+    """``Ahead.projection(d)`` equals ``from_arrays`` of the contexts and generated counts + d, bit for bit, for
+    every d below the smallest remaining length; at that length (a request reaches its prediction) it refuses."""
+    from simulations.engine.policies.preserve.anticipator import batch_ahead
+
+    rng = np.random.default_rng(5)
+    gen = rng.integers(0, 120, 30)
+    pred = gen + rng.integers(20, 90, 30)
+    gen[:3], pred[:3] = 100, 60  # three late requests: 60 + 4 extensions of 12 = 108, 8 iterations left
+    ctx = rng.integers(10, 3_000, 30) + gen
+    (proj, ahead), = batch_ahead([50_000], [ctx], [gen], [pred], 100, 0.2, 200)
+    low = int(projected_remaining_array(pred, gen).min())
+    assert low == 8
+    for d in range(low):
+        want = Projection.from_arrays(50_000, ctx + d, gen + d, pred)
+        got = ahead.projection(d, 50_000, 100)
+        assert got.u.tolist() == want.u.tolist() and got.remaining_decode == want.remaining_decode
+    assert ahead.projection(low, 50_000, 100) is None
+
+
+@pytest.mark.parametrize("predicted", [0, 1, 37, 100, 500])
+def test_the_routers_row_checks_equal_each_projections_own(predicted):
+    """The router checks all of an endpoint's instances in one pass: each row's peak with the request inserted and
+    its overload flag are exactly ``Projection.with_request(...).max()`` and ``Projection.overloaded()``."""
+    from simulations.engine.policies.preserve.anticipator import overloaded_rows, peaks_with_request
+
+    rng = np.random.default_rng(7)
+    caps = [1_000, 2_000, 50_000]
+    projs = [Projection(cap, rng.uniform(0.0, 1.2, 100), 0, 100) for cap in caps]
+    u = np.stack([p.u for p in projs])
+    peaks = peaks_with_request(u, np.array(caps), 300, predicted).tolist()
+    assert peaks == [float(p.with_request(300, predicted).max()) for p in projs]
+    assert overloaded_rows(u).tolist() == [p.overloaded() for p in projs]
+    mixed = np.stack([np.full(100, 0.99), np.full(100, 0.5)])
+    assert overloaded_rows(mixed).tolist() == [True, False]
+
+
 def test_projected_remaining_array_equals_the_scalar_rule():
     from simulations.engine.policies.preserve.anticipator import projected_remaining_array
 
@@ -239,22 +295,24 @@ def test_projected_remaining_array_equals_the_scalar_rule():
 
 @pytest.mark.parametrize("mode", ["fast", "reference"])
 def test_every_cached_projection_equals_a_fresh_one(mode):
-    """Each projection the router's cache returns (reused or advanced by d iterations) is the one Projection.of
-    builds from running_requests at that moment: same U_j (to float rounding) and same remaining decode."""
+    """Each projection the router's cache returns (reused, advanced by d iterations as a shift, or rebuilt) is the
+    one Projection.of builds from running_requests at that moment: the same U_j bit for bit, the same remaining
+    decode."""
     from simulations.engine.policies.preserve.router import LoadAwareRouter
 
-    orig = LoadAwareRouter.projection
+    orig = LoadAwareRouter.projections
     seen = {"n": 0}
 
-    def spy(self, sim, inst, now):
-        got = orig(self, sim, inst, now)
-        fresh = Projection.of(sim, inst, now, self.horizon, self.extension)
-        assert got.remaining_decode == fresh.remaining_decode
-        assert np.allclose(got.u, fresh.u, rtol=0, atol=1e-12)
-        seen["n"] += 1
+    def spy(self, sim, instances, now):
+        got = orig(self, sim, instances, now)
+        for inst, proj in zip(instances, got, strict=True):
+            fresh = Projection.of(sim, inst, now, self.horizon, self.extension)
+            assert proj.remaining_decode == fresh.remaining_decode
+            assert proj.u.tolist() == fresh.u.tolist()  # bit for bit: the same integers over the same capacity
+            seen["n"] += 1
         return got
 
-    LoadAwareRouter.projection = spy
+    LoadAwareRouter.projections = spy
     try:
         d = _scenario(rate=13.0, duration=60.0, autoscaler="preserve-router", predictor="table2-noise")
         d["engine"]["mode"] = mode
@@ -264,7 +322,7 @@ def test_every_cached_projection_equals_a_fresh_one(mode):
         sim = Simulator(sc, build_workload(sc))
         sim.run()
     finally:
-        LoadAwareRouter.projection = orig
+        LoadAwareRouter.projections = orig
     st = sim.autoscaler.router.stats
     assert seen["n"] > 1000 and st["cache_hits"] > 100
     assert st["cache_advances"] > (100 if mode == "fast" else -1)  # reference mode: one iteration per segment

@@ -2,17 +2,19 @@
 
     nice -n 10 .venv/bin/python tests/benchmarks/bench_capacity_search.py [--hours 24] [--seeds 1,2,3]
         [--band-draws 20] [--strategies static,reactive-unified,lt-ua,preserve.scaler-oracle,chiron.default]
-        [--workers 1,2]
+        [--workers 1,2] [--stepping probe|round]
 
-The search is the one the workers run (planner.capacity.core.driver): every round replays the search over the
-probes so far and runs the missing (fleet, seed) probes, here on a process pool of N workers (one probe per task,
-as one Celery child job each), so the rounds' barriers and stragglers are the same as on Celery; the broker's and
-the database's overhead are not included. ``--hours`` truncates the bench day (the first H hours, the requests
+The search is the one the workers run (planner.capacity.core.driver): the search is replayed over the probes so
+far whenever the last seed of a (fleet, load) is in, and the missing (fleet, seed) probes are run on a process pool
+of N workers (one probe per task, as one Celery child job each), so a slow probe of one sub-search holds up only
+that sub-search, as on Celery (``--stepping round`` restores the old per-round barrier, for comparison); the broker's
+and the database's overhead are not included. ``--hours`` truncates the bench day (the first H hours, the requests
 scaled with it) when the full day does not fit the machine. The bench day's deployments get their KV bytes per
 token (from the model shapes, consistent with their KV capacities) because Chiron's swap-out needs them.
 
-Prints one line per worker count and, last, one JSON object: wall_s per worker count, the speed-up, probes,
-requests simulated and the answer's headline.
+Prints one line per worker count (wall time, the CPU seconds of all probes, the probe count, the load average
+before and after) and, last, one JSON object with the same per pass, probes per phase and CPU per strategy, the
+speed-up 1 -> 2 and the answer's headline.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import json
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, wait
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,13 +53,24 @@ def _init(base: dict) -> None:
     BASE.update(base)
 
 
-def _probe(inputs: dict) -> dict:
+def _probe(inputs: dict) -> tuple[dict, float]:
+    """One probe in a pool process: its outcome and the CPU seconds it took (this process's user + system)."""
     from planner.capacity.core.driver import run_probe_inputs
 
-    return run_probe_inputs(BASE, inputs)
+    cpu = time.process_time()
+    out = run_probe_inputs(BASE, inputs)
+    return out, time.process_time() - cpu
 
 
-def search(base: dict, spec, workers: int) -> tuple[float, dict, dict, int]:
+def _siblings(pid: str) -> str:
+    sub, fleet, _, load = pid.split("|")
+    return f"{sub}|{fleet}|{load}"
+
+
+def search(base: dict, spec, workers: int, stepping: str = "probe") -> dict:
+    """The workers' search on a pool of ``workers`` processes. ``stepping="probe"``: the search is replayed as soon
+    as the last seed of a (fleet, load) is in, and whatever it then needs is submitted at once, as the workers do
+    (planner.capacity.services.record_probe); ``"round"``: every round waits for all its probes (the old barrier)."""
     from planner.capacity.core.driver import advance, estimate_start, probe_inputs, subs_of
     from planner.comparisons.core.bundles import bundle_names
     from planner.comparisons.core.runner import engine_scenario_dict, load_workload, with_seed
@@ -69,19 +82,69 @@ def search(base: dict, spec, workers: int) -> tuple[float, dict, dict, int]:
     wl = load_workload(first, parse_scenario(engine_scenario_dict(first, {"strategy": "static", "key": "s"})))
     start = {s.key: estimate_start(base, wl, mode=s.mode) for s in subs_of(spec, base, names)}
     known: dict[str, dict] = {}
-    rounds = 0
+    cpu: dict[str, float] = {}
+    flying: dict = {}  # future -> probe id
+    steps = 0
     with ProcessPoolExecutor(max_workers=workers, initializer=_init, initargs=(base,)) as pool:
         while True:
             state = advance(spec, base, known, start, names)
+            steps += 1
             if state.done:
                 break
-            rounds += 1
-            pending = list(state.pending)
-            for pid, out in zip(pending, pool.map(_probe, [probe_inputs(state.subs, p) for p in pending]), strict=True):
-                known[pid] = out
-            print(f"  workers={workers} round {rounds}: {len(pending)} probes, {len(known)} so far, "
+            running = set(flying.values())
+            for pid in state.pending:
+                if pid not in running:
+                    flying[pool.submit(_probe, probe_inputs(state.subs, pid))] = pid
+            wanted = "ALL_COMPLETED" if stepping == "round" else "FIRST_COMPLETED"
+            while flying:
+                finished, _ = wait(list(flying), return_when=wanted)
+                ready = False
+                for fut in finished:
+                    pid = flying.pop(fut)
+                    known[pid], cpu[pid] = fut.result()
+                    ready = ready or not any(_siblings(p) == _siblings(pid) for p in flying.values())
+                if ready:  # the last seed of some (fleet, load) is in: the search can move
+                    break
+            print(f"  workers={workers} step {steps}: {len(known)} probes done, {len(flying)} running, "
                   f"{time.perf_counter() - started:.0f} s", flush=True)
-    return time.perf_counter() - started, state.subs, known, rounds
+    return {"wall_s": time.perf_counter() - started, "subs": state.subs, "known": known, "cpu": cpu, "steps": steps,
+            "start": start, "names": names}
+
+
+def modelled_wall(base: dict, spec, run: dict, workers: int, stepping: str) -> float:
+    """The wall time the same search would take on ``workers`` idle cores: the search is replayed with each probe
+    taking its measured CPU seconds (list scheduling, first come first served, the same stepping rule), with no
+    overhead and no other load. A model, not a measurement: it shows what the stepping and the probe mix allow."""
+    import heapq
+
+    from planner.capacity.core.driver import advance
+
+    known, cpu, start, names = run["known"], run["cpu"], run["start"], run["names"]
+    clock, done, queue, busy = 0.0, {}, [], []  # busy: heap of (finish time, probe id)
+
+    def fill() -> None:
+        while queue and len(busy) < workers:
+            pid = queue.pop(0)
+            heapq.heappush(busy, (clock + cpu[pid], pid))
+
+    while True:
+        state = advance(spec, base, done, start, names)
+        if state.done:
+            if set(done) != set(known):
+                raise RuntimeError("the modelled search took another path than the measured one")
+            return clock
+        inflight = set(queue) | {pid for _, pid in busy}
+        queue.extend(pid for pid in state.pending if pid not in inflight)
+        fill()
+        while busy:
+            clock, pid = heapq.heappop(busy)
+            done[pid] = known[pid]
+            fill()
+            left = set(queue) | {p for _, p in busy}
+            if stepping == "round" and left:
+                continue
+            if stepping == "round" or not any(_siblings(p) == _siblings(pid) for p in left):
+                break
 
 
 def main() -> int:
@@ -92,6 +155,8 @@ def main() -> int:
     ap.add_argument("--band-draws", type=int, default=20)
     ap.add_argument("--strategies", default="static,reactive-unified,lt-ua,preserve.scaler-oracle,chiron.default")
     ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--stepping", choices=["probe", "round"], default="probe",
+                    help="replay the search after each finished (fleet, load) (the workers' way) or per round")
     args = ap.parse_args()
     from planner.capacity.core.spec import parse_spec
     from planner.decisions.answer import build_answer
@@ -100,27 +165,41 @@ def main() -> int:
     spec = parse_spec({"strategies": args.strategies.split(","), "seeds": [int(s) for s in args.seeds.split(",")],
                        "band_draws": args.band_draws})
     out = {"hours": args.hours, "strategies": spec.strategies, "seeds": spec.seeds, "band_draws": spec.band_draws,
-           "cpus": os.cpu_count(), "load_before": os.getloadavg()[0], "wall_s": {}}
+           "stepping": args.stepping, "cpus": os.cpu_count(), "passes": {}}
     for n in [int(w) for w in args.workers.split(",")]:
-        wall, subs, known, rounds = search(base, spec, n)
+        load_before = os.getloadavg()
+        run = search(base, spec, n, args.stepping)
+        load_after = os.getloadavg()
+        known, subs = run["known"], run["subs"]
         answer = build_answer(spec, base, subs)
-        out["wall_s"][n] = round(wall, 1)
         by_kind = {"search": 0, "bands": 0, "load": 0}
         band_seeds = set(spec.band_seeds)
+        cpu_by_strategy: dict[str, float] = {}
         for pid in known:
-            _, _, seed, load = pid.split("|")
+            sub, _, seed, load = pid.split("|")
             by_kind["load" if float(load) != 1.0 else "bands" if int(seed) in band_seeds else "search"] += 1
-        cpu = {}
-        for pid, o in known.items():
-            cpu[pid.split("|")[0]] = round(cpu.get(pid.split("|")[0], 0.0) + float(o.get("wall_s") or 0.0), 1)
-        out.update(probes=len(known), probes_by_phase=by_kind, probe_seconds_by_strategy=cpu, rounds=rounds,
-                   pruned=sorted(k for k, e in subs.items() if e.get("pruned")),
-                   requests=sum(o["requests"] for o in known.values()), headline=answer["headline"])
-        print(f"workers={n}: {wall:.1f} s wall, {len(known)} probes in {rounds} rounds; {answer['headline']}",
-              flush=True)
-    if 1 in out["wall_s"] and 2 in out["wall_s"]:
-        out["speedup_1_to_2"] = round(out["wall_s"][1] / out["wall_s"][2], 2)
-    out["load_after"] = os.getloadavg()[0]
+            cpu_by_strategy[sub] = cpu_by_strategy.get(sub, 0.0) + run["cpu"][pid]
+        cpu_total = sum(run["cpu"].values())
+        out["passes"][n] = {
+            "wall_s": round(run["wall_s"], 1), "probe_cpu_s": round(cpu_total, 1), "probes": len(known),
+            "steps": run["steps"], "probes_by_phase": by_kind, "probe_cpu_s_by_strategy": {k: round(v, 1) for k, v in cpu_by_strategy.items()},
+            "pruned": sorted(k for k, e in subs.items() if e.get("pruned")),
+            "requests": sum(o["requests"] for o in known.values()), "headline": answer["headline"],
+            "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in load_after],
+            "modelled_idle_wall_s": {f"{mode}/{w}": round(modelled_wall(base, spec, run, w, mode), 1)
+                                     for mode in ("round", "probe") for w in (1, 2)}}
+        print(f"workers={n}: {run['wall_s']:.1f} s wall, {cpu_total:.1f} CPU-s in {len(known)} probes "
+              f"({run['steps']} steps), load average {load_before[0]:.2f} before, {load_after[0]:.2f} after; "
+              f"{answer['headline']}", flush=True)
+        model = out["passes"][n]["modelled_idle_wall_s"]
+        print("  modelled on idle cores from these probes' CPU seconds: " + ", ".join(
+            f"{k.replace('/', ' stepping, ')} workers {v:.1f} s" for k, v in model.items())
+            + f"; speed-up 1 -> 2: {model['round/1'] / model['round/2']:.2f}x by round, "
+              f"{model['probe/1'] / model['probe/2']:.2f}x by probe", flush=True)
+    walls = {n: p["wall_s"] for n, p in out["passes"].items()}
+    if 1 in walls and 2 in walls:
+        out["speedup_1_to_2"] = round(walls[1] / walls[2], 2)
+        print(f"speed-up 1 -> 2 workers: {out['speedup_1_to_2']:.2f}x", flush=True)
     print(json.dumps(out))
     return 0
 

@@ -36,7 +36,9 @@ def test_a_search_fans_out_one_probe_job_per_fleet_and_seed_and_answers(cast):
     probes = list(search.probes.all())
     assert probes and all(p.status == "done" and p.job.status == "succeeded" for p in probes)
     assert len({p.pid for p in probes}) == len(probes)  # the memo: never the same (fleet, seed, load) twice
+    assert Job.objects.filter(parent=search.job, kind="capacity.probe").count() == len(probes)  # one job each
     assert Job.objects.filter(parent=search.job, kind="capacity.step").count() == search.round
+    assert not search.stepping and search.changes_seen == search.changes
     answer = cast.owner.api.get(f"/api/capacity-searches/{search.pk}/answer/").json()["answer"]
     assert answer["status"] == "answer"
     counts = {r["region"]: r["count"] for r in answer["choice"]["fleet"]}
@@ -138,7 +140,7 @@ def test_a_probe_lost_with_its_worker_is_recorded_and_the_search_goes_on(cast, d
         for p in rest:
             execute(p.job_id)
         search.refresh_from_db()
-        assert search.round == 2  # the last probe claimed the next round although one was lost
+        assert search.round == 2  # the last probe of a fleet claimed the next step although one was lost
         step = Job.objects.get(parent=search.job, kind="capacity.step", params__round=2)
         execute(step.pk)
     search.refresh_from_db()
@@ -147,9 +149,87 @@ def test_a_probe_lost_with_its_worker_is_recorded_and_the_search_goes_on(cast, d
     assert len(stopped) == 1 and subs[stopped[0]]["failed"]["error"]["type"] == "WorkerLost"
 
 
+def _run_probes(search, sub):
+    from planner.jobs.tasks import execute
+
+    for p in search.probes.filter(status="pending", pid__startswith=f"{sub}|").order_by("pk"):
+        execute(p.job_id)
+
+
+@pytest.mark.django_db
+def test_a_sub_search_moves_on_while_another_ones_probes_still_run(cast, django_capture_on_commit_callbacks):
+    from planner.capacity.services import run_step
+    from planner.jobs.tasks import execute
+
+    with django_capture_on_commit_callbacks(execute=False):  # nothing runs by itself: the test drives the jobs
+        search = CapacitySearch.objects.get(pk=_start(cast).json()["id"])
+        run_step(search)
+        first = {p.pid for p in search.probes.all()}
+        static = sorted(p for p in first if p.startswith("static|"))
+        assert len(first) == 6 and len(static) == 3
+        for pid in static[:2]:  # two of the fleet's three seeds: the search cannot move yet
+            execute(search.probes.get(pid=pid).job_id)
+        search.refresh_from_db()
+        assert (search.round, search.changes) == (1, 0)
+        execute(search.probes.get(pid=static[2]).job_id)  # the fleet's last seed: a step, reactive still running
+        search.refresh_from_db()
+        assert (search.round, search.changes, search.stepping) == (2, 1, True)
+        execute(Job.objects.get(parent=search.job, kind="capacity.step", params__round=2).pk)
+        reactive = search.probes.filter(pid__startswith="reactive-unified|")
+        assert set(reactive.values_list("status", flat=True)) == {"pending"} and reactive.count() == 3
+        moved = search.probes.filter(pid__startswith="static|").exclude(pid__in=static)
+        assert moved.count() == 3 and {p.pid.split("|")[1] for p in moved} != {static[0].split("|")[1]}
+        search.refresh_from_db()
+        assert not search.stepping and search.changes_seen == 1
+        # the next fleet of static finishes while a step is running: no second step; the running one claims after
+        CapacitySearch.objects.filter(pk=search.pk).update(stepping=True)
+        _run_probes(search, "static")
+        search.refresh_from_db()
+        assert (search.round, search.changes) == (2, 2)
+        assert Job.objects.filter(parent=search.job, kind="capacity.step").count() == 2
+        CapacitySearch.objects.filter(pk=search.pk).update(stepping=False)
+        from planner.capacity.services import maybe_step
+
+        assert maybe_step(search) is True and maybe_step(search) is False  # exactly one claim wins
+        assert Job.objects.filter(parent=search.job, kind="capacity.probe").count() == search.probes.count()
+
+
+@pytest.mark.django_db
+def test_a_step_lost_with_its_worker_ends_the_search_with_a_partial_answer(cast, settings,
+                                                                          django_capture_on_commit_callbacks):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from planner.capacity.services import run_step
+    from planner.jobs import reaper
+
+    settings.JOBS_HEARTBEAT_TIMEOUT_S = 30
+    with django_capture_on_commit_callbacks(execute=False):
+        search = CapacitySearch.objects.get(pk=_start(cast).json()["id"])
+        run_step(search)
+        _run_probes(search, "static")
+        _run_probes(search, "reactive-unified")
+        step = Job.objects.get(parent=search.job, kind="capacity.step", params__round=2)
+        stale = timezone.now() - timedelta(seconds=120)
+        Job.objects.filter(pk=step.pk).update(status="running", started=stale, heartbeat=stale,
+                                              attempts=settings.JOBS_MAX_ATTEMPTS, worker="celery:elsewhere:1")
+        assert reaper.reap_running() == {step.pk: "failed"}  # the step's worker died, no attempts left
+        search.refresh_from_db()
+        assert search.finishing and search.job.dispatched is not None  # the parent is sent to build the answer
+        execute_parent = search.job_id
+    from planner.jobs.tasks import execute
+
+    execute(execute_parent)
+    search.refresh_from_db()
+    assert search.job.status == "succeeded" and search.answer["status"] in {"answer", "no_fleet"}
+    assert search.probes.filter(status="done").count() == 6  # nothing lost: every finished probe is kept
+    assert search.probes.exclude(status="done").count() == 0
+
+
 @pytest.mark.django_db
 def test_cancelling_the_search_cancels_its_probes(cast, django_capture_on_commit_callbacks):
-    from planner.capacity.services import maybe_next_round, run_step
+    from planner.capacity.services import maybe_step, run_step
     from planner.jobs.services import cancel_job
 
     with django_capture_on_commit_callbacks(execute=False):
@@ -160,7 +240,8 @@ def test_cancelling_the_search_cancels_its_probes(cast, django_capture_on_commit
         cancel_job(search.job)
         assert set(Job.objects.filter(parent=search.job).values_list("status", flat=True)) == {"cancelled"}
         Probe.objects.filter(search=search).update(status="cancelled")
-        assert maybe_next_round(search) is False  # no new round after a cancel
+        CapacitySearch.objects.filter(pk=search.pk).update(changes=5)
+        assert maybe_step(search) is False  # no new step after a cancel
 
 
 @pytest.mark.django_db

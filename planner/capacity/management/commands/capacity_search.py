@@ -86,10 +86,10 @@ class Command(BaseCommand):
             Path(opts["csv"]).write_text(export_csv(search))
         answer = search.answer or {}
         if opts["json"]:
-            self.stdout.write(json.dumps({"search": search.pk, "status": search.status, "rounds": search.round,
+            self.stdout.write(json.dumps({"search": search.pk, "status": search.status, "steps": search.round,
                                           "probes": search.probes.count(), "answer": answer}, default=str))
             return
-        self.stdout.write(f"capacity search {search.pk}: {search.status}, {search.round} rounds, "
+        self.stdout.write(f"capacity search {search.pk}: {search.status}, {search.round} steps, "
                           f"{search.probes.count()} simulations")
         self.stdout.write(answer.get("headline", (search.job.last_error or {}).get("message", "no answer")))
         for c in answer.get("candidates", []):

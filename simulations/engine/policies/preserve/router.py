@@ -27,10 +27,18 @@ from collections import deque
 import numpy as np
 
 from simulations.engine.policies.params import PolicyParams, knob
-from simulations.engine.policies.preserve.anticipator import EXTENSION, HORIZON, Projection
+from simulations.engine.policies.preserve.anticipator import (
+    EXTENSION,
+    HORIZON,
+    Projection,
+    batch_ahead,
+    overloaded_rows,
+    peaks_with_request,
+)
 
 T_MEM = 0.8
 BETA = 1.0
+AHEAD = 2  # the projection cache keeps U_j's numerators over AHEAD x l iterations (router.Ahead)
 
 
 class LoadAwareParams(PolicyParams):
@@ -57,43 +65,62 @@ class LoadAwareRouter:
         self.queued_decode = k.queued_decode
         self.held: deque = deque()
         self.stats = {"routed": 0, "held": 0, "dropped_queue_full": 0, "cache_hits": 0, "cache_advances": 0}
-        self._cache: dict = {}  # instance id -> ((running ids, phase, iteration), (KV, ctx, gen, pred, Projection))
+        # instance id -> ((running ids, phase, iteration), (KV, base ctx, base gen, pred, offset, Ahead, Projection))
+        self._cache: dict = {}
         self.use_cache = k.projection_cache
 
     def projections(self, sim, instances, now: float) -> list:
-        return [self.projection(sim, inst, now) for inst in instances]
+        """``Projection.of`` for each of ``instances``, maintained incrementally per instance (below); the ones
+        to (re)compute are computed together (``Projection.batch``, the same U_j)."""
+        if not self.use_cache:
+            return [Projection.of(sim, inst, now, self.horizon, self.extension) for inst in instances]
+        out, todo = [], []
+        for inst in instances:
+            got = self._cached(sim, inst, now)
+            out.append(got if isinstance(got, Projection) else None)
+            if not isinstance(got, Projection):
+                todo.append((len(out) - 1, inst, got))
+        if todo:
+            fresh = batch_ahead([inst.cap for _, inst, _ in todo], [t[2][2] for t in todo], [t[2][3] for t in todo],
+                                [t[2][4] for t in todo], self.horizon, self.extension, AHEAD * self.horizon)
+            for (i, inst, (key, kv, ctx, gen, pred)), (proj, ahead) in zip(todo, fresh, strict=True):
+                self._cache[inst.iid] = (key, (kv, ctx, gen, pred, 0, ahead, proj))
+                out[i] = proj
+        return out
 
     def projection(self, sim, inst, now: float) -> Projection:
-        """``Projection.of``, maintained incrementally per instance. Key: the running set, the
-        phase and the iteration counter at the segment's start. Under one key no request joins or leaves and every
-        running request gains one token per decode iteration while the KV in use grows by the batch size, so with
-        d = (KV now - KV then) / B the contexts and generated counts are the cached ones + d (no per-request loop);
-        d = 0 reuses the projection. Any other change (a new key, KV not a multiple of B) rebuilds from
-        ``running_requests``. Exact: test_preserve.py compares whole runs with ``projection_cache: false`` (a first
-        key without phase and iteration was not exact: a prefill's first token changes generated counts, not KV)."""
-        if not self.use_cache:
-            return Projection.of(sim, inst, now, self.horizon, self.extension)
+        return self.projections(sim, [inst], now)[0]
+
+    def _cached(self, sim, inst, now: float):
+        """An instance's cached projection, or what to compute it from: (key, KV, contexts, generated, predicted).
+        Key: the running set, the phase and the iteration counter at the segment's start. Under one key no request
+        joins or leaves and every running request gains one token per decode iteration while the KV in use grows by
+        the batch size, so with d = (KV now - KV then) / B the contexts and generated counts are the cached ones + d
+        (no per-request loop); d = 0 reuses the projection, and while the shift is exact (``Ahead``) the advanced
+        projection is a slice of the cached numerators, without numpy passes over the requests. Any other change
+        (a new key, KV not a multiple of B) rebuilds from ``running_requests``. Exact: test_preserve.py compares whole runs with
+        ``projection_cache: false`` (a first key without phase and iteration was not exact: a prefill's first token
+        changes generated counts, not KV)."""
         key = (tuple(inst.running), inst.phase, inst.it)
         kv = sim.kv_used(inst, now)
         hit = self._cache.get(inst.iid)
         if hit is not None and hit[0] == key:
-            kv0, ctx, gen, pred, proj = hit[1]
+            kv0, ctx, gen, pred, offset, ahead, proj = hit[1]
             if kv == kv0:
                 self.stats["cache_hits"] += 1
                 return proj
             d, r = divmod(kv - kv0, len(key[0]))
             if r == 0 and d > 0:
                 self.stats["cache_advances"] += 1
-                ctx, gen = ctx + d, gen + d
-                proj = Projection.from_arrays(inst.cap, ctx, gen, pred, self.horizon, self.extension)
-                self._cache[inst.iid] = (key, (kv, ctx, gen, pred, proj))
+                offset += d
+                proj = ahead.projection(offset, inst.cap, self.horizon)
+                if proj is None:  # past the exact shift: rebuild from the advanced arrays
+                    return key, kv, ctx + offset, gen + offset, pred
+                self._cache[inst.iid] = (key, (kv, ctx, gen, pred, offset, ahead, proj))
                 return proj
         reqs = sim.running_requests(inst, now)
         a = np.array(reqs, dtype=np.int64).reshape(len(reqs), 4)
-        ctx, gen, pred = a[:, 1] + a[:, 2], a[:, 2], a[:, 3]
-        proj = Projection.from_arrays(inst.cap, ctx, gen, pred, self.horizon, self.extension)
-        self._cache[inst.iid] = (key, (kv, ctx, gen, pred, proj))
-        return proj
+        return key, kv, a[:, 1] + a[:, 2], a[:, 2], a[:, 3]
 
     def choose(self, sim, rid: int, instances: list, now: float, projs: list | None = None):
         """The instance for ``rid`` or None when every instance is potentially overloaded."""
@@ -101,11 +128,12 @@ class LoadAwareRouter:
             return None
         prompt, pred = sim.request_tokens(rid)
         projs = projs if projs is not None else self.projections(sim, instances, now)
-        if self.hold_enabled and all(p.overloaded() for p in projs):
+        u = np.stack([p.u for p in projs])  # one row per instance: the checks below in one numpy pass each
+        if self.hold_enabled and all(overloaded_rows(u)):
             return None
+        peaks = peaks_with_request(u, np.array([p.cap for p in projs]), prompt, pred)
         best, best_score = None, None
-        for inst, proj in zip(instances, projs, strict=True):
-            peak = float(proj.with_request(prompt, pred).max())
+        for inst, proj, peak in zip(instances, projs, peaks.tolist(), strict=True):
             current_d = proj.remaining_decode + (self.queued_decode_tokens(sim, inst) if self.queued_decode else 0)
             score = (sim.queued_prompt_tokens(inst) + prompt) + (current_d + pred) \
                 + self.beta * max(0.0, peak - self.t_mem) * proj.cap

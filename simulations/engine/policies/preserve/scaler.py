@@ -246,7 +246,7 @@ class PreServeBase(Autoscaler):
                     self.decisions.append((now, self.window, "reactive_in", -1))
             return
         if self.router is not None:  # shares the router's projection cache (exact, see router.projection)
-            projs = [self.router.projection(sim, inst, now) for inst in ep.serving]
+            projs = self.router.projections(sim, list(ep.serving), now)
         else:
             projs = [Projection.of(sim, inst, now, self.horizon) for inst in ep.serving]
         for inst, proj in zip(list(ep.serving), projs, strict=True):
