@@ -34,8 +34,8 @@ def _monthly(outcome: Mapping, span_s: float, price_scale: Mapping[str, float] |
     if cost is None or span_s <= 0:
         return None
     if price_scale:
-        cost = sum((e.get("cost_usd") or 0.0) * price_scale.get(_gpu(e.get("deployment", "")), 1.0)
-                   for e in (outcome.get("endpoints") or {}).values())
+        cost = sum((p.get("cost_usd") or 0.0) * price_scale.get(_gpu(p.get("deployment", "")), 1.0)
+                   for e in (outcome.get("endpoints") or {}).values() for p in e.get("pools") or [e])
     return cost * HOURS_PER_MONTH * 3600.0 / span_s
 
 
@@ -52,7 +52,7 @@ def _fleet_rows(base: Mapping, entry: Mapping) -> list[dict]:
     pools = entry["sub"].get("pools") or {}
     ceilings = {f"{e['region']}/{e['model']}": int(e.get("max", 0)) for e in base["fleet"]["endpoints"]}
     rows = []
-    for g in sorted(counts):
+    for g in sorted(counts, key=lambda k: (split_group(k)[0], split_group(k)[1] != "prefill")):
         group, pool = split_group(g)  # a disaggregated endpoint: one row per pool
         region, model = group.split("/", 1)
         if pool:

@@ -185,12 +185,18 @@ def run_probe(base: Mapping, strategy: Mapping, fleet: Mapping[str, int], seed: 
         "cost_usd": tot.get("cost_usd"), "gpu_hours": tot.get("gpu_hours"), "instance_hours": tot.get("instance_hours"),
         "energy_kwh": (summary.get("energy") or {}).get("energy_kwh"),
         "requests": int(len(workload)), "duration_s": float(summary.get("duration_s") or workload.duration_s),
-        "endpoints": {f"{e['region']}/{e['model']}": {"cost_usd": e["cost_usd"], "gpu_hours": e["gpu_hours"],
-                                                      "instance_hours": e["instance_hours"],
-                                                      "deployment": e.get("deployment", "")}
-                      for e in summary["endpoints"]},
+        "endpoints": {f"{e['region']}/{e['model']}": endpoint_costs(e) for e in summary["endpoints"]},
         "wall_s": round(time.perf_counter() - started, 3),
     }
+
+
+def endpoint_costs(e: Mapping) -> dict:
+    """An endpoint's cost, hours and deployment; a disaggregated one also each pool's (its own GPU's price)."""
+    out = {"cost_usd": e["cost_usd"], "gpu_hours": e["gpu_hours"], "instance_hours": e["instance_hours"],
+           "deployment": e.get("deployment", "")}
+    if e.get("pools"):
+        out["pools"] = [{k: p[k] for k in ("pool", "deployment", "cost_usd")} for p in e["pools"]]
+    return out
 
 
 def attainment(counts: Mapping[str, list] | None, tier: str) -> float | None:

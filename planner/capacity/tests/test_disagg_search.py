@@ -12,7 +12,7 @@ from django.core.management import call_command
 
 from planner.capacity.core.disagg import group_ok, pool_group
 from planner.capacity.core.driver import run_all, run_probe_inputs
-from planner.capacity.core.probe import fleet_key, meets
+from planner.capacity.core.probe import fleet_key, meets, parse_fleet_key
 from planner.capacity.core.spec import SpecError, parse_spec
 from planner.capacity.models import CapacitySearch
 from planner.capacity.tests.scenarios import PD_OPTIONS, pd_queue
@@ -52,6 +52,11 @@ def test_each_pool_gets_the_fewest_instances_its_own_signal_allows(searched):
     assert (p, d) == (4, 2)
     assert found["verified"] and all(found["feasible"].values())
     key = "static@pd:p>d"
+    # the decode pool waits at its ceiling (16) while the prefill pool is bisected (1, 2, 4, 3), then is bisected
+    # itself with the prefill pool at its answer
+    fleets = [parse_fleet_key(r["fleet"]) for r in found["rounds"]]
+    assert [f[PRE] for f in fleets[:4]] == [1, 2, 4, 3] and {f[DEC] for f in fleets[:4]} == {16}
+    assert {f[PRE] for f in fleets[4:]} == {4} and [f[DEC] for f in fleets[4:6]] == [1, 2]
     # one fewer of either pool misses that pool's signal on the search seeds (what the search saw, re-read here)
     assert _shares(spec, known, key, {PRE: p - 1, DEC: 16}, PRE) < spec.probability  # decode at its ceiling
     assert _shares(spec, known, key, {PRE: p, DEC: d - 1}, DEC) < spec.probability
@@ -74,8 +79,12 @@ def test_the_answer_runs_the_cheaper_kind_and_says_why(searched):
     # cost by hand: 6 x $0.50/h disaggregated against n x $1.00/h aggregated, both over the same span
     ratio = dis["monthly_cost_usd"]["median"] / agg["monthly_cost_usd"]["median"]
     assert ratio == pytest.approx(6 * 0.5 / (n_agg * 1.0), rel=0.03)
-    assert "disaggregated serving (2 decode on d + 4 prefill on p)" in serving["verdict"]
+    assert "disaggregated serving (4 prefill on p + 2 decode on d)" in serving["verdict"]
     assert f"best aggregated candidate (static) costs {_money(agg)}" in serving["verdict"]
+    # each pool's GPU price moves only that pool's cost: prefill 4 x $0.50 of $3/h, decode 2 x $0.50
+    effect = {s["input"]: s["effect"] for s in answer["sensitivity"]}
+    assert effect["p price +20 %"].startswith(f"monthly cost {0.2 * 2 / 3:+.0%}")
+    assert effect["d price +20 %"].startswith(f"monthly cost {0.2 * 1 / 3:+.0%}")
 
 
 def _money(row) -> str:
@@ -157,5 +166,5 @@ def test_api_page_cli_and_pdf_show_both_kinds(cast, client, tmp_path):
                  "--probability", "0.66", "--band-draws", "3", "--disaggregated", json.dumps(PD_OPTIONS),
                  "--team", "Fleet A", stdout=out)
     printed = out.getvalue()
-    assert "serving: disaggregated serving (2 decode on d + 4 prefill on p)" in printed
+    assert "serving: disaggregated serving (4 prefill on p + 2 decode on d)" in printed
     assert "r1/m prefill=4" in printed and "r1/m decode=2" in printed
