@@ -91,6 +91,30 @@ def _money(row) -> str:
     return f"${row['monthly_cost_usd']['median']:,.0f}"
 
 
+def test_each_pool_is_judged_by_its_own_signal():
+    """TTFT target 2 s, E2E 10 s: the prefill pool by TTFT; the decode pool by E2E with TTFT credited up to 2 s."""
+    import numpy as np
+
+    from planner.capacity.core.disagg import pool_attainment
+    from planner.capacity.core.probe import slo_met
+    from simulations.engine.config import SLOConfig
+
+    class Workload:
+        tier = np.zeros(4, dtype=np.int64)
+        deadline_s = None
+        arrival_s = np.zeros(4)
+
+    #            slow prefill,   slow decode,    both fine,      never first token
+    requests = {"ttft_s": np.array([5.0, 1.0, 1.5, np.nan]), "e2e_s": np.array([12.0, 11.5, 9.0, np.nan]),
+                "completed": np.array([True, True, True, False])}
+    slo = SLOConfig(ttft_s={"IW-F": 2.0}, e2e_s={"IW-F": 10.0})
+    got = pool_attainment(requests, Workload, slo, slo_met)
+    assert got["prefill"].tolist() == [False, True, True, False]
+    # request 0: 12 - 5 + 2 = 9 s had its prefill met the target: the decode pool did its part
+    assert got["decode"].tolist() == [True, False, True, False]
+    assert slo_met(requests, Workload, slo).tolist() == [False, False, True, False]  # the full SLO: both
+
+
 def test_a_search_without_disaggregated_options_reports_no_serving_choice():
     from planner.capacity.core.disagg import serving_choice
 
@@ -136,7 +160,10 @@ def test_the_pairs_count_against_the_request_bound(cast, settings):
 
     _, aggregated_only = check_search(base, spec)
     _, with_pairs = check_search(base, SPEC)
-    assert with_pairs > aggregated_only
+    # by hand: ceiling 16 -> 4 + 2 bisection rounds; 3 seeds, 2 fix-ups, 3 band draws + 3 load-check probes:
+    # aggregated (6 + 2 + 1) x 3 + 6 = 33 probes; the pair bisects its pools one after the other:
+    # (12 + 2 + 1) x 3 + 6 = 51; 960 requests a probe (8 req/s x 120 s)
+    assert aggregated_only == 33 * 960 and with_pairs == (33 + 51) * 960
     settings.PLANNER_MAX_SEARCH_REQUESTS = with_pairs - 1  # the aggregated search fits, the pairs do not
     check_search(base, spec)
     with pytest.raises(SpecError) as exc:
