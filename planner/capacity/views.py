@@ -15,7 +15,8 @@ from planner.capacity.core.spec import DEFAULT_TARGETS, SpecError
 from planner.capacity.models import CapacitySearch
 from planner.capacity.services import start_search
 
-PAGE_STRATEGIES = ["static", "reactive-unified", "lt-ua", "preserve.scaler-oracle", "chiron.default"]
+PAGE_STRATEGIES = ["static", "reactive-unified", "lt-ua", "preserve.scaler-oracle", "chiron.default",
+                   "industry.dynamo-arima"]  # the Dynamo planner sizes both pools of a disaggregated endpoint
 DEFAULT_FORM = {"fixture": "small_reactive", "strategies": ["static", "reactive-unified"], "name": "",
                 "targets": dict(DEFAULT_TARGETS), "probability": "0.9", "seeds": "1,2,3", "band_draws": "20", "start_plan": "",
                 "quota_gpus": "", "gpu_options": "", "disaggregated": "", "scenario_json": ""}
