@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 
+from planner.capacity.core.disagg import pair_count, pool_start
 from planner.capacity.core.driver import advance, estimate_start, plan_start, subs_of
 from planner.capacity.core.plan_draws import PLAN_TOKENS, SPOT_INTERRUPTIONS_PER_HOUR
 from planner.capacity.core.spec import SearchSpec, SpecError, parse_spec, probes_upper_bound
@@ -108,14 +109,19 @@ def check_search(scenario: dict, spec_data: dict, team=None, *, plan_check: bool
             if not deployment_of(scenario, name):
                 raise SpecError(f"gpu_options.{model}[{i}]", f"unknown deployment {name!r}",
                                 hint="name one of the scenario's deployments or the catalogue's")
+    from planner.capacity.core.disagg_checks import check_disaggregated
+    from planner.capacity.core.driver import strategy_ref
+
+    check_disaggregated(scenario, spec, validate_scenario,
+                        lambda name: strategy_ref(name, bundle_names())["strategy"])
     upper = max(int(e.get("max", 20)) for e in scenario["fleet"]["endpoints"])
     options = max([len(v) for v in spec.gpu_options.values()] + [1])
-    total = probes_upper_bound(spec, upper, options) * requests_per_run(scenario, team)
+    total = probes_upper_bound(spec, upper, options, pair_count(spec)) * requests_per_run(scenario, team)
     limit = int(settings.PLANNER_MAX_SEARCH_REQUESTS)
     if total > limit:
         raise SpecError("spec", f"the search may simulate up to {total:,} requests; the limit is {limit:,}",
-                        hint="use fewer strategies, seeds, band_draws or GPU options, a shorter workload, or lower "
-                             "the endpoints' max (or ask the operator to raise PLANNER_MAX_SEARCH_REQUESTS)")
+                        hint="use fewer strategies, seeds, band_draws, GPU options or disaggregated pairs, a shorter "
+                             "workload, or lower the endpoints' max (or ask the operator to raise PLANNER_MAX_SEARCH_REQUESTS)")
     return spec, total
 
 
@@ -149,6 +155,7 @@ def start_counts(search: CapacitySearch, spec: SearchSpec) -> dict:
         out[sub.key] = estimate_start(search.scenario, workload, mode=sub.mode)
         if plan is not None:  # the ILP's counts where it has them, the goodput estimate elsewhere
             out[sub.key].update({g: n for g, n in plan_start(plan.result, sub.mode).items() if g in out[sub.key]})
+        out[sub.key] = pool_start(sub, out[sub.key])  # a disaggregated endpoint: both pools start there
     return out
 
 

@@ -15,10 +15,11 @@ from planner.capacity.core.spec import DEFAULT_TARGETS, SpecError
 from planner.capacity.models import CapacitySearch
 from planner.capacity.services import start_search
 
-PAGE_STRATEGIES = ["static", "reactive-unified", "lt-ua", "preserve.scaler-oracle", "chiron.default"]
+PAGE_STRATEGIES = ["static", "reactive-unified", "lt-ua", "preserve.scaler-oracle", "chiron.default",
+                   "industry.dynamo-arima"]  # the Dynamo planner sizes both pools of a disaggregated endpoint
 DEFAULT_FORM = {"fixture": "small_reactive", "strategies": ["static", "reactive-unified"], "name": "",
                 "targets": dict(DEFAULT_TARGETS), "probability": "0.9", "seeds": "1,2,3", "band_draws": "20", "start_plan": "",
-                "quota_gpus": "", "gpu_options": "", "scenario_json": ""}
+                "quota_gpus": "", "gpu_options": "", "disaggregated": "", "scenario_json": ""}
 
 
 def _strategy_choices() -> list[str]:
@@ -79,7 +80,7 @@ def spec_from_form(post) -> dict:
             spec["seeds"] = [int(s) for s in seeds.replace(" ", "").split(",") if s]
         except ValueError:
             raise SpecError("seeds", f"{seeds!r} is not a comma-separated list of integers", hint="e.g. 1,2,3") from None
-    for name in ("quota_gpus", "gpu_options"):
+    for name in ("quota_gpus", "gpu_options", "disaggregated"):
         value = _json_field(post.get(name, ""), name)
         if value:
             spec[name] = value
@@ -98,7 +99,8 @@ def search_create(request):
             "probability": post.get("probability", ""), "seeds": post.get("seeds", ""),
             "band_draws": post.get("band_draws", ""), "start_plan": post.get("start_plan", ""),
             "quota_gpus": post.get("quota_gpus", ""),
-            "gpu_options": post.get("gpu_options", ""), "scenario_json": post.get("scenario_json", "")}
+            "gpu_options": post.get("gpu_options", ""), "disaggregated": post.get("disaggregated", ""),
+            "scenario_json": post.get("scenario_json", "")}
     try:
         text = form["scenario_json"]
         scenario = json.loads(text) if text.strip() else load_fixture(form["fixture"])

@@ -5,9 +5,10 @@ Shape (JSON)::
     {"status": "answer" | "no_fleet" | "empty", "headline": str, "span_h", "hours_per_month", "extrapolated",
      "choice": candidate | None, "rejected": {"key", "monthly_cost_usd", "why"} | None,
      "candidates": [candidate, ...], "sensitivity": [{"input", "effect", "changes_answer", "magnitude"}],
-     "most_sensitive": str | None}
+     "most_sensitive": str | None, "serving": None | {"aggregated": row, "disaggregated": row, "runs", "verdict"}}
 
-    candidate = {"key", "strategy", "option", "mode", "accepted", "why", "fleet": [{"region", "model", "gpu",
+    candidate = {"key", "strategy", "option", "mode", "serving", "accepted", "why", "fleet": [{"region", "model",
+                 "pool" ("" aggregated, "prefill" / "decode"), "gpu",
                  "deployment", "count", "ceiling", "gpus"}], "gpus_by_region", "monthly_cost_usd": band,
                  "gpu_hours": band, "energy_kwh": band, "meets_all": probability, "slo": [{"tier", "target",
                  "probability", "attainment": band}], "draws"}
@@ -21,6 +22,7 @@ import math
 from collections.abc import Mapping
 
 from planner.capacity.core.bands import band, fmt_band, probability
+from planner.capacity.core.disagg import serving_choice, split_group
 from planner.capacity.core.driver import deployment_of, group_deployments
 from planner.capacity.core.probe import TIERS, attainment, meets, parse_fleet_key
 
@@ -32,8 +34,8 @@ def _monthly(outcome: Mapping, span_s: float, price_scale: Mapping[str, float] |
     if cost is None or span_s <= 0:
         return None
     if price_scale:
-        cost = sum((e.get("cost_usd") or 0.0) * price_scale.get(_gpu(e.get("deployment", "")), 1.0)
-                   for e in (outcome.get("endpoints") or {}).values())
+        cost = sum((p.get("cost_usd") or 0.0) * price_scale.get(_gpu(p.get("deployment", "")), 1.0)
+                   for e in (outcome.get("endpoints") or {}).values() for p in e.get("pools") or [e])
     return cost * HOURS_PER_MONTH * 3600.0 / span_s
 
 
@@ -47,15 +49,21 @@ def _fleet_rows(base: Mapping, entry: Mapping) -> list[dict]:
     counts = parse_fleet_key(search["fleet"]) if search.get("fleet") else search.get("counts", {})
     deps = group_deployments(base)
     chosen = entry["sub"].get("deployments") or {}
+    pools = entry["sub"].get("pools") or {}
     ceilings = {f"{e['region']}/{e['model']}": int(e.get("max", 0)) for e in base["fleet"]["endpoints"]}
     rows = []
-    for g in sorted(counts):
-        region, model = g.split("/", 1)
-        dep = deployment_of(base, chosen[g]) if g in chosen else deps.get(g, {})
-        name = chosen.get(g) or dep.get("name", "")
+    for g in sorted(counts, key=lambda k: (split_group(k)[0], split_group(k)[1] != "prefill")):
+        group, pool = split_group(g)  # a disaggregated endpoint: one row per pool
+        region, model = group.split("/", 1)
+        if pool:
+            name = pools[group][pool]
+            dep = deployment_of(base, name)
+        else:
+            dep = deployment_of(base, chosen[g]) if g in chosen else deps.get(g, {})
+            name = chosen.get(g) or dep.get("name", "")
         per = int(dep.get("gpus_per_instance") or 1)
-        rows.append({"region": region, "model": model, "gpu": dep.get("gpu") or _gpu(name), "deployment": name,
-                     "count": int(counts[g]), "gpus": int(counts[g]) * per,
+        rows.append({"region": region, "model": model, "pool": pool, "gpu": dep.get("gpu") or _gpu(name),
+                     "deployment": name, "count": int(counts[g]), "gpus": int(counts[g]) * per,
                      "ceiling": ceilings.get(g) if entry["sub"]["mode"] != "static" else None,
                      "feasible": bool(search["feasible"].get(g, False))})
     return rows
@@ -106,6 +114,7 @@ def candidate(spec, base: Mapping, entry: Mapping) -> dict:
                f"({meets_all['p']:.0%} < the required {spec.probability:.0%})")
     return {"key": sub["key"], "strategy": sub["strategy"].get("key", sub["strategy"]["strategy"]),
             "option": sub.get("option", ""), "mode": sub["mode"], "accepted": not why, "why": why,
+            "serving": "disaggregated" if sub.get("pools") else "aggregated",
             "fleet": fleet, "gpus_by_region": gpus_by_region,
             "monthly_cost_usd": band(_monthly(o, span) for o in draws),
             "gpu_hours": band(o.get("gpu_hours") for o in draws), "energy_kwh": band(o.get("energy_kwh") for o in draws),
@@ -158,7 +167,7 @@ def _build_answer(spec, base: Mapping, state_subs: Mapping, *, failed: Mapping |
     accepted = sorted((c for c in cands if c["accepted"] and c["monthly_cost_usd"]["median"] is not None),
                       key=lambda c: c["monthly_cost_usd"]["median"])
     span = max((c["span_s"] for c in cands), default=0.0)
-    out = {"span_h": round(span / 3600.0, 3), "hours_per_month": HOURS_PER_MONTH, "extrapolated": span > 0,
+    out = {"serving": serving_choice(cands),"span_h": round(span / 3600.0, 3), "hours_per_month": HOURS_PER_MONTH, "extrapolated": span > 0,
            "candidates": cands, "failed": dict(failed or {}), "required_probability": spec.probability,
            "targets": dict(spec.targets),
            "tier_targets": [{"tier": t, "target": spec.targets[t]} for t in TIERS if t in spec.targets

@@ -36,7 +36,7 @@ def compact_card(answer: Mapping, small, heading) -> list:
     if choice:
         draws = f"{choice['draws']} {answer.get('draws_label') or 'workload seeds'}"
         slo = "; ".join(f"{s['tier']} {_prob(s['probability'])}" for s in choice["slo"])
-        fleet = ", ".join(f"{r['region']}/{r['model']} {r['count']}"
+        fleet = ", ".join(f"{r['region']}/{r['model']}" + (f" {r['pool']}" if r.get("pool") else "") + f" {r['count']}"
                           + (f"-{r['ceiling']}" if r.get("ceiling") and r["ceiling"] != r["count"] else "")
                           + f" x {r['gpu']}" for r in choice["fleet"])
         story.append(Paragraph(
@@ -45,6 +45,8 @@ def compact_card(answer: Mapping, small, heading) -> list:
             f"What to run: <b>{choice['strategy']}</b> on {fleet or 'the scenario fleet'}.", small))
     elif answer.get("best"):
         story.append(Paragraph(f"Closest: {answer['best']['key']}: {answer['best']['why']}.", small))
+    if answer.get("serving"):
+        story.append(Paragraph(f"Aggregated or disaggregated: {answer['serving']['verdict']}.", small))
     if answer.get("rejected"):
         rej = answer["rejected"]
         story.append(Paragraph(f"Cheapest rejected alternative: {rej['key']} "
@@ -53,6 +55,17 @@ def compact_card(answer: Mapping, small, heading) -> list:
         story.append(Paragraph(f"What would change the answer most: {answer['most_sensitive']}. " + "; ".join(
             f"{s['input']}: {s['effect']}" for s in answer.get("sensitivity") or []) + ".", small))
     return story + [Spacer(1, 6)]
+
+
+def serving_rows(serving: Mapping) -> list[list]:
+    """The best aggregated and the best disaggregated candidate side by side."""
+    rows = [["serving", "best candidate", "fleet", "monthly cost", "P(every SLO)", "accepted"]]
+    for kind in ("aggregated", "disaggregated"):
+        r = serving[kind]
+        fleet = ", ".join(f"{p['count']} {p['pool']} x {p['gpu']}".replace("  ", " ") for p in r["pools"])
+        rows.append([kind, r["key"], fleet, fmt_band(r["monthly_cost_usd"], "${:,.0f}"), _prob(r["meets_all"]),
+                     "yes" if r["accepted"] else "no"])
+    return rows
 
 
 def build_pdf(answer: Mapping, *, title: str) -> bytes:
@@ -79,11 +92,14 @@ def build_pdf(answer: Mapping, *, title: str) -> bytes:
                   Paragraph(f"<b>What to run: {choice['strategy']}</b>"
                             + (" (static counts)" if choice["mode"] == "static" else " (floors under the autoscaler)"),
                             styles["Heading3"])]
-        fleet = [["region", "model", "GPU", "deployment", "instances" if choice["mode"] == "static" else "floor",
-                  "ceiling", "GPUs"]]
-        fleet += [[r["region"], r["model"], r["gpu"], r["deployment"], r["count"], r["ceiling"] or "-", r["gpus"]]
-                  for r in choice["fleet"]]
+        fleet = [["region", "model", "pool", "GPU", "deployment", "instances" if choice["mode"] == "static" else
+                  "floor", "ceiling", "GPUs"]]
+        fleet += [[r["region"], r["model"], r.get("pool") or "aggregated", r["gpu"], r["deployment"], r["count"],
+                   r["ceiling"] or "-", r["gpus"]] for r in choice["fleet"]]
         story.append(_table(fleet))
+        if answer.get("serving"):
+            story += [Spacer(1, 6), Paragraph(f"<b>Aggregated or disaggregated:</b> {answer['serving']['verdict']}.",
+                                              small), Spacer(1, 4), _table(serving_rows(answer["serving"]))]
         if answer.get("rejected"):
             rej = answer["rejected"]
             story += [Spacer(1, 6), Paragraph(

@@ -25,7 +25,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from planner.optimizer.hourly_model import describe, sigma_of, to_pulp
+from planner.optimizer.hourly_model import PoolDemand, describe, sigma_of, to_pulp
 from planner.optimizer.solver import HAS_SOLUTION, SolverOptions, solve, solve_arrays
 
 Key3 = tuple[str, str, str]  # (model, region, gpu)
@@ -54,6 +54,13 @@ class HourlyInputs:
         spec section 8 row 12); with "additions" a tiny holding cost breaks ties towards fewer instances.
     shortfall_penalty: None = coverage is hard (an impossible hour is "infeasible"); a number = cost per TPS
         of uncovered demand, so the solve always returns a plan and reports the shortfall.
+
+    Prefill/decode disaggregated endpoints (the two-pool capacity form): an endpoint with ``decode_rho`` is
+    served by a prefill pool and a decode pool. Its n / theta / rho above are then the prefill pool's (prompt
+    TPS); the decode pool has its own instances ``decode_n[(model, region, gpu)]``, throughput
+    ``decode_theta[(model, gpu)]`` (output TPS one decode instance sustains at its ITL target) and demand
+    ``decode_rho[(model, region)]`` (output TPS per window), covered by rows of the same form (regional at epsilon,
+    global), priced at the same alpha per GPU type, counted in min / max instances and quotas.
     """
 
     models: Sequence[str]
@@ -80,6 +87,9 @@ class HourlyInputs:
     # HiGHS only: False (default) hands each block to highspy as arrays (fast path); True builds it with
     # PuLP (the reference path, always used with CBC). Same model, same options, same status rules.
     use_pulp: bool = False
+    decode_n: Mapping[Key3, int] = field(default_factory=dict)
+    decode_rho: Mapping[Key2, Sequence[float]] = field(default_factory=dict)
+    decode_theta: Mapping[Key2, float] = field(default_factory=dict)
     options: SolverOptions = field(default_factory=lambda: SolverOptions(time_limit_s=10.0, gap_rel=1e-4))
 
     def validate(self) -> None:
@@ -93,11 +103,16 @@ class HourlyInputs:
         for key, value in self.n.items():
             if int(value) != value or value < 0:
                 raise ValueError(f"n{key} must be a non-negative integer, got {value}")
-        for key, windows in self.rho.items():
-            if len(windows) == 0:
-                raise ValueError(f"rho{key} has no windows")
-            if any((not math.isfinite(x)) or x < 0 for x in windows):
-                raise ValueError(f"rho{key} must hold finite non-negative TPS values")
+        for name, series in (("rho", self.rho), ("decode_rho", self.decode_rho)):
+            for key, windows in series.items():
+                if len(windows) == 0:
+                    raise ValueError(f"{name}{key} has no windows")
+                if any((not math.isfinite(x)) or x < 0 for x in windows):
+                    raise ValueError(f"{name}{key} must hold finite non-negative TPS values")
+        for key, value in self.decode_n.items():
+            if int(value) != value or value < 0 or (key[0], key[1]) not in self.decode_rho:
+                raise ValueError(f"decode_n{key} must be a non-negative integer of a disaggregated endpoint "
+                                 "(one with decode_rho)")
         for gpu in self.gpus:
             if gpu not in self.alpha:
                 raise ValueError(f"alpha has no cost for GPU type {gpu!r}")
@@ -123,6 +138,11 @@ class HourlyPlan:
     gap: float | None  # relative to the fleet cost sum alpha (n + delta) + mu (see solve_hourly)
     solver: str
     detail: str
+    # the decode pools of disaggregated endpoints (the two-pool form; empty without decode_rho)
+    decode_delta: dict[Key3, int] = field(default_factory=dict)
+    decode_instances: dict[Key3, int] = field(default_factory=dict)
+    decode_demand_tps: dict[Key2, float] = field(default_factory=dict)  # max_w decode_rho
+    decode_capacity_tps: dict[Key2, float] = field(default_factory=dict)  # sum_k (dn + delta) decode_theta
 
     @property
     def ok(self) -> bool:
@@ -155,6 +175,30 @@ def planned_demand(inputs: HourlyInputs) -> tuple[dict[Key2, float], dict[str, f
     return local, global_
 
 
+def decode_pools(inputs: HourlyInputs) -> PoolDemand:
+    """The decode pools: instances now per key where the model can decode (or has instances), and the output-TPS
+    peaks (max_w per disaggregated endpoint; max_w of the sum over its regions per model; no NIW buffer)."""
+    n_of: dict[Key3, int] = {}
+    local: dict[Key2, float] = {}
+    global_: dict[str, float] = {}
+    for i in inputs.models:
+        series = []
+        for j in inputs.regions:
+            if (i, j) not in inputs.decode_rho:
+                continue
+            windows = [float(x) for x in inputs.decode_rho[(i, j)]]
+            local[(i, j)] = max(windows)
+            series.append(windows)
+            for k in inputs.gpus:
+                n = int(inputs.decode_n.get((i, j, k), 0))
+                if float(inputs.decode_theta.get((i, k), 0.0)) > 0 or n > 0:
+                    n_of[(i, j, k)] = n
+        if series:
+            width = max(len(s) for s in series)
+            global_[i] = max(sum(s[min(w, len(s) - 1)] for s in series) for w in range(width))
+    return PoolDemand(n_of, local, global_)
+
+
 def solve_hourly(inputs: HourlyInputs) -> HourlyPlan:
     """Solve one hourly decision. Raises ValueError only for malformed inputs, never for a hard hour.
 
@@ -177,12 +221,13 @@ def solve_hourly(inputs: HourlyInputs) -> HourlyPlan:
                 n = int(inputs.n.get((i, j, k), 0))
                 if float(inputs.theta.get((i, k), 0.0)) > 0 or n > 0:
                     n_of[(i, j, k)] = n
+    decode = decode_pools(inputs)
     global_implied = inputs.regional_coverage and inputs.epsilon >= 1.0 and inputs.shortfall_penalty is None
     blocks = (_blocks(inputs, n_of, global_implied) if inputs.decompose
               else [(list(inputs.models), list(inputs.regions))])
     run = _Run(build_time=time.perf_counter() - started)
     with_global = not (global_implied and inputs.decompose)
-    _solve_blocks(inputs, blocks, run, n_of, local_peak, global_peak, with_global)
+    _solve_blocks(inputs, blocks, run, n_of, local_peak, global_peak, with_global, decode)
     status = _worst(run.statuses)
     detail = "; ".join(sorted(run.details)) + (f" ({len(blocks)} independent blocks)" if len(blocks) > 1 else "")
     if status not in HAS_SOLUTION:
@@ -190,7 +235,7 @@ def solve_hourly(inputs: HourlyInputs) -> HourlyPlan:
                           per_endpoint_delta={}, demand_tps=local_peak, capacity_tps={}, rerouted_tps={},
                           shortfall_tps={}, solve_time_s=run.solve_time, build_time_s=run.build_time, gap=None,
                           solver=inputs.options.solver, detail=detail)
-    return _plan(inputs, run, n_of, local_peak, status, detail)
+    return _plan(inputs, run, n_of, local_peak, status, detail, decode)
 
 
 @dataclass
@@ -204,11 +249,12 @@ class _Run:
     statuses: list[str] = field(default_factory=list)
     details: set[str] = field(default_factory=set)
     delta: dict[Key3, int] = field(default_factory=dict)
+    decode_delta: dict[Key3, int] = field(default_factory=dict)
     shortfall: dict[str, float] = field(default_factory=dict)
 
 
 def _solve_blocks(inputs: HourlyInputs, blocks: list, run: _Run, n_of: dict, local_peak: dict, global_peak: dict,
-                  with_global: bool) -> None:
+                  with_global: bool, decode: PoolDemand | None = None) -> None:
     """Describe and solve each block in turn (stopping at the first without a solution), adding up into ``run``."""
     direct = inputs.options.solver == "highs" and not inputs.use_pulp
     highs = None
@@ -219,7 +265,8 @@ def _solve_blocks(inputs: HourlyInputs, blocks: list, run: _Run, n_of: dict, loc
     deadline = time.perf_counter() + inputs.options.time_limit_s
     for block_models, block_regions in blocks:
         t0 = time.perf_counter()
-        desc = describe(inputs, block_models, block_regions, n_of, local_peak, global_peak, with_global=with_global)
+        desc = describe(inputs, block_models, block_regions, n_of, local_peak, global_peak, with_global=with_global,
+                        decode=decode)
         remaining = max(0.01, deadline - time.perf_counter())
         options = replace(inputs.options, time_limit_s=min(inputs.options.time_limit_s, remaining))
         if direct:
@@ -240,26 +287,34 @@ def _solve_blocks(inputs: HourlyInputs, blocks: list, run: _Run, n_of: dict, loc
         run.bound += (info.best_bound if info.best_bound is not None else info.objective) - offset
         for key, col in desc.delta.items():
             run.delta[key] = int(round(values[col]))
+        for key, col in desc.decode_delta.items():
+            run.decode_delta[key] = int(round(values[col]))
         for name, col in desc.short.items():
             if values[col] > 1e-6:
                 run.shortfall[name] = float(values[col])
 
 
-def _plan(inputs: HourlyInputs, run: _Run, n_of: dict, local_peak: dict, status: str, detail: str) -> HourlyPlan:
+def _plan(inputs: HourlyInputs, run: _Run, n_of: dict, local_peak: dict, status: str, detail: str,
+          decode: PoolDemand) -> HourlyPlan:
     """The plan of a solved hour: instances, per-endpoint changes, gamma and mu of the chosen deltas, the gap."""
     d_val = run.delta
     instances = {key: n_of[key] + d for key, d in d_val.items() if n_of[key] + d}
+    dec = run.decode_delta
+    decode_capacity: dict[Key2, float] = {key: 0.0 for key in decode.local_peak}
+    for (i, j, k), d in dec.items():
+        decode_capacity[(i, j)] += (decode.n_of[(i, j, k)] + d) * float(inputs.decode_theta.get((i, k), 0.0))
+    both = [(key, d, n_of[key]) for key, d in d_val.items()] + [(key, d, decode.n_of[key]) for key, d in dec.items()]
     per_endpoint: dict[Key2, int] = {}
     capacity: dict[Key2, float] = {(i, j): 0.0 for i in inputs.models for j in inputs.regions}
     for (i, j, k), d in d_val.items():
         per_endpoint[(i, j)] = per_endpoint.get((i, j), 0) + d
         capacity[(i, j)] += (n_of[(i, j, k)] + d) * float(inputs.theta.get((i, k), 0.0))
     if inputs.gamma_mode == "signed":
-        gamma = sum(float(inputs.alpha[k]) * d for (_i, _j, k), d in d_val.items())
+        gamma = sum(float(inputs.alpha[k]) * d for (_i, _j, k), d, _n in both)
     else:
-        gamma = sum(float(inputs.alpha[k]) * max(0, d) for (_i, _j, k), d in d_val.items())
-    mu = sum(sigma_of(inputs, i, k) * max(0, d) for (i, _j, k), d in d_val.items())
-    fleet_cost = sum(float(inputs.alpha[k]) * (n_of[(i, j, k)] + d) for (i, j, k), d in d_val.items()) + mu
+        gamma = sum(float(inputs.alpha[k]) * max(0, d) for (_i, _j, k), d, _n in both)
+    mu = sum(sigma_of(inputs, i, k) * max(0, d) for (i, _j, k), d, _n in both)
+    fleet_cost = sum(float(inputs.alpha[k]) * (n + d) for (_i, _j, k), d, n in both) + mu
     objective, bound = run.objective, run.bound
     gap = (
         0.0
@@ -284,6 +339,10 @@ def _plan(inputs: HourlyInputs, run: _Run, n_of: dict, local_peak: dict, status:
         gap=gap,
         solver=inputs.options.solver,
         detail=detail,
+        decode_delta={k: v for k, v in dec.items() if v},
+        decode_instances={key: decode.n_of[key] + d for key, d in dec.items() if decode.n_of[key] + d},
+        decode_demand_tps=dict(decode.local_peak),
+        decode_capacity_tps=decode_capacity,
     )
 
 

@@ -10,13 +10,18 @@ Columns, per key (model i, region j, GPU type k) of the block: ``d_a_b_c`` = del
 [-n, the most the peaks can use]) and ``p_a_b_c`` >= max(0, delta) (row ``plus_a_b_c``); with a shortfall penalty,
 ``lshort_a_b`` (regional) and ``gshort_a`` (global) slacks. Rows: ``local_a_b`` (regional coverage), ``global_a``,
 ``min_a_b`` / ``max_a_b`` (instances per endpoint), ``quota_b_c`` (GPUs per region and type).
+
+The two-pool form (prefill/decode disaggregated endpoints, ``HourlyInputs.decode_rho``): the decode pools get
+columns, rows and slacks of the same form with a ``dec`` prefix (``decd_a_b_c``, ``decp_a_b_c``, ``declocal_a_b``,
+``decglobal_a``, ...) over ``decode_theta`` and the output-token peaks; the delta columns above are then the
+prefill pools'. Both pools count in ``min`` / ``max`` / ``quota`` rows and the objective, at their GPU type's alpha.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from planner.optimizer.solver import ArrayModel
@@ -37,6 +42,7 @@ class Description:
     col_names: list[str]
     row_names: list[str]
     delta: dict[Key3, int] = field(default_factory=dict)  # column of delta per key
+    decode_delta: dict[Key3, int] = field(default_factory=dict)  # column of a decode pool's delta per key
     short: dict[str, int] = field(default_factory=dict)  # column of each shortfall slack ("model@region", "model")
 
 
@@ -73,6 +79,15 @@ def sigma_of(inputs: HourlyInputs, model: str, gpu: str) -> float:
 
 
 @dataclass(frozen=True)
+class PoolDemand:
+    """The decode pools of the disaggregated endpoints: instances now, output-TPS peaks (regional, global)."""
+
+    n_of: Mapping[Key3, int]
+    local_peak: Mapping[Key2, float]
+    global_peak: Mapping[str, float]
+
+
+@dataclass(frozen=True)
 class _Block:
     inputs: HourlyInputs
     models: list[str]
@@ -81,9 +96,14 @@ class _Block:
     n_of: Mapping[Key3, int]
     local_peak: Mapping[Key2, float]
     global_peak: Mapping[str, float]
+    tag: str = ""  # "" = the (prefill or aggregated) instances, "dec" = the decode pools
 
     def theta(self, i: str, k: str) -> float:
-        return float(self.inputs.theta.get((i, k), 0.0))
+        table = self.inputs.decode_theta if self.tag else self.inputs.theta
+        return float(table.get((i, k), 0.0))
+
+    def label(self, base: str) -> str:
+        return f"{base}:decode" if self.tag else base
 
 
 def _delta_columns(b: _Builder, blk: _Block) -> tuple[dict[Key3, int], dict[Key3, int]]:
@@ -101,11 +121,12 @@ def _delta_columns(b: _Builder, blk: _Block) -> tuple[dict[Key3, int], dict[Key3
                 n = blk.n_of[key]
                 up = 0
                 if blk.theta(i, k) > 0:
-                    need = max(blk.global_peak[i], blk.local_peak[(i, j)])
+                    need = max(blk.global_peak.get(i, 0.0), blk.local_peak.get((i, j), 0.0))
                     up = max(0, math.ceil(need / blk.theta(i, k)) + int(blk.inputs.min_instances.get((i, j), 0)) - n)
-                delta[key] = b.column(f"d_{a}_{r}_{c}", -n, up, True)
-                plus[key] = b.column(f"p_{a}_{r}_{c}", 0.0, INF, False)
-                b.row(f"plus_{a}_{r}_{c}", [plus[key], delta[key]], [1.0, -1.0], 0.0, INF)
+                t = blk.tag
+                delta[key] = b.column(f"{t}d_{a}_{r}_{c}", -n, up, True)
+                plus[key] = b.column(f"{t}p_{a}_{r}_{c}", 0.0, INF, False)
+                b.row(f"{t}plus_{a}_{r}_{c}", [plus[key], delta[key]], [1.0, -1.0], 0.0, INF)
     return delta, plus
 
 
@@ -128,44 +149,46 @@ def _coverage_rows(b: _Builder, blk: _Block, delta: dict, with_global: bool) -> 
     inputs = blk.inputs
     soft = inputs.shortfall_penalty is not None
     short: dict[str, int] = {}
+    t = blk.tag
     for a, i in enumerate(blk.models):
         if inputs.regional_coverage:
             for r, j in enumerate(blk.regions):
-                need = inputs.epsilon * blk.local_peak[(i, j)]
+                need = inputs.epsilon * blk.local_peak.get((i, j), 0.0)
                 if need <= 0:
                     continue
                 keys = [(i, j, k) for k in blk.gpus if (i, j, k) in delta and blk.theta(i, k) > 0]
-                _coverage_row(b, blk, delta, keys, need, (f"{i}@{j}", f"lshort_{a}_{r}") if soft else None,
-                              f"local_{a}_{r}", short)
-        if with_global and inputs.global_coverage and blk.global_peak[i] > 0:
+                _coverage_row(b, blk, delta, keys, need, (blk.label(f"{i}@{j}"), f"{t}lshort_{a}_{r}") if soft
+                              else None, f"{t}local_{a}_{r}", short)
+        if with_global and inputs.global_coverage and blk.global_peak.get(i, 0.0) > 0:
             keys = [key for key in delta if key[0] == i and blk.theta(i, key[2]) > 0]
-            _coverage_row(b, blk, delta, keys, blk.global_peak[i], (i, f"gshort_{a}") if soft else None,
-                          f"global_{a}", short)
+            _coverage_row(b, blk, delta, keys, blk.global_peak[i], (blk.label(i), f"{t}gshort_{a}") if soft else None,
+                          f"{t}global_{a}", short)
     return short
 
 
-def _limit_rows(b: _Builder, blk: _Block, delta: dict) -> None:
-    """Min / max instances per endpoint (over GPU types) and the GPU quota per (region, GPU type)."""
+def _limit_rows(b: _Builder, pools: list[tuple[_Block, dict]]) -> None:
+    """Min / max instances per endpoint (over GPU types and both pools) and the GPU quota per (region, GPU type)."""
+    blk = pools[0][0]
     inputs = blk.inputs
     for r, j in enumerate(blk.regions):
         for a, i in enumerate(blk.models):
-            keys = [(i, j, k) for k in blk.gpus if (i, j, k) in delta]
-            cols = [delta[key] for key in keys]
-            have = sum(blk.n_of[key] for key in keys)
+            keys = [(p, d, (i, j, k)) for p, d in pools for k in blk.gpus if (i, j, k) in d]
+            cols = [d[key] for _p, d, key in keys]
+            have = sum(p.n_of[key] for p, _d, key in keys)
             if (i, j) in inputs.min_instances and int(inputs.min_instances[(i, j)]) > 0:
                 b.row(f"min_{a}_{r}", cols, [1.0] * len(cols), int(inputs.min_instances[(i, j)]) - have, INF)
             if (i, j) in inputs.max_instances:
                 b.row(f"max_{a}_{r}", cols, [1.0] * len(cols), -INF, int(inputs.max_instances[(i, j)]) - have)
         for c, k in enumerate(blk.gpus):
             if (j, k) in inputs.quota_gpus:
-                keys = [(i, j, k) for i in blk.models if (i, j, k) in delta]
-                gpi = [int(inputs.gpus_per_instance.get((key[0], k), 1)) for key in keys]
-                used = sum(g * blk.n_of[key] for g, key in zip(gpi, keys, strict=True))
-                b.row(f"quota_{r}_{c}", [delta[key] for key in keys], [float(g) for g in gpi], -INF,
+                keys = [(p, d, (i, j, k)) for p, d in pools for i in blk.models if (i, j, k) in d]
+                gpi = [int(inputs.gpus_per_instance.get((key[0], k), 1)) for _p, _d, key in keys]
+                used = sum(g * p.n_of[key] for g, (p, _d, key) in zip(gpi, keys, strict=True))
+                b.row(f"quota_{r}_{c}", [d[key] for _p, d, key in keys], [float(g) for g in gpi], -INF,
                       int(inputs.quota_gpus[(j, k)]) - used)
 
 
-def _objective(b: _Builder, blk: _Block, delta: dict, plus: dict, short: dict) -> None:
+def _objective(b: _Builder, blk: _Block, delta: dict, plus: dict, short: dict) -> None:  # once per pool kind
     """gamma + mu (+ the shortfall penalty). The constant sum_k alpha_k sum_ij n_ijk turns gamma + mu into the cost of
     the fleet after the change (same argmin): the solver's relative gap is then a share of that cost (on gamma +
     mu alone, which can be zero or negative, a relative gap means nothing); the caller subtracts it again."""
@@ -181,19 +204,29 @@ def _objective(b: _Builder, blk: _Block, delta: dict, plus: dict, short: dict) -
     for col in short.values():
         cost[col] += float(inputs.shortfall_penalty)
     if inputs.gamma_mode == "signed":
-        b.model.offset = sum(float(inputs.alpha[key[2]]) * blk.n_of[key] for key in delta)
+        b.model.offset += sum(float(inputs.alpha[key[2]]) * blk.n_of[key] for key in delta)
 
 
 def describe(inputs: HourlyInputs, models: list[str], regions: list[str], n_of: Mapping[Key3, int],
-             local_peak: Mapping[Key2, float], global_peak: Mapping[str, float], *, with_global: bool) -> Description:
-    """The ILP restricted to ``models`` x ``regions`` (every GPU type)."""
+             local_peak: Mapping[Key2, float], global_peak: Mapping[str, float], *, with_global: bool,
+             decode: PoolDemand | None = None) -> Description:
+    """The ILP restricted to ``models`` x ``regions`` (every GPU type); with ``decode``, the decode pools too."""
     blk = _Block(inputs, list(models), list(regions), list(inputs.gpus), n_of, local_peak, global_peak)
     b = _Builder()
     delta, plus = _delta_columns(b, blk)
     short = _coverage_rows(b, blk, delta, with_global)
-    _limit_rows(b, blk, delta)
-    _objective(b, blk, delta, plus, short)
-    return Description(b.model, b.col_names, b.row_names, delta, short)
+    pools = [(blk, delta, plus, short)]
+    if decode is not None and decode.n_of:
+        dblk = replace(blk, n_of=decode.n_of, local_peak=decode.local_peak, global_peak=decode.global_peak, tag="dec")
+        ddelta, dplus = _delta_columns(b, dblk)
+        dshort = _coverage_rows(b, dblk, ddelta, with_global)
+        pools.append((dblk, ddelta, dplus, dshort))
+    _limit_rows(b, [(p, d) for p, d, _plus, _short in pools])
+    for p, d, pl, sh in pools:
+        _objective(b, p, d, pl, sh)
+    short_all = {name: col for *_rest, sh in pools for name, col in sh.items()}
+    return Description(b.model, b.col_names, b.row_names, delta=delta, short=short_all,
+                       decode_delta=pools[1][1] if len(pools) > 1 else {})
 
 
 def to_pulp(desc: Description, name: str = "sageserve_hourly"):

@@ -4,13 +4,30 @@ An endpoint is either aggregated (``deployment``) or disaggregated (``prefill_po
 optionally ``kv_link``); disagg.py simulates the second kind. Every refusal names the field (ScenarioError, a 4xx
 through the API, forms and CLI): a prefill pool without a decode pool, a link of bandwidth 0 (the schema),
 a decode pool whose KV cache cannot hold one request of the endpoint, a deployment without the KV bytes per
-token the transfer needs.
+token the transfer needs, an autoscaler that would scale only the prefill pool (``check_pool_scaling``).
 """
 
 from __future__ import annotations
 
 from simulations.engine.config import EndpointConfig, KVLinkConfig, ScenarioError
 from simulations.engine.disagg import LINK_CLASSES, link_bandwidth
+
+# Autoscalers that size both pools of a disaggregated endpoint: static keeps each pool's count (the static P/D ratio
+# baseline); dynamo-planner sizes the prefill pool by TTFT and the decode pool by ITL. Every other autoscaler acts on
+# the endpoints requests reach, which is the prefill pool only, and is refused with disaggregated endpoints.
+POOL_AWARE_AUTOSCALERS = ("static", "dynamo-planner")
+
+
+def check_pool_scaling(endpoints, autoscaler: str, where: str) -> None:
+    """Refuse an autoscaler that would scale only the prefill pool of a disaggregated endpoint (engine endpoints)."""
+    if autoscaler in POOL_AWARE_AUTOSCALERS:
+        return
+    split = [f"{e.region}/{e.model}" for e in endpoints if e.pool == "prefill"]
+    if split:
+        raise ScenarioError(where, f"the {autoscaler!r} autoscaler scales only the prefill pool of a disaggregated "
+                            f"endpoint ({', '.join(split)}): its decode pool would stay at its initial count",
+                            hint="use static (fixed pool counts) or dynamo-planner (the prefill pool by TTFT, the "
+                                 "decode pool by ITL), or make the endpoint aggregated")
 
 
 def is_disaggregated(e) -> bool:

@@ -26,7 +26,7 @@ from simulations.engine.generator import generate_workload
 from simulations.engine.policies import AUTOSCALERS, get_policy
 from simulations.engine.policies.params import check_params
 from simulations.engine.policies.registry import PolicyKind
-from simulations.engine.pools import check_kind, expand, is_disaggregated
+from simulations.engine.pools import check_kind, check_pool_scaling, expand, is_disaggregated
 from simulations.engine.schema import (
     Limits,
     Synthetic,
@@ -108,6 +108,8 @@ def parse_scenario(d: dict, *, limits: Limits | None = None) -> Scenario:
     fleet = _fleet(sc)
     policy = _policy(sc.strategy)
     _check_kv_bytes(fleet.endpoints, policy, sc.deployments)
+    check_pool_scaling(fleet.endpoints, policy.autoscaler, "strategy" if isinstance(sc.strategy, str) else
+                       "strategy.autoscaler")
     base = SLOConfig()
     ttft = {**base.ttft_s, **sc.slo.ttft_s.given()}
     e2e = {**base.e2e_s, **sc.slo.e2e_s.given()}

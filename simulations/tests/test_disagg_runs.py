@@ -113,3 +113,51 @@ def test_the_comparison_summary_carries_the_transfers_only_for_disaggregated_run
     agg = disagg_scenario()
     agg["fleet"]["endpoints"] = [{"region": "r1", "model": "toy", "deployment": TOY, "initial": 2}]
     assert "disaggregation" not in run_variant(agg, variant)
+
+
+@pytest.mark.parametrize("autoscaler", ["lt-ua", "lt-i", "lt-u", "reactive-unified", "hpa"])
+def test_an_autoscaler_that_scales_only_the_prefill_pool_is_refused_naming_the_field(autoscaler):
+    from simulations.engine import ScenarioError, parse_scenario
+
+    d = disagg_scenario()
+    d["strategy"] = {"autoscaler": autoscaler}
+    with pytest.raises(ScenarioError) as exc:
+        parse_scenario(d)
+    assert exc.value.field == "strategy.autoscaler" and "only the prefill pool" in exc.value.message
+    assert "dynamo-planner" in exc.value.hint
+    d["strategy"] = autoscaler  # the short form names the field it was given in
+    with pytest.raises(ScenarioError) as exc:
+        parse_scenario(d)
+    assert exc.value.field == "strategy"
+    for ok in ("static", "dynamo-planner"):  # each pool by its own count / signal
+        d["strategy"] = ok
+        parse_scenario(d)
+
+
+@pytest.mark.django_db
+def test_the_api_and_a_comparison_refuse_a_prefill_only_autoscaler_with_a_400(cast):
+    from planner.comparisons.models import Comparison
+
+    d = disagg_scenario()
+    d["strategy"] = "lt-ua"
+    resp = cast.owner.api.post("/api/simulations/", {"scenario": d}, format="json")
+    assert resp.status_code == 400, resp.content
+    assert "scenario.strategy" in resp.json()["error"]["fields"], resp.json()
+    d["strategy"] = "static"
+    resp = cast.owner.api.post("/api/comparisons/", {"scenario": d, "strategies": ["static", "reactive-unified"]},
+                               format="json")
+    assert resp.status_code == 400, resp.content
+    assert "only the prefill pool" in resp.json()["error"]["message"], resp.json()
+    assert SimulationRun.objects.count() == 0 and not Comparison.objects.exists() and Job.objects.count() == 0
+
+
+def test_the_simulate_command_refuses_a_prefill_only_autoscaler(tmp_path):
+    from django.core.management.base import CommandError
+
+    d = disagg_scenario()
+    d["strategy"] = "reactive-unified"
+    path = tmp_path / "pd.json"
+    path.write_text(json.dumps(d))
+    with pytest.raises(CommandError) as exc:
+        call_command("simulate", str(path), "--json", "--no-save", stdout=StringIO())
+    assert "strategy: the 'reactive-unified' autoscaler scales only the prefill pool" in str(exc.value)

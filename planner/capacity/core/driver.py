@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from planner.capacity.core.disagg import disagg_subs, group_ok, pool_bounds, pool_order
 from planner.capacity.core.probe import (
     deployment_of,
     fleet_key,
@@ -44,6 +45,7 @@ class Sub:
     mode: str
     deployments: dict = field(default_factory=dict)  # group -> deployment name ({} = the scenario's)
     option: str = ""  # the GPU option's label ("" = the scenario's deployments, "mix" = the checked mix)
+    pools: dict = field(default_factory=dict)  # group -> {"prefill", "decode", "kv_link"}: disaggregated (disagg.py)
 
 
 def probe_id(sub: str, fleet: str, seed: int, load: float = 1.0) -> str:
@@ -77,8 +79,7 @@ def subs_of(spec: SearchSpec, base: Mapping, bundle_names: set[str]) -> list[Sub
         mode = "static" if ref["strategy"] == "static" else AUTOSCALED_MODE
         if options <= 1:
             out.append(Sub(key=name, strategy=ref, mode=mode))
-            continue
-        for i in range(options):
+        for i in range(options if options > 1 else 0):
             deps = {}
             for e in base["fleet"]["endpoints"]:
                 opts = spec.gpu_options.get(e["model"]) or []
@@ -86,11 +87,14 @@ def subs_of(spec: SearchSpec, base: Mapping, bundle_names: set[str]) -> list[Sub
                     deps[group_of(e)] = opts[min(i, len(opts) - 1)]
             label = "+".join(sorted({d.split("/")[1] if "/" in d else d for d in deps.values()}))
             out.append(Sub(key=f"{name}@{label}", strategy=ref, mode=mode, deployments=deps, option=label))
+        out.extend(disagg_subs(spec, base, name, ref, mode, Sub))
     return out
 
 
 def bounds(spec: SearchSpec, base: Mapping, sub: Sub) -> tuple[dict, dict, dict]:
     """(lower, upper, gpus per instance) per group: the endpoint's ceiling, capped by its region's GPU quota."""
+    if sub.pools:
+        return pool_bounds(spec, base, sub, deployment_of)
     lower, upper, gpus = {}, {}, {}
     for e in base["fleet"]["endpoints"]:
         g = group_of(e)
@@ -145,7 +149,7 @@ def plan_start(result: Mapping, mode: str = "static") -> dict[str, int]:
 
 def group_ok_for(targets: Mapping[str, float]) -> Callable[[dict, str], bool]:
     def ok(outcome: dict, group: str) -> bool:
-        return meets(outcome["groups"].get(group), targets)
+        return group_ok(outcome, group, targets, meets)  # a disaggregated endpoint's pool: its own signal
     return ok
 
 
@@ -201,7 +205,8 @@ def advance(spec: SearchSpec, base: Mapping, known: Mapping[str, dict], start: M
         memo = MemoEvaluator(known={(k, s): v for k, s, v in _memo_rows(known, sub.key)})
         try:
             found = min_counts(memo, spec.seeds, lower=lower, upper=upper, start=start.get(sub.key) or {},
-                               group_ok=ok, probability=spec.probability, max_fixups=spec.max_fixups)
+                               group_ok=ok, probability=spec.probability, max_fixups=spec.max_fixups,
+                               after=pool_order(sub))
         except Pending as p:
             ids = [probe_id(sub.key, k, s) for k, s in p.missing]
             lost = [i for i in ids if i in failed]
@@ -327,9 +332,9 @@ def _mixes(spec: SearchSpec, base: Mapping, known: Mapping[str, dict], state: St
            failed: Mapping[str, dict]) -> None:
     """Per strategy with GPU options: each group on its cheapest feasible option, checked by simulation."""
     for name, results in finished.items():
-        options = [r for r in results if r[0].option]
+        options = [r for r in results if r[0].option and not r[0].pools]
         if len(options) < 2 or len(options) != sum(1 for s in state.subs.values()
-                                                   if s["sub"]["strategy"]["key"] == name):
+                                                   if s["sub"]["strategy"]["key"] == name and not s["sub"].get("pools")):
             continue
         groups = groups_of(base)
         deps, counts = {}, {}
@@ -387,7 +392,7 @@ def probe_inputs(state_subs: Mapping, pid: str) -> dict:
     sub_key, fleet, seed, load = split_probe_id(pid)
     sub = state_subs[sub_key]["sub"]
     return {"strategy": sub["strategy"], "mode": sub["mode"], "deployments": sub["deployments"],
-            "fleet": parse_fleet_key(fleet), "seed": seed, "load": load}
+            "pools": sub.get("pools") or {}, "fleet": parse_fleet_key(fleet), "seed": seed, "load": load}
 
 
 def scaled_load(scenario: Mapping, factor: float) -> dict:
@@ -421,7 +426,7 @@ def run_probe_inputs(base: Mapping, inputs: Mapping, *, trace=None, limits=None,
         strategy = {"strategy": "as-run", "key": strategy.get("key", "plan"), "knobs": knobs}
     scenario = scaled_load(base, float(inputs.get("load", 1.0)))
     out = run_probe(scenario, strategy, inputs["fleet"], int(inputs["seed"]), mode=inputs["mode"],
-                    deployments=inputs.get("deployments") or None, trace=trace, limits=limits, progress=progress,
+                    deployments=inputs.get("deployments") or None, pools=inputs.get("pools") or None, trace=trace, limits=limits, progress=progress,
                     hourly=hourly)
     out["load"] = float(inputs.get("load", 1.0))
     return out

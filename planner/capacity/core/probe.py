@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from planner.capacity.core.disagg import disaggregate, pool_outcomes
 from planner.comparisons.core.runner import LT_STRATEGIES, engine_scenario_dict, history_tps, load_workload, with_seed
 from planner.comparisons.core.summary import summarise
 from simulations.engine import parse_scenario, simulate
@@ -41,11 +42,15 @@ def parse_fleet_key(key: str) -> dict[str, int]:
 
 
 def fleet_scenario(base: Mapping, fleet: Mapping[str, int], *, mode: str = "static",
-                   deployments: Mapping[str, str] | None = None) -> dict:
-    """The base scenario with each (region, model) endpoint at its probed count (and deployment, if given)."""
+                   deployments: Mapping[str, str] | None = None, pools: Mapping[str, dict] | None = None) -> dict:
+    """The base scenario with each (region, model) endpoint at its probed count (and deployment, if given); an
+    endpoint in ``pools`` disaggregated, each pool at its count (planner.capacity.core.disagg)."""
     d = copy.deepcopy(dict(base))
     for e in d["fleet"]["endpoints"]:
         g = group_of(e)
+        if g in (pools or {}):
+            disaggregate(e, pools[g], fleet, mode)
+            continue
         if g in (deployments or {}):
             e["deployment"] = deployments[g]
         if g not in fleet:
@@ -139,11 +144,11 @@ def preserve_capacity(scenario: Mapping, workload) -> dict[str, list[float]]:
 
 
 def run_probe(base: Mapping, strategy: Mapping, fleet: Mapping[str, int], seed: int, *, mode: str = "static",
-              deployments: Mapping[str, str] | None = None, progress=None, limits=None, trace=None,
-              hourly: int | None = None) -> dict:
+              deployments: Mapping[str, str] | None = None, pools: Mapping[str, dict] | None = None, progress=None,
+              limits=None, trace=None, hourly: int | None = None) -> dict:
     """Simulate one (fleet, seed) under one strategy (``{"strategy", "bundle"?, "knobs"?}``); JSON-able outcome."""
     started = time.perf_counter()
-    scenario = with_seed(fleet_scenario(base, fleet, mode=mode, deployments=deployments), seed)
+    scenario = with_seed(fleet_scenario(base, fleet, mode=mode, deployments=deployments, pools=pools), seed)
     # the base scenario's own autoscaler knobs reach another family's strategy only as a comparison passes them
     # (planner.comparisons.core.runner.inherited_params)
     variant = {"key": strategy.get("key") or strategy["strategy"], "strategy": strategy["strategy"],
@@ -173,17 +178,25 @@ def run_probe(base: Mapping, strategy: Mapping, fleet: Mapping[str, int], seed: 
         from planner.capacity.core.plan_draws import hourly_attainment
 
         extra["hourly"] = hourly_attainment(met, np.asarray(workload.arrival_s), np.asarray(workload.tier), hourly)
+    if pools:  # each pool's own signal (the search's prefill and decode groups)
+        extra["pools"] = pool_outcomes(result.requests, workload, eng.slo, slo_met, attainment_counts)
     return {**extra,
         "seed": int(seed), "fleet": fleet_key(fleet), "mode": mode, "groups": groups, "tiers": tiers,
         "cost_usd": tot.get("cost_usd"), "gpu_hours": tot.get("gpu_hours"), "instance_hours": tot.get("instance_hours"),
         "energy_kwh": (summary.get("energy") or {}).get("energy_kwh"),
         "requests": int(len(workload)), "duration_s": float(summary.get("duration_s") or workload.duration_s),
-        "endpoints": {f"{e['region']}/{e['model']}": {"cost_usd": e["cost_usd"], "gpu_hours": e["gpu_hours"],
-                                                      "instance_hours": e["instance_hours"],
-                                                      "deployment": e.get("deployment", "")}
-                      for e in summary["endpoints"]},
+        "endpoints": {f"{e['region']}/{e['model']}": endpoint_costs(e) for e in summary["endpoints"]},
         "wall_s": round(time.perf_counter() - started, 3),
     }
+
+
+def endpoint_costs(e: Mapping) -> dict:
+    """An endpoint's cost, hours and deployment; a disaggregated one also each pool's (its own GPU's price)."""
+    out = {"cost_usd": e["cost_usd"], "gpu_hours": e["gpu_hours"], "instance_hours": e["instance_hours"],
+           "deployment": e.get("deployment", "")}
+    if e.get("pools"):
+        out["pools"] = [{k: p[k] for k in ("pool", "deployment", "cost_usd")} for p in e["pools"]]
+    return out
 
 
 def attainment(counts: Mapping[str, list] | None, tier: str) -> float | None:

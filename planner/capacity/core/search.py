@@ -57,8 +57,12 @@ def share_meeting(outcomes: Sequence[dict], ok: Callable[[dict], bool]) -> float
 
 def min_counts(evaluate: Callable[[str, Sequence[int]], list[dict]], seeds: Sequence[int], *,
                lower: Mapping[str, int], upper: Mapping[str, int], start: Mapping[str, int] | None = None,
-               group_ok: Callable[[dict, str], bool], probability: float, max_fixups: int = 3) -> dict:
+               group_ok: Callable[[dict, str], bool], probability: float, max_fixups: int = 3,
+               after: Mapping[str, str] | None = None) -> dict:
     """Fewest instances per group meeting ``group_ok`` on at least ``probability`` of ``seeds``.
+
+    ``after[g] = h``: group g is searched once h is resolved, probed at its upper bound until then (a decode pool
+    after its prefill pool: a prefill pool that lets few requests through says nothing about the decode pool).
 
     Returns {"counts": {g: n}, "feasible": {g: bool}, "verified": bool, "fleet": key of the answer,
     "rounds": [{"fleet", "passed": {g: share}}], "best_share": {g: share at the upper bound}}.
@@ -70,7 +74,11 @@ def min_counts(evaluate: Callable[[str, Sequence[int]], list[dict]], seeds: Sequ
     infeasible: set[str] = set()
     best_share: dict[str, float] = {}
     rounds: list[dict] = []
-    first = True
+    fresh = set(groups)  # not probed in its own search yet: starts at ``start``
+    after = dict(after or {})
+
+    def resolved(g: str) -> bool:
+        return g in infeasible or (hi[g] is not None and hi[g] - lo[g] <= 1)
 
     def shares(fleet: dict[str, int]) -> dict[str, float]:
         outcomes = evaluate(fleet_key(fleet), seeds)
@@ -80,18 +88,19 @@ def min_counts(evaluate: Callable[[str, Sequence[int]], list[dict]], seeds: Sequ
 
     while True:
         probe: dict[str, int] = {}
+        waiting = {g for g in groups if g in after and not resolved(after[g])}
         for g in groups:
-            if g in infeasible:
+            if g in infeasible or g in waiting:
                 probe[g] = int(upper[g])
             elif hi[g] is not None and hi[g] - lo[g] <= 1:
                 probe[g] = hi[g]
             elif hi[g] is None:
-                guess = int((start or {}).get(g, lower[g])) if first else max(lo[g] + 1, 2 * lo[g])
+                guess = int((start or {}).get(g, lower[g])) if g in fresh else max(lo[g] + 1, 2 * lo[g])
                 probe[g] = min(int(upper[g]), max(lo[g] + 1, guess))
             else:
                 probe[g] = (lo[g] + hi[g]) // 2
-        open_groups = [g for g in groups if g not in infeasible and not (hi[g] is not None and hi[g] - lo[g] <= 1)]
-        first = False
+        open_groups = [g for g in groups if not resolved(g) and g not in waiting]
+        fresh -= set(open_groups)
         if not open_groups:
             break
         passed = shares(probe)

@@ -25,6 +25,27 @@ class SpecError(ValueError):
         self.where, self.message, self.hint = where, message, hint
 
 
+DeploymentName = Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class KVLinkSpec(Strict):
+    """The link the KV caches cross between the two pools (docs/disaggregation.md: link classes)."""
+
+    link_class: Literal["nvlink", "infiniband", "infiniband-hdr", "ethernet"] = "infiniband"
+    bandwidth_gb_s: float | None = Field(default=None, gt=0.0, le=1e5, description="GB/s between two instances; "
+                                         "default the link class's figure")
+    latency_s: float | None = Field(default=None, ge=0.0, le=10.0)
+
+
+class DisaggOption(Strict):
+    """Disaggregated serving to try for one model: the deployments (GPU types) of each pool; every pair is a
+    candidate, its P/D ratio searched."""
+
+    prefill: list[DeploymentName] = Field(min_length=1, max_length=3, description="deployments for the prefill pool")
+    decode: list[DeploymentName] = Field(min_length=1, max_length=3, description="deployments for the decode pool")
+    kv_link: KVLinkSpec | None = None
+
+
 class SearchSpec(Strict):
     """What to search: strategies (each with its own fleet), SLO targets and how sure the answer must be."""
 
@@ -40,6 +61,10 @@ class SearchSpec(Strict):
     band_draws: int = Field(default=20, ge=0, le=50, description="new seeds the chosen fleets are replayed on")
     gpu_options: dict[str, list[Annotated[str, Field(min_length=1, max_length=200)]]] = Field(
         default_factory=dict, description="per model: the deployments (GPU types) to try; default the scenario's")
+    disaggregated: dict[str, DisaggOption] = Field(
+        default_factory=dict, description="per model: also try prefill/decode disaggregated serving with these "
+                                          "pools' deployments (the search chooses aggregated or not, the P/D ratio "
+                                          "and the GPU types)")
     quota_gpus: dict[str, Annotated[int, Field(ge=0, le=10_000_000)]] = Field(
         default_factory=dict, description="per region: most GPUs the fleet may hold")
     load_sensitivity: float = Field(default=1.2, gt=1.0, le=3.0, description="load factor of the sensitivity check")
@@ -81,10 +106,13 @@ def parse_spec(data: dict) -> SearchSpec:
         raise SpecError(where, message, hint) from None
 
 
-def probes_upper_bound(spec: SearchSpec, upper: int, options: int) -> int:
+def probes_upper_bound(spec: SearchSpec, upper: int, options: int, pairs: int = 0) -> int:
     """Most probes the search can run: per (strategy, GPU option) the bisection rounds and fix-ups on every search
-    seed, the bands, the load check; plus one checked mix per strategy."""
-    rounds = math.ceil(math.log2(max(2, upper))) + 2 + spec.max_fixups + 1
-    per_sub = rounds * len(spec.seeds) + spec.band_draws + len(spec.seeds)
+    seed, the bands, the load check; plus one checked mix per strategy. A disaggregated pair's sub-search bisects
+    its decode pools after its prefill pools: twice the bisection rounds."""
+    bisect = math.ceil(math.log2(max(2, upper))) + 2
+    extra = spec.band_draws + len(spec.seeds)
+    per_sub = (bisect + spec.max_fixups + 1) * len(spec.seeds) + extra
+    per_pair = (2 * bisect + spec.max_fixups + 1) * len(spec.seeds) + extra
     mixes = len(spec.strategies) * (len(spec.seeds) + spec.band_draws) if options > 1 else 0
-    return len(spec.strategies) * options * per_sub + mixes
+    return len(spec.strategies) * (options * per_sub + pairs * per_pair) + mixes

@@ -82,3 +82,45 @@ def test_a_planner_checks_a_plan_hour_by_hour_and_reads_the_hours_at_risk(cast, 
         page.wait_for_selector("[data-plan-checks]")
         page.screenshot(path=str(artifacts / "plan-with-check.png"), full_page=True)
         assert page.query_selector("[data-decision-card] [data-plan-hours]")
+
+
+@pytest.mark.browser
+def test_a_planner_compares_aggregated_and_disaggregated_serving_in_the_form(cast, live_server, celery_worker_process,
+                                                                            tmp_path):
+    from planner.capacity.tests.scenarios import PD_OPTIONS, pd_queue
+
+    artifacts = artifacts_dir(tmp_path)
+    with logged_in_page(live_server, "owner", "owner-pass-123") as page:
+        page.goto(f"{live_server.url}/capacity/")
+        page.fill("input[name=name]", "prefill-heavy queue, P/D or not")
+        page.select_option("select[name=fixture]", "")
+        page.click("#new-search details summary")
+        page.fill("textarea[name=scenario_json]", json.dumps(pd_queue()))
+        for box in page.query_selector_all("input[name=strategies]:checked"):
+            box.uncheck()
+        page.check("input[name=strategies][value=static]")
+        page.fill("input[name=target_IW-F]", "0.9")
+        page.fill("input[name=target_IW-N]", "")
+        page.fill("input[name=target_NIW]", "")
+        page.fill("input[name=probability]", "0.66")
+        page.fill("input[name=band_draws]", "3")
+        page.fill("input[name=disaggregated]", json.dumps(PD_OPTIONS))
+        page.screenshot(path=str(artifacts / "capacity-disagg-form.png"), full_page=True)
+        page.click("#new-search button[type=submit]")
+        pk = int(page.url.rstrip("/").rsplit("/", 1)[1])
+        deadline = time.monotonic() + 600
+        while not page.query_selector("[data-decision-card]"):
+            assert time.monotonic() < deadline, "no decision card after 10 minutes"
+            time.sleep(3)
+            page.reload()
+        page.screenshot(path=str(artifacts / "capacity-disagg-card.png"), full_page=True)
+        card = page.inner_text("[data-decision-card]")
+        assert "Aggregated or disaggregated" in card and "disaggregated serving (4 prefill on p + 2 decode on d)" in card
+        rows = page.inner_text("[data-serving-table]")
+        assert "aggregated" in rows and "static@pd:p>d" in rows
+        pools = [c.inner_text() for c in page.query_selector_all("[data-decision-fleet] td[data-pool]")]
+        assert sorted(pools) == ["decode", "prefill"]
+    search = CapacitySearch.objects.get(pk=pk)
+    assert search.job.status == "succeeded" and search.answer["serving"]["runs"] == "disaggregated"
+    probes = search.probes.values_list("pid", flat=True)
+    assert any(p.startswith("static@pd:p>d|") for p in probes)  # the pools' probes ran on the workers

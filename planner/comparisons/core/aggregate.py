@@ -38,8 +38,9 @@ def _cost_by_gpu(summary: dict) -> dict[str, float]:
     """The run's cost per GPU type (the decision card's price sensitivity)."""
     out: dict[str, float] = {}
     for e in summary.get("endpoints") or []:
-        gpu = str(e.get("gpu") or "")
-        out[gpu] = out.get(gpu, 0.0) + _f(e.get("cost_usd"))
+        for part in e.get("pools") or [e]:  # a disaggregated endpoint: each pool's GPU
+            gpu = str(part.get("gpu") or "")
+            out[gpu] = out.get(gpu, 0.0) + _f(part.get("cost_usd"))
     return out
 
 
@@ -98,16 +99,19 @@ def _row(key: str, s: dict, base: dict, baseline: str, per_day: float, paper_wee
 
 
 def _breakdown(summaries: dict[str, dict], order: list[str]) -> list[dict]:
-    """One row per (variant, endpoint)."""
+    """One row per (variant, endpoint); a disaggregated endpoint one row per pool (``pool``: prefill / decode,
+    each on its own GPU and price; the utilisation is the endpoint's)."""
     breakdown = []
     for key in order:
         for ep in summaries[key].get("endpoints", []):
-            breakdown.append({"key": key, "region": ep.get("region"), "model": ep.get("model"),
-                              "gpu": ep.get("gpu", ""), "instance_hours": _f(ep.get("instance_hours")),
-                              "gpu_hours": _f(ep.get("gpu_hours")), "cost_usd": _f(ep.get("cost_usd")),
-                              "waste_gpu_hours": _f(ep.get("provisioning_gpu_hours")),
-                              "mean_utilisation": ep.get("mean_utilisation"),
-                              "price_per_instance_hour": ep.get("price_per_instance_hour")})
+            for part in ep.get("pools") or [ep]:
+                breakdown.append({"key": key, "region": ep.get("region"), "model": ep.get("model"),
+                                  "pool": part.get("pool", ""), "gpu": part.get("gpu", ""),
+                                  "instance_hours": _f(part.get("instance_hours")),
+                                  "gpu_hours": _f(part.get("gpu_hours")), "cost_usd": _f(part.get("cost_usd")),
+                                  "waste_gpu_hours": _f(part.get("provisioning_gpu_hours")),
+                                  "mean_utilisation": ep.get("mean_utilisation"),
+                                  "price_per_instance_hour": part.get("price_per_instance_hour")})
     return breakdown
 
 

@@ -417,7 +417,8 @@ def build_pdf(*, title: str, assumptions: dict, aggregate: dict, summaries: dict
     story.append(Paragraph("Appendix C. Per region and model", h2))
     data = [["variant", "region", "model", "GPU", "inst-h", "GPU-h", "cost", "waste GPU-h", "mean util."]]
     for e in aggregate["breakdown"]:
-        data.append([e["key"], e["region"], e["model"], e.get("gpu") or "", _num(e["instance_hours"]),
+        data.append([e["key"], e["region"], e["model"] + (f" ({e['pool']} pool)" if e.get("pool") else ""),
+                     e.get("gpu") or "", _num(e["instance_hours"]),
                      _num(e["gpu_hours"]), _money(e["cost_usd"]), _num(e["waste_gpu_hours"], 2),
                      _att(e.get("mean_utilisation"))])
     story.append(_table(data, font_size=6.5))

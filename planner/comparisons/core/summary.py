@@ -67,20 +67,37 @@ _ENDPOINT_SUMS = ("instance_hours", "gpu_hours", "cost_usd", "provisioning_gpu_h
 
 
 def _endpoints(usage: list, mean_util: dict) -> dict[str, dict]:
-    """The usage rows summed per (region, model), with the endpoint's mean utilisation."""
+    """The usage rows summed per (region, model), with the endpoint's mean utilisation; a disaggregated endpoint
+    also keeps each pool's row apart (``pools``: its own deployment, GPU, price, hours and cost)."""
     endpoints: dict[str, dict] = {}
     for u in usage:
         k = f"{u['region']}/{u['model']}"
         e = endpoints.setdefault(k, {"region": u["region"], "model": u["model"],
                                      "deployment": u.get("deployment", ""),
-                                     "gpu": (u.get("deployment", "").split("/") + ["", ""])[1],
+                                     "gpu": _gpu_of(u.get("deployment", "")),
                                      "gpus_per_instance": u.get("gpus_per_instance"),
                                      "price_per_instance_hour": u.get("price_per_instance_hour"),
                                      **{f: 0.0 for f in _ENDPOINT_SUMS[:-1]}, "instances_used": 0})
         for f in _ENDPOINT_SUMS:
             e[f] += u.get(f, 0.0) or 0.0
         e["mean_utilisation"] = mean_util.get(k)
+        if u.get("pool"):
+            e.setdefault("pools", []).append({
+                "pool": u["pool"], "deployment": u.get("deployment", ""), "gpu": _gpu_of(u.get("deployment", "")),
+                "gpus_per_instance": u.get("gpus_per_instance"),
+                "price_per_instance_hour": u.get("price_per_instance_hour"),
+                **{f: u.get(f, 0.0) or 0.0 for f in _ENDPOINT_SUMS}})
+    for e in endpoints.values():
+        if e.get("pools"):  # the endpoint's own fields name both pools, prefill first
+            e["pools"].sort(key=lambda p: p["pool"] != "prefill")
+            e["deployment"] = " + ".join(p["deployment"] for p in e["pools"])
+            e["gpu"] = " + ".join(p["gpu"] for p in e["pools"])
+            e["price_per_instance_hour"] = None  # two prices: see the pools
     return endpoints
+
+
+def _gpu_of(deployment: str) -> str:
+    return (deployment.split("/") + ["", ""])[1]
 
 
 def _scaling(events: list, usage: list) -> tuple[dict[str, float], int, int, list[dict]]:

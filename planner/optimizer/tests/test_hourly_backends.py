@@ -46,6 +46,13 @@ def random_inputs(seed: int) -> HourlyInputs:
         kw["gpus_per_instance"] = {(i, gpus[0]): int(rng.choice([1, 2])) for i in models}
     if rng.random() < 0.4:
         kw["shortfall_penalty"] = float(rng.choice([0.5, 5.0]))
+    if rng.random() < 0.5:  # the two-pool form: some endpoints disaggregated, a decode pool of their own
+        disagg = [(i, j) for i in models for j in regions if rng.random() < 0.6] or [(models[0], regions[0])]
+        kw["decode_rho"] = {key: [float(x) for x in rng.uniform(0, 60, windows)] for key in disagg}
+        kw["decode_theta"] = {(i, k): float(rng.choice([0.0, 8.0, 15.0])) for i in models for k in gpus}
+        for i in models:  # every model can decode somewhere
+            kw["decode_theta"][(i, gpus[-1])] = max(kw["decode_theta"][(i, gpus[-1])], 10.0)
+        kw["decode_n"] = {(i, j, k): int(rng.integers(0, 3)) for (i, j) in disagg for k in gpus if rng.random() < 0.5}
     return HourlyInputs(**kw)
 
 
@@ -77,6 +84,33 @@ def _check_feasible(inputs: HourlyInputs, plan) -> None:
         used = sum(v * inputs.gpus_per_instance.get((m, k), 1) for (m, r, g), v in inst.items() if (r, g) == (j, k))
         n_used = sum(v * inputs.gpus_per_instance.get((m, k), 1) for (m, r, g), v in inputs.n.items() if (r, g) == (j, k))
         assert used <= max(quota, n_used), (j, k)  # existing instances above a quota may stay if they cannot go
+    _check_decode(inputs, plan)
+
+
+def _check_decode(inputs: HourlyInputs, plan) -> None:
+    """The decode pools: output-TPS coverage per disaggregated endpoint (at epsilon) and per model, both pools'
+    instances within the endpoint's min / max, both pools' GPUs within the quota, as recomputed from the inputs."""
+    dec = plan.decode_instances
+    assert all(v >= 0 for v in dec.values())
+    assert set(dec) <= {(i, j, k) for (i, j) in inputs.decode_rho for k in inputs.gpus}
+
+    def capacity(i, regions):
+        return sum(v * inputs.decode_theta.get((i, k), 0.0) for (m, j, k), v in dec.items() if m == i and j in regions)
+
+    if inputs.shortfall_penalty is None and inputs.decode_rho:
+        for (i, j), windows in inputs.decode_rho.items():
+            assert capacity(i, [j]) >= inputs.epsilon * max(windows) - 1e-6, (i, j)
+    for i in inputs.models:
+        for j in inputs.regions:
+            count = sum(v for (m, r, _k), v in list(plan.instances.items()) + list(dec.items()) if (m, r) == (i, j))
+            assert count >= inputs.min_instances.get((i, j), 0)
+            assert count <= inputs.max_instances.get((i, j), math.inf)
+    def gpus(counts, j, k):
+        return sum(v * inputs.gpus_per_instance.get((m, k), 1) for (m, r, g), v in counts.items() if (r, g) == (j, k))
+
+    for (j, k), quota in inputs.quota_gpus.items():
+        now = gpus(dict(inputs.n), j, k) + gpus(dict(inputs.decode_n), j, k)
+        assert gpus(plan.instances, j, k) + gpus(dec, j, k) <= max(quota, now), (j, k)
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -101,7 +135,8 @@ def test_array_and_pulp_backends_reach_the_same_optimum(seed):
 
 
 def test_the_random_instances_cover_every_part_of_the_model():
-    seen = {"quota": 0, "min": 0, "max": 0, "soft": 0, "eps": 0, "additions": 0, "monolithic": 0, "infeasible": 0}
+    seen = {"quota": 0, "min": 0, "max": 0, "soft": 0, "eps": 0, "additions": 0, "monolithic": 0, "infeasible": 0,
+            "two-pool": 0}
     for seed in range(40):
         x = random_inputs(seed)
         seen["quota"] += bool(x.quota_gpus)
@@ -111,4 +146,5 @@ def test_the_random_instances_cover_every_part_of_the_model():
         seen["eps"] += x.epsilon < 1
         seen["additions"] += x.gamma_mode == "additions"
         seen["monolithic"] += not x.decompose
+        seen["two-pool"] += bool(x.decode_rho)
     assert all(v >= 3 for k, v in seen.items() if k != "infeasible"), seen

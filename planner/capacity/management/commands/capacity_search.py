@@ -32,6 +32,9 @@ class Command(BaseCommand):
         parser.add_argument("--band-draws", type=int, default=None, help="new seeds for the bands (default 20)")
         parser.add_argument("--quota-gpus", default="", help='JSON per region, e.g. {"us-west": 96}')
         parser.add_argument("--gpu-options", default="", help='JSON per model: deployments to try')
+        parser.add_argument("--disaggregated", default="",
+                            help='JSON per model: also try prefill/decode pools, e.g. {"llama2-70b": {"prefill": '
+                                 '["llama2-70b/h100-80gb/tp8"], "decode": ["llama2-70b/a100-80gb/tp8"]}}')
         parser.add_argument("--start-plan", type=int, default=None,
                             help="id of a solved capacity plan: start from its instance counts")
         parser.add_argument("--spec", default="", help="the whole search spec as JSON (the options above win)")
@@ -50,6 +53,8 @@ class Command(BaseCommand):
                 spec["quota_gpus"] = json.loads(opts["quota_gpus"])
             if opts["gpu_options"]:
                 spec["gpu_options"] = json.loads(opts["gpu_options"])
+            if opts["disaggregated"]:
+                spec["disaggregated"] = json.loads(opts["disaggregated"])
         except json.JSONDecodeError as exc:
             raise CommandError(f"not valid JSON: {exc}") from None
         spec["strategies"] = csv_list(opts["strategies"]) or spec.get("strategies") or ["static"]
@@ -93,10 +98,13 @@ class Command(BaseCommand):
                           f"{search.probes.count()} simulations")
         self.stdout.write(answer.get("headline", (search.job.last_error or {}).get("message", "no answer")))
         for c in answer.get("candidates", []):
-            fleet = ", ".join(f"{r['region']}/{r['model']}={r['count']}" for r in c["fleet"])
+            fleet = ", ".join(f"{r['region']}/{r['model']}" + (f" {r['pool']}" if r.get("pool") else "")
+                              + f"={r['count']}" for r in c["fleet"])
             slo = " ".join(f"P({s['tier']})={s['probability']['p']:.2f}" for s in c["slo"] if s["probability"]["n"])
             self.stdout.write(f"  {c['key']:28} {'ok ' if c['accepted'] else 'no '} "
                               f"{fmt_band(c['monthly_cost_usd'], '${:,.0f}'):>36} /month  {slo}  {fleet}"
                               + (f"  ({c['why']})" if c["why"] else ""))
+        if answer.get("serving"):
+            self.stdout.write(f"  serving: {answer['serving']['verdict']}")
         for s in answer.get("sensitivity", []):
             self.stdout.write(f"  sensitivity {s['input']}: {s['effect']}")
