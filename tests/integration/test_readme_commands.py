@@ -281,6 +281,17 @@ def _cancel_active_jobs(url: str, token: str | None) -> None:
         print(f"could not cancel the examples' jobs: {exc}")
 
 
+def _cancel_started_job(url: str, token: str | None, output: str) -> None:
+    """Cancel the job a curl example has just started, if it started one (its answer names a "job")."""
+    body = output.rstrip("\n").rpartition("\n")[0]
+    try:
+        job = json.loads(body).get("job") if body.strip().startswith("{") else None
+    except ValueError:
+        return
+    if token and isinstance(job, int):
+        requests.post(f"{url}/api/jobs/{job}/cancel/", headers={"Authorization": f"Token {token}"}, timeout=30)
+
+
 def _say(text: str) -> None:
     print(text, flush=True)
 
@@ -319,8 +330,8 @@ def test_every_readme_command_works_as_written_against_make_serve_and_make_worke
             if problem:
                 failures.append(f"{command}\n  -> {problem}")
             env.update(result["env"])
-            if command.startswith("curl "):  # what an example started (the streamed month) is not run to its end
-                _cancel_active_jobs(stack.url, env.get("TOKEN"))
+            if command.startswith("curl ") and not problem:  # a job an example started (the streamed month)
+                _cancel_started_job(stack.url, env.get("TOKEN"), result["output"])  # is not run to its end
     finally:
         _cancel_active_jobs(stack.url, env.get("TOKEN"))
         stack.stop()
