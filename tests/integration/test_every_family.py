@@ -3,8 +3,9 @@
 SageServe against the reactive baseline, PreServe bundles, Chiron bundles and the industry autoscalers from the
 comparisons page's form (a fixture or pasted JSON); SLINFER against ServerlessLLM and operator-level against
 model-level scaling from the comparison builder's forms. Each runs on the worker; its result page must lead with
-the decision card and one compact table, draw no empty chart, put units on every axis, and not scroll sideways at
-1024 px. Every page is photographed at 1440 px and 1024 px into TEST_ARTIFACTS (look at them).
+the decision card and one compact table, draw no empty chart, put units on every axis, keep every tick label (rotated
+ones too) inside its chart and clear of the legend, and not scroll sideways at 1024 px. Every page is photographed
+at 1440 px and 1024 px into TEST_ARTIFACTS (look at them).
 """
 
 from __future__ import annotations
@@ -45,6 +46,19 @@ CHART_PROBLEMS = r"""Array.from(document.querySelectorAll('.js-plotly-plot')).fl
       if (!shared) problems.push(name + ': ' + key + ' has no title');
     }
   }
+  // tick labels and axis titles (rotated ones included) inside the chart and clear of the legend
+  const box = (p.querySelector('.main-svg') || p).getBoundingClientRect();
+  const legend = p.querySelector('.legend');
+  const lb = legend ? legend.getBoundingClientRect() : null;
+  p.querySelectorAll('.xtick text, .ytick text, .g-xtitle text, .g-ytitle text').forEach((t) => {
+    const r = t.getBoundingClientRect();
+    if (!r.width) return;
+    if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1) {
+      problems.push(name + ': "' + t.textContent + '" is cut off at the chart edge');
+    } else if (lb && lb.width && r.left < lb.right && r.right > lb.left && r.top < lb.bottom && r.bottom > lb.top) {
+      problems.push(name + ': "' + t.textContent + '" lies under the legend');
+    }
+  });
   return problems;
 })"""
 
