@@ -73,7 +73,7 @@ def test_an_estimated_deployment_says_estimated_once_in_its_basis_line(client_of
         assert line.lower().count(dep.basis) == 1, line
 
 
-def test_a_forecast_run_that_needs_review_reads_so_in_the_jobs_list_and_on_the_dashboard(client_of, cast):
+def test_a_forecast_run_that_needs_review_reads_so_in_the_jobs_list_dashboard_and_job_page(client_of, cast):
     from forecasts.models import ForecastRun, ForecastSeries
     from planner.jobs.models import Job
     from planner.traces.models import Trace
@@ -93,6 +93,8 @@ def test_a_forecast_run_that_needs_review_reads_so_in_the_jobs_list_and_on_the_d
         row = page[page.index(f'href="/jobs/{job.pk}/"'):]
         row = row[:row.index("</tr>")]
         assert 'class="status status-needs-review">needs review<' in row, (url, row)
+    page = client_of.get(f"/jobs/{job.pk}/").content.decode()
+    assert 'data-job-status class="status status-needs-review">needs review<' in page
 
 
 def test_a_missed_target_names_its_monthly_figures_extrapolated():

@@ -103,3 +103,12 @@ def form_problems(form) -> list[dict]:
                     out.append({"label": f"row {i}" + (f", {label}" if label else ""), "message": str(e),
                                 "anchor": row[name].id_for_label if name in row.fields else ""})
     return out
+
+
+@register.filter
+def job_status(job) -> str:
+    """The status a person should read for a job (planner.jobs.views.display_state): a forecast run that needs
+    review says so, a parent whose children run is running."""
+    from planner.jobs.views import display_state
+
+    return display_state(job)[0]

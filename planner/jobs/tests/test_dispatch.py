@@ -62,7 +62,7 @@ def test_a_dispatch_that_fails_after_the_commit_leaves_a_complete_queued_trace(c
     """The old ghost: row committed, files deleted, retries refused as duplicates."""
     from kombu.exceptions import OperationalError as BrokerDown
 
-    from planner.jobs import tasks
+    from planner.jobs import services
 
     settings.JOBS_RUNNER = "celery"
     for where in ("planner.jobs.services", "planner.traces.services"):  # Redis dies after the check
@@ -71,7 +71,9 @@ def test_a_dispatch_that_fails_after_the_commit_leaves_a_complete_queued_trace(c
     def refuse(*args, **kwargs):
         raise BrokerDown("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
 
-    monkeypatch.setattr(tasks.run_job, "apply_async", refuse)
+    # the task as dispatch() sends it: loading the Celery app on first use binds a fresh task object, so a
+    # patch of the module attribute taken before that would miss when this test runs on its own
+    monkeypatch.setattr(services._celery_task(), "apply_async", refuse)
     response = _upload(cast.owner.api)
     assert response.status_code == 202, response.content
     trace = Trace.objects.get(pk=response.json()["id"])
