@@ -32,7 +32,8 @@ ALLOWED: dict[str, int] = {
     "planner/ingest/formats/detect.py::detect": 90,
     "planner/hardware/plots.py::fit_figure": 88,
     "tests/benchmarks/reproduce_slinfer.py::render": 85,
-    "simulations/engine/loop.py::Simulator._run": 88,  # grew on a branch merged after the list was made
+    # 89: the loop holds the request path typed (one local, so the fused arrival call stays a C call)
+    "simulations/engine/loop.py::Simulator._run": 89,
     "planner/hardware/services.py::import_perf_table": 84,
     "simulations/engine/chunked.py::ChunkedPrefill._mixed_step": 106,  # grew on a branch merged after the list was made
 }

@@ -18,6 +18,11 @@ cdef class RequestPath:
     cdef double _thr, _cooldown, _a_hi, _a_lo
     cdef bint _hook, _reactive, _ix_check
     cdef public bint _route_ctx
+    # the per-request arrays the fused path reads (the instance engine's views: same buffers)
+    cdef const int[:] _model, _region
+    cdef const signed char[:] _tier
+    cdef const long[:] _inp
+    cdef int[:] _gen, _served_ep
 
     cdef _arrive_fast(self, long long rid, double t)
     cdef _request_hook(self, Endpoint ep, double t, long long rid)

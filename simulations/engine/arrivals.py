@@ -62,9 +62,17 @@ class RequestPath:
 
     def __init__(self, sim: InstanceEngine) -> None:
         self.sim = sim
+        self._bind_views()
         self._build_candidates()
         self._route_ctx = sim.engine.over_context == "route" and any(ep.spec.max_model_len for ep in sim.endpoints)
         self._setup_admission_bounds()  # Endpoint.adm: watermark and context limit
+
+    def _bind_views(self):
+        """The fused path's own handles on the per-request arrays it reads (the instance engine's typed views: the
+        same buffers); rebound whenever the simulator rebinds its own (``RunState._bind_views``)."""
+        sim = self.sim
+        self._region, self._model, self._tier = sim._region, sim._model, sim._tier
+        self._inp, self._gen, self._served_ep = sim._inp, sim._gen, sim._served_ep
 
     def _build_candidates(self):
         """(region, model, tier) -> endpoints eligible for that tier (siloed pools split IW / NIW)."""
@@ -159,9 +167,9 @@ class RequestPath:
         O(1) utilisation bounds when they can (else the exact value), JSQ walks the endpoint's heap. Same decisions
         as the scans they replace (``PLANNER_ENGINE_INDEX_CHECK=1`` verifies every one)."""
         sim = self.sim
-        origin = sim._region[rid]
-        model = sim._model[rid]
-        tier = sim._tier[rid]
+        origin = self._region[rid]
+        model = self._model[rid]
+        tier = self._tier[rid]
         lists = self._lists_by_key[(origin * self._n_models + model) * 3 + tier]
         if lists is None:
             lists = self._rr_cache.get((origin, model, tier))
@@ -201,7 +209,7 @@ class RequestPath:
             sim.push(t + self._net_delay[rid], EV_DELIVER, rid, ep.eid)
             return
         # _deliver
-        sim._served_ep[rid] = ep.eid
+        self._served_ep[rid] = ep.eid
         if self._hook:
             self._request_hook(ep, t, rid)
         serving = ep.serving
@@ -213,7 +221,7 @@ class RequestPath:
         if self._ix_check:
             self._check_jsq(ep, t, inst, k_inst)
         # _enqueue
-        need = sim._inp[rid] + sim._gen[rid]
+        need = self._inp[rid] + self._gen[rid]
         if need >= inst.adm:
             self._refuse(inst, rid, need)
             return

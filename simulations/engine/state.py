@@ -40,6 +40,9 @@ class RunState:
         self._t_first, self._t_done, self._t_admit = self.t_first, self.t_done, self.t_admit
         self._served_ep, self._served_inst, self._preempted = self.served_ep, self.served_inst, self.preempted
         self._tok_t, self._tbt_max = self.tok_t, self.tbt_max
+        routing = getattr(self, "routing", None)  # the request path's copies of these views (arrivals.py)
+        if routing is not None:
+            routing._bind_views()
 
     def free_run_state(self) -> None:
         """Drop the per-request state only the loop needed (keeps peak memory at the loop's, not above it)."""
@@ -48,6 +51,9 @@ class RunState:
             setattr(self, name, None)
         self._arr = self._inp = self._out = self._model = self._region = None
         self._gen = self._join = self._fin = self._tok_t = self._t_admit = None
+        routing = getattr(self, "routing", None)
+        if routing is not None:
+            routing._bind_views()  # drops its copies of the freed views too
 
 
     def push(self, t, kind, obj, arg=0):

@@ -13,6 +13,7 @@ import pytest
 from simulations.engine import loop, simulate
 from simulations.engine.policies.autoscalers import Autoscaler
 from simulations.engine.policies.registry import PolicyKind, register
+from simulations.engine.view import PolicyView
 from simulations.tests.engine_helpers import scenario, workload
 
 MISMATCHES: list = []
@@ -93,10 +94,19 @@ def test_the_signal_drives_scaling_with_admission_on_the_true_kv():
     assert plain.summary["completed"] == res.summary["completed"] == n
 
 
+class _SeesAll(PolicyView):
+    """The policy view, plus everything else of the simulator (the audit's recount reads its internals)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        return getattr(self._sim, name)
+
+
 @pytest.mark.parametrize("mode", ["fast", "reference"])
 @pytest.mark.parametrize("chunked", [False, True])
 def test_the_counters_match_a_recount_at_every_tick(mode, chunked, monkeypatch):
-    monkeypatch.setattr(loop, "PolicyView", lambda sim: sim)  # the audit reads what no policy may see
+    monkeypatch.setattr(loop, "PolicyView", _SeesAll)  # the audit reads what no policy may see
     # a small KV (6,000 tokens) with long outputs: preemptions (recompute), a waiting queue and chunked prefill
     rng = np.random.default_rng(7)
     n = 120
