@@ -117,7 +117,8 @@ class FleetKind(ComparisonKind):
         from planner.comparisons.core.runner import describe_assumptions
         from planner.opscaling.selectors import operator_level_story
 
-        aggregate = {**comp.summary, "variants": comp.variants or [], "extra_story": operator_level_story(comp.team)}
+        aggregate = {**comp.summary, "variants": comp.variants or [], "extra_story": operator_level_story(
+            comp.team, (comp.scenario.get("workload") or {}).get("trace_id"))}
         from planner.comparisons.selectors import fleet_answer
 
         return build_pdf(title=f"Cost report: {comp}", assumptions=describe_assumptions(comp.scenario, summaries),

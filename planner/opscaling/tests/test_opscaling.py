@@ -153,7 +153,7 @@ def test_a_job_for_a_deleted_plan_fails_with_a_reason(cast):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_plan_has_a_pdf_report_and_the_comparison_report_carries_the_latest_plan(cast, client, monkeypatch):
+def test_the_plan_has_a_pdf_report_and_a_comparison_of_its_trace_carries_it(cast, client, monkeypatch):
     from reportlab.platypus import Paragraph, Table
 
     from planner.comparisons import selectors as comparison_selectors
@@ -161,14 +161,17 @@ def test_the_plan_has_a_pdf_report_and_the_comparison_report_carries_the_latest_
     from planner.opscaling.selectors import operator_level_story
 
     team = cast["user"].membership.team
-    assert operator_level_story(team) == []  # no plan yet: the comparison report is unchanged
+    trace_id = cast["trace"].pk
+    assert operator_level_story(team, trace_id) == []  # no plan yet: the comparison report is unchanged
     pk = cast["owner"].post("/api/operator-plans/", {"spec": spec(cast["trace"].pk)}, format="json").json()["id"]
     pdf = cast["owner"].get(f"/api/operator-plans/{pk}/pdf/")
     assert pdf.status_code == 200 and pdf.content[:5] == b"%PDF-"
     assert cast["outsider"].get(f"/api/operator-plans/{pk}/pdf/").status_code == 404
     client.force_login(cast["user"])
     assert client.get(f"/operator-plans/{pk}/report.pdf").content[:5] == b"%PDF-"
-    story = operator_level_story(team)
+    story = operator_level_story(team, trace_id)
+    # a comparison of another trace, or of a synthetic workload, does not carry this trace's plan
+    assert operator_level_story(team, trace_id + 1) == [] and operator_level_story(team, None) == []
     texts = " ".join(f.text for f in story if isinstance(f, Paragraph))
     assert "Operator-level scaling next to model-level scaling" in texts and f"Plan #{pk}" in texts
     tables = [f for f in story if isinstance(f, Table)]
@@ -188,7 +191,7 @@ def test_the_plan_has_a_pdf_report_and_the_comparison_report_carries_the_latest_
     class Comp:
         team = cast["user"].membership.team
         summary = {"rows": []}
-        scenario = {}
+        scenario = {"workload": {"trace_id": trace_id}}
         variants = []
 
     assert export_pdf(Comp()) == b"%PDF-fake"
