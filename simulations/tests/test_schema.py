@@ -175,5 +175,12 @@ def test_every_knob_of_the_bundled_scenarios_and_comparison_strategies_is_known(
 
     for path in sorted((ROOT / "fixtures" / "scenarios").glob("*.json")):
         d = json.loads(path.read_text())
+        split = "prefill_pool" in path.read_text()  # P/D pools: only autoscalers that size both pools run on them
         for strategy in ("static", "reactive-unified", "reactive-siloed", "lt-i", "lt-u", "lt-ua"):
-            parse_scenario(engine_scenario_dict(d, {"strategy": strategy, "key": strategy}))
+            scenario = engine_scenario_dict(d, {"strategy": strategy, "key": strategy})
+            if split and strategy != "static":
+                with pytest.raises(ScenarioError) as refused:
+                    parse_scenario(scenario)
+                assert refused.value.field == "strategy.autoscaler" and "prefill pool" in refused.value.message
+            else:
+                parse_scenario(scenario)
