@@ -33,27 +33,38 @@ def numbers(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def perturb(obj, keep: frozenset = frozenset(), key: str | None = None):
+def perturb(obj, keep: frozenset = frozenset(), key: str | None = None, move: int = 0):
     """The results with every number moved, except under the keys in ``keep`` (identifiers the writer looks up
-    by value: seeds, grid factors). A value always moves to the same place, so lookups by value still match."""
+    by value: seeds, grid factors). A value always moves to the same place, so lookups by value still match.
+    ``move`` picks one of two unrelated ways of moving them."""
     if key in keep:
         return obj
     if isinstance(obj, bool) or obj is None or isinstance(obj, str):
         return obj
     if isinstance(obj, float):  # a factor that depends on the value: ratios of two results move too
+        if move:
+            return obj * (1.7 + 0.6 * ((abs(obj) * 397.3) % 1.0)) + 0.0457
         return obj * (1.3 + 0.4 * ((abs(obj) * 731.7) % 1.0)) + 0.0123
     if isinstance(obj, int):
-        return 2 * obj + 7
+        return 3 * obj + 11 if move else 2 * obj + 7
     if isinstance(obj, dict):
-        return {k: perturb(v, keep, k) for k, v in obj.items()}
+        return {k: perturb(v, keep, k, move) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
-        return type(obj)(perturb(v, keep, key) for v in obj)
+        return type(obj)(perturb(v, keep, key, move) for v in obj)
     return obj
 
 
 def typed_numbers(render, results: dict, keep: frozenset = frozenset()) -> list[tuple[str, str]]:
-    """(token, line) of every figure that does not move when the results move: typed into the writer."""
-    a, b = render(results), render(perturb(results, keep))
+    """(token, line) of every figure that does not move when the results move, in two unrelated ways: typed into
+    the writer. Two moves, because where a moved result changes a sentence's wording the figures of that line are
+    paired by value, and one move can land a result on another's old value by chance."""
+    a = render(results)
+    second = set(_unmoved(a, render(perturb(results, keep, move=1))))
+    return [found for found in _unmoved(a, render(perturb(results, keep))) if found in second]
+
+
+def _unmoved(a: str, b: str) -> list[tuple[str, str]]:
+    """(token, line of ``a``) of the figures of ``a`` that stand unchanged in ``b``."""
     la, lb = a.splitlines(), b.splitlines()
     out = []
     sm = difflib.SequenceMatcher(a=la, b=lb, autojunk=False)
