@@ -1,10 +1,10 @@
 """Compact extracts of Vidur's public profiles for the operator-level planner (Django-free).
 
 Vidur (microsoft/vidur, MIT) times each operator of ONE transformer layer on one GPU. This module turns
-the raw CSVs (copied to ../shared/data/profiles/vidur/, see ../shared/data/SOURCES.md) into three small
+the raw CSVs (a local copy of the repository's data/profiling/compute folder) into three small
 files under fixtures/opscale/ that the planner reads at run time (medians only, milliseconds):
 
-    python -m planner.opscale.vidur_data ../shared/data/profiles/vidur --out fixtures/opscale
+    python -m planner.opscale.vidur_data PROFILES_FOLDER --out fixtures/opscale
 
 * ``linear_ops.csv``: gpu, model, tp, num_tokens, then one column per operator (emb, input_layernorm,
   attn_pre_proj, attn_rope, attn_post_proj, post_attention_layernorm, mlp_up_proj, mlp_act,

@@ -112,7 +112,7 @@ def _header(args) -> list[str]:
                 "--wb-from-cache`" if getattr(args, "wb_from_cache", False) else "")
              + " (compiled engine; results in "
              "docs/results/chiron.json, `--load` rewrites this page from them). Paper: Patke et al., *Hierarchical Autoscaling for Large Language Model "
-             "Serving with Chiron* (seed 002; extraction ../shared/specs/002_spec.md). The paper has no numeric "
+             "Serving with Chiron*. The paper has no numeric "
              "tables and its figures carry no data: every paper number below is from its text.", ""]
 
 
