@@ -10,9 +10,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TEXT = (".py", ".pyx", ".pxd", ".md", ".html", ".txt", ".json", ".toml", ".cfg", ".yml", ".yaml", ".sh", ".js",
         ".css", "Makefile")
-# a sibling folder of the checkout, an absolute workspace path, an issue number of our own tracker
-FORBIDDEN = re.compile(r"\.\./shared/|(?<![\w.~-])/work/|\bissue #?\d+\b|\bwork-?log\b", re.I)
-GUARDS = {"tests/test_repository_language.py", "tests/test_security.py"}  # tests that name what they look for
+# a sibling folder of the checkout, an absolute workspace path, a number of our own tracker, a work log (spelt
+# with character classes so that this file does not read as what it forbids)
+FORBIDDEN = re.compile(r"\.\./share[d]/|(?<![\w.~-])/wor[k]/|\bissu[e]\s?#?\d+\b|\bwork-?lo[g]\b", re.I)
+GUARDS = {"tests/test_security.py"}  # it names the absolute path it makes sure is never shown
 
 
 def tracked_text_files():

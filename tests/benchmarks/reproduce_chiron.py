@@ -39,7 +39,7 @@ Cases (all on the compiled engine, scenarios from simulations/engine/policies/ch
   completed per GPU-hour (the paper's per-instance throughput claim). ``--wb-prefetch`` runs the points
   queue size first (every configuration at 10k, then 30k, ...), so a run cut short leaves whole queue sizes.
 
-Results are cached in /tmp/reproduce_chiron/<case>.json, W_B per point (``--fresh`` to recompute);
+Results are cached in var/reproduce_chiron/<case>.json (in the checkout), W_B per point (``--fresh`` to recompute);
 ``--load docs/results/chiron.json --seed-cache`` writes the saved runs back into that cache (as they were), so a
 later ``--wb-prefetch`` runs only the points still missing.
 """
@@ -63,7 +63,7 @@ from simulations.engine.metrics import build_result  # noqa: E402
 from simulations.engine.policies.chiron import scenarios as S  # noqa: E402
 from simulations.engine.scenario import build_workload, parse_scenario  # noqa: E402
 
-CACHE = Path("/tmp/reproduce_chiron")
+CACHE = ROOT / "var" / "reproduce_chiron"
 DOC = ROOT / "docs" / "reproduction_chiron.md"
 RESULTS = ROOT / "docs" / "results" / "chiron.json"
 
@@ -321,7 +321,7 @@ WB_GRID = [{"scale_up_below": u, "scale_down_above": d, "max_batch": mb}
 
 def wb_point(scale: float, strategy_name: str, knobs: dict, q: int, fresh: bool = False) -> dict:
     """One W_B run (50 req/s x scale Poisson interactive for 65 min + ``q`` batch requests at t = 5 min, cap
-    50 x scale), cached per point in /tmp/reproduce_chiron/wbpt_*.json."""
+    50 x scale), cached per point in var/reproduce_chiron/wbpt_*.json."""
     dep = S.deployment("8b")
     cap = max(2, round(50 * scale))
 
