@@ -132,7 +132,7 @@ def start_search(*, team, user=None, scenario: dict, spec: dict, name: str = "",
     search = CapacitySearch.objects.create(team=team, created_by=user, name=name or scenario.get("name", ""),
                                            scenario=scenario, spec=checked.model_dump(), job=parent, round=1,
                                            stepping=True, max_requests=total, plan=plan)
-    Job.objects.filter(pk=parent.pk).update(params={"search": search.pk}, message="round 1: estimating start counts")
+    Job.objects.filter(pk=parent.pk).update(params={"search": search.pk}, message="step 1: estimating start counts")
     create_job(team=team, user=user, kind="capacity.step", parent=parent, params={"search": search.pk, "round": 1})
     return search
 

@@ -49,6 +49,12 @@ def pairs(options: Mapping) -> list[tuple[str, str]]:
     return [(p, d) for p in options["prefill"] for d in options["decode"]]
 
 
+def pool_choice(option, pre: str, dec: str) -> dict:
+    """One endpoint's pools as a probe builds them: the pair's deployments and the model's KV link (or None)."""
+    return {"prefill": pre, "decode": dec,
+            "kv_link": option.kv_link.model_dump(exclude_none=True) if option.kv_link is not None else None}
+
+
 def pair_count(spec) -> int:
     """How many disaggregated sub-searches per strategy: the most pairs any one model has (models with fewer
     repeat their last pair, as GPU options do)."""
@@ -67,9 +73,7 @@ def disagg_subs(spec, base: Mapping, name: str, ref: dict, mode: str, sub_cls) -
                 continue
             ps = pairs(opt)
             pre, dec = ps[min(i, len(ps) - 1)]
-            pools[f"{e['region']}/{e['model']}"] = {"prefill": pre, "decode": dec,
-                                                    "kv_link": opt.kv_link.model_dump(exclude_none=True)
-                                                    if opt.kv_link is not None else None}
+            pools[f"{e['region']}/{e['model']}"] = pool_choice(opt, pre, dec)
             labels.add(f"{gpu_label(pre)}>{gpu_label(dec)}")
         if pools:
             label = "pd:" + "+".join(sorted(labels))

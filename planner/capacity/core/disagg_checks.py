@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from planner.capacity.core.disagg import POOLS, disaggregate, pairs
+from planner.capacity.core.disagg import POOLS, disaggregate, pairs, pool_choice
 from planner.capacity.core.probe import deployment_of
 from planner.capacity.core.spec import SearchSpec, SpecError
 from simulations.engine.pools import POOL_AWARE_AUTOSCALERS as POOL_AWARE  # the others scale only the prefill pool
@@ -57,9 +57,7 @@ def _check_pair(scenario: Mapping, model: str, pre: str, dec: str, option, where
 
     d = copy.deepcopy(dict(scenario))
     d["fleet"]["endpoints"] = [e for e in d["fleet"]["endpoints"] if e["model"] == model][:1]
-    pools = {"prefill": pre, "decode": dec,
-             "kv_link": option.kv_link.model_dump(exclude_none=True) if option.kv_link is not None else None}
-    disaggregate(d["fleet"]["endpoints"][0], pools, {}, "static")
+    disaggregate(d["fleet"]["endpoints"][0], pool_choice(option, pre, dec), {}, "static")
     try:
         validate_scenario(d)
     except ScenarioError as exc:  # name the spec's field: the pool the engine refused

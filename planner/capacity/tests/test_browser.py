@@ -15,33 +15,43 @@ from tests.integration.conftest import artifacts_dir, logged_in_page
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 
+def _fill_search(page, name: str, scenario: dict, strategies: list[str], band_draws: int) -> None:
+    """The capacity form with a pasted scenario, these strategies only, IW-F at 90 % with probability 0.66."""
+    page.fill("input[name=name]", name)
+    page.select_option("select[name=fixture]", "")
+    page.click("#new-search details summary")
+    page.fill("textarea[name=scenario_json]", json.dumps(scenario))
+    for box in page.query_selector_all("input[name=strategies]:checked"):
+        box.uncheck()
+    for strategy in strategies:
+        page.check(f"input[name=strategies][value={strategy}]")
+    page.fill("input[name=target_IW-F]", "0.9")
+    page.fill("input[name=target_IW-N]", "")
+    page.fill("input[name=target_NIW]", "")
+    page.fill("input[name=probability]", "0.66")
+    page.fill("input[name=band_draws]", str(band_draws))
+
+
+def _wait_for_card(page, minutes: int = 10) -> None:
+    """Reload the page until the workers' answer, the decision card, is on it."""
+    deadline = time.monotonic() + 60 * minutes
+    while not page.query_selector("[data-decision-card]"):
+        assert time.monotonic() < deadline, f"no decision card after {minutes} minutes"
+        time.sleep(3)
+        page.reload()
+
+
 @pytest.mark.browser
 def test_a_planner_searches_capacity_in_the_form_and_reads_the_decision_card(cast, live_server, celery_worker_process,
                                                                                tmp_path):
     artifacts = artifacts_dir(tmp_path)
     with logged_in_page(live_server, "owner", "owner-pass-123") as page:
         page.goto(f"{live_server.url}/capacity/")
-        page.fill("input[name=name]", "two-region queue")
-        page.select_option("select[name=fixture]", "")
-        page.click("#new-search details summary")
-        page.fill("textarea[name=scenario_json]", json.dumps(two_region_queue()))
-        for box in page.query_selector_all("input[name=strategies]:checked"):
-            box.uncheck()
-        page.check("input[name=strategies][value=static]")
-        page.check("input[name=strategies][value=reactive-unified]")
-        page.fill("input[name=target_IW-F]", "0.9")
-        page.fill("input[name=target_IW-N]", "")
-        page.fill("input[name=target_NIW]", "")
-        page.fill("input[name=probability]", "0.66")
-        page.fill("input[name=band_draws]", "4")
+        _fill_search(page, "two-region queue", two_region_queue(), ["static", "reactive-unified"], band_draws=4)
         page.screenshot(path=str(artifacts / "capacity-form.png"))
         page.click("#new-search button[type=submit]")
         pk = int(page.url.rstrip("/").rsplit("/", 1)[1])  # the search's page (no ORM inside Playwright's loop)
-        deadline = time.monotonic() + 600
-        while not page.query_selector("[data-decision-card]"):
-            assert time.monotonic() < deadline, "no decision card after 10 minutes"
-            time.sleep(3)
-            page.reload()
+        _wait_for_card(page)
         page.screenshot(path=str(artifacts / "capacity-card.png"), full_page=True)
         card = page.inner_text("[data-decision-card]")
         assert "a month" in card and "extrapolated" in card and "IW-F" in card
@@ -69,11 +79,7 @@ def test_a_planner_checks_a_plan_hour_by_hour_and_reads_the_hours_at_risk(cast, 
     with logged_in_page(live_server, "owner", "owner-pass-123") as page:
         page.goto(f"{live_server.url}/plans/{plan_id}/")
         page.click("[data-plan-checks] button[type=submit]")
-        deadline = time.monotonic() + 600
-        while not page.query_selector("[data-decision-card]"):
-            assert time.monotonic() < deadline, "no decision card after 10 minutes"
-            time.sleep(3)
-            page.reload()
+        _wait_for_card(page)
         page.screenshot(path=str(artifacts / "plan-check-card.png"), full_page=True)
         card = page.inner_text("[data-decision-card]")
         assert "forecast draws" in card and "Hour by hour" in card
@@ -92,27 +98,12 @@ def test_a_planner_compares_aggregated_and_disaggregated_serving_in_the_form(cas
     artifacts = artifacts_dir(tmp_path)
     with logged_in_page(live_server, "owner", "owner-pass-123") as page:
         page.goto(f"{live_server.url}/capacity/")
-        page.fill("input[name=name]", "prefill-heavy queue, P/D or not")
-        page.select_option("select[name=fixture]", "")
-        page.click("#new-search details summary")
-        page.fill("textarea[name=scenario_json]", json.dumps(pd_queue()))
-        for box in page.query_selector_all("input[name=strategies]:checked"):
-            box.uncheck()
-        page.check("input[name=strategies][value=static]")
-        page.fill("input[name=target_IW-F]", "0.9")
-        page.fill("input[name=target_IW-N]", "")
-        page.fill("input[name=target_NIW]", "")
-        page.fill("input[name=probability]", "0.66")
-        page.fill("input[name=band_draws]", "3")
+        _fill_search(page, "prefill-heavy queue, P/D or not", pd_queue(), ["static"], band_draws=3)
         page.fill("input[name=disaggregated]", json.dumps(PD_OPTIONS))
         page.screenshot(path=str(artifacts / "capacity-disagg-form.png"), full_page=True)
         page.click("#new-search button[type=submit]")
         pk = int(page.url.rstrip("/").rsplit("/", 1)[1])
-        deadline = time.monotonic() + 600
-        while not page.query_selector("[data-decision-card]"):
-            assert time.monotonic() < deadline, "no decision card after 10 minutes"
-            time.sleep(3)
-            page.reload()
+        _wait_for_card(page)
         page.screenshot(path=str(artifacts / "capacity-disagg-card.png"), full_page=True)
         card = page.inner_text("[data-decision-card]")
         assert "Aggregated or disaggregated" in card and "disaggregated serving (4 prefill on p + 2 decode on d)" in card
