@@ -128,8 +128,13 @@ def _report_parent_progress(comp: Comparison) -> None:
 
 
 def maybe_trigger_aggregation(comp: Comparison) -> bool:
-    """If every variant is final, claim the aggregation (once) and dispatch the parent job after commit."""
+    """If every variant is final (and the load check's replays too, planner/comparisons/load_check.py), claim the
+    aggregation (once) and dispatch the parent job after commit."""
     if comp.results.exclude(status__in=VariantResult.FINAL).exists():
+        return False
+    from planner.comparisons.load_check import load_check_pending
+
+    if load_check_pending(comp):  # the chosen strategy's replays at 1.2x the load come first
         return False
     claimed = Comparison.objects.filter(pk=comp.pk, aggregation_started=False).update(aggregation_started=True)
     if not claimed or not comp.job_id:
