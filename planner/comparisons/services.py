@@ -13,6 +13,8 @@ cancels the children (planner.jobs.services.cancel_job).
 
 from __future__ import annotations
 
+import logging
+
 from django.db import transaction
 
 from planner.comparisons.core.variants import build_variants, pick_baseline
@@ -20,6 +22,8 @@ from planner.comparisons.models import Comparison, VariantResult
 from planner.jobs.models import Job
 from planner.jobs.services import check_long_job_budget, create_job, mark_and_dispatch
 from simulations.services import work_requests
+
+log = logging.getLogger(__name__)
 
 
 def validate_scenario(scenario) -> None:
@@ -134,8 +138,11 @@ def maybe_trigger_aggregation(comp: Comparison) -> bool:
         return False
     from planner.comparisons.load_check import load_check_pending
 
-    if load_check_pending(comp):  # the chosen strategy's replays at 1.2x the load come first
-        return False
+    try:
+        if load_check_pending(comp):  # the chosen strategy's replays at 1.2x the load come first
+            return False
+    except Exception:  # never strand the parent: aggregate without the load check (the card says not replayed)
+        log.exception("comparison %s: the load check could not start; aggregating without it", comp.pk)
     claimed = Comparison.objects.filter(pk=comp.pk, aggregation_started=False).update(aggregation_started=True)
     if not claimed or not comp.job_id:
         return False

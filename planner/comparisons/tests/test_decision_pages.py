@@ -120,3 +120,23 @@ def test_the_chosen_strategy_is_replayed_at_more_load_for_the_cards_load_sensiti
     page1 = PdfReader(io.BytesIO(client.get(f"/comparisons/{comp.pk}/report.pdf").content)).pages[0].extract_text()
     assert "at 1.2x the load" in page1.replace("\n", " ")
     assert VariantResult.all_runs.filter(comparison=comp, role="load").count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_load_check_that_cannot_start_never_strands_the_comparison(cast, fake_engine, monkeypatch):  # noqa: F811
+    """If picking the answer for the load replays breaks, the comparison still aggregates and ends; the card says
+    the load was not replayed."""
+    from planner.comparisons import load_check
+    from planner.comparisons.models import Comparison, VariantResult
+
+    def broken(comp):
+        raise RuntimeError("no answer today")
+
+    monkeypatch.setattr(load_check, "chosen_runs", broken)
+    comp = Comparison.objects.get(pk=_create(cast).json()["id"])
+    comp.refresh_from_db()
+    assert comp.job.status == "succeeded" and "load_check" not in comp.summary
+    assert not VariantResult.all_runs.filter(comparison=comp, role="load").exists()
+    a = cast.owner.api.get(f"/api/comparisons/{comp.pk}/").json()["answer"]
+    load = next(s for s in a["sensitivity"] if s["input"] == "load x1.2")
+    assert not load["replayed"] and "not replayed" in load["effect"]
