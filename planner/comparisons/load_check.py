@@ -32,20 +32,26 @@ def load_check_pending(comp: Comparison) -> bool:
 
 
 def chosen_runs(comp: Comparison) -> tuple[str | None, list[VariantResult]]:
-    """The strategy the card will choose from the finished runs and its runs (one per seed)."""
+    """The strategy the card will choose from the finished runs and its runs (one per seed): the compact table's
+    answer over the same rows the aggregation builds (core/aggregate.py). Fleet comparisons only (read from the
+    scenario as ``kinds`` does, without importing it: the kinds start comparisons through ``services``)."""
+    from planner.comparisons.core.aggregate import aggregate
+    from planner.comparisons.core.serverless import is_serverless
     from planner.comparisons.core.table import strategy_table
-    from planner.comparisons.kinds import kind_of_comparison
-    from planner.comparisons.selectors import summaries_of
 
-    kind = kind_of_comparison(comp)
-    if kind.name != "fleet":
+    scenario = comp.scenario or {}
+    if scenario.get("kind", "fleet") != "fleet" or is_serverless(scenario):
         return None, []
-    summary = kind.aggregate(comp, summaries_of(comp))
-    if "error" in summary or not summary.get("rows"):
+    results = list(comp.results.all())
+    summaries = {r.key: r.metrics for r in results if r.status == VariantResult.Status.DONE and r.metrics}
+    if comp.baseline not in summaries:
+        return None, []
+    summary = aggregate(summaries, comp.baseline, order=[r.key for r in results])
+    if not summary.get("rows"):
         return None, []
     choice = strategy_table(summary, comp.variants or [])["answer"]
     meta = {v.get("key"): v for v in comp.variants or []}
-    runs = [r for r in comp.results.all() if r.status == VariantResult.Status.DONE
+    runs = [r for r in results if r.status == VariantResult.Status.DONE
             and meta.get(r.key, {}).get("group", r.key) == choice and meta.get(r.key, {}).get("role") != "tuning"]
     return choice, runs
 
