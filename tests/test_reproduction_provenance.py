@@ -224,3 +224,20 @@ def test_sageserve_prose_blocks_come_from_the_results():
         bad = unexplained(typed_numbers(fn, facts), {"10", "20", "50", "60", "24", "98.32", "2024", "2025", "15",
                                                       "362", "70", "12"})
         assert not bad, f"{fn.__name__}: figures typed into the writer: " + "; ".join(t for t, _ in bad)
+
+
+def test_sageserve_fig11_and_single_seed_tables_come_from_their_results():
+    """The Fig. 11 like-for-like blocks (reproduce_sageserve_fig11.py) and the single-seed tables
+    (reproduce_sageserve.py --markdown): what their writers render from the committed results, typing no measured
+    figure (the paper's Fig. 11: Reactive 362.25 vs LT-UA 277.5 instance-hours, -23.4 %, its Jul 2025 trace)."""
+    from tests.benchmarks import reproduce_sageserve_fig11 as f11
+    from tests.benchmarks.reproduce_sageserve import markdown as single_tables
+
+    blocks = dict(GENERATED.findall(SAGESERVE_DOC.read_text()))
+    res = json.loads((RESULTS / "sageserve_fig11.json").read_text())
+    for name, fn in (("fig11-like-for-like", f11.markdown), ("fig11-in-short", f11.in_short)):
+        assert blocks[name].strip() == fn(res).strip(), f"docs/reproduction.md block {name}: regenerate it"
+        bad = unexplained(typed_numbers(fn, res, frozenset({"seed", "seeds"})), {"23.4", "2025", "277.5", "362.25"})
+        assert not bad, f"{name}: figures typed into the writer: " + "; ".join(t for t, _ in bad)
+    assert blocks["sageserve-tables"].strip() == single_tables(RESULTS / "sageserve.json").strip(), (
+        "docs/reproduction.md block sageserve-tables: regenerate it (reproduce_fair.py --write-doc)")
