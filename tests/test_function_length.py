@@ -31,7 +31,6 @@ ALLOWED: dict[str, int] = {
     "tests/benchmarks/support/chiron_doc.py::fig19_notes": 91,
     "planner/ingest/formats/detect.py::detect": 90,
     "planner/hardware/plots.py::fit_figure": 88,
-    "tests/benchmarks/reproduce_slinfer.py::render": 85,
     # 89: the loop holds the request path typed (one local, so the fused arrival call stays a C call)
     "simulations/engine/loop.py::Simulator._run": 89,
     "planner/hardware/services.py::import_perf_table": 84,

@@ -29,12 +29,18 @@ def pct(x) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}"
 
 
+def met_ratio(a: dict, b: dict) -> float | None:
+    """SLO-met(a) / SLO-met(b) of two runs of the same workload (same requests), computed from their SLO
+    attainments (SLO-met / requests), the figures the results file holds as fractions."""
+    return None if not b["slo_attainment"] else a["slo_attainment"] / b["slo_attainment"]
+
+
 def ratio(res: dict, size: str, n: str, base: str, run: dict | None = None) -> float | None:
     """SLO-met of SLINFER (or of ``run``) over SLO-met of ``base``, same size and model count."""
     m = res.get("main", {}).get(size, {}).get(n, {})
     s = run or m.get("slinfer")
     b = m.get(base)
-    return None if not s or not b or not b["slo_met"] else s["slo_met"] / b["slo_met"]
+    return None if not s or not b else met_ratio(s, b)
 
 
 def t3_ok(system: str, n: str, r: dict) -> bool:
