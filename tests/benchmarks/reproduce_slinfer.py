@@ -133,9 +133,10 @@ def setting() -> dict:
             "tpot_slo_s": TPOT_SLO, "cpu_nodes": cfg.cpu_nodes, "gpu_nodes": cfg.gpu_nodes, "models": models}
 
 
-def results_of(out: list[dict]) -> dict:
-    """The runs keyed by what the page looks them up by (strings, so that nothing but figures is numeric)."""
-    res: dict = {"trace": TRACE, "commit": _commit(), "setting": setting()}
+def results_of(out: list[dict], commit: str) -> dict:
+    """The runs keyed by what the page looks them up by (strings, so that nothing but figures is numeric);
+    ``commit``: the checkout the runs ran from (taken before they start)."""
+    res: dict = {"trace": TRACE, "commit": commit, "setting": setting()}
     for o in out:
         r = {k: o["result"][k] for k in KEEP}
         part = o["part"]
@@ -153,11 +154,14 @@ def results_of(out: list[dict]) -> dict:
 
 
 def _commit() -> str:
+    """HEAD of the checkout, with "+changes" when tracked files differ from it."""
     import subprocess
 
+    def git(*a):
+        return subprocess.run(["git", "-C", str(ROOT), *a], capture_output=True, text=True, check=True).stdout.strip()
+
     try:
-        return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
+        return git("rev-parse", "--short=12", "HEAD") + ("+changes" if git("status", "--porcelain", "-uno") else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
@@ -178,12 +182,13 @@ def main(argv=None) -> int:
         DOC.write_text(write_doc(json.loads(args.load.read_text()), f"{COMMAND} --load {_rel(args.load)}"))
         return 0
     jobs = jobs_for(args.only)
+    commit = _commit()
     if args.workers > 1 and len(jobs) > 1:
         with ProcessPoolExecutor(args.workers) as pool:
             out = list(pool.map(one, jobs))
     else:
         out = [one(j) for j in jobs]
-    res = results_of(out)
+    res = results_of(out, commit)
     out_path = args.out or (RESULTS if args.only == "all" else None)
     if not args.no_write and out_path:
         out_path.write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
