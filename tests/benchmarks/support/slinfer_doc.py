@@ -67,7 +67,9 @@ def _in_short_rest(res: dict) -> list[str]:
         a, b = wm["0"]["resizing_share_gpu"], wm["0.25"]["resizing_share_gpu"]
         L.append(f"- **Watermark (Fig. 31), missed:** GPU instances spend {pct(a)} % / {pct(b)} % of their lifetime "
                  f"resizing at w = 0 / 25 % (paper 11.3 % / 1.4 %): {PAPER_WATERMARK['0'] / a:.1f}x and "
-                 f"{PAPER_WATERMARK['0.25'] / b:.1f}x below; the direction holds.")
+                 f"{PAPER_WATERMARK['0.25'] / b:.1f}x below; "
+                 + ("the direction holds (less resizing at the larger watermark)." if b < a else
+                    "the direction does NOT hold (the paper: less resizing at the larger watermark)."))
     ab = res.get("ablation", {})
     if "w/o sharing" in ab:
         full = res.get("main", {}).get("7B", {}).get("64", {}).get("slinfer")
