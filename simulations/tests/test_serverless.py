@@ -114,8 +114,8 @@ def test_the_no_oom_invariant_raises():
 
 @pytest.fixture(scope="module")
 def slice_frame():
-    from simulations.engine.generator import slinfer as g
-    from simulations.engine.generator.spec import SlinferSpec
+    from simulations.engine.workload.generator import slinfer as g
+    from simulations.engine.workload.generator.spec import SlinferSpec
 
     f = g.read(SlinferSpec(kind="slinfer", trace="1_30_128_8_0", duration_s=300))
     return f[(f["model"].cat.codes % 8) < 2]  # the artefact's 32-model grouping, first 5 minutes

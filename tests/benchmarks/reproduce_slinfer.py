@@ -62,8 +62,8 @@ PAPER_WATERMARK = {0.0: 0.113, 0.25: 0.014}
 
 
 def workload(models: int):
-    from simulations.engine.generator import slinfer as g
-    from simulations.engine.generator.spec import SlinferSpec
+    from simulations.engine.workload.generator import slinfer as g
+    from simulations.engine.workload.generator.spec import SlinferSpec
 
     frame = g.read(SlinferSpec(kind="slinfer", trace=TRACE))
     return frame[(frame["model"].cat.codes % 8) < GROUPS[models]].reset_index(drop=True)
