@@ -15,13 +15,13 @@ plain Python when there is no fresh build (accel.py); results are identical.
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+from bisect import insort
 from heapq import heappop, heappush
 from math import sqrt
 
 import cython
 
-from simulations.engine.entities import Instance, decode_iters_done
+from simulations.engine.entities import Instance, RunLog, decode_iters_done
 
 if not cython.compiled:  # compiled: C constants from codes.pxd
     from simulations.engine.entities import DECODE, DRAINING, IDLE, MIXED, PREFILL, SERVING, SWAPIN, WAKE
@@ -116,9 +116,8 @@ class InstanceEngine(ChunkedPrefill):
     # The typed locals (cython.locals) only matter to the compiled build; as Python they are plain names.
     @cython.locals(phase=cython.int, it=cython.longlong, n=cython.longlong, d0=cython.double, rest=cython.double,
                    prev=cython.double, old=cython.double, rem=cython.longlong, f=cython.longlong,
-                   rid=cython.longlong, j=cython.longlong, idx=cython.Py_ssize_t, r0=cython.double,
-                   d=cython.double, r=cython.double, m=cython.double, runs_i0=list, runs_meta=list,
-                   fh=list, running=dict, top=tuple, fe=cython.longlong)
+                   rid=cython.longlong, j=cython.longlong, m=cython.double, runs=RunLog,
+                   fh=list, running=dict, fe=cython.longlong)
     def _segment_end(self, inst: Instance, t: float):
         inst.busy_s += t - inst.seg_t0
         phase = inst.phase
@@ -140,15 +139,10 @@ class InstanceEngine(ChunkedPrefill):
             rest = d0 + 2 * inst.seg_a * (n - 1) if n > 1 else 0.0
             prev = inst.last_dec_end
             old = inst.seg_t0 - prev + d0 if prev == prev else d0
-            runs_i0 = inst.runs_i0
-            if len(runs_i0) > 4096:
+            runs = inst.runs
+            if runs.hi - runs.lo > runs.trim_at:
                 self._trim_runs(inst)
-            runs_i0.append(inst.it)
-            runs_meta = inst.runs_meta
-            runs_meta.append(inst.seg_t0)
-            runs_meta.append(d0)
-            runs_meta.append(rest)
-            self._runs_append(inst, old if old > rest else rest)
+            runs.append(inst.it, inst.seg_t0, d0, rest, old if old > rest else rest)
             inst.last_dec_end = t
             it = inst.it + n
             inst.it = it
@@ -159,7 +153,6 @@ class InstanceEngine(ChunkedPrefill):
                 fin = self._fin
                 join = self._join
                 tok_t, tbt_max, t_done = self._tok_t, self._tbt_max, self._t_done
-                runs_meta = inst.runs_meta
                 while fh and cython.cast(cython.longlong, fh[0]) < (it + 1) * _FIN_RID:  # fin <= it
                     fe = heappop(fh)
                     f = fe // _FIN_RID
@@ -170,17 +163,7 @@ class InstanceEngine(ChunkedPrefill):
                         # _complete(inst, rid, t) with _close_stint inlined
                         j = join[rid]
                         if it != j:
-                            idx = bisect_left(runs_i0, j)
-                            r0 = runs_meta[3 * idx]
-                            d = runs_meta[3 * idx + 1]
-                            r = runs_meta[3 * idx + 2]
-                            m = r0 - tok_t[rid] + d
-                            if r > m:
-                                m = r
-                            if idx + 1 < len(runs_i0):
-                                r = self._runs_max_from(inst, idx + 1)
-                                if r > m:
-                                    m = r
+                            m = runs.gap_since(j, tok_t[rid])
                             if m > tbt_max[rid]:
                                 tbt_max[rid] = m
                         inst.S -= running.pop(rid)

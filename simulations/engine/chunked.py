@@ -149,12 +149,8 @@ class ChunkedPrefill(KVManager):
         if B:  # the running batch advanced one token (logged as a one-iteration decode run for max TBT)
             prev = inst.last_dec_end
             d0 = inst.seg_d0
-            inst.runs_i0.append(inst.it)
-            inst.runs_meta.append(inst.seg_t0)
-            inst.runs_meta.append(d0)
-            inst.runs_meta.append(0.0)
-            self._runs_append(inst, inst.seg_t0 - prev + d0 if prev == prev else d0)
-            if len(inst.runs_i0) > 4096:
+            inst.runs.append(inst.it, inst.seg_t0, d0, 0.0, inst.seg_t0 - prev + d0 if prev == prev else d0)
+            if inst.runs.hi - inst.runs.lo > inst.runs.trim_at:
                 self._trim_runs(inst)
             inst.last_dec_end = t
             inst.it += 1

@@ -15,10 +15,12 @@ PCTS = (50, 90, 95, 99)
 
 
 def _pcts(x: np.ndarray) -> dict:
+    """Percentiles and mean of ``x``, a scratch array (a selection's copy): reordered in place, not copied again."""
     if x.size == 0:
         return {f"p{p}": None for p in PCTS} | {"mean": None}
-    q = np.percentile(x, PCTS)
-    return {f"p{p}": float(v) for p, v in zip(PCTS, q, strict=True)} | {"mean": float(x.mean())}
+    mean = float(x.mean())  # before the partition reorders x (a sum's rounding depends on the order)
+    q = np.percentile(x, PCTS, overwrite_input=True)
+    return {f"p{p}": float(v) for p, v in zip(PCTS, q, strict=True)} | {"mean": mean}
 
 
 def _hist(x: np.ndarray, lo=1e-3, hi=1e5, bins=64) -> dict:

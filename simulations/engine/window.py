@@ -196,7 +196,7 @@ def _remap_ids(sim, remap: np.ndarray) -> None:
     new = remap.tolist()
     for inst in sim.instances:
         if inst.state == RELEASED:
-            inst.runs_i0, inst.runs_meta, inst.runs_old, inst.runs_mx = [], [], [], []  # read only for its running requests
+            inst.runs.clear()  # read only for its running requests
             if not (inst.waiting or inst.running or inst.fin_heap or inst.swapped or inst.pending):
                 continue
         if inst.waiting:
