@@ -21,7 +21,7 @@ from math import sqrt
 
 import cython
 
-from simulations.engine.entities import Instance, RunLog, decode_iters_done
+from simulations.engine.entities import Instance, IntHeap, RunLog, decode_iters_done
 
 if not cython.compiled:  # compiled: C constants from codes.pxd
     from simulations.engine.entities import DECODE, DRAINING, IDLE, MIXED, PREFILL, SERVING, SWAPIN, WAKE
@@ -117,7 +117,7 @@ class InstanceEngine(ChunkedPrefill):
     @cython.locals(phase=cython.int, it=cython.longlong, n=cython.longlong, d0=cython.double, rest=cython.double,
                    prev=cython.double, old=cython.double, rem=cython.longlong, f=cython.longlong,
                    rid=cython.longlong, j=cython.longlong, m=cython.double, runs=RunLog,
-                   fh=list, running=dict, fe=cython.longlong)
+                   fh=IntHeap, running=dict, fe=cython.longlong)
     def _segment_end(self, inst: Instance, t: float):
         inst.busy_s += t - inst.seg_t0
         phase = inst.phase
@@ -148,13 +148,13 @@ class InstanceEngine(ChunkedPrefill):
             inst.it = it
             inst.work -= inst.seg_B * n
             fh = inst.fin_heap
-            if fh and cython.cast(cython.longlong, fh[0]) < (it + 1) * _FIN_RID:
+            if fh.n and fh.h[0] < (it + 1) * _FIN_RID:
                 running = inst.running
                 fin = self._fin
                 join = self._join
                 tok_t, tbt_max, t_done = self._tok_t, self._tbt_max, self._t_done
-                while fh and cython.cast(cython.longlong, fh[0]) < (it + 1) * _FIN_RID:  # fin <= it
-                    fe = heappop(fh)
+                while fh.n and fh.h[0] < (it + 1) * _FIN_RID:  # fin <= it
+                    fe = fh.pop()
                     f = fe // _FIN_RID
                     rid = fe - f * _FIN_RID
                     if rid in running and fin[rid] == f:
@@ -279,7 +279,7 @@ class InstanceEngine(ChunkedPrefill):
 
     @cython.locals(room=cython.longlong, f=cython.longlong, n=cython.longlong, n_kv=cython.longlong,
                    d0=cython.double, a=cython.double, until=cython.double, dur=cython.double,
-                   rid=cython.longlong, fh=list, running=dict, fe=cython.longlong)
+                   rid=cython.longlong, fh=IntHeap, running=dict, fe=cython.longlong)
     def _decode_run(self, inst: Instance, t: float, B, ctx, kv_used, admit):
         """Run the fixed batch's decode iterations: one (reference mode) or, in fast mode, up to the next
         completion, KV exhaustion or the next time a dynamic scheduler's order can change, as one event."""
@@ -292,12 +292,12 @@ class InstanceEngine(ChunkedPrefill):
         running = inst.running
         fin = self._fin
         while True:  # drop stale heap tops (preempted / re-admitted requests)
-            fe = fh[0]
+            fe = fh.top()
             f = fe // _FIN_RID
             rid = fe - f * _FIN_RID
             if rid in running and fin[rid] == f:
                 break
-            heappop(fh)
+            fh.pop()
         d0 = inst.dc0 + inst.dcb * B + inst.dcc * ctx
         a = inst.dcc * B * 0.5
         if self.fast:
@@ -334,7 +334,7 @@ class InstanceEngine(ChunkedPrefill):
         for rid in inst.batch:
             rem = self._out[rid] - self._gen[rid]
             self._fin[rid] = it + rem
-            heappush(inst.fin_heap, (it + rem) * _FIN_RID + rid)
+            inst.fin_heap.push((it + rem) * _FIN_RID + rid)
         inst.batch = []
         self._step(inst, t)
 

@@ -2,7 +2,7 @@
 # Chunked prefill: C methods of the Simulator's third base type; _step is overridden by batching.pxd's InstanceEngine.
 
 from simulations.engine.codes cimport *
-from simulations.engine.entities cimport Instance
+from simulations.engine.entities cimport Instance, IntHeap
 from simulations.engine.kvcache cimport KVManager
 
 

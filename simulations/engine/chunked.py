@@ -14,7 +14,7 @@ from heapq import heappop
 
 import cython
 
-from simulations.engine.entities import Instance
+from simulations.engine.entities import Instance, IntHeap  # noqa: F401 - IntHeap types a local when compiled
 
 if not cython.compiled:  # compiled: C constants from codes.pxd
     from simulations.engine.entities import MIXED
@@ -143,7 +143,7 @@ class ChunkedPrefill(KVManager):
 
     @cython.locals(B=cython.longlong, prev=cython.double, d0=cython.double, it=cython.longlong,
                    f=cython.longlong, rid=cython.longlong, need=cython.longlong, rem=cython.longlong,
-                   take=cython.longlong, finished=list, fh=list, running=dict, fe=cython.longlong)
+                   take=cython.longlong, finished=list, fh=IntHeap, running=dict, fe=cython.longlong)
     def _mixed_end(self, inst: Instance, t: float):
         B = inst.seg_B
         if B:  # the running batch advanced one token (logged as a one-iteration decode run for max TBT)
@@ -156,8 +156,8 @@ class ChunkedPrefill(KVManager):
             inst.it += 1
             inst.work -= B
             fh, running, fin = inst.fin_heap, inst.running, self._fin
-            while fh and cython.cast(cython.longlong, fh[0]) < (inst.it + 1) * _FIN_RID:  # fin <= it
-                fe = heappop(fh)
+            while fh.n and fh.h[0] < (inst.it + 1) * _FIN_RID:  # fin <= it
+                fe = fh.pop()
                 f = fe // _FIN_RID
                 rid = fe - f * _FIN_RID
                 if rid in running and fin[rid] == f:

@@ -9,6 +9,17 @@ cdef class Instance
 
 
 @cython.final
+cdef class IntHeap:
+    cdef long[::1] h
+    cdef public Py_ssize_t n, cap
+
+    cpdef _grow(self, Py_ssize_t cap)
+    cpdef long top(self) except? -1
+    cpdef push(self, long v)
+    cpdef long pop(self) except? -1
+
+
+@cython.final
 cdef class RunLog:
     cdef long[::1] i0, mx
     cdef double[::1] t0, d0, rest, old
@@ -38,7 +49,7 @@ cdef class Instance:
     cdef public double pc0, pc1, pc2, pcs, pcr, dc0, dcb, dcc
     cdef public list waiting
     cdef public dict running
-    cdef public list fin_heap
+    cdef public IntHeap fin_heap
     cdef public long long B, S, it, kv, work
     cdef public int phase
     cdef public double seg_t0

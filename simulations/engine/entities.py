@@ -212,6 +212,91 @@ class RunLog:
                 for p in range(self.lo, self.hi)]
 
 
+class IntHeap:
+    """A min-heap of 64-bit ints in a flat typed array (an instance's finish heap, kvcache.py: one int per running
+    request, no boxed value or Python call per push / pop). Equal values are the same value, so it pops in the order
+    of any other min-heap of the same values (``heapq``'s included)."""
+
+    def __init__(self, cap: int = 16) -> None:
+        self.n = 0
+        self.cap = 0
+        self._grow(cap)
+
+    def _grow(self, cap) -> None:
+        h = np.zeros(cap, dtype=np.int64)
+        if self.n:
+            h[:self.n] = np.asarray(self.h)[:self.n]
+        self.h = memoryview(h)
+        self.cap = cap
+
+    def __len__(self) -> int:
+        return self.n
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def top(self):
+        """The smallest value (the heap must not be empty)."""
+        if self.n == 0:
+            raise IndexError("top of an empty heap")
+        return self.h[0]
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.locals(p=cython.Py_ssize_t, parent=cython.Py_ssize_t, pv=cython.long)
+    def push(self, v):
+        if self.n == self.cap:
+            self._grow(2 * self.cap)
+        p = self.n
+        self.n = p + 1
+        while p > 0:
+            parent = (p - 1) >> 1
+            pv = self.h[parent]
+            if v >= pv:
+                break
+            self.h[p] = pv
+            p = parent
+        self.h[p] = v
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.locals(top=cython.long, last=cython.long, p=cython.Py_ssize_t, c=cython.Py_ssize_t, n=cython.Py_ssize_t,
+                   cv=cython.long)
+    def pop(self):
+        """Remove and return the smallest value (the heap must not be empty)."""
+        if self.n == 0:
+            raise IndexError("pop from an empty heap")
+        top = self.h[0]
+        n = self.n - 1
+        self.n = n
+        if n > 0:
+            last = self.h[n]
+            p = 0
+            while True:
+                c = 2 * p + 1
+                if c >= n:
+                    break
+                cv = self.h[c]
+                if c + 1 < n and self.h[c + 1] < cv:
+                    c += 1
+                    cv = self.h[c]
+                if cv >= last:
+                    break
+                self.h[p] = cv
+                p = c
+            self.h[p] = last
+        return top
+
+    def values(self) -> list:
+        """The values held (heap order)."""
+        return [int(self.h[p]) for p in range(self.n)]
+
+    def replace(self, values) -> None:
+        """Hold exactly ``values`` (any order)."""
+        self.n = 0
+        for v in sorted(values):
+            self.push(v)
+
+
 class Instance:
     """One model copy on the GPUs of one deployment. Iteration-level continuous batching state.
 
@@ -248,7 +333,7 @@ class Instance:
         self.dc0, self.dcb, self.dcc = spec.decode.c0, spec.decode.c_batch, spec.decode.c_ctx
         self.waiting: list = []  # heap of (key, seq, rid)
         self.running: dict = {}  # rid -> ctx offset (ctx - join clock)
-        self.fin_heap: list = []  # heap of (fin clock, rid); stale entries skipped lazily
+        self.fin_heap = IntHeap()  # fin * FIN_RID + rid per running request (kvcache.py); stale entries skipped lazily
         self.B = 0
         self.S = 0
         self.it = 0

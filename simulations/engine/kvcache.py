@@ -278,7 +278,7 @@ class KVManager(RunState):
             pass  # a prefill pool's instance: the KV moves to a decode instance (disagg.py)
         else:
             self._fin[rid] = it + rem
-            heappush(inst.fin_heap, (it + rem) * _FIN_RID + rid)
+            inst.fin_heap.push((it + rem) * _FIN_RID + rid)
 
     def _complete(self, inst: Instance, rid, t: float):
         self._close_stint(inst, rid)
