@@ -150,26 +150,25 @@ class InstanceEngine(ChunkedPrefill):
             fh = inst.fin_heap
             if fh.n and fh.h[0] < (it + 1) * _FIN_RID:
                 running = inst.running
-                fin = self._fin
-                join = self._join
-                tok_t, tbt_max, t_done = self._tok_t, self._tbt_max, self._t_done
+                # the per-request arrays are indexed through self (a local copy of a typed view costs two atomic
+                # reference-count updates per call)
                 while fh.n and fh.h[0] < (it + 1) * _FIN_RID:  # fin <= it
                     fe = fh.pop()
                     f = fe // _FIN_RID
                     rid = fe - f * _FIN_RID
-                    if rid in running and fin[rid] == f:
+                    if rid in running and self._fin[rid] == f:
                         if inst.pfx is not None:
                             self._pfx_release(inst, rid)
                         # _complete(inst, rid, t) with _close_stint inlined
-                        j = join[rid]
+                        j = self._join[rid]
                         if it != j:
-                            m = runs.gap_since(j, tok_t[rid])
-                            if m > tbt_max[rid]:
-                                tbt_max[rid] = m
+                            m = runs.gap_since(j, self._tok_t[rid])
+                            if m > self._tbt_max[rid]:
+                                self._tbt_max[rid] = m
                         inst.S -= running.pop(rid)
                         inst.B -= 1
                         inst.res_tok -= self._inp[rid] + self._out[rid]
-                        t_done[rid] = t
+                        self._t_done[rid] = t
                         self.n_done += 1
                         if self._h_complete:
                             self._done_buf.append(rid)
@@ -213,7 +212,6 @@ class InstanceEngine(ChunkedPrefill):
         ``max_batch_size`` and the prefill under ``max_batch_tokens``: one prefill iteration. False if none fits."""
         waiting = inst.waiting
         free = inst.cap - kv_used - self.wm_tokens(inst)  # vLLM's watermark: admit only above it
-        inp, gen, join = self._inp, self._gen, self._join
         it = inst.it
         batch = []
         tokens = 0
@@ -224,7 +222,7 @@ class InstanceEngine(ChunkedPrefill):
             order = self.scheduler.order(waiting, t, self.policy_view)
             taken = 0
             for _key, _seq, rid in order:
-                need = inp[rid] + gen[rid]
+                need = self._inp[rid] + self._gen[rid]
                 if need > free or len(batch) >= room_b or (batch and tokens + need > max_bt):
                     break
                 batch.append(rid)
@@ -238,7 +236,7 @@ class InstanceEngine(ChunkedPrefill):
         else:
             while waiting:
                 rid = waiting[0][2]
-                need = inp[rid] + gen[rid]
+                need = self._inp[rid] + self._gen[rid]
                 if need > free or len(batch) >= room_b or (batch and tokens + need > max_bt):
                     break
                 heappop(waiting)
@@ -249,17 +247,15 @@ class InstanceEngine(ChunkedPrefill):
         if not batch:
             return False
         running = inst.running
-        t_admit = self._t_admit
-        out = self._out
         for rid in batch:
-            ctx = inp[rid] + gen[rid]
+            ctx = self._inp[rid] + self._gen[rid]
             running[rid] = ctx - it
             inst.S += ctx - it
             inst.q_tok -= ctx
-            inst.res_tok += inp[rid] + out[rid]
-            join[rid] = it
-            if t_admit[rid] != t_admit[rid]:
-                t_admit[rid] = t
+            inst.res_tok += self._inp[rid] + self._out[rid]
+            self._join[rid] = it
+            if self._t_admit[rid] != self._t_admit[rid]:
+                self._t_admit[rid] = t
         inst.B += len(batch)
         inst.batch = batch
         inst.phase = PREFILL
@@ -290,12 +286,11 @@ class InstanceEngine(ChunkedPrefill):
             return
         fh = inst.fin_heap
         running = inst.running
-        fin = self._fin
         while True:  # drop stale heap tops (preempted / re-admitted requests)
             fe = fh.top()
             f = fe // _FIN_RID
             rid = fe - f * _FIN_RID
-            if rid in running and fin[rid] == f:
+            if rid in running and self._fin[rid] == f:
                 break
             fh.pop()
         d0 = inst.dc0 + inst.dcb * B + inst.dcc * ctx

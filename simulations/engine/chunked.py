@@ -155,12 +155,12 @@ class ChunkedPrefill(KVManager):
             inst.last_dec_end = t
             inst.it += 1
             inst.work -= B
-            fh, running, fin = inst.fin_heap, inst.running, self._fin
+            fh, running = inst.fin_heap, inst.running
             while fh.n and fh.h[0] < (inst.it + 1) * _FIN_RID:  # fin <= it
                 fe = fh.pop()
                 f = fe // _FIN_RID
                 rid = fe - f * _FIN_RID
-                if rid in running and fin[rid] == f:
+                if rid in running and self._fin[rid] == f:
                     self._complete(inst, rid, t)
         it = inst.it
         finished = []
