@@ -116,7 +116,7 @@ class InstanceEngine(ChunkedPrefill):
     # The typed locals (cython.locals) only matter to the compiled build; as Python they are plain names.
     @cython.locals(phase=cython.int, it=cython.longlong, n=cython.longlong, d0=cython.double, rest=cython.double,
                    prev=cython.double, old=cython.double, rem=cython.longlong, f=cython.longlong,
-                   rid=cython.longlong, j=cython.longlong, m=cython.double, runs=RunLog,
+                   rid=cython.longlong, j=cython.longlong, m=cython.double, runs=RunLog, orid=object,
                    fh=IntHeap, running=dict, fe=cython.longlong)
     def _segment_end(self, inst: Instance, t: float):
         inst.busy_s += t - inst.seg_t0
@@ -156,7 +156,10 @@ class InstanceEngine(ChunkedPrefill):
                     fe = fh.pop()
                     f = fe // _FIN_RID
                     rid = fe - f * _FIN_RID
-                    if rid in running and self._fin[rid] == f:
+                    if self._fin[rid] != f:
+                        continue  # stale: preempted or re-admitted since
+                    orid = rid  # boxed once for the two dict operations
+                    if orid in running:
                         if inst.pfx is not None:
                             self._pfx_release(inst, rid)
                         # _complete(inst, rid, t) with _close_stint inlined
@@ -165,13 +168,13 @@ class InstanceEngine(ChunkedPrefill):
                             m = runs.gap_since(j, self._tok_t[rid])
                             if m > self._tbt_max[rid]:
                                 self._tbt_max[rid] = m
-                        inst.S -= running.pop(rid)
+                        inst.S -= running.pop(orid)
                         inst.B -= 1
                         inst.res_tok -= self._inp[rid] + self._out[rid]
                         self._t_done[rid] = t
                         self.n_done += 1
                         if self._h_complete:
-                            self._done_buf.append(rid)
+                            self._done_buf.append(orid)
         self._step(inst, t)
 
     @cython.locals(B=cython.longlong, ctx=cython.longlong, kv_used=cython.longlong, admit=cython.bint)
@@ -206,7 +209,7 @@ class InstanceEngine(ChunkedPrefill):
     @cython.locals(free=cython.longlong, it=cython.longlong, tokens=cython.longlong, max_bt=cython.longlong,
                    room_b=cython.longlong, need=cython.longlong, rid=cython.longlong, taken=cython.Py_ssize_t,
                    dur=cython.double, sq=cython.double, kv=cython.longlong, ctx=cython.longlong, waiting=list,
-                   batch=list, running=dict)
+                   batch=list, running=dict, orid=object)
     def _admit(self, inst: Instance, t: float, B, kv_used):
         """Admit waiting requests in scheduler order while their KV fits above the watermark, the batch stays under
         ``max_batch_size`` and the prefill under ``max_batch_tokens``: one prefill iteration. False if none fits."""
@@ -235,21 +238,23 @@ class InstanceEngine(ChunkedPrefill):
                 inst.waiting = [e for e in waiting if e[2] not in chosen]
         else:
             while waiting:
-                rid = waiting[0][2]
+                orid = waiting[0][2]
+                rid = orid
                 need = self._inp[rid] + self._gen[rid]
                 if need > free or len(batch) >= room_b or (batch and tokens + need > max_bt):
                     break
                 heappop(waiting)
-                batch.append(rid)
+                batch.append(orid)
                 tokens += need
                 sq += need * need
                 free -= need
         if not batch:
             return False
         running = inst.running
-        for rid in batch:
+        for orid in batch:
+            rid = orid
             ctx = self._inp[rid] + self._gen[rid]
-            running[rid] = ctx - it
+            running[orid] = ctx - it
             inst.S += ctx - it
             inst.q_tok -= ctx
             inst.res_tok += self._inp[rid] + self._out[rid]
@@ -290,7 +295,7 @@ class InstanceEngine(ChunkedPrefill):
             fe = fh.top()
             f = fe // _FIN_RID
             rid = fe - f * _FIN_RID
-            if rid in running and self._fin[rid] == f:
+            if self._fin[rid] == f and rid in running:
                 break
             fh.pop()
         d0 = inst.dc0 + inst.dcb * B + inst.dcc * ctx
