@@ -122,8 +122,10 @@ class RunLog:
         return self.hi - self.lo
 
     def clear(self) -> None:
+        """Forget every run and give the arrays back (a released instance's log: nothing will read it)."""
         self.lo = self.hi = self.mlo = self.mhi = 0
         self.trim_at = RUNS_TRIM_MIN
+        self._alloc(64)
 
     @cython.boundscheck(False)
     @cython.wraparound(False)

@@ -76,6 +76,11 @@ def test_run_log_equals_the_scan_through_appends_trims_and_compaction(seed, buil
             assert log.rows() == rows
             assert log.trim_at == max(entities.RUNS_TRIM_MIN, 2 * len(rows))
     assert checked == 9000
+    assert log.cap > 64
+    log.clear()  # a released instance's log (the streamed window): empty, and its arrays given back
+    assert log.count() == 0 and log.rows() == [] and log.cap == 64
+    log.append(5, 1.0, 0.5, 0.25, 2.0)
+    assert log.rows() == [(5, 1.0, 0.5, 0.25, 2.0)] and log.gap_since(5, 0.0) == 1.5
 
 
 @pytest.mark.parametrize("build", ["active", "source"])
