@@ -7,19 +7,16 @@ from __future__ import annotations
 import heapq
 import importlib.util
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from simulations.engine import entities
-
-ENGINE = Path(entities.__file__).resolve().parent if "_compiled" not in entities.__file__ else Path(
-    entities.__file__).resolve().parents[1]
+from simulations.engine import accel
+from simulations.engine.core import entities
 
 
 def test_codes_pxd_matches_the_python_constants():
-    text = (ENGINE / "codes.pxd").read_text()
+    text = (accel.source("core.codes", ".pxd")).read_text()
     consts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^\s+([A-Z]+) = (\d+)\s*$", text, re.M)}
     names = ("IDLE", "PREFILL", "DECODE", "WAKE", "MIXED", "SWAPIN", "PROVISIONING", "SERVING", "DRAINING",
              "RELEASED")
@@ -30,7 +27,7 @@ def test_codes_pxd_matches_the_python_constants():
 
 def _entities_source():
     """entities.py executed as plain Python (whichever build is active)."""
-    spec = importlib.util.spec_from_file_location("entities_source_for_test", ENGINE / "entities.py")
+    spec = importlib.util.spec_from_file_location("entities_source_for_test", accel.source("core.entities", ".py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
