@@ -7,6 +7,33 @@ cimport cython
 cdef class Endpoint
 cdef class Instance
 
+
+@cython.final
+cdef class IntHeap:
+    cdef long[::1] h
+    cdef public Py_ssize_t n, cap
+
+    cpdef _grow(self, Py_ssize_t cap)
+    cpdef long top(self) except? -1
+    cpdef push(self, long v)
+    cpdef long pop(self) except? -1
+
+
+@cython.final
+cdef class RunLog:
+    cdef long[::1] i0, mx
+    cdef double[::1] t0, d0, rest, old
+    cdef public Py_ssize_t lo, hi, mlo, mhi, cap, trim_at
+
+    cpdef _alloc(self, Py_ssize_t cap)
+    cpdef Py_ssize_t count(self)
+    cpdef clear(self)
+    cpdef append(self, long long i0, double t0, double d0, double rest, double old)
+    cpdef Py_ssize_t first_from(self, long long clock)
+    cpdef double max_from(self, Py_ssize_t s)
+    cpdef double gap_since(self, long long join, double tok_t) except? -1.0
+    cpdef trim(self, long long oldest)
+
 @cython.locals(e=cython.double, d0=cython.double, a=cython.double, b=cython.double, k=cython.longlong, n=cython.longlong)
 cpdef long long decode_iters_done(Instance inst, double t)
 
@@ -22,7 +49,7 @@ cdef class Instance:
     cdef public double pc0, pc1, pc2, pcs, pcr, dc0, dcb, dcc
     cdef public list waiting
     cdef public dict running
-    cdef public list fin_heap
+    cdef public IntHeap fin_heap
     cdef public long long B, S, it, kv, work
     cdef public int phase
     cdef public double seg_t0
@@ -35,7 +62,7 @@ cdef class Instance:
     cdef public object source
     cdef public long long rr
     cdef public bint donate_on_release
-    cdef public list runs_i0, runs_meta, runs_old, runs_mx
+    cdef public RunLog runs
     cdef public double last_dec_end
     cdef public list prefilling
     cdef public long long kv_prefill

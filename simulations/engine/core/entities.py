@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+import cython
+import numpy as np
 from cython.cimports.libc.math import sqrt  # C sqrt when compiled (math.sqrt as Python): same result
 
 from simulations.engine.scenario.config import DeploymentSpec, EndpointConfig
@@ -67,6 +69,236 @@ def signal_tokens(inst: Instance, t: float, mode) -> int:
     return kv
 
 
+# the decode-run log is trimmed (runs older than every running request's join forgotten) once it holds more than
+# max(RUNS_TRIM_MIN, twice what the last trim kept): bounded memory, amortised O(1) a run
+RUNS_TRIM_MIN = 4096
+
+
+class RunLog:
+    """An instance's decode-run log, for the requests' longest token gap (max TBT; kvcache.py ``_close_stint``).
+
+    Per decode run: its start clock ``i0`` (strictly increasing), start time ``t0``, first-iteration duration
+    ``d0``, the longest of its later iterations ``rest``, and ``old`` = max(gap since the previous decode token +
+    ``d0``, ``rest``): the longest gap a request already running sees in it. ``mx`` is the stack of positions of
+    ``old``'s suffix maxima (values strictly decreasing), so the maximum of ``old`` from any run on is one binary
+    search. Rows [lo, hi) of flat typed arrays are live (8 bytes a value, no boxed object per run: nothing for the
+    allocator or the cyclic GC); forgetting the oldest runs moves ``lo``; a full log is compacted or doubled."""
+
+    def __init__(self, cap: int = 64) -> None:
+        self.lo = self.hi = self.mlo = self.mhi = 0
+        self.trim_at = RUNS_TRIM_MIN
+        self._alloc(cap)
+
+    def _alloc(self, cap) -> None:
+        """Fresh arrays of ``cap`` rows holding the live runs (and the stack) at the front."""
+        old = None
+        if self.hi > 0:
+            old = (np.asarray(self.i0), np.asarray(self.t0), np.asarray(self.d0), np.asarray(self.rest),
+                   np.asarray(self.old), np.asarray(self.mx))
+        lo, hi, mlo, mhi = self.lo, self.hi, self.mlo, self.mhi
+        i0, mx = np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64)
+        t0, d0 = np.zeros(cap, dtype=np.float64), np.zeros(cap, dtype=np.float64)
+        rest, vold = np.zeros(cap, dtype=np.float64), np.zeros(cap, dtype=np.float64)
+        if old is not None:
+            n = hi - lo
+            i0[:n] = old[0][lo:hi]
+            t0[:n] = old[1][lo:hi]
+            d0[:n] = old[2][lo:hi]
+            rest[:n] = old[3][lo:hi]
+            vold[:n] = old[4][lo:hi]
+            mx[:mhi - mlo] = old[5][mlo:mhi] - lo
+        self.i0, self.t0, self.d0, self.rest, self.old, self.mx = (memoryview(i0), memoryview(t0), memoryview(d0),
+                                                                   memoryview(rest), memoryview(vold), memoryview(mx))
+        self.hi = hi - lo
+        self.lo = 0
+        self.mhi = mhi - mlo
+        self.mlo = 0
+        self.cap = cap
+
+    def __len__(self) -> int:
+        return self.hi - self.lo
+
+    def count(self):
+        return self.hi - self.lo
+
+    def clear(self) -> None:
+        """Forget every run and give the arrays back (a released instance's log: nothing will read it)."""
+        self.lo = self.hi = self.mlo = self.mhi = 0
+        self.trim_at = RUNS_TRIM_MIN
+        self._alloc(64)
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.locals(p=cython.Py_ssize_t, top=cython.Py_ssize_t)
+    def append(self, i0, t0, d0, rest, old):
+        """Log a run (``i0`` above every logged start clock)."""
+        if self.hi == self.cap:  # full: compact when at least half the rows are forgotten, else double
+            self._alloc(self.cap if 2 * (self.hi - self.lo) <= self.cap else 2 * self.cap)
+        p = self.hi
+        self.i0[p] = i0
+        self.t0[p] = t0
+        self.d0[p] = d0
+        self.rest[p] = rest
+        self.old[p] = old
+        top = self.mhi
+        while top > self.mlo and self.old[self.mx[top - 1]] <= old:
+            top -= 1
+        self.mx[top] = p
+        self.mhi = top + 1
+        self.hi = p + 1
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.locals(lo=cython.Py_ssize_t, hi=cython.Py_ssize_t, mid=cython.Py_ssize_t)
+    def first_from(self, clock):
+        """Row of the first live run starting at or after decode clock ``clock`` (``hi`` if none)."""
+        lo = self.lo
+        hi = self.hi
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if self.i0[mid] < clock:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.locals(lo=cython.Py_ssize_t, hi=cython.Py_ssize_t, mid=cython.Py_ssize_t)
+    def max_from(self, s):
+        """``max(old[s:hi])`` for a live row ``s`` (exactly that value)."""
+        lo = self.mlo
+        hi = self.mhi - 1
+        while lo < hi:  # the first stack entry at a row >= s (the last entry is the last run: >= s)
+            mid = (lo + hi) >> 1
+            if self.mx[mid] < s:
+                lo = mid + 1
+            else:
+                hi = mid
+        return self.old[self.mx[lo]]
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.locals(idx=cython.Py_ssize_t, m=cython.double, r=cython.double)
+    def gap_since(self, join, tok_t):
+        """The longest token gap of a request that joined the batch at decode clock ``join`` (``join`` below the
+        current clock) and whose last token before that came at ``tok_t``: the first run since it joined counts
+        from ``tok_t``, later runs count whole (their ``old``)."""
+        idx = self.first_from(join)
+        if idx >= self.hi:
+            raise IndexError("no decode run since the request joined")
+        m = self.t0[idx] - tok_t + self.d0[idx]
+        r = self.rest[idx]
+        if r > m:
+            m = r
+        if idx + 1 < self.hi:
+            r = self.max_from(idx + 1)
+            if r > m:
+                m = r
+        return m
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.locals(cut=cython.Py_ssize_t)
+    def trim(self, oldest):
+        """Forget the runs starting before decode clock ``oldest``; the next trim waits until the log doubles."""
+        cut = self.first_from(oldest)
+        self.lo = cut
+        while self.mlo < self.mhi and self.mx[self.mlo] < cut:
+            self.mlo += 1
+        self.trim_at = max(RUNS_TRIM_MIN, 2 * (self.hi - self.lo))
+
+    def rows(self) -> list:
+        """The live runs as (i0, t0, d0, rest, old) tuples, oldest first (tests, inspection)."""
+        return [(int(self.i0[p]), float(self.t0[p]), float(self.d0[p]), float(self.rest[p]), float(self.old[p]))
+                for p in range(self.lo, self.hi)]
+
+
+class IntHeap:
+    """A min-heap of 64-bit ints in a flat typed array (an instance's finish heap, kvcache.py: one int per running
+    request, no boxed value or Python call per push / pop). Equal values are the same value, so it pops in the order
+    of any other min-heap of the same values (``heapq``'s included)."""
+
+    def __init__(self, cap: int = 16) -> None:
+        self.n = 0
+        self.cap = 0
+        self._grow(cap)
+
+    def _grow(self, cap) -> None:
+        h = np.zeros(cap, dtype=np.int64)
+        if self.n:
+            h[:self.n] = np.asarray(self.h)[:self.n]
+        self.h = memoryview(h)
+        self.cap = cap
+
+    def __len__(self) -> int:
+        return self.n
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def top(self):
+        """The smallest value (the heap must not be empty)."""
+        if self.n == 0:
+            raise IndexError("top of an empty heap")
+        return self.h[0]
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.locals(p=cython.Py_ssize_t, parent=cython.Py_ssize_t, pv=cython.long)
+    def push(self, v):
+        if self.n == self.cap:
+            self._grow(2 * self.cap)
+        p = self.n
+        self.n = p + 1
+        while p > 0:
+            parent = (p - 1) >> 1
+            pv = self.h[parent]
+            if v >= pv:
+                break
+            self.h[p] = pv
+            p = parent
+        self.h[p] = v
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.locals(top=cython.long, last=cython.long, p=cython.Py_ssize_t, c=cython.Py_ssize_t, n=cython.Py_ssize_t,
+                   cv=cython.long)
+    def pop(self):
+        """Remove and return the smallest value (the heap must not be empty)."""
+        if self.n == 0:
+            raise IndexError("pop from an empty heap")
+        top = self.h[0]
+        n = self.n - 1
+        self.n = n
+        if n > 0:
+            last = self.h[n]
+            p = 0
+            while True:
+                c = 2 * p + 1
+                if c >= n:
+                    break
+                cv = self.h[c]
+                if c + 1 < n and self.h[c + 1] < cv:
+                    c += 1
+                    cv = self.h[c]
+                if cv >= last:
+                    break
+                self.h[p] = cv
+                p = c
+            self.h[p] = last
+        return top
+
+    def values(self) -> list:
+        """The values held (heap order)."""
+        return [int(self.h[p]) for p in range(self.n)]
+
+    def replace(self, values) -> None:
+        """Hold exactly ``values`` (any order)."""
+        self.n = 0
+        for v in sorted(values):
+            self.push(v)
+
+
 class Instance:
     """One model copy on the GPUs of one deployment. Iteration-level continuous batching state.
 
@@ -80,7 +312,7 @@ class Instance:
         "iid", "endpoint", "spec", "state", "cap", "max_b", "max_bt", "pc0", "pc1", "pc2", "pcs", "pcr", "dc0", "dcb", "dcc",
         "waiting", "running", "fin_heap", "B", "S", "it", "kv", "work", "phase", "seg_t0", "seg_n", "seg_d0",
         "seg_B", "seg_end", "batch", "busy_s", "t_requested", "t_ready", "t_released", "source",
-        "rr", "donate_on_release", "seg_a", "runs_i0", "runs_old", "runs_meta", "runs_mx",
+        "rr", "donate_on_release", "seg_a", "runs",
         "last_dec_end", "prefilling", "kv_prefill", "swapped", "pending", "kind", "policy_state", "adm", "res_tok", "q_tok",
         "ix_pos", "ix_seq", "ix_lb", "ix_run", "ix_r", "ix_rt", "ix_q", "ix_qt", "ix_b", "ix_bn",
         "v1", "pfx", "pfx_lru", "pfx_lru_tok",
@@ -103,7 +335,7 @@ class Instance:
         self.dc0, self.dcb, self.dcc = spec.decode.c0, spec.decode.c_batch, spec.decode.c_ctx
         self.waiting: list = []  # heap of (key, seq, rid)
         self.running: dict = {}  # rid -> ctx offset (ctx - join clock)
-        self.fin_heap: list = []  # heap of (fin clock, rid); stale entries skipped lazily
+        self.fin_heap = IntHeap()  # fin * FIN_RID + rid per running request (kvcache.py); stale entries skipped lazily
         self.B = 0
         self.S = 0
         self.it = 0
@@ -124,14 +356,7 @@ class Instance:
         self.source = source
         self.rr = 0
         self.donate_on_release = True
-        # decode-run log for max TBT: per run its start clock, start time, first iteration d0, the longest of
-        # its later iterations, and max(gap since the previous decode token, that) for requests already running
-        self.runs_i0: list = []  # start clock of each run (sorted)
-        # per run, flat (3 floats a run, no tuple: nothing for the cyclic GC to traverse): start time,
-        # first-iteration duration, longest later iteration
-        self.runs_meta: list = []
-        self.runs_old: list = []
-        self.runs_mx: list = []  # positions in runs_old of its suffix maxima (values strictly decreasing; kvcache)
+        self.runs = RunLog()  # decode-run log for max TBT (kvcache.py)
         self.last_dec_end = float("nan")
         self.prefilling: list = []  # chunked prefill: [rid, prompt tokens left, KV reserved] in admission order
         self.kv_prefill = 0  # KV reserved by requests still in chunked prefill

@@ -2,7 +2,7 @@
 # The instance engine's internal steps are C methods of the Simulator's fourth base type.
 
 from simulations.engine.core.codes cimport *
-from simulations.engine.core.entities cimport Instance, decode_iters_done
+from simulations.engine.core.entities cimport Instance, IntHeap, RunLog, decode_iters_done
 from simulations.engine.instance.chunked cimport ChunkedPrefill
 
 cpdef long long work_now(Instance inst, double t)

@@ -15,13 +15,13 @@ plain Python when there is no fresh build (accel.py); results are identical.
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+from bisect import insort
 from heapq import heappop, heappush
 from math import sqrt
 
 import cython
 
-from simulations.engine.core.entities import Instance, decode_iters_done
+from simulations.engine.core.entities import Instance, IntHeap, RunLog, decode_iters_done
 
 if not cython.compiled:  # compiled: C constants from codes.pxd
     from simulations.engine.core.entities import DECODE, DRAINING, IDLE, MIXED, PREFILL, SERVING, SWAPIN, WAKE
@@ -116,9 +116,8 @@ class InstanceEngine(ChunkedPrefill):
     # The typed locals (cython.locals) only matter to the compiled build; as Python they are plain names.
     @cython.locals(phase=cython.int, it=cython.longlong, n=cython.longlong, d0=cython.double, rest=cython.double,
                    prev=cython.double, old=cython.double, rem=cython.longlong, f=cython.longlong,
-                   rid=cython.longlong, j=cython.longlong, idx=cython.Py_ssize_t, r0=cython.double,
-                   d=cython.double, r=cython.double, m=cython.double, runs_i0=list, runs_meta=list,
-                   fh=list, running=dict, top=tuple, fe=cython.longlong)
+                   rid=cython.longlong, j=cython.longlong, m=cython.double, runs=RunLog, orid=object,
+                   fh=IntHeap, running=dict, fe=cython.longlong)
     def _segment_end(self, inst: Instance, t: float):
         inst.busy_s += t - inst.seg_t0
         phase = inst.phase
@@ -140,56 +139,42 @@ class InstanceEngine(ChunkedPrefill):
             rest = d0 + 2 * inst.seg_a * (n - 1) if n > 1 else 0.0
             prev = inst.last_dec_end
             old = inst.seg_t0 - prev + d0 if prev == prev else d0
-            runs_i0 = inst.runs_i0
-            if len(runs_i0) > 4096:
+            runs = inst.runs
+            if runs.hi - runs.lo > runs.trim_at:
                 self._trim_runs(inst)
-            runs_i0.append(inst.it)
-            runs_meta = inst.runs_meta
-            runs_meta.append(inst.seg_t0)
-            runs_meta.append(d0)
-            runs_meta.append(rest)
-            self._runs_append(inst, old if old > rest else rest)
+            runs.append(inst.it, inst.seg_t0, d0, rest, old if old > rest else rest)
             inst.last_dec_end = t
             it = inst.it + n
             inst.it = it
             inst.work -= inst.seg_B * n
             fh = inst.fin_heap
-            if fh and cython.cast(cython.longlong, fh[0]) < (it + 1) * _FIN_RID:
+            if fh.n and fh.h[0] < (it + 1) * _FIN_RID:
                 running = inst.running
-                fin = self._fin
-                join = self._join
-                tok_t, tbt_max, t_done = self._tok_t, self._tbt_max, self._t_done
-                runs_meta = inst.runs_meta
-                while fh and cython.cast(cython.longlong, fh[0]) < (it + 1) * _FIN_RID:  # fin <= it
-                    fe = heappop(fh)
+                # the per-request arrays are indexed through self (a local copy of a typed view costs two atomic
+                # reference-count updates per call)
+                while fh.n and fh.h[0] < (it + 1) * _FIN_RID:  # fin <= it
+                    fe = fh.pop()
                     f = fe // _FIN_RID
                     rid = fe - f * _FIN_RID
-                    if rid in running and fin[rid] == f:
+                    if self._fin[rid] != f:
+                        continue  # stale: preempted or re-admitted since
+                    orid = rid  # boxed once for the two dict operations
+                    if orid in running:
                         if inst.pfx is not None:
                             self._pfx_release(inst, rid)
                         # _complete(inst, rid, t) with _close_stint inlined
-                        j = join[rid]
+                        j = self._join[rid]
                         if it != j:
-                            idx = bisect_left(runs_i0, j)
-                            r0 = runs_meta[3 * idx]
-                            d = runs_meta[3 * idx + 1]
-                            r = runs_meta[3 * idx + 2]
-                            m = r0 - tok_t[rid] + d
-                            if r > m:
-                                m = r
-                            if idx + 1 < len(runs_i0):
-                                r = self._runs_max_from(inst, idx + 1)
-                                if r > m:
-                                    m = r
-                            if m > tbt_max[rid]:
-                                tbt_max[rid] = m
-                        inst.S -= running.pop(rid)
+                            m = runs.gap_since(j, self._tok_t[rid])
+                            if m > self._tbt_max[rid]:
+                                self._tbt_max[rid] = m
+                        inst.S -= running.pop(orid)
                         inst.B -= 1
                         inst.res_tok -= self._inp[rid] + self._out[rid]
-                        t_done[rid] = t
+                        self._t_done[rid] = t
                         self.n_done += 1
                         if self._h_complete:
-                            self._done_buf.append(rid)
+                            self._done_buf.append(orid)
         self._step(inst, t)
 
     @cython.locals(B=cython.longlong, ctx=cython.longlong, kv_used=cython.longlong, admit=cython.bint)
@@ -224,13 +209,12 @@ class InstanceEngine(ChunkedPrefill):
     @cython.locals(free=cython.longlong, it=cython.longlong, tokens=cython.longlong, max_bt=cython.longlong,
                    room_b=cython.longlong, need=cython.longlong, rid=cython.longlong, taken=cython.Py_ssize_t,
                    dur=cython.double, sq=cython.double, kv=cython.longlong, ctx=cython.longlong, waiting=list,
-                   batch=list, running=dict)
+                   batch=list, running=dict, orid=object)
     def _admit(self, inst: Instance, t: float, B, kv_used):
         """Admit waiting requests in scheduler order while their KV fits above the watermark, the batch stays under
         ``max_batch_size`` and the prefill under ``max_batch_tokens``: one prefill iteration. False if none fits."""
         waiting = inst.waiting
         free = inst.cap - kv_used - self.wm_tokens(inst)  # vLLM's watermark: admit only above it
-        inp, gen, join = self._inp, self._gen, self._join
         it = inst.it
         batch = []
         tokens = 0
@@ -241,7 +225,7 @@ class InstanceEngine(ChunkedPrefill):
             order = self.scheduler.order(waiting, t, self.policy_view)
             taken = 0
             for _key, _seq, rid in order:
-                need = inp[rid] + gen[rid]
+                need = self._inp[rid] + self._gen[rid]
                 if need > free or len(batch) >= room_b or (batch and tokens + need > max_bt):
                     break
                 batch.append(rid)
@@ -254,29 +238,29 @@ class InstanceEngine(ChunkedPrefill):
                 inst.waiting = [e for e in waiting if e[2] not in chosen]
         else:
             while waiting:
-                rid = waiting[0][2]
-                need = inp[rid] + gen[rid]
+                orid = waiting[0][2]
+                rid = orid
+                need = self._inp[rid] + self._gen[rid]
                 if need > free or len(batch) >= room_b or (batch and tokens + need > max_bt):
                     break
                 heappop(waiting)
-                batch.append(rid)
+                batch.append(orid)
                 tokens += need
                 sq += need * need
                 free -= need
         if not batch:
             return False
         running = inst.running
-        t_admit = self._t_admit
-        out = self._out
-        for rid in batch:
-            ctx = inp[rid] + gen[rid]
-            running[rid] = ctx - it
+        for orid in batch:
+            rid = orid
+            ctx = self._inp[rid] + self._gen[rid]
+            running[orid] = ctx - it
             inst.S += ctx - it
             inst.q_tok -= ctx
-            inst.res_tok += inp[rid] + out[rid]
-            join[rid] = it
-            if t_admit[rid] != t_admit[rid]:
-                t_admit[rid] = t
+            inst.res_tok += self._inp[rid] + self._out[rid]
+            self._join[rid] = it
+            if self._t_admit[rid] != self._t_admit[rid]:
+                self._t_admit[rid] = t
         inst.B += len(batch)
         inst.batch = batch
         inst.phase = PREFILL
@@ -296,7 +280,7 @@ class InstanceEngine(ChunkedPrefill):
 
     @cython.locals(room=cython.longlong, f=cython.longlong, n=cython.longlong, n_kv=cython.longlong,
                    d0=cython.double, a=cython.double, until=cython.double, dur=cython.double,
-                   rid=cython.longlong, fh=list, running=dict, fe=cython.longlong)
+                   rid=cython.longlong, fh=IntHeap, running=dict, fe=cython.longlong)
     def _decode_run(self, inst: Instance, t: float, B, ctx, kv_used, admit):
         """Run the fixed batch's decode iterations: one (reference mode) or, in fast mode, up to the next
         completion, KV exhaustion or the next time a dynamic scheduler's order can change, as one event."""
@@ -307,14 +291,13 @@ class InstanceEngine(ChunkedPrefill):
             return
         fh = inst.fin_heap
         running = inst.running
-        fin = self._fin
         while True:  # drop stale heap tops (preempted / re-admitted requests)
-            fe = fh[0]
+            fe = fh.top()
             f = fe // _FIN_RID
             rid = fe - f * _FIN_RID
-            if rid in running and fin[rid] == f:
+            if self._fin[rid] == f and rid in running:
                 break
-            heappop(fh)
+            fh.pop()
         d0 = inst.dc0 + inst.dcb * B + inst.dcc * ctx
         a = inst.dcc * B * 0.5
         if self.fast:
@@ -351,7 +334,7 @@ class InstanceEngine(ChunkedPrefill):
         for rid in inst.batch:
             rem = self._out[rid] - self._gen[rid]
             self._fin[rid] = it + rem
-            heappush(inst.fin_heap, (it + rem) * _FIN_RID + rid)
+            inst.fin_heap.push((it + rem) * _FIN_RID + rid)
         inst.batch = []
         self._step(inst, t)
 

@@ -2,7 +2,7 @@
 # Chunked prefill: C methods of the Simulator's third base type; _step is overridden by batching.pxd's InstanceEngine.
 
 from simulations.engine.core.codes cimport *
-from simulations.engine.core.entities cimport Instance
+from simulations.engine.core.entities cimport Instance, IntHeap
 from simulations.engine.instance.kvcache cimport KVManager
 
 

@@ -14,7 +14,7 @@ from heapq import heappop
 
 import cython
 
-from simulations.engine.core.entities import Instance
+from simulations.engine.core.entities import Instance, IntHeap  # noqa: F401 - IntHeap types a local when compiled
 
 if not cython.compiled:  # compiled: C constants from codes.pxd
     from simulations.engine.core.entities import MIXED
@@ -143,28 +143,24 @@ class ChunkedPrefill(KVManager):
 
     @cython.locals(B=cython.longlong, prev=cython.double, d0=cython.double, it=cython.longlong,
                    f=cython.longlong, rid=cython.longlong, need=cython.longlong, rem=cython.longlong,
-                   take=cython.longlong, finished=list, fh=list, running=dict, fe=cython.longlong)
+                   take=cython.longlong, finished=list, fh=IntHeap, running=dict, fe=cython.longlong)
     def _mixed_end(self, inst: Instance, t: float):
         B = inst.seg_B
         if B:  # the running batch advanced one token (logged as a one-iteration decode run for max TBT)
             prev = inst.last_dec_end
             d0 = inst.seg_d0
-            inst.runs_i0.append(inst.it)
-            inst.runs_meta.append(inst.seg_t0)
-            inst.runs_meta.append(d0)
-            inst.runs_meta.append(0.0)
-            self._runs_append(inst, inst.seg_t0 - prev + d0 if prev == prev else d0)
-            if len(inst.runs_i0) > 4096:
+            inst.runs.append(inst.it, inst.seg_t0, d0, 0.0, inst.seg_t0 - prev + d0 if prev == prev else d0)
+            if inst.runs.hi - inst.runs.lo > inst.runs.trim_at:
                 self._trim_runs(inst)
             inst.last_dec_end = t
             inst.it += 1
             inst.work -= B
-            fh, running, fin = inst.fin_heap, inst.running, self._fin
-            while fh and cython.cast(cython.longlong, fh[0]) < (inst.it + 1) * _FIN_RID:  # fin <= it
-                fe = heappop(fh)
+            fh, running = inst.fin_heap, inst.running
+            while fh.n and fh.h[0] < (inst.it + 1) * _FIN_RID:  # fin <= it
+                fe = fh.pop()
                 f = fe // _FIN_RID
                 rid = fe - f * _FIN_RID
-                if rid in running and fin[rid] == f:
+                if rid in running and self._fin[rid] == f:
                     self._complete(inst, rid, t)
         it = inst.it
         finished = []

@@ -17,8 +17,6 @@ cdef class KVManager(RunState):
 
     cdef long long wm_tokens(self, Instance inst)
     cdef _trim_runs(self, Instance inst)
-    cdef _runs_append(self, Instance inst, double v)
-    cdef double _runs_max_from(self, Instance inst, Py_ssize_t s) except? -1.0
     cdef _close_stint(self, Instance inst, long long rid)
     cdef _first_token(self, Instance inst, long long rid, double t, long long it)
     cdef _complete(self, Instance inst, long long rid, double t)

@@ -46,7 +46,7 @@ plain Python when there is no fresh build (accel.py); results are identical.
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+from bisect import insort
 from heapq import heappush
 
 import cython
@@ -241,65 +241,22 @@ class KVManager(RunState):
         w = int(self.kv_wm * inst.cap)
         return w
 
-    @cython.locals(oldest=cython.longlong, cut=cython.Py_ssize_t, p=cython.Py_ssize_t)
+    @cython.locals(oldest=cython.longlong, r=cython.longlong, j=cython.longlong)
     def _trim_runs(self, inst: Instance):
-        """Forget decode runs older than every running request's join clock (bounded memory)."""
-        join = self._join
-        oldest = min((join[r] for r in inst.running), default=inst.it)
-        cut = bisect_left(inst.runs_i0, oldest)
-        if cut:
-            del inst.runs_i0[:cut]
-            del inst.runs_old[:cut]
-            del inst.runs_meta[:3 * cut]  # three floats a run
-            inst.runs_mx = [p - cut for p in inst.runs_mx if p >= cut]
+        """Forget decode runs older than every running request's join clock (bounded memory; entities.RunLog)."""
+        oldest = inst.it
+        for r in inst.running:
+            j = self._join[r]
+            if j < oldest:
+                oldest = j
+        inst.runs.trim(oldest)
 
-    @cython.locals(mx=list, runs_old=list)
-    def _runs_append(self, inst: Instance, v: float):
-        """Log a decode run's gap value ``v`` (runs_old) and keep ``runs_mx``, the positions of runs_old's suffix
-        maxima: a stack whose values strictly decrease, so max(runs_old[s:]) is the value at its first position
-        >= s (amortised O(1) here, O(log) per query, instead of a slice and a scan per finished request)."""
-        runs_old = inst.runs_old
-        mx = inst.runs_mx
-        while mx and runs_old[mx[len(mx) - 1]] <= v:
-            mx.pop()
-        mx.append(len(runs_old))
-        runs_old.append(v)
-
-    @cython.locals(mx=list, lo=cython.Py_ssize_t, hi=cython.Py_ssize_t, mid=cython.Py_ssize_t, p=cython.Py_ssize_t)
-    def _runs_max_from(self, inst: Instance, s):
-        """``max(inst.runs_old[s:])`` for ``s < len(inst.runs_old)`` (exactly that value)."""
-        mx = inst.runs_mx
-        lo = 0
-        hi = len(mx) - 1
-        while lo < hi:  # the first stack entry at a position >= s (the last entry is the last run: >= s)
-            mid = (lo + hi) >> 1
-            p = mx[mid]
-            if p < s:
-                lo = mid + 1
-            else:
-                hi = mid
-        return inst.runs_old[mx[lo]]
-
-    @cython.locals(j=cython.longlong, idx=cython.Py_ssize_t, t0=cython.double, d0=cython.double, r=cython.double,
-                   m=cython.double, runs_i0=list, meta=list)
+    @cython.locals(m=cython.double)
     def _close_stint(self, inst: Instance, rid):
         """Fold the token gaps of the request's decode iterations since it joined into tbt_max."""
-        j = self._join[rid]
-        if inst.it == j:
+        if inst.it == self._join[rid]:
             return  # no decode iteration since joining
-        runs_i0 = inst.runs_i0
-        idx = bisect_left(runs_i0, j)
-        meta = inst.runs_meta
-        t0 = meta[3 * idx]
-        d0 = meta[3 * idx + 1]
-        r = meta[3 * idx + 2]
-        m = t0 - self._tok_t[rid] + d0
-        if r > m:
-            m = r
-        if idx + 1 < len(runs_i0):
-            r = self._runs_max_from(inst, idx + 1)
-            if r > m:
-                m = r
+        m = inst.runs.gap_since(self._join[rid], self._tok_t[rid])
         if m > self._tbt_max[rid]:
             self._tbt_max[rid] = m
 
@@ -321,7 +278,7 @@ class KVManager(RunState):
             pass  # a prefill pool's instance: the KV moves to a decode instance (disagg.py)
         else:
             self._fin[rid] = it + rem
-            heappush(inst.fin_heap, (it + rem) * _FIN_RID + rid)
+            inst.fin_heap.push((it + rem) * _FIN_RID + rid)
 
     def _complete(self, inst: Instance, rid, t: float):
         self._close_stint(inst, rid)

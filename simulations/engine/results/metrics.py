@@ -15,10 +15,12 @@ PCTS = (50, 90, 95, 99)
 
 
 def _pcts(x: np.ndarray) -> dict:
+    """Percentiles and mean of ``x``, a scratch array (a selection's copy): reordered in place, not copied again."""
     if x.size == 0:
         return {f"p{p}": None for p in PCTS} | {"mean": None}
-    q = np.percentile(x, PCTS)
-    return {f"p{p}": float(v) for p, v in zip(PCTS, q, strict=True)} | {"mean": float(x.mean())}
+    mean = float(x.mean())  # before the partition reorders x (a sum's rounding depends on the order)
+    q = np.percentile(x, PCTS, overwrite_input=True)
+    return {f"p{p}": float(v) for p, v in zip(PCTS, q, strict=True)} | {"mean": mean}
 
 
 def _hist(x: np.ndarray, lo=1e-3, hi=1e5, bins=64) -> dict:
@@ -128,35 +130,47 @@ def _per_request(sim, w) -> _PerRequest:
     return _PerRequest(t_first, t_done, dropped, done, unfinished, ttft, e2e, queueing, tbt, tbt_max, met)
 
 
-def _block(sim, r: _PerRequest, out: np.ndarray, mask: np.ndarray) -> dict:
-    """Counts, drop reasons, latency percentiles and SLO attainment of the requests in ``mask``."""
+def _block(sim, r: _PerRequest, multi: np.ndarray, mask: np.ndarray, pct: float | None = None) -> dict:
+    """Counts, drop reasons, latency percentiles and SLO attainment of the requests in ``mask`` (``multi``: more
+    than one output token); with ``pct``, also that TTFT percentile of the completed ones (``"ttft_pct"``, inf
+    when none completed)."""
     d = r.done & mask
     total = int(mask.sum())
     reasons: dict[str, int] = {}
     for rid, why in sim.dropped.items():
         if mask[rid]:
             reasons[why] = reasons.get(why, 0) + 1
-    if r.unfinished[mask].any():
-        reasons["unfinished"] = int(r.unfinished[mask].sum())
+    unfinished = int(np.count_nonzero(r.unfinished[mask]))
+    if unfinished:
+        reasons["unfinished"] = unfinished
     tt = r.ttft[d]
-    return {
-        "requests": total, "completed": int(d.sum()), "dropped": total - int(d.sum()), "drop_reasons": reasons,
+    q = None
+    if pct is not None:
+        q = math.inf if not tt.size else (float(np.percentile(tt, pct)) if pct not in PCTS else None)
+    dm = d & multi
+    completed = int(np.count_nonzero(d))
+    b = {
+        "requests": total, "completed": completed, "dropped": total - completed, "drop_reasons": reasons,
         "ttft": _pcts(tt), "e2e": _pcts(r.e2e[d]), "queueing": _pcts(r.queueing[d]),
-        "tbt_mean": _pcts(r.tbt[d & (out > 1)]), "tbt_max": _pcts(r.tbt_max[d & (out > 1)]),
+        "tbt_mean": _pcts(r.tbt[dm]), "tbt_max": _pcts(r.tbt_max[dm]),
         "slo_attainment": float(r.met[mask].sum() / total) if total else None,
         "preempted_requests": int((np.asarray(sim.preempted)[mask] > 0).sum()),
     }
+    if pct is not None:  # a percentile _pcts computed is the same number (same interpolation of the same values)
+        b["ttft_pct"] = q if q is not None else b["ttft"][f"p{int(pct)}"]
+    return b
 
 
 def _tiers(sim, w, r: _PerRequest) -> dict[str, dict]:
     tiers = {}
+    multi = w.output_tokens > 1
     for i, name in enumerate(TIERS):
         mask = w.tier == i
         if mask.any():
-            b = _block(sim, r, w.output_tokens, mask)
-            b["slo_ttft_s"] = sim.ttft_slo[i]
             pct = sim.scenario.slo.percentile
-            q = float(np.percentile(r.ttft[r.done & mask], pct)) if (r.done & mask).any() else math.inf
+            b = _block(sim, r, multi, mask, pct)
+            b["slo_ttft_s"] = sim.ttft_slo[i]
+            q = b.pop("ttft_pct")
             b[f"ttft_p{int(pct)}_meets_slo"] = bool(q <= sim.ttft_slo[i])
             tiers[name] = b
     return tiers
@@ -164,12 +178,13 @@ def _tiers(sim, w, r: _PerRequest) -> dict[str, dict]:
 
 def _summary(sim, w, r: _PerRequest, end: float, tot: dict, wall_s: float) -> dict:
     done, out = r.done, w.output_tokens
+    dm = done & (out > 1)
     sim.lifecycle.spot_flush(end)  # spot pool occupancy up to the end
     spot_hours = {name: s / 3600 for name, s in zip(sim.region_names, sim.lifecycle.spot_seconds, strict=False)}
     summary = {
         "requests": len(w), "completed": int(done.sum()), "dropped": int((~done).sum()),
         "duration_s": end, "ttft": _pcts(r.ttft[done]), "e2e": _pcts(r.e2e[done]), "queueing": _pcts(r.queueing[done]),
-        "tbt_mean": _pcts(r.tbt[done & (out > 1)]), "tbt_max": _pcts(r.tbt_max[done & (out > 1)]),
+        "tbt_mean": _pcts(r.tbt[dm]), "tbt_max": _pcts(r.tbt_max[dm]),
         "slo_attainment": float(r.met.mean()) if len(w) else None,
         **tot, "scaling_waste_gpu_hours": tot["provisioning_gpu_hours"], **_floors(sim, end, tot["gpu_hours"]),
         "spot_instance_hours": spot_hours,
@@ -201,8 +216,12 @@ def build_result(sim, wall_s: float) -> SimulationResult:
     summary = _summary(sim, w, r, end, tot, wall_s)
     done, ttft, e2e = r.done, r.ttft, r.e2e
     timeline = _timeline(sim, done, end)
-    hist = {name: {"ttft": _hist(ttft[done & (w.tier == i)]), "e2e": _hist(e2e[done & (w.tier == i)])}
-            for i, name in enumerate(TIERS) if (w.tier == i).any()}
+    hist = {}
+    for i, name in enumerate(TIERS):
+        sel = w.tier == i
+        if sel.any():
+            sel &= done
+            hist[name] = {"ttft": _hist(ttft[sel]), "e2e": _hist(e2e[sel])}
     requests = {"arrival_s": arr, "ttft_s": ttft, "e2e_s": e2e, "queueing_s": r.queueing, "tbt_mean_s": r.tbt,
                 "tbt_max_s": r.tbt_max, "completed": done, "endpoint": np.asarray(sim.served_ep),
                 "instance": np.asarray(sim.served_inst), "first_token_s": r.t_first, "done_s": r.t_done,

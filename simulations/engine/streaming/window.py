@@ -25,8 +25,6 @@ events must define ``rebase(sim, remap)`` (``remap[old id]`` = new id, -1 = gone
 
 from __future__ import annotations
 
-from heapq import heapify
-
 import numpy as np
 
 from simulations.engine.core.entities import RELEASED
@@ -196,7 +194,7 @@ def _remap_ids(sim, remap: np.ndarray) -> None:
     new = remap.tolist()
     for inst in sim.instances:
         if inst.state == RELEASED:
-            inst.runs_i0, inst.runs_meta, inst.runs_old, inst.runs_mx = [], [], [], []  # read only for its running requests
+            inst.runs.clear()  # read only for its running requests
             if not (inst.waiting or inst.running or inst.fin_heap or inst.swapped or inst.pending):
                 continue
         if inst.waiting:
@@ -208,8 +206,7 @@ def _remap_ids(sim, remap: np.ndarray) -> None:
         if inst.fin_heap:
             fh = inst.fin_heap
             # one int per entry, fin * FIN_RID + rid (kvcache.py); entries of finished requests are stale: gone
-            fh[:] = [e - r + new[r] for e in fh for r in (e % FIN_RID,) if new[r] >= 0]
-            heapify(fh)
+            fh.replace([e - r + new[r] for e in fh.values() for r in (e % FIN_RID,) if new[r] >= 0])
         for entry in inst.prefilling:  # shared with a chunked-prefill step's batch: renumbered in place
             entry[0] = new[entry[0]]
         if inst.batch and not isinstance(inst.batch[0], tuple):
