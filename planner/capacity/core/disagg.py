@@ -50,9 +50,13 @@ def pairs(options: Mapping) -> list[tuple[str, str]]:
 
 
 def pool_choice(option, pre: str, dec: str) -> dict:
-    """One endpoint's pools as a probe builds them: the pair's deployments and the model's KV link (or None)."""
-    return {"prefill": pre, "decode": dec,
-            "kv_link": option.kv_link.model_dump(exclude_none=True) if option.kv_link is not None else None}
+    """One endpoint's pools as a probe builds them: the pair's deployments, the model's KV link and mixed pool (or
+    None)."""
+    out = {"prefill": pre, "decode": dec,
+           "kv_link": option.kv_link.model_dump(exclude_none=True) if option.kv_link is not None else None}
+    if option.mixed_pool is not None:  # only then: existing searches keep their probe inputs (and memo keys)
+        out["mixed_pool"] = option.mixed_pool.model_dump()
+    return out
 
 
 def split_sets(spec) -> list[tuple[str, ...]]:
@@ -144,6 +148,8 @@ def disaggregate(endpoint: dict, pools: Mapping, counts: Mapping[str, int], mode
                                  "max": n if mode == "static" else max(n, ceiling)}
     if pools.get("kv_link"):
         endpoint["kv_link"] = copy.deepcopy(dict(pools["kv_link"]))
+    if pools.get("mixed_pool"):
+        endpoint["mixed_pool"] = dict(pools["mixed_pool"])
 
 
 def pool_attainment(requests: Mapping, workload, slo, slo_met) -> dict[str, np.ndarray]:

@@ -73,3 +73,31 @@ def test_the_mixed_candidates_count_against_the_request_bound(cast):
     # 1,920 requests a probe (16 req/s x 120 s)
     _, total = check_search(two_models(), SPEC)
     assert total == (33 + 3 * 51) * 1920
+
+
+def test_the_mixed_pool_option_reaches_the_probes_scenario():
+    from planner.capacity.core.probe import fleet_scenario
+    from simulations.engine import parse_scenario
+
+    spec = parse_spec({**SPEC, "disaggregated": {"m": {**PD_OPTIONS["m"], "mixed_pool": {"prefill_queue_tokens": 4096}}}})
+    sub = next(s for s in subs_of(spec, pd_queue(), set()) if s.pools)
+    d = fleet_scenario(pd_queue(), {"r1/m#prefill": 2, "r1/m#decode": 1}, pools=sub.pools)
+    assert d["fleet"]["endpoints"][0]["mixed_pool"] == {"prefill_queue_tokens": 4096}
+    pre = next(e for e in parse_scenario(d).fleet.endpoints if e.pool == "prefill")
+    assert pre.mixed_pool.prefill_queue_tokens == 4096
+    plain = next(s for s in subs_of(parse_spec(SPEC), two_models(), set()) if s.pools)
+    assert all("mixed_pool" not in p for p in plain.pools.values())  # without it, probe inputs are as before
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("value, tail", [(0, "prefill_queue_tokens"), ("8192", "prefill_queue_tokens"),
+                                         ({"threshold": 1}, "threshold")])
+def test_a_bad_mixed_pool_is_a_400_naming_the_field(cast, value, tail):
+    from planner.capacity.models import CapacitySearch
+
+    opt = {**PD_OPTIONS["m"], "mixed_pool": value if isinstance(value, dict) else {"prefill_queue_tokens": value}}
+    resp = cast.owner.api.post("/api/capacity-searches/", {"scenario": pd_queue(), "spec": dict(
+        SPEC, disaggregated={"m": opt})}, format="json")
+    assert resp.status_code == 400, resp.content
+    assert resp.json()["error"]["where"] == f"spec.disaggregated.m.mixed_pool.{tail}", resp.json()
+    assert not CapacitySearch.objects.exists()
