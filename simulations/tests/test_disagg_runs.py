@@ -132,6 +132,23 @@ def test_the_engine_cli_names_the_field_of_a_bad_link(tmp_path):
     assert proc.returncode == 2 and "fleet.endpoints[0].kv_link.bandwidth_gb_s" in proc.stderr
 
 
+@pytest.mark.django_db
+def test_the_clis_run_the_mixed_pool_and_name_a_bad_threshold(tmp_path):
+    d = disagg_scenario()
+    d["fleet"]["endpoints"][0]["mixed_pool"] = {"prefill_queue_tokens": 1}
+    d["workload"]["synthetic"].update(duration_s=60)
+    out = StringIO()
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps(d))
+    call_command("simulate", str(path), "--json", "--no-save", stdout=out)
+    assert json.loads(out.getvalue())["summary"]["disaggregation"]["mixed_pool"]["prompts_on_decode_instances"] > 0
+    d["fleet"]["endpoints"][0]["mixed_pool"]["prefill_queue_tokens"] = -5
+    path.write_text(json.dumps(d))
+    proc = subprocess.run([sys.executable, "-m", "simulations.engine.run", str(path)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2 and "fleet.endpoints[0].mixed_pool.prefill_queue_tokens" in proc.stderr
+
+
 def test_the_comparison_summary_carries_the_transfers_only_for_disaggregated_runs():
     from planner.comparisons.core.runner import run_variant
 
