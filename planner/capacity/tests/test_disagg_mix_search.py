@@ -101,3 +101,18 @@ def test_a_bad_mixed_pool_is_a_400_naming_the_field(cast, value, tail):
     assert resp.status_code == 400, resp.content
     assert resp.json()["error"]["where"] == f"spec.disaggregated.m.mixed_pool.{tail}", resp.json()
     assert not CapacitySearch.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_page_form_names_a_bad_mixed_pool(cast, client):
+    import json
+
+    from planner.capacity.models import CapacitySearch
+
+    client.force_login(cast.owner.user)
+    opt = {"m": {**PD_OPTIONS["m"], "mixed_pool": {"prefill_queue_tokens": 0}}}
+    resp = client.post("/capacity/new/", {"scenario_json": json.dumps(pd_queue()), "strategies": ["static"],
+                                      "disaggregated": json.dumps(opt)})
+    assert resp.status_code == 400
+    assert "disaggregated.m.mixed_pool.prefill_queue_tokens" in resp.content.decode()
+    assert not CapacitySearch.objects.exists()
