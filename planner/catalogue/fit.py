@@ -61,7 +61,7 @@ def decode_context(frame: pd.DataFrame) -> np.ndarray:
 def prefill_time(coef: dict, tokens, sum_sq=None, prompts=None) -> np.ndarray:
     """One prefill iteration over ``tokens`` batch tokens. The optional richer terms ``c_sq`` (per sum of squared
     prompt sizes) and ``c_req`` (per prompt) need the batch's ``sum_sq`` and ``prompts``; omitted, the batch is
-    one prompt of ``tokens`` tokens (the engine's simulations/engine/perf.py uses the same convention)."""
+    one prompt of ``tokens`` tokens (the engine's simulations/engine/instance/perf.py uses the same convention)."""
     t = np.asarray(tokens, float)
     out = coef["c0"] + coef["c1"] * t + coef.get("c2", 0.0) * t * t
     c_sq, c_req = coef.get("c_sq", 0.0), coef.get("c_req", 0.0)

@@ -28,7 +28,7 @@ def validate_scenario(scenario) -> None:
     from planner.limits import scenario_limits
     from simulations.engine import ScenarioError, parse_scenario
     from simulations.engine.policies.params import check_params
-    from simulations.engine.schema import synth_spec, validate_input
+    from simulations.engine.scenario.schema import synth_spec, validate_input
 
     if not isinstance(scenario, dict):
         raise ScenarioError("scenario", "must be a JSON object (an engine scenario, see docs/comparisons.md)")

@@ -1,4 +1,4 @@
-"""Splitwise's mixed pool (simulations/engine/disagg.py, ``mixed_pool``): hand-computed bursts that overload the
+"""Splitwise's mixed pool (simulations/engine/fleet/disagg.py, ``mixed_pool``): hand-computed bursts that overload the
 prefill pool (a decode instance takes the prompt) or the decode pool (a prefill instance keeps the decode), the
 pool's members returning when idle, fast == reference, and the refusals naming the field."""
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from simulations.engine import build_workload, parse_scenario, simulate
-from simulations.engine.config import ScenarioError
+from simulations.engine.scenario.config import ScenarioError
 from simulations.tests.engine_helpers import workload
 from simulations.tests.test_disagg import KVB, _decode_s, _prefill_s, _scenario
 

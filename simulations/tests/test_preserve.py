@@ -17,7 +17,7 @@ from simulations.engine.policies.preserve.anticipator import (
     projected_remaining,
     projected_remaining_array,
 )
-from simulations.engine.predictors import table2_errors
+from simulations.engine.workload.predictors import table2_errors
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -128,7 +128,7 @@ def test_hold_queue_drops_when_full_and_counts_an_slo_miss():
 def test_preserve_needs_a_predictor():
     d = _scenario(autoscaler="preserve-router")
     d["strategy"].pop("predictor")
-    from simulations.engine.config import ScenarioError
+    from simulations.engine.scenario.config import ScenarioError
 
     sc = parse_scenario(d)
     with pytest.raises(ScenarioError, match="predictor"):
@@ -317,7 +317,7 @@ def test_every_cached_projection_equals_a_fresh_one(mode):
         d = _scenario(rate=13.0, duration=60.0, autoscaler="preserve-router", predictor="table2-noise")
         d["engine"]["mode"] = mode
         sc = parse_scenario(d)
-        from simulations.engine.loop import Simulator
+        from simulations.engine.core.loop import Simulator
 
         sim = Simulator(sc, build_workload(sc))
         sim.run()

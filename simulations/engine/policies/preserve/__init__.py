@@ -8,7 +8,7 @@ and the proactive scaler, plus its RQ2 scaling baselines. Django-free; uses the 
   ``preserve-hybrid``, ``preserve-reactive``
 - ``profile.py``: the capacity profile mu_p / mu_d / mu_t measured in our engine
 - output-length prediction: ``strategy.predictor`` (``oracle``, ``table2-noise``, ``noisy-oracle``,
-  ``bucket-median``; engine/predictors.py, plug-in via ``PREDICTORS``)
+  ``bucket-median``; engine/workload/predictors.py, plug-in via ``PREDICTORS``)
 """
 
 from simulations.engine.policies.preserve import scaler  # noqa: F401  (registers)
