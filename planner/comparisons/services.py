@@ -13,6 +13,8 @@ cancels the children (planner.jobs.services.cancel_job).
 
 from __future__ import annotations
 
+import logging
+
 from django.db import transaction
 
 from planner.comparisons.core.variants import build_variants, pick_baseline
@@ -20,6 +22,8 @@ from planner.comparisons.models import Comparison, VariantResult
 from planner.jobs.models import Job
 from planner.jobs.services import check_long_job_budget, create_job, mark_and_dispatch
 from simulations.services import work_requests
+
+log = logging.getLogger(__name__)
 
 
 def validate_scenario(scenario) -> None:
@@ -128,9 +132,17 @@ def _report_parent_progress(comp: Comparison) -> None:
 
 
 def maybe_trigger_aggregation(comp: Comparison) -> bool:
-    """If every variant is final, claim the aggregation (once) and dispatch the parent job after commit."""
+    """If every variant is final (and the load check's replays too, planner/comparisons/load_check.py), claim the
+    aggregation (once) and dispatch the parent job after commit."""
     if comp.results.exclude(status__in=VariantResult.FINAL).exists():
         return False
+    from planner.comparisons.load_check import load_check_pending
+
+    try:
+        if load_check_pending(comp):  # the chosen strategy's replays at 1.2x the load come first
+            return False
+    except Exception:  # never strand the parent: aggregate without the load check (the card says not replayed)
+        log.exception("comparison %s: the load check could not start; aggregating without it", comp.pk)
     claimed = Comparison.objects.filter(pk=comp.pk, aggregation_started=False).update(aggregation_started=True)
     if not claimed or not comp.job_id:
         return False

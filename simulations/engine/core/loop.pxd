@@ -13,3 +13,5 @@ from simulations.engine.fleet.fleetindex cimport EndpointIndex
 cdef class Simulator(InstanceEngine):
     cdef public RequestPath routing
     cdef public object lifecycle, control
+
+    cdef _heap_event(self, tuple ev, bint pending)

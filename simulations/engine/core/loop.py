@@ -56,6 +56,17 @@ class Simulator(InstanceEngine):
 
         self.autoscaler = get_policy(PolicyKind.AUTOSCALER, scenario.policy.autoscaler)(
             scenario.policy.autoscaler_params, self.rng)
+        fleet = self._take_workload(scenario, workload)
+        self._request_state(self.workload)
+        # network delay per request, pre-sampled (used only when the request crosses regions)
+        self.net_delay = NetworkDelays(self.scenario.fleet.network.bins, int(net_ss.generate_state(1)[0]))
+        self.net_all = fleet.network.apply_to == "all"
+        self._build_fleet(scenario, fleet)
+        self._loop_state()
+
+    def _take_workload(self, scenario, workload):
+        """The run's workload (predicted output lengths, the fleet's names, context limits) and the fleet the
+        autoscaler prepares for it."""
         if scenario.policy.predictor:  # predicted output lengths, from each request alone, before the run
             from dataclasses import replace
 
@@ -71,7 +82,10 @@ class Simulator(InstanceEngine):
 
         self.workload, self.context_limits = apply_context_limits(fleet, self.workload, self.model_names,
                                                                   scenario.engine.over_context)
-        w = self.workload
+        return fleet
+
+    def _request_state(self, w) -> None:
+        """Per-request arrays of the run, and the request sets the loop fills."""
         n = len(w)
         self.n = n
         # request state: flat Python lists (fast scalar access in the hot loop), numpy at the boundary
@@ -106,10 +120,9 @@ class Simulator(InstanceEngine):
         self._bind_views()
         self.dropped: dict[int, str] = {}
         self.cold_started: set = set()  # requests that waited in an endpoint's backlog for an instance to be ready
-        # network delay per request, pre-sampled (used only when the request crosses regions)
-        self.net_delay = NetworkDelays(self.scenario.fleet.network.bins, int(net_ss.generate_state(1)[0]))
-        self.net_all = fleet.network.apply_to == "all"
 
+    def _build_fleet(self, scenario, fleet) -> None:
+        """The scheduler and KV policy, the endpoints, the owned parts and the routers (they see the view)."""
         slo = scenario.slo
         self.ttft_slo = [float(slo.ttft_s.get(t, math.inf)) for t in TIERS]
         sched_cls = get_policy(PolicyKind.SCHEDULER, scenario.policy.scheduler)
@@ -142,6 +155,8 @@ class Simulator(InstanceEngine):
         self.endpoint_router = get_policy(PolicyKind.ENDPOINT_ROUTER, scenario.policy.endpoint_router)(self.policy_view, params)
         self.instance_router = get_policy(PolicyKind.INSTANCE_ROUTER, scenario.policy.instance_router)(self.policy_view, params)
 
+    def _loop_state(self) -> None:
+        """The event queues, clocks and counters of the loop, and the policy hooks it calls."""
         self.heap: list = []  # every event but the instances' own: (time, seq, kind, obj, arg) tuples
         self.iq = InstanceEvents()  # the instances' next events (end of prefill / decode run / wake-up)
         self.seq = 0
@@ -209,14 +224,13 @@ class Simulator(InstanceEngine):
             self._fused = self.routing._setup_fast_arrive()
 
     @cython.locals(i=cython.Py_ssize_t, n=cython.Py_ssize_t, events=cython.longlong, t=cython.double,
-                   next_arr=cython.double, max_time=cython.double, horizon=cython.double, kind=cython.int,
-                   arg=cython.longlong, fused=cython.bint, inst=Instance, heap=list, ev=tuple, iq=InstanceEvents,
+                   next_arr=cython.double, max_time=cython.double, horizon=cython.double,
+                   fused=cython.bint, inst=Instance, heap=list, iq=InstanceEvents,
                    tq=cython.double, th=cython.double, instances=list, b0=cython.longlong, ix=EndpointIndex,
                    more=cython.bint, routing=RequestPath)
     def _run(self, stop: float):
         if not self.__dict__.get("_started"):
             self._start()
-        step = self.engine.timeline_step_s
         heap = self.heap
         iq = self.iq
         instances = self.instances
@@ -257,29 +271,7 @@ class Simulator(InstanceEngine):
             elif th < next_arr:
                 if th > max_time:
                     break
-                ev = heappop(heap)
-                t = ev[0]
-                kind = ev[2]
-                obj = ev[3]
-                arg = ev[4]
-                self.now = t
-                if kind == EV_DELIVER:
-                    self.t_work = t
-                    routing._deliver(obj, self.endpoints[arg], t)
-                elif kind == EV_READY:
-                    self.t_work = t
-                    self.lifecycle._ready(obj, t)
-                elif kind == EV_KV:
-                    self.t_work = t
-                    self._pd.land(obj, t)
-                elif kind == EV_TICK:
-                    self.autoscaler.on_tick(self.policy_view, t)
-                    if i < n or more or len(heap) + len(iq) > 1:
-                        self.push(t + self.autoscaler.tick_s, EV_TICK, None)
-                elif kind == EV_SAMPLE:
-                    self._sample(t)
-                    if i < n or more or len(iq) > 0 or any(e[2] != EV_SAMPLE and e[2] != EV_TICK for e in heap):
-                        self.push(t + step, EV_SAMPLE, None)
+                self._heap_event(heappop(heap), i < n or more)
             elif i < n:
                 if next_arr > max_time:
                     break
@@ -302,6 +294,37 @@ class Simulator(InstanceEngine):
         if progress is not None:
             progress(1.0, "simulation finished")
         return self.now
+
+    @cython.locals(t=cython.double, kind=cython.int, arg=cython.longlong, heap=list, iq=InstanceEvents)
+    def _heap_event(self, ev: tuple, pending: bool) -> None:
+        """One event of the heap (a delivery, an instance ready, a KV landing, a policy tick, a timeline sample);
+        ``pending``: arrivals are still to come, in this run or a later chunk."""
+        t = ev[0]
+        kind = ev[2]
+        obj = ev[3]
+        arg = ev[4]
+        self.now = t
+        if kind == EV_DELIVER:
+            self.t_work = t
+            self.routing._deliver(obj, self.endpoints[arg], t)
+        elif kind == EV_READY:
+            self.t_work = t
+            self.lifecycle._ready(obj, t)
+        elif kind == EV_KV:
+            self.t_work = t
+            self._pd.land(obj, t)
+        elif kind == EV_TICK:
+            heap = self.heap
+            iq = self.iq
+            self.autoscaler.on_tick(self.policy_view, t)
+            if pending or len(heap) + len(iq) > 1:
+                self.push(t + self.autoscaler.tick_s, EV_TICK, None)
+        elif kind == EV_SAMPLE:
+            heap = self.heap
+            iq = self.iq
+            self._sample(t)
+            if pending or len(iq) > 0 or any(e[2] != EV_SAMPLE and e[2] != EV_TICK for e in heap):
+                self.push(t + self.engine.timeline_step_s, EV_SAMPLE, None)
 
     def _sample(self, t: float) -> None:
         for ep in self.endpoints:
