@@ -479,3 +479,26 @@ def test_typed_quantiles_parse_or_say_how_to_write_them():
     for bad in ("0.5 2000", "p50: 3", "0.5: x"):
         with pytest.raises(forms.ValidationError, match="e.g. 0.5: 2000"):
             parse_quantiles(bad)
+
+
+def test_the_plan_forms_take_a_disaggregated_endpoints_two_pools(owner, django_capture_on_commit_callbacks):
+    """Each deployment, demand and limit row has a pool (blank = aggregated): a prefill pool on H100 and a decode
+    pool on A100 from the catalogue, their demand in prompt / output tokens/s, are planned as two pools."""
+    from planner.plans.models import CapacityPlan
+
+    _, client = owner
+    data = _plan_post(deployments=[{"name": "llama2-70b/h100-80gb/tp8", "pool": "prefill", "theta_tps": 5000,
+                                    "startup_s": 0},  # no start-up loss: the counts are demand / theta
+                                   {"name": "llama2-70b/a100-80gb/tp8", "pool": "decode", "theta_tps": 400,
+                                    "startup_s": 0}],
+                      demand=[{"region": "eastus", "model": "llama2-70b", "pool": "prefill", "tps": "10000"},
+                              {"region": "eastus", "model": "llama2-70b", "pool": "decode", "tps": "1200"}],
+                      hours=1, name="pools plan")
+    with django_capture_on_commit_callbacks(execute=True):
+        resp = client.post("/plans/build/", data)
+    assert resp.status_code == 302
+    plan = CapacityPlan.objects.get(name="pools plan")
+    assert [d.get("pool") for d in plan.scenario["deployments"]] == ["prefill", "decode"]
+    plan.refresh_from_db()
+    assert {(r["pool"], r["gpu"], r["instances"]) for r in plan.result["instances"]} == {
+        ("prefill", "h100-80gb", 2), ("decode", "a100-80gb", 3)}  # 10,000 / 5,000 and 1,200 / 400

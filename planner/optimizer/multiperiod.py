@@ -149,8 +149,26 @@ def solve_plan(sc: Scenario, progress=None, *, mir_cuts: bool = True, decompose:
         ]
         return result
     _read_plan(m, result, info.objective)
+    name_pools(result, sc)
     report(1.0, "done")
     return result
+
+
+def _label(sc: Scenario, key: str) -> str:
+    """A model key in words: the model, with its pool when the endpoint is disaggregated."""
+    model, pool = sc.pool_of.get(key, (key, "all"))
+    return model if pool == "all" else f"{model} ({pool} pool)"
+
+
+def name_pools(result: PlanResult, sc: Scenario) -> None:
+    """Rows of a disaggregated endpoint's pools name the model and the pool ("prefill" / "decode") apart (an
+    aggregated endpoint's rows have no ``pool``)."""
+    if not sc.pool_of:
+        return
+    rows = [*result.instances, *result.coverage, *result.shortfalls, *(result.static_peak.get("endpoints") or [])]
+    for row in rows:
+        if row.get("model") in sc.pool_of:
+            row["model"], row["pool"] = sc.pool_of[row["model"]]
 
 
 def _round_plan(m: PlanModel, lp_value, scope=None) -> dict:
@@ -402,7 +420,7 @@ def diagnose(sc: Scenario, short: dict, min_short: dict, xv: dict, result: PlanR
         )
         level = f"the p{sc.risk_quantile * 100:g} forecast" if sc.risk_quantile is not None else "the forecast"
         sentence = (
-            f"{i} in {j}: up to {max(vals):,.1f} TPS of {level} ({target[worst_t]:,.1f} TPS at hour {worst_t}) "
+            f"{_label(sc, i)} in {j}: up to {max(vals):,.1f} TPS of {level} ({target[worst_t]:,.1f} TPS at hour {worst_t}) "
             f"could not be served in {_hours_text(hours)}; {share:.1%} of its TPS-hours over the horizon are uncovered."
         )
         causes = []
@@ -436,7 +454,7 @@ def diagnose(sc: Scenario, short: dict, min_short: dict, xv: dict, result: PlanR
             floors.setdefault((i, j), []).append(t)
     for (i, j), hours in sorted(floors.items()):
         words.append(
-            f"{i} in {j}: the floor of {sc.min_instances[(i, j)]} instances could not be kept in "
+            f"{_label(sc, i)} in {j}: the floor of {sc.min_instances[(i, j)]} instances could not be kept in "
             f"{_hours_text(sorted(hours))} (quota too small for it)."
         )
     return rows, words

@@ -84,7 +84,7 @@ def _index_sets(sc: Scenario) -> PlanModel:
     has_demand = {key for key, series in sc.demand.items() if max(series, default=0.0) > 0}
     endpoints: set[tuple[str, str]] = set(has_demand) | set(sc.min_instances) | {(i, j) for i, j, _ in sc.initial}
     for i, j in list(has_demand):
-        for b in out_of[j]:
+        for b in out_of[j] if i not in sc.pool_of else ():  # a disaggregated endpoint's pools stay in their region
             endpoints.add((i, b))
     gpus_of = {i: [k for (m, k) in sc.deployments if m == i] for i in sc.models}
     prob = pulp.LpProblem("capacity_plan", pulp.LpMinimize)
@@ -159,7 +159,7 @@ def _add_flow_variables(m: PlanModel) -> None:
     for i, j in sorted(m.endpoints):
         dem = m.sc.demand.get((i, j), [0.0] * m.H)
         for t in m.T:
-            if dem[t] > 0:
+            if dem[t] > 0 and i not in m.sc.pool_of:  # pools are not rerouted (Scenario.pool_of)
                 for b in m.out_of[j]:
                     if (i, b) in m.endpoints:
                         m.flow[(i, j, b, t)] = pulp.LpVariable(f"f_{len(m.flow)}", lowBound=0)

@@ -75,6 +75,10 @@ class Scenario:
     solver: str = "highs"
     time_limit_s: float = 60.0
     gap_rel: float = 0.01
+    # the two-pool form: a disaggregated endpoint's pools are models of their own, keyed "model#prefill" and
+    # "model#decode" (``pool_key``); key -> (model, pool). Pools are never rerouted (a request's prefill and
+    # decode stay in its region).
+    pool_of: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def reroute_pairs(self) -> list[tuple[str, str]]:
         if not self.rerouting:
@@ -85,6 +89,37 @@ class Scenario:
             for b in self.regions
             if a != b and (a, b) in self.latency_ms and self.latency_ms[(a, b)] <= self.max_latency_ms
         ]
+
+
+def pool_key(model: str, pool: str) -> str:
+    """The plan's model key of a model's pool: the model itself when aggregated ("all")."""
+    return model if pool == "all" else f"{model}#{pool}"
+
+
+def _pools(models: list[str], deployments: Mapping, demand: Mapping, items: list[schema.Demand]) -> dict:
+    """key -> (model, pool) of the pools; a prefill pool without its decode pool (or the reverse) is refused, in
+    the deployments and in each region's demand."""
+    pool_of = {}
+    for key in models:
+        model, _, pool = key.partition("#")
+        if pool:
+            pool_of[key] = (model, pool)
+    for key, (model, pool) in pool_of.items():
+        other = pool_key(model, "decode" if pool == "prefill" else "prefill")
+        if other not in pool_of:
+            n = next(n for n, (m, _g) in enumerate(deployments) if m == key)
+            raise ScenarioError(f"deployments[{n}].pool", f"{model} has a {pool} pool but no "
+                                f"{'decode' if pool == 'prefill' else 'prefill'} pool",
+                                hint=f"add a deployment of {model} with \"pool\": \"{other.split('#')[1]}\" (its "
+                                     "theta_tps in that phase's tokens/s), or make the endpoint aggregated")
+    for n, e in enumerate(items):
+        if e.pool != "all":
+            other = pool_key(e.model, "decode" if e.pool == "prefill" else "prefill")
+            if (other, e.region) not in demand:
+                raise ScenarioError(f"demand[{n}].pool", f"the {e.pool} pool of {e.model} in {e.region} has demand "
+                                    "but its other pool has none", hint=f"add the {other.split('#')[1]} pool's demand "
+                                    "(its phase's tokens/s) for the same model and region")
+    return pool_of
 
 
 def _series(value: float | list[float], where: str, hours: int) -> list[float]:
@@ -171,6 +206,7 @@ def parse_scenario(data: Any, *, hours: int | None = None) -> Scenario:
     rr = plan.rerouting or schema.Rerouting()
     solver = plan.solver or schema.Solver()
     mins, maxs = _limits(plan.limits, models, regions)
+    pool_of = _pools(models, deployments, demand, plan.demand)
     return Scenario(
         name=plan.name,
         hours=h,
@@ -197,6 +233,7 @@ def parse_scenario(data: Any, *, hours: int | None = None) -> Scenario:
         solver=solver.name,
         time_limit_s=solver.time_limit_s,
         gap_rel=solver.gap_rel,
+        pool_of=pool_of,
     )
 
 
@@ -258,11 +295,12 @@ def _deployments(
         for key in ("model", "gpu", "theta_tps"):
             if f.get(key) is None:
                 raise ScenarioError(f"{where}.{key}", "is required")
-        model, gpu = f["model"], f["gpu"]
+        model, gpu = pool_key(f["model"], d.pool), f["gpu"]
         if gpu not in gpus:
             raise ScenarioError(f"{where}.gpu", f"unknown GPU type {gpu!r}; known: {sorted(gpus)}")
         if (model, gpu) in deployments:
-            raise ScenarioError(where, f"a second deployment of {model} on {gpu}")
+            pool = "" if d.pool == "all" else f" ({d.pool} pool)"
+            raise ScenarioError(where, f"a second deployment of {f['model']}{pool} on {gpu}")
         deployments[(model, gpu)] = Deployment(model, gpu, gpus_per_instance=int(f["gpus_per_instance"]),
                                                theta_tps=float(f["theta_tps"]), startup_s=float(f["startup_s"]))
         if model not in models:
@@ -279,15 +317,26 @@ def _demand(
     source: dict[tuple[str, str], str] = {}
     for n, e in enumerate(items):
         where = f"demand[{n}]"
-        if e.model not in models:
-            raise ScenarioError(f"{where}.model", f"{e.model!r} has no deployment; known: {models}")
+        model = _model_of(e, where, models)
         if e.region not in regions:
             raise ScenarioError(f"{where}.region", f"unknown region {e.region!r}; known: {regions}")
-        key = (e.model, e.region)
+        key = (model, e.region)
         if key in demand:
             raise ScenarioError(where, f"a second demand series for {e.model} in {e.region}")
         demand[key], point[key], source[key] = _covered_series(e, where, h, q)
     return demand, point, source
+
+
+def _model_of(item, where: str, models: list[str]) -> str:
+    """The plan's model key of a demand, initial fleet or limits entry (its model and pool), known or refused."""
+    key = pool_key(item.model, item.pool)
+    if key not in models:
+        if item.pool != "all" and item.model in {k.split("#")[0] for k in models}:
+            raise ScenarioError(f"{where}.pool", f"{item.model} has no {item.pool} pool deployment",
+                                hint=f"add a deployment of {item.model} with \"pool\": \"{item.pool}\"")
+        raise ScenarioError(f"{where}.model", f"{item.model!r} has no deployment; known: "
+                            f"{sorted({k.split('#')[0] for k in models})}")
+    return key
 
 
 def _known(where: str, *fields: tuple[str, str, str, Any]) -> tuple[str, ...]:
@@ -306,8 +355,8 @@ def _initial(items: list[schema.Initial], models: list[str], regions: list[str],
     """The fleet running before hour 0, per (model, region, gpu)."""
     initial = {}
     for n, item in enumerate(items):
-        m, r = _known(f"initial[{n}]", ("model", "model", item.model, models),
-                      ("region", "region", item.region, regions))
+        m = _model_of(item, f"initial[{n}]", models)
+        (r,) = _known(f"initial[{n}]", ("region", "region", item.region, regions))
         if (m, item.gpu) not in deployments:
             raise ScenarioError(f"initial[{n}].gpu", f"{m} has no deployment on {item.gpu!r}")
         initial[(m, r, item.gpu)] = item.instances
@@ -318,7 +367,8 @@ def _limits(items: list[schema.InstanceLimits], models: list[str], regions: list
     """Min and max instances per (model, region)."""
     mins, maxs = {}, {}
     for n, item in enumerate(items):
-        key = _known(f"limits[{n}]", ("model", "model", item.model, models), ("region", "region", item.region, regions))
+        key = (_model_of(item, f"limits[{n}]", models), *_known(f"limits[{n}]", ("region", "region", item.region,
+                                                                                   regions)))
         if item.min_instances is not None:
             mins[key] = item.min_instances
         if item.max_instances is not None:

@@ -30,6 +30,9 @@ def _not_blank(value: str) -> str:
 Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_not_blank)]
 Price = Annotated[float, Field(ge=0.0, le=1e7, allow_inf_nan=False)]
 GPUs = Annotated[int, Field(ge=0, le=10_000_000)]
+# an endpoint's pool: "all" (aggregated), or the prefill / decode pool of a disaggregated endpoint (the two-pool
+# form, docs/optimizer.md): a pool's theta and demand count the tokens of its phase (prompt / output tokens/s)
+PoolName = Literal["all", "prefill", "decode"]
 
 
 class GpuPrices(Strict):
@@ -56,11 +59,13 @@ class Deployment(Strict):
     gpus_per_instance: int = integer(default=1, ge=1, le=4096)
     theta_tps: float = num(default=None, gt=0.0, le=1e12)
     startup_s: float = num(default=600.0, ge=0.0, le=7 * 86400.0)
+    pool: PoolName = "all"
 
 
 class Demand(Strict):
     model: Name
     region: Name
+    pool: PoolName = "all"
     tps: Series
     quantiles: dict[str, Series] | None = Field(None, max_length=100)
     std: Series | None = None
@@ -95,6 +100,7 @@ class Spot(Strict):
 class Initial(Strict):
     model: Name
     region: Name
+    pool: PoolName = "all"
     gpu: Name
     instances: int = integer(ge=0, le=10_000_000)
 
@@ -102,6 +108,7 @@ class Initial(Strict):
 class InstanceLimits(Strict):
     model: Name
     region: Name
+    pool: PoolName = "all"
     min_instances: int = integer(default=None, ge=0, le=10_000_000)
     max_instances: int = integer(default=None, ge=0, le=10_000_000)
 

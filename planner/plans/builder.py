@@ -64,7 +64,7 @@ class LimitRow(SchemaRow):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.add_schema("row", schema.InstanceLimits)
+        self.add_schema("row", schema.InstanceLimits, blank_defaults=True)  # a blank pool is "all" (aggregated)
         self.optional()
 
 
@@ -73,7 +73,7 @@ class InitialRow(SchemaRow):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.add_schema("row", schema.Initial)
+        self.add_schema("row", schema.Initial, blank_defaults=True)  # a blank pool is "all" (aggregated)
         self.optional()
 
 
@@ -107,7 +107,7 @@ class DemandRow(SchemaRow):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.add_schema("row", schema.Demand)
+        self.add_schema("row", schema.Demand, blank_defaults=True)  # a blank pool is "all" (aggregated)
         self.optional()
         self.order_fields(["region", "model", "tps", "quantiles"])
 

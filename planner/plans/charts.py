@@ -6,6 +6,7 @@ from collections import defaultdict
 
 import plotly.graph_objects as go
 
+from planner.plans.exports import model_label
 from planner.plotstyle import embed, harmonise
 
 OPTION_COLOURS = {"reserved": "#2b6cb0", "on_demand": "#dd6b20", "spot": "#38a169"}
@@ -95,7 +96,7 @@ def coverage(result: dict, limit: int = 12) -> go.Figure:
     title), so 12 endpoints make 12 legend entries, not 36."""
     rows = defaultdict(list)
     for c in result.get("coverage", []):
-        rows[(c["model"], c["region"])].append(c)
+        rows[(model_label(c), c["region"])].append(c)
     ranked = sorted(rows, key=lambda k: -sum(c["target"] for c in rows[k]))[:limit]
     fig = go.Figure()
     for n, key in enumerate(ranked):

@@ -1,5 +1,6 @@
 """CSV export of a solved plan: one row per (hour, model, region, GPU type) with instances and starts,
-joined with the endpoint's forecast, covered target, capacity, rerouting and shortfall."""
+joined with the endpoint's forecast, covered target, capacity, rerouting and shortfall. A disaggregated
+endpoint's pools are rows of their own, the model written "m (prefill pool)" / "m (decode pool)"."""
 
 from __future__ import annotations
 
@@ -22,19 +23,24 @@ COLUMNS = [
 ]
 
 
+def model_label(row: dict) -> str:
+    """A row's model, with its pool when the endpoint is disaggregated ("m (prefill pool)")."""
+    return f"{row['model']} ({row['pool']} pool)" if row.get("pool") else row["model"]
+
+
 def plan_csv(result: dict) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(COLUMNS)
-    coverage = {(c["hour"], c["model"], c["region"]): c for c in result.get("coverage", [])}
+    coverage = {(c["hour"], model_label(c), c["region"]): c for c in result.get("coverage", [])}
     seen = set()
-    for row in sorted(result.get("instances", []), key=lambda r: (r["hour"], r["model"], r["region"], r["gpu"])):
-        c = coverage.get((row["hour"], row["model"], row["region"]), {})
-        seen.add((row["hour"], row["model"], row["region"]))
+    for row in sorted(result.get("instances", []), key=lambda r: (r["hour"], model_label(r), r["region"], r["gpu"])):
+        c = coverage.get((row["hour"], model_label(row), row["region"]), {})
+        seen.add((row["hour"], model_label(row), row["region"]))
         writer.writerow(
             [
                 row["hour"],
-                row["model"],
+                model_label(row),
                 row["region"],
                 row["gpu"],
                 row["instances"],
@@ -52,7 +58,7 @@ def plan_csv(result: dict) -> str:
             writer.writerow(
                 [
                     c["hour"],
-                    c["model"],
+                    model_label(c),
                     c["region"],
                     "",
                     0,

@@ -48,6 +48,31 @@ def test_a_disaggregated_run_through_the_api_stores_the_transfers_and_the_page_s
     page.force_login(cast.owner.user)
     html = page.get(f"/simulations/{run.pk}/").content.decode()
     assert 'id="disaggregation"' in html and "KV transfer" in html and "(decode pool)" in html
+    assert 'id="mixed-pool"' not in html
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_with_the_mixed_pool_stores_and_shows_where_the_work_ran(cast):
+    d = disagg_scenario()
+    ep = d["fleet"]["endpoints"][0]
+    ep["mixed_pool"] = {"prefill_queue_tokens": 1}  # any queue overloads the one prefill instance
+    ep["prefill_pool"]["deployment"] = dict(TOY, max_batch_tokens=4096)
+    d["workload"]["synthetic"].update(duration_s=60)  # 300 requests in a minute: queues form
+    resp = cast.owner.api.post("/api/simulations/", {"scenario": d, "name": "pd mixed"}, format="json")
+    assert resp.status_code == 201, resp.content
+    run = SimulationRun.objects.get(pk=resp.json()["id"])
+    assert run.job.status == Job.Status.SUCCEEDED, run.job.last_error
+    s = run.result["summary"]
+    m = s["disaggregation"]["mixed_pool"]
+    assert m["prompts_on_decode_instances"] > 0 and m["prefill_queue_tokens"] == {"r1/toy/prefill": 1}
+    # a prompt a decode instance took moves nothing: transfers + those prompts (+ one-token requests) = completed
+    assert s["disaggregation"]["transfers"] + m["prompts_on_decode_instances"] <= s["completed"] == 300
+    from django.test import Client
+
+    page = Client()
+    page.force_login(cast.owner.user)
+    html = page.get(f"/simulations/{run.pk}/").content.decode()
+    assert 'id="mixed-pool"' in html and "prompts taken by decode instances" in html
 
 
 BAD = [
@@ -55,6 +80,10 @@ BAD = [
     (lambda e: e.pop("decode_pool"), "scenario.fleet.endpoints[0].decode_pool"),
     (lambda e: e["decode_pool"]["deployment"].update(kv_capacity_tokens=100),
      "scenario.fleet.endpoints[0].decode_pool.deployment.kv_capacity_tokens"),
+    (lambda e: e.update(mixed_pool={"prefill_queue_tokens": 0}),
+     "scenario.fleet.endpoints[0].mixed_pool.prefill_queue_tokens"),
+    (lambda e: [e.pop(k) for k in ("prefill_pool", "decode_pool", "kv_link")] and e.update(
+        deployment=dict(TOY), mixed_pool={}), "scenario.fleet.endpoints[0].mixed_pool"),
 ]
 
 
@@ -101,6 +130,23 @@ def test_the_engine_cli_names_the_field_of_a_bad_link(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "simulations.engine.run", str(path)], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 2 and "fleet.endpoints[0].kv_link.bandwidth_gb_s" in proc.stderr
+
+
+@pytest.mark.django_db
+def test_the_clis_run_the_mixed_pool_and_name_a_bad_threshold(tmp_path):
+    d = disagg_scenario()
+    d["fleet"]["endpoints"][0]["mixed_pool"] = {"prefill_queue_tokens": 1}
+    d["workload"]["synthetic"].update(duration_s=60)
+    out = StringIO()
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps(d))
+    call_command("simulate", str(path), "--json", "--no-save", stdout=out)
+    assert json.loads(out.getvalue())["summary"]["disaggregation"]["mixed_pool"]["prompts_on_decode_instances"] > 0
+    d["fleet"]["endpoints"][0]["mixed_pool"]["prefill_queue_tokens"] = -5
+    path.write_text(json.dumps(d))
+    proc = subprocess.run([sys.executable, "-m", "simulations.engine.run", str(path)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2 and "fleet.endpoints[0].mixed_pool.prefill_queue_tokens" in proc.stderr
 
 
 def test_the_comparison_summary_carries_the_transfers_only_for_disaggregated_runs():

@@ -7,7 +7,7 @@ cases cover each path the compiled loop types separately: the fused arrival path
 scale-outs under a burst, chunked prefill, the richer prefill form (with and without chunking), the reference
 mode, dynamic schedulers (DPA, EDF) with siloed pools, live migration of running requests, vLLM V1 scheduling with and
 without prefix caching, an LT-UA day slice with the NIW queue manager (hourly ILP, arrival hook), and
-disaggregated prefill / decode pools (static and under the Dynamo planner).
+disaggregated prefill / decode pools (static, with the mixed pool, and under the Dynamo planner).
 """
 
 from __future__ import annotations
@@ -73,6 +73,8 @@ dep = d["deployments"]["llama2-70b/a100-80gb/tp8/v1-prefix"]; dep["prefix_cachin
 d["engine"]["mode"] = "fast"; out["cases"]["v1_no_prefix_caching"] = run(d)
 d = load("code_disagg"); d["workload"].update(limit=3000)
 out["cases"]["disaggregated"] = run(d)  # prefill -> KV transfer -> decode pools (disagg.py)
+d["fleet"]["endpoints"][0]["mixed_pool"] = {"prefill_queue_tokens": 4096}
+out["cases"]["disaggregated_mixed_pool"] = run(d)  # Splitwise's mixed pool: prompts on decode instances
 d = load("bench_day_disagg"); d["workload"]["synthetic"].update(total_requests=6000, duration_s=600.0, peak_hour=0.1)
 d["strategy"] = {"autoscaler": "dynamo-planner", "params": {"sync_s": 60, "scrape_interval_s": 60}}
 for r in d["fleet"]["regions"]:

@@ -2,6 +2,7 @@
 
     python tests/benchmarks/bench_disagg.py                    # the full day (1.6M requests), fast mode
     python tests/benchmarks/bench_disagg.py --requests 200000  # a slice of the same arrival density
+    python tests/benchmarks/bench_disagg.py --mixed-pool 8192    # every endpoint with Splitwise's mixed pool
 
 fixtures/scenarios/bench_day_disagg.json: fixtures/scenarios/bench_day.json (3 regions x 4 models) with every
 endpoint split into a prefill pool and a decode pool (static P/D 2:2), KV over InfiniBand. Prints one JSON object:
@@ -54,6 +55,8 @@ def run(d: dict, mode: str) -> dict:
         out["kv_transfers"] = g["transfers"]
         out["transfer_s"] = {k: round(g["transfer_s"][k], 5) for k in ("p50", "p90", "p99")}
         out["decode_wait_s"] = {k: round(g["decode_wait_s"][k], 5) for k in ("p50", "p90", "p99")}
+        if "mixed_pool" in g:
+            out["mixed_pool"] = {k: v for k, v in g["mixed_pool"].items() if k != "prefill_queue_tokens"}
     return out
 
 
@@ -62,8 +65,14 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--requests", type=int, default=None, help="requests in the day (default: the full 1.6M)")
     ap.add_argument("--mode", choices=("fast", "reference"), default="fast")
     ap.add_argument("--no-aggregated", action="store_true", help="skip the aggregated day")
+    ap.add_argument("--mixed-pool", type=int, default=None, metavar="TOKENS",
+                    help="give every disaggregated endpoint the mixed pool at this prefill queue threshold")
     args = ap.parse_args(argv)
-    out = {"disaggregated": run(day("bench_day_disagg.json", args.requests), args.mode)}
+    d = day("bench_day_disagg.json", args.requests)
+    if args.mixed_pool is not None:
+        for e in d["fleet"]["endpoints"]:
+            e["mixed_pool"] = {"prefill_queue_tokens": args.mixed_pool}
+    out = {"disaggregated": run(d, args.mode)}
     print(json.dumps(out["disaggregated"]), file=sys.stderr)
     if not args.no_aggregated:
         out["aggregated"] = run(day("bench_day.json", args.requests), args.mode)

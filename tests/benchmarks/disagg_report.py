@@ -19,12 +19,18 @@ splitwise-sim is run in its own environment (``--peer-python``: a Python with it
 checkout): this script writes its trace CSV from the same fixture our run reads, runs ``run.py`` with Hydra
 overrides and a local config without the Ray launcher, and stores the per-request percentiles in
 tests/benchmarks/support/splitwise_sim_disagg.json (with the command and the checkout's commit); without
-``--run-peer`` the stored figures are used.
+``--run-peer`` the stored figures are used. Its requirements that a run needs: hydra-core 1.3.2, omegaconf 2.3.0,
+numpy, pandas, scipy, networkx (the Ray launcher is not used).
+
+Splitwise's mixed pool: the same trace and machines under splitwise-sim's ``mixed_pool`` scheduler (its
+configs/orchestrator_repo/schedulers/mixed_pool.yml: prompt queue threshold 8,192 tokens, 200 GiB/s), stored in
+tests/benchmarks/support/splitwise_sim_mixed_pool.json with where each phase ran (its request_nodes.csv), against
+ours with ``"mixed_pool": {"prefill_queue_tokens": 8192}``; each compared with its own run without the mixed pool.
 
 Aggregated vs disaggregated (same GPUs: 4 instances of Llama-2-70B A100 TP8 as 4 aggregated instances or P + D =
 4): the Azure code trace (prompt-heavy: mean prompt ~2,050 tokens, output ~28) and a decode-heavy synthetic
 workload (no bundled trace is decode-heavy: 18,000 requests in 1 h, log-normal prompt mean 256 / output mean 512
-tokens), InfiniBand HDR between the pools.
+tokens), InfiniBand HDR between the pools; each P + D split also with the mixed pool (threshold 8,192).
 """
 
 from __future__ import annotations
@@ -43,6 +49,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 sys.path.insert(0, str(ROOT))
 
 PEER_FILE = ROOT / "tests" / "benchmarks" / "support" / "splitwise_sim_disagg.json"
+MIXED_PEER_FILE = ROOT / "tests" / "benchmarks" / "support" / "splitwise_sim_mixed_pool.json"
+PEER_TRACE = "planner_azure_code"
+MIXED = {"prefill_queue_tokens": 8192}  # splitwise-sim's mixed_pool.yml prompt_max_pending_batch_tokens
 DOC = ROOT / "docs" / "disaggregation.md"
 # one prompt and one token machine: splitwise-sim's KVTokenJSQScheduler never adds a request's tokens to the
 # instance's sched_pending_tokens (only completions subtract them), so with more machines it sends every request
@@ -57,7 +66,7 @@ def _anchor() -> dict:
     return json.loads((ROOT / "fixtures" / "scenarios" / "code_anchor.json").read_text())
 
 
-def cross_scenario(prefill: dict | None = None) -> dict:
+def cross_scenario(prefill: dict | None = None, mixed: bool = False) -> dict:
     from planner.catalogue import builtin_engine_spec
 
     d = _anchor()
@@ -76,6 +85,8 @@ def cross_scenario(prefill: dict | None = None) -> dict:
         "decode_pool": {"deployment": "a100", "initial": CROSS["token_a100"], "min": CROSS["token_a100"],
                         "max": CROSS["token_a100"]},
         "kv_link": {"link_class": "infiniband-hdr", "bandwidth_gb_s": GIB_S, "latency_s": 0.0}}]
+    if mixed:
+        d["fleet"]["endpoints"][0]["mixed_pool"] = dict(MIXED)
     d["strategy"] = "static"
     return d
 
@@ -94,7 +105,9 @@ def _run(d: dict) -> dict:
            "ttft": s["ttft"], "e2e": s["e2e"], "tbt_mean": s["tbt_mean"], "queueing": s["queueing"],
            "decode_phase": {k: float(np.percentile(phase, int(k[1:]))) for k in ("p50", "p90", "p99")}}
     if "disaggregation" in s:
-        out["disaggregation"] = {k: s["disaggregation"][k] for k in ("transfer_s", "decode_wait_s", "kv_gb_moved")}
+        out["disaggregation"] = {k: s["disaggregation"][k] for k in ("transfers", "transfer_s", "decode_wait_s",
+                                                                     "kv_gb_moved", "mixed_pool")
+                                 if k in s["disaggregation"]}
     return out
 
 
@@ -111,11 +124,17 @@ def peer_trace(path: Path) -> None:
             f.write(f"{i},2,0,{float(w.arrival_s[i]) + 1.0!r},1,{int(w.input_tokens[i])},{int(w.output_tokens[i])}\n")
 
 
-def run_peer(checkout: Path, python: str) -> dict:
-    import numpy as np
+def _peer_args(scheduler: str) -> list[str]:
+    p, t = CROSS["prompt_h100"], CROSS["token_a100"]
+    return ["run.py", "--config-name", "planner_local", f"applications.0.scheduler={scheduler}",
+            "applications.0.model_architecture=llama2-70b", "applications.0.model_size=llama2-70b-fp16",
+            "cluster=half_half", f"cluster.servers.0.count={t}", f"cluster.servers.1.count={p}",
+            "start_state=splitwise", "start_state.split_type=heterogeneous",
+            "performance_model=db", f"trace.filename={PEER_TRACE}", "seed=0"]
 
-    trace_name = "planner_azure_code"
-    peer_trace(checkout / "traces" / f"{trace_name}.csv")
+
+def _peer_prepare(checkout: Path) -> None:
+    peer_trace(checkout / "traces" / f"{PEER_TRACE}.csv")
     cfg = (checkout / "configs" / "config.yaml").read_text().splitlines()
     local, skip = [], False
     for line in cfg:  # the same configuration without the Ray launcher (a local run)
@@ -126,20 +145,29 @@ def run_peer(checkout: Path, python: str) -> dict:
         if not skip:
             local.append(line)
     (checkout / "configs" / "planner_local.yaml").write_text("\n".join(local) + "\n")
+
+
+def _peer_run(checkout: Path, python: str, scheduler: str) -> Path:
+    """Run splitwise-sim with ``scheduler``; its output folder."""
+    subprocess.run([python, *_peer_args(scheduler)], cwd=checkout, check=True, capture_output=True)
     p, t = CROSS["prompt_h100"], CROSS["token_a100"]
-    args = ["run.py", "--config-name", "planner_local", "applications.0.scheduler=kv_token_jsq",
-            "applications.0.model_architecture=llama2-70b", "applications.0.model_size=llama2-70b-fp16",
-            "cluster=half_half", f"cluster.servers.0.count={t}", f"cluster.servers.1.count={p}",
-            "start_state=splitwise", "start_state.split_type=heterogeneous",
-            "performance_model=db", f"trace.filename={trace_name}", "seed=0"]
-    subprocess.run([python, *args], cwd=checkout, check=True, capture_output=True)
-    out_dir = checkout / "results" / "0" / "splitwise_1_1" / trace_name / f"{t}_{p}" / "llama2-70b" / "kv_token_jsq"
+    return checkout / "results" / "0" / "splitwise_1_1" / PEER_TRACE / f"{t}_{p}" / "llama2-70b" / scheduler
+
+
+def _pct(x) -> dict:
+    import numpy as np
+
+    return {k: float(np.percentile(x, int(k[1:]))) for k in ("p50", "p90", "p99")}
+
+
+def run_peer(checkout: Path, python: str) -> dict:
+    import numpy as np
+
+    _peer_prepare(checkout)
+    out_dir = _peer_run(checkout, python, "kv_token_jsq")
     rows = np.genfromtxt(out_dir / "detailed" / "0.csv", delimiter=",", names=True)
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=checkout, capture_output=True, text=True).stdout.strip()
-
-    def pct(x):
-        return {k: float(np.percentile(x, int(k[1:]))) for k in ("p50", "p90", "p99")}
-
+    pct = _pct
     # its prompt service times (TTFT - queueing) of the requests that did not queue, fitted as ours are
     # (c0 + c1 P + c2 P^2): the diagnostic run below uses them in place of our fitted H100 prefill
     alone = rows["queue_times"] == 0
@@ -150,13 +178,36 @@ def run_peer(checkout: Path, python: str) -> dict:
             "queue": pct(rows["queue_times"]), "decode_phase": pct(rows["response_times"] - rows["ttft_times"]),
             "prompt_time_fit": {"c0": float(coef[0]), "c1": float(coef[1]), "c2": float(coef[2]),
                                 "requests": int(alone.sum())}, "commit": commit,
-            "command": "python " + " ".join(args), "source": "Mutinifni/splitwise-sim"}
+            "command": "python " + " ".join(_peer_args("kv_token_jsq")), "source": "Mutinifni/splitwise-sim"}
     PEER_FILE.write_text(json.dumps(peer, indent=1) + "\n")
+    MIXED_PEER_FILE.write_text(json.dumps(run_peer_mixed(checkout, python, commit), indent=1) + "\n")
     return peer
 
 
+def run_peer_mixed(checkout: Path, python: str, commit: str) -> dict:
+    """splitwise-sim's ``MixedPoolScheduler`` (its configs/orchestrator_repo/schedulers/mixed_pool.yml: prompt
+    queue threshold 8,192 tokens, the same 200 GiB/s) on the cross-check's trace and machines: its percentiles and
+    where each phase ran (request_nodes.csv: PROMPT / TOKEN rows by machine, KVCacheTransfer rows)."""
+    import csv
+    from collections import Counter
+
+    import numpy as np
+
+    out_dir = _peer_run(checkout, python, "mixed_pool")
+    rows = np.genfromtxt(out_dir / "detailed" / "0.csv", delimiter=",", names=True)
+    where = Counter()
+    with (out_dir / "request_nodes.csv").open() as f:
+        for row in csv.DictReader(f):
+            where[f"{row['node_type']}:{row['runner'].split('_')[0]}"] += 1
+    return {"requests": int(len(rows)), "ttft": _pct(rows["ttft_times"]), "e2e": _pct(rows["response_times"]),
+            "decode_phase": _pct(rows["response_times"] - rows["ttft_times"]),
+            "prompts_on_token_machine": where["PROMPT:a100-80gb"], "tokens_on_prompt_machine": where["TOKEN:h100-80gb"],
+            "transfers": where["KVCacheTransfer:DummyLink"], "commit": commit,
+            "command": "python " + " ".join(_peer_args("mixed_pool")), "source": "Mutinifni/splitwise-sim"}
+
+
 # ---------------------------------------------------------------------------------------------- agg vs disagg
-def _fleet(d: dict, p: int | None, q: int | None, total: int) -> dict:
+def _fleet(d: dict, p: int | None, q: int | None, total: int, mixed: bool = False) -> dict:
     d = copy.deepcopy(d)
     name = "llama2-70b/a100-80gb/tp8"
     d["deployments"][name]["kv_bytes_per_token"] = 327680  # Llama-2-70B GQA fp16: 80 x 8 x 128 x 2 x 2 B
@@ -168,6 +219,8 @@ def _fleet(d: dict, p: int | None, q: int | None, total: int) -> dict:
                                     "prefill_pool": {"deployment": name, "initial": p, "min": p, "max": p},
                                     "decode_pool": {"deployment": name, "initial": q, "min": q, "max": q},
                                     "kv_link": {"link_class": "infiniband-hdr"}}]
+        if mixed:
+            d["fleet"]["endpoints"][0]["mixed_pool"] = dict(MIXED)
     d["strategy"] = "static"
     return d
 
@@ -190,6 +243,8 @@ def comparison(total: int = 4) -> dict:
         rows = {"aggregated": _run(_fleet(base, None, None, total))}
         for p in range(1, total):
             rows[f"disaggregated {p}P + {total - p}D"] = _run(_fleet(base, p, total - p, total))
+        for p in range(1, total):
+            rows[f"{p}P + {total - p}D, mixed pool"] = _run(_fleet(base, p, total - p, total, mixed=True))
         out[name] = rows
     return out
 
@@ -201,7 +256,34 @@ def _row(label: str, r: dict, extra: str = "") -> str:
             f"{e['p99']:.2f} | {b['p50'] * 1000:.1f} |{extra}")
 
 
-def render(ours: dict, diag: dict, peer: dict, comp: dict) -> str:
+def render_mixed(ours: dict, mixed: dict, peer: dict) -> list[str]:
+    """The mixed-pool section: splitwise-sim's MixedPoolScheduler against ours, each against its own split."""
+    mp, mo = mixed["peer"], mixed["ours"]
+    lines = ["## Splitwise's mixed pool against splitwise-sim's", "",
+             f"The cross-check's trace and machines (1 H100 prompt + 1 A100 token machine), with the mixed pool: "
+             f"splitwise-sim's `mixed_pool` scheduler (commit `{mp['commit'][:12]}`, command `{mp['command']}`), ours "
+             f"with `\"mixed_pool\": {json.dumps(MIXED)}` (its threshold). Each simulator's change is against its own "
+             "run without the mixed pool (the table above).", "",
+             "| figure (s) | splitwise-sim | with mixed pool | change | ours | with mixed pool | change |",
+             "|---|---|---|---|---|---|---|"]
+    names = {"ttft": "TTFT", "e2e": "E2E", "decode_phase": "E2E - TTFT"}
+    for metric in ("ttft", "e2e", "decode_phase"):
+        for p in ("p50", "p90", "p99"):
+            a, b, c, d = peer[metric][p], mp[metric][p], ours[metric][p], mo[metric][p]
+            lines.append(f"| {names[metric]} {p} | {a:.3f} | {b:.3f} | {100 * (b - a) / a:+.1f} % | {c:.3f} | "
+                         f"{d:.3f} | {100 * (d - c) / c:+.1f} % |")
+    m = mo["disaggregation"]["mixed_pool"]
+    lines += ["", "| where the work ran | splitwise-sim | ours |", "|---|---|---|",
+              f"| prompts on the token (decode) machine | {mp['prompts_on_token_machine']:,} | "
+              f"{m['prompts_on_decode_instances']:,} |",
+              f"| decodes on the prompt (prefill) machine | {mp['tokens_on_prompt_machine']:,} | "
+              f"{m['decodes_on_prefill_instances']:,} |",
+              f"| KV transfers | {mp['transfers']:,} | {mo['disaggregation']['transfers']:,} |", "",
+              open(ROOT / "tests" / "benchmarks" / "support" / "disagg_doc_mixed.md").read().rstrip(), ""]
+    return lines
+
+
+def render(ours: dict, diag: dict, peer: dict, comp: dict, mixed: dict | None = None) -> str:
     lines = [open(ROOT / "tests" / "benchmarks" / "support" / "disagg_doc_head.md").read().rstrip(), "",
              "## splitwise-sim cross-check", "",
              f"Generated by `python tests/benchmarks/disagg_report.py` (rules in its docstring). splitwise-sim "
@@ -224,8 +306,10 @@ def render(ours: dict, diag: dict, peer: dict, comp: dict) -> str:
                   f"{d['transfer_s']['p90'] * 1000:.2f} ms) and the decode-side wait (p50 / p90 "
                   f"{d['decode_wait_s']['p50'] * 1000:.1f} / {d['decode_wait_s']['p90'] * 1000:.1f} ms); "
                   f"{d['kv_gb_moved']:,.0f} GB moved.", "",
-              open(ROOT / "tests" / "benchmarks" / "support" / "disagg_doc_cross.md").read().rstrip(), "",
-              "## Aggregated vs disaggregated: when the split pays", "",
+              open(ROOT / "tests" / "benchmarks" / "support" / "disagg_doc_cross.md").read().rstrip(), ""]
+    if mixed:
+        lines += render_mixed(ours, mixed, peer)
+    lines += ["## Aggregated vs disaggregated: when the split pays", "",
               "Four Llama-2-70B A100 TP8 instances either way (same GPU-hours); TTFT and E2E p50 / p90 / p99 in s, "
               "mean time between tokens p50 in ms.", ""]
     for name, rows in comp.items():
@@ -246,16 +330,17 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     if args.figures:
         f = json.loads(args.figures.read_text())
-        DOC.write_text(render(f["ours"], f["diagnostic"], f["peer"], f["comparison"]))
+        DOC.write_text(render(f["ours"], f["diagnostic"], f["peer"], f["comparison"], f.get("mixed")))
         return 0
     peer = run_peer(args.run_peer, args.peer_python) if args.run_peer else json.loads(PEER_FILE.read_text())
     ours = _run(cross_scenario())
     diag = _run(cross_scenario(peer["prompt_time_fit"]))
+    mixed = {"peer": json.loads(MIXED_PEER_FILE.read_text()), "ours": _run(cross_scenario(mixed=True))}
     comp = comparison()
     if args.json:
-        print(json.dumps({"peer": peer, "ours": ours, "diagnostic": diag, "comparison": comp}))
+        print(json.dumps({"peer": peer, "ours": ours, "diagnostic": diag, "comparison": comp, "mixed": mixed}))
         return 0
-    DOC.write_text(render(ours, diag, peer, comp))
+    DOC.write_text(render(ours, diag, peer, comp, mixed))
     print(f"wrote {DOC.relative_to(ROOT)}", file=sys.stderr)
     return 0
 

@@ -50,34 +50,52 @@ def pairs(options: Mapping) -> list[tuple[str, str]]:
 
 
 def pool_choice(option, pre: str, dec: str) -> dict:
-    """One endpoint's pools as a probe builds them: the pair's deployments and the model's KV link (or None)."""
-    return {"prefill": pre, "decode": dec,
-            "kv_link": option.kv_link.model_dump(exclude_none=True) if option.kv_link is not None else None}
+    """One endpoint's pools as a probe builds them: the pair's deployments, the model's KV link and mixed pool (or
+    None)."""
+    out = {"prefill": pre, "decode": dec,
+           "kv_link": option.kv_link.model_dump(exclude_none=True) if option.kv_link is not None else None}
+    if option.mixed_pool is not None:  # only then: existing searches keep their probe inputs (and memo keys)
+        out["mixed_pool"] = option.mixed_pool.model_dump()
+    return out
+
+
+def split_sets(spec) -> list[tuple[str, ...]]:
+    """The models whose endpoints one disaggregated sub-search splits (the others stay aggregated): every model
+    with options; with two or more, also each of them alone, so the search can mix aggregated and disaggregated
+    endpoints (one model split, the others not)."""
+    models = tuple(spec.disaggregated)
+    return [models] + ([(m,) for m in models] if len(models) >= 2 else [])
 
 
 def pair_count(spec) -> int:
     """How many disaggregated sub-searches per strategy: the most pairs any one model has (models with fewer
-    repeat their last pair, as GPU options do)."""
-    return max([len(pairs(o)) for o in spec.disaggregated.values()] + [0]) if spec.mode == "search" else 0
+    repeat their last pair, as GPU options do), for each set of split models (``split_sets``)."""
+    if spec.mode != "search" or not spec.disaggregated:
+        return 0
+    return max(len(pairs(o)) for o in spec.disaggregated.values()) * len(split_sets(spec))
 
 
 def disagg_subs(spec, base: Mapping, name: str, ref: dict, mode: str, sub_cls) -> list:
-    """The disaggregated sub-searches of one strategy: one per (prefill, decode) pair index."""
+    """The disaggregated sub-searches of one strategy: one per (prefill, decode) pair index and set of split
+    models; a sub-search that splits only some models is labelled with them (``pd[model]:...``)."""
     out = []
-    n = pair_count(spec)
-    for i in range(n):
-        pools, labels = {}, set()
-        for e in base["fleet"]["endpoints"]:
-            opt = spec.disaggregated.get(e["model"])
-            if opt is None:
-                continue
-            ps = pairs(opt)
-            pre, dec = ps[min(i, len(ps) - 1)]
-            pools[f"{e['region']}/{e['model']}"] = pool_choice(opt, pre, dec)
-            labels.add(f"{gpu_label(pre)}>{gpu_label(dec)}")
-        if pools:
-            label = "pd:" + "+".join(sorted(labels))
-            out.append(sub_cls(key=f"{name}@{label}", strategy=ref, mode=mode, option=label, pools=pools))
+    n = max([len(pairs(o)) for o in spec.disaggregated.values()] + [0]) if pair_count(spec) else 0
+    sets = split_sets(spec)
+    for split in sets:
+        for i in range(n):
+            pools, labels = {}, set()
+            for e in base["fleet"]["endpoints"]:
+                opt = spec.disaggregated.get(e["model"])
+                if opt is None or e["model"] not in split:
+                    continue
+                ps = pairs(opt)
+                pre, dec = ps[min(i, len(ps) - 1)]
+                pools[f"{e['region']}/{e['model']}"] = pool_choice(opt, pre, dec)
+                labels.add(f"{gpu_label(pre)}>{gpu_label(dec)}")
+            if pools:
+                only = f"[{'+'.join(split)}]" if len(split) < len(sets[0]) else ""
+                label = f"pd{only}:" + "+".join(sorted(labels))
+                out.append(sub_cls(key=f"{name}@{label}", strategy=ref, mode=mode, option=label, pools=pools))
     return out
 
 
@@ -130,6 +148,8 @@ def disaggregate(endpoint: dict, pools: Mapping, counts: Mapping[str, int], mode
                                  "max": n if mode == "static" else max(n, ceiling)}
     if pools.get("kv_link"):
         endpoint["kv_link"] = copy.deepcopy(dict(pools["kv_link"]))
+    if pools.get("mixed_pool"):
+        endpoint["mixed_pool"] = dict(pools["mixed_pool"])
 
 
 def pool_attainment(requests: Mapping, workload, slo, slo_met) -> dict[str, np.ndarray]:

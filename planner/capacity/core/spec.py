@@ -37,6 +37,13 @@ class KVLinkSpec(Strict):
     latency_s: float | None = Field(default=None, ge=0.0, le=10.0)
 
 
+class MixedPoolSpec(Strict):
+    """Splitwise's mixed pool for the searched pools (docs/disaggregation.md): a decode instance takes a prompt
+    while the prefill instance's queue exceeds this many tokens."""
+
+    prefill_queue_tokens: int = Field(default=8192, ge=1, le=10**12, strict=True)
+
+
 class DisaggOption(Strict):
     """Disaggregated serving to try for one model: the deployments (GPU types) of each pool; every pair is a
     candidate, its P/D ratio searched."""
@@ -44,6 +51,7 @@ class DisaggOption(Strict):
     prefill: list[DeploymentName] = Field(min_length=1, max_length=3, description="deployments for the prefill pool")
     decode: list[DeploymentName] = Field(min_length=1, max_length=3, description="deployments for the decode pool")
     kv_link: KVLinkSpec | None = None
+    mixed_pool: MixedPoolSpec | None = None
 
 
 class SearchSpec(Strict):

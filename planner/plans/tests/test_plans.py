@@ -212,3 +212,41 @@ def test_demand_can_come_from_one_of_the_teams_traces(cast, settings, tmp_path):
     response = cast["outsider"].post("/api/plans/", {"scenario": scenario}, format="json")
     assert response.status_code == 400
     assert "scenario.demand_from_trace.trace_id" in response.json()["error"]["fields"]
+
+
+# The two-pool form (planner/optimizer/tests/test_multiperiod_two_pool.py solves it by hand): 2 H100 prefill +
+# 4 A100 decode, $36/h over 2 h.
+TWO_POOL = {
+    "name": "two pools", "hours": 2, "regions": ["A"],
+    "gpus": {"h100": {"on_demand": 10.0}, "a100": {"on_demand": 4.0}},
+    "deployments": [{"model": "m", "pool": p, "gpu": g, "theta_tps": t, "startup_s": 0}
+                    for p, g, t in (("prefill", "h100", 1000), ("prefill", "a100", 300), ("decode", "h100", 200),
+                                    ("decode", "a100", 150))],
+    "demand": [{"model": "m", "region": "A", "pool": "prefill", "tps": 2000},
+               {"model": "m", "region": "A", "pool": "decode", "tps": 600}],
+    "solver": {"gap_rel": 0.0},
+}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_two_pool_plan_through_the_api_names_each_pool_in_the_result_and_the_csv(cast, client):
+    response = cast["owner"].post("/api/plans/", {"scenario": TWO_POOL}, format="json")
+    assert response.status_code == 201, response.content
+    plan = CapacityPlan.objects.get(pk=response.json()["id"])
+    assert plan.job.status == Job.Status.SUCCEEDED and plan.total_cost == pytest.approx(72.0)
+    assert {(r["pool"], r["gpu"], r["instances"]) for r in plan.result["instances"]} == {
+        ("prefill", "h100", 2), ("decode", "a100", 4)}
+    text = cast["owner"].get(f"/api/plans/{plan.pk}/csv/").content.decode()
+    assert "0,m (prefill pool),A,h100,2," in text and "0,m (decode pool),A,a100,4," in text
+    page = client
+    page.force_login(cast["users"][0])
+    assert page.get(f"/plans/{plan.pk}/").status_code == 200
+
+
+@pytest.mark.django_db
+def test_a_prefill_pool_without_a_decode_pool_is_a_400_naming_the_field(cast):
+    scenario = {**TWO_POOL, "deployments": TWO_POOL["deployments"][:2], "demand": TWO_POOL["demand"][:1]}
+    response = cast["owner"].post("/api/plans/", {"scenario": scenario}, format="json")
+    assert response.status_code == 400
+    assert "scenario.deployments[0].pool" in response.json()["error"]["fields"]
+    assert CapacityPlan.objects.count() == 0 and Job.objects.count() == 0

@@ -160,7 +160,7 @@ class RequestPath:
     @cython.locals(origin=cython.int, model=cython.int, tier=cython.int, ep=Endpoint, ix=EndpointIndex,
                    inst=Instance, u=cython.double, v=cython.double, best_u=cython.double, lo=cython.double,
                    hi=cython.double, k_inst=cython.longlong, need=cython.longlong, n_ev=cython.Py_ssize_t,
-                   below=cython.bint, serving=list, sim=InstanceEngine)
+                   below=cython.bint, serving=list, sim=InstanceEngine, other=Instance)
     def _arrive_fast(self, rid, t: float):
         """``_arrive`` -> ``_deliver`` -> ``_enqueue`` for the stock policy stack with the endpoints' indexes
         (fleetindex.py): the region router's threshold test and the reactive autoscaler's band test are settled by
@@ -225,6 +225,12 @@ class RequestPath:
         if need >= inst.adm:
             self._refuse(inst, rid, need)
             return
+        if sim._pd is not None:  # Splitwise's mixed pool may give the prompt to a decode instance (disagg.py)
+            other = sim._pd.route(inst, rid, need, t)
+            if other is not inst:
+                sim._join_queue(other, rid, t, need, -1)
+                other.endpoint.ix.touch(other, t)
+                return
         sim._join_queue(inst, rid, t, need, k_inst)
         ix.touch(inst, t)
 
@@ -285,6 +291,8 @@ class RequestPath:
         if need >= inst.adm:
             self._refuse(inst, rid, need)
             return
+        if sim._pd is not None:  # Splitwise's mixed pool (disagg.py)
+            inst = sim._pd.route(inst, rid, need, t)
         sim._join_queue(inst, rid, t, need, -1)
         if inst.endpoint.ix is not None:
             inst.endpoint.ix.touch(inst, t)

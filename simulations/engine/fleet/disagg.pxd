@@ -13,7 +13,9 @@ cdef _touch(Instance inst, double t)
 
 cdef class Disaggregation:
     cdef public object sim
-    cdef public dict decode_of, inflight, parked
+    cdef public dict decode_of, inflight, parked, mixed_of, members
+    cdef public long long mixed_prompts, mixed_decodes, mixed_joins
+    cdef bint _any_mixed
     cdef public object t_xfer, t_land, t_join
     cdef double[:] _xfer, _land, _joinv
     cdef const long[:] _inp, _out
@@ -24,5 +26,9 @@ cdef class Disaggregation:
     cdef object _push, _boundary
 
     cpdef _choose(self, Endpoint dec, double t)
+    cdef long long _free(self, Instance d, double t)
+    cdef _choose_outside(self, Endpoint dec, list members, double t)
+    cdef list _members(self, object eid)
+    cdef _keep(self, Instance inst, double t)
     cdef _send(self, long long rid, Instance src, Instance dst, long long tokens, object link, double t)
     cdef _release(self, Instance inst, long long tokens, double t)

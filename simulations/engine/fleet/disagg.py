@@ -23,6 +23,19 @@ room. A request of one output token finishes at its prefill and moves nothing. M
 transfer time and the decode-side wait (landing to joining the decode batch); the prefill-side wait is the
 queueing time every run reports (arrival to admission).
 
+Splitwise's mixed pool (``mixed_pool``, optional per endpoint; Splitwise sec. 4.3, splitwise-sim's
+``MixedPoolScheduler``): instances move from either pool into a mixed pool that serves both kinds of work while
+the other pool is overloaded, and return to their pool when found idle (no request queued, running, in transfer)
+at the next overload decision.
+
+- Prefill overload (``route``, at routing): the prefill instance the router chose has a queue and its queued
+  tokens plus the request's exceed ``prefill_queue_tokens``. The request goes to the decode-pool member of the
+  mixed pool with the fewest queued tokens unless that one is overloaded by the same test, else the decode
+  instance with the most free KV joins the mixed pool and takes it (none serving: the prefill instance keeps
+  it). A prompt on a decode instance is prefilled and decoded there: its KV is already where it decodes.
+- Decode overload (``hand_off``): no decode instance has free KV for the whole request (prompt and output
+  tokens): its prefill instance joins the mixed pool and decodes it in place (no transfer).
+
 Link classes (per-GPU figures; an instance pair moves KV over min(GPUs of the two instances) links in parallel,
 each GPU holding its tensor-parallel shard of the cache):
 
@@ -94,15 +107,24 @@ class Disaggregation:
         self.sim = sim
         by_key = {(ep.region_idx, ep.model_idx): ep for ep in sim.endpoints if ep.pool == "decode"}
         self.decode_of = {}  # prefill endpoint id -> (decode endpoint, link, bytes per token)
+        self.mixed_of = {}  # prefill endpoint id -> MixedPoolConfig (Splitwise's mixed pool, when asked for)
+        self.members = {}  # prefill endpoint id -> the instances now in its mixed pool (both pools'), in join order
+        self.mixed_prompts = 0  # prompts a decode instance of the mixed pool took
+        self.mixed_decodes = 0  # decodes a prefill instance of the mixed pool kept
+        self.mixed_joins = 0  # moves of an instance into a mixed pool
         for ep in sim.endpoints:
             if ep.pool == "prefill":
                 dec = by_key.get((ep.region_idx, ep.model_idx))
                 if dec is None or ep.config.kv_link is None:
                     raise ValueError(f"endpoint {ep.name}: a prefill pool needs a decode pool and a KV link")
                 self.decode_of[ep.eid] = (dec, ep.config.kv_link)
+                if ep.config.mixed_pool is not None:
+                    self.mixed_of[ep.eid] = ep.config.mixed_pool
+                    self.members[ep.eid] = []
                 # a request the decode pool could never hold is refused at routing, as any over-long request
                 if dec.adm < ep.adm:
                     ep.adm = dec.adm
+        self._any_mixed = bool(self.mixed_of)
         n = sim.n
         self.t_xfer = np.full(n, np.nan)  # transfer duration
         self.t_land = np.full(n, np.nan)  # landing time on the decode instance
@@ -137,6 +159,12 @@ class Disaggregation:
         inp = self._inp[rid]
         out = self._out[rid]
         gen = self._gen[rid]
+        dec = pair[0]
+        found = self._choose(dec, t)
+        if self._any_mixed and inst.endpoint.eid in self.mixed_of and (
+                found is None or self._free(found, t) < inp + out):
+            self._keep(inst, t)  # the decode pool is overloaded: the prefill instance decodes it (mixed pool)
+            return False
         tokens = inp + gen
         inst.S -= inst.running.pop(rid)
         inst.B -= 1
@@ -145,8 +173,6 @@ class Disaggregation:
         inst.kv_prefill += tokens  # held until the transfer completes
         self._gen[rid] = gen + 1  # the first token is out
         _sync(inst)
-        dec = pair[0]
-        found = self._choose(dec, t)
         if found is None:  # no decode instance serves yet: the request waits here, its KV held
             self.parked.setdefault(dec.eid, []).append(rid)
             self.inflight[rid] = (inst, None, tokens)
@@ -163,12 +189,77 @@ class Disaggregation:
         best_free = 0
         found = False
         for d in dec.serving:
-            free = d.cap - d.kv
-            if d.phase == DECODE and d.seg_n > 1:
-                free -= d.seg_B * decode_iters_done(d, t)
+            free = self._free(d, t)
             if not found or free > best_free:
                 best, best_free, found = d, free, True
         return best if found else None
+
+    @cython.locals(free=cython.longlong)
+    def _free(self, d: Instance, t: float):
+        """Free KV tokens of instance ``d`` at ``t``: capacity - KV in use (with a decode run's progress) - reserved."""
+        free = d.cap - d.kv
+        if d.phase == DECODE and d.seg_n > 1:
+            free -= d.seg_B * decode_iters_done(d, t)
+        return free
+
+    # ------------------------------------------------------------------ mixed pool
+    @cython.locals(need=cython.longlong, thr=cython.longlong, m=Instance, best=Instance)
+    def route(self, inst: Instance, rid, need, t: float):
+        """The instance that takes request ``rid`` (``need`` tokens) the router sent to prefill instance ``inst``:
+        ``inst``, or a decode instance of the mixed pool when the prefill pool is overloaded."""
+        if not self._any_mixed:
+            return inst
+        cfg = self.mixed_of.get(inst.endpoint.eid)
+        if cfg is None:
+            return inst
+        thr = cfg.prefill_queue_tokens
+        if not inst.waiting or inst.q_tok + need <= thr:
+            return inst
+        members = self._members(inst.endpoint.eid)
+        best = None
+        for m in members:
+            if m.endpoint.pool == "decode" and (best is None or m.q_tok < best.q_tok):
+                best = m
+        if best is not None and best.waiting and best.q_tok + need > thr:
+            best = None
+        if best is None:
+            best = self._choose_outside(self.decode_of[inst.endpoint.eid][0], members, t)
+            if best is None:  # no decode instance serves: the prefill instance keeps it
+                return inst
+            members.append(best)
+            self.mixed_joins += 1
+        self.mixed_prompts += 1
+        return best
+
+    @cython.locals(d=Instance, best=Instance, free=cython.longlong, best_free=cython.longlong)
+    def _choose_outside(self, dec: Endpoint, members: list, t: float):
+        """The serving decode instance outside the mixed pool with the most free KV (the first at ties), or None."""
+        best = None
+        best_free = 0
+        for d in dec.serving:
+            if d in members:
+                continue
+            free = self._free(d, t)
+            if best is None or free > best_free:
+                best, best_free = d, free
+        return best
+
+    def _members(self, eid) -> list:
+        """The mixed pool of prefill endpoint ``eid`` after the idle (or released) members return to their pool."""
+        members = self.members[eid]
+        if members:
+            kept = [m for m in members if m.state == SERVING and (m.waiting or m.running or m.swapped or m.kv_prefill)]
+            if len(kept) != len(members):
+                members[:] = kept
+        return members
+
+    def _keep(self, inst: Instance, t: float):
+        """Prefill instance ``inst`` decodes the request it just prefilled: it joins the mixed pool if not in it."""
+        members = self._members(inst.endpoint.eid)
+        if inst not in members:
+            members.append(inst)
+            self.mixed_joins += 1
+        self.mixed_decodes += 1
 
     @cython.locals(dur=cython.double)
     def _send(self, rid, src: Instance, dst: Instance, tokens, link, t: float):
@@ -251,6 +342,19 @@ class Disaggregation:
                 dec, link = self.decode_of[ep.eid]
                 pools[ep.name] = {"decode_pool": dec.name, "link": {"class": link.link_class,
                                   "bandwidth_gb_s": link.bandwidth_gb_s, "latency_s": link.latency_s}}
-        return {"transfers": int(moved.sum()), "kv_tokens_moved": int(self.xfer_tokens),
-                "kv_gb_moved": self.xfer_bytes / 1e9, "transfer_s": pcts(self.t_xfer[moved]),
-                "decode_wait_s": pcts(wait[moved & ~np.isnan(wait)]), "pools": pools}
+        out = {"transfers": int(moved.sum()), "kv_tokens_moved": int(self.xfer_tokens),
+               "kv_gb_moved": self.xfer_bytes / 1e9, "transfer_s": pcts(self.t_xfer[moved]),
+               "decode_wait_s": pcts(wait[moved & ~np.isnan(wait)]), "pools": pools}
+        if self._any_mixed:  # only then: runs without the option keep their summaries (and digests)
+            out["mixed_pool"] = {"prompts_on_decode_instances": self.mixed_prompts,
+                                 "decodes_on_prefill_instances": self.mixed_decodes,
+                                 "instance_moves": self.mixed_joins,
+                                 "prefill_queue_tokens": {self._name(e): c.prefill_queue_tokens
+                                                          for e, c in self.mixed_of.items()}}
+        return out
+
+    def _name(self, eid) -> str:
+        for ep in self.sim.endpoints:
+            if ep.eid == eid:
+                return ep.name
+        return str(eid)

@@ -4,13 +4,13 @@ An endpoint is either aggregated (``deployment``) or disaggregated (``prefill_po
 optionally ``kv_link``); disagg.py simulates the second kind. Every refusal names the field (ScenarioError, a 4xx
 through the API, forms and CLI): a prefill pool without a decode pool, a link of bandwidth 0 (the schema),
 a decode pool whose KV cache cannot hold one request of the endpoint, a deployment without the KV bytes per
-token the transfer needs, an autoscaler that would scale only the prefill pool (``check_pool_scaling``).
+token the transfer needs, a mixed pool (``mixed_pool``) on an aggregated endpoint, an autoscaler that would scale only the prefill pool (``check_pool_scaling``).
 """
 
 from __future__ import annotations
 
 from simulations.engine.fleet.disagg import LINK_CLASSES, link_bandwidth
-from simulations.engine.scenario.config import EndpointConfig, KVLinkConfig, ScenarioError
+from simulations.engine.scenario.config import EndpointConfig, KVLinkConfig, MixedPoolConfig, ScenarioError
 
 # Autoscalers that size both pools of a disaggregated endpoint: static keeps each pool's count (the static P/D ratio
 # baseline); dynamo-planner sizes the prefill pool by TTFT and the decode pool by ITL. Every other autoscaler acts on
@@ -52,6 +52,10 @@ def check_kind(e, where: str) -> None:
     if e.prefill_pool is None and e.kv_link is not None:
         raise ScenarioError(f"{where}.kv_link", "applies to disaggregated endpoints only",
                             hint="remove kv_link, or give prefill_pool and decode_pool")
+    if e.prefill_pool is None and e.mixed_pool is not None:
+        raise ScenarioError(f"{where}.mixed_pool", "applies to disaggregated endpoints only: the mixed pool is "
+                            "drawn from a prefill pool and a decode pool",
+                            hint="remove mixed_pool, or give prefill_pool and decode_pool")
 
 
 def _nvlink_gbs(gpu: str) -> float | None:
@@ -122,6 +126,10 @@ def expand(e, where: str, region: str, model: str | None, resolve) -> tuple[Endp
                             "smaller max_model_len")
     link = _link(e, pre, dec, where)
     common = {"region": region, "model": model, "weights_in_region": e.weights_in_region}
-    prefill = EndpointConfig(deployment=pre, pool="prefill", kv_link=link, **common, **_bounds(e.prefill_pool, pw))
+    mixed = None
+    if e.mixed_pool is not None:
+        mixed = MixedPoolConfig(prefill_queue_tokens=e.mixed_pool.prefill_queue_tokens)
+    prefill = EndpointConfig(deployment=pre, pool="prefill", kv_link=link, mixed_pool=mixed, **common,
+                             **_bounds(e.prefill_pool, pw))
     decode = EndpointConfig(deployment=dec, pool="decode", **common, **_bounds(e.decode_pool, dw))
     return prefill, decode

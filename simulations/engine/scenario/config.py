@@ -240,6 +240,18 @@ class KVLinkConfig:
 
 
 @dataclass(frozen=True)
+class MixedPoolConfig:
+    """Splitwise's mixed pool (ISCA'24, sec. 4.3) for a disaggregated endpoint (disagg.py): instances move from
+    the prefill or decode pool into a mixed pool that serves both kinds of work while the other pool is
+    overloaded, and back when they are idle. The prefill pool is overloaded for a request when the instance its
+    router chose has a queue and its queued tokens plus the request's exceed ``prefill_queue_tokens``
+    (splitwise-sim's ``prompt_max_pending_batch_tokens``); the decode pool when no decode instance has free KV
+    for the whole request (prompt and output)."""
+
+    prefill_queue_tokens: int = 8192
+
+
+@dataclass(frozen=True)
 class EndpointConfig:
     """A (region, model) endpoint: its deployment and instance bounds.
 
@@ -258,6 +270,7 @@ class EndpointConfig:
     pool: str = "all"
     weights_in_region: bool = True
     kv_link: KVLinkConfig | None = None  # a disaggregated endpoint's prefill pool: the link to its decode pool
+    mixed_pool: MixedPoolConfig | None = None  # a disaggregated endpoint's prefill pool: Splitwise's mixed pool
 
     @property
     def key(self) -> tuple[str, str, str]:

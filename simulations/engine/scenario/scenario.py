@@ -164,7 +164,7 @@ def _fleet(sc) -> FleetConfig:
             raise ScenarioError(where, f"duplicate endpoint for region {region!r} and model {model!r}")
         seen.add((region, model))
         kwargs = to_kwargs(e)
-        for extra in ("prefill_pool", "decode_pool"):
+        for extra in ("prefill_pool", "decode_pool", "mixed_pool"):
             kwargs.pop(extra)
         kwargs.update(region=region, model=model, deployment=spec)
         if kwargs["max_instances"] is None:

@@ -31,6 +31,7 @@ from simulations.engine.scenario.config import (
     EndpointConfig,
     EngineConfig,
     KVLinkConfig,
+    MixedPoolConfig,
     NetworkConfig,
     PolicyConfig,
     PrefillCoeffs,
@@ -187,6 +188,8 @@ KVLink = section(KVLinkConfig, "KVLink", fields={
     "latency_s": (float | None, num(default=None, ge=0.0, le=10.0)),
 })
 
+MixedPool = section(MixedPoolConfig, "MixedPool", bounds={"prefill_queue_tokens": dict(ge=1, le=10**12)})
+
 Endpoint = section(
     EndpointConfig, "Endpoint",
     fields={"region": (str | None, Field(None, max_length=200)), "model": (str | None, Field(None, max_length=200)),
@@ -194,8 +197,9 @@ Endpoint = section(
             "max_instances": (int | None, integer(default=None, ge=0, le=MAX_INSTANCES))},
     aliases={"min_instances": "min", "max_instances": "max"},
     bounds={"initial": dict(ge=0, le=MAX_INSTANCES), "min_instances": dict(ge=0, le=MAX_INSTANCES)},
-    exclude=("pool", "kv_link"),  # pool: set by the siloed autoscaler or a disaggregated endpoint's expansion
-    add={"prefill_pool": (Pool | None, None), "decode_pool": (Pool | None, None), "kv_link": (KVLink | None, None)},
+    exclude=("pool", "kv_link", "mixed_pool"),  # pool: set by the siloed autoscaler or a disaggregated endpoint's
+    add={"prefill_pool": (Pool | None, None), "decode_pool": (Pool | None, None), "kv_link": (KVLink | None, None),
+         "mixed_pool": (MixedPool | None, None)},  # expansion (pools.py)
 )
 _Delay = Annotated[float, Field(ge=0.0, le=3600.0, strict=True, allow_inf_nan=False)]
 # [probability, low_s, high_s]: a JSON list (lax container), strict finite numbers inside
