@@ -13,6 +13,21 @@ RUNS_DIR holds one inference-perf result folder per experiment. Protocol (fixed 
 - the re-simulation's rules are resim.py's (V1 scheduling and prefix caching for vLLM >= 0.8; async scheduling's
   one step ahead for vLLM >= 0.14); the all-reduce latency of the physics model grows with TP - 1 (ring).
 
+Rules of the run after the physics and fit-window revision (fixed before it ran; the figures of the run before
+are in git history):
+- model: decode GEMMs and LM head added to the weight read (as a prefill's; measured before: the in-sample load
+  slope of every GQA model was too shallow, Llama-2-70B -9.5 % at 20 req/s and +4.3 % at 5); the TP all-reduce
+  sends 2 (TP-1)/TP of the tensor one way (half the datasheet's two-way NVLink figure) at a fitted share eta_link
+  (<= 1) of it, shared by TP 2 and TP 4 as the per-hop latency is; six coefficients per GPU type, none per
+  experiment or model;
+- fit window: the first ``fit_scale`` of every stage after a warm-up that sends the prompt pool once (resim.py);
+- async scheduling simulated by the engine (no post-hoc step);
+- command: ``--gpu h100-80gb --maxiter 30 --jobs 2`` (seeds 3, fit-scale 0.15); 30 iterations, not 100: the host
+  gives one process 6-20 % of a core (load 12-16), and 14 fits of about 110 evaluations each at 100 iterations
+  would not end within the working day;
+- what counts: the leave-one-experiment-out median absolute error of the stage E2E mean (target 5 %) and TTFT mean
+  (target 10 %) per model over the scored stages; a model missing a target is listed with its fold's coefficients.
+
 Second level (``--per-model-from-json SAVED``, run after the first; rules fixed before it ran): per model where
 data exists. For each experiment left out, start from the GPU type's coefficients of its fold (saved by the first
 level, fitted without it), refit only eta_mem and eta_flop on the other experiments of the same model (same
@@ -26,6 +41,8 @@ import argparse
 import json
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 
 from planner.benchmarks.core import calibrate
@@ -76,20 +93,61 @@ def _predict(run, eff, *, seeds, log, label: str) -> list[dict]:
     return got
 
 
-def leave_one_experiment_out(runs, *, seeds, fit_scale, maxiter, log) -> tuple[list[dict], dict]:
-    rows, fits = [], {}
-    all_eff = None
-    for run in runs:
-        train = [r for r in runs if r is not run]
-        if _scored(run):
-            eff, info = calibrate.fit(train, duration_scale=fit_scale, maxiter=maxiter)
-        else:  # its stages never enter a fit: the fit without it is the fit on all runs
-            if all_eff is None:
-                all_eff, _ = calibrate.fit(runs, duration_scale=fit_scale, maxiter=maxiter)
-            eff, info = all_eff, {"loss": None}
-        fits[run.name] = {"efficiency": eff.to_dict(), "loss": info["loss"]}
-        rows.extend(_predict(run, eff, seeds=seeds, log=log, label="LOEO"))
-    return rows, fits
+def _fit_task(task):
+    """One fit of the report in a worker: (key, training runs, fit_scale, maxiter) -> (key, efficiency, info)."""
+    key, train, fit_scale, maxiter = task
+    eff, info = calibrate.fit(train, duration_scale=fit_scale, maxiter=maxiter)
+    return key, eff, info
+
+
+def _predict_task(task):
+    """One prediction in a worker: (key, run, efficiency, seeds) -> (key, rows)."""
+    key, run, eff, seeds = task
+    return key, compare(run, simulate_run(run, eff, seeds=seeds))
+
+
+def _pool_map(fn, tasks, jobs: int):
+    """``map(fn, tasks)`` over ``jobs`` worker processes (forked; 1: in this process). Every task is deterministic,
+    so the result does not depend on ``jobs``."""
+    if jobs <= 1 or len(tasks) <= 1:
+        return list(map(fn, tasks))
+    with ProcessPoolExecutor(jobs, mp_context=get_context("fork")) as ex:
+        return list(ex.map(fn, tasks))
+
+
+CROSS = (("llama2-7b", "llama2-70b"), ("llama2-70b", "llama2-7b"))
+
+
+def first_level(runs, *, seeds, fit_scale, maxiter, log, jobs: int = 1) -> dict:
+    """Every fit (a fold per scored experiment, the fit on all runs, the cross-model fits) and then every
+    prediction, spread over ``jobs`` processes. An experiment without a scored stage never enters a fit: the fit
+    without it is the fit on all runs (also the in-sample coefficients)."""
+    tasks = [(("loeo", r.name), [x for x in runs if x is not r], fit_scale, maxiter) for r in runs if _scored(r)]
+    tasks.append((("all",), runs, fit_scale, maxiter))
+    tasks += [(("cross", a, b), [r for r in runs if model_of(r) == a], fit_scale, maxiter) for a, b in CROSS]
+    fitted = {key: (eff, info) for key, eff, info in _pool_map(_fit_task, tasks, jobs)}
+    all_eff = fitted[("all",)][0]
+    fits = {r.name: fitted.get(("loeo", r.name), (all_eff, {"loss": None})) for r in runs}
+    preds = [(("loeo", r.name), r, fits[r.name][0], seeds) for r in runs]
+    preds += [(("in", r.name), r, all_eff, seeds) for r in runs]
+    preds += [(("cross", a, b, r.name), r, fitted[("cross", a, b)][0], seeds) for a, b in CROSS
+              for r in runs if model_of(r) == b]
+    rows = dict(_pool_map(_predict_task, preds, jobs))
+    loeo = []
+    for r in runs:
+        loeo.extend(rows[("loeo", r.name)])
+        for x in rows[("loeo", r.name)]:
+            log(f"LOEO {r.name} stage {x['stage']}: E2E {x['error_pct']['e2e_mean']:.1f} %, TTFT "
+                f"{x['error_pct']['ttft_mean']:.1f} %{' (overloaded)' if x['overloaded'] else ''}")
+    cross = []
+    for a, b in CROSS:
+        got = [x for r in runs if model_of(r) == b for x in rows[("cross", a, b, r.name)]]
+        cross.append({"source": a, "target": b, "efficiency": fitted[("cross", a, b)][0].to_dict(), "rows": got,
+                      "pooled": pooled(got)})
+    in_rows = [x for r in runs for x in rows[("in", r.name)]]
+    return {"loeo": {"rows": loeo, "pooled": pooled(loeo), "per_model": per_model(loeo),
+                     "fits": {k: {"efficiency": e.to_dict(), "loss": i["loss"]} for k, (e, i) in fits.items()}},
+            "cross": cross, "in_sample": {"efficiency": all_eff.to_dict(), "rows": in_rows, "pooled": pooled(in_rows)}}
 
 
 def per_model_level(runs, saved: dict, *, seeds, fit_scale, maxiter, log) -> tuple[list[dict], dict]:
@@ -105,16 +163,6 @@ def per_model_level(runs, saved: dict, *, seeds, fit_scale, maxiter, log) -> tup
         fits[run.name] = {"efficiency": eff.to_dict(), "loss": info["loss"], "model_runs": [r.name for r in same]}
         rows.extend(_predict(run, eff, seeds=seeds, log=log, label="per-model"))
     return rows, fits
-
-
-def cross_model(runs, source: str, target: str, *, seeds, fit_scale, maxiter) -> dict:
-    train = [r for r in runs if model_of(r) == source]
-    test = [r for r in runs if model_of(r) == target]
-    eff, info = calibrate.fit(train, duration_scale=fit_scale, maxiter=maxiter)
-    rows = []
-    for run in test:
-        rows.extend(compare(run, simulate_run(run, eff, seeds=seeds)))
-    return {"source": source, "target": target, "efficiency": eff.to_dict(), "rows": rows, "pooled": pooled(rows)}
 
 
 def per_model(rows: list[dict]) -> dict:
@@ -155,8 +203,8 @@ def _header(result: dict) -> list[str]:
         "(planner/catalogue/physics.py) with one set of efficiency coefficients per GPU type, fitted by "
         "simulate-and-fit (planner/benchmarks/core/calibrate.py). Nothing is fitted per experiment. The engine "
         "schedules as vLLM V1 does (one token budget per step, decodes first, chunked prefills) with prefix caching "
-        "on 16-token blocks; vLLM's async scheduling (the default from v0.14.0) puts a new request one step later "
-        "(planner/benchmarks/core/resim.py).",
+        "on 16-token blocks and vLLM's async scheduling (the default from v0.14.0: a request that arrives while a "
+        "step runs joins one step later; simulations/engine/chunked.py).",
         "",
         "Command:",
         "",
@@ -168,8 +216,9 @@ def _header(result: dict) -> list[str]:
         "`--from-json docs/results/validation.json` re-renders this page without simulating.",
         "",
         f"Arrival seeds per prediction: {result['seeds']}; fit on the first {result['fit_scale']:.0%} of every "
-        f"stage (one seed), Nelder-Mead with up to {result['maxiter']} iterations per simplex; wall time "
-        f"{result['wall_s'] / 60:.0f} min on a shared 2-core machine.",
+        f"stage (one seed) after a warm-up, Nelder-Mead with up to {result['maxiter']} iterations per simplex; "
+        f"wall time {result['wall_s'] / 60:.0f} min on a shared 2-core machine ({result.get('jobs', 1)} worker "
+        "process(es)).",
     ]
 
 
@@ -290,6 +339,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--fit-scale", type=float, default=0.15)
     ap.add_argument("--maxiter", type=int, default=100)
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes for the fits and predictions (the result "
+                    "does not depend on it)")
     ap.add_argument("--source-label", default="", help="how the data folder is named in the report")
     ap.add_argument("--from-json", default="", help="re-render --out from a saved --json result (no simulation)")
     ap.add_argument("--per-model-from-json", default="",
@@ -323,20 +374,13 @@ def main(argv=None) -> int:
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
 
-    rows, fits = leave_one_experiment_out(runs, log=log, **kw)
-    cross = [cross_model(runs, a, b, **kw) for a, b in (("llama2-7b", "llama2-70b"), ("llama2-70b", "llama2-7b"))]
-    for c in cross:
+    level = first_level(runs, log=log, jobs=args.jobs, **kw)
+    for c in level["cross"]:
         log(f"cross {c['source']} -> {c['target']}: E2E {_f(c['pooled']['e2e_mean'])} %")
-    eff, _ = calibrate.fit(runs, duration_scale=args.fit_scale, maxiter=args.maxiter)
-    in_rows = []
-    for run in runs:
-        in_rows.extend(compare(run, simulate_run(run, eff, seeds=seeds)))
     result = {
         "command": " ".join(["python -m planner.benchmarks.core.report", *(argv or sys.argv[1:])]),
         "source": args.source_label or Path(args.runs_dir).name, "gpu": args.gpu, "runs": [r.name for r in runs],
-        "seeds": args.seeds, "fit_scale": args.fit_scale, "maxiter": args.maxiter,
-        "loeo": {"rows": rows, "pooled": pooled(rows), "per_model": per_model(rows), "fits": fits},
-        "cross": cross, "in_sample": {"efficiency": eff.to_dict(), "rows": in_rows, "pooled": pooled(in_rows)},
+        "seeds": args.seeds, "fit_scale": args.fit_scale, "maxiter": args.maxiter, "jobs": args.jobs, **level,
     }
     result["wall_s"] = time.time() - start
     Path(args.out).write_text(markdown(result))
@@ -344,7 +388,7 @@ def main(argv=None) -> int:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(result, indent=1))
     print(json.dumps({"loeo": result["loeo"]["pooled"], "per_model": result["loeo"]["per_model"],
-                      "cross": [c["pooled"] for c in cross], "in_sample": result["in_sample"]["pooled"]}))
+                      "cross": [c["pooled"] for c in result["cross"]], "in_sample": result["in_sample"]["pooled"]}))
     return 0
 
 
