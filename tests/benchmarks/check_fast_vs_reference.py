@@ -15,9 +15,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
+
+# The Dynamo planner's ARIMA fits run on OpenBLAS: its threads spinning on two cores cost more than the
+# simulation itself, in both modes alike. One thread keeps the check about the engine (set before numpy loads).
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
