@@ -84,19 +84,11 @@ def _scored(run: BenchmarkRun) -> bool:
     return any(not stage_overloaded(s) for s in run.stages)
 
 
-def _predict(run, eff, *, seeds, log, label: str) -> list[dict]:
-    """One fold's prediction: simulate ``run`` with ``eff``, compare per stage, log each stage's errors."""
-    got = compare(run, simulate_run(run, eff, seeds=seeds))
-    for r in got:
-        log(f"{label} {run.name} stage {r['stage']}: E2E {r['error_pct']['e2e_mean']:.1f} %, TTFT "
-            f"{r['error_pct']['ttft_mean']:.1f} %{' (overloaded)' if r['overloaded'] else ''}")
-    return got
-
-
 def _fit_task(task):
-    """One fit of the report in a worker: (key, training runs, fit_scale, maxiter) -> (key, efficiency, info)."""
-    key, train, fit_scale, maxiter = task
-    eff, info = calibrate.fit(train, duration_scale=fit_scale, maxiter=maxiter)
+    """One fit of the report in a worker: (key, training runs, fit_scale, maxiter[, fit keywords]) -> (key,
+    efficiency, info)."""
+    key, train, fit_scale, maxiter, *extra = task
+    eff, info = calibrate.fit(train, duration_scale=fit_scale, maxiter=maxiter, **(extra[0] if extra else {}))
     return key, eff, info
 
 
@@ -150,18 +142,24 @@ def first_level(runs, *, seeds, fit_scale, maxiter, log, jobs: int = 1) -> dict:
             "cross": cross, "in_sample": {"efficiency": all_eff.to_dict(), "rows": in_rows, "pooled": pooled(in_rows)}}
 
 
-def per_model_level(runs, saved: dict, *, seeds, fit_scale, maxiter, log) -> tuple[list[dict], dict]:
-    rows, fits = [], {}
-    for run in runs:
-        base = Efficiency.from_dict(saved["loeo"]["fits"][run.name]["efficiency"])
-        same = [r for r in runs if r is not run and model_of(r) == model_of(run) and _scored(r)]
-        if same and _scored(run):
-            eff, info = calibrate.fit(same, start=base, duration_scale=fit_scale, maxiter=maxiter,
-                                      free=("eta_mem", "eta_flop"))
-        else:
-            eff, info = base, {"loss": None}
-        fits[run.name] = {"efficiency": eff.to_dict(), "loss": info["loss"], "model_runs": [r.name for r in same]}
-        rows.extend(_predict(run, eff, seeds=seeds, log=log, label="per-model"))
+def per_model_level(runs, saved: dict, *, seeds, fit_scale, maxiter, log, jobs: int = 1) -> tuple[list[dict], dict]:
+    base = {r.name: Efficiency.from_dict(saved["loeo"]["fits"][r.name]["efficiency"]) for r in runs}
+    same = {r.name: [x for x in runs if x is not r and model_of(x) == model_of(r) and _scored(x)] for r in runs}
+    tasks = [(r.name, same[r.name], fit_scale, maxiter, {"start": base[r.name], "free": ("eta_mem", "eta_flop")})
+             for r in runs if same[r.name] and _scored(r)]
+    fitted = {key: (eff, info) for key, eff, info in _pool_map(_fit_task, tasks, jobs)}
+    fits = {}
+    for r in runs:
+        eff, info = fitted.get(r.name, (base[r.name], {"loss": None}))
+        fits[r.name] = {"efficiency": eff.to_dict(), "loss": info["loss"], "model_runs": [x.name for x in same[r.name]]}
+    got = dict(_pool_map(_predict_task, [(r.name, r, fitted.get(r.name, (base[r.name],))[0], seeds) for r in runs],
+                         jobs))
+    rows = []
+    for r in runs:
+        rows.extend(got[r.name])
+        for x in got[r.name]:
+            log(f"per-model {r.name} stage {x['stage']}: E2E {x['error_pct']['e2e_mean']:.1f} %, TTFT "
+                f"{x['error_pct']['ttft_mean']:.1f} %{' (overloaded)' if x['overloaded'] else ''}")
     return rows, fits
 
 
@@ -356,7 +354,8 @@ def main(argv=None) -> int:
         start = time.time()
         runs = load_runs(Path(args.runs_dir), args.gpu)
         rows, fits = per_model_level(runs, saved, seeds=tuple(range(args.seeds)), fit_scale=args.fit_scale,
-                                     maxiter=args.maxiter, log=lambda m: print(m, file=sys.stderr, flush=True))
+                                     maxiter=args.maxiter, log=lambda m: print(m, file=sys.stderr, flush=True),
+                                     jobs=args.jobs)
         saved["per_model_level"] = {
             "command": " ".join(["python -m planner.benchmarks.core.report", *(argv or sys.argv[1:])]),
             "rows": rows, "pooled": pooled(rows), "per_model": per_model(rows), "fits": fits,
