@@ -22,9 +22,9 @@ are in git history):
   experiment or model;
 - fit window: the first ``fit_scale`` of every stage after a warm-up that sends the prompt pool once (resim.py);
 - async scheduling simulated by the engine (no post-hoc step);
-- command: ``--gpu h100-80gb --maxiter 30 --jobs 2`` (seeds 3, fit-scale 0.15); 30 iterations, not 100: the host
-  gives one process 6-20 % of a core (load 12-16), and 14 fits of about 110 evaluations each at 100 iterations
-  would not end within the working day;
+- command: ``--gpu h100-80gb --maxiter 30 --jobs 4`` (seeds 3, fit-scale 0.15); 30 iterations, not 100: the host
+  gives one process 6-20 % of a core (load 12-17), 14 fits of about 110 evaluations (about 1.3 CPU-s each) take
+  about 45 CPU-min at 30 iterations, and three times that at 100 would not end within the working day;
 - what counts: the leave-one-experiment-out median absolute error of the stage E2E mean (target 5 %) and TTFT mean
   (target 10 %) per model over the scored stages; a model missing a target is listed with its fold's coefficients.
 
@@ -110,35 +110,51 @@ def _pool_map(fn, tasks, jobs: int):
 CROSS = (("llama2-7b", "llama2-70b"), ("llama2-70b", "llama2-7b"))
 
 
-def first_level(runs, *, seeds, fit_scale, maxiter, log, jobs: int = 1) -> dict:
-    """Every fit (a fold per scored experiment, the fit on all runs, the cross-model fits) and then every
-    prediction, spread over ``jobs`` processes. An experiment without a scored stage never enters a fit: the fit
-    without it is the fit on all runs (also the in-sample coefficients)."""
-    tasks = [(("loeo", r.name), [x for x in runs if x is not r], fit_scale, maxiter) for r in runs if _scored(r)]
-    tasks.append((("all",), runs, fit_scale, maxiter))
-    tasks += [(("cross", a, b), [r for r in runs if model_of(r) == a], fit_scale, maxiter) for a, b in CROSS]
-    fitted = {key: (eff, info) for key, eff, info in _pool_map(_fit_task, tasks, jobs)}
-    all_eff = fitted[("all",)][0]
-    fits = {r.name: fitted.get(("loeo", r.name), (all_eff, {"loss": None})) for r in runs}
-    preds = [(("loeo", r.name), r, fits[r.name][0], seeds) for r in runs]
-    preds += [(("in", r.name), r, all_eff, seeds) for r in runs]
-    preds += [(("cross", a, b, r.name), r, fitted[("cross", a, b)][0], seeds) for a, b in CROSS
-              for r in runs if model_of(r) == b]
-    rows = dict(_pool_map(_predict_task, preds, jobs))
-    loeo = []
+def _fold_task(task):
+    """A fit and the predictions it serves, in a worker: (key, training runs, fit_scale, maxiter, runs to predict,
+    seeds) -> (key, efficiency, info, {run name: rows}). Logs the coefficients and each stage as they come."""
+    key, train, fit_scale, maxiter, test, seeds = task
+    eff, info = calibrate.fit(train, duration_scale=fit_scale, maxiter=maxiter)
+    _log(f"fit {'/'.join(key)}: loss {info['loss']:.4f}, {info['evaluations']} evaluations, "
+         + ", ".join(f"{k} {v:.4g}" for k, v in eff.to_dict().items()))
+    rows = {}
+    for run in test:
+        rows[run.name] = compare(run, simulate_run(run, eff, seeds=seeds))
+        for x in rows[run.name]:
+            _log(f"{'/'.join(key)} predicts {run.name} stage {x['stage']}: E2E {x['error_pct']['e2e_mean']:.1f} %, "
+                 f"TTFT {x['error_pct']['ttft_mean']:.1f} %{' (overloaded)' if x['overloaded'] else ''}")
+    return key, eff, info, rows
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def first_level(runs, *, seeds, fit_scale, maxiter, log=_log, jobs: int = 1) -> dict:
+    """Every fit with the predictions it serves (a fold per scored experiment predicting it, the cross-model fits
+    predicting the other model; Llama-2-70B's folds first), the fit on all runs, then the in-sample predictions,
+    spread over ``jobs`` processes. An experiment without a scored stage never enters a fit: the fit without it is
+    the fit on all runs, so its row is its in-sample row."""
+    order = sorted((r for r in runs if _scored(r)), key=lambda r: model_of(r) != "llama2-70b")
+    tasks = [(("loeo", r.name), [x for x in runs if x is not r], fit_scale, maxiter, [r], seeds) for r in order]
+    tasks.insert(len([r for r in order if model_of(r) == "llama2-70b"]), (("all",), runs, fit_scale, maxiter, [], seeds))
+    tasks += [(("cross", a, b), [r for r in runs if model_of(r) == a], fit_scale, maxiter,
+               [r for r in runs if model_of(r) == b], seeds) for a, b in CROSS]
+    done = {key: (eff, info, rows) for key, eff, info, rows in _pool_map(_fold_task, tasks, jobs)}
+    all_eff = done[("all",)][0]
+    inside = dict(_pool_map(_predict_task, [(r.name, r, all_eff, seeds) for r in runs], jobs))
+    fits, loeo = {}, []
     for r in runs:
-        loeo.extend(rows[("loeo", r.name)])
-        for x in rows[("loeo", r.name)]:
-            log(f"LOEO {r.name} stage {x['stage']}: E2E {x['error_pct']['e2e_mean']:.1f} %, TTFT "
-                f"{x['error_pct']['ttft_mean']:.1f} %{' (overloaded)' if x['overloaded'] else ''}")
+        eff, info, rows = done.get(("loeo", r.name), (all_eff, {"loss": None}, {r.name: inside[r.name]}))
+        fits[r.name] = {"efficiency": eff.to_dict(), "loss": info["loss"]}
+        loeo.extend(rows[r.name])
     cross = []
     for a, b in CROSS:
-        got = [x for r in runs if model_of(r) == b for x in rows[("cross", a, b, r.name)]]
-        cross.append({"source": a, "target": b, "efficiency": fitted[("cross", a, b)][0].to_dict(), "rows": got,
-                      "pooled": pooled(got)})
-    in_rows = [x for r in runs for x in rows[("in", r.name)]]
-    return {"loeo": {"rows": loeo, "pooled": pooled(loeo), "per_model": per_model(loeo),
-                     "fits": {k: {"efficiency": e.to_dict(), "loss": i["loss"]} for k, (e, i) in fits.items()}},
+        eff, _, rows = done[("cross", a, b)]
+        got = [x for r in runs if model_of(r) == b for x in rows[r.name]]
+        cross.append({"source": a, "target": b, "efficiency": eff.to_dict(), "rows": got, "pooled": pooled(got)})
+    in_rows = [x for r in runs for x in inside[r.name]]
+    return {"loeo": {"rows": loeo, "pooled": pooled(loeo), "per_model": per_model(loeo), "fits": fits},
             "cross": cross, "in_sample": {"efficiency": all_eff.to_dict(), "rows": in_rows, "pooled": pooled(in_rows)}}
 
 
