@@ -350,9 +350,10 @@ def test_the_physics_model_fitted_to_a_profile_table_reports_held_out_errors():
     report = fit_table(str(ROOT / "fixtures" / "hardware" / "sageserve" / "perf_model.csv"), "h100-80gb")
     assert [(g["model"], g["tp"]) for g in report["groups"]] == [("llama2-70b", 2), ("llama2-70b", 4),
                                                                 ("llama2-70b", 8)]
-    # one set of coefficients for three TP degrees. With the ring all-reduce's (TP-1) latency hops: decode 0.5 /
-    # 1.2 / 4.5 %, prefill 20.1 / 14.5 / 10.3 % at TP 2 / 4 / 8 (a TP-independent latency gave 3.2 / 9.4 / 2.3 % and
-    # 19.2 / 18.6 / 12.6 %, with eta_mem 2.6: more than the datasheet's bandwidth)
+    # one set of coefficients for three TP degrees. With the ring all-reduce's (TP-1) latency hops, decode GEMMs
+    # counted and the link read one way: decode 0.7 / 0.9 / 3.3 %, prefill 17.7 / 15.1 / 7.7 % at TP 2 / 4 / 8 (a
+    # TP-independent latency gave 3.2 / 9.4 / 2.3 % and 19.2 / 18.6 / 12.6 %, with eta_mem 2.6: more than the
+    # datasheet's bandwidth)
     for g in report["groups"]:
         assert g["token_time"]["n"] > 70 and g["token_time"]["median_ape"] < 5
         assert g["prompt_time"]["median_ape"] < 21
