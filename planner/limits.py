@@ -7,7 +7,7 @@ from django.conf import settings
 
 def scenario_limits():
     """Per simulation run: PLANNER_MAX_SIM_REQUESTS simulated requests, PLANNER_MAX_SIM_TIME_S simulated seconds."""
-    from simulations.engine.schema import Limits
+    from simulations.engine.scenario.schema import Limits
 
     return Limits(max_requests=int(settings.PLANNER_MAX_SIM_REQUESTS),
                   max_sim_time_s=float(settings.PLANNER_MAX_SIM_TIME_S))
@@ -16,7 +16,7 @@ def scenario_limits():
 def stream_limits():
     """Per streamed run (result mode "streaming"): PLANNER_MAX_STREAM_REQUESTS requests and PLANNER_MAX_STREAM_TIME_S
     simulated seconds. Larger than the table mode's caps: a streamed run holds one chunk's requests at a time."""
-    from simulations.engine.schema import Limits
+    from simulations.engine.scenario.schema import Limits
 
     return Limits(max_requests=int(settings.PLANNER_MAX_STREAM_REQUESTS),
                   max_sim_time_s=float(settings.PLANNER_MAX_STREAM_TIME_S))

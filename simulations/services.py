@@ -14,7 +14,7 @@ from planner.jobs.services import create_job
 from planner.limits import run_limits
 from simulations.engine import ScenarioError, build_workload, parse_scenario, simulate
 from simulations.engine.policies import AUTOSCALERS
-from simulations.engine.runoptions import ResultOptions, parse_result_options
+from simulations.engine.scenario.runoptions import ResultOptions, parse_result_options
 from simulations.models import SimulationRun
 
 FIXTURE_DIR = Path(settings.BASE_DIR) / "fixtures" / "scenarios"

@@ -1,7 +1,7 @@
 """What a streamed run's page, CSV and API show: KPI cards, the percentile table with its error bound,
 Plotly charts of the hourly rollups, and the hourly rollups as CSV.
 
-A streamed result (``simulations.engine.stream.StreamAccumulator.to_dict``) has no per-request table, so the
+A streamed result (``simulations.engine.streaming.stream.StreamAccumulator.to_dict``) has no per-request table, so the
 per-request views of a table run (timelines, latency distributions, usage per endpoint, scaling events) are not
 drawn; the page says so. Keys this module does not know (the engine may add some) are listed as they are,
 never a crash: every read is a ``.get`` with a fallback.

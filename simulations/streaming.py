@@ -1,9 +1,9 @@
 """Streamed runs in the product: a run whose result mode is ``streaming`` is replayed by
-``simulations.engine.stream.simulate_stream`` chunk by chunk, reports progress per chunk, stays within its caps
+``simulations.engine.streaming.stream.simulate_stream`` chunk by chunk, reports progress per chunk, stays within its caps
 (PLANNER_MAX_STREAM_REQUESTS / _TIME_S) and the job time limit, and stores ``StreamResult.to_dict()`` on the row.
 
 Workload sources: a stored trace (Parquet) is read in row batches, so memory is one chunk's; a diurnal synthetic
-workload of more than a day is drawn one day at a time (``engine/dailysynth.py``) when ``chunk_s`` divides a day;
+workload of more than a day is drawn one day at a time (``engine/streaming/dailysynth.py``) when ``chunk_s`` divides a day;
 anything else (a bundled trace, another synthetic kind) is materialised once as compact arrays (about 33 bytes per
 request) within the table mode's request cap, and cut into chunks.
 """
@@ -54,7 +54,7 @@ def json_safe(value):
 
 def _capped(chunks, *, cap: int, limit: int | None):
     """Chunks of a trace read in row batches, stopped at ``workload.limit`` and refused above the request cap."""
-    from simulations.engine.stream import _slice
+    from simulations.engine.streaming.stream import _slice
 
     seen = 0
     for t0, w in chunks:
@@ -87,8 +87,8 @@ def materialise_cap() -> int:
 def check_synthetic_at_once(scenario, chunk_s: float) -> None:
     """ScenarioError when a streamed run would generate its synthetic workload at once above ``materialise_cap()``
     (checked when the run is created, and again by the job)."""
-    from simulations.engine.dailysynth import is_daily
-    from simulations.engine.schema import expected_requests
+    from simulations.engine.scenario.schema import expected_requests
+    from simulations.engine.streaming.dailysynth import is_daily
 
     syn = scenario.workload_spec.get("synthetic")
     if syn is None or (is_daily(syn) and _divides_a_day(chunk_s)):
@@ -105,10 +105,10 @@ def check_synthetic_at_once(scenario, chunk_s: float) -> None:
 def stream_source(scenario, trace_path=None, span_s: float | None = None, chunk_s: float = 3600.0):
     """Where a streamed run's chunks come from: ``("parquet", path, horizon)`` for a stored Parquet trace (read in
     row batches), ``("daily", None, horizon)`` for a multi-day diurnal synthetic workload (drawn one day at a time,
-    ``engine/dailysynth.py``), else ``(workload, None, horizon)``: the workload materialised at once, within
+    ``engine/streaming/dailysynth.py``), else ``(workload, None, horizon)``: the workload materialised at once, within
     ``materialise_cap()``."""
-    from simulations.engine.dailysynth import is_daily
-    from simulations.engine.scenario import build_workload
+    from simulations.engine.scenario.scenario import build_workload
+    from simulations.engine.streaming.dailysynth import is_daily
 
     wl = scenario.workload_spec
     if trace_path is not None and str(trace_path).lower().endswith(".parquet"):
@@ -137,13 +137,13 @@ def execute_stream(scenario, *, chunk_s: float, trace_path=None, span_s: float |
                    progress=None) -> dict:
     """Replay ``scenario`` streamed and return the stored result dict (json-safe); raises ScenarioError for a bad
     workload, StreamStopped at the time limit, JobCancelled through ``progress``."""
-    from simulations.engine.stream import _parquet_chunks, chunks_of, simulate_stream
+    from simulations.engine.streaming.stream import _parquet_chunks, chunks_of, simulate_stream
 
     start = time.perf_counter()
     budget = wall_budget_s()
     source, path, horizon = stream_source(scenario, trace_path, span_s, chunk_s)
     if isinstance(source, str) and source == "daily":
-        from simulations.engine.dailysynth import daily_chunks
+        from simulations.engine.streaming.dailysynth import daily_chunks
 
         chunks = daily_chunks(scenario, chunk_s)
     elif isinstance(source, str):

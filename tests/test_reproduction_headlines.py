@@ -10,6 +10,8 @@ new one). The runs are small versions of the documented ones (docs/reproduction*
   with live migration.
 - Operator-level autoscaling (Fig. 11): the full QPS sweep (analytic, fast).
 - SLINFER (Table III): 32 models, the artefact trace's first 10 minutes, SLINFER vs sllm+c+s.
+- SLINFER (the IX-B headline, SLO-met at 128 models): 128 x 7B, the trace's first 5 minutes, SLINFER vs sllm,
+  sllm+c and sllm+c+s.
 
 The digests hash the headline figures rounded to 6 significant digits (JSON, sorted keys), so they are the same
 for the compiled and the pure-Python engine.
@@ -164,14 +166,37 @@ def test_slinfer_meets_more_slos_on_fewer_gpus_than_sllm_with_sharing():
     _pinned("SLINFER", f, SLINFER_DIGEST)
 
 
+def slinfer_128_figures() -> dict:
+    from simulations.engine.serverless import ServerlessConfig, simulate
+    from tests.benchmarks.reproduce_slinfer import workload
+
+    frame = workload(128)
+    frame = frame[frame["arrival_s"] < 300].reset_index(drop=True)  # the trace's first 5 minutes
+    keep = ("requests", "slo_met", "slo_attainment", "avg_cpu_nodes", "avg_gpu_nodes", "dropped")
+    return {system: {k: simulate(frame, ServerlessConfig(system=system, base_model="llama-2-7b"))[k] for k in keep}
+            for system in ("sllm", "sllm+c", "sllm+c+s", "slinfer")}
+
+
+def test_slinfer_meets_more_slos_than_every_baseline_at_128_models():
+    f = slinfer_128_figures()
+    s = f["slinfer"]["slo_met"]
+    # the paper's headline (IX-B): SLO-met of SLINFER over sllm 1.86-2.54, over sllm+c 1.47-1.62, over sllm+c+s
+    # 1.18-1.70 at 128 models; ours at full scale in docs/reproduction_slinfer.md (about 1.9 / 1.3 / 1.35 for 7B)
+    assert all(s > f[b]["slo_met"] for b in ("sllm", "sllm+c", "sllm+c+s"))
+    assert s > 1.5 * f["sllm"]["slo_met"]
+    _pinned("SLINFER at 128 models", f, SLINFER_128_DIGEST)
+
+
 SAGESERVE_DIGEST = "dd76167e5a7f1552"
 PRESERVE_DIGEST = "5ba10cdcb389279c"
 CHIRON_DIGEST = "68fb67fb22403664"
 OPSCALE_DIGEST = "4c110b5825734ada"
 SLINFER_DIGEST = "01fe4ba99074989d"
+SLINFER_128_DIGEST = "2b5c21b8efc1f927"
 
 
 if __name__ == "__main__":  # python -m tests.test_reproduction_headlines: the current digests
     for name, fn in (("SAGESERVE", sageserve_figures), ("PRESERVE", preserve_figures), ("CHIRON", chiron_figures),
-                     ("OPSCALE", opscale_figures), ("SLINFER", slinfer_figures)):
+                     ("OPSCALE", opscale_figures), ("SLINFER", slinfer_figures),
+                     ("SLINFER_128", slinfer_128_figures)):
         print(f'{name}_DIGEST = "{digest(fn())}"')

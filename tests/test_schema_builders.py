@@ -113,7 +113,7 @@ def _post(rows, **fields):
 
 def test_the_builder_offers_the_schema_fields_the_catalogue_and_every_bundle(owner):
     from planner.comparisons.core.bundles import bundle_names
-    from simulations.engine import schema
+    from simulations.engine.scenario import schema
 
     _, client = owner
     page = client.get("/comparisons/build/?source=synthetic").content.decode()

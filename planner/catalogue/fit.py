@@ -61,7 +61,7 @@ def decode_context(frame: pd.DataFrame) -> np.ndarray:
 def prefill_time(coef: dict, tokens, sum_sq=None, prompts=None) -> np.ndarray:
     """One prefill iteration over ``tokens`` batch tokens. The optional richer terms ``c_sq`` (per sum of squared
     prompt sizes) and ``c_req`` (per prompt) need the batch's ``sum_sq`` and ``prompts``; omitted, the batch is
-    one prompt of ``tokens`` tokens (the engine's simulations/engine/perf.py uses the same convention)."""
+    one prompt of ``tokens`` tokens (the engine's simulations/engine/instance/perf.py uses the same convention)."""
     t = np.asarray(tokens, float)
     out = coef["c0"] + coef["c1"] * t + coef.get("c2", 0.0) * t * t
     c_sq, c_req = coef.get("c_sq", 0.0), coef.get("c_req", 0.0)
@@ -271,6 +271,30 @@ def split_mask(frame: pd.DataFrame, *, split: str, holdout: float, seed: int) ->
     raise ValueError(f"split must be 'rows' or 'configs', not {split!r}")
 
 
+def _points(frame: pd.DataFrame, pp: np.ndarray, dp: np.ndarray, held: np.ndarray, flags: list) -> list[dict]:
+    """One point per measured configuration (prompt, batch, output size): medians, the fit, repeats, flags."""
+    points = []
+    cfg = frame.assign(_pp=pp, _dp=dp, _held=held, _flags=[";".join(f) for f in flags])
+    for key, g in cfg.groupby(["prompt_size", "batch_size", "token_size"], sort=True):
+        points.append(
+            {
+                "prompt_size": int(key[0]),
+                "batch_size": int(key[1]),
+                "token_size": int(key[2]),
+                "batch_tokens": int(key[0] * key[1]),
+                "context_tokens": float(decode_context(g.iloc[:1])[0]),
+                "prompt_time_s": float(g["prompt_time_s"].median()),
+                "prompt_time_fit_s": float(g["_pp"].iat[0]),
+                "token_time_s": float(g["token_time_s"].median()),
+                "token_time_fit_s": float(g["_dp"].iat[0]),
+                "repeats": int(len(g)),
+                "heldout_repeats": int(g["_held"].sum()),
+                "flags": sorted({f for s in g["_flags"] for f in s.split(";") if f}),
+            }
+        )
+    return points
+
+
 def fit_group(
     frame: pd.DataFrame,
     *,
@@ -344,23 +368,5 @@ def fit_group(
         "flagged_rows": flagged_rows,
         "range": fitted_range(frame, train_p, train_d),
     }
-    points = []
-    cfg = frame.assign(_pp=pp, _dp=dp, _held=held, _flags=[";".join(f) for f in flags])
-    for key, g in cfg.groupby(["prompt_size", "batch_size", "token_size"], sort=True):
-        points.append(
-            {
-                "prompt_size": int(key[0]),
-                "batch_size": int(key[1]),
-                "token_size": int(key[2]),
-                "batch_tokens": int(key[0] * key[1]),
-                "context_tokens": float(decode_context(g.iloc[:1])[0]),
-                "prompt_time_s": float(g["prompt_time_s"].median()),
-                "prompt_time_fit_s": float(g["_pp"].iat[0]),
-                "token_time_s": float(g["token_time_s"].median()),
-                "token_time_fit_s": float(g["_dp"].iat[0]),
-                "repeats": int(len(g)),
-                "heldout_repeats": int(g["_held"].sum()),
-                "flags": sorted({f for s in g["_flags"] for f in s.split(";") if f}),
-            }
-        )
+    points = _points(frame, pp, dp, held, flags)
     return FitResult(prefill=prefill, decode=decode, report=report, points=points, range=report["range"])

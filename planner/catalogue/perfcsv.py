@@ -78,11 +78,9 @@ def _line(index: int) -> str:
     return f"line {index + 2}"
 
 
-def read_perf_csv(source) -> pd.DataFrame:
-    """Read the raw table (path, bytes, text or file object; plain or gzip) and validate it; raw units kept.
-
-    Raises ProfileError naming the line and column of the first problem.
-    """
+def _read_text(source) -> str:
+    """The table's text from a path, bytes, text or file object, plain or gzip; a ProfileError if it is
+    unreadable, empty, binary or not UTF-8."""
     if isinstance(source, Path) or (isinstance(source, str) and source.strip() and "\n" not in source):
         try:
             data = Path(source).read_bytes()
@@ -115,6 +113,15 @@ def read_perf_csv(source) -> pd.DataFrame:
         raise ProfileError(
             "the file is not UTF-8 text", where=f"byte {exc.start}", hint="save it as a UTF-8 CSV"
         ) from None
+    return text
+
+
+def read_perf_csv(source) -> pd.DataFrame:
+    """Read the raw table (path, bytes, text or file object; plain or gzip) and validate it; raw units kept.
+
+    Raises ProfileError naming the line and column of the first problem.
+    """
+    text = _read_text(source)
     try:
         raw = pd.read_csv(io.StringIO(text), dtype=str, skipinitialspace=True, nrows=MAX_ROWS + 1)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:

@@ -232,7 +232,7 @@ def kv_capacity(arch: Architecture, gpu: Datasheet, tp: int, memory_utilisation:
 def deployment_spec(model: str, gpu: str, tp: int, eff: Efficiency, *, max_num_seqs: int = 256,
                     max_num_batched_tokens: int = 8192, memory_utilisation: float = 0.9,
                     max_model_len: int = 0, name: str = "") -> dict:
-    """An engine deployment dict (the contract: ``simulations.engine.config.DeploymentSpec.from_dict``)."""
+    """An engine deployment dict (the contract: ``simulations.engine.scenario.config.DeploymentSpec.from_dict``)."""
     arch, sheet = architecture(model), datasheet(gpu)
     prefill, decode = coefficients(arch, sheet, tp, eff)
     return {

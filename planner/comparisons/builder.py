@@ -7,7 +7,7 @@ and any other endpoint field of the schema. SLOs: every target of the schema's `
 comparison strategies and the registered bundles (``bundle_names()``: a new family appears here by registering), schedulers, baseline.
 
 Every knob field (synthesiser, endpoint row, SLO) is generated from the pydantic models of
-``simulations.engine.schema`` by ``planner.schemaforms`` (types, bounds, enums, defaults, descriptions), so a
+``simulations.engine.scenario.schema`` by ``planner.schemaforms`` (types, bounds, enums, defaults, descriptions), so a
 field added to those models appears here with no template work. The form's output is the scenario dict,
 validated by the one schema and parser (``services.validate_scenario``) before anything is stored; a schema
 error lands on the field whose path produced it; the JSON produced is shown as the "advanced" view.
@@ -28,7 +28,7 @@ SLO_MAIN = ("ttft_s", "e2e_s", "percentile")  # shown first; the other SLO field
 SLO_START = {"ttft_s.IW-F": 1.0, "ttft_s.IW-N": 60.0, "e2e_s.NIW": 86400.0}
 SYNTH_START = {"duration_s": 3600.0, "total_requests": 20_000}
 # the synthesiser's kinds in the builder: the engine's diurnal generator (workload.synthetic without a kind) and
-# the generator's renewal streams (simulations/engine/generator/spec.py); batch / slinfer / mix stay JSON
+# the generator's renewal streams (simulations/engine/workload/generator/spec.py); batch / slinfer / mix stay JSON
 STREAM_FORMS = ("poisson", "gamma")
 STREAM_EXCLUDE = ("kind", "name", "description", "lengths.empirical")
 
@@ -86,7 +86,7 @@ class EndpointRow(SchemaForm):
     def __init__(self, *args, deployments=(), **kwargs):
         super().__init__(*args, **kwargs)
         from planner.schemaforms import scalar_field
-        from simulations.engine import schema
+        from simulations.engine.scenario import schema
 
         self.fields["deployment"].choices = grouped_choices(deployments)
         self.models = {d.name: d.model.name for d in deployments}
@@ -132,7 +132,7 @@ class ScenarioBuilderForm(SchemaForm):
     def __init__(self, data=None, *, team=None, traces=(), initial=None, rows=None, extra_rows: int = 0):
         super().__init__(data, initial=initial)
         from planner.comparisons.core.bundles import bundle_names, get_bundle
-        from simulations.engine import schema
+        from simulations.engine.scenario import schema
 
         self.team = team
         self.traces = {t.pk: t for t in traces}
@@ -141,7 +141,7 @@ class ScenarioBuilderForm(SchemaForm):
         self.fields["bundles"].choices = [(n, f"{n}: {get_bundle(n).description}") for n in bundle_names()]
         self.fields["strategies"].choices = [(k, k) for k in STRATEGIES]  # after the bundles registered theirs
         self.add_schema("synthetic", schema.Synthetic, prefix="syn__", exclude=("kind",), initial=SYNTH_START)
-        from simulations.engine.generator import spec as stream_spec
+        from simulations.engine.workload.generator import spec as stream_spec
 
         for kind in STREAM_FORMS:
             model = getattr(stream_spec, f"{kind.capitalize()}Spec")

@@ -13,7 +13,7 @@ from planner.jobs.registry import JobCancelled, JobError, Partial, handler
 
 def _variant_lost(job) -> None:
     """The variant's worker died (planner/jobs/reaper.py): record the failure and let fan-in proceed."""
-    result = VariantResult.objects.select_related("comparison").filter(
+    result = VariantResult.all_runs.select_related("comparison").filter(
         comparison_id=job.params.get("comparison"), key=job.params.get("key")).first()
     if result is None or result.status in VariantResult.FINAL:
         return
@@ -25,7 +25,7 @@ def _variant_lost(job) -> None:
 def run_variant_job(job, ctx):
     comp_id, key = job.params.get("comparison"), job.params.get("key")
     try:
-        result = VariantResult.objects.select_related("comparison").get(comparison_id=comp_id, key=key)
+        result = VariantResult.all_runs.select_related("comparison").get(comparison_id=comp_id, key=key)
     except VariantResult.DoesNotExist:
         raise JobError(f"comparison {comp_id} has no variant {key!r}", where="job params",
                        hint="the comparison was deleted; nothing to run") from None
@@ -64,6 +64,12 @@ def aggregate_comparison(comp: Comparison) -> dict:
     summaries = {r.key: r.metrics for r in results if r.status == VariantResult.Status.DONE and r.metrics}
     summary = kind_of_comparison(comp).aggregate(comp, summaries)
     summary["missing"] = {r.key: r.status for r in results if r.key not in summaries}
+    if "rows" in summary:
+        from planner.comparisons.load_check import load_check_summary
+
+        check = load_check_summary(comp)
+        if check is not None:
+            summary["load_check"] = check
     comp.summary = summary
     comp.save(update_fields=["summary"])
     return summary

@@ -40,7 +40,7 @@ class ServerlessForm(SchemaForm):
         self.fields["systems"].choices = system_choices()
         self.fields["baseline"].choices = system_choices()
         self.add_schema("spec", spec.ServerlessSpec, exclude=("name", "systems", "model"), initial=SERVERLESS_START)
-        from simulations.engine.generator.slinfer import bundled_traces
+        from simulations.engine.workload.generator.slinfer import bundled_traces
 
         trace = self.fields["workload__trace"]  # the bundled function traces by name, not free text
         self.fields["workload__trace"] = forms.ChoiceField(

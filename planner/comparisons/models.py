@@ -40,7 +40,16 @@ class Comparison(TeamOwned, Labelled):
         return status_of(self)
 
 
+class StrategyRuns(models.Manager):
+    """A comparison's strategy runs (``comp.results``): the load check's replays are read through ``all_runs``."""
+
+    def get_queryset(self):
+        return super().get_queryset().exclude(role=VariantResult.LOAD)
+
+
 class VariantResult(models.Model):
+    LOAD = "load"  # role of a replay of the chosen strategy at a higher load (the card's load sensitivity)
+
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
         RUNNING = "running", "Running"
@@ -61,9 +70,15 @@ class VariantResult(models.Model):
     metrics = models.JSONField(default=dict, blank=True, help_text="normalised run summary (see core/summary.py)")
     error = models.JSONField(null=True, blank=True)
     wall_s = models.FloatField(null=True, blank=True)
+    role = models.CharField(max_length=10, blank=True, default="",
+                            help_text="'' for a strategy run; 'load' for a replay of the chosen strategy at 1.2x the load")
+
+    objects = StrategyRuns()
+    all_runs = models.Manager()
 
     class Meta:
         ordering = ["position", "id"]
+        base_manager_name = "all_runs"
         constraints = [models.UniqueConstraint(fields=["comparison", "key"], name="uniq_variant_key")]
 
     def __str__(self) -> str:

@@ -13,6 +13,8 @@ cancels the children (planner.jobs.services.cancel_job).
 
 from __future__ import annotations
 
+import logging
+
 from django.db import transaction
 
 from planner.comparisons.core.variants import build_variants, pick_baseline
@@ -21,6 +23,8 @@ from planner.jobs.models import Job
 from planner.jobs.services import check_long_job_budget, create_job, mark_and_dispatch
 from simulations.services import work_requests
 
+log = logging.getLogger(__name__)
+
 
 def validate_scenario(scenario) -> None:
     """Parse the scenario with the engine once, so a bad one fails at creation, not in every child."""
@@ -28,7 +32,7 @@ def validate_scenario(scenario) -> None:
     from planner.limits import scenario_limits
     from simulations.engine import ScenarioError, parse_scenario
     from simulations.engine.policies.params import check_params
-    from simulations.engine.schema import synth_spec, validate_input
+    from simulations.engine.scenario.schema import synth_spec, validate_input
 
     if not isinstance(scenario, dict):
         raise ScenarioError("scenario", "must be a JSON object (an engine scenario, see docs/comparisons.md)")
@@ -128,9 +132,17 @@ def _report_parent_progress(comp: Comparison) -> None:
 
 
 def maybe_trigger_aggregation(comp: Comparison) -> bool:
-    """If every variant is final, claim the aggregation (once) and dispatch the parent job after commit."""
+    """If every variant is final (and the load check's replays too, planner/comparisons/load_check.py), claim the
+    aggregation (once) and dispatch the parent job after commit."""
     if comp.results.exclude(status__in=VariantResult.FINAL).exists():
         return False
+    from planner.comparisons.load_check import load_check_pending
+
+    try:
+        if load_check_pending(comp):  # the chosen strategy's replays at 1.2x the load come first
+            return False
+    except Exception:  # never strand the parent: aggregate without the load check (the card says not replayed)
+        log.exception("comparison %s: the load check could not start; aggregating without it", comp.pk)
     claimed = Comparison.objects.filter(pk=comp.pk, aggregation_started=False).update(aggregation_started=True)
     if not claimed or not comp.job_id:
         return False

@@ -12,7 +12,7 @@ from reportlab.lib.styles import getSampleStyleSheet
 from reportlab.lib.units import cm
 from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
-from planner.capacity.core.bands import fmt_band
+from planner.capacity.core.bands import fmt_band, fmt_sig_band
 
 
 def _prob(p: Mapping | None) -> str:
@@ -119,7 +119,7 @@ def build_pdf(answer: Mapping, *, title: str) -> bytes:
     rows = [["candidate", "accepted", "monthly cost", "GPU-hours (span)", "P(every SLO)", "why not"]]
     for c in answer.get("candidates", []):
         rows.append([c["key"], "yes" if c["accepted"] else "no", fmt_band(c["monthly_cost_usd"], "${:,.0f}"),
-                     fmt_band(c["gpu_hours"], "{:,.0f}"), _prob(c["meets_all"]), Paragraph(c["why"] or "", small)])
+                     fmt_sig_band(c["gpu_hours"]), _prob(c["meets_all"]), Paragraph(c["why"] or "", small)])
     story.append(_table(rows, widths=[3.2 * cm, 1.4 * cm, 4.2 * cm, 2.6 * cm, 2.6 * cm, 4 * cm]))
     doc.build(story)
     return buf.getvalue()

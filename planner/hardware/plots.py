@@ -70,6 +70,17 @@ def fit_figure(deployment) -> go.Figure | None:
                 row=1,
                 col=1,
             )
+    _decode_panel(fig, decode_points)
+    fig.update_xaxes(type="log", title_text="batch prompt tokens T", row=1, col=1)
+    fig.update_yaxes(type="log", title_text="prompt_time (ms)", row=1, col=1)
+    fig.update_xaxes(title_text="measured token_time per iteration (ms)", row=1, col=2)
+    fig.update_yaxes(title_text="fitted (ms)", row=1, col=2)
+    fig.update_layout(height=430, margin={"t": 40, "l": 60, "r": 20, "b": 50}, legend={"orientation": "h", "y": -0.2})
+    return fig
+
+
+def _decode_panel(fig: go.Figure, decode_points: list[dict]) -> None:
+    """The right panel: fitted vs measured per-iteration decode time, measured and flagged points apart."""
     lo = min(min(p["token_time_s"], p["token_time_fit_s"]) for p in decode_points) * 1e3
     hi = max(max(p["token_time_s"], p["token_time_fit_s"]) for p in decode_points) * 1e3
     fig.add_trace(
@@ -96,9 +107,3 @@ def fit_figure(deployment) -> go.Figure | None:
                 row=1,
                 col=2,
             )
-    fig.update_xaxes(type="log", title_text="batch prompt tokens T", row=1, col=1)
-    fig.update_yaxes(type="log", title_text="prompt_time (ms)", row=1, col=1)
-    fig.update_xaxes(title_text="measured token_time per iteration (ms)", row=1, col=2)
-    fig.update_yaxes(title_text="fitted (ms)", row=1, col=2)
-    fig.update_layout(height=430, margin={"t": 40, "l": 60, "r": 20, "b": 50}, legend={"orientation": "h", "y": -0.2})
-    return fig

@@ -163,6 +163,25 @@ def import_catalogue(team, user, doc) -> dict:
 
 
 @transaction.atomic
+def _group_model_and_gpu(team, model_name: str, hw: str, first: str):
+    """The team's model and GPU type a table group names; a ProfileError at the group's first line if unknown."""
+    model, gpu = resolve_model(team, model_name), resolve_gpu(team, hw)
+    if model is None:
+        raise ProfileError(
+            f"unknown model {model_name!r}",
+            where=f"{first}, column model",
+            hint="use a catalogue model name or alias (e.g. llama2-70b), or create the model first "
+            "(page Hardware > New model, POST /api/hardware/models/, or a catalogue JSON)",
+        )
+    if gpu is None:
+        raise ProfileError(
+            f"unknown GPU type {hw!r}",
+            where=f"{first}, column hardware",
+            hint="use a catalogue GPU name (e.g. a100-80gb, h100-80gb) or create the GPU type first",
+        )
+    return model, gpu
+
+
 def import_perf_table(
     team,
     user,
@@ -185,20 +204,7 @@ def import_perf_table(
     plans = []
     for (model_name, hw, tp), frame in table.groups():
         first = f"line {int(frame['line'].min())}"
-        model, gpu = resolve_model(team, model_name), resolve_gpu(team, hw)
-        if model is None:
-            raise ProfileError(
-                f"unknown model {model_name!r}",
-                where=f"{first}, column model",
-                hint="use a catalogue model name or alias (e.g. llama2-70b), or create the model first "
-                "(page Hardware > New model, POST /api/hardware/models/, or a catalogue JSON)",
-            )
-        if gpu is None:
-            raise ProfileError(
-                f"unknown GPU type {hw!r}",
-                where=f"{first}, column hardware",
-                hint="use a catalogue GPU name (e.g. a100-80gb, h100-80gb) or create the GPU type first",
-            )
+        model, gpu = _group_model_and_gpu(team, model_name, hw, first)
         try:
             res = fit_group(frame, split=split, holdout=holdout, seed=seed, loss=loss, prefill_form=prefill_form)
         except ProfileError as exc:

@@ -1,4 +1,4 @@
-"""The planner's door to the one workload generator (``simulations.engine.generator``, docs/traces.md).
+"""The planner's door to the one workload generator (``simulations.engine.workload.generator``, docs/traces.md).
 
 ``synthesize(spec, seed)`` returns a normalised trace for any generator kind: ``sageserve`` (the multi-day
 SageServe-like synthesiser that lived here, unchanged: same spec and seed, same frame), ``poisson``, ``gamma``,
@@ -11,8 +11,8 @@ from __future__ import annotations
 import pandas as pd
 
 from planner.ingest.errors import TraceFormatError
-from simulations.engine.generator import KINDS, GeneratorError, expected_requests, generate, validate
-from simulations.engine.generator.sageserve import DEFAULT_TOKENS, MAX_REQUESTS, TIER_KEYS, TOP_KEYS
+from simulations.engine.workload.generator import KINDS, GeneratorError, expected_requests, generate, validate
+from simulations.engine.workload.generator.sageserve import DEFAULT_TOKENS, MAX_REQUESTS, TIER_KEYS, TOP_KEYS
 
 __all__ = ["DEFAULT_TOKENS", "KINDS", "MAX_REQUESTS", "TIER_KEYS", "TOP_KEYS", "SpecError", "expected_size",
            "synthesize", "validate_spec"]
@@ -41,8 +41,8 @@ def synthesize(spec: dict, seed: int | None = None) -> pd.DataFrame:
 
 def validate_spec(spec) -> dict:
     """Check a spec of any kind by its schema (trusted caller: file paths allowed)."""
-    from simulations.engine.generator import kind_of
-    from simulations.engine.generator.sageserve import validate_spec as sageserve_spec
+    from simulations.engine.workload.generator import kind_of
+    from simulations.engine.workload.generator.sageserve import validate_spec as sageserve_spec
 
     try:
         if kind_of(spec) == "sageserve":

@@ -1,13 +1,13 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from simulations.engine.runoptions import openapi_schema
+from simulations.engine.scenario.runoptions import openapi_schema
 from simulations.models import SimulationRun
 
 
 @extend_schema_field(openapi_schema())
 class ResultOptionsField(serializers.JSONField):
-    """The run option ``result``, validated by its one pydantic schema (simulations.engine.runoptions) in
+    """The run option ``result``, validated by its one pydantic schema (simulations.engine.scenario.runoptions) in
     simulations.services.create_run; errors name ``result.<field>``."""
 
 

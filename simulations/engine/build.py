@@ -1,7 +1,7 @@
 """Compile the engine's hot modules with Cython: ``python -m simulations.engine.build``.
 
-Writes ``simulations/engine/_compiled/<module>.*.so`` for each of ``accel.MODULES`` and a stamp of the sources' digest (see
-``accel.py``). Idempotent: does nothing when the build is fresh (``--force`` rebuilds). If Cython or a C
+Writes ``simulations/engine/_compiled/<subpackage>/<module>.*.so`` for each of ``accel.MODULES`` (the folder
+mirrors the package tree) and a stamp of the sources' digest (see ``accel.py``). Idempotent: does nothing when the build is fresh (``--force`` rebuilds). If Cython or a C
 compiler is missing it says so and exits 0 with ``--optional`` (the engine then runs as pure Python, slower
 but identical); without ``--optional`` the failure is an error.
 
@@ -25,8 +25,11 @@ from simulations.engine.accel import (
     DECLARATIONS,
     HERE,
     MODULES,
+    PACKAGE,
     STAMP,
+    compiled_files,
     compiled_state,
+    source,
     source_digest,
 )
 
@@ -53,7 +56,7 @@ def _cache_entry(digest: str) -> Path | None:
 def restore_from_cache(digest: str) -> bool:
     """Copy a cached build of these exact sources into place. False if there is none."""
     entry = _cache_entry(digest)
-    if entry is None or not all(any(entry.glob(f"{m}.*.so")) for m in MODULES):
+    if entry is None or not all(any(compiled_files(m, entry)) for m in MODULES):
         return False
     if COMPILED_DIR.exists():
         shutil.rmtree(COMPILED_DIR)
@@ -71,8 +74,9 @@ def save_to_cache(digest: str) -> None:
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f".{entry.name[:12]}-", dir=entry.parent))
-        for so in COMPILED_DIR.glob("*.so"):
-            shutil.copy2(so, scratch / so.name)
+        for so in COMPILED_DIR.rglob("*.so"):
+            (scratch / so.relative_to(COMPILED_DIR)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(so, scratch / so.relative_to(COMPILED_DIR))
         scratch.rename(entry)  # atomic: a concurrent build that got there first wins
     except OSError:
         if scratch is not None:
@@ -93,26 +97,29 @@ def build(force: bool = False, quiet: bool = True) -> str:
     digest = source_digest()
     with tempfile.TemporaryDirectory(prefix="engine-build-") as tmp:
         tmp = Path(tmp)
-        # compile copies from a scratch tree so nothing (.c files, build/) lands in the source tree
-        pkg = tmp / "src" / "simulations" / "engine"
-        pkg.mkdir(parents=True)
-        for init in (tmp / "src" / "simulations" / "__init__.py", pkg / "__init__.py"):
-            init.write_text("")
-        for name in MODULES:
+        # compile copies from a scratch tree that mirrors the package tree (Cython resolves the dotted cimports
+        # through its __init__.py files), so nothing (.c files, build/) lands in the source tree
+        src = tmp / "src"
+        for name in MODULES + DECLARATIONS:
             for ext in (".py", ".pxd"):
-                if (HERE / f"{name}{ext}").exists():
-                    shutil.copy2(HERE / f"{name}{ext}", pkg / f"{name}{ext}")
-        for name in DECLARATIONS:
-            shutil.copy2(HERE / f"{name}.pxd", pkg / f"{name}.pxd")
-        sources = [str(pkg / f"{name}.py") for name in MODULES]
+                if source(name, ext).exists():
+                    dest = source(name, ext, src / Path(*PACKAGE.split(".")))
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(source(name, ext), dest)
+        for folder in {p.parent for p in src.rglob("*.p*")}:
+            while folder != src:
+                (folder / "__init__.py").touch()
+                folder = folder.parent
+        sources = [str(source(name, ".py", src / Path(*PACKAGE.split(".")))) for name in MODULES]
         exts = cythonize(
             sources, quiet=quiet, language_level=3, build_dir=str(tmp / "c"),
             # Python semantics everywhere (bounds-checked, negative indices, Python division); functions that
             # index typed memoryviews by request id switch bounds checks off locally
             compiler_directives={"cdivision": False, "embedsignature": False},
         )
-        for e in exts:  # module names relative to the scratch tree's root
-            e.name = "simulations.engine." + e.name.rsplit(".", 1)[-1]
+        by_leaf = {name.rsplit(".", 1)[-1]: name for name in MODULES}  # the modules' own names are unique
+        for e in exts:  # full dotted module names
+            e.name = f"{PACKAGE}.{by_leaf[e.name.rsplit('.', 1)[-1]]}"
             e.extra_compile_args = ["-O2", "-Wno-unused-function", "-Wno-unreachable-code"]
         dist = Distribution({"ext_modules": exts, "script_name": "build", "script_args": []})
         cmd = build_ext(dist)
@@ -120,14 +127,16 @@ def build(force: bool = False, quiet: bool = True) -> str:
         cmd.build_temp = str(tmp / "obj")
         cmd.ensure_finalized()
         cmd.run()
-        built = sorted((tmp / "lib" / "simulations" / "engine").glob("*.so"))
-        if len(built) != len(MODULES):
-            raise RuntimeError(f"expected {len(MODULES)} extension modules, got {[p.name for p in built]}")
+        lib = tmp / "lib" / Path(*PACKAGE.split("."))
+        built = sorted(lib.rglob("*.so"))
+        if len(built) != len(MODULES) or not all(any(compiled_files(m, lib)) for m in MODULES):
+            got = [str(p.relative_to(lib)) for p in built]
+            raise RuntimeError(f"expected {len(MODULES)} extension modules, got {got}")
         if COMPILED_DIR.exists():
             shutil.rmtree(COMPILED_DIR)
-        COMPILED_DIR.mkdir()
         for p in built:
-            shutil.copy2(p, COMPILED_DIR / p.name)
+            (COMPILED_DIR / p.relative_to(lib)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(p, COMPILED_DIR / p.relative_to(lib))
         STAMP.write_text(digest + "\n")
     save_to_cache(digest)
     return "built"

@@ -9,7 +9,7 @@ It prints what ``python manage.py simulate --no-save`` prints (``--json``: one o
 ``tiers``, ``usage``, ``scaling_events``, ``requests_simulated``, ``wall_s``), but pays only for the engine:
 ``manage.py`` loads Django and the planner's apps first. Trace files are read by ``traceio`` (numpy, pyarrow for
 Parquet); a synthetic workload loads the generator (and pandas only for the kinds that build frames). Nothing is
-stored: use ``manage.py simulate`` to keep the run in a workspace. ``--stream``: ``simulations.engine.stream``.
+stored: use ``manage.py simulate`` to keep the run in a workspace. ``--stream``: ``simulations.engine.streaming.stream``.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     start = time.perf_counter()
     from simulations.engine import ScenarioError, parse_scenario, simulate
-    from simulations.engine.scenario import build_workload
+    from simulations.engine.scenario.scenario import build_workload
 
     try:
         data = json.loads(Path(args.scenario).read_text())
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         if args.stream:  # the streamed run's caps (runoptions.STREAM_LIMITS; PLANNER_MAX_STREAM_* in the app)
-            from simulations.engine.runoptions import STREAM_LIMITS
+            from simulations.engine.scenario.runoptions import STREAM_LIMITS
 
             scenario = parse_scenario(data, limits=STREAM_LIMITS)
         else:
@@ -51,8 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         engine = {"mode": args.mode} if args.mode else {}
         scenario = scenario.with_strategy(args.strategy or None, **engine)
         if args.stream:
-            from simulations.engine.dailysynth import daily_chunks, is_daily
-            from simulations.engine.stream import simulate_stream
+            from simulations.engine.streaming.dailysynth import daily_chunks, is_daily
+            from simulations.engine.streaming.stream import simulate_stream
 
             chunks = None  # a multi-day diurnal workload is drawn one day at a time, as the app's streamed runs do
             if not args.trace and is_daily(scenario.workload_spec.get("synthetic")) and (86400.0 / args.chunk_s) % 1 == 0:

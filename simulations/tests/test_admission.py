@@ -38,7 +38,7 @@ import numpy as np
 import pytest
 
 from simulations.engine import simulate
-from simulations.engine.limits import apply_context_limits
+from simulations.engine.workload.limits import apply_context_limits
 from simulations.tests.engine_helpers import scenario, workload
 
 TINY = {"kv_capacity_tokens": 200, "max_batch_size": 64, "max_batch_tokens": 8192,
@@ -147,7 +147,7 @@ def test_route_sends_long_prompts_to_the_region_that_fits():
     eps = list(base.fleet.endpoints)
     from dataclasses import replace
 
-    from simulations.engine.config import DeploymentSpec
+    from simulations.engine.scenario.config import DeploymentSpec
     eps[1] = replace(eps[1], deployment=DeploymentSpec.from_dict(spec_long))
     sc = replace(base, fleet=base.fleet.with_endpoints(eps))
     w = workload([0.0, 0.1, 0.2], [50, 500, 2000], [5, 5, 5], region_names=("r1", "r2"))

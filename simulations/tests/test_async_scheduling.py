@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from simulations.engine import simulate
-from simulations.engine.config import ScenarioError
+from simulations.engine.scenario.config import ScenarioError
 from simulations.tests.engine_helpers import scenario, workload
 
 # prefill c0 + c1 x tokens, decode c0 only: a prefill of 10 tokens takes 0.02 s, a decode step 0.01 s, and a mixed

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from simulations.engine import simulate
-from simulations.engine.loop import Simulator
+from simulations.engine.core.loop import Simulator
 from simulations.engine.policies.chiron import scenarios as S
 from simulations.engine.policies.chiron.local import LIMIT, LocalAutoscaler
 from simulations.engine.policies.chiron.queue import GlobalQueue, OutputStats, estimate_wait, kmeans_1d
-from simulations.engine.scenario import build_workload, parse_scenario
+from simulations.engine.scenario.scenario import build_workload, parse_scenario
 from simulations.tests.engine_helpers import FakeView, scenario, workload
 from simulations.tests.test_policy_api import MODES, _policy
 
@@ -220,7 +220,7 @@ def test_llumnix_batch_fixes_every_instance_batch_size():
 
 
 def _fake_fleet(free_slots):
-    from simulations.engine.entities import SERVING
+    from simulations.engine.core.entities import SERVING
     spec = SimpleNamespace(decode=SimpleNamespace(c0=0.01, c_batch=0.0002, c_ctx=1e-7), max_batch_size=256,
                            startup=SimpleNamespace(spot_reclaim_s=30.0))
     mixed = SimpleNamespace(kind="mixed", state=SERVING, cap=400_000, spec=spec, iid=0, B=100, it=0,
@@ -353,7 +353,7 @@ def test_theta_is_the_batch_share_of_the_tokens_generated_in_the_last_window():
 def test_the_interactive_scale_in_retires_batch_only_mixed_instances_never_one_running_interactive_requests():
     # 6 interactive/mixed instances, one running interactive requests: IBP 1/6 < 1/3 - 0.1 -> ceil(1 / (1/3)) = 3
     # kept; the 3 removed: the idle interactive one first, then the mixed ones with the fewest (batch) requests
-    from simulations.engine.entities import SERVING
+    from simulations.engine.core.entities import SERVING
     from simulations.engine.policies.chiron.policy import Chiron
     pol = Chiron({}, np.random.default_rng(0))
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simulations.engine.config import ScenarioError
-from simulations.engine.loop import Simulator
-from simulations.engine.metrics import build_result
+from simulations.engine.core.loop import Simulator
 from simulations.engine.policies.chiron import scenarios as S
 from simulations.engine.policies.chiron.baselines import MeanPrompt
-from simulations.engine.scenario import build_workload, parse_scenario
+from simulations.engine.results.metrics import build_result
+from simulations.engine.scenario.config import ScenarioError
+from simulations.engine.scenario.scenario import build_workload, parse_scenario
 from simulations.tests.engine_helpers import FakeView
 
 

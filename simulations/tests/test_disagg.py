@@ -1,4 +1,4 @@
-"""Prefill/decode disaggregation (simulations/engine/disagg.py): hand-computed latencies, memory held on both sides
+"""Prefill/decode disaggregation (simulations/engine/fleet/disagg.py): hand-computed latencies, memory held on both sides
 during a KV transfer, fast == reference, routing to the prefill pool only, the Dynamo planner's split, and the
 scenario's refusals naming the field."""
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from simulations.engine import parse_scenario, simulate
-from simulations.engine.config import ScenarioError
+from simulations.engine.scenario.config import ScenarioError
 from simulations.tests.engine_helpers import SPEC, workload
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,7 +65,7 @@ def test_one_request_ttft_is_its_prefill_and_e2e_adds_the_transfer_then_the_deco
 
 
 def test_both_sides_hold_the_kv_during_the_transfer():
-    from simulations.engine.loop import Simulator
+    from simulations.engine.core.loop import Simulator
 
     p = 3000
     sc = parse_scenario(_scenario(link={"link_class": "ethernet", "bandwidth_gb_s": 1.0, "latency_s": 2.0}))

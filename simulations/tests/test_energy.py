@@ -1,12 +1,12 @@
-"""Energy of a run (simulations/engine/energy.py) checked against hand computations."""
+"""Energy of a run (simulations/engine/results/energy.py) checked against hand computations."""
 
 from __future__ import annotations
 
 import pytest
 
 from simulations.engine import simulate
-from simulations.engine.config import ScenarioError
-from simulations.engine.energy import DevicePower, energy_of, parse_device
+from simulations.engine.results.energy import DevicePower, energy_of, parse_device
+from simulations.engine.scenario.config import ScenarioError
 from simulations.tests.engine_helpers import scenario, workload
 
 DEVICE = {"kind": "gpu", "idle_w": 50.0, "busy_w": 400.0, "source": "test", "assumed": True}

@@ -10,8 +10,10 @@ def test_a_cached_build_of_the_same_sources_is_copied_in_and_another_digest_find
     monkeypatch.setenv("PLANNER_ENGINE_CACHE", str(tmp_path / "cache"))
     first, second = tmp_path / "clone1" / "_compiled", tmp_path / "clone2" / "_compiled"
     first.mkdir(parents=True)
-    for name in build.MODULES:
-        (first / f"{name}.cpython-311-x86_64-linux-gnu.so").write_bytes(name.encode())
+    for name in build.MODULES:  # the build folder mirrors the package tree: core/loop.*.so
+        so = build.source(name, ".cpython-311-x86_64-linux-gnu.so", first)
+        so.parent.mkdir(exist_ok=True)
+        so.write_bytes(name.encode())
     monkeypatch.setattr(build, "COMPILED_DIR", first)
     build.save_to_cache("d1")
     assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [build._cache_entry("d1").name]
@@ -22,7 +24,7 @@ def test_a_cached_build_of_the_same_sources_is_copied_in_and_another_digest_find
     assert not build.restore_from_cache("d2") and not second.exists()
     assert build.restore_from_cache("d1")
     assert (second / "SOURCES.sha256").read_text().strip() == "d1"
-    assert all((second / f"{name}.cpython-311-x86_64-linux-gnu.so").read_bytes() == name.encode()
+    assert all(build.source(name, ".cpython-311-x86_64-linux-gnu.so", second).read_bytes() == name.encode()
                for name in build.MODULES)
 
 

@@ -119,20 +119,35 @@ def test_the_compiled_build_gives_the_same_results_as_the_python_source():
 
 
 def test_a_stale_build_is_not_used(tmp_path, monkeypatch):
-    # an edited source makes the stamp stale: activate() leaves the package path alone and says why
+    # an edited source makes the stamp stale: activate() chooses the source and says why, and extend() then
+    # leaves every subpackage's path alone
     monkeypatch.setattr(accel, "source_digest", lambda: "not-the-stamped-digest")
+    monkeypatch.setattr(accel, "BUILD", dict(accel.BUILD))
     if not accel.STAMP.exists():
         pytest.skip("no compiled build to go stale")
     path: list[str] = []
     monkeypatch.delenv("PLANNER_ENGINE_BUILD", raising=False)
-    info = accel.activate(path)
+    info = accel.activate()
+    accel.extend("simulations.engine.core", path)
     assert path == [] and info["kind"] == "python" and "stale" in info["reason"]
     monkeypatch.setenv("PLANNER_ENGINE_BUILD", "compiled")
     with pytest.raises(ImportError, match="stale"):
-        accel.activate([])
+        accel.activate()
+
+
+def test_a_fresh_build_goes_first_on_each_compiled_subpackage_path(monkeypatch):
+    monkeypatch.setattr(accel, "BUILD", {"kind": "compiled", "reason": "test"})
+    path = ["src"]
+    accel.extend("simulations.engine.instance", path)
+    accel.extend("simulations.engine.instance", path)  # once only
+    assert path == [str(accel.COMPILED_DIR / "instance"), "src"]
+    monkeypatch.setattr(accel, "BUILD", {"kind": "python", "reason": "test"})
+    path = ["src"]
+    accel.extend("simulations.engine.instance", path)
+    assert path == ["src"]
 
 
 def test_the_build_choice_is_validated(monkeypatch):
     monkeypatch.setenv("PLANNER_ENGINE_BUILD", "turbo")
     with pytest.raises(ImportError, match="auto, python or compiled"):
-        accel.activate([])
+        accel.activate()

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from simulations.engine import build_workload, parse_scenario, simulate
-from simulations.engine.perf import fit_contract
+from simulations.engine.instance.perf import fit_contract
 from simulations.tests.engine_helpers import scenario, workload
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -182,7 +182,7 @@ def test_the_simulated_instance_applies_the_latency_form_exactly():
 
 
 def test_the_engine_imports_without_django():
-    code = ("import sys, simulations.engine, simulations.engine.loop, simulations.engine.policies; "
+    code = ("import sys, simulations.engine, simulations.engine.core.loop, simulations.engine.policies; "
             "assert 'django' not in sys.modules, 'django imported'")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})

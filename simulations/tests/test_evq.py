@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simulations.engine.evq import InstanceEvents
+from simulations.engine.core.evq import InstanceEvents
 
 
 @pytest.mark.parametrize("seed", range(20))

@@ -1,4 +1,4 @@
-"""The one workload generator (simulations.engine.generator): new kinds checked against hand computations,
+"""The one workload generator (simulations.engine.workload.generator): new kinds checked against hand computations,
 the two original kinds pinned to the arrays they produced before the merge."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import pytest
 from scipy.stats import norm
 
 from simulations.engine import build_workload, parse_scenario
-from simulations.engine.config import ScenarioError
-from simulations.engine.generator import GeneratorError, expected_requests, generate
-from simulations.engine.generator.lengths import fit_quantiles
-from simulations.engine.generator.slinfer import BUNDLED, bundled_traces
+from simulations.engine.scenario.config import ScenarioError
+from simulations.engine.workload.generator import GeneratorError, expected_requests, generate
+from simulations.engine.workload.generator.lengths import fit_quantiles
+from simulations.engine.workload.generator.slinfer import BUNDLED, bundled_traces
 
 ROOT = Path(__file__).resolve().parents[2]
 SHAREGPT_PROMPT = {"p5": 7, "p50": 52, "p95": 911}
@@ -177,14 +177,14 @@ def test_a_scenario_can_use_any_kind_and_it_lands_on_the_fleets_names():
 
 
 def test_the_generator_imports_without_django():
-    code = ("import sys, simulations.engine.generator, simulations.engine.generator.slinfer; "
+    code = ("import sys, simulations.engine.workload.generator, simulations.engine.workload.generator.slinfer; "
             "assert 'django' not in sys.modules, 'django imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
 def test_a_comparison_workload_can_synthesize_any_kind_but_never_read_a_path():
     from planner.comparisons.core.runner import synth_frame
-    from simulations.engine.schema import Workload, synth_spec
+    from simulations.engine.scenario.schema import Workload, synth_spec
 
     frame = synth_frame({"synthesize": "gamma_bursty"})  # a bundled spec of the new kind, by name
     assert 2000 < len(frame) < 3000 and set(frame["model"]) == {"llama-2-7b"}
@@ -205,8 +205,9 @@ def test_a_scenario_workload_spec_is_validated_once_per_run(monkeypatch):
     import json
     from pathlib import Path
 
-    from simulations.engine import parse_scenario, schema, simulate
-    from simulations.engine.generator import spec as spec_module
+    from simulations.engine import parse_scenario, simulate
+    from simulations.engine.scenario import schema
+    from simulations.engine.workload.generator import spec as spec_module
 
     calls = {"stream_spec": 0, "scenario": 0}
     adapter = spec_module._ADAPTER

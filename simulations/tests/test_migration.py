@@ -87,8 +87,8 @@ def _rq3(mode: str, rate: float = 14.0, seconds: float = 600.0, sim_out=None, **
     sc = parse_scenario(d)
     if sim_out is None:
         return simulate(sc, build_workload(sc))
-    from simulations.engine.loop import Simulator
-    from simulations.engine.metrics import build_result
+    from simulations.engine.core.loop import Simulator
+    from simulations.engine.results.metrics import build_result
 
     sim = Simulator(sc, build_workload(sc))
     sim.run()
@@ -119,7 +119,7 @@ def test_llumnix_migrate_conserves_requests_and_tokens_and_fast_equals_reference
 
 
 def test_llumnix_migrate_bad_params_are_a_scenario_error():
-    from simulations.engine.config import ScenarioError
+    from simulations.engine.scenario.config import ScenarioError
 
     with pytest.raises(ScenarioError):
         _rq3("fast", seconds=10, params={"scaling": False, "bandwidth_gb_s": 0})

@@ -7,19 +7,16 @@ from __future__ import annotations
 import importlib.util
 import re
 import types
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from simulations.engine import entities
-
-ENGINE = Path(entities.__file__).resolve().parent if "_compiled" not in entities.__file__ else Path(
-    entities.__file__).resolve().parents[1]
+from simulations.engine import accel
+from simulations.engine.core import entities
 
 
 def test_codes_pxd_matches_the_python_constants():
-    text = (ENGINE / "codes.pxd").read_text()
+    text = (accel.source("core.codes", ".pxd")).read_text()
     consts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^\s+([A-Z]+) = (\d+)\s*$", text, re.M)}
     names = ("IDLE", "PREFILL", "DECODE", "WAKE", "MIXED", "SWAPIN", "PROVISIONING", "SERVING", "DRAINING",
              "RELEASED")
@@ -30,7 +27,7 @@ def test_codes_pxd_matches_the_python_constants():
 
 def _kvcache_source():
     """kvcache.py executed as plain Python (its methods are C-only in the compiled build)."""
-    spec = importlib.util.spec_from_file_location("kvcache_source_for_test", ENGINE / "kvcache.py")
+    spec = importlib.util.spec_from_file_location("kvcache_source_for_test", accel.source("instance.kvcache", ".py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

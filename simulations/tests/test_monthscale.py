@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from simulations.engine import build_workload, parse_scenario, simulate
-from simulations.engine.stream import HI, LO, REL_ERR, LogHistogram, chunks_of, simulate_stream
+from simulations.engine.streaming.stream import HI, LO, REL_ERR, LogHistogram, chunks_of, simulate_stream
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -68,9 +68,9 @@ def test_every_indexed_routing_decision_equals_the_scan(case, monkeypatch):
 
 
 def test_the_jsq_heap_finds_the_first_least_loaded_instance_at_ties():
-    from simulations.engine.config import DeploymentSpec, EndpointConfig
-    from simulations.engine.entities import Endpoint, Instance
-    from simulations.engine.fleetindex import EndpointIndex, jsq_scan
+    from simulations.engine.core.entities import Endpoint, Instance
+    from simulations.engine.fleet.fleetindex import EndpointIndex, jsq_scan
+    from simulations.engine.scenario.config import DeploymentSpec, EndpointConfig
 
     spec = DeploymentSpec.from_dict(_load("code_anchor")["deployments"]["llama2-70b/a100-80gb/tp8"], "d")
     ep = Endpoint(0, EndpointConfig(region="r", model=spec.model, deployment=spec), 0, 0)
@@ -152,7 +152,7 @@ def test_the_pandas_free_reader_gives_the_workload_pandas_reads(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from simulations.engine.traceio import iter_parquet_chunks, read_trace_arrays
+    from simulations.engine.workload.traceio import iter_parquet_chunks, read_trace_arrays
 
     d = _load("code_anchor")
     d["workload"]["limit"] = 2000
@@ -183,7 +183,7 @@ def test_a_streamed_parquet_trace_is_cut_at_chunk_boundaries(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from simulations.engine.traceio import read_trace_arrays
+    from simulations.engine.workload.traceio import read_trace_arrays
 
     cols = read_trace_arrays(ROOT / "fixtures" / "traces" / "azure_code_2023.csv")
     path = tmp_path / "t.parquet"

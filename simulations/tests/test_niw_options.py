@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from simulations.engine import simulate
-from simulations.engine.config import TIER_INDEX, ScenarioError
 from simulations.engine.policies import AUTOSCALERS
 from simulations.engine.policies.niw_queue import NIWQueueManager
+from simulations.engine.scenario.config import TIER_INDEX, ScenarioError
 from simulations.tests.engine_helpers import FakeView, scenario, workload
 
 IW, NIW = TIER_INDEX["IW-F"], TIER_INDEX["NIW"]

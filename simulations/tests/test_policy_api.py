@@ -1,4 +1,4 @@
-"""The public instance-control API (simulations/engine/control.py), hand-checked in both modes.
+"""The public instance-control API (simulations/engine/core/control.py), hand-checked in both modes.
 
 Toy deployment (engine_helpers.SPEC): prefill(T) = 0.1 + 0.001*T; decode(B, C) = 0.01 + 0.001*B + 0.0001*C.
 A request with prompt 100 alone: first token at 0.2; decode iterations at context 100, 101, 102, ... last
@@ -209,7 +209,7 @@ def test_the_papers_mu_router_score_by_hand():
 
 
 def test_the_papers_mu_router_rejects_a_bad_weight():
-    from simulations.engine.config import ScenarioError
+    from simulations.engine.scenario.config import ScenarioError
 
     # refused when the scenario is parsed (the boundary), before any run
     with pytest.raises(ScenarioError, match="mu_util_weight"):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simulations.engine.config import ScenarioError
 from simulations.engine.policies import AUTOSCALERS, INSTANCE_ROUTERS, PolicyKind, get_policy
 from simulations.engine.policies.params import PolicyParams, check_params, knob_table, known_knobs
 from simulations.engine.policies.registry import _TABLES
+from simulations.engine.scenario.config import ScenarioError
 from simulations.tests.engine_helpers import scenario
 
 ALL = [(kind, name) for kind in PolicyKind for name in sorted(_TABLES[kind])]

@@ -34,8 +34,8 @@ def test_where_names_exactly_the_module_that_registers_each_policy():
 
 
 def test_an_unknown_name_is_refused_with_every_known_name():
-    from simulations.engine.config import ScenarioError
     from simulations.engine.policies import get_policy
+    from simulations.engine.scenario.config import ScenarioError
 
     try:
         get_policy(PolicyKind.AUTOSCALER, "no-such-scaler")

@@ -1,4 +1,4 @@
-"""Policies see the run only through its ``PolicyView`` (simulations/engine/view.py).
+"""Policies see the run only through its ``PolicyView`` (simulations/engine/core/view.py).
 
 The check reads every policy module's syntax tree: whatever a policy calls its view (a hook's ``sim`` / ``view``
 parameter, ``self.view``, ``self.sim``, a local name bound to one of them) may be used only for the view's members;
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from simulations.engine.view import MEMBERS, PolicyView
+from simulations.engine.core.view import MEMBERS, PolicyView
 from simulations.tests.engine_helpers import scenario, workload
 
 POLICIES = Path(__file__).resolve().parents[1] / "engine" / "policies"
@@ -22,11 +22,11 @@ VIEW_NAMES = {"sim", "view"}
 FORBIDDEN_ATTRS = {"clock", "_sim", "__self__", "__dict__", "__func__", "__closure__", "__globals__"}
 # engine modules a policy module may import (besides simulations.engine.policies.*)
 ALLOWED_ENGINE_IMPORTS = {
-    "simulations.engine.config": "tier names, fleet configuration, ScenarioError",
-    "simulations.engine.errors": "ScenarioError",
-    "simulations.engine.entities": "instance states and the decode-clock arithmetic of an instance",
-    "simulations.engine.view": "the policy view itself",
-    "simulations.engine.generator.lengths": "PreServe's synthetic week fits length quantiles (offline)",
+    "simulations.engine.scenario.config": "tier names, fleet configuration, ScenarioError",
+    "simulations.engine.scenario.errors": "ScenarioError",
+    "simulations.engine.core.entities": "instance states and the decode-clock arithmetic of an instance",
+    "simulations.engine.core.view": "the policy view itself",
+    "simulations.engine.workload.generator.lengths": "PreServe's synthetic week fits length quantiles (offline)",
     "simulations.engine": "PreServe's offline profiler runs whole simulations before a run, never inside one",
 }
 
@@ -88,7 +88,7 @@ def test_every_policy_module_uses_only_the_policy_view(path):
     ("def on_tick(self, sim, now):\n    sim.endpoints[0].clock.workload\n", ".clock reaches past"),
     ("def on_tick(self, sim, now):\n    sim.dispatch.__self__\n", ".__self__ reaches past"),
     ("def on_tick(self, sim, now):\n    getattr(sim, 'req_tier')\n", "getattr() on the policy view"),
-    ("from simulations.engine.loop import Simulator\n", "imports simulations.engine.loop"),
+    ("from simulations.engine.core.loop import Simulator\n", "imports simulations.engine.core.loop"),
 ])
 def test_the_check_refuses_a_policy_that_reaches_past_the_view(source, expected):
     found = violations(source)
@@ -101,7 +101,7 @@ def test_the_check_accepts_the_documented_members():
 
 
 def test_a_run_hands_policies_a_view_with_every_documented_member_and_nothing_of_the_simulator():
-    from simulations.engine.loop import Simulator
+    from simulations.engine.core.loop import Simulator
 
     sim = Simulator(scenario(), workload([0.0, 1.0], [100, 50], [5, 5]))
     view = sim.policy_view
@@ -115,7 +115,7 @@ def test_a_run_hands_policies_a_view_with_every_documented_member_and_nothing_of
 
 
 def test_the_view_reports_request_information_known_at_arrival_and_output_only_once_finished():
-    from simulations.engine.loop import Simulator
+    from simulations.engine.core.loop import Simulator
 
     sim = Simulator(scenario(), workload([0.0, 1.0], [100, 50], [5, 7], tiers=[0, 2]))
     view = sim.policy_view

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from simulations.engine import simulate
-from simulations.engine.config import ScenarioError
-from simulations.engine.workload import prefix_csr
+from simulations.engine.scenario.config import ScenarioError
+from simulations.engine.workload.workload import prefix_csr
 from simulations.tests.engine_helpers import scenario, workload
 
 # prefill c0 + c1 x tokens (no attention term): a hit's saving reads off the TTFT exactly

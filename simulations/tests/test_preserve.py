@@ -17,7 +17,7 @@ from simulations.engine.policies.preserve.anticipator import (
     projected_remaining,
     projected_remaining_array,
 )
-from simulations.engine.predictors import table2_errors
+from simulations.engine.workload.predictors import table2_errors
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -128,7 +128,7 @@ def test_hold_queue_drops_when_full_and_counts_an_slo_miss():
 def test_preserve_needs_a_predictor():
     d = _scenario(autoscaler="preserve-router")
     d["strategy"].pop("predictor")
-    from simulations.engine.config import ScenarioError
+    from simulations.engine.scenario.config import ScenarioError
 
     sc = parse_scenario(d)
     with pytest.raises(ScenarioError, match="predictor"):
@@ -229,59 +229,65 @@ def test_the_projection_cache_changes_nothing(rate, autoscaler):
     assert [(e["t"], e["action"]) for e in a.scaling_events] == [(e["t"], e["action"]) for e in b.scaling_events]
 
 
-def test_a_batch_of_projections_is_each_instances_own_bit_for_bit():
-    """``Projection.batch`` (the router computes an endpoint's instances together) gives each instance exactly
-    the U_j and remaining decode ``from_arrays`` gives it alone, empty instances and late requests included."""
-    rng = np.random.default_rng(3)
-    caps, ctxs, gens, preds = [], [], [], []
-    for n in (5, 0, 40, 1, 17):
-        gen = rng.integers(0, 300, n)
-        caps.append(int(rng.integers(5_000, 200_000)))
-        ctxs.append(rng.integers(10, 4_000, n) + gen)
-        gens.append(gen)
-        preds.append(rng.integers(0, 250, n))  # some requests already past their prediction (late)
-    for proj, cap, ctx, gen, pred in zip(Projection.batch(caps, ctxs, gens, preds), caps, ctxs, gens, preds,
-                                         strict=True):
-        alone = Projection.from_arrays(cap, ctx, gen, pred)
-        assert proj.u.tolist() == alone.u.tolist() and proj.remaining_decode == alone.remaining_decode
-    assert Projection.batch(caps, ctxs, gens, preds)[2].peak() > 0
+def _random_requests(rng, n: int, late: int = 0):
+    gen = rng.integers(0, 300, n)
+    pred = rng.integers(0, 250, n)  # some requests already past their prediction (late)
+    pred[:late] = gen[:late] // 2
+    ctx = rng.integers(10, 4_000, n) + gen
+    return ctx, gen, pred
 
 
-def test_an_advanced_projection_is_the_shift_while_it_is_exact_and_refused_after():
-    """``Ahead.projection(d)`` equals ``from_arrays`` of the contexts and generated counts + d, bit for bit, for
-    every d below the smallest remaining length; at that length (a request reaches its prediction) it refuses."""
-    from simulations.engine.policies.preserve.anticipator import batch_ahead
+def _steps_reads_equal(steps, proj, prompt: int, predicted: int) -> None:
+    assert steps.u.tolist() == proj.u.tolist() and steps.remaining_decode == proj.remaining_decode
+    assert steps.peak() == proj.peak()
+    assert steps.peak_with_request(prompt, predicted) == proj.peak_with_request(prompt, predicted)
+    for threshold in (0.95, 0.5, 0.05, float(proj.u[37]), float(proj.u[0])):  # thresholds on a value: the edges
+        for share in (0.1, 0.0, 0.5):
+            assert steps.overloaded(threshold, share) == proj.overloaded(threshold, share), (threshold, share)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 17, 40, 300])
+def test_steps_read_exactly_what_the_projection_reads(n):
+    """``Steps`` (the router's projection: a few linear steps in plain Python) gives the U_j, remaining decode,
+    peak, peak with a request inserted and overload flag ``Projection.from_arrays`` gives, float for float, for
+    empty instances, late requests and capacities small enough to overload."""
+    from simulations.engine.policies.preserve.steps import Steps
+
+    rng = np.random.default_rng(n)
+    for trial in range(20):
+        ctx, gen, pred = _random_requests(rng, n, late=n // 4)
+        cap = int(rng.integers(max(1, n) * 400, max(1, n) * 4_000)) if trial % 2 else int(rng.integers(5_000, 200_000))
+        steps = Steps.build(cap, ctx.tolist(), gen.tolist(), pred.tolist())
+        proj = Projection.from_arrays(cap, ctx, gen, pred)
+        for prompt, predicted in ((300, 0), (1, 1), (2_000, 37), (50, 100), (7, 500)):
+            _steps_reads_equal(steps, proj, prompt, predicted)
+
+
+def test_shifted_steps_are_the_advanced_requests_while_exact_and_refused_after():
+    """``Steps.shifted(d)`` equals a projection of the contexts and generated counts + d, bit for bit, for every d
+    below the smallest remaining length, shifted in one go or step by step; at that length (a request reaches its
+    prediction or the end of an extension) it refuses."""
+    from simulations.engine.policies.preserve.steps import Steps
 
     rng = np.random.default_rng(5)
     gen = rng.integers(0, 120, 30)
-    pred = gen + rng.integers(20, 90, 30)
+    pred = gen + rng.integers(150, 290, 30)
     gen[:3], pred[:3] = 100, 60  # three late requests: 60 + 4 extensions of 12 = 108, 8 iterations left
     ctx = rng.integers(10, 3_000, 30) + gen
-    (proj, ahead), = batch_ahead([50_000], [ctx], [gen], [pred], 100, 0.2, 200)
+    steps = Steps.build(50_000, ctx.tolist(), gen.tolist(), pred.tolist())
     low = int(projected_remaining_array(pred, gen).min())
-    assert low == 8
+    assert low == 8 and steps.rem_min == 8
+    walked = steps
     for d in range(low):
         want = Projection.from_arrays(50_000, ctx + d, gen + d, pred)
-        got = ahead.projection(d, 50_000, 100)
-        assert got.u.tolist() == want.u.tolist() and got.remaining_decode == want.remaining_decode
-    assert ahead.projection(low, 50_000, 100) is None
-
-
-@pytest.mark.parametrize("predicted", [0, 1, 37, 100, 500])
-def test_the_routers_row_checks_equal_each_projections_own(predicted):
-    """The router checks all of an endpoint's instances in one pass: each row's peak with the request inserted and
-    its overload flag are exactly ``Projection.with_request(...).max()`` and ``Projection.overloaded()``."""
-    from simulations.engine.policies.preserve.anticipator import overloaded_rows, peaks_with_request
-
-    rng = np.random.default_rng(7)
-    caps = [1_000, 2_000, 50_000]
-    projs = [Projection(cap, rng.uniform(0.0, 1.2, 100), 0, 100) for cap in caps]
-    u = np.stack([p.u for p in projs])
-    peaks = peaks_with_request(u, np.array(caps), 300, predicted).tolist()
-    assert peaks == [float(p.with_request(300, predicted).max()) for p in projs]
-    assert overloaded_rows(u).tolist() == [p.overloaded() for p in projs]
-    mixed = np.stack([np.full(100, 0.99), np.full(100, 0.5)])
-    assert overloaded_rows(mixed).tolist() == [True, False]
+        _steps_reads_equal(steps.shifted(d), want, 900, 60)
+        if d:
+            walked = walked.shifted(1)
+            _steps_reads_equal(walked, want, 900, 60)
+    assert steps.shifted(low) is None and walked.shifted(1) is None
+    rest = Steps.build(50_000, ctx[3:].tolist(), gen[3:].tolist(), pred[3:].tolist())  # far ends: shifts past l
+    for d in (99, 100, 140):
+        _steps_reads_equal(rest.shifted(d), Projection.from_arrays(50_000, ctx[3:] + d, gen[3:] + d, pred[3:]), 5, 3)
 
 
 def test_projected_remaining_array_equals_the_scalar_rule():
@@ -309,6 +315,8 @@ def test_every_cached_projection_equals_a_fresh_one(mode):
             fresh = Projection.of(sim, inst, now, self.horizon, self.extension)
             assert proj.remaining_decode == fresh.remaining_decode
             assert proj.u.tolist() == fresh.u.tolist()  # bit for bit: the same integers over the same capacity
+            assert proj.overloaded() == fresh.overloaded() and proj.peak() == fresh.peak()
+            assert proj.peak_with_request(1_000, 200) == fresh.peak_with_request(1_000, 200)
             seen["n"] += 1
         return got
 
@@ -317,7 +325,7 @@ def test_every_cached_projection_equals_a_fresh_one(mode):
         d = _scenario(rate=13.0, duration=60.0, autoscaler="preserve-router", predictor="table2-noise")
         d["engine"]["mode"] = mode
         sc = parse_scenario(d)
-        from simulations.engine.loop import Simulator
+        from simulations.engine.core.loop import Simulator
 
         sim = Simulator(sc, build_workload(sc))
         sim.run()

@@ -158,7 +158,7 @@ def test_the_simulate_command_replays_a_trace_file_as_the_same_fixture_does(tmp_
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from simulations.engine.traceio import read_trace_arrays
+    from simulations.engine.workload.traceio import read_trace_arrays
 
     cols = read_trace_arrays(ROOT / "fixtures/traces/azure_code_2023.csv")
     path = tmp_path / "code.parquet"

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from simulations.engine import ScenarioError, build_workload, parse_scenario
-from simulations.engine.config import EngineConfig
-from simulations.engine.schema import Engine, Limits, ScenarioInput
+from simulations.engine.scenario.config import EngineConfig
+from simulations.engine.scenario.schema import Engine, Limits, ScenarioInput
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = json.loads((ROOT / "fixtures" / "scenarios" / "small_reactive.json").read_text())
@@ -160,7 +160,7 @@ def test_a_field_added_to_a_config_dataclass_joins_the_schema():
 
 
 def test_the_schema_imports_without_django():
-    code = "import sys, simulations.engine.schema, planner.optimizer.schema, simulations.engine.generator.sageserve_spec; " \
+    code = "import sys, simulations.engine.scenario.schema, planner.optimizer.schema, simulations.engine.workload.generator.sageserve_spec; " \
            "assert 'django' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 

@@ -114,8 +114,8 @@ def test_the_no_oom_invariant_raises():
 
 @pytest.fixture(scope="module")
 def slice_frame():
-    from simulations.engine.generator import slinfer as g
-    from simulations.engine.generator.spec import SlinferSpec
+    from simulations.engine.workload.generator import slinfer as g
+    from simulations.engine.workload.generator.spec import SlinferSpec
 
     f = g.read(SlinferSpec(kind="slinfer", trace="1_30_128_8_0", duration_s=300))
     return f[(f["model"].cat.codes % 8) < 2]  # the artefact's 32-model grouping, first 5 minutes
@@ -276,3 +276,30 @@ def test_sllm_cs_half_slots_run_in_parallel():
     assert a.first_token_at == pytest.approx(1.100) and b.first_token_at == pytest.approx(1.100)
     _, (a, b), _ = run(rows, system="sllm+c+s", cpu_nodes=0, gpu_nodes=1, slot_compute="shared")
     assert sorted([a.first_token_at, b.first_token_at]) == pytest.approx([1.050, 1.100])
+
+
+@pytest.mark.parametrize("base", ["llama-3.2-3b", "llama-2-13b"])
+def test_misses_by_cause_add_up_and_the_resizing_share_is_its_own_ratio(slice_frame, base):
+    res = simulate(slice_frame, ServerlessConfig(system="slinfer", base_model=base))
+    m = res["slo_misses"]
+    assert m["dropped"] + m["unfinished"] + m["ttft"] + m["tpot_only"] == res["requests"] - res["slo_met"]
+    assert m["dropped"] == res["dropped"] and m["tpot_only_tokens_on_time"] <= m["tpot_only"]
+    assert m["migrated"] <= res["requests"] - res["slo_met"]
+    assert res["resizing_share"] == pytest.approx(res["resize_seconds"] / res["instance_lifetime_s"])
+    assert (res["resizes"] > 0) == (base == "llama-2-13b")  # 3B fits the CPUs' fixed pools; 13B resizes on GPUs
+
+
+def test_misses_by_cause_by_hand():
+    from simulations.engine.serverless.metrics import misses
+
+    def req(first, done, late=0, migrations=0, dropped=False):  # arrival 0, TTFT SLO 1 s, 5 output tokens
+        return Request(0, "m", 0.0, 100, 5, 1.0, first_token_at=first, done_at=done, late_tokens=late,
+                       migrations=migrations, dropped=dropped)
+
+    reqs = [req(0.5, 1.5),  # met: TTFT 0.5 s, average TPOT 0.25 s
+            req(1.2, 2.0),  # TTFT late
+            req(0.5, 1.6, migrations=1),  # average TPOT 0.275 s, every token on time, migrated
+            req(0.5, 2.5, late=2),  # average TPOT 0.5 s, two tokens late
+            req(None, None, dropped=True), req(0.5, None)]
+    assert misses(reqs) == {"dropped": 1, "unfinished": 1, "ttft": 1, "tpot_only": 2, "tpot_only_tokens_on_time": 1,
+                            "migrated": 1}

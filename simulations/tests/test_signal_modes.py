@@ -10,10 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simulations.engine import loop, simulate
+from simulations.engine import simulate
+from simulations.engine.core import loop
+from simulations.engine.core.view import PolicyView
 from simulations.engine.policies.autoscalers import Autoscaler
 from simulations.engine.policies.registry import PolicyKind, register
-from simulations.engine.view import PolicyView
 from simulations.tests.engine_helpers import scenario, workload
 
 MISMATCHES: list = []
@@ -139,7 +140,7 @@ def test_the_signal_options_give_the_same_run_in_fast_and_reference_mode():
 
 
 def test_a_non_boolean_signal_option_is_refused():
-    from simulations.engine.config import ScenarioError
+    from simulations.engine.scenario.config import ScenarioError
 
     with pytest.raises((ScenarioError, ValueError)):
         scenario(spec={"signal_queued": "yes"})

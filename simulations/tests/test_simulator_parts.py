@@ -3,11 +3,11 @@ and the policy view's verbs are bound methods of those parts."""
 
 from __future__ import annotations
 
-from simulations.engine.arrivals import RequestPath
-from simulations.engine.control import PolicyAPI
-from simulations.engine.fleet import FleetLifecycle
-from simulations.engine.loop import Simulator
-from simulations.engine.view import VERBS
+from simulations.engine.core.control import PolicyAPI
+from simulations.engine.core.loop import Simulator
+from simulations.engine.core.view import VERBS
+from simulations.engine.fleet.arrivals import RequestPath
+from simulations.engine.fleet.fleet import FleetLifecycle
 from simulations.tests.engine_helpers import scenario, workload
 
 

@@ -1,4 +1,4 @@
-"""Richer SLOs and metrics (simulations/engine/slo.py), hand-checked in both modes; predictors.
+"""Richer SLOs and metrics (simulations/engine/results/slo.py), hand-checked in both modes; predictors.
 
 Toy deployment (engine_helpers.SPEC): prefill(T) = 0.1 + 0.001*T; decode(B, C) = 0.01 + 0.001*B + 0.0001*C.
 """
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from simulations.engine import ScenarioError, simulate
-from simulations.engine.predictors import predict_output_lengths
+from simulations.engine.workload.predictors import predict_output_lengths
 from simulations.tests.engine_helpers import scenario, workload
 
 MODES = ["fast", "reference"]

@@ -16,7 +16,7 @@ from django.core.management import CommandError, call_command
 
 from planner.jobs.models import Job
 from simulations.engine import ScenarioError
-from simulations.engine.runoptions import DEFAULT_CHUNK_S, parse_result_options
+from simulations.engine.scenario.runoptions import DEFAULT_CHUNK_S, parse_result_options
 from simulations.models import SimulationRun
 from simulations.streamed_views import extras, hourly_csv, is_streamed, page_context, percentile_rows
 from simulations.tests.test_runs_api import small_scenario
@@ -296,7 +296,7 @@ def test_the_month_demo_fixture_is_refused_in_table_mode_and_accepted_streamed(c
 
 # ----------------------------------------------------------------------------------------- multi-day workloads
 def test_a_multi_day_diurnal_workload_is_split_by_the_rate_mass_per_day_and_adds_up():
-    from simulations.engine.dailysynth import day_counts, day_spec, is_daily
+    from simulations.engine.streaming.dailysynth import day_counts, day_spec, is_daily
 
     spec = {"duration_s": 2.5 * 86400, "total_requests": 100_001}
     counts = day_counts(spec)
@@ -317,7 +317,7 @@ def test_a_streamed_multi_day_synthetic_run_is_drawn_day_by_day(cast, monkeypatc
     def refuse(*a, **k):
         raise AssertionError("a multi-day diurnal workload was materialised at once")
 
-    monkeypatch.setattr("simulations.engine.stream.build_workload", refuse)
+    monkeypatch.setattr("simulations.engine.streaming.stream.build_workload", refuse)
     sc = small_scenario()
     sc["workload"] = {"synthetic": {"duration_s": 3 * 86400, "total_requests": 900}}
     resp = cast.owner.api.post("/api/simulations/", {"scenario": sc, "result": {"mode": "streaming",
@@ -326,7 +326,7 @@ def test_a_streamed_multi_day_synthetic_run_is_drawn_day_by_day(cast, monkeypatc
     assert run.job.status == Job.Status.SUCCEEDED, run.job.last_error
     s = run.result["summary"]
     assert s["requests"] == 900 and s["chunks"] == 12
-    from simulations.engine.dailysynth import day_counts
+    from simulations.engine.streaming.dailysynth import day_counts
 
     per_day = [sum(r["requests"] for r in run.result["hourly"] if r["hour"] // 24 == d) for d in range(3)]
     assert per_day == day_counts(sc["workload"]["synthetic"])

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from simulations.engine import build_workload, parse_scenario, simulate
-from simulations.engine.metrics import build_result
-from simulations.engine.stream import REL_ERR, chunks_of, simulate_stream
+from simulations.engine.results.metrics import build_result
+from simulations.engine.streaming.stream import REL_ERR, chunks_of, simulate_stream
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNTS = ("requests", "completed", "dropped", "scale_outs", "scale_ins", "preemptions", "events")
@@ -127,7 +127,7 @@ def test_a_policy_with_rebase_is_told_every_renumbering(monkeypatch):
 
 
 def test_a_run_stopped_and_resumed_equals_one_run():
-    from simulations.engine.loop import Simulator
+    from simulations.engine.core.loop import Simulator
 
     sc = parse_scenario(_scenario("burst_reactive", 8000))
     w = build_workload(sc)
@@ -172,8 +172,8 @@ def test_a_parquet_trace_read_in_batches_streams_like_the_whole_file(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from simulations.engine.scenario import build_workload
-    from simulations.engine.traceio import read_trace_arrays
+    from simulations.engine.scenario.scenario import build_workload
+    from simulations.engine.workload.traceio import read_trace_arrays
 
     cols = read_trace_arrays(ROOT / "fixtures" / "traces" / "azure_code_2023.csv")
     path = tmp_path / "t.parquet"

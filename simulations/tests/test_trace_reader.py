@@ -10,8 +10,8 @@ import pytest
 
 from planner.ingest.normalised import read_trace
 from planner.ingest.pipeline import ingest
-from simulations.engine.traceio import read_trace_arrays
-from simulations.engine.workload import Workload
+from simulations.engine.workload.traceio import read_trace_arrays
+from simulations.engine.workload.workload import Workload
 
 ROOT = Path(__file__).resolve().parents[2]
 

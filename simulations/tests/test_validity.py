@@ -1,4 +1,4 @@
-"""Share of a run beyond the context limits and outside the fitted ranges (simulations/engine/validity.py)."""
+"""Share of a run beyond the context limits and outside the fitted ranges (simulations/engine/results/validity.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from simulations.engine import parse_scenario, simulate
-from simulations.engine.validity import catalogue_limits, validity_report
-from simulations.engine.workload import Workload
+from simulations.engine.results.validity import catalogue_limits, validity_report
+from simulations.engine.workload.workload import Workload
 
 ROOT = Path(__file__).resolve().parents[2]
 EP = {"deployment": "d", "max_model_len": 4096,

@@ -13,7 +13,7 @@ start-up of a small replay. One JSON object is printed as the last line.
 **month**: fixtures/scenarios/bench_day.json (3 regions x 4 models, reactive autoscaling) with its fleet scaled to
 ``--requests-per-day`` (10M: x6.25 every count of the bench day's fleet: initial, min and max instances per
 endpoint, spot pools, VM capacity; so the per-instance load is the bench day's), replayed
-day after day (each day generated with its own seed) through ``simulations.engine.stream`` in ``--chunk-s`` chunks
+day after day (each day generated with its own seed) through ``simulations.engine.streaming.stream`` in ``--chunk-s`` chunks
 (one continuous simulation; the request window trimmed below the oldest request in flight). Each strategy runs in its own process (clean peak RSS); printed per strategy:
 requests, CPU-seconds, requests per CPU-second, wall time, peak RSS, per day the RSS after its last chunk and the
 largest request window, and the per-day CPU figure with the month
@@ -114,9 +114,9 @@ def _endpoint_lines(out: dict) -> list[str]:
 def run_month(days: int, requests_per_day: int, strategy: str, chunk_s: float, floor: str = "scaled",
               progress: bool = False, endpoints: bool = False) -> dict:
     from simulations.engine import parse_scenario
-    from simulations.engine.runoptions import STREAM_LIMITS
-    from simulations.engine.stream import chunks_of, simulate_stream
-    from simulations.engine.workload import synthesise
+    from simulations.engine.scenario.runoptions import STREAM_LIMITS
+    from simulations.engine.streaming.stream import chunks_of, simulate_stream
+    from simulations.engine.workload.workload import synthesise
 
     d = month_scenario(requests_per_day, strategy, floor)
     # a streamed run's caps (31 simulated days), as the product and the light CLI use for --stream: with the
@@ -178,7 +178,7 @@ def fleet_case(n_inst: int, copies: int, stretch: float):
     import numpy as np
 
     from simulations.engine import build_workload, parse_scenario
-    from simulations.engine.workload import Workload
+    from simulations.engine.workload.workload import Workload
 
     d = json.loads((ROOT / "fixtures" / "scenarios" / "code_x20.json").read_text())
     d["workload"]["rate_scale"] = 1.0
@@ -198,7 +198,7 @@ def fleet_case(n_inst: int, copies: int, stretch: float):
 
 
 def run_fleet(n_inst: int, copies: int, stretch: float) -> dict:
-    from simulations.engine.loop import Simulator
+    from simulations.engine.core.loop import Simulator
 
     sc, w = fleet_case(n_inst, copies, stretch)
     sim = Simulator(sc, w)
@@ -237,7 +237,7 @@ def _write_hour(n: int, path: Path) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from simulations.engine.traceio import read_trace_arrays
+    from simulations.engine.workload.traceio import read_trace_arrays
 
     cols = read_trace_arrays(ROOT / "fixtures" / "traces" / "azure_code_2023.csv")
     m = len(cols["arrival_s"])
@@ -298,7 +298,7 @@ def accuracy(requests: int | None) -> dict:
     import numpy as np
 
     from simulations.engine import build_workload, parse_scenario, simulate
-    from simulations.engine.stream import REL_ERR, chunks_of, simulate_stream
+    from simulations.engine.streaming.stream import REL_ERR, chunks_of, simulate_stream
 
     d = json.loads((ROOT / "fixtures" / "scenarios" / "bench_day.json").read_text())
     if requests:

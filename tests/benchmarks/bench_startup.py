@@ -43,7 +43,7 @@ def write_hour(n: int, path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from simulations.engine.traceio import read_trace_arrays
+    from simulations.engine.workload.traceio import read_trace_arrays
 
     cols = read_trace_arrays(ROOT / "fixtures" / "traces" / "azure_code_2023.csv")
     m = len(cols["arrival_s"])

@@ -1,7 +1,8 @@
 """Reproduce SLINFER's evaluation (Table III, the 128-model headline, the watermark study, the ablations) with the
 shared-node executor (simulations/engine/serverless) on the artefact's workload and measured tables.
 
-    .venv/bin/python tests/benchmarks/reproduce_slinfer.py                      # everything, writes docs/reproduction_slinfer.md
+    .venv/bin/python tests/benchmarks/reproduce_slinfer.py          # everything: docs/results/slinfer.json + the page
+    .venv/bin/python tests/benchmarks/reproduce_slinfer.py --load docs/results/slinfer.json   # the page, no runs
     .venv/bin/python tests/benchmarks/reproduce_slinfer.py --only table3 --no-write
     .venv/bin/python tests/benchmarks/reproduce_slinfer.py --only timing        # the 9,266-request run, CPU seconds
     .venv/bin/python tests/benchmarks/reproduce_slinfer.py --only readings --no-write  # shadow validation replayed
@@ -9,7 +10,23 @@ shared-node executor (simulations/engine/serverless) on the artefact's workload 
 Workload: fixtures/traces/slinfer/1_30_128_8_0_timestamps.json (128 functions, 30 min, 9,266 requests), grouped as
 the artefact's test scripts do (SLINFER_core/tools/test: function idx is kept when idx % 8 < 2 / 4 / 8 for 32 /
 64 / 128 models); every function is its own model (a replica of the base model). 4 CPU + 4 GPU nodes. Nothing
-is tuned to the paper. Prints ONE JSON object as its last line.
+is tuned to the paper. The full run writes its results to docs/results/slinfer.json (what the page needs, no
+timelines) and the page docs/reproduction_slinfer.md from them (tests/benchmarks/support/slinfer_doc.py): every
+measured figure of the page comes from that file. Prints ONE JSON object as its last line.
+
+Rules of the run (fixed before it ran; nothing is changed after seeing a number until it agrees):
+- command: `nice -n 10 .venv/bin/python tests/benchmarks/reproduce_slinfer.py` (2 workers), engine defaults of
+  ServerlessConfig at the commit that runs it (watermark 25 %, keep-alive 1 s, margin x1.1, analytic shadow
+  validation, static half-node slots for sllm+c+s); the baselines' concurrency limits are the artefact's
+  sllm_concurrency.csv, which the page checks against the paper's IX-A values.
+- seeds: none. The trace fixes arrivals and lengths and the executor is deterministic: one run per cell.
+- compared, like for like: (1) the paper's headline (IX-B): SLO-met(SLINFER) / SLO-met(baseline) at 128 models
+  for sllm, sllm+c and sllm+c+s and 3B / 7B / 13B, our three sizes' range against the paper's range; (2) Table III
+  (aggregated PD, 7B): average GPUs and SLO % of sllm+c+s and SLINFER at 32 / 64 / 128 models, targets +/-0.4 GPU
+  and +/-4 (SLINFER) or +/-6 (sllm+c+s) points; (3) IX-B's text figures on Fig. 22 (nodes at 32 models);
+  (4) Fig. 31: the share of lifetime spent resizing at w = 0 / 25 % (target: within 2x) and the underestimation
+  migration rate; (5) Fig. 23: the ablations at 64 x 7B (w/o sharing SLO %, every ablation more GPUs). The
+  readings (replayed shadow validation, work-conserving slots) run beside the defaults and never replace them.
 """
 
 from __future__ import annotations
@@ -25,6 +42,13 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 DOC = ROOT / "docs" / "reproduction_slinfer.md"
+RESULTS = ROOT / "docs" / "results" / "slinfer.json"
+COMMAND = ".venv/bin/python tests/benchmarks/reproduce_slinfer.py"
+# what the page reads of each run (docs/results/slinfer.json); the rest of simulate()'s dict is left out
+KEEP = ("requests", "slo_met", "slo_attainment", "slo_attainment_per_token", "dropped", "avg_cpu_nodes",
+        "avg_gpu_nodes", "per_token_deadline_compliance", "migration_rate", "underestimation_eviction_rate",
+        "resizing_share", "resizing_share_gpu", "resizes", "resize_seconds", "instance_lifetime_s", "run_length_s",
+        "energy_kwh", "cpu_seconds", "slo_misses", "no_oom")
 TRACE = "1_30_128_8_0"
 GROUPS = {32: 2, 64: 4, 128: 8}
 SYSTEMS = ["sllm", "sllm+c", "sllm+c+s", "slinfer"]
@@ -38,8 +62,8 @@ PAPER_WATERMARK = {0.0: 0.113, 0.25: 0.014}
 
 
 def workload(models: int):
-    from simulations.engine.generator import slinfer as g
-    from simulations.engine.generator.spec import SlinferSpec
+    from simulations.engine.workload.generator import slinfer as g
+    from simulations.engine.workload.generator.spec import SlinferSpec
 
     frame = g.read(SlinferSpec(kind="slinfer", trace=TRACE))
     return frame[(frame["model"].cat.codes % 8) < GROUPS[models]].reset_index(drop=True)
@@ -86,146 +110,60 @@ def jobs_for(only: str) -> list[dict]:
     return jobs
 
 
-def pct(x) -> str:
-    return "n/a" if x is None else f"{100 * x:.1f}"
+def setting() -> dict:
+    """The engine's settings the page quotes (defaults of ServerlessConfig, the artefact's model facts, the measured
+    tables), saved with the results so that the page reads them from one file."""
+    from simulations.engine.serverless import ServerlessConfig
+    from simulations.engine.serverless.perf import MODEL_FACTS, load_concurrency, profile
+    from simulations.engine.serverless.state import TPOT_SLO
+
+    cfg = ServerlessConfig()
+    conc = load_concurrency()
+    models = {}
+    for size, base in BASES.items():
+        f = MODEL_FACTS[base]
+        models[size] = {"weights_gb": f["weights_gb"], "kv_kib_per_token": f["kv_bytes_per_token"] / 1024,
+                        "cpu_kv_gb": f["cpu_kv_gb"], "cold_start_s": f["weights_gb"] * cfg.cold_start_s_per_gb,
+                        "cpu_decode_b1_ms": 1000 * profile(base, "cpu").decode(1, 512),
+                        "sllm_limit": {d: conc[(base, d)][0] for d in ("cpu", "gpu")},
+                        "sllm_cs_limit": {d: conc[(base, d)][1] for d in ("cpu", "gpu")}}
+    return {"gpu_memory_gb": cfg.gpu_memory_gb, "cpu_memory_gb": cfg.cpu_memory_gb, "watermark": cfg.watermark,
+            "keep_alive_s": cfg.keep_alive_s, "margin": cfg.margin, "min_tokens": cfg.min_tokens,
+            "resize_grow_s_per_gb": cfg.resize_grow_s_per_gb, "resize_shrink_s_per_gb": cfg.resize_shrink_s_per_gb,
+            "tpot_slo_s": TPOT_SLO, "cpu_nodes": cfg.cpu_nodes, "gpu_nodes": cfg.gpu_nodes, "models": models}
 
 
-def render(out: list[dict], command: str) -> str:
-    main = {(o["size"], o["models"], o["cfg"]["system"]): o["result"] for o in out if o["part"] == "main"}
-    lines = ["# SLINFER reproduction", "",
-             f"Generated by `{command}` (tests/benchmarks/reproduce_slinfer.py); do not edit by hand.", "",
-             "Workload: the artefact's `1_30_128_8_0` trace (128 Azure Functions x 30 min, Azure 2023 conversation "
-             "lengths, 9,266 requests), grouped as the artefact's test scripts do (function idx kept when idx % 8 < "
-             "2 / 4 / 8 for 32 / 64 / 128 models). 4 CPU (Xeon 6462C) + 4 GPU (A100-80GB) nodes; latency from the "
-             "authors' measured tables (fixtures/hardware/slinfer/latency_tables.csv) by interpolation; the "
-             "ServerlessLLM limits from sllm_concurrency.csv. Ours: one deterministic simulation per cell (the "
-             "trace fixes arrivals and lengths; nothing is random). The no-OOM invariant was checked after every "
-             "memory operation of every run (the run aborts otherwise).", ""]
-    if any(k[0] == "7B" for k in main):
-        lines += ["## Table III (aggregated PD), 7B: paper beside ours", "",
-                  "| System | Models | Avg GPUs paper | Avg GPUs ours | SLO % paper | SLO % ours | Avg CPUs ours |"
-                  " target met? |", "|---|---|---|---|---|---|---|---|"]
-        for system in ("sllm+c+s", "slinfer"):
-            for n in GROUPS:
-                r = main.get(("7B", n, system))
-                if r is None:
-                    continue
-                g, s = PAPER_T3[(system, n)]
-                tol = 4 if system == "slinfer" else 6
-                ok = abs(r["avg_gpu_nodes"] - g) <= 0.4 and abs(100 * r["slo_attainment"] - s) <= tol
-                lines.append(f"| {system} | {n} | {g} | {r['avg_gpu_nodes']:.2f} | {s} | "
-                             f"{pct(r['slo_attainment'])} | {r['avg_cpu_nodes']:.2f} | "
-                             f"{'yes' if ok else 'no'} (+/-0.4 GPU, +/-{tol} pts) |")
-        lines.append("")
-    if main:
-        lines += ["## All systems: SLO-met requests, nodes, energy", "",
-                  "| Size | Models | System | Requests | SLO-met | SLO % | SLO % per-token | Dropped | Avg CPUs | Avg GPUs | "
-                  "Per-token deadlines met % | Migration % | Resizing % | Energy kWh | CPU s |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-        for (size, n, system), r in sorted(main.items(), key=lambda kv: (kv[0][0], kv[0][1], SYSTEMS.index(kv[0][2]))):
-            lines.append(f"| {size} | {n} | {system} | {r['requests']} | {r['slo_met']} | {pct(r['slo_attainment'])} "
-                         f"| {pct(r['slo_attainment_per_token'])} | {r['dropped']} | {r['avg_cpu_nodes']:.2f} | {r['avg_gpu_nodes']:.2f} | "
-                         f"{pct(r['per_token_deadline_compliance'])} | {pct(r['migration_rate'])} | "
-                         f"{pct(r['resizing_share'])} | {r['energy_kwh']:.3f} | {r['cpu_seconds']:.1f} |")
-        lines += ["", "## 128 models: SLO-met(SLINFER) / SLO-met(baseline)", "",
-                  "| Size | vs sllm (paper 1.86-2.54; target 1.7-2.7) | vs sllm+c (paper 1.47-1.62) | "
-                  "vs sllm+c+s (paper 1.18-1.70; target 1.1-1.8) |", "|---|---|---|---|"]
-        for size in BASES:
-            if (size, 128, "slinfer") not in main:
-                continue
-            s = main[(size, 128, "slinfer")]["slo_met"]
-            cells = []
-            for b in ("sllm", "sllm+c", "sllm+c+s"):
-                base = main.get((size, 128, b))
-                cells.append("n/a" if not base or not base["slo_met"] else f"{s / base['slo_met']:.2f}")
-            lines.append(f"| {size} | " + " | ".join(cells) + " |")
-        lines.append("")
-    wm = [o for o in out if o["part"] == "watermark"]
-    if wm:
-        lines += ["## Watermark (64 x 7B, SLINFER)", "",
-                  "Resizing share over all instances, and over GPU instances only (CPU instances keep the artefact's "
-                  "fixed KV pool and never resize; the paper measures the resize cost on the GPU, Fig. 17).", "",
-                  "| Watermark | Resizing share paper | ours, all instances | ours, GPU instances | within 2x? (all / GPU) "
-                  "| Resizes | Underestimation migration % paper | ours | all migrations % ours | SLO % ours |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
-        for o in wm:
-            w, r = o["cfg"]["watermark"], o["result"]
-            p = PAPER_WATERMARK.get(w)
-            within = "" if p is None else " / ".join(
-                "yes" if p / 2 <= r[k] <= 2 * p else "no" for k in ("resizing_share", "resizing_share_gpu"))
-            lines.append(f"| {int(100 * w)} % | {pct(p) if p is not None else 'n/r'} | {pct(r['resizing_share'])} | "
-                         f"{pct(r['resizing_share_gpu'])} | {within} | {r['resizes']} | "
-                         f"{'0-0.3' if w == 0.25 else 'n/r'} | {pct(r['underestimation_eviction_rate'])} | "
-                         f"{pct(r['migration_rate'])} | "
-                         f"{pct(r['slo_attainment'])} |")
-        lines.append("")
-    ab = [o for o in out if o["part"] == "ablation"]
-    if ab:
-        full = main.get(("7B", 64, "slinfer"))
-        lines += ["## Ablation (64 x 7B; paper Fig. 23: w/o sharing 89 % SLO; every ablation uses more GPUs)", "",
-                  "| Variant | SLO % | Avg GPUs | Avg CPUs |", "|---|---|---|---|"]
-        if full:
-            lines.append(f"| full SLINFER | {pct(full['slo_attainment'])} | {full['avg_gpu_nodes']:.2f} | "
-                         f"{full['avg_cpu_nodes']:.2f} |")
-        for o in ab:
-            r = o["result"]
-            lines.append(f"| {o['name']} | {pct(r['slo_attainment'])} | {r['avg_gpu_nodes']:.2f} | "
-                         f"{r['avg_cpu_nodes']:.2f} |")
-        lines.append("")
-    lines += _readings(out, main)
-    lines += [Path(__file__).with_name("reproduce_slinfer_notes.md").read_text()]
-    return "\n".join(lines)
+def results_of(out: list[dict], commit: str) -> dict:
+    """The runs keyed by what the page looks them up by (strings, so that nothing but figures is numeric);
+    ``commit``: the checkout the runs ran from (taken before they start)."""
+    res: dict = {"trace": TRACE, "commit": commit, "setting": setting()}
+    for o in out:
+        r = {k: o["result"][k] for k in KEEP}
+        part = o["part"]
+        if part == "main":
+            res.setdefault("main", {}).setdefault(o["size"], {}).setdefault(str(o["models"]), {})[o["cfg"]["system"]] = r
+        elif part in ("readings", "slots"):
+            res.setdefault(part, {}).setdefault(o["size"], {})[str(o["models"])] = r
+        elif part == "watermark":
+            res.setdefault("watermark", {})[f"{o['cfg']['watermark']:g}"] = r
+        elif part == "ablation":
+            res.setdefault("ablation", {})[o["name"]] = r
+        else:
+            res.setdefault(part, []).append({"size": o["size"], "models": o["models"], **r})
+    return res
 
 
-def _readings(out: list[dict], main: dict) -> list[str]:
-    """SLINFER with shadow validation as a virtual replay (shadow="replay") beside the default analytic bound."""
-    rd = [o for o in out if o["part"] == "readings"]
-    lines = [] if not rd else ["## Reading of the paper: shadow validation as a virtual replay", "",
-             "The paper (VI-C) \"virtually add[s] and simulate[s] the future compute procedure\"; the default here "
-             "is an analytic bound (item 3 below). `shadow: \"replay\"` replays the node's future with the "
-             "executor's own rules (simulations/engine/serverless/shadow.py). Same workload, same everything else.", "",
-             "| Size | Models | SLO-met bound | SLO-met replay | SLO % bound / replay | per-token SLO % bound / replay | "
-             "Avg GPUs bound / replay | vs sllm bound / replay | vs sllm+c+s bound / replay | CPU s replay |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for o in rd:
-        size, n, r = o["size"], o["models"], o["result"]
-        b = main.get((size, n, "slinfer"))
-        if b is None:
-            continue
+def _commit() -> str:
+    """HEAD of the checkout, with "+changes" when tracked files differ from it."""
+    import subprocess
 
-        def ratio(x, base, _size=size, _n=n):
-            ref = main.get((_size, _n, base))
-            return "n/a" if not ref or not ref["slo_met"] else f"{x / ref['slo_met']:.2f}"
+    def git(*a):
+        return subprocess.run(["git", "-C", str(ROOT), *a], capture_output=True, text=True, check=True).stdout.strip()
 
-        lines.append(f"| {size} | {n} | {b['slo_met']} | {r['slo_met']} | {pct(b['slo_attainment'])} / "
-                     f"{pct(r['slo_attainment'])} | {pct(b['slo_attainment_per_token'])} / "
-                     f"{pct(r['slo_attainment_per_token'])} | {b['avg_gpu_nodes']:.2f} / {r['avg_gpu_nodes']:.2f} | "
-                     f"{ratio(b['slo_met'], 'sllm')} / {ratio(r['slo_met'], 'sllm')} | "
-                     f"{ratio(b['slo_met'], 'sllm+c+s')} / {ratio(r['slo_met'], 'sllm+c+s')} | "
-                     f"{r['cpu_seconds']:.1f} |")
-    lines.append("")
-    sl = [o for o in out if o["part"] == "slots"]
-    if sl:
-        lines += ["## Reading of the paper: sllm+c+s's half-node slots", "",
-                  "The paper gives each sllm+c+s instance \"only half of the per-node resources\" and blames its "
-                  "\"fixed resource partitioning\" (IX-B, IX-F). Default (`slot_compute: \"half\"`): each slot "
-                  "computes on its own half of the node, iterations take twice the table's time, an idle slot's half is "
-                  "wasted. First build (`\"shared\"`): the two slots alternate iterations on the whole node, so a lone "
-                  "busy slot gets the full node. Table III's paper figures beside both.", "",
-                  "| Size | Models | GPUs paper | GPUs half / shared | SLO % paper | SLO % half / shared | SLO-met half / "
-                  "shared | SLINFER / sllm+c+s half / shared |", "|---|---|---|---|---|---|---|---|"]
-        for o in sl:
-            size, n, r = o["size"], o["models"], o["result"]
-            h, s_ = main.get((size, n, "sllm+c+s")), main.get((size, n, "slinfer"))
-            if h is None:
-                continue
-            g, p = PAPER_T3.get(("sllm+c+s", n), ("n/r", "n/r")) if size == "7B" else ("n/r", "n/r")
-            gain = "n/a" if s_ is None else f"{s_['slo_met'] / h['slo_met']:.2f} / {s_['slo_met'] / r['slo_met']:.2f}"
-            lines.append(f"| {size} | {n} | {g} | {h['avg_gpu_nodes']:.2f} / {r['avg_gpu_nodes']:.2f} | {p} | "
-                         f"{pct(h['slo_attainment'])} / {pct(r['slo_attainment'])} | {h['slo_met']} / {r['slo_met']} "
-                         f"| {gain} |")
-        lines.append("")
-    return lines
+    try:
+        return git("rev-parse", "--short=12", "HEAD") + ("+changes" if git("status", "--porcelain", "-uno") else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
 
 
 def main(argv=None) -> int:
@@ -233,23 +171,44 @@ def main(argv=None) -> int:
     ap.add_argument("--only", choices=["all", "table3", "gain", "watermark", "ablation", "readings", "timing"],
                     default="all")
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--no-write", action="store_true", help="do not write docs/reproduction_slinfer.md")
+    ap.add_argument("--no-write", action="store_true", help="write neither the results file nor the page")
+    ap.add_argument("--out", type=Path, default=None, help="results file (default docs/results/slinfer.json for "
+                    "--only all; partial runs write only where this says)")
+    ap.add_argument("--load", type=Path, default=None, help="render the page from this results file, run nothing")
     args = ap.parse_args(argv)
+    if args.load:
+        from tests.benchmarks.support.slinfer_doc import write_doc
+
+        DOC.write_text(write_doc(json.loads(args.load.read_text()), f"{COMMAND} --load {_rel(args.load)}"))
+        return 0
     jobs = jobs_for(args.only)
+    commit = _commit()
     if args.workers > 1 and len(jobs) > 1:
         with ProcessPoolExecutor(args.workers) as pool:
             out = list(pool.map(one, jobs))
     else:
         out = [one(j) for j in jobs]
+    res = results_of(out, commit)
+    out_path = args.out or (RESULTS if args.only == "all" else None)
+    if not args.no_write and out_path:
+        out_path.write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
     if not args.no_write and args.only == "all":
-        command = ".venv/bin/python tests/benchmarks/reproduce_slinfer.py"
-        DOC.write_text(render(out, command))
+        from tests.benchmarks.support.slinfer_doc import write_doc
+
+        DOC.write_text(write_doc(res, COMMAND))
     summary = [{"part": o["part"], "size": o["size"], "models": o["models"], **o["cfg"],
                 **{k: o["result"][k] for k in ("requests", "slo_met", "slo_attainment", "avg_cpu_nodes",
                                                "avg_gpu_nodes", "resizing_share", "migration_rate",
                                                "energy_kwh", "cpu_seconds", "no_oom")}} for o in out]
     print(json.dumps({"trace": TRACE, "runs": summary}))
     return 0
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return path.name
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from planner.benchmarks.core.schema import BenchmarkRun
 from planner.benchmarks.core.upload import parse_upload
 from planner.benchmarks.core.validate import ape
 from simulations.engine import parse_scenario, simulate
-from simulations.engine.workload import Workload
+from simulations.engine.workload.workload import Workload
 
 
 def engine_of(meta: dict, gpu: str) -> dict:

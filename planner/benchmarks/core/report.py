@@ -218,7 +218,7 @@ def _header(result: dict) -> list[str]:
         "simulate-and-fit (planner/benchmarks/core/calibrate.py). Nothing is fitted per experiment. The engine "
         "schedules as vLLM V1 does (one token budget per step, decodes first, chunked prefills) with prefix caching "
         "on 16-token blocks and vLLM's async scheduling (the default from v0.14.0: a request that arrives while a "
-        "step runs joins one step later; simulations/engine/chunked.py).",
+        "step runs joins one step later; simulations/engine/instance/chunked.py).",
         "",
         "Command:",
         "",

@@ -13,7 +13,7 @@ Rules (fixed before any comparison with the measurements):
 - Scheduling. vLLM from 0.8 schedules with its V1 engine (the default from v0.8.0): the deployment runs the
   engine's V1 scheduling (one token budget per step, decodes first, then chunked prefills). Older vLLM versions and
   other engines keep the chunked-prefill model of ``engine.chunked_prefill``.
-- Prefix caching (engine setting on). With V1 the engine simulates it (simulations/engine/kvcache.py) on 16-token
+- Prefix caching (engine setting on). With V1 the engine simulates it (simulations/engine/instance/kvcache.py) on 16-token
   blocks: inference-perf's shared_prefix generator builds num_groups x prompts_per_group prompts once (a group's
   system prompt + a question) and request k sends prompt k mod that number
   (kubernetes-sigs/inference-perf, inference_perf/datagen/shared_prefix_datagen.py, ``load_lazy_data``), so a
@@ -48,7 +48,7 @@ import numpy as np
 from planner.benchmarks.core.schema import BenchmarkRun
 from planner.catalogue.physics import Efficiency, architecture, deployment_spec
 from simulations.engine import parse_scenario, simulate
-from simulations.engine.workload import Workload
+from simulations.engine.workload.workload import Workload
 
 KV_BLOCK = 16
 # a full collection costs ~0.2 s (the whole heap): worth it after a long run's prefix arrays, not after the short

@@ -28,7 +28,7 @@ from planner.benchmarks.core.resim import (
 from planner.benchmarks.core.upload import parse_upload, read_path, unpack
 from planner.benchmarks.core.validate import compare, measured_per_token, pooled, stage_overloaded
 from planner.catalogue.physics import Efficiency, architecture, coefficients, datasheet, deployment_spec
-from simulations.engine.config import DeploymentSpec
+from simulations.engine.scenario.config import DeploymentSpec
 
 ROOT = Path(__file__).resolve().parents[3]
 RUNS = ROOT / "fixtures" / "benchmarks" / "inference-perf-h100"

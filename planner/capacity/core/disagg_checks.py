@@ -8,7 +8,9 @@ from collections.abc import Callable, Mapping
 from planner.capacity.core.disagg import POOLS, disaggregate, pairs, pool_choice
 from planner.capacity.core.probe import deployment_of
 from planner.capacity.core.spec import SearchSpec, SpecError
-from simulations.engine.pools import POOL_AWARE_AUTOSCALERS as POOL_AWARE  # the others scale only the prefill pool
+from simulations.engine.fleet.pools import (
+    POOL_AWARE_AUTOSCALERS as POOL_AWARE,  # the others scale only the prefill pool
+)
 
 
 def check_disaggregated(scenario: Mapping, spec: SearchSpec, validate_scenario: Callable[[dict], None],

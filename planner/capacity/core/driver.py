@@ -221,9 +221,21 @@ def advance(spec: SearchSpec, base: Mapping, known: Mapping[str, dict], start: M
     _mixes(spec, base, known, state, finished, failed)
     if not state.pending:  # every count search has ended: prune, then replay on new seeds
         replay_new_seeds(spec, known, state, failed, prune=True)
-    state.pending = list(dict.fromkeys(state.pending))
+    state.pending = costliest_first(list(dict.fromkeys(state.pending)), known)
     state.done = not state.pending
     return state
+
+
+def costliest_first(pending: list[str], known: Mapping[str, dict]) -> list[str]:
+    """The probes to run, those of the sub-searches whose probes took longest so far first (one not probed yet
+    first of all: its cost is unknown), each sub-search's own in their order. The workers' broker and the
+    benchmark's pool serve first come first served, so a slow strategy's next fleet starts before the cheap ones
+    of the same step instead of trailing them. Only the order changes: the search takes the same path."""
+    walls: dict[str, list[float]] = {}
+    for pid, outcome in known.items():
+        walls.setdefault(pid.split("|", 1)[0], []).append(float(outcome.get("wall_s") or 0.0))
+    mean = {sub: sum(w) / len(w) for sub, w in walls.items()}
+    return sorted(pending, key=lambda pid: -mean.get(pid.split("|", 1)[0], math.inf))
 
 
 @dataclass

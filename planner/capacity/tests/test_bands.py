@@ -45,3 +45,18 @@ def test_a_probability_counts_the_draws_that_met_the_target():
     assert p["p"] == 0.95 and p["met"] == 19 and p["n"] == 20
     assert 0.75 < p["low"] < 0.95 < p["high"] <= 1.0
     assert probability([True] * 20)["high"] == 1.0
+
+
+def test_a_quantity_band_shows_three_significant_digits_however_small():
+    """GPU-hours of a short simulated span are fractions: shown with three significant digits, not "0 [0, 0]";
+    large ones stay whole numbers with thousands separators; the card's filter is the same."""
+    from planner.capacity.core.bands import fmt_sig_band
+    from planner.decisions.templatetags.decision_card import num_band
+
+    small = {"median": 0.01234, "p5": 0.0119, "p95": 0.0131, "n": 20}
+    assert fmt_sig_band(small) == "0.0123 [0.0119, 0.0131]"
+    assert num_band(small) == "0.0123 [0.0119, 0.0131]"
+    assert fmt_sig_band({"median": 2.5, "p5": 2.25, "p95": 3.0, "n": 20}) == "2.50 [2.25, 3.00]"
+    assert fmt_sig_band({"median": 61375.2, "p5": 60900.0, "p95": 61800.4, "n": 20}) == "61,375 [60,900, 61,800]"
+    assert fmt_sig_band({"median": 0.0, "p5": 0.0, "p95": 0.0, "n": 3}) == "0 [0, 0]"  # nothing used: zero is right
+    assert fmt_sig_band({"median": None, "p5": None, "p95": None, "n": 0}) == "\u2014"

@@ -97,7 +97,7 @@ def test_each_pool_is_judged_by_its_own_signal():
 
     from planner.capacity.core.disagg import pool_attainment
     from planner.capacity.core.probe import slo_met
-    from simulations.engine.config import SLOConfig
+    from simulations.engine.scenario.config import SLOConfig
 
     class Workload:
         tier = np.zeros(4, dtype=np.int64)

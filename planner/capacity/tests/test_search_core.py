@@ -228,3 +228,16 @@ def test_preserve_gets_a_capacity_profile_per_endpoint_from_the_goodput_table():
     assert cap == {"r1/m": [0.8, 8.0, 8.8], "r2/m": [0.8, 3.2, 4.0]}
     del base["deployments"]["m/g/tp1"]["theta_tps"]
     assert preserve_capacity(base, wl) == {}  # no goodput table: the bundle's one profile stands
+
+
+def test_the_probes_of_the_costliest_sub_search_are_queued_first_and_the_path_is_unchanged():
+    """The probes to run are ordered by the mean wall time of each sub-search's probes so far, costliest first (a
+    sub-search not yet probed first of all), keeping each one's own order; the order never changes what is run."""
+    from planner.capacity.core.driver import costliest_first
+
+    known = {"cheap|a=1|1|1": {"wall_s": 1.0}, "cheap|a=1|2|1": {"wall_s": 3.0},
+             "slow|a=1|1|1": {"wall_s": 9.0}, "mid|a=1|1|1": {"wall_s": 4.0}}
+    pending = ["cheap|a=2|1|1", "cheap|a=2|2|1", "mid|a=2|1|1", "new|a=1|1|1", "slow|a=2|1|1", "slow|a=2|2|1"]
+    assert costliest_first(pending, known) == ["new|a=1|1|1", "slow|a=2|1|1", "slow|a=2|2|1", "mid|a=2|1|1",
+                                               "cheap|a=2|1|1", "cheap|a=2|2|1"]
+    assert sorted(costliest_first(pending, known)) == sorted(pending)

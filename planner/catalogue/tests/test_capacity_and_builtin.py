@@ -143,7 +143,7 @@ def test_the_required_combinations_are_fitted_and_the_rest_say_how_they_were_der
 
 
 def test_every_builtin_spec_is_accepted_by_the_engine():
-    config = pytest.importorskip("simulations.engine.config")
+    config = pytest.importorskip("simulations.engine.scenario.config")
     for name in deployment_names():
         spec = config.DeploymentSpec.from_dict(engine_spec(name))
         assert spec.name == name
@@ -167,7 +167,7 @@ def test_the_builtin_json_is_what_the_build_script_produces():
 
 
 def test_the_engine_finds_builtin_names_through_the_package_level_lookup():
-    scenario = pytest.importorskip("simulations.engine.scenario")
+    scenario = pytest.importorskip("simulations.engine.scenario.scenario")
     spec = scenario._catalogue_lookup("bloom-176b/h100-80gb/tp8")
     assert spec == engine_spec("bloom-176b/h100-80gb/tp8")
     assert scenario._catalogue_lookup("no-such/gpu/tp1") is None

@@ -68,7 +68,7 @@ def test_cpu_kv_capacity_is_slinfers_fixed_pool():
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_slinfer_deployment_runs_in_the_engine(name):
-    config = pytest.importorskip("simulations.engine.config")
+    config = pytest.importorskip("simulations.engine.scenario.config")
     spec = config.DeploymentSpec.from_dict(engine_spec(name))
     assert spec.device is not None and spec.device.kind in ("gpu", "cpu")
 
@@ -78,6 +78,6 @@ def test_the_slinfer_fit_and_the_energy_module_import_without_django():
     import sys
     from pathlib import Path
 
-    code = ("import sys, planner.catalogue.slinfer, simulations.engine.energy; "
+    code = ("import sys, planner.catalogue.slinfer, simulations.engine.results.energy; "
             "assert 'django' not in sys.modules, 'django imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[3])

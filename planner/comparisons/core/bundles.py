@@ -34,7 +34,7 @@ FAMILY_MODULES: list[str] = [  # extra modules that register bundles (other stra
     "planner.comparisons.core.chiron_bundles",
     "planner.comparisons.core.bundles_industry",
 ]
-# strategy keys a bundle may set (``predictor``: the output-length predictor, engine/predictors.py)
+# strategy keys a bundle may set (``predictor``: the output-length predictor, engine/workload/predictors.py)
 _KNOWN_KEYS = ("region_router", "endpoint_router", "instance_router", "scheduler", "predictor", "predictor_params")
 
 

@@ -4,7 +4,7 @@ A comparison scenario is an engine scenario (docs/simulator.md) whose ``strategy
 variant, plus one convenience: ``workload.synthesize`` (the name of a bundled planner.ingest synthesiser
 spec, e.g. ``sageserve_day`` for ``fixtures/workloads/sageserve_day.json``, or the spec inline) with optional
 ``spec_overrides`` deep-merged into it (how the IW:NIW-ratio and burst variants are made), so a scenario file
-can name a workload without a stored trace. The scenario schema (simulations/engine/schema.py) validates it
+can name a workload without a stored trace. The scenario schema (simulations/engine/scenario/schema.py) validates it
 all, the synthesiser spec included; no file path from a scenario is opened.
 
 Variant -> engine: strategy name = engine autoscaler name (LT policies live in
@@ -29,7 +29,7 @@ def synth_frame(workload: dict, base_dir: Path | None = None, default_seed: int 
     """The DataFrame of a ``workload.synthesize`` block (planner.ingest.synth). ``base_dir`` is unused: bundled
     specs are looked up by name (kept for callers)."""
     from planner.ingest.synth import synthesize
-    from simulations.engine.schema import Workload, synth_spec
+    from simulations.engine.scenario.schema import Workload, synth_spec
 
     spec = synth_spec(Workload.model_validate(workload))
     seed = workload.get("seed", spec.get("seed", default_seed))

@@ -1,4 +1,4 @@
-"""Normalise one engine run (``simulations.engine.metrics.SimulationResult``) into the comparison summary.
+"""Normalise one engine run (``simulations.engine.results.metrics.SimulationResult``) into the comparison summary.
 
 Shape (all JSON-able; everything the page, the exports and the PDF use)::
 
@@ -194,13 +194,13 @@ def summarise(result, *, key: str = "", strategy: str = "", scheduler: str = "")
                      "instances_total": [round(x, 3) for x in total_series]},
         "decisions": decisions,
         "energy": energy_summary(summ, usage),
-        "validity": summ.get("validity"),  # share beyond context limits / fitted ranges (simulations/engine/validity.py)
+        "validity": summ.get("validity"),  # share beyond context limits / fitted ranges (simulations/engine/results/validity.py)
         **({"disaggregation": _disaggregation(summ)} if summ.get("disaggregation") else {}),
     }
 
 
 def _disaggregation(summ: dict) -> dict:
-    """Prefill/decode disaggregated endpoints (simulations/engine/disagg.py): KV transfers, their time, the wait on
+    """Prefill/decode disaggregated endpoints (simulations/engine/fleet/disagg.py): KV transfers, their time, the wait on
     the decode side and the prefill side (queueing: arrival to prefill admission)."""
     d = summ["disaggregation"]
     q = summ.get("queueing") or {}
@@ -211,7 +211,7 @@ def _disaggregation(summ: dict) -> dict:
 
 
 def energy_summary(summ: dict, usage: list) -> dict:
-    """Energy of one run (simulations/engine/energy.py): kWh (busy / idle / provisioning), its cost per region,
+    """Energy of one run (simulations/engine/results/energy.py): kWh (busy / idle / provisioning), its cost per region,
     and per (region, model); ``energy_kwh`` is None when a deployment has no power figures."""
     per_endpoint: dict[str, dict] = {}
     for u in usage:

@@ -56,15 +56,17 @@ class FleetKind(ComparisonKind):
             raise RequestError(exc.field, exc.message, "see the strategies and bundles the form offers") from None
 
     def simulate(self, comp, result, *, progress, base_dir: str = "") -> dict:
+        from planner.comparisons.load_check import load_variant
         from simulations.engine import ScenarioError
 
         variant = {"key": result.key, "strategy": result.strategy, "scheduler": result.scheduler,
                    "knobs": result.knobs}
-        # the comparison's own variant list carries the rest (bundle, seed, tuning role)
-        variant.update({k: v for k, v in next((v for v in comp.variants or [] if v.get("key") == result.key),
-                                               {}).items() if k in ("bundle", "seed", "group", "role")})
+        # the comparison's own variant list carries the rest (bundle, seed, tuning role); a load replay runs its
+        # strategy run's variant on the scenario at 1.2x the load
+        scenario, meta = load_variant(comp, result)
+        variant.update({k: v for k, v in meta.items() if k in ("bundle", "seed", "group", "role")})
         try:
-            return _run(comp.scenario, variant, progress=progress, base_dir=base_dir, **_trace_kwargs(comp))
+            return _run(scenario, variant, progress=progress, base_dir=base_dir, **_trace_kwargs(comp))
         except ScenarioError as exc:
             raise RequestError(exc.field, exc.message, "fix this field of the scenario and start the comparison "
                                                        "again") from exc

@@ -133,9 +133,11 @@ def test_a_comparison_fans_out_one_child_job_per_strategy_and_aggregates_once(ca
     resp = _create(cast)
     assert resp.status_code == 201, resp.content
     comp = Comparison.objects.get(pk=resp.json()["id"])
-    assert sorted(fake_engine) == ["lt-i", "lt-u", "lt-ua", "reactive-unified"]
+    # the four strategies, then the chosen one (lt-i) replayed at 1.2x the load for the card (load_check.py)
+    assert sorted(fake_engine) == ["lt-i", "lt-i@load1.2", "lt-u", "lt-ua", "reactive-unified"]
     children = Job.objects.filter(parent=comp.job)
-    assert children.count() == 4 and set(children.values_list("status", flat=True)) == {"succeeded"}
+    assert children.count() == 5 and set(children.values_list("status", flat=True)) == {"succeeded"}
+    assert comp.results.count() == 4 and VariantResult.all_runs.filter(comparison=comp).count() == 5
     comp.refresh_from_db()
     assert comp.job.status == "succeeded" and comp.aggregation_started
     assert comp.job.result["best"] == "lt-i"

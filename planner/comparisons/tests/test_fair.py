@@ -20,7 +20,7 @@ from planner.comparisons.core.bundles import (
 from planner.comparisons.core.fair import fair_summary
 from planner.comparisons.core.runner import engine_scenario_dict, with_seed
 from planner.comparisons.core.variants import VariantError, build_variants, pick_baseline
-from planner.comparisons.models import Comparison
+from planner.comparisons.models import Comparison, VariantResult
 from planner.comparisons.tests.test_comparisons import TINY, fake_engine, fake_summary  # noqa: F401
 from planner.jobs.models import Job
 
@@ -199,7 +199,11 @@ def test_the_compare_command_runs_bundles_over_seeds_with_a_tuned_baseline(db, t
     assert lt["seeds"] == [1, 2] and lt["vs_untuned"]["saved_gpu_hours_pct"]["mean"] == pytest.approx(
         100 * (362.25 - 277.5) / 362.25)
     comp = Comparison.objects.get(pk=body["comparison"])
-    assert Job.objects.filter(parent=comp.job).count() == 8
+    assert Job.objects.filter(parent=comp.job, variant__role="").count() == 8
+    # plus the chosen strategy's two seeds at 1.2x the load (the card's load sensitivity), never a tuning point
+    replays = VariantResult.all_runs.filter(comparison=comp, role="load")
+    assert Job.objects.filter(parent=comp.job).count() == 10 and replays.count() == 2
+    assert {r.key.split("+")[0] for r in replays} == {body["aggregate"]["load_check"]["strategy"]} <= {"lt-ua", "reactive-unified"}
     text = io.StringIO()
     call_command("compare", "--list-bundles", stdout=text)
     assert "sageserve-code.lt-ua" in text.getvalue()

@@ -26,9 +26,19 @@ def test_a_comparison_created_through_the_api_is_run_by_the_workers_one_task_per
     wait_for_job(comp.job, timeout=300)
     comp.refresh_from_db()
     assert comp.job.status == "succeeded", comp.job.last_error
-    ids = {c.celery_task_id for c in Job.objects.filter(parent=comp.job)}
+    ids = {c.celery_task_id for c in Job.objects.filter(parent=comp.job, variant__role="")}
     assert len(ids) == 3 and "" not in ids  # each strategy was its own Celery task
     assert [r["key"] for r in comp.summary["rows"]] == ["static", "reactive-unified", "lt-i"]
+    # the chosen strategy replayed at 1.2x the load for the card, as one more task (load_check.py)
+    check = comp.summary.get("load_check")
+    replays = Job.objects.filter(parent=comp.job, variant__role="load")
+    if check is not None:
+        assert replays.count() == 1 and replays.get().status == "succeeded" and replays.get().celery_task_id
+        assert len(check["rows"]) == 1 and check["strategy"] in ("static", "reactive-unified", "lt-i")
+    else:  # no strategy met every target: nothing to replay
+        from planner.comparisons.core.table import strategy_table
+
+        assert not replays.exists() and strategy_table(comp.summary, comp.variants)["answer"] is None
     assert cast.teammate.api.get(f"/api/comparisons/{comp.pk}/pdf/").content[:5] == b"%PDF-"
 
 
@@ -42,8 +52,8 @@ def test_bundles_seeds_and_the_baseline_sweep_fan_out_as_tasks_and_aggregate_bot
     wait_for_job(comp.job, timeout=600)
     comp.refresh_from_db()
     assert comp.job.status == "succeeded", comp.job.last_error
-    ids = {c.celery_task_id for c in Job.objects.filter(parent=comp.job)}
-    assert len(ids) == 6 and "" not in ids
+    ids = {c.celery_task_id for c in Job.objects.filter(parent=comp.job, variant__role="")}
+    assert len(ids) == 6 and "" not in ids  # the load check's replays come on top (load_check.py)
     fair = comp.summary["fair"]
     assert {r["key"] for r in fair["rows"]} == {"sageserve-text.reactive-unified", "sageserve-code.reactive-unified"}
     code = next(r for r in fair["rows"] if r["key"] == "sageserve-code.reactive-unified")

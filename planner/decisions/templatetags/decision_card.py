@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import template
 
-from planner.capacity.core.bands import fmt_band
+from planner.capacity.core.bands import fmt_band, fmt_sig_band
 
 register = template.Library()
 
@@ -21,7 +21,8 @@ def pct_band(b) -> str:
 
 @register.filter
 def num_band(b) -> str:
-    return fmt_band(b or {}, "{:,.0f}")
+    """A quantity's band with three significant digits (GPU-hours of a short span are fractions)."""
+    return fmt_sig_band(b or {})
 
 
 @register.filter

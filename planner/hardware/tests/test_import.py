@@ -170,7 +170,7 @@ def test_the_richer_prefill_form_fits_better_and_reaches_the_engine_spec(cast):
     assert dep.fit_report["prefill_form"] == "rich"
     spec = dep.engine_spec()
     assert set(spec["prefill"]) >= {"c_sq", "c_req"}
-    from simulations.engine.config import DeploymentSpec
+    from simulations.engine.scenario.config import DeploymentSpec
 
     parsed = DeploymentSpec.from_dict(spec)
     assert (parsed.prefill.c_sq, parsed.prefill.c_req) == (dep.prefill_c_sq, dep.prefill_c_req)

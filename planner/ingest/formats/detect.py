@@ -49,38 +49,7 @@ def detect(path: str | Path, fmt: str = "auto") -> Detected:
         )
     stripped = text.lstrip("\ufeff \t\r\n")
     if stripped.startswith("{"):
-        line = stripped.splitlines()[0]
-        try:
-            first = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise TraceFormatError(
-                f"the first line looks like JSON but does not parse ({exc.msg})",
-                line=1,
-                hint="one JSON object per line (JSON lines), no pretty-printing",
-            ) from None
-        keys = {k.lower() for k in first}
-        if MOONCAKE_KEYS <= keys:
-            found = "mooncake"
-        elif keys & set(NATIVE_INPUT) and keys & set(NATIVE_OUTPUT) and keys & set(NATIVE_ARRIVAL):
-            found = "native"
-        else:
-            found = None
-        if fmt != "auto" and fmt not in ("mooncake", "native"):
-            raise TraceFormatError(
-                f"you chose format {fmt!r} (a CSV), but the file is JSON lines",
-                line=1,
-                hint="use --format auto, mooncake or native",
-            )
-        chosen = found if fmt == "auto" else fmt
-        if chosen is None:
-            raise TraceFormatError(
-                f"JSON lines with keys {sorted(first)} match no known trace format",
-                line=1,
-                hint="Mooncake lines need timestamp, input_length, output_length; native lines need "
-                "arrival_s (or timestamp), input_tokens, output_tokens",
-            )
-        _check_json_keys(chosen, first)
-        return Detected(chosen, "jsonl", list(first))
+        return _detect_jsonl(stripped, fmt)
 
     header = _csv_header(text)
     lower = [h.lower() for h in header]
@@ -117,6 +86,42 @@ def detect(path: str | Path, fmt: str = "auto") -> Detected:
         raise TraceFormatError(f"unknown format {fmt!r}", hint=f"use one of auto, {', '.join(FORMATS)}")
     _check_csv_columns(found, header)
     return Detected(found, "csv", header)
+
+
+def _detect_jsonl(stripped: str, fmt: str) -> Detected:
+    """A JSON-lines trace: the format its first object's keys name (or check the one the user named)."""
+    line = stripped.splitlines()[0]
+    try:
+        first = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise TraceFormatError(
+            f"the first line looks like JSON but does not parse ({exc.msg})",
+            line=1,
+            hint="one JSON object per line (JSON lines), no pretty-printing",
+        ) from None
+    keys = {k.lower() for k in first}
+    if MOONCAKE_KEYS <= keys:
+        found = "mooncake"
+    elif keys & set(NATIVE_INPUT) and keys & set(NATIVE_OUTPUT) and keys & set(NATIVE_ARRIVAL):
+        found = "native"
+    else:
+        found = None
+    if fmt != "auto" and fmt not in ("mooncake", "native"):
+        raise TraceFormatError(
+            f"you chose format {fmt!r} (a CSV), but the file is JSON lines",
+            line=1,
+            hint="use --format auto, mooncake or native",
+        )
+    chosen = found if fmt == "auto" else fmt
+    if chosen is None:
+        raise TraceFormatError(
+            f"JSON lines with keys {sorted(first)} match no known trace format",
+            line=1,
+            hint="Mooncake lines need timestamp, input_length, output_length; native lines need "
+            "arrival_s (or timestamp), input_tokens, output_tokens",
+        )
+    _check_json_keys(chosen, first)
+    return Detected(chosen, "jsonl", list(first))
 
 
 def _check_csv_columns(fmt: str, header: list[str]) -> None:

@@ -31,14 +31,14 @@ def theta() -> float:
 
 def _read(trace: dict) -> pd.DataFrame:
     if trace["source"] == "fixture":
-        from simulations.engine.schema import trace_fixtures
-        from simulations.engine.traceio import read_trace_arrays
+        from simulations.engine.scenario.schema import trace_fixtures
+        from simulations.engine.workload.traceio import read_trace_arrays
 
         cols = read_trace_arrays(trace_fixtures()[trace["fixture"]])
         frame = pd.DataFrame({c: np.asarray(cols[c]) for c in COLUMNS})
     elif trace["source"] == "slinfer":
-        from simulations.engine.generator.slinfer import read
-        from simulations.engine.generator.spec import SlinferSpec
+        from simulations.engine.workload.generator.slinfer import read
+        from simulations.engine.workload.generator.spec import SlinferSpec
 
         frame = read(SlinferSpec(kind="slinfer", trace=trace["trace"]))[list(COLUMNS)]
     else:
@@ -95,7 +95,7 @@ def day_requests(duration_s: float) -> int:
     """Requests of the synthetic day: ``DAY_LOAD_X`` x theta input tokens per second on average, at the
     generator's mean input length (the log-normal's mean, capped at its max: measured on one draw of 200k)."""
     spec = rules.TRACES["synthetic-day"]["synthetic"]
-    from simulations.engine.generator import diurnal
+    from simulations.engine.workload.generator import diurnal
 
     probe = diurnal.synthesise({**spec, "total_requests": 200_000}, seed=0, model_names=[rules.MODEL],
                                region_names=[rules.REGION])
@@ -104,7 +104,7 @@ def day_requests(duration_s: float) -> int:
 
 
 def day_frame(seed: int, duration_s: float | None = None) -> pd.DataFrame:
-    from simulations.engine.generator import diurnal
+    from simulations.engine.workload.generator import diurnal
 
     spec = dict(rules.TRACES["synthetic-day"]["synthetic"])
     if duration_s is not None:

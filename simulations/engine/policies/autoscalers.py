@@ -16,7 +16,7 @@ Interface (subclass ``Autoscaler``, decorate with ``@register(PolicyKind.AUTOSCA
   ``on_instance_release(sim, instance, now)``: only with ``wants_batch_hook`` / ``wants_completion_hook`` /
   ``wants_release_hook``.
 
-``sim`` in every hook is the run's ``PolicyView`` (simulations/engine/view.py), never the simulator: the read-only
+``sim`` in every hook is the run's ``PolicyView`` (simulations/engine/core/view.py), never the simulator: the read-only
 request and instance information and the control verbs policies may use. A policy's randomness is the ``rng`` its
 constructor receives.
 """
@@ -29,9 +29,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from simulations.engine.config import TIER_INDEX, FleetConfig
 from simulations.engine.policies.params import PolicyParams, knob
 from simulations.engine.policies.registry import PolicyKind, register
+from simulations.engine.scenario.config import TIER_INDEX, FleetConfig
 
 
 class Autoscaler:

@@ -36,11 +36,11 @@ from typing import Literal
 
 import numpy as np
 
-from simulations.engine.config import TIER_INDEX
 from simulations.engine.policies.autoscalers import Autoscaler, ScaleLock, ScaleLockParams
 from simulations.engine.policies.niw_queue import NIWQueueManager, NIWQueueParams
 from simulations.engine.policies.params import knob
 from simulations.engine.policies.registry import PolicyKind, register
+from simulations.engine.scenario.config import TIER_INDEX
 
 NIW = TIER_INDEX["NIW"]
 
@@ -159,7 +159,7 @@ class LongTerm(Autoscaler):
             self._oracle = workload  # the labelled oracle only: "ahead" never keeps the workload
         return fleet
 
-    # streamed runs (engine/window.py): the held NIW ids are renumbered; observed() must still cover the arrivals
+    # streamed runs (engine/streaming/window.py): the held NIW ids are renumbered; observed() must still cover the arrivals
     # since the last feed and the past hour (searched by time, so a window starting later than t=0 is fine)
     def rebase(self, sim, remap) -> None:
         if self.queue is not None:
@@ -178,7 +178,7 @@ class LongTerm(Autoscaler):
         self.eps = [ep for ep in sim.endpoints if ep.pool != "niw"]
         missing = [ep.spec.name for ep in self.eps if ep.spec.theta_tps <= 0]
         if missing:
-            from simulations.engine.config import ScenarioError
+            from simulations.engine.scenario.config import ScenarioError
 
             raise ScenarioError("deployments.theta_tps", f"{self.policy_name} needs theta_tps (input TPS one instance "
                                 f"sustains) > 0 for {sorted(set(missing))}; take it from the hardware catalogue")

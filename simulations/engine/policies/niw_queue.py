@@ -29,10 +29,10 @@ from __future__ import annotations
 from collections import deque
 from typing import Literal
 
-from simulations.engine.config import TIER_INDEX
 from simulations.engine.policies.autoscalers import ReactiveUnified
 from simulations.engine.policies.params import PolicyParams, knob
 from simulations.engine.policies.registry import PolicyKind, register
+from simulations.engine.scenario.config import TIER_INDEX
 
 NIW = TIER_INDEX["NIW"]
 
@@ -81,7 +81,7 @@ class NIWQueueManager:
             missing = [ep.spec.name for ep in sim.endpoints if ep.pool not in ("iw", "decode")
                        and ep.spec.theta_tps <= 0]
             if missing:
-                from simulations.engine.config import ScenarioError
+                from simulations.engine.scenario.config import ScenarioError
 
                 raise ScenarioError("strategy.params.niw_gate", "'load' needs theta_tps on every deployment that "
                                     f"serves NIW; missing on {', '.join(sorted(set(missing)))}")
@@ -141,7 +141,7 @@ class NIWQueueManager:
             self.max_len = len(q)
 
     def rebase(self, sim, remap) -> None:
-        """A streamed run dropped finished requests' rows (engine/window.py): renumber the held ids."""
+        """A streamed run dropped finished requests' rows (engine/streaming/window.py): renumber the held ids."""
         for q in self.queues.values():
             shifted = [int(remap[rid]) for rid in q]
             q.clear()

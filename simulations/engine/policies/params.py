@@ -20,8 +20,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from planner.inputs import suggest
-from simulations.engine.config import ScenarioError
 from simulations.engine.policies.registry import _TABLES, AUTOSCALERS, PolicyKind, get_policy
+from simulations.engine.scenario.config import ScenarioError
 
 
 class PolicyParams(BaseModel):

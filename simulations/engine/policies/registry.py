@@ -13,7 +13,7 @@ import importlib
 from collections.abc import Iterator, Mapping
 from enum import Enum
 
-from simulations.engine.errors import ScenarioError
+from simulations.engine.scenario.errors import ScenarioError
 
 PACKAGE = "simulations.engine.policies"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from simulations.engine.entities import DECODE, decode_iters_done
+from simulations.engine.core.entities import DECODE, decode_iters_done
 from simulations.engine.policies.params import PolicyParams, knob
 from simulations.engine.policies.registry import PolicyKind, register
 

@@ -1,7 +1,7 @@
 """SLINFER-style shared-node (serverless) executor, next to the fleet loop. Django-free.
 
 ``simulate(frame, cfg)`` runs a workload (columns arrival_s, input_tokens, output_tokens, model; e.g. from
-simulations.engine.generator.slinfer.read) through one system (slinfer, sllm, sllm+c, sllm+c+s) on CPU and GPU
+simulations.engine.workload.generator.slinfer.read) through one system (slinfer, sllm, sllm+c, sllm+c+s) on CPU and GPU
 nodes and returns the metrics dict of metrics.summarize.
 """
 

@@ -5,6 +5,7 @@
 - Average nodes in use: time with >= 1 instance on the node (loading and keep-alive included) / run length.
 - Resizing share: seconds of KV resizes / instance lifetimes (Fig. 31's "lifetime spent scaling"); also over GPU
   instances only (``resizing_share_gpu``), the only ones that resize.
+- Misses by cause (``slo_misses``): dropped, unfinished, TTFT late, or only the average TPOT too slow.
 - Migration rate: migrated (evicted or preempted) requests / requests; underestimation_eviction_rate counts only
   the evictions for lack of KV memory (Fig. 31's "migration due to underestimation").
 - Energy: busy seconds at busy power plus in-use idle seconds at idle power (nodes not in use are off).
@@ -31,6 +32,27 @@ def nodes_timeline(events, length: float, points: int = 300) -> dict:
             j += 1
         out["cpu"].append(counts["cpu"])
         out["gpu"].append(counts["gpu"])
+    return out
+
+
+def misses(reqs) -> dict:
+    """Why requests missed the SLO: dropped, unfinished, TTFT too late, or TTFT met but the average TPOT too slow
+    (``tpot_only``; of those, ``tpot_only_tokens_on_time`` had every token by its Eq. 1 deadline). ``migrated`` counts
+    the missed requests that were moved at least once (they are also in one of the other groups)."""
+    out = {"dropped": 0, "unfinished": 0, "ttft": 0, "tpot_only": 0, "tpot_only_tokens_on_time": 0, "migrated": 0}
+    for r in reqs:
+        if r.slo_met():
+            continue
+        out["migrated"] += bool(r.migrations)
+        if r.dropped:
+            out["dropped"] += 1
+        elif r.done_at is None or r.first_token_at is None:
+            out["unfinished"] += 1
+        elif r.first_token_at - r.arrival > r.ttft_slo + r.grace + 1e-9:
+            out["ttft"] += 1
+        else:
+            out["tpot_only"] += 1
+            out["tpot_only_tokens_on_time"] += r.late_tokens == 0
     return out
 
 
@@ -70,6 +92,9 @@ def summarize(ex) -> dict:
         # GPU instances only: CPU instances hold the artefact's fixed KV pool and never resize (Fig. 17 is on GPU)
         "resizing_share_gpu": sum(i.resize_time for i in gpu_insts) / gpu_lifetimes if gpu_lifetimes else 0.0,
         "resizes": c["resizes"],
+        "resize_seconds": resize,  # the resizing share's numerator and denominator (lifetimes of all instances)
+        "instance_lifetime_s": lifetimes,
+        "slo_misses": misses(reqs),
         "migration_rate": sum(1 for r in reqs if r.migrations) / n if n else 0.0,
         "underestimation_eviction_rate": c["evictions"] / n if n else 0.0,
         "preempted_instances": c["preemptions"],

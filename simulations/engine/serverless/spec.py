@@ -113,9 +113,9 @@ def parse(data) -> ServerlessSpec:
 
 
 def workload_frame(spec: ServerlessSpec):
-    from simulations.engine.generator import slinfer as g
-    from simulations.engine.generator.errors import GeneratorError
-    from simulations.engine.generator.spec import SlinferSpec
+    from simulations.engine.workload.generator import slinfer as g
+    from simulations.engine.workload.generator.errors import GeneratorError
+    from simulations.engine.workload.generator.spec import SlinferSpec
 
     w = spec.workload
     try:

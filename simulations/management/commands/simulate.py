@@ -121,7 +121,7 @@ class Command(BaseCommand):
     def _stream(self, data, path: Path, opts, team, user):
         """--stream: parse with the streaming caps, replay chunk by chunk, save the accumulated result."""
         from planner.limits import stream_limits
-        from simulations.engine.runoptions import parse_result_options
+        from simulations.engine.scenario.runoptions import parse_result_options
         from simulations.streaming import StreamStopped, execute_stream
 
         started = timezone.now()

@@ -354,9 +354,20 @@ def why_reactive(source: Path | dict) -> str:
     ])
 
 
-def llama2_day(source: Path | dict) -> str:
-    """The Fig. 11 setting (Llama-2-70B only), paper-text preset, seed 2025: what LT does and why it collapses."""
+LLAMA2_DAY = Path(__file__).resolve().parents[3] / "fixtures" / "scenarios" / "sageserve_day_llama2.json"
+
+
+def llama2_theta(path: Path = LLAMA2_DAY) -> float:
+    """The Llama-2-70B theta (TPS) the Llama-2 day's scenario fixture measured and runs with."""
+    deps = json.loads(path.read_text())["deployments"]
+    return next(d["theta_tps"] for d in deps.values() if d["model"] == "llama2-70b")
+
+
+def llama2_day(source: Path | dict, theta_tps: float | None = None) -> str:
+    """The Fig. 11 setting (Llama-2-70B only), paper-text preset, seed 2025: what LT does and why it collapses.
+    ``theta_tps``: the scenario fixture's measured theta (read from it when not given)."""
     data = source if isinstance(source, dict) else json.loads(Path(source).read_text())
+    theta = llama2_theta() if theta_tps is None else theta_tps
     s = data["scenarios"]["sageserve_day_llama2"]["summaries"]
     b = data["scenarios"]["sageserve_day_llama2+beta100"]["summaries"]
     r = s["reactive-unified"]
@@ -370,7 +381,7 @@ def llama2_day(source: Path | dict) -> str:
     b_save = max(100 * (1 - v["totals"]["gpu_hours"] / r["totals"]["gpu_hours"]) for v in b.values())
     return "\n".join([
         "`sageserve_day_llama2`: the same day with all 12 req/s on Llama-2-70B (H100), 3 regions, theta measured "
-        f"4,260 TPS. LT-I's hourly targets in us-east go {tg[0]} -> {max(tg)} -> {tg[-1]} over the day (forecast peak "
+        f"{theta:,.0f} TPS. LT-I's hourly targets in us-east go {tg[0]} -> {max(tg)} -> {tg[-1]} over the day (forecast peak "
         f"{peak / 1e3:.0f}k TPS), so there is room to scale. Savings are against Reactive's GPU-hours (negative = more).",
         "",
         "Table `sageserve_day_llama2` and `sageserve_day_llama2+beta100` in \"Paper-text preset: the per-scenario "

@@ -44,14 +44,14 @@ import math
 from collections import deque
 from typing import Literal
 
-from simulations.engine.config import TIER_INDEX
-from simulations.engine.entities import SERVING
+from simulations.engine.core.entities import SERVING
 from simulations.engine.policies.autoscalers import Autoscaler
 from simulations.engine.policies.chiron.batch_scaling import BATCH, INTERACTIVE, MIXED, BatchScaling
 from simulations.engine.policies.chiron.local import LocalAutoscaler, LocalParams
 from simulations.engine.policies.chiron.queue import GlobalQueue, OutputStats
 from simulations.engine.policies.params import knob
 from simulations.engine.policies.registry import PolicyKind, register
+from simulations.engine.scenario.config import TIER_INDEX
 
 NIW = TIER_INDEX["NIW"]
 DEFAULT_TTFT = {0: 10.0, 1: 10.0, 2: 3600.0}

@@ -88,12 +88,6 @@ class Projection:
         rem = projected_remaining_array(pred, gen, extension)
         return cls(cap, _u_from(ctx.astype(float), rem, cap, horizon), int(rem.sum()), horizon)
 
-    @classmethod
-    def batch(cls, caps: list[int], ctxs: list, gens: list, preds: list, horizon: int = HORIZON,
-              extension: float = EXTENSION) -> list[Projection]:
-        """``from_arrays`` for several instances in one numpy pass: the same U_j bit for bit (``batch_ahead``)."""
-        return [p for p, _ in batch_ahead(caps, ctxs, gens, preds, horizon, extension, span=horizon)]
-
     def with_request(self, prompt: int, predicted: int) -> np.ndarray:
         """U_j with a request of ``prompt`` tokens and ``predicted`` output virtually inserted (the router's
         U^(i,+r)): + (P + j) / M for j < D^."""
@@ -101,6 +95,9 @@ class Projection:
         d = min(max(int(predicted), 1), self.horizon)
         u[:d] += (prompt + np.arange(d)) / self.cap
         return u
+
+    def peak_with_request(self, prompt: int, predicted: int) -> float:
+        return float(self.with_request(prompt, predicted).max())
 
     def peak(self) -> float:
         return float(self.u.max()) if len(self.u) else 0.0
@@ -120,70 +117,6 @@ def _u_from(ctx: np.ndarray, rem: np.ndarray, cap: int, horizon: int) -> np.ndar
     ctx_active = ctx.sum() - np.cumsum(c_end)   # their contexts now
     j = np.arange(horizon)
     return (ctx_active + j * active) / cap
-
-
-def overloaded_rows(u: np.ndarray, threshold: float = OVERLOAD_KV, share: float = OVERLOAD_SHARE) -> np.ndarray:
-    """``Projection.overloaded`` of each row of ``u`` (instances x l)."""
-    return (u > threshold).sum(axis=1) > share * u.shape[1]
-
-
-def peaks_with_request(u: np.ndarray, caps: np.ndarray, prompt: int, predicted: int) -> np.ndarray:
-    """``max(Projection.with_request(prompt, predicted))`` of each row of ``u``: the same additions, the same
-    maxima (a maximum is exact)."""
-    d = min(max(int(predicted), 1), u.shape[1])
-    peaks = (u[:, :d] + (prompt + np.arange(d)) / caps[:, None]).max(axis=1)
-    return np.maximum(peaks, u[:, d:].max(axis=1)) if d < u.shape[1] else peaks
-
-
-class Ahead:
-    """What an instance's projection needs to move on d decode iterations while no request joins or leaves: the
-    numerators of U_j (integers, exact in float64) over ``span`` >= l iterations, the smallest projected remaining
-    length and the sum and count of them. While d < the smallest remaining length every request's remaining length
-    drops by exactly d (none reaches its prediction or the end of an extension), so U'_j = U_{j+d}: the same
-    integer over the same capacity, bit for bit what ``from_arrays`` computes from the advanced contexts."""
-
-    __slots__ = ("num", "rem_min", "rem_sum", "n", "span")
-
-    def __init__(self, num: np.ndarray, rem_min: float, rem_sum: int, n: int, span: int) -> None:
-        self.num, self.rem_min, self.rem_sum, self.n, self.span = num, rem_min, rem_sum, n, span
-
-    def projection(self, d: int, cap: int, horizon: int) -> Projection | None:
-        """The projection d iterations on, or None when the shift is no longer exact (rebuild instead)."""
-        if d >= self.rem_min or d + horizon > self.span:
-            return None
-        return Projection(cap, self.num[d:d + horizon] / cap, self.rem_sum - self.n * d, horizon)
-
-
-def batch_ahead(caps: list[int], ctxs: list, gens: list, preds: list, horizon: int, extension: float,
-                span: int) -> list[tuple[Projection, Ahead]]:
-    """Projections of several instances in one numpy pass (the router asks for an endpoint's instances together),
-    each with its ``Ahead`` over ``span`` iterations. The same U_j bit for bit as ``from_arrays`` alone: every sum
-    is of integers and each U_j is the same integer divided by the same capacity."""
-    k = len(caps)
-    sizes = np.fromiter((len(c) for c in ctxs), dtype=np.int64, count=k)
-    if not sizes.any():
-        return [(Projection(cap, np.zeros(horizon), 0, horizon), Ahead(np.zeros(span), math.inf, 0, 0, span))
-                for cap in caps]
-    seg = np.repeat(np.arange(k), sizes)
-    ctx = np.concatenate(ctxs).astype(float)
-    rem = projected_remaining_array(np.concatenate(preds), np.concatenate(gens), extension)
-    ends = np.minimum(rem, span) + seg * (span + 1)
-    n_end = np.bincount(ends, minlength=k * (span + 1)).reshape(k, span + 1)[:, :span]
-    c_end = np.bincount(ends, weights=ctx, minlength=k * (span + 1)).reshape(k, span + 1)[:, :span]
-    active = sizes[:, None] - np.cumsum(n_end, axis=1)                                        # rem > j
-    num = np.bincount(seg, weights=ctx, minlength=k)[:, None] - np.cumsum(c_end, axis=1) + np.arange(span) * active
-    u = num[:, :horizon] / np.asarray(caps, dtype=np.int64)[:, None]
-    decode = np.bincount(seg, weights=rem, minlength=k)
-    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-    low = np.minimum.reduceat(rem, np.minimum(starts, len(rem) - 1))
-    out = []
-    for i in range(k):
-        if sizes[i]:
-            out.append((Projection(caps[i], u[i], int(decode[i]), horizon),
-                        Ahead(num[i], int(low[i]), int(decode[i]), int(sizes[i]), span)))
-        else:
-            out.append((Projection(caps[i], np.zeros(horizon), 0, horizon), Ahead(num[i], math.inf, 0, 0, span)))
-    return out
 
 
 def instance_count(p_tokens_s: float, d_tokens_s: float, mu_p: float, mu_d: float, mu_t: float,

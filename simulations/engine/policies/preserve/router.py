@@ -24,21 +24,12 @@ from __future__ import annotations
 
 from collections import deque
 
-import numpy as np
-
 from simulations.engine.policies.params import PolicyParams, knob
-from simulations.engine.policies.preserve.anticipator import (
-    EXTENSION,
-    HORIZON,
-    Projection,
-    batch_ahead,
-    overloaded_rows,
-    peaks_with_request,
-)
+from simulations.engine.policies.preserve.anticipator import EXTENSION, HORIZON, Projection
+from simulations.engine.policies.preserve.steps import Steps
 
 T_MEM = 0.8
 BETA = 1.0
-AHEAD = 2  # the projection cache keeps U_j's numerators over AHEAD x l iterations (router.Ahead)
 
 
 class LoadAwareParams(PolicyParams):
@@ -65,62 +56,54 @@ class LoadAwareRouter:
         self.queued_decode = k.queued_decode
         self.held: deque = deque()
         self.stats = {"routed": 0, "held": 0, "dropped_queue_full": 0, "cache_hits": 0, "cache_advances": 0}
-        # instance id -> ((running ids, phase, iteration), (KV, base ctx, base gen, pred, offset, Ahead, Projection))
+        # instance id -> ((running ids, phase, iteration), KV, Steps, (contexts, generated, predicted), offset)
         self._cache: dict = {}
         self.use_cache = k.projection_cache
 
     def projections(self, sim, instances, now: float) -> list:
-        """``Projection.of`` for each of ``instances``, maintained incrementally per instance (below); the ones
-        to (re)compute are computed together (``Projection.batch``, the same U_j)."""
+        """``Projection.of`` for each of ``instances``, maintained incrementally per instance (``_cached``) as
+        ``Steps`` (the same U_j, bit for bit)."""
         if not self.use_cache:
             return [Projection.of(sim, inst, now, self.horizon, self.extension) for inst in instances]
-        out, todo = [], []
-        for inst in instances:
-            got = self._cached(sim, inst, now)
-            out.append(got if isinstance(got, Projection) else None)
-            if not isinstance(got, Projection):
-                todo.append((len(out) - 1, inst, got))
-        if todo:
-            fresh = batch_ahead([inst.cap for _, inst, _ in todo], [t[2][2] for t in todo], [t[2][3] for t in todo],
-                                [t[2][4] for t in todo], self.horizon, self.extension, AHEAD * self.horizon)
-            for (i, inst, (key, kv, ctx, gen, pred)), (proj, ahead) in zip(todo, fresh, strict=True):
-                self._cache[inst.iid] = (key, (kv, ctx, gen, pred, 0, ahead, proj))
-                out[i] = proj
-        return out
+        return [self._cached(sim, inst, now) for inst in instances]
 
-    def projection(self, sim, inst, now: float) -> Projection:
+    def projection(self, sim, inst, now: float):
         return self.projections(sim, [inst], now)[0]
 
-    def _cached(self, sim, inst, now: float):
-        """An instance's cached projection, or what to compute it from: (key, KV, contexts, generated, predicted).
-        Key: the running set, the phase and the iteration counter at the segment's start. Under one key no request
-        joins or leaves and every running request gains one token per decode iteration while the KV in use grows by
-        the batch size, so with d = (KV now - KV then) / B the contexts and generated counts are the cached ones + d
-        (no per-request loop); d = 0 reuses the projection, and while the shift is exact (``Ahead``) the advanced
-        projection is a slice of the cached numerators, without numpy passes over the requests. Any other change
-        (a new key, KV not a multiple of B) rebuilds from ``running_requests``. Exact: test_preserve.py compares whole runs with
-        ``projection_cache: false`` (a first key without phase and iteration was not exact: a prefill's first token
-        changes generated counts, not KV)."""
+    def _cached(self, sim, inst, now: float) -> Steps:
+        """An instance's projection, kept between calls. Key: the running set, the phase and the iteration counter
+        at the segment's start. Under one key no request joins or leaves and every running request gains one token
+        per decode iteration while the KV in use grows by the batch size, so with d = (KV now - KV then) / B the
+        contexts and generated counts are the cached ones + d (no per-request loop); d = 0 reuses the projection,
+        and while the shift is exact (``Steps.shifted``) the advanced projection is the cached steps moved by d.
+        Past that, the steps are rebuilt from the cached requests + d; any other change (a new key, KV not a
+        multiple of B) rebuilds from ``running_requests``. Exact: test_preserve.py compares whole runs with
+        ``projection_cache: false`` (a first key without phase and iteration was not exact: a prefill's first
+        token changes generated counts, not KV)."""
         key = (tuple(inst.running), inst.phase, inst.it)
         kv = sim.kv_used(inst, now)
         hit = self._cache.get(inst.iid)
         if hit is not None and hit[0] == key:
-            kv0, ctx, gen, pred, offset, ahead, proj = hit[1]
+            _, kv0, proj, reqs, offset = hit
             if kv == kv0:
                 self.stats["cache_hits"] += 1
                 return proj
-            d, r = divmod(kv - kv0, len(key[0]))
+            d, r = divmod(kv - kv0, len(key[0])) if key[0] else (0, 1)
             if r == 0 and d > 0:
                 self.stats["cache_advances"] += 1
                 offset += d
-                proj = ahead.projection(offset, inst.cap, self.horizon)
-                if proj is None:  # past the exact shift: rebuild from the advanced arrays
-                    return key, kv, ctx + offset, gen + offset, pred
-                self._cache[inst.iid] = (key, (kv, ctx, gen, pred, offset, ahead, proj))
-                return proj
-        reqs = sim.running_requests(inst, now)
-        a = np.array(reqs, dtype=np.int64).reshape(len(reqs), 4)
-        return key, kv, a[:, 1] + a[:, 2], a[:, 2], a[:, 3]
+                moved = proj.shifted(d)
+                if moved is None:  # past the exact shift: rebuild from the advanced requests
+                    ctx, gen, pred = reqs
+                    reqs = ([c + offset for c in ctx], [g + offset for g in gen], pred)
+                    moved, offset = Steps.build(inst.cap, *reqs, self.horizon, self.extension), 0
+                self._cache[inst.iid] = (key, kv, moved, reqs, offset)
+                return moved
+        running = sim.running_requests(inst, now)
+        reqs = ([p + g for _, p, g, _ in running], [g for _, _, g, _ in running], [d for _, _, _, d in running])
+        proj = Steps.build(inst.cap, *reqs, self.horizon, self.extension)
+        self._cache[inst.iid] = (key, kv, proj, reqs, 0)
+        return proj
 
     def choose(self, sim, rid: int, instances: list, now: float, projs: list | None = None):
         """The instance for ``rid`` or None when every instance is potentially overloaded."""
@@ -128,12 +111,11 @@ class LoadAwareRouter:
             return None
         prompt, pred = sim.request_tokens(rid)
         projs = projs if projs is not None else self.projections(sim, instances, now)
-        u = np.stack([p.u for p in projs])  # one row per instance: the checks below in one numpy pass each
-        if self.hold_enabled and all(overloaded_rows(u)):
+        if self.hold_enabled and all(p.overloaded() for p in projs):
             return None
-        peaks = peaks_with_request(u, np.array([p.cap for p in projs]), prompt, pred)
         best, best_score = None, None
-        for inst, proj, peak in zip(instances, projs, peaks.tolist(), strict=True):
+        for inst, proj in zip(instances, projs, strict=True):
+            peak = proj.peak_with_request(prompt, pred)
             current_d = proj.remaining_decode + (self.queued_decode_tokens(sim, inst) if self.queued_decode else 0)
             score = (sim.queued_prompt_tokens(inst) + prompt) + (current_d + pred) \
                 + self.beta * max(0.0, peak - self.t_mem) * proj.cap

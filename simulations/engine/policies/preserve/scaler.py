@@ -32,13 +32,13 @@ from typing import Literal
 
 import numpy as np
 
-from simulations.engine.config import ScenarioError
 from simulations.engine.policies.autoscalers import Autoscaler
 from simulations.engine.policies.params import knob
 from simulations.engine.policies.preserve.anticipator import Projection, instance_count
 from simulations.engine.policies.preserve.forecast import TABLE1_CODE, make_forecaster
 from simulations.engine.policies.preserve.router import LoadAwareParams, LoadAwareRouter
 from simulations.engine.policies.registry import PolicyKind, register
+from simulations.engine.scenario.config import ScenarioError
 
 
 class PreServeBase(Autoscaler):

@@ -64,8 +64,8 @@ def calibrate() -> tuple[float, float]:
 
 def lognormal_from_quantiles(p5: float, p50: float, p95: float) -> tuple[float, float]:
     """(mu, sigma) of the log-normal the workload generator fits to these percentiles (least squares in log
-    space, simulations/engine/generator/lengths.py), so the replay has the RQ3 fixture's length mix."""
-    from simulations.engine.generator.lengths import fit_quantiles
+    space, simulations/engine/workload/generator/lengths.py), so the replay has the RQ3 fixture's length mix."""
+    from simulations.engine.workload.generator.lengths import fit_quantiles
 
     fit = fit_quantiles([(0.05, p5), (0.5, p50), (0.95, p95)])
     return math.log(fit.median), fit.sigma

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from simulations.engine.config import ScenarioError
 from simulations.engine.policies.params import knob
 from simulations.engine.policies.registry import PolicyKind, register
 from simulations.engine.policies.scraped import ScrapedScaler, ScrapeParams
+from simulations.engine.scenario.config import ScenarioError
 
 
 class AsRunParams(ScrapeParams):

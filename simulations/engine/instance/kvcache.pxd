@@ -1,0 +1,35 @@
+# Cython declarations for kvcache.py (used only when the engine is compiled; see simulations/engine/build.py).
+# The KV-cache management of an instance: C methods of the Simulator's second base type.
+
+from simulations.engine.core.codes cimport *
+from simulations.engine.core.entities cimport Instance
+from simulations.engine.core.state cimport RunState
+
+
+cdef class KVManager(RunState):
+    cdef public double kv_wm
+    cdef public bint pre_vllm, pre_swap, victim_by_key, _key_fcfs
+    cdef public bint pfx_on
+    cdef public long long pfx_query_tok, pfx_hit_tok, pfx_chunk
+    cdef const long[:] _pfx_off, _pfx_ids
+    cdef int[:] _pfx_n
+    cdef long[:] _pfx_hit
+
+    cdef long long wm_tokens(self, Instance inst)
+    cdef _trim_runs(self, Instance inst)
+    cdef _runs_append(self, Instance inst, double v)
+    cdef double _runs_max_from(self, Instance inst, Py_ssize_t s) except? -1.0
+    cdef _close_stint(self, Instance inst, long long rid)
+    cdef _first_token(self, Instance inst, long long rid, double t, long long it)
+    cdef _complete(self, Instance inst, long long rid, double t)
+    cdef long long _victim(self, Instance inst)
+    cdef _preempt(self, Instance inst, double t)
+    cdef int _make_room(self, Instance inst, double t)
+    cdef _evict(self, Instance inst, long long rid, double t, bint swap)
+    cdef bint _swap_in(self, Instance inst, double t)
+    cdef _apply_pending(self, Instance inst, double t)
+    cdef _sync(self, Instance inst)
+    cdef tuple _pfx_plan(self, Instance inst, long long rid)
+    cdef _pfx_acquire(self, Instance inst, long long rid, long long hit)
+    cdef _pfx_evict(self, Instance inst)
+    cdef _pfx_release(self, Instance inst, long long rid)

@@ -1,0 +1,163 @@
+"""An instance's projection U_j kept as steps, in plain Python: the same floats as ``anticipator.Projection``.
+
+U_j x M = sum over running requests with projected remaining length rem > j of (ctx + j). Sorted by rem, the
+requests leave the sum at a few iteration counts (the distinct rem values e_1 < e_2 < ...), and between two of
+them the numerator is linear: C_k + j x N_k, with N_k requests still active and C_k their contexts now. A
+projection is these few (e_k, C_k, N_k): O(n log n) to build from n requests (a handful per instance), O(steps)
+to read, with no numpy call (whose fixed cost per call outweighed the work for so few requests).
+
+Every read gives the float ``Projection`` computes, bit for bit:
+
+- U_j = numerator / M with the numerator an exact integer (Python int; numpy holds the same integer in float64);
+- inside a step the numerator grows with j, and x -> fl(x / M) and fl(a + b) never decrease, so U_j and
+  U_j + (P + j) / M (the router's virtual insert) are non-decreasing within a step: a maximum over a step is its
+  value at the step's last iteration, and the iterations above a threshold are a suffix of the step, found from
+  the smallest integer numerator whose U exceeds it (``_first_over``).
+
+Advancing d iterations while d < e_1 (nobody reaches its predicted end or the end of an extension) shifts the
+steps (``shifted``): every rem drops by d and every context grows by d, the same integers ``from_arrays`` would
+sum from the advanced requests.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simulations.engine.policies.preserve.anticipator import EXTENSION, HORIZON, OVERLOAD_KV, OVERLOAD_SHARE
+
+_FIRST_OVER: dict[tuple[int, float], int] = {}
+
+
+def _first_over(cap: int, threshold: float) -> int:
+    """The smallest integer x with x / cap > threshold (as floats: fl(x / cap) never decreases in x)."""
+    key = (cap, threshold)
+    x = _FIRST_OVER.get(key)
+    if x is None:
+        x = int(threshold * cap)
+        while x > 0 and (x - 1) / cap > threshold:
+            x -= 1
+        while not x / cap > threshold:
+            x += 1
+        _FIRST_OVER[key] = x
+    return x
+
+
+def remaining(predicted: int, generated: int, extension: float) -> int:
+    """``anticipator.projected_remaining`` (repeated here without the int() calls: a hot path)."""
+    d = predicted if predicted > 1 else 1
+    if generated < d:
+        return d - generated
+    ext = round(extension * d)
+    if ext < 1:
+        ext = 1
+    r = d + ((generated - d) // ext + 1) * ext - generated
+    return r if r > 1 else 1
+
+
+class Steps:
+    """U_j for j in [0, horizon) of one instance as steps; ``u`` gives the numpy row when asked (tests, callers of
+    ``Projection``). ``ends`` are absolute in the build's iteration count; ``off`` iterations have passed since."""
+
+    __slots__ = ("cap", "horizon", "ends", "csum", "cnt", "off", "rem_sum", "n")
+
+    def __init__(self, cap: int, horizon: int, ends: list, csum: list, cnt: list, off: int, rem_sum: int,
+                 n: int) -> None:
+        self.cap, self.horizon = cap, horizon
+        # step k covers [ends[k-1], ends[k]) (ends[-1] exclusive; after the last end the numerator is 0)
+        self.ends, self.csum, self.cnt = ends, csum, cnt
+        self.off, self.rem_sum, self.n = off, rem_sum, n
+
+    @classmethod
+    def build(cls, cap: int, ctx: list, gen: list, pred: list, horizon: int = HORIZON,
+              extension: float = EXTENSION) -> Steps:
+        """From the running requests' contexts now, tokens generated and predicted output lengths."""
+        pairs = sorted(zip([remaining(p, g, extension) for p, g in zip(pred, gen, strict=True)], ctx, strict=True))
+        n = len(pairs)
+        c, k = sum(ctx), n
+        ends, csum, cnt = [], [c], [k]
+        rem_sum = 0
+        i = 0
+        while i < n:
+            e = pairs[i][0]
+            while i < n and pairs[i][0] == e:
+                c -= pairs[i][1]
+                k -= 1
+                rem_sum += e
+                i += 1
+            ends.append(e)
+            csum.append(c)
+            cnt.append(k)
+        return cls(int(cap), horizon, ends, csum, cnt, 0, rem_sum, n)
+
+    @property
+    def remaining_decode(self) -> int:
+        return self.rem_sum - self.n * self.off
+
+    @property
+    def rem_min(self) -> int:
+        """Iterations until the first request reaches the end of its projection (no shift from there on)."""
+        return self.ends[0] - self.off if self.ends else 1 << 62
+
+    def shifted(self, d: int) -> Steps | None:
+        """The projection d iterations on (no request joined or left), or None once it is no longer a shift."""
+        if d >= self.rem_min:
+            return None
+        return Steps(self.cap, self.horizon, self.ends, self.csum, self.cnt, self.off + d, self.rem_sum, self.n)
+
+    def _pieces(self, stop: int):
+        """(first j, last j + 1, C, N) of each step within [0, stop): numerator C + j x N there."""
+        off, ends, csum, cnt = self.off, self.ends, self.csum, self.cnt
+        a = 0
+        for k, e in enumerate(ends):
+            b = e - off
+            if b > stop:
+                b = stop
+            if b > a:
+                yield a, b, csum[k] + off * cnt[k], cnt[k]
+                a = b
+            if a >= stop:
+                return
+        if a < stop:
+            yield a, stop, 0, 0
+
+    @property
+    def u(self) -> np.ndarray:
+        out = np.zeros(self.horizon)
+        for a, b, c, k in self._pieces(self.horizon):
+            out[a:b] = [(c + j * k) / self.cap for j in range(a, b)]
+        return out
+
+    def peak(self) -> float:
+        cap = self.cap
+        return max((c + (b - 1) * k) / cap for a, b, c, k in self._pieces(self.horizon))
+
+    def overloaded(self, threshold: float = OVERLOAD_KV, share: float = OVERLOAD_SHARE) -> bool:
+        """More than ``share`` x l of the next l iterations above ``threshold``: ``Projection.overloaded``."""
+        x = _first_over(self.cap, threshold)
+        over = 0
+        for a, b, c, k in self._pieces(self.horizon):
+            if k == 0:
+                if c >= x:
+                    over += b - a
+                continue
+            j = a if c + a * k >= x else -((c - x) // k)  # the first j with c + j k >= x
+            if j < b:
+                over += b - j
+        return over > share * self.horizon
+
+    def peak_with_request(self, prompt: int, predicted: int) -> float:
+        """max_j of U_j with a request of ``prompt`` tokens and ``predicted`` output inserted (+ (P + j) / M for
+        j < D^): ``Projection.with_request(prompt, predicted).max()``."""
+        cap, horizon = self.cap, self.horizon
+        d = min(max(int(predicted), 1), horizon)
+        best = None
+        for a, b, c, k in self._pieces(horizon):
+            if a < d:  # the part below d: the last j below min(b, d)
+                j = (b if b < d else d) - 1
+                v = (c + j * k) / cap + (prompt + j) / cap
+                best = v if best is None or v > best else best
+            if b > d:  # the part from d on: U alone at its last j
+                v = (c + (b - 1) * k) / cap
+                best = v if best is None or v > best else best
+        return best
+
