@@ -12,7 +12,10 @@ in total and prefills T prompt tokens (chunks of prompts P_i) costs, per GPU:
     TP all-reduce per layer           2 per layer, each a ring all-reduce (alpha-beta model: 2 (TP-1) latency
                                       hops and 2 (TP-1)/TP of the tensor per GPU): latency (TP-1) * alpha
                                       (alpha = allreduce_s, one all-reduce at TP 2), and 2 (TP-1)/TP * d * bytes
-                                      per token over the GPU link (NVLink)
+                                      per token sent one way over the GPU link: the datasheet's link figure is
+                                      both directions summed (H100 SXM NVLink 900 GB/s = 450 each way), so
+                                      link_gbs / 2 x eta_link (the share of it an all-reduce of a decode step's
+                                      size reaches)
     fixed per-step overhead           step_s + layers * layer_s (scheduler, sampling; kernel launches and
                                       synchronisation per layer)
 
@@ -113,8 +116,8 @@ class Datasheet:
 @dataclass(frozen=True)
 class Efficiency:
     """The fitted coefficients of one GPU type (and serving engine): shares of the datasheet's bandwidth and
-    FLOP/s reached, the fixed overhead per step and per layer and step, the latency of one all-reduce, and the
-    client-side overhead per request."""
+    FLOP/s reached, the fixed overhead per step and per layer and step, the latency of one all-reduce, the share
+    of the link's one-way bandwidth an all-reduce reaches, and the client-side overhead per request."""
 
     eta_mem: float = 0.80
     eta_flop: float = 0.55
@@ -122,6 +125,7 @@ class Efficiency:
     layer_s: float = 50e-6
     allreduce_s: float = 10e-6
     client_s: float = 0.0
+    eta_link: float = 1.0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -137,6 +141,8 @@ class Efficiency:
         # effective shares: above 1 where the additive form counts compute that really overlaps the weight read
         if not (0 < eff.eta_mem <= 3.0 and 0 < eff.eta_flop <= 3.0):
             raise ProfileError("eta_mem and eta_flop must be in (0, 3]", where=where)
+        if not 0 < eff.eta_link <= 1.0:
+            raise ProfileError("eta_link must be in (0, 1]", where=where)
         if min(eff.step_s, eff.layer_s, eff.allreduce_s, eff.client_s) < 0:
             raise ProfileError("step_s, layer_s, allreduce_s and client_s must be >= 0", where=where)
         return eff
@@ -184,7 +190,7 @@ def coefficients(arch: Architecture, gpu: Datasheet, tp: int, eff: Efficiency) -
         raise ProfileError("tp must be >= 1", where="tp")
     bw = gpu.hbm_tbs * 1e12 * eff.eta_mem * tp  # bytes/s over the instance
     flops = gpu.dense_tflops * 1e12 * eff.eta_flop * tp
-    link = gpu.link_gbs * 1e9
+    link = gpu.link_gbs * 1e9 / 2 * eff.eta_link  # one way (the datasheet sums both directions)
     d_attn = arch.heads * arch.hd
     gemm_per_token = 2.0 * arch.layers * arch.layer_params_active / flops
     comm_per_token = 0.0
@@ -202,13 +208,12 @@ def coefficients(arch: Architecture, gpu: Datasheet, tp: int, eff: Efficiency) -
         "c_sq": 2.0 * arch.layers * d_attn / flops,  # causal QK^T and AV: 2 * 2 * d * P^2 / 2 per layer
         "c_req": lm_head,  # logits of the prompt's last token
     }
-    # a decode-only step below the roofline crossover (B < F eta_flop / (BW eta_mem) tokens, ~200-300 on
-    # today's GPUs, above max_num_seqs) is memory-bound: its GEMMs run under the weight read, so only the
-    # all-reduce traffic grows with B; beyond the crossover the compute shows
-    crossover = arch.weight_bytes / bw / (gemm_per_token + lm_head)
+    # a decode step's GEMMs are added to its weight read as a prefill's are (eta_flop absorbs their overlap): below
+    # the roofline crossover (B ~ F / BW ~ 300 tokens) a perfect kernel would hide them under the read, but real
+    # GEMMs at a few dozen rows do not, and the measured step time grows with the batch beyond the KV it reads
     decode = {
         "c0": fixed,
-        "c_batch": comm_per_token + (gemm_per_token + lm_head if crossover < 1 else 0.0),
+        "c_batch": comm_per_token + gemm_per_token + lm_head,
         "c_ctx": arch.kv_bytes_per_token / bw + 4.0 * arch.layers * d_attn / flops,
     }
     return prefill, decode

@@ -71,6 +71,7 @@ d["fleet"]["endpoints"][0].update(initial=3, min=3, max=3); out["cases"]["v1_pre
 d["engine"]["mode"] = "reference"; out["cases"]["v1_prefix_caching_reference"] = run(d)
 dep = d["deployments"]["llama2-70b/a100-80gb/tp8/v1-prefix"]; dep["prefix_caching"] = False
 d["engine"]["mode"] = "fast"; out["cases"]["v1_no_prefix_caching"] = run(d)
+dep["prefix_caching"] = True; dep["async_scheduling"] = True; out["cases"]["v1_async_scheduling"] = run(d)
 d = load("code_disagg"); d["workload"].update(limit=3000)
 out["cases"]["disaggregated"] = run(d)  # prefill -> KV transfer -> decode pools (disagg.py)
 d["fleet"]["endpoints"][0]["mixed_pool"] = {"prefill_queue_tokens": 4096}

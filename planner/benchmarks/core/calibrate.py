@@ -22,10 +22,10 @@ from planner.benchmarks.core.schema import BenchmarkRun
 from planner.benchmarks.core.validate import compare, pooled, stage_overloaded
 from planner.catalogue.physics import Efficiency
 
-START = Efficiency(eta_mem=0.85, eta_flop=0.6, layer_s=50e-6, allreduce_s=10e-6, client_s=0.008)
-FITTED = ("eta_mem", "eta_flop", "layer_s", "allreduce_s", "client_s")
+START = Efficiency(eta_mem=0.85, eta_flop=0.6, layer_s=50e-6, allreduce_s=10e-6, client_s=0.008, eta_link=0.5)
+FITTED = ("eta_mem", "eta_flop", "layer_s", "allreduce_s", "client_s", "eta_link")
 BOUNDS = {"eta_mem": (0.05, 3.0), "eta_flop": (0.05, 3.0), "layer_s": (1e-7, 1e-3), "allreduce_s": (1e-7, 1e-3),
-          "client_s": (1e-5, 0.5)}
+          "client_s": (1e-5, 0.5), "eta_link": (0.02, 1.0)}
 
 
 def _eff(x: np.ndarray, base: Efficiency, free=FITTED) -> Efficiency:

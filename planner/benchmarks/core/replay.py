@@ -24,10 +24,8 @@ import numpy as np
 from planner.benchmarks.core import calibrate
 from planner.benchmarks.core.resim import (
     REGION,
-    async_scheduling,
     build_requests,
     deployment_for,
-    lookahead_step,
     scenario_for,
 )
 from planner.benchmarks.core.schema import BenchmarkRun
@@ -74,9 +72,6 @@ def replay(folder: Path, gpu: str, *, maxiter: int = 40) -> dict:
     back[order] = np.arange(len(order))
     arr, queue, done = res["arrival_s"][back], res["queueing_s"][back], res["done_s"][back]
     ttft, e2e = res["ttft_s"][back] + eff.client_s, res["e2e_s"][back] + eff.client_s
-    if async_scheduling(full):  # one step ahead, as in every re-simulation (resim.py), the fit's included
-        step = lookahead_step(ttft, e2e, req["output_tokens"])
-        ttft, e2e = ttft + step, e2e + step
     rows = [json.loads(ln) for ln in lines]
     q0 = min(r["queued_ts"] for r in rows)
     m_arr = np.array([r["queued_ts"] - q0 for r in rows])

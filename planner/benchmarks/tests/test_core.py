@@ -16,10 +16,12 @@ import pytest
 from planner.benchmarks.core import perrequest
 from planner.benchmarks.core.errors import BenchmarkError
 from planner.benchmarks.core.resim import (
+    WARMUP,
     async_scheduling,
     build_requests,
     cached_prefix_tokens,
     deployment_for,
+    scheduling_of,
     simulate_run,
     uses_v1,
 )
@@ -188,17 +190,35 @@ def test_async_scheduling_follows_the_setting_else_the_vllm_version():
     assert not async_scheduling(parse_upload(files, gpu="h100-80gb"))  # read from the engine settings
 
 
-def test_async_scheduling_delays_each_request_by_its_own_step():
-    """Scheduling one step ahead: every TTFT and E2E one step (the request's own mean step time) later; the
-    per-token time is the same. Mean of the shift = the stage's mean per-token time (every output > 1 token)."""
+def test_async_scheduling_is_the_engines_and_delays_requests_by_about_one_step():
+    """Scheduling one step ahead is a deployment setting the engine simulates (no post-hoc shift): a request that
+    arrives while a step runs joins one step later, so the mean TTFT and E2E grow by about one step (the per-token
+    time) under load, and the per-token time barely moves."""
     run = parse_upload(folder(GENERAL_70B), gpu="h100-80gb")
     off = run.model_copy(update={"engine": run.engine.model_copy(update={"async_scheduling": False})})
     eff = Efficiency(eta_mem=0.8, eta_flop=0.6, layer_s=5e-5, client_s=0.0)
-    on_s, off_s = (simulate_run(r, eff, seeds=(0,), duration_scale=0.02) for r in (run, off))
+    assert deployment_for(run, eff)["async_scheduling"] and "async_scheduling" not in deployment_for(off, eff)
+    on_s, off_s = (simulate_run(r, eff, seeds=(0,), duration_scale=0.05) for r in (run, off))
     for a, b in zip(on_s, off_s, strict=True):
-        assert a.per_token == pytest.approx(b.per_token, rel=1e-9)
-        assert a.ttft["mean"] - b.ttft["mean"] == pytest.approx(b.per_token, rel=1e-6)
-        assert a.e2e["mean"] - b.e2e["mean"] == pytest.approx(b.per_token, rel=1e-6)
+        assert a.per_token == pytest.approx(b.per_token, rel=0.03)
+        assert 0.6 * b.per_token < a.ttft["mean"] - b.ttft["mean"] < 1.4 * b.per_token
+        assert 0.6 * b.per_token < a.e2e["mean"] - b.e2e["mean"] < 1.4 * b.per_token
+
+
+def test_a_fit_window_starts_after_the_prompt_pool_was_sent_once():
+    # the general runs send 100 distinct prompts: a shortened simulation first sends about that many (stage 0's
+    # rate) as an unscored warm-up, so its scored requests meet a warm prefix cache, as most of a full stage does
+    run = parse_upload(folder(GENERAL_70B), gpu="h100-80gb")
+    sp = run.workload.shared_prefix
+    pool = sp.num_groups * sp.prompts_per_group
+    assert pool == 100
+    req = build_requests(run, 0, duration_scale=0.1)
+    warm = req["stage"] == WARMUP
+    assert abs(int(warm.sum()) - pool) <= 25 and req["arrival_s"][warm].max() < req["arrival_s"][~warm].min()
+    assert (req["stage"] == 0).sum() == pytest.approx(0.1 * 600 * 8, abs=25)
+    assert not (build_requests(run, 0)["stage"] == WARMUP).any()  # a full-length simulation has no warm-up
+    sims = simulate_run(run, Efficiency(), seeds=(0,), duration_scale=0.03)
+    assert [s.index for s in sims] == [0, 1]
 
 
 def test_the_reasoning_runs_are_overloaded_and_the_others_are_not():
@@ -239,6 +259,13 @@ def test_the_physics_coefficients_match_a_hand_computation():
     for tp in (2, 4, 8):
         extra = coefficients(arch, gpu, tp, hops)[1]["c0"] - coefficients(arch, gpu, tp, eff)[1]["c0"]
         assert extra == pytest.approx(2 * 32 * (tp - 1) * 1e-5)
+    # a decoded token pays its GEMMs and LM head (added to the weight read, as a prefill token's) and, with TP, two
+    # all-reduces per layer of 2 (TP-1)/TP x d x 2 bytes sent one way over NVLink: 900 GB/s both ways, 450 one way
+    gemm, lm_head = 2 * 32 * per_layer / (989e12 * 0.5), 2 * 32000 * 4096 / (989e12 * 0.5)
+    assert dec["c_batch"] == pytest.approx(gemm + lm_head)
+    slow = Efficiency(eta_mem=0.5, eta_flop=0.5, eta_link=0.25)
+    comm = 2 * 32 * 2 * (1 / 2) * 4096 * 2 / (450e9 * 0.25)
+    assert coefficients(arch, gpu, 2, slow)[1]["c_batch"] == pytest.approx((gemm + lm_head) / 2 + comm)
 
 
 def test_a_physics_deployment_is_a_valid_engine_spec_and_one_request_takes_the_hand_computed_time():
@@ -254,11 +281,12 @@ def test_a_physics_deployment_is_a_valid_engine_spec_and_one_request_takes_the_h
     decode = sum(d["c0"] + d["c_batch"] + d["c_ctx"] * (500 + i) for i in range(1, 11))
     assert sim.ttft["mean"] == pytest.approx(prefill, rel=1e-6)
     assert sim.e2e["mean"] == pytest.approx(prefill + decode, rel=1e-3)
-    # scheduled one step ahead: one more step, its own mean step (decode / 10), before the first token and the last
-    ahead = simulate_run(parse_upload(one, engine={**engine, "async_scheduling": True}), eff, seeds=(0,),
-                         deployment=spec)[0]
-    assert ahead.ttft["mean"] == pytest.approx(prefill + decode / 10, rel=1e-3)
-    assert ahead.e2e["mean"] == pytest.approx(prefill + decode + decode / 10, rel=1e-3)
+    # scheduled one step ahead: a lone request reaches an idle server and is scheduled at once (same times)
+    run = parse_upload(one, engine={**engine, "async_scheduling": True})
+    ahead = simulate_run(run, eff, seeds=(0,), deployment={**spec, **scheduling_of(run)})[0]
+    assert scheduling_of(run)["async_scheduling"]
+    assert ahead.ttft["mean"] == pytest.approx(prefill, rel=1e-6)
+    assert ahead.e2e["mean"] == pytest.approx(prefill + decode, rel=1e-3)
 
 
 def test_comparison_rows_and_pooled_medians():
@@ -322,9 +350,10 @@ def test_the_physics_model_fitted_to_a_profile_table_reports_held_out_errors():
     report = fit_table(str(ROOT / "fixtures" / "hardware" / "sageserve" / "perf_model.csv"), "h100-80gb")
     assert [(g["model"], g["tp"]) for g in report["groups"]] == [("llama2-70b", 2), ("llama2-70b", 4),
                                                                 ("llama2-70b", 8)]
-    # one set of coefficients for three TP degrees. With the ring all-reduce's (TP-1) latency hops: decode 0.5 /
-    # 1.2 / 4.5 %, prefill 20.1 / 14.5 / 10.3 % at TP 2 / 4 / 8 (a TP-independent latency gave 3.2 / 9.4 / 2.3 % and
-    # 19.2 / 18.6 / 12.6 %, with eta_mem 2.6: more than the datasheet's bandwidth)
+    # one set of coefficients for three TP degrees. With the ring all-reduce's (TP-1) latency hops, decode GEMMs
+    # counted and the link read one way: decode 0.7 / 0.9 / 3.3 %, prefill 17.7 / 15.1 / 7.7 % at TP 2 / 4 / 8 (a
+    # TP-independent latency gave 3.2 / 9.4 / 2.3 % and 19.2 / 18.6 / 12.6 %, with eta_mem 2.6: more than the
+    # datasheet's bandwidth)
     for g in report["groups"]:
         assert g["token_time"]["n"] > 70 and g["token_time"]["median_ape"] < 5
         assert g["prompt_time"]["median_ape"] < 21
@@ -336,7 +365,8 @@ def test_the_report_lists_the_stages_of_each_model_that_misses_a_target():
 
     result = json.loads((ROOT / "docs" / "results" / "validation.json").read_text())
     text = markdown(result)
-    section = text[text.index("### Where the targets are missed"):text.index("## Calibrate on one model")]
+    start = text.index("### Where the targets are missed")
+    section = text[start:text.index("\n## ", start)]  # up to the next section (the second level, if run)
     per_model = result["loeo"]["per_model"]
     for name, p in per_model.items():
         missed = p["e2e_mean"]["median"] > 5 or p["ttft_mean"]["median"] > 10
@@ -344,3 +374,9 @@ def test_the_report_lists_the_stages_of_each_model_that_misses_a_target():
     row = next(r for r in result["loeo"]["rows"] if f"| {r['run']} | {r['stage']} |" in section)
     signed = 100 * (row["simulated"]["e2e_mean"] / row["measured"]["e2e_mean"] - 1)
     assert f"| {row['run']} | {row['stage']} | {signed:+.1f} |" in section  # signed, from the saved rows
+    # beside it the same stage's E2E error in sample (fitted on all runs): a miss the in-sample fit shares is the
+    # model's shape, not the fold's coefficients
+    ins = next(r for r in result["in_sample"]["rows"] if (r["run"], r["stage"]) == (row["run"], row["stage"]))
+    ins_signed = 100 * (ins["simulated"]["e2e_mean"] / ins["measured"]["e2e_mean"] - 1)
+    line = next(x for x in section.splitlines() if f"| {row['run']} | {row['stage']} |" in x)
+    assert line.split(" | ")[6] == f"{ins_signed:+.1f}"

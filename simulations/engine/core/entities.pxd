@@ -79,6 +79,8 @@ cdef class Instance:
     cdef public dict pfx
     cdef public object pfx_lru
     cdef public long long pfx_lru_tok
+    cdef public bint v1_async
+    cdef public double last_arr
 
 
 cdef class Endpoint:

@@ -315,7 +315,7 @@ class Instance:
         "rr", "donate_on_release", "seg_a", "runs",
         "last_dec_end", "prefilling", "kv_prefill", "swapped", "pending", "kind", "policy_state", "adm", "res_tok", "q_tok",
         "ix_pos", "ix_seq", "ix_lb", "ix_run", "ix_r", "ix_rt", "ix_q", "ix_qt", "ix_b", "ix_bn",
-        "v1", "pfx", "pfx_lru", "pfx_lru_tok",
+        "v1", "pfx", "pfx_lru", "pfx_lru_tok", "v1_async", "last_arr",
     )
 
     def __init__(self, iid: int, endpoint: Endpoint, t_requested: float, t_ready: float, source: str) -> None:
@@ -385,6 +385,9 @@ class Instance:
         self.pfx = {} if getattr(spec, "prefix_caching", False) else None
         self.pfx_lru = OrderedDict() if self.pfx is not None else None
         self.pfx_lru_tok = 0
+        # vLLM async scheduling (chunked.py ``_late``) and the arrival time of the request that joined last
+        self.v1_async = bool(getattr(spec, "async_scheduling", False))
+        self.last_arr = 0.0
 
     @property
     def queue_len(self) -> int:

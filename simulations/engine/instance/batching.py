@@ -72,6 +72,7 @@ class InstanceEngine(ChunkedPrefill):
         done by ``t`` when the caller already knows them, else -1."""
         self.seq += 1
         self._served_inst[rid] = inst.iid
+        inst.last_arr = self._arr[rid]
         if self._key_fcfs:  # FCFS.key, inline (same float expression)
             key = self._prio[rid] * _PRIO_SHIFT + self._arr[rid]
             entry = (key, self.seq, rid)
@@ -312,6 +313,8 @@ class InstanceEngine(ChunkedPrefill):
                 n = 1 if until <= 0 else min(n, _iterations_until(d0, a, until, n))
             if not admit and n > 1:
                 n = 1  # admission was skipped (a preempting step): reference mode tries it one iteration on
+            if inst.v1_async and n > 1 and inst.waiting and inst.last_arr > self._async_cut(inst):
+                n = 1  # async scheduling: a request that arrived during the step that just ended joins at the next
         else:
             n = 1
         dur = n * d0 + a * n * (n - 1)

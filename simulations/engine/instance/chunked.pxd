@@ -9,4 +9,6 @@ from simulations.engine.instance.kvcache cimport KVManager
 cdef class ChunkedPrefill(KVManager):
     cdef _step(self, Instance inst, double t)
     cdef bint _mixed_step(self, Instance inst, double t, bint admit)
+    cdef bint _late(self, Instance inst, long long rid)
+    cdef double _async_cut(self, Instance inst)
     cdef _mixed_end(self, Instance inst, double t)

@@ -17,10 +17,11 @@ import cython
 from simulations.engine.core.entities import Instance, IntHeap  # noqa: F401 - IntHeap types a local when compiled
 
 if not cython.compiled:  # compiled: C constants from codes.pxd
-    from simulations.engine.core.entities import MIXED
+    from simulations.engine.core.entities import DECODE, MIXED
 from simulations.engine.instance.kvcache import FIN_RID, KVManager
 
 _FIN_RID = cython.declare(cython.longlong, FIN_RID)  # C copy (compiled) of the constant
+_NO_CUT = cython.declare(cython.double, float("inf"))
 
 
 class ChunkedPrefill(KVManager):
@@ -81,7 +82,7 @@ class ChunkedPrefill(KVManager):
                 adj = 0
                 if inst.pfx is not None:
                     hit, adj = self._pfx_plan(inst, rid)
-                if need + adj > free - reserve or B + len(prefilling) >= inst.max_b:
+                if need + adj > free - reserve or B + len(prefilling) >= inst.max_b or self._late(inst, rid):
                     break
                 if order is None:
                     heappop(waiting)
@@ -140,6 +141,28 @@ class ChunkedPrefill(KVManager):
         self.seq += 1
         self.iq.schedule(inst.iid, t + dur, self.seq)
         return True
+
+    def _late(self, inst: Instance, rid):
+        """Whether waiting request ``rid`` arrived too late for the step being built now: with vLLM's async
+        scheduling (``inst.v1_async``; vllm/v1/engine/core.py ``EngineCore.step_with_batch_queue`` schedules the
+        next batch as soon as the current one is launched, before its output) the step starting at this boundary
+        was scheduled when the step that just ended started, so a request that arrived after that joins one step
+        later. An instance waking from idle had no step in flight: nothing is late (a lone request is scheduled
+        at once). The waiting queue is FCFS-ordered, so the first late request ends the admission."""
+        if not inst.v1_async:
+            return False
+        return self._arr[rid] > self._async_cut(inst)
+
+    @cython.locals(k=cython.longlong)
+    def _async_cut(self, inst: Instance):
+        """The start of the step that just ended (of its last iteration for a fast-mode decode run, iteration k
+        lasting d0 + 2a(k-1)); no cut after an idle instance's wake-up."""
+        if inst.phase == MIXED or (inst.phase == DECODE and inst.seg_n == 1):
+            return inst.seg_t0
+        if inst.phase == DECODE:
+            k = inst.seg_n
+            return inst.seg_end - (inst.seg_d0 + 2.0 * inst.seg_a * (k - 1))
+        return _NO_CUT
 
     @cython.locals(B=cython.longlong, prev=cython.double, d0=cython.double, it=cython.longlong,
                    f=cython.longlong, rid=cython.longlong, need=cython.longlong, rem=cython.longlong,

@@ -118,6 +118,9 @@ class DeploymentSpec:
     # again and their KV is held once; the requests' prefix ids come from the workload (Workload.prefix_ids)
     vllm_v1: bool = False
     prefix_caching: bool = False
+    # vLLM's async scheduling (needs vllm_v1; vLLM's default from v0.14): the scheduler builds the next step while
+    # the current one runs, so a request that arrives while a step runs joins one step later (chunked.py ``_late``)
+    async_scheduling: bool = False
 
     @property
     def signal_scale(self) -> float:
@@ -183,10 +186,12 @@ class DeploymentSpec:
             max_model_len=_int(d, "max_model_len", where, 0, minimum=0),
             vllm_v1=_bool(d, "vllm_v1", where),
             prefix_caching=_bool(d, "prefix_caching", where),
+            async_scheduling=_bool(d, "async_scheduling", where),
         )
-        if spec.prefix_caching and not spec.vllm_v1:
-            raise ScenarioError(f"{where}.prefix_caching", "prefix caching is simulated with vLLM V1 scheduling: "
-                                                          "set vllm_v1 to true as well")
+        for key in ("prefix_caching", "async_scheduling"):
+            if getattr(spec, key) and not spec.vllm_v1:
+                raise ScenarioError(f"{where}.{key}", f"{key.replace('_', ' ')} is simulated with vLLM V1 "
+                                                      "scheduling: set vllm_v1 to true as well")
         if spec.prefill.c0 + spec.prefill.c1 <= 0:
             raise ScenarioError(f"{where}.prefill", "c0 and c1 cannot both be 0 (prefill would take no time)")
         if spec.decode.c0 + spec.decode.c_batch <= 0:
@@ -217,6 +222,7 @@ class DeploymentSpec:
             **({"max_model_len": self.max_model_len} if self.max_model_len else {}),
             **({"vllm_v1": True} if self.vllm_v1 else {}),
             **({"prefix_caching": True} if self.prefix_caching else {}),
+            **({"async_scheduling": True} if self.async_scheduling else {}),
         }
 
     @property
