@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simulations.engine import parse_scenario, simulate
+from simulations.engine import build_workload, parse_scenario, simulate
 from simulations.engine.scenario.config import ScenarioError
 from simulations.tests.engine_helpers import SPEC, workload
 
@@ -100,19 +100,26 @@ def test_a_prompt_the_decode_pool_cannot_hold_is_refused_at_routing():
     assert r.summary["disaggregation"]["transfers"] == 1
 
 
-def test_fast_equals_reference_on_the_code_trace_and_arrivals_reach_the_prefill_pool_only():
+def code_trace_fast_and_reference(mixed_pool=None):
+    """The first 2,500 requests of the code trace on code_disagg.json in both modes, their per-request latencies
+    checked equal; returns (fast, reference)."""
     d = json.loads((ROOT / "fixtures" / "scenarios" / "code_disagg.json").read_text())
     d["workload"]["limit"] = 2500
+    if mixed_pool is not None:
+        d["fleet"]["endpoints"][0]["mixed_pool"] = mixed_pool
     out = {}
     for mode in ("fast", "reference"):
         d["engine"]["mode"] = mode
-        from simulations.engine import build_workload
-
         sc = parse_scenario(d)
         out[mode] = simulate(sc, build_workload(sc))
     f, ref = out["fast"], out["reference"]
     for key in ("ttft_s", "e2e_s", "tbt_max_s"):
         np.testing.assert_allclose(f.requests[key], ref.requests[key], rtol=1e-9, equal_nan=True)
+    return f, ref
+
+
+def test_fast_equals_reference_on_the_code_trace_and_arrivals_reach_the_prefill_pool_only():
+    f, ref = code_trace_fast_and_reference()
     assert f.summary["completed"] == 2500 and f.summary["disaggregation"]["transfers"] == 2500
     assert f.summary["events"] < ref.summary["events"]
     names = {u["pool"]: u for u in f.usage}

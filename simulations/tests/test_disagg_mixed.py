@@ -4,16 +4,15 @@ pool's members returning when idle, fast == reference, and the refusals naming t
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from simulations.engine import build_workload, parse_scenario, simulate
+from simulations.engine import parse_scenario, simulate
 from simulations.engine.scenario.config import ScenarioError
 from simulations.tests.engine_helpers import workload
-from simulations.tests.test_disagg import KVB, _decode_s, _prefill_s, _scenario
+from simulations.tests.test_disagg import KVB, _decode_s, _prefill_s, _scenario, code_trace_fast_and_reference
 
 ROOT = Path(__file__).resolve().parents[2]
 P = 1000  # prompt tokens; the prefill deployment prefills one prompt per iteration (max_batch_tokens = P)
@@ -92,17 +91,7 @@ def test_an_idle_member_returns_to_its_pool_and_joins_again_at_the_next_overload
 
 
 def test_fast_equals_reference_with_the_mixed_pool_on_the_code_trace():
-    d = json.loads((ROOT / "fixtures" / "scenarios" / "code_disagg.json").read_text())
-    d["workload"]["limit"] = 2500
-    d["fleet"]["endpoints"][0]["mixed_pool"] = {"prefill_queue_tokens": 4096}
-    out = {}
-    for mode in ("fast", "reference"):
-        d["engine"]["mode"] = mode
-        sc = parse_scenario(d)
-        out[mode] = simulate(sc, build_workload(sc))
-    f, ref = out["fast"], out["reference"]
-    for key in ("ttft_s", "e2e_s", "tbt_max_s"):
-        np.testing.assert_allclose(f.requests[key], ref.requests[key], rtol=1e-9, equal_nan=True)
+    f, ref = code_trace_fast_and_reference(mixed_pool={"prefill_queue_tokens": 4096})
     assert f.summary["disaggregation"]["mixed_pool"] == ref.summary["disaggregation"]["mixed_pool"]
     assert f.summary["disaggregation"]["mixed_pool"]["prompts_on_decode_instances"] > 0
     assert f.summary["completed"] == 2500
