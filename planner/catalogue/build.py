@@ -401,22 +401,12 @@ def _fit_entry(profiles: Path, spec) -> tuple[dict, object]:
     return entry, frame
 
 
-def build(profiles: Path = DEFAULT_PROFILES) -> dict:
-    deployments: list[dict] = []
-    frames = {}
-    for spec in FITTED:
-        entry, frame = _fit_entry(profiles, spec)
-        deployments.append(entry)
-        frames[(entry["model"], entry["gpu"], entry["tp"])] = frame
-    by_key = {(d["model"], d["gpu"], d["tp"]): d for d in deployments}
-    gpu_spec = {g["name"]: g for g in GPU_TYPES}
-    scaling_notes = {}
-
-    # Derived: Llama-3.x on H100 from their A100 fit x Llama-2-70B's measured H100/A100 ratio at the same TP.
+def _derived_h100(deployments: list[dict], by_key: dict, frames: dict, notes: dict) -> None:
+    """Llama-3.x on H100 from their A100 fit x Llama-2-70B's measured H100/A100 ratio at the same TP."""
     for model in ("llama3.1-8b", "llama3.2-3b"):
         for tp in (2, 4):
             ratio = measured_ratios(frames[("llama2-70b", "a100-80gb", tp)], frames[("llama2-70b", "h100-80gb", tp)])
-            scaling_notes[f"llama2-70b a100->h100 tp{tp}"] = ratio
+            notes[f"llama2-70b a100->h100 tp{tp}"] = ratio
             base = by_key[(model, "a100-80gb", tp)]
             rule = (
                 f"measured_ratio: the {model}/a100-80gb/tp{tp} fit with prefill x {ratio['prefill']:.3f} and "
@@ -438,15 +428,16 @@ def build(profiles: Path = DEFAULT_PROFILES) -> dict:
                 }
             )
 
-    # Estimated: H200 and MI300X from every H100 entry with datasheet ratios damped by exponents
-    # calibrated on Llama-2-70B TP8 A100 -> H100.
-    measured = measured_ratios(frames[("llama2-70b", "a100-80gb", 8)], frames[("llama2-70b", "h100-80gb", 8)])
+
+def _estimated_from_h100(deployments: list[dict], gpu_spec: dict, measured: dict, notes: dict) -> None:
+    """H200 and MI300X from every H100 entry with datasheet ratios damped by exponents calibrated on
+    Llama-2-70B TP8 A100 -> H100."""
     exps = calibrate_exponents(gpu_spec["a100-80gb"], gpu_spec["h100-80gb"], measured)
-    scaling_notes["calibration llama2-70b a100->h100 tp8"] = {**measured, "exponents": exps}
+    notes["calibration llama2-70b a100->h100 tp8"] = {**measured, "exponents": exps}
     h100 = [d for d in deployments if d["gpu"] == "h100-80gb"]
     for new in ("h200-141gb", "mi300x-192gb"):
         f = spec_ratio_factors(gpu_spec["h100-80gb"], gpu_spec[new], exps)
-        scaling_notes[f"h100->{new}"] = f
+        notes[f"h100->{new}"] = f
         for base in h100:
             rule = (
                 f"spec_ratio from {base['model']}/h100-80gb/tp{base['tp']}: prefill x (989/"
@@ -470,53 +461,73 @@ def build(profiles: Path = DEFAULT_PROFILES) -> dict:
                 }
             )
 
-    # Check of the derivation rule on a pair we can measure: Bloom-176B TP8 H100 predicted from its A100
-    # fit with Llama-2-70B TP8's ratios, against Bloom's measured H100 rows.
+
+def _bloom_check(by_key: dict, frames: dict, measured: dict) -> dict:
+    """Check of the derivation rule on a pair we can measure: Bloom-176B TP8 H100 predicted from its A100 fit
+    with Llama-2-70B TP8's ratios, against Bloom's measured H100 rows."""
     from planner.catalogue.fit import ape_summary, decode_context, decode_time, prefill_time, prefill_tokens
 
     bloom_a100 = by_key[("bloom-176b", "a100-80gb", 8)]
     bloom_h100 = frames[("bloom-176b", "h100-80gb", 8)]
     pre = scale_coefficients(bloom_a100["prefill"], measured["prefill"])
     dec = scale_coefficients(bloom_a100["decode"], measured["decode"])
-    scaling_notes["check: bloom-176b h100 tp8 from a100 x llama2-70b ratios, all measured rows"] = {
+    return {
         "prompt_time": ape_summary(prefill_time(pre, prefill_tokens(bloom_h100)), bloom_h100["prompt_time_s"]),
         "token_time": ape_summary(
             decode_time(dec, bloom_h100["batch_size"], decode_context(bloom_h100)), bloom_h100["token_time_s"]
         ),
     }
 
+
+def _a40_llama2_7b(deployments: list[dict]) -> dict:
+    """PreServe's testbed: LLaMA-2-7B on one A40 from the SLINFER A100 fit x the A40/A100 time ratios of
+    Vidur's Llama-2-7B linear-operator profiles (no A40 latency table is public here)."""
+    base = next(d for d in deployments if d["model"] == "llama2-7b" and d["gpu"] == "a100-80gb")
+    return {
+        "model": "llama2-7b",
+        "gpu": "a40",
+        "tp": 1,
+        "basis": "derived",
+        "estimated": True,
+        "estimate_rule": (
+            f"derived: the llama2-7b/a100-80gb/tp1 fit (SLINFER authors' measured table) with prefill x "
+            f"{A40_RATIO['prefill']} and decode x {A40_RATIO['decode']}, the median A40/A100 time ratios of "
+            "Vidur's Llama-2-7B linear-operator profiles (microsoft/vidur mlp.csv, TP1: 241 token counts in "
+            "128-4,096 for prefill, p10-p90 1.88-2.26; 35 in 1-256 for decode, p10-p90 2.12-2.91). "
+            "Uncertainty: attention has no A40 profile and takes the same ratio, so decode is uncertain by "
+            "about +/-15 % (A40/A100 memory bandwidth alone would give 2.93x); KV from 48 GB x 0.9 "
+            "(the PreServe paper says 40 GB per A40)"
+        ),
+        "source": "derived (no measurement of LLaMA-2-7B on an A40 is available offline)",
+        "fitted_range": base["fit_report"]["range"],
+        "max_batch_size": base.get("max_batch_size"),
+        "prefill": scale_coefficients(base["prefill"], A40_RATIO["prefill"]),
+        "decode": scale_coefficients(base["decode"], A40_RATIO["decode"]),
+    }
+
+
+def build(profiles: Path = DEFAULT_PROFILES) -> dict:
+    deployments: list[dict] = []
+    frames = {}
+    for spec in FITTED:
+        entry, frame = _fit_entry(profiles, spec)
+        deployments.append(entry)
+        frames[(entry["model"], entry["gpu"], entry["tp"])] = frame
+    by_key = {(d["model"], d["gpu"], d["tp"]): d for d in deployments}
+    gpu_spec = {g["name"]: g for g in GPU_TYPES}
+    scaling_notes: dict = {}
+    _derived_h100(deployments, by_key, frames, scaling_notes)
+    measured = measured_ratios(frames[("llama2-70b", "a100-80gb", 8)], frames[("llama2-70b", "h100-80gb", 8)])
+    _estimated_from_h100(deployments, gpu_spec, measured, scaling_notes)
+    scaling_notes["check: bloom-176b h100 tp8 from a100 x llama2-70b ratios, all measured rows"] = _bloom_check(
+        by_key, frames, measured)
+
     # SLINFER's measured tables: the four models on A100-80GB and on the 32-core Xeon with AMX, TP1
     from planner.catalogue.spec import complete_model
 
     models = {m["name"]: complete_model(m, m["name"]) for m in MODELS}
     deployments.extend(slinfer.deployments(models=models, seed=SEED))
-
-    # Derived (PreServe's testbed): LLaMA-2-7B on one A40 from the SLINFER A100 fit x the A40/A100
-    # time ratios of Vidur's Llama-2-7B linear-operator profiles (no A40 latency table is public here).
-    base = next(d for d in deployments if d["model"] == "llama2-7b" and d["gpu"] == "a100-80gb")
-    deployments.append(
-        {
-            "model": "llama2-7b",
-            "gpu": "a40",
-            "tp": 1,
-            "basis": "derived",
-            "estimated": True,
-            "estimate_rule": (
-                f"derived: the llama2-7b/a100-80gb/tp1 fit (SLINFER authors' measured table) with prefill x "
-                f"{A40_RATIO['prefill']} and decode x {A40_RATIO['decode']}, the median A40/A100 time ratios of "
-                "Vidur's Llama-2-7B linear-operator profiles (microsoft/vidur mlp.csv, TP1: 241 token counts in "
-                "128-4,096 for prefill, p10-p90 1.88-2.26; 35 in 1-256 for decode, p10-p90 2.12-2.91). "
-                "Uncertainty: attention has no A40 profile and takes the same ratio, so decode is uncertain by "
-                "about +/-15 % (A40/A100 memory bandwidth alone would give 2.93x); KV from 48 GB x 0.9 "
-                "(the PreServe paper says 40 GB per A40)"
-            ),
-            "source": "derived (no measurement of LLaMA-2-7B on an A40 is available offline)",
-            "fitted_range": base["fit_report"]["range"],
-            "max_batch_size": base.get("max_batch_size"),
-            "prefill": scale_coefficients(base["prefill"], A40_RATIO["prefill"]),
-            "decode": scale_coefficients(base["decode"], A40_RATIO["decode"]),
-        }
-    )
+    deployments.append(_a40_llama2_7b(deployments))
 
     doc = {"gpu_types": GPU_TYPES + CPU_TYPES, "models": MODELS, "deployments": deployments}
     completed = complete_catalogue(doc)

@@ -277,10 +277,7 @@ def _max_model_len(d: dict, model: dict, where: str) -> int | None:
     return own if own is not None else limit
 
 
-def complete_deployment(d: dict, where: str, *, gpus: dict, models: dict) -> dict:
-    """Validate one deployment and fill derived fields; ``gpus``/``models`` map names to completed dicts."""
-    if not isinstance(d, dict):
-        raise ProfileError("a deployment must be an object", where=where)
+def _model_and_gpu(d: dict, where: str, gpus: dict, models: dict) -> tuple[str, str]:
     model_name, gpu_name = _name(d, "model", where), _name(d, "gpu", where)
     if model_name not in models:
         raise ProfileError(
@@ -294,6 +291,58 @@ def complete_deployment(d: dict, where: str, *, gpus: dict, models: dict) -> dic
             where=f"{where}.gpu",
             hint="define it in the gpu_types list or use a catalogue GPU name",
         )
+    return model_name, gpu_name
+
+
+def _startup(d: dict, where: str) -> dict:
+    startup = dict(DEFAULT_STARTUP)
+    given = d.get("startup") or {}
+    if not isinstance(given, dict):
+        raise ProfileError("startup must be an object", where=f"{where}.startup")
+    for k in given:
+        if k not in DEFAULT_STARTUP:
+            raise ProfileError(
+                f"unknown startup key {k!r}", where=f"{where}.startup.{k}", hint="use " + ", ".join(DEFAULT_STARTUP)
+            )
+        startup[k] = _number(given, k, f"{where}.startup")
+    return startup
+
+
+def _kv_capacity(d: dict, where: str, *, gpu: dict, model: dict, gpi: int, util: float) -> int:
+    kv = _number(d, "kv_capacity_tokens", where, required=False, integer=True)
+    if kv is not None:
+        return kv
+    try:
+        return kv_capacity_tokens(
+            gpu_memory_gb=gpu["memory_gb"],
+            gpus=gpi,
+            weights_gb=model["weights_gb"],
+            kv_bytes_per_token=model["kv_bytes_per_token"],
+            memory_utilisation=util,
+        )
+    except ProfileError as exc:
+        raise ProfileError(exc.message, where=f"{where}.tp", hint=exc.hint) from None
+
+
+def _theta_target(d: dict, where: str) -> ThetaTarget:
+    target_in = d.get("theta_target") or {}
+    if not isinstance(target_in, dict):
+        raise ProfileError("theta_target must be an object", where=f"{where}.theta_target")
+    try:
+        return ThetaTarget(**{**ThetaTarget().as_dict(), **target_in})
+    except TypeError:
+        raise ProfileError(
+            "unknown theta_target key",
+            where=f"{where}.theta_target",
+            hint="use prompt_tokens, output_tokens, ttft_s, tbt_s",
+        ) from None
+
+
+def complete_deployment(d: dict, where: str, *, gpus: dict, models: dict) -> dict:
+    """Validate one deployment and fill derived fields; ``gpus``/``models`` map names to completed dicts."""
+    if not isinstance(d, dict):
+        raise ProfileError("a deployment must be an object", where=where)
+    model_name, gpu_name = _model_and_gpu(d, where, gpus, models)
     model, gpu = models[model_name], gpus[gpu_name]
     tp = _number(d, "tp", where, strict=True, integer=True)
     gpi = _number(d, "gpus_per_instance", where, required=False, strict=True, integer=True) or tp
@@ -307,41 +356,11 @@ def complete_deployment(d: dict, where: str, *, gpus: dict, models: dict) -> dic
     decode = _coefficients(d, "decode", DECODE_KEYS, where)
     if prefill["c0"] + prefill["c1"] <= 0 or decode["c0"] + decode["c_batch"] <= 0:
         raise ProfileError("latency coefficients are all zero", where=where, hint="a prefill/decode step takes time")
-    startup = dict(DEFAULT_STARTUP)
-    given = d.get("startup") or {}
-    if not isinstance(given, dict):
-        raise ProfileError("startup must be an object", where=f"{where}.startup")
-    for k in given:
-        if k not in DEFAULT_STARTUP:
-            raise ProfileError(
-                f"unknown startup key {k!r}", where=f"{where}.startup.{k}", hint="use " + ", ".join(DEFAULT_STARTUP)
-            )
-        startup[k] = _number(given, k, f"{where}.startup")
-    kv = _number(d, "kv_capacity_tokens", where, required=False, integer=True)
-    if kv is None:
-        try:
-            kv = kv_capacity_tokens(
-                gpu_memory_gb=gpu["memory_gb"],
-                gpus=gpi,
-                weights_gb=model["weights_gb"],
-                kv_bytes_per_token=model["kv_bytes_per_token"],
-                memory_utilisation=util,
-            )
-        except ProfileError as exc:
-            raise ProfileError(exc.message, where=f"{where}.tp", hint=exc.hint) from None
+    startup = _startup(d, where)
+    kv = _kv_capacity(d, where, gpu=gpu, model=model, gpi=gpi, util=util)
     max_b = _number(d, "max_batch_size", where, required=False, strict=True, integer=True) or DEFAULT_MAX_BATCH_SIZE
     max_t = _number(d, "max_batch_tokens", where, required=False, strict=True, integer=True) or DEFAULT_MAX_BATCH_TOKENS
-    target_in = d.get("theta_target") or {}
-    if not isinstance(target_in, dict):
-        raise ProfileError("theta_target must be an object", where=f"{where}.theta_target")
-    try:
-        target = ThetaTarget(**{**ThetaTarget().as_dict(), **target_in})
-    except TypeError:
-        raise ProfileError(
-            "unknown theta_target key",
-            where=f"{where}.theta_target",
-            hint="use prompt_tokens, output_tokens, ttft_s, tbt_s",
-        ) from None
+    target = _theta_target(d, where)
     theta = _number(d, "theta_tps", where, required=False)
     theta_detail = d.get("theta_detail")
     if theta is None:

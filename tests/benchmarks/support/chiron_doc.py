@@ -300,6 +300,32 @@ def setting(m: dict) -> list[str]:
     ]
 
 
+def _llumnix_primary_note(ll: dict, saved: float) -> str:
+    """Fig. 19: what the live-migration Llumnix-like run did, from its measured figures."""
+    mis = ll["interactive_misses_by_arrival"]
+    return (
+        "- **Llumnix-like, primary (live migration of running requests, decided before any result).** Before the "
+        f"dump its scaler drains the 15 initial instances to {ll['instances_at_5min']} "
+        f"({ll['scale_ins_before_5min']} scale-ins in the first 5 min: with a static batch of 256 and "
+        "ShareGPT-like contexts the average freeness stays high; the paper's Llumnix idles at ~15). "
+        "Freest-instance dispatch then puts the whole dump on those instances. Llumnix's 'SR' policy migrates "
+        "only *running* requests, one per source-destination pair per 50 ms poll, and there are only "
+        f"{ll['instances_at_5min']} sources: {ll['live_migrations_per_s_5_80min']:.1f} live migrations per "
+        "second on average from 5 to 80 min, while the sources' queues hardly move: "
+        f"{ll['running_mean_40_80min']:,.0f} requests running fleet-wide on average from 40 to 80 min, against "
+        f"{ll['peak_instances']} x 256 slots. The scaler keeps adding one instance at a time and reaches its peak "
+        f"of {ll['peak_instances']} at {ll['peak_at_min']} min, and {1 - ll['batch_done_by_80min']:.0%} of the "
+        f"dump is still unfinished at 80 min. Chiron's saving over the same 80 min is {saved:.1%} (paper 60 %), "
+        "and understated: Llumnix-like needs much longer to finish what is left (the like-for-like section "
+        f"below). Its batch attainment is {_pct(ll['batch_attainment'])} (paper 50 %). Its interactive class: "
+        f"{_pct(ll['interactive_attainment'], 2)}; of its {ll['interactive_misses']:,} interactive misses "
+        f"{mis['0-5 min']:,} arrive in the first 5 min (while the fleet drains, with queues), {mis['5-10 min']:,} "
+        f"from 5 to 10 min (behind the dump until new instances are ready) and {mis['10-80 min']:,} later (new "
+        "arrivals go to the freest, i.e. new, instances, which the dump never reaches). Real Llumnix would do "
+        "the same under these defaults as far as the cited code shows; our transfer-time stages are a model, "
+        "not measured.")
+
+
 def fig19_notes(f: dict, m: dict) -> list[str]:
     c, ll, q, nm = f["chiron"], f["llumnix"], f.get("llumnix_queued"), f.get("llumnix_no_migration")
     share256 = m["rate"](256) / m["top"]
@@ -325,28 +351,7 @@ def fig19_notes(f: dict, m: dict) -> list[str]:
         "an instance added on the ramp's under-read stays for the whole dump.",
     ]
     if "instances_at_5min" in ll:
-        mis = ll["interactive_misses_by_arrival"]
-        out.append(
-            "- **Llumnix-like, primary (live migration of running requests, decided before any result).** Before the "
-            f"dump its scaler drains the 15 initial instances to {ll['instances_at_5min']} "
-            f"({ll['scale_ins_before_5min']} scale-ins in the first 5 min: with a static batch of 256 and "
-            "ShareGPT-like contexts the average freeness stays high; the paper's Llumnix idles at ~15). "
-            "Freest-instance dispatch then puts the whole dump on those instances. Llumnix's 'SR' policy migrates "
-            "only *running* requests, one per source-destination pair per 50 ms poll, and there are only "
-            f"{ll['instances_at_5min']} sources: {ll['live_migrations_per_s_5_80min']:.1f} live migrations per "
-            "second on average from 5 to 80 min, while the sources' queues hardly move: "
-            f"{ll['running_mean_40_80min']:,.0f} requests running fleet-wide on average from 40 to 80 min, against "
-            f"{ll['peak_instances']} x 256 slots. The scaler keeps adding one instance at a time and reaches its peak "
-            f"of {ll['peak_instances']} at {ll['peak_at_min']} min, and {1 - ll['batch_done_by_80min']:.0%} of the "
-            f"dump is still unfinished at 80 min. Chiron's saving over the same 80 min is {saved:.1%} (paper 60 %), "
-            "and understated: Llumnix-like needs much longer to finish what is left (the like-for-like section "
-            f"below). Its batch attainment is {_pct(ll['batch_attainment'])} (paper 50 %). Its interactive class: "
-            f"{_pct(ll['interactive_attainment'], 2)}; of its {ll['interactive_misses']:,} interactive misses "
-            f"{mis['0-5 min']:,} arrive in the first 5 min (while the fleet drains, with queues), {mis['5-10 min']:,} "
-            f"from 5 to 10 min (behind the dump until new instances are ready) and {mis['10-80 min']:,} later (new "
-            "arrivals go to the freest, i.e. new, instances, which the dump never reaches). Real Llumnix would do "
-            "the same under these defaults as far as the cited code shows; our transfer-time stages are a model, "
-            "not measured.")
+        out.append(_llumnix_primary_note(ll, saved))
     if q and nm:
         out.append(
             "- **The two other variants bracket it.** With our earlier queued-request rebalancing the dump is spread "

@@ -248,6 +248,33 @@ def validate_spec(spec: Any) -> dict:
     return spec
 
 
+def _stream_rate(tier: TierShape, mean_rate: float, grid: tuple, *, start_weekday: int, noise_step: float,
+                 days: float, rng_noise, rng_burst) -> np.ndarray:
+    """One stream's request rate per step: the tier's shape scaled to ``mean_rate``, its noise and bursts.
+    ``grid`` = (step starts, step widths, step midpoints)."""
+    t_steps, widths, t_mid = grid
+    horizon = days * DAY
+    if tier.burst_per_day > 0:  # bursts add requests: take their expected share out of the base rate
+        mean_rate /= 1.0 + tier.burst_per_day * min(tier.burst_duration_s, DAY) / DAY * (
+            tier.burst_multiplier - 1.0
+        )
+    shape = _shape(t_mid, tier, start_weekday)
+    mean_shape = float(np.average(shape, weights=widths))
+    rate = mean_rate * shape / mean_shape if mean_shape > 0 else np.zeros_like(shape)
+    if tier.noise > 0:
+        n_noise = int(math.ceil(horizon / noise_step))
+        z = rng_noise.standard_normal(n_noise)
+        noise = np.exp(tier.noise * z - tier.noise**2 / 2)
+        rate = rate * noise[(t_steps // noise_step).astype(np.int64)]
+    if tier.burst_per_day > 0 and tier.burst_multiplier != 1.0:
+        n_bursts = rng_burst.poisson(tier.burst_per_day * days)
+        starts = rng_burst.uniform(0, horizon, size=n_bursts)
+        for s in starts:
+            inside = (t_mid >= s) & (t_mid < s + tier.burst_duration_s)
+            rate = np.where(inside, rate * tier.burst_multiplier, rate)
+    return rate
+
+
 def synthesize(spec: dict, seed: int | None = None) -> pd.DataFrame:
     """Generate a normalised trace (DataFrame, sorted, first request at 0.0) from a spec dict."""
     spec = validate_spec(spec)
@@ -294,24 +321,8 @@ def synthesize(spec: dict, seed: int | None = None) -> pd.DataFrame:
         if mean_rate <= 0:
             continue
         rng_count, rng_noise, rng_burst, rng_tokens, rng_place = (np.random.default_rng(s) for s in child.spawn(5))
-        if tier.burst_per_day > 0:  # bursts add requests: take their expected share out of the base rate
-            mean_rate /= 1.0 + tier.burst_per_day * min(tier.burst_duration_s, DAY) / DAY * (
-                tier.burst_multiplier - 1.0
-            )
-        shape = _shape(t_mid, tier, start_weekday)
-        mean_shape = float(np.average(shape, weights=widths))
-        rate = mean_rate * shape / mean_shape if mean_shape > 0 else np.zeros_like(shape)
-        if tier.noise > 0:
-            n_noise = int(math.ceil(horizon / noise_step))
-            z = rng_noise.standard_normal(n_noise)
-            noise = np.exp(tier.noise * z - tier.noise**2 / 2)
-            rate = rate * noise[(t_steps // noise_step).astype(np.int64)]
-        if tier.burst_per_day > 0 and tier.burst_multiplier != 1.0:
-            n_bursts = rng_burst.poisson(tier.burst_per_day * days)
-            starts = rng_burst.uniform(0, horizon, size=n_bursts)
-            for s in starts:
-                inside = (t_mid >= s) & (t_mid < s + tier.burst_duration_s)
-                rate = np.where(inside, rate * tier.burst_multiplier, rate)
+        rate = _stream_rate(tier, mean_rate, (t_steps, widths, t_mid), start_weekday=start_weekday,
+                            noise_step=noise_step, days=days, rng_noise=rng_noise, rng_burst=rng_burst)
         counts = rng_count.poisson(rate * widths)
         n = int(counts.sum())
         if n == 0:
