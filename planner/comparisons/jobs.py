@@ -18,7 +18,7 @@ def _variant_lost(job) -> None:
     if result is None or result.status in VariantResult.FINAL:
         return
     record_variant(result, status=VariantResult.Status.FAILED, error=job.last_error)
-    maybe_trigger_aggregation(result.comparison)
+    maybe_trigger_aggregation(result.comparison, kind_of_comparison(result.comparison))
 
 
 @handler("comparisons.variant", on_lost=_variant_lost)
@@ -38,7 +38,7 @@ def run_variant_job(job, ctx):
         metrics = kind.simulate(comp, result, progress=ctx.callback(2, 99), base_dir=job.params.get("base_dir", ""))
     except JobCancelled:
         record_variant(result, status=VariantResult.Status.CANCELLED, wall_s=time.perf_counter() - started)
-        maybe_trigger_aggregation(comp)
+        maybe_trigger_aggregation(comp, kind)
         raise
     except Exception as exc:
         if isinstance(exc, RequestError):
@@ -48,13 +48,13 @@ def run_variant_job(job, ctx):
             error = {"type": type(exc).__name__, "message": str(exc) or type(exc).__name__,
                      "where": f"{kind.noun} {result.key}", "hint": "internal error; see the worker log"}
         record_variant(result, status=VariantResult.Status.FAILED, error=error, wall_s=time.perf_counter() - started)
-        maybe_trigger_aggregation(comp)
+        maybe_trigger_aggregation(comp, kind)
         if isinstance(exc, RequestError):
             raise JobError(exc.message, where=exc.field, hint=exc.hint) from exc
         raise
     wall = time.perf_counter() - started
     record_variant(result, status=VariantResult.Status.DONE, metrics=metrics, wall_s=wall)
-    maybe_trigger_aggregation(comp)
+    maybe_trigger_aggregation(comp, kind)
     return {**kind.job_summary(key, metrics), "wall_s": round(wall, 3)}
 
 
@@ -64,12 +64,6 @@ def aggregate_comparison(comp: Comparison) -> dict:
     summaries = {r.key: r.metrics for r in results if r.status == VariantResult.Status.DONE and r.metrics}
     summary = kind_of_comparison(comp).aggregate(comp, summaries)
     summary["missing"] = {r.key: r.status for r in results if r.key not in summaries}
-    if "rows" in summary:
-        from planner.comparisons.load_check import load_check_summary
-
-        check = load_check_summary(comp)
-        if check is not None:
-            summary["load_check"] = check
     comp.summary = summary
     comp.save(update_fields=["summary"])
     return summary

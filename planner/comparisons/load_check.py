@@ -1,5 +1,7 @@
 """The decision card's load sensitivity for a fleet comparison: the chosen strategy replayed at 1.2x the load.
 
+The fleet kind's part of the kind interface (``FleetKind.load_check_pending`` and ``FleetKind.aggregate``,
+planner/comparisons/kinds/fleet.py): the other kinds replay nothing, and nothing here asks which kind a scenario is.
 When every strategy run of a fleet comparison is final, the last one to finish picks the answer the card will give
 (the compact table's: the cheapest strategy that meets every target on every seed) and, instead of dispatching
 the aggregation, starts one more child run per seed of that strategy on the scenario at ``LOAD_STEP`` x the
@@ -33,15 +35,11 @@ def load_check_pending(comp: Comparison) -> bool:
 
 def chosen_runs(comp: Comparison) -> tuple[str | None, list[VariantResult]]:
     """The strategy the card will choose from the finished runs and its runs (one per seed): the compact table's
-    answer over the same rows the aggregation builds (core/aggregate.py). Fleet comparisons only (read from the
-    scenario as ``kinds`` does, without importing it: the kinds start comparisons through ``services``)."""
+    answer over the same rows the aggregation builds (core/aggregate.py). Fleet comparisons only: the fleet kind
+    (kinds/fleet.py) is the one caller, through ``load_check_pending``."""
     from planner.comparisons.core.aggregate import aggregate
-    from planner.comparisons.core.serverless import is_serverless
     from planner.comparisons.core.table import strategy_table
 
-    scenario = comp.scenario or {}
-    if scenario.get("kind", "fleet") != "fleet" or is_serverless(scenario):
-        return None, []
     results = list(comp.results.all())
     summaries = {r.key: r.metrics for r in results if r.status == VariantResult.Status.DONE and r.metrics}
     if comp.baseline not in summaries:

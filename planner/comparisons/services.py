@@ -131,15 +131,14 @@ def _report_parent_progress(comp: Comparison) -> None:
             message=f"{len(final)}/{len(rows)} strategy runs finished")
 
 
-def maybe_trigger_aggregation(comp: Comparison) -> bool:
-    """If every variant is final (and the load check's replays too, planner/comparisons/load_check.py), claim the
-    aggregation (once) and dispatch the parent job after commit."""
+def maybe_trigger_aggregation(comp: Comparison, kind) -> bool:
+    """If every variant is final (and the runs its kind adds too: ``kind.load_check_pending``, a fleet comparison's
+    load replays), claim the aggregation (once) and dispatch the parent job after commit. ``kind`` is the
+    comparison's ``ComparisonKind`` (planner/comparisons/kinds), given by the caller: the kinds import this module."""
     if comp.results.exclude(status__in=VariantResult.FINAL).exists():
         return False
-    from planner.comparisons.load_check import load_check_pending
-
     try:
-        if load_check_pending(comp):  # the chosen strategy's replays at 1.2x the load come first
+        if kind.load_check_pending(comp):  # e.g. the chosen strategy's replays at 1.2x the load come first
             return False
     except Exception:  # never strand the parent: aggregate without the load check (the card says not replayed)
         log.exception("comparison %s: the load check could not start; aggregating without it", comp.pk)

@@ -3,27 +3,57 @@
     from simulations.engine import parse_scenario, build_workload, simulate
     scenario = parse_scenario(json.load(open("fixtures/scenarios/code_anchor.json")))
     result = simulate(scenario)          # SimulationResult; result.to_dict() is JSON-able
+
+Importing the package loads only the compiled-build switch; the names below load their modules on first use, so
+``python -m simulations.engine.run`` can set its process up (one BLAS thread) before numpy loads.
 """
 
 from __future__ import annotations
 
 import time
+from importlib import import_module
+from typing import TYPE_CHECKING
 
 from simulations.engine import accel as _accel
 
 BUILD = _accel.activate()  # before any subpackage import: each puts a fresh compiled build first on its path
 
-from simulations.engine.results.energy import add_energy  # noqa: E402
-from simulations.engine.results.metrics import SimulationResult, build_result  # noqa: E402
-from simulations.engine.results.validity import add_validity  # noqa: E402
-from simulations.engine.scenario.config import DeploymentSpec, ScenarioError  # noqa: E402, F401
-from simulations.engine.scenario.scenario import Scenario, build_workload, parse_scenario  # noqa: E402, F401
-from simulations.engine.workload.workload import Workload  # noqa: E402, F401
+_LAZY = {
+    "SimulationResult": "simulations.engine.results.metrics",
+    "DeploymentSpec": "simulations.engine.scenario.config",
+    "ScenarioError": "simulations.engine.scenario.config",
+    "Scenario": "simulations.engine.scenario.scenario",
+    "build_workload": "simulations.engine.scenario.scenario",
+    "parse_scenario": "simulations.engine.scenario.scenario",
+    "Workload": "simulations.engine.workload.workload",
+}
+
+if TYPE_CHECKING:
+    from simulations.engine.results.metrics import SimulationResult
+    from simulations.engine.scenario.config import DeploymentSpec, ScenarioError  # noqa: F401
+    from simulations.engine.scenario.scenario import Scenario, build_workload, parse_scenario  # noqa: F401
+    from simulations.engine.workload.workload import Workload
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 def simulate(scenario: Scenario, workload: Workload | None = None, *, progress=None) -> SimulationResult:
     """Run one scenario. ``progress(fraction, message)`` is called by simulated time (may raise to cancel)."""
     from simulations.engine.core.loop import Simulator
+    from simulations.engine.results.energy import add_energy
+    from simulations.engine.results.metrics import build_result
+    from simulations.engine.results.validity import add_validity
+    from simulations.engine.scenario.scenario import build_workload
 
     start = time.perf_counter()
     if workload is None:

@@ -53,6 +53,7 @@ class ComparisonKind:
     name: str = ""  # stored as the scenario's "kind" (fleet scenarios carry none)
     label: str = ""  # in words, for pages
     noun: str = "strategy"  # what one variant is called on pages ("strategy", "system", "plan")
+    default_choices: tuple[str, ...] = ()  # the variants a request naming none runs (none: the kind's service picks)
 
     def matches(self, scenario: dict) -> bool:
         return scenario.get("kind") == self.name
@@ -70,8 +71,15 @@ class ComparisonKind:
         """The child job's small ``result`` (the figures a job row shows)."""
         return {"key": key}
 
+    def load_check_pending(self, comp) -> bool:
+        """Called when every variant run is final, before the aggregation is claimed: True while the kind has more
+        runs to wait for (a fleet comparison replays its chosen strategy at a higher load for the decision card,
+        planner/comparisons/load_check.py), starting them if need be. The default: none."""
+        return False
+
     def aggregate(self, comp, summaries: dict[str, dict]) -> dict:
-        """The comparison's ``summary`` from the finished variants' metrics (in the variants' order)."""
+        """The comparison's ``summary`` from the finished variants' metrics (in the variants' order), with what the
+        kind's extra runs found (a fleet comparison's ``load_check``)."""
         raise NotImplementedError
 
     # --- reads

@@ -34,6 +34,7 @@ class FleetKind(ComparisonKind):
     name = "fleet"
     label = "Fleet autoscaling strategies"
     noun = "strategy"
+    default_choices = ("reactive-unified", "lt-i", "lt-u", "lt-ua")
     template = "comparisons/detail.html"
 
     def matches(self, scenario: dict) -> bool:
@@ -76,9 +77,15 @@ class FleetKind(ComparisonKind):
         return {"key": key, "instance_hours": tot.get("instance_hours"), "gpu_hours": tot.get("gpu_hours"),
                 "cost_usd": tot.get("cost_usd")}
 
+    def load_check_pending(self, comp) -> bool:
+        from planner.comparisons.load_check import load_check_pending
+
+        return load_check_pending(comp)
+
     def aggregate(self, comp, summaries: dict[str, dict]) -> dict:
         from planner.comparisons.core.aggregate import aggregate
         from planner.comparisons.core.fair import fair_summary
+        from planner.comparisons.load_check import load_check_summary
 
         order = [r.key for r in comp.results.all()]
         if comp.baseline not in summaries:
@@ -87,6 +94,9 @@ class FleetKind(ComparisonKind):
         variants = comp.variants or []
         if any("seed" in v or v.get("role") == "tuning" for v in variants):
             summary["fair"] = fair_summary(summaries, variants, comp.baseline)
+        check = load_check_summary(comp) if "rows" in summary else None
+        if check is not None:
+            summary["load_check"] = check
         return summary
 
     def headline(self, comp) -> dict | None:

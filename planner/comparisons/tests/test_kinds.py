@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.comparisons.kinds import KINDS, RequestError, kind_of, parse_request
+from planner.comparisons.kinds import KINDS, ComparisonKind, RequestError, kind_of, parse_request
 from planner.comparisons.models import Comparison
 from planner.opscaling.models import OperatorPlan
 
@@ -22,6 +22,50 @@ def test_a_scenario_is_matched_to_its_kind_and_an_unknown_kind_is_named():
         kind_of({"kind": "quantum"})
     assert exc.value.field == "scenario.kind" and "operator-level" in exc.value.hint
     assert set(KINDS) == {"fleet", "serverless", "operator-level"}
+
+
+def _kind_questions(path: Path) -> list[str]:
+    """Where a module asks which kind a scenario is: a call of is_serverless, or a read of a scenario's "kind"."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name == "is_serverless":
+                found.append(f"{node.lineno}: is_serverless")
+            elif (name == "get" and isinstance(func, ast.Attribute) and "scenario" in ast.unparse(func.value)
+                  and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == "kind"):
+                found.append(f"{node.lineno}: {ast.unparse(node)}")
+        elif (isinstance(node, ast.Subscript) and "scenario" in ast.unparse(node.value)
+              and isinstance(node.slice, ast.Constant) and node.slice.value == "kind"):
+            found.append(f"{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_only_the_kinds_ask_which_kind_a_scenario_is():
+    """Services, jobs, the load check, views and the CLI ask the kind (planner/comparisons/kinds) instead of
+    branching on the scenario's "kind" or its serverless shape (a form field named kind is not a scenario's)."""
+    package = ROOT / "planner" / "comparisons"
+    found = {}
+    for path in sorted(package.rglob("*.py")):
+        rel = path.relative_to(package)
+        if rel.parts[0] in ("kinds", "tests", "migrations") or rel == Path("core/serverless.py"):  # where it is defined
+            continue
+        if questions := _kind_questions(path):
+            found[str(rel)] = questions
+    assert found == {}
+
+
+def test_the_load_check_is_the_fleet_kinds_and_the_other_kinds_wait_for_nothing_more():
+    class Untouched:  # the other kinds answer without reading the comparison
+        def __getattr__(self, name):
+            raise AssertionError(f"read comparison.{name}")
+
+    assert [n for n, k in KINDS.items() if n != "fleet" and k.load_check_pending(Untouched()) is not False] == []
+    assert type(KINDS["fleet"]).load_check_pending is not ComparisonKind.load_check_pending
+    assert KINDS["fleet"].default_choices and not KINDS["serverless"].default_choices
 
 
 def test_the_request_parser_reads_form_text_and_api_lists_alike():

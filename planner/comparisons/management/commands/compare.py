@@ -45,8 +45,11 @@ def _read_scenario(name: str) -> tuple[Path, dict]:
 
 def _request(opts: dict, scenario: dict, path: Path) -> dict:
     """The comparison request the command line describes (parsed by the same parser as the form and the API)."""
-    strategies = _csv_list(opts["strategies"]) or ([] if opts["bundles"] or scenario.get("kind") else
-                                                   ["reactive-unified", "lt-i", "lt-u", "lt-ua"])
+    try:
+        defaults = kinds.kind_of(scenario).default_choices
+    except kinds.RequestError:
+        defaults = ()  # the request parser names the bad field
+    strategies = _csv_list(opts["strategies"]) or ([] if opts["bundles"] else list(defaults))
     tune = None
     if opts["tune"]:
         try:
