@@ -151,8 +151,9 @@ def modelled_wall(base: dict, spec, run: dict, workers: int, stepping: str) -> f
 def probe_costs(base: dict, spec, fleets: list[int]) -> dict:
     """CPU seconds of ONE probe per strategy (the first search seed, each strategy at its start fleet: the goodput
     table's estimate the search starts from), in this process, and a model of the whole search from them: per
-    strategy F fleets x the search seeds + the band draws (every candidate replayed, none pruned) + the load check
-    of one (the costliest), divided by 2 idle workers with no overhead and perfect packing."""
+    strategy F fleets x the search seeds, then the band draws and the load check, from one candidate replayed (the
+    cheapest probe's: every other pruned) to all of them (none pruned or accepted; the load check the costliest's),
+    divided by 2 idle workers with no overhead and perfect packing."""
     from planner.capacity.core.driver import estimate_start, probe_inputs, run_probe_inputs, subs_of
     from planner.capacity.core.probe import fleet_key
     from planner.comparisons.core.bundles import bundle_names
@@ -177,13 +178,19 @@ def probe_costs(base: dict, spec, fleets: list[int]) -> dict:
         print(f"  one probe of {sub.key}: {cpu:.1f} CPU-s ({wall:.1f} s wall at load {load:.1f}), "
               f"{outcome['requests']:,} requests, fleet {fleet}", flush=True)
     per = {k: v["cpu_s"] for k, v in out["probe"].items()}
+    one_fleet = sum(per.values()) * len(spec.seeds)  # one fleet of every strategy on the search seeds
+    bands_all = sum(per.values()) * spec.band_draws + max(per.values()) * len(spec.seeds)
+    bands_one = min(per.values()) * (spec.band_draws + len(spec.seeds))
     for f in fleets:
-        total = sum(c * (f * len(spec.seeds) + spec.band_draws) for c in per.values()) + max(per.values()) * len(
-            spec.seeds)
-        out["model"][f] = {"probes": len(per) * (f * len(spec.seeds) + spec.band_draws) + len(spec.seeds),
-                           "cpu_s": round(total, 1), "idle_wall_2_workers_s": round(total / 2, 1)}
-        print(f"  model, {f} fleets per strategy: {out['model'][f]['probes']} probes, {total:,.0f} CPU-s, "
-              f"{total / 2 / 60:.1f} min on 2 idle workers", flush=True)
+        lo, hi = f * one_fleet + bands_one, f * one_fleet + bands_all
+        out["model"][f] = {"search_cpu_s": round(f * one_fleet, 1), "bands_cpu_s": [round(bands_one, 1),
+                                                                                  round(bands_all, 1)],
+                           "cpu_s": [round(lo, 1), round(hi, 1)],
+                           "idle_wall_2_workers_s": [round(lo / 2, 1), round(hi / 2, 1)]}
+        print(f"  model, {f} fleets per strategy: search {f * one_fleet:,.0f} CPU-s ({f * len(spec.seeds)} probes "
+              f"per strategy); bands and load check {bands_one:,.0f} (one candidate, the cheapest probe) to "
+              f"{bands_all:,.0f} CPU-s (all replayed); {lo / 120:.1f}-{hi / 120:.1f} min on 2 idle workers",
+              flush=True)
     return out
 
 

@@ -104,8 +104,8 @@ def min_counts(evaluate: Callable[[str, Sequence[int]], list[dict]], seeds: Sequ
 
     ``early_miss``: a searched fleet is replayed on its first ``allowed + 1`` seeds first (``allowed``: the seeds
     a group may miss on and still meet the probability); if every open group misses on all of them, each of them
-    misses at that fleet whatever the other seeds say, and those are not run. The joint answer's replay always
-    runs every seed.
+    misses at that fleet whatever the other seeds say, and those are not run. A fleet where some group is at its
+    start (as likely to meet as not) and the joint answer's replay always run every seed at once.
 
     ``after[g] = h``: group g is searched once h is resolved, probed at its upper bound until then (a decode pool
     after its prefill pool: a prefill pool that lets few requests through says nothing about the decode pool).
@@ -145,10 +145,10 @@ def min_counts(evaluate: Callable[[str, Sequence[int]], list[dict]], seeds: Sequ
                  next_count(brackets[g], lower=int(lower[g]), upper=int(upper[g]),
                             start=int((start or {}).get(g, lower[g])) if g in fresh else None) for g in groups}
         open_groups = [g for g in groups if not resolved(g) and g not in waiting]
-        fresh -= set(open_groups)
+        starting, fresh = fresh & set(open_groups), fresh - set(open_groups)
         if not open_groups:
             break
-        passed, outcomes = shares(probe, open_groups if early_miss else None)
+        passed, outcomes = shares(probe, open_groups if early_miss and not starting else None)
         for g in open_groups:
             b = brackets[g]
             if passed[g] >= probability:
