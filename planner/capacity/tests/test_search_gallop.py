@@ -202,3 +202,20 @@ def test_the_probe_counts_the_prompts_no_count_serves_in_time():
     share = 1 - long_ones / n
     assert hopeless(outcome["groups"]["r1/m"], outcome["unfixable"]["r1/m"], {"IW-F": share + 0.01})
     assert not hopeless(outcome["groups"]["r1/m"], outcome["unfixable"]["r1/m"], {"IW-F": share - 0.01})
+
+
+def test_a_whole_search_sends_a_group_its_long_prompts_sink_to_the_ceiling_at_once():
+    """Through the driver and real probes: a tenth of the prompts take 0.3 s alone to prefill against a 0.2 s TTFT
+    target, so 95 % of IW-F within target is out of reach at any count: after the start (2) the next fleet is the
+    ceiling (30), which settles the group as infeasible."""
+    from planner.capacity.core.driver import run_all, run_probe_inputs
+    from planner.capacity.core.spec import parse_spec
+    from planner.capacity.tests.test_search_core import queue_scenario
+
+    base = queue_scenario({"empirical": {"input": [100] * 9 + [300], "output": [1] * 10}}, duration_s=60.0)
+    spec = parse_spec({"strategies": ["static"], "targets": {"IW-F": 0.95}, "probability": 0.9, "seeds": [1, 2, 3],
+                       "band_draws": 1})
+    state, _ = run_all(spec, base, lambda inputs: run_probe_inputs(base, inputs), start={"static": {"r1/m": 2}})
+    search = state.subs["static"]["search"]
+    assert fleets(search) == ["r1/m=2", "r1/m=30"]
+    assert search["feasible"] == {"r1/m": False} and search["counts"] == {"r1/m": 30}
