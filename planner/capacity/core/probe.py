@@ -105,13 +105,14 @@ def unfixable_counts(workload, eng) -> dict[str, dict[str, int]]:
         if not sel.any():
             continue
         floor = np.min([prefill_time(d, tokens[sel]) for d in deps], axis=0)
-        r, m = divmod(int(c), len(workload.model_names))
-        row = out.setdefault(f"{workload.region_names[r]}/{workload.model_names[m]}", {})
+        row = {}
         for i, name in enumerate(TIERS):
-            target = float(eng.slo.ttft_s.get(name, math.inf))
-            k = int(np.count_nonzero((tier[sel] == i) & (floor > target)))
+            k = int(np.count_nonzero((tier[sel] == i) & (floor > float(eng.slo.ttft_s.get(name, math.inf)))))
             if k:
                 row[name] = k
+        if row:
+            r, m = divmod(int(c), len(workload.model_names))
+            out[f"{workload.region_names[r]}/{workload.model_names[m]}"] = row
     return out
 
 
