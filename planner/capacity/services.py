@@ -230,7 +230,8 @@ def _fan_out(search: CapacitySearch, pending: list[str]) -> int:
 
 def _siblings_final(probe: Probe) -> bool:
     """Whether every probe of ``probe``'s sub-search, fleet and load (its other seeds) is final: only then can a
-    replay of the search get further than the last one did (a search asks for all seeds of a fleet at once)."""
+    replay of the search get further than the last one did (a search asks for the seeds of a fleet together: all
+    of them, or its first ones alone, the rest only if those do not settle the fleet)."""
     sub, fleet, _, load = probe.pid.split("|")
     return not Probe.objects.filter(search_id=probe.search_id, pid__startswith=f"{sub}|{fleet}|",
                                     pid__endswith=f"|{load}").exclude(status__in=Probe.FINAL).exists()

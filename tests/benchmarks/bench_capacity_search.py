@@ -2,7 +2,7 @@
 
     nice -n 10 .venv/bin/python tests/benchmarks/bench_capacity_search.py [--hours 24] [--seeds 1,2,3]
         [--band-draws 20] [--strategies static,reactive-unified,lt-ua,preserve.scaler-oracle,chiron.default]
-        [--workers 1,2] [--stepping probe|round]
+        [--workers 1,2] [--stepping probe|round] [--probe-only [--model-fleets 2,3,4,5,6]] [--dump FILE]
 
 The search is the one the workers run (planner.capacity.core.driver): the search is replayed over the probes so
 far whenever the last seed of a (fleet, load) is in, and the missing (fleet, seed) probes are run on a process pool
@@ -14,7 +14,8 @@ token (from the model shapes, consistent with their KV capacities) because Chiro
 
 Prints one line per worker count (wall time, the CPU seconds of all probes, the probe count, the load average
 before and after) and, last, one JSON object with the same per pass, probes per phase and CPU per strategy, the
-speed-up 1 -> 2 and the answer's headline.
+speed-up 1 -> 2 and the answer's headline. ``--probe-only`` runs no search: one probe per strategy (at its start
+fleet, on the first seed) with its CPU seconds, and a model of the search's CPU and idle 2-worker wall from them.
 """
 
 from __future__ import annotations
@@ -147,6 +148,52 @@ def modelled_wall(base: dict, spec, run: dict, workers: int, stepping: str) -> f
                 break
 
 
+def probe_costs(base: dict, spec, fleets: list[int]) -> dict:
+    """CPU seconds of ONE probe per strategy (the first search seed, each strategy at its start fleet: the goodput
+    table's estimate the search starts from), in this process, and a model of the whole search from them: per
+    strategy F fleets x the search seeds, then the band draws and the load check, from one candidate replayed (the
+    cheapest probe's: every other pruned) to all of them (none pruned or accepted; the load check the costliest's),
+    divided by 2 idle workers with no overhead and perfect packing."""
+    from planner.capacity.core.driver import estimate_start, probe_inputs, run_probe_inputs, subs_of
+    from planner.capacity.core.probe import fleet_key
+    from planner.comparisons.core.bundles import bundle_names
+    from planner.comparisons.core.runner import engine_scenario_dict, load_workload, with_seed
+    from simulations.engine import parse_scenario
+
+    names = set(bundle_names())
+    first = with_seed(base, spec.seeds[0])
+    wl = load_workload(first, parse_scenario(engine_scenario_dict(first, {"strategy": "static", "key": "s"})))
+    out: dict = {"probe": {}, "model": {}}
+    subs = subs_of(spec, base, names)
+    for sub in subs:
+        fleet = fleet_key(estimate_start(base, wl, mode=sub.mode))
+        pid = f"{sub.key}|{fleet}|{spec.seeds[0]}|1"
+        inputs = probe_inputs({sub.key: {"sub": sub.__dict__}}, pid)
+        load = os.getloadavg()[0]
+        cpu, wall = time.process_time(), time.perf_counter()
+        outcome = run_probe_inputs(base, inputs)
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        out["probe"][sub.key] = {"cpu_s": round(cpu, 2), "wall_s": round(wall, 2), "fleet": fleet,
+                                 "requests": outcome["requests"], "load_before": round(load, 2)}
+        print(f"  one probe of {sub.key}: {cpu:.1f} CPU-s ({wall:.1f} s wall at load {load:.1f}), "
+              f"{outcome['requests']:,} requests, fleet {fleet}", flush=True)
+    per = {k: v["cpu_s"] for k, v in out["probe"].items()}
+    one_fleet = sum(per.values()) * len(spec.seeds)  # one fleet of every strategy on the search seeds
+    bands_all = sum(per.values()) * spec.band_draws + max(per.values()) * len(spec.seeds)
+    bands_one = min(per.values()) * (spec.band_draws + len(spec.seeds))
+    for f in fleets:
+        lo, hi = f * one_fleet + bands_one, f * one_fleet + bands_all
+        out["model"][f] = {"search_cpu_s": round(f * one_fleet, 1), "bands_cpu_s": [round(bands_one, 1),
+                                                                                  round(bands_all, 1)],
+                           "cpu_s": [round(lo, 1), round(hi, 1)],
+                           "idle_wall_2_workers_s": [round(lo / 2, 1), round(hi / 2, 1)]}
+        print(f"  model, {f} fleets per strategy: search {f * one_fleet:,.0f} CPU-s ({f * len(spec.seeds)} probes "
+              f"per strategy); bands and load check {bands_one:,.0f} (one candidate, the cheapest probe) to "
+              f"{bands_all:,.0f} CPU-s (all replayed); {lo / 120:.1f}-{hi / 120:.1f} min on 2 idle workers",
+              flush=True)
+    return out
+
+
 def main() -> int:
     os.environ.pop("DJANGO_SETTINGS_MODULE", None)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -157,6 +204,11 @@ def main() -> int:
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--stepping", choices=["probe", "round"], default="probe",
                     help="replay the search after each finished (fleet, load) (the workers' way) or per round")
+    ap.add_argument("--probe-only", action="store_true", help="no search: the CPU seconds of one probe per strategy "
+                    "at its start fleet and a model of the search from them (probe_costs)")
+    ap.add_argument("--model-fleets", default="2,3,4,5,6", help="fleets per strategy's count search in the model")
+    ap.add_argument("--dump", default="", help="write each pass's probe outcomes, CPU seconds and sub-searches "
+                    "(JSON) to this file, the pass's worker count appended to the name")
     args = ap.parse_args()
     from planner.capacity.core.spec import parse_spec
     from planner.decisions.answer import build_answer
@@ -166,6 +218,10 @@ def main() -> int:
                        "band_draws": args.band_draws})
     out = {"hours": args.hours, "strategies": spec.strategies, "seeds": spec.seeds, "band_draws": spec.band_draws,
            "stepping": args.stepping, "cpus": os.cpu_count(), "passes": {}}
+    if args.probe_only:
+        out.update(probe_costs(base, spec, [int(f) for f in args.model_fleets.split(",")]))
+        print(json.dumps(out))
+        return 0
     for n in [int(w) for w in args.workers.split(",")]:
         load_before = os.getloadavg()
         run = search(base, spec, n, args.stepping)
@@ -188,6 +244,9 @@ def main() -> int:
             "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in load_after],
             "modelled_idle_wall_s": {f"{mode}/{w}": round(modelled_wall(base, spec, run, w, mode), 1)
                                      for mode in ("round", "probe") for w in (1, 2)}}
+        if args.dump:
+            Path(f"{args.dump}.{n}").write_text(json.dumps({"known": known, "cpu": run["cpu"], "subs": subs,
+                                                            "start": run["start"]}, default=str))
         print(f"workers={n}: {run['wall_s']:.1f} s wall, {cpu_total:.1f} CPU-s in {len(known)} probes "
               f"({run['steps']} steps), load average {load_before[0]:.2f} before, {load_after[0]:.2f} after; "
               f"{answer['headline']}", flush=True)

@@ -186,6 +186,15 @@ def group_ok(outcome: Mapping, key: str, targets: Mapping[str, float], meets) ->
     return meets(((outcome.get("pools") or {}).get(group) or {}).get(pool), targets)
 
 
+def group_hopeless(outcome: Mapping, key: str, targets: Mapping[str, float], hopeless) -> bool:
+    """An aggregated group that misses on this seed whatever its count (probe.unfixable_counts: a hint); a pool
+    never is (its signal is its own)."""
+    group, pool = split_group(key)
+    if pool:
+        return False
+    return hopeless(outcome["groups"].get(group), (outcome.get("unfixable") or {}).get(group), targets)
+
+
 def serving_choice(candidates: list[dict]) -> dict | None:
     """Aggregated against disaggregated serving: the best candidate of each kind (the cheapest accepted one, else
     the one meeting every SLO most often), their monthly cost and SLO attainment, and which the answer runs.

@@ -22,13 +22,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from planner.capacity.core.disagg import disagg_subs, group_ok, pool_bounds, pool_order
+from planner.capacity.core.disagg import disagg_subs, group_hopeless, group_ok, pool_bounds, pool_order
 from planner.capacity.core.probe import (
     deployment_of,
     fleet_key,
     group_deployments,
     group_of,
     groups_of,
+    hopeless,
     meets,
     parse_fleet_key,
 )
@@ -36,6 +37,7 @@ from planner.capacity.core.search import MemoEvaluator, Pending, min_counts
 from planner.capacity.core.spec import SearchSpec
 
 AUTOSCALED_MODE = "floor"
+EARLY_MISS = True  # search.min_counts: a fleet every open group misses on its first seeds is not run on the rest
 
 
 @dataclass(frozen=True)
@@ -153,6 +155,12 @@ def group_ok_for(targets: Mapping[str, float]) -> Callable[[dict, str], bool]:
     return ok
 
 
+def group_hopeless_for(targets: Mapping[str, float]) -> Callable[[dict, str], bool]:
+    def no_count_helps(outcome: dict, group: str) -> bool:
+        return group_hopeless(outcome, group, targets, hopeless)
+    return no_count_helps
+
+
 _NONE: Mapping = {}
 
 
@@ -206,7 +214,8 @@ def advance(spec: SearchSpec, base: Mapping, known: Mapping[str, dict], start: M
         try:
             found = min_counts(memo, spec.seeds, lower=lower, upper=upper, start=start.get(sub.key) or {},
                                group_ok=ok, probability=spec.probability, max_fixups=spec.max_fixups,
-                               after=pool_order(sub))
+                               after=pool_order(sub), hopeless=group_hopeless_for(spec.targets),
+                               early_miss=EARLY_MISS)
         except Pending as p:
             ids = [probe_id(sub.key, k, s) for k, s in p.missing]
             lost = [i for i in ids if i in failed]
@@ -294,7 +303,7 @@ def _accepted(spec: SearchSpec, f: _Found, draws: list[dict] | None) -> bool:
 def replay_new_seeds(spec: SearchSpec, known: Mapping[str, dict], state: State, failed: Mapping[str, dict], *,
                      prune: bool) -> None:
     """Phase two, once every count search has ended: the candidates no other dominates are replayed on the band
-    seeds (the dominated ones too if none of those is accepted there); the cheapest accepted one is replayed at
+    seeds (the feasible dominated ones too if none of those is accepted there); the cheapest accepted one is replayed at
     ``load_sensitivity`` x the load on the search seeds (the card's load sensitivity)."""
     found = _found(spec, known, state)
     dominated = dominated_by(found) if prune else {}
@@ -310,9 +319,13 @@ def replay_new_seeds(spec: SearchSpec, known: Mapping[str, dict], state: State, 
     if len(state.pending) > pending_before:
         return
     if dominated and not any(_accepted(spec, f, state.subs[f.key]["bands"]) for f in live):
-        live = found
-        bands(found)
-        dominated = {}
+        # the dominated ones get their chance on the new seeds, those that can be accepted there: one that misses
+        # some group even at its ceiling on the search seeds (infeasible) never is, so its draws could not change
+        # the answer; it stays pruned, its figures over the search seeds
+        fallback = [f for f in found if f.key in dominated and f.feasible]
+        live = live + fallback
+        bands(fallback)
+        dominated = {k: v for k, v in dominated.items() if k not in {f.key for f in fallback}}
         if len(state.pending) > pending_before:
             return
     for f in found:

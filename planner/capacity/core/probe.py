@@ -83,6 +83,50 @@ def slo_met(requests: Mapping, workload, slo) -> np.ndarray:
     return met
 
 
+def unfixable_counts(workload, eng) -> dict[str, dict[str, int]]:
+    """Per origin (region, model) and tier: requests whose prompt alone, prefilled on an idle instance of the
+    group's fastest deployment, takes longer than the tier's TTFT target, so no count of that group serves them in
+    time. A hint that steers the count search (a group these make miss is probed at its ceiling next), not a bound
+    the answer relies on: a request served in another region, or a cached prefix, can beat it."""
+    from simulations.engine.instance.perf import prefill_time
+
+    tier = np.asarray(workload.tier)
+    tokens = np.asarray(workload.input_tokens, dtype=float)
+    code = np.asarray(workload.region, dtype=np.int64) * len(workload.model_names) + np.asarray(workload.model)
+    specs: dict[int, list] = {}
+    for e in eng.fleet.endpoints:
+        if e.pool == "decode" or e.region not in workload.region_names or e.model not in workload.model_names:
+            continue
+        c = workload.region_names.index(e.region) * len(workload.model_names) + workload.model_names.index(e.model)
+        specs.setdefault(c, []).append(e.deployment)
+    out: dict[str, dict[str, int]] = {}
+    for c, deps in specs.items():
+        sel = code == c
+        if not sel.any():
+            continue
+        floor = np.min([prefill_time(d, tokens[sel]) for d in deps], axis=0)
+        row = {}
+        for i, name in enumerate(TIERS):
+            k = int(np.count_nonzero((tier[sel] == i) & (floor > float(eng.slo.ttft_s.get(name, math.inf)))))
+            if k:
+                row[name] = k
+        if row:
+            r, m = divmod(int(c), len(workload.model_names))
+            out[f"{workload.region_names[r]}/{workload.model_names[m]}"] = row
+    return out
+
+
+def hopeless(counts: Mapping[str, list] | None, unfixable: Mapping[str, int] | None,
+             targets: Mapping[str, float]) -> bool:
+    """Some tier misses its target even if every request but the unfixable ones met its SLO."""
+    for tier, target in targets.items():
+        nk = (counts or {}).get(tier)
+        k = (unfixable or {}).get(tier, 0)
+        if nk and nk[0] and k and (nk[0] - k) / nk[0] < float(target):
+            return True
+    return False
+
+
 def attainment_counts(met: np.ndarray, workload) -> tuple[dict, dict]:
     """({group: {tier: [n, met]}}, {tier: [n, met]}) by origin region and model."""
     tier = np.asarray(workload.tier)
@@ -178,6 +222,7 @@ def run_probe(base: Mapping, strategy: Mapping, fleet: Mapping[str, int], seed: 
         from planner.capacity.core.plan_draws import hourly_attainment
 
         extra["hourly"] = hourly_attainment(met, np.asarray(workload.arrival_s), np.asarray(workload.tier), hourly)
+    extra["unfixable"] = unfixable_counts(workload, eng)
     if pools:  # each pool's own signal (the search's prefill and decode groups)
         extra["pools"] = pool_outcomes(result.requests, workload, eng.slo, slo_met, attainment_counts)
     return {**extra,

@@ -1,8 +1,10 @@
 """Bisection on the monotone dimensions, never simulating the same (fleet, seed) twice. Django-free.
 
 ``min_counts`` finds, for every (region, model) group at once, the fewest instances whose replays meet the
-SLOs on at least the required share of seeds: each round probes one fleet (every unresolved group at its
-bisection midpoint, resolved groups at their answer), so one simulation per seed advances every group. The
+SLOs on at least the required share of seeds: each round probes one fleet (every unresolved group at its next
+count, resolved groups at their answer), so one simulation per seed advances every group. A group starts at its
+estimate and gallops from it (+-1, +-2, +-4 ...) until a miss and a pass bracket its answer, then bisects: a good
+start resolves in two fleets. The
 groups interact only through cross-region spill-over; the joint answer is replayed at the end and any group
 that then misses is raised by one, up to ``max_fixups`` times.
 
@@ -17,6 +19,7 @@ same path and stops one step further).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -55,11 +58,54 @@ def share_meeting(outcomes: Sequence[dict], ok: Callable[[dict], bool]) -> float
     return sum(1 for o in outcomes if ok(o)) / len(outcomes) if outcomes else 0.0
 
 
+@dataclass
+class _Bracket:
+    """One group's knowledge: ``lo`` the highest count known to miss (lower - 1: none yet), ``hi`` the lowest known
+    to meet, ``misses`` and ``passes`` how many probes missed and met, ``hopeless`` whether its last miss was one no
+    count fixes (by the ``hopeless`` hint on too many seeds)."""
+
+    lo: int
+    hi: int | None = None
+    misses: int = 0
+    passes: int = 0
+    hopeless: bool = False
+
+
+def next_count(b: _Bracket, *, lower: int, upper: int, start: int | None) -> int:
+    """The count to probe next: the start first; then galloping from it, +1, +2, +4 ... above the highest miss
+    while nothing has met (straight to the ceiling when the last miss was hopeless), -1, -2, -4 ... below the lowest
+    pass while nothing has missed; bisection once a miss and a pass bracket the answer. Only which counts are probed
+    depends on this; the answer is the bracket's, whatever the order."""
+    if start is not None:
+        return min(upper, max(lower, start))
+    if b.hi is None:
+        return upper if b.hopeless else min(upper, b.lo + 2 ** (b.misses - 1))
+    if b.lo < lower:
+        return max(lower, b.hi - 2 ** (b.passes - 1))
+    return (b.lo + b.hi) // 2
+
+
+def _never(outcome: dict, group: str) -> bool:
+    return False
+
+
 def min_counts(evaluate: Callable[[str, Sequence[int]], list[dict]], seeds: Sequence[int], *,
                lower: Mapping[str, int], upper: Mapping[str, int], start: Mapping[str, int] | None = None,
                group_ok: Callable[[dict, str], bool], probability: float, max_fixups: int = 3,
-               after: Mapping[str, str] | None = None) -> dict:
+               after: Mapping[str, str] | None = None,
+               hopeless: Callable[[dict, str], bool] = _never, early_miss: bool = False) -> dict:
     """Fewest instances per group meeting ``group_ok`` on at least ``probability`` of ``seeds``.
+
+    Each group starts at ``start`` (default its lower bound) and gallops from it (``next_count``) until a miss at
+    n - 1 and a pass at n bracket its answer (or a pass at its lower bound; a miss at its upper bound makes it
+    infeasible). ``hopeless(outcome, g)``: a hint that group g misses on that seed at any count (its prompts too
+    long to prefill within the TTFT target, probe.unfixable_counts); a group that misses with the hint true on too
+    many seeds to meet is probed at its upper bound next. A wrong hint costs probes, never the answer.
+
+    ``early_miss``: a searched fleet is replayed on its first ``allowed + 1`` seeds first (``allowed``: the seeds
+    a group may miss on and still meet the probability); if every open group misses on all of them, each of them
+    misses at that fleet whatever the other seeds say, and those are not run. A fleet where some group is at its
+    start (as likely to meet as not) and the joint answer's replay always run every seed at once.
 
     ``after[g] = h``: group g is searched once h is resolved, probed at its upper bound until then (a decode pool
     after its prefill pool: a prefill pool that lets few requests through says nothing about the decode pool).
@@ -69,59 +115,67 @@ def min_counts(evaluate: Callable[[str, Sequence[int]], list[dict]], seeds: Sequ
     A group that misses even at its upper bound is infeasible; its count is the upper bound.
     """
     groups = sorted(lower)
-    lo = {g: int(lower[g]) - 1 for g in groups}  # highest count known to miss (or below the range)
-    hi: dict[str, int | None] = {g: None for g in groups}  # lowest count known to meet
+    brackets = {g: _Bracket(lo=int(lower[g]) - 1) for g in groups}
     infeasible: set[str] = set()
     best_share: dict[str, float] = {}
     rounds: list[dict] = []
     fresh = set(groups)  # not probed in its own search yet: starts at ``start``
     after = dict(after or {})
+    allowed = len(seeds) - max(1, math.ceil(probability * len(seeds) - 1e-9))  # seeds that may miss
 
     def resolved(g: str) -> bool:
-        return g in infeasible or (hi[g] is not None and hi[g] - lo[g] <= 1)
+        b = brackets[g]
+        return g in infeasible or (b.hi is not None and b.hi - b.lo <= 1)
 
-    def shares(fleet: dict[str, int]) -> dict[str, float]:
-        outcomes = evaluate(fleet_key(fleet), seeds)
+    def shares(fleet: dict[str, int], open_groups: list[str] | None = None) -> tuple[dict[str, float], list[dict]]:
+        outcomes = None
+        if open_groups and allowed + 1 < len(seeds):
+            head = evaluate(fleet_key(fleet), seeds[:allowed + 1])
+            if all(not any(group_ok(o, g) for o in head) for g in open_groups):
+                outcomes = head  # every open group misses on more seeds than it may
+        if outcomes is None:
+            outcomes = evaluate(fleet_key(fleet), seeds)
         passed = {g: share_meeting(outcomes, lambda o, g=g: group_ok(o, g)) for g in groups}
-        rounds.append({"fleet": fleet_key(fleet), "passed": passed})
-        return passed
+        rounds.append({"fleet": fleet_key(fleet), "passed": passed, "seeds": len(outcomes)})
+        return passed, outcomes
 
     while True:
-        probe: dict[str, int] = {}
         waiting = {g for g in groups if g in after and not resolved(after[g])}
-        for g in groups:
-            if g in infeasible or g in waiting:
-                probe[g] = int(upper[g])
-            elif hi[g] is not None and hi[g] - lo[g] <= 1:
-                probe[g] = hi[g]
-            elif hi[g] is None:
-                guess = int((start or {}).get(g, lower[g])) if g in fresh else max(lo[g] + 1, 2 * lo[g])
-                probe[g] = min(int(upper[g]), max(lo[g] + 1, guess))
-            else:
-                probe[g] = (lo[g] + hi[g]) // 2
+        probe = {g: int(upper[g]) if g in infeasible or g in waiting else int(brackets[g].hi) if resolved(g) else
+                 next_count(brackets[g], lower=int(lower[g]), upper=int(upper[g]),
+                            start=int((start or {}).get(g, lower[g])) if g in fresh else None) for g in groups}
         open_groups = [g for g in groups if not resolved(g) and g not in waiting]
-        fresh -= set(open_groups)
+        starting, fresh = fresh & set(open_groups), fresh - set(open_groups)
         if not open_groups:
             break
-        passed = shares(probe)
+        passed, outcomes = shares(probe, open_groups if early_miss and not starting else None)
         for g in open_groups:
+            b = brackets[g]
             if passed[g] >= probability:
-                hi[g] = probe[g]
+                b.hi, b.passes = probe[g], b.passes + 1
             else:
-                lo[g] = probe[g]
+                b.lo, b.misses = probe[g], b.misses + 1
+                b.hopeless = sum(1 for o in outcomes if hopeless(o, g)) > allowed
                 if probe[g] >= int(upper[g]):
                     infeasible.add(g)
                     best_share[g] = passed[g]
-    answer = {g: (int(upper[g]) if g in infeasible else int(hi[g])) for g in groups}
-    verified = False
-    for _ in range(max_fixups + 1):  # the joint fleet, replayed as a whole
-        passed = shares(answer)
+    answer = {g: (int(upper[g]) if g in infeasible else int(brackets[g].hi)) for g in groups}
+    verified = _replay_answer(shares, answer, groups, upper, infeasible, best_share, probability, max_fixups)
+    return {"counts": answer, "feasible": {g: g not in infeasible for g in groups}, "verified": verified,
+            "fleet": fleet_key(answer), "rounds": rounds, "best_share": best_share}
+
+
+def _replay_answer(shares, answer: dict, groups: list[str], upper: Mapping[str, int], infeasible: set[str],
+                   best_share: dict, probability: float, max_fixups: int) -> bool:
+    """The joint fleet, replayed as a whole; a group that then misses is raised by one, up to ``max_fixups``
+    times (in place on ``answer``, ``infeasible``, ``best_share``). True when the fleet meets every feasible group."""
+    for _ in range(max_fixups + 1):
+        passed, _ = shares(answer)
         short = [g for g in groups if g not in infeasible and passed[g] < probability]
         for g in infeasible:
             best_share[g] = passed[g]
         if not short:
-            verified = True
-            break
+            return True
         raised = False
         for g in short:
             if answer[g] < int(upper[g]):
@@ -131,9 +185,8 @@ def min_counts(evaluate: Callable[[str, Sequence[int]], list[dict]], seeds: Sequ
                 infeasible.add(g)
                 best_share[g] = passed[g]
         if not raised:
-            break
-    return {"counts": answer, "feasible": {g: g not in infeasible for g in groups}, "verified": verified,
-            "fleet": fleet_key(answer), "rounds": rounds, "best_share": best_share}
+            return False
+    return False
 
 
 def max_rate(meets_at: Callable[[float], bool], *, start: float, rel_tol: float = 0.02, max_doublings: int = 12,

@@ -38,7 +38,10 @@ def searched():
 
 
 def _shares(spec, known, sub_key: str, fleet: dict, group: str) -> float:
-    outs = [known[f"{sub_key}|{fleet_key(fleet)}|{s}|1"] for s in spec.seeds]
+    """The share of the search seeds a fleet was run on where the group met its signal (a fleet settled as a miss
+    on its first seeds is not run on the others: then the share over those is 0)."""
+    outs = [known[pid] for s in spec.seeds if (pid := f"{sub_key}|{fleet_key(fleet)}|{s}|1") in known]
+    assert outs
     return sum(group_ok(o, group, spec.targets, meets) for o in outs) / len(outs)
 
 

@@ -178,7 +178,8 @@ def test_a_sub_search_moves_on_while_another_ones_probes_still_run(cast, django_
         reactive = search.probes.filter(pid__startswith="reactive-unified|")
         assert set(reactive.values_list("status", flat=True)) == {"pending"} and reactive.count() == 3
         moved = search.probes.filter(pid__startswith="static|").exclude(pid__in=static)
-        assert moved.count() == 3 and {p.pid.split("|")[1] for p in moved} != {static[0].split("|")[1]}
+        # the next fleet, on its first two seeds: if both miss it misses whatever the third says (0.66 of 3 seeds)
+        assert moved.count() == 2 and {p.pid.split("|")[1] for p in moved} != {static[0].split("|")[1]}
         search.refresh_from_db()
         assert not search.stepping and search.changes_seen == 1
         # the next fleet of static finishes while a step is running: no second step; the running one claims after
