@@ -28,7 +28,7 @@ class SignalAudit(Autoscaler):
     tick_s = 0.05
 
     def on_tick(self, sim, now):
-        inp, out, gen = sim.req_inp, sim.req_out, sim.gen
+        inp, out, gen = sim.state.req_inp, sim.state.req_out, sim.state.gen
         for inst in sim.instances:
             res = sum(int(inp[r] + out[r]) for r in inst.running)
             res += sum(int(inp[e[0]] + out[e[0]]) for e in inst.prefilling)

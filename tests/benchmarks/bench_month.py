@@ -205,7 +205,7 @@ def run_fleet(n_inst: int, copies: int, stretch: float) -> dict:
     c0 = time.process_time()
     sim.run()
     cpu = time.process_time() - c0
-    return {"instances": n_inst, "requests": len(w), "events": sim.events, "sim_cpu_s": round(cpu, 3),
+    return {"instances": n_inst, "requests": len(w), "events": sim.state.events, "sim_cpu_s": round(cpu, 3),
             "us_per_request": round(cpu / len(w) * 1e6, 2)}
 
 

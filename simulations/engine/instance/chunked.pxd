@@ -1,5 +1,5 @@
 # Cython declarations for chunked.py (used only when the engine is compiled; see simulations/engine/build.py).
-# Chunked prefill: C methods of the Simulator's third base type; _step is overridden by batching.pxd's InstanceEngine.
+# Chunked prefill: C methods of the instance engine's second type; _step is overridden by batching.pxd's InstanceEngine.
 
 from simulations.engine.core.codes cimport *
 from simulations.engine.core.entities cimport Instance, IntHeap

@@ -61,7 +61,7 @@ class ChunkedPrefill(KVManager):
             for entry in prefilling:
                 left -= entry[1]
         if waiting and admit and left > 0:
-            inp, gen = self._inp, self._gen
+            inp, gen = self.st._inp, self.st._gen
             if self.sched_dynamic:
                 order = self.scheduler.order(waiting, t, self.policy_view)
             else:
@@ -93,10 +93,10 @@ class ChunkedPrefill(KVManager):
                     self._pfx_acquire(inst, rid, hit)
                     inst.work -= hit
                 inst.q_tok -= need
-                inst.res_tok += inp[rid] + self._out[rid]
+                inst.res_tok += inp[rid] + self.st._out[rid]
                 free -= need + adj
-                if self._t_admit[rid] != self._t_admit[rid]:
-                    self._t_admit[rid] = t
+                if self.st._t_admit[rid] != self.st._t_admit[rid]:
+                    self.st._t_admit[rid] = t
                 if inst.v1:
                     left -= need - hit
                     if left <= 0:
@@ -138,8 +138,8 @@ class ChunkedPrefill(KVManager):
         inst.seg_B = B
         inst.seg_end = t + dur
         self._sync(inst)
-        self.seq += 1
-        self.iq.schedule(inst.iid, t + dur, self.seq)
+        self.st.seq += 1
+        self.st.iq.schedule(inst.iid, t + dur, self.st.seq)
         return True
 
     def _late(self, inst: Instance, rid):
@@ -151,7 +151,7 @@ class ChunkedPrefill(KVManager):
         at once). The waiting queue is FCFS-ordered, so the first late request ends the admission."""
         if not inst.v1_async:
             return False
-        return self._arr[rid] > self._async_cut(inst)
+        return self.st._arr[rid] > self._async_cut(inst)
 
     @cython.locals(k=cython.longlong)
     def _async_cut(self, inst: Instance):
@@ -183,7 +183,7 @@ class ChunkedPrefill(KVManager):
                 fe = fh.pop()
                 f = fe // _FIN_RID
                 rid = fe - f * _FIN_RID
-                if rid in running and self._fin[rid] == f:
+                if rid in running and self.st._fin[rid] == f:
                     self._complete(inst, rid, t)
         it = inst.it
         finished = []
@@ -199,7 +199,7 @@ class ChunkedPrefill(KVManager):
             inst.running[rid] = need - it
             inst.S += need - it
             inst.B += 1
-            self._join[rid] = it
+            self.st._join[rid] = it
             self._first_token(inst, rid, t, it)
         inst.batch = []
         self._step(inst, t)
