@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from simulations.engine import simulate
-from simulations.engine.core import loop
 from simulations.engine.core.view import PolicyView
 from simulations.engine.policies.autoscalers import Autoscaler
 from simulations.engine.policies.registry import PolicyKind, register
+from simulations.engine.simulator import loop
 from simulations.tests.engine_helpers import scenario, workload
 
 MISMATCHES: list = []

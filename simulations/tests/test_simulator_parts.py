@@ -5,13 +5,13 @@ those parts."""
 from __future__ import annotations
 
 from simulations.engine.core.control import PolicyAPI
-from simulations.engine.core.loop import Simulator
 from simulations.engine.core.state import RunState
 from simulations.engine.core.view import VERBS
 from simulations.engine.fleet.arrivals import RequestPath
 from simulations.engine.fleet.fleet import FleetLifecycle
 from simulations.engine.instance.batching import InstanceEngine
 from simulations.engine.instance.kvcache import KVManager
+from simulations.engine.simulator.loop import Simulator
 from simulations.tests.engine_helpers import scenario, workload
 
 

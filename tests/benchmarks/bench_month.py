@@ -198,7 +198,7 @@ def fleet_case(n_inst: int, copies: int, stretch: float):
 
 
 def run_fleet(n_inst: int, copies: int, stretch: float) -> dict:
-    from simulations.engine.core.loop import Simulator
+    from simulations.engine.simulator.loop import Simulator
 
     sc, w = fleet_case(n_inst, copies, stretch)
     sim = Simulator(sc, w)
