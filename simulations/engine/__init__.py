@@ -49,11 +49,11 @@ def __dir__() -> list[str]:
 
 def simulate(scenario: Scenario, workload: Workload | None = None, *, progress=None) -> SimulationResult:
     """Run one scenario. ``progress(fraction, message)`` is called by simulated time (may raise to cancel)."""
-    from simulations.engine.core.loop import Simulator
     from simulations.engine.results.energy import add_energy
     from simulations.engine.results.metrics import build_result
     from simulations.engine.results.validity import add_validity
     from simulations.engine.scenario.scenario import build_workload
+    from simulations.engine.simulator.loop import Simulator
 
     start = time.perf_counter()
     if workload is None:

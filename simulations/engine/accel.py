@@ -27,14 +27,14 @@ PACKAGE = "simulations.engine"
 COMPILED_DIR = HERE / "_compiled"
 STAMP = COMPILED_DIR / "SOURCES.sha256"
 MODULES = ("core.entities", "fleet.fleetindex", "core.evq", "core.state", "instance.kvcache", "instance.chunked",
-           "instance.batching", "fleet.arrivals", "fleet.fleet", "core.control", "core.loop", "fleet.disagg")
+           "instance.batching", "fleet.arrivals", "fleet.fleet", "core.control", "simulator.loop", "fleet.disagg")
 DECLARATIONS = ("core.codes",)  # declaration-only .pxd files the modules cimport (C constants)
 
 BUILD: dict = {"kind": "python", "reason": "not activated"}
 
 
 def source(name: str, ext: str, root: Path = HERE) -> Path:
-    """The file of a dotted module name below the engine package: ``source("core.loop", ".py")``."""
+    """The file of a dotted module name below the engine package: ``source("simulator.loop", ".py")``."""
     *folders, module = name.split(".")
     return root.joinpath(*folders, module + ext)
 

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from simulations.engine import simulate
-from simulations.engine.core.loop import Simulator
 from simulations.engine.policies.chiron import scenarios as S
 from simulations.engine.policies.chiron.local import LIMIT, LocalAutoscaler
 from simulations.engine.policies.chiron.queue import GlobalQueue, OutputStats, estimate_wait, kmeans_1d
 from simulations.engine.scenario.scenario import build_workload, parse_scenario
+from simulations.engine.simulator.loop import Simulator
 from simulations.tests.engine_helpers import FakeView, scenario, workload
 from simulations.tests.test_policy_api import MODES, _policy
 
@@ -190,7 +190,7 @@ def test_chiron_end_to_end_interactive_never_queued_batch_added_at_once_and_reti
     sim = _small("chiron", batch=60000, batch_ttft_s=600.0, cap=16, minutes=30, batch_tick_s=5.0)
     pol = sim.autoscaler
     tier = sim.workload.tier
-    done = np.asarray(sim.t_done)
+    done = np.asarray(sim.state.t_done)
     # every batch request finished within the 1 h TTFT and nothing was dropped
     assert np.isfinite(done).all()
     # the batch autoscaler added instances and retired them when idle
@@ -204,7 +204,7 @@ def test_chiron_end_to_end_interactive_never_queued_batch_added_at_once_and_reti
         if inst.kind == "interactive":
             assert inst.policy_state.get("nb", 0) == 0
     # batch requests were preempted on mixed instances for interactive ones and finished anyway
-    assert int(np.asarray(sim.preempted)[tier == 2].sum()) > 0
+    assert int(np.asarray(sim.state.preempted)[tier == 2].sum()) > 0
     assert not pol.evicting and not pol.home
 
 
@@ -288,8 +288,8 @@ def test_llumnix_like_migrates_queued_requests_to_new_instances():
         sc = parse_scenario(d)
         sim = Simulator(sc, build_workload(sc))
         sim.run()
-        ends[migrate] = float(np.nanmax(np.asarray(sim.t_done)))
-        served = {int(i) for i in np.asarray(sim.served_inst)}
+        ends[migrate] = float(np.nanmax(np.asarray(sim.state.t_done)))
+        served = {int(i) for i in np.asarray(sim.state.served_inst)}
         assert (len(served) > 1) == migrate
     assert ends[True] < 0.8 * ends[False]
 
@@ -306,7 +306,7 @@ def test_chiron_takes_the_same_decisions_in_fast_and_reference_mode():
         sc = parse_scenario(d)
         sim = Simulator(sc, build_workload(sc))
         sim.run()
-        out[mode] = (np.asarray(sim.t_done).copy(), list(sim.autoscaler.events))
+        out[mode] = (np.asarray(sim.state.t_done).copy(), list(sim.autoscaler.events))
     assert out["fast"][1] == out["reference"][1] and out["fast"][1]
     np.testing.assert_allclose(out["fast"][0], out["reference"][0], rtol=0, atol=1e-9)
 

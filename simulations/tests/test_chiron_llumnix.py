@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simulations.engine.core.loop import Simulator
 from simulations.engine.policies.chiron import scenarios as S
 from simulations.engine.policies.chiron.baselines import MeanPrompt
 from simulations.engine.results.metrics import build_result
 from simulations.engine.scenario.config import ScenarioError
 from simulations.engine.scenario.scenario import build_workload, parse_scenario
+from simulations.engine.simulator.loop import Simulator
 from simulations.tests.engine_helpers import FakeView
 
 
@@ -46,7 +46,7 @@ def test_the_default_is_live_migration_and_the_older_knob_still_reads():
 def test_live_migration_moves_running_requests_only_and_loses_none():
     sim, res = _dump("live")
     pol = sim.autoscaler
-    served = np.asarray(sim.served_inst)
+    served = np.asarray(sim.state.served_inst)
     moved = int((served != 0).sum())  # every request was dispatched to instance 0 (the only one at t = 0)
     assert sim.control.migrations() > 0 and moved > 0
     # a request ends elsewhere only through a live migration (queued rebalancing would move ~2,700 at the first
@@ -61,17 +61,17 @@ def test_live_migration_moves_running_requests_only_and_loses_none():
 def test_queued_rebalancing_moves_waiting_requests_without_live_migration_and_none_moves_nothing():
     sim, _ = _dump("queued")
     assert sim.control.migrations() == 0 and sim.autoscaler.migrated > 0
-    assert (np.asarray(sim.served_inst) != 0).sum() > 1000
+    assert (np.asarray(sim.state.served_inst) != 0).sum() > 1000
     sim, _ = _dump("none")
     assert sim.control.migrations() == 0 and sim.autoscaler.migrated == 0
-    assert set(np.asarray(sim.served_inst).tolist()) == {0}
+    assert set(np.asarray(sim.state.served_inst).tolist()) == {0}
 
 
 def test_live_migration_takes_the_same_decisions_in_fast_and_reference_mode():
     out = {}
     for mode in ("fast", "reference"):
         sim, res = _dump("live", mode, max_time_s=200.0)
-        out[mode] = (np.asarray(sim.t_done).copy(), np.asarray(sim.served_inst).copy(), sim.control.migrations(),
+        out[mode] = (np.asarray(sim.state.t_done).copy(), np.asarray(sim.state.served_inst).copy(), sim.control.migrations(),
                      list(sim.autoscaler.decisions))
     assert out["fast"][2] == out["reference"][2] > 0
     assert out["fast"][3] == out["reference"][3]

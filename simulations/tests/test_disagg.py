@@ -65,7 +65,7 @@ def test_one_request_ttft_is_its_prefill_and_e2e_adds_the_transfer_then_the_deco
 
 
 def test_both_sides_hold_the_kv_during_the_transfer():
-    from simulations.engine.core.loop import Simulator
+    from simulations.engine.simulator.loop import Simulator
 
     p = 3000
     sc = parse_scenario(_scenario(link={"link_class": "ethernet", "bandwidth_gb_s": 1.0, "latency_s": 2.0}))

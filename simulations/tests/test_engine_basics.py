@@ -231,7 +231,7 @@ def test_a_policy_can_hold_arrivals_and_send_them_later_through_the_arrival_hook
 
 def test_a_request_served_outside_its_origin_region_pays_the_network_delay():
     from simulations.engine import parse_scenario
-    from simulations.engine.core.loop import NetworkDelays
+    from simulations.engine.fleet.arrivals import NetworkDelays
     from simulations.tests.engine_helpers import SPEC
 
     d = {"seed": 4, "workload": {"synthetic": {"total_requests": 1}},

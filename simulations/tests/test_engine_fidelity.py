@@ -182,7 +182,7 @@ def test_the_simulated_instance_applies_the_latency_form_exactly():
 
 
 def test_the_engine_imports_without_django():
-    code = ("import sys, simulations.engine, simulations.engine.core.loop, simulations.engine.policies; "
+    code = ("import sys, simulations.engine, simulations.engine.simulator.loop, simulations.engine.policies; "
             "assert 'django' not in sys.modules, 'django imported'")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})

@@ -87,8 +87,8 @@ def _rq3(mode: str, rate: float = 14.0, seconds: float = 600.0, sim_out=None, **
     sc = parse_scenario(d)
     if sim_out is None:
         return simulate(sc, build_workload(sc))
-    from simulations.engine.core.loop import Simulator
     from simulations.engine.results.metrics import build_result
+    from simulations.engine.simulator.loop import Simulator
 
     sim = Simulator(sc, build_workload(sc))
     sim.run()

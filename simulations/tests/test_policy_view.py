@@ -101,7 +101,7 @@ def test_the_check_accepts_the_documented_members():
 
 
 def test_a_run_hands_policies_a_view_with_every_documented_member_and_nothing_of_the_simulator():
-    from simulations.engine.core.loop import Simulator
+    from simulations.engine.simulator.loop import Simulator
 
     sim = Simulator(scenario(), workload([0.0, 1.0], [100, 50], [5, 5]))
     view = sim.policy_view
@@ -115,7 +115,7 @@ def test_a_run_hands_policies_a_view_with_every_documented_member_and_nothing_of
 
 
 def test_the_view_reports_request_information_known_at_arrival_and_output_only_once_finished():
-    from simulations.engine.core.loop import Simulator
+    from simulations.engine.simulator.loop import Simulator
 
     sim = Simulator(scenario(), workload([0.0, 1.0], [100, 50], [5, 7], tiers=[0, 2]))
     view = sim.policy_view

@@ -325,7 +325,7 @@ def test_every_cached_projection_equals_a_fresh_one(mode):
         d = _scenario(rate=13.0, duration=60.0, autoscaler="preserve-router", predictor="table2-noise")
         d["engine"]["mode"] = mode
         sc = parse_scenario(d)
-        from simulations.engine.core.loop import Simulator
+        from simulations.engine.simulator.loop import Simulator
 
         sim = Simulator(sc, build_workload(sc))
         sim.run()

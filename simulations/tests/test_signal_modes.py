@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from simulations.engine import simulate
-from simulations.engine.core import loop
 from simulations.engine.core.view import PolicyView
 from simulations.engine.policies.autoscalers import Autoscaler
 from simulations.engine.policies.registry import PolicyKind, register
+from simulations.engine.simulator import loop
 from simulations.tests.engine_helpers import scenario, workload
 
 MISMATCHES: list = []
@@ -28,7 +28,7 @@ class SignalAudit(Autoscaler):
     tick_s = 0.05
 
     def on_tick(self, sim, now):
-        inp, out, gen = sim.req_inp, sim.req_out, sim.gen
+        inp, out, gen = sim.state.req_inp, sim.state.req_out, sim.state.gen
         for inst in sim.instances:
             res = sum(int(inp[r] + out[r]) for r in inst.running)
             res += sum(int(inp[e[0]] + out[e[0]]) for e in inst.prefilling)

@@ -127,7 +127,7 @@ def test_a_policy_with_rebase_is_told_every_renumbering(monkeypatch):
 
 
 def test_a_run_stopped_and_resumed_equals_one_run():
-    from simulations.engine.core.loop import Simulator
+    from simulations.engine.simulator.loop import Simulator
 
     sc = parse_scenario(_scenario("burst_reactive", 8000))
     w = build_workload(sc)

@@ -43,7 +43,7 @@ def _floor_module():
 def run_engine(scenario, workload) -> dict:
     """``simulate()`` (the run, its result, energy and validity) and, separately, ``Simulator.run`` alone."""
     from simulations.engine import simulate
-    from simulations.engine.core.loop import Simulator
+    from simulations.engine.simulator.loop import Simulator
 
     c0 = time.process_time()
     result = simulate(scenario, workload)

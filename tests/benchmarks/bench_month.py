@@ -198,14 +198,14 @@ def fleet_case(n_inst: int, copies: int, stretch: float):
 
 
 def run_fleet(n_inst: int, copies: int, stretch: float) -> dict:
-    from simulations.engine.core.loop import Simulator
+    from simulations.engine.simulator.loop import Simulator
 
     sc, w = fleet_case(n_inst, copies, stretch)
     sim = Simulator(sc, w)
     c0 = time.process_time()
     sim.run()
     cpu = time.process_time() - c0
-    return {"instances": n_inst, "requests": len(w), "events": sim.events, "sim_cpu_s": round(cpu, 3),
+    return {"instances": n_inst, "requests": len(w), "events": sim.state.events, "sim_cpu_s": round(cpu, 3),
             "us_per_request": round(cpu / len(w) * 1e6, 2)}
 
 

@@ -46,7 +46,7 @@ STEPS = {
     "parquet_reader": "from pyarrow._parquet import ParquetReader",
     "pydantic_model": "from pydantic import BaseModel\nclass M(BaseModel):\n    x: int\nM(x=1)",
     "read_trace": "from simulations.engine.workload.traceio import read_trace_arrays\nread_trace_arrays(TRACE)",
-    "engine_imports": "from simulations.engine import parse_scenario, simulate\nimport simulations.engine.core.loop\n"
+    "engine_imports": "from simulations.engine import parse_scenario, simulate\nimport simulations.engine.simulator.loop\n"
                       "import simulations.engine.results.metrics, simulations.engine.results.validity",
     "parsed": "import json\nfrom simulations.engine.scenario.scenario import build_workload\n"
               "s = parse_scenario(json.load(open(SCENARIO))).with_strategy(None)\nbuild_workload(s, trace=TRACE)",

@@ -58,10 +58,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from simulations.engine.core.loop import Simulator  # noqa: E402
 from simulations.engine.policies.chiron import scenarios as S  # noqa: E402
 from simulations.engine.results.metrics import build_result  # noqa: E402
 from simulations.engine.scenario.scenario import build_workload, parse_scenario  # noqa: E402
+from simulations.engine.simulator.loop import Simulator  # noqa: E402
 
 CACHE = ROOT / "var" / "reproduce_chiron"
 DOC = ROOT / "docs" / "reproduction_chiron.md"

@@ -57,7 +57,7 @@ class PolicyAPI:
     def observed(self, now: float | None = None) -> dict:
         """Arrivals seen so far (never the future): numpy views of the workload up to the current time."""
         sim = self.sim
-        k = sim.n_arrived
+        k = sim.state.n_arrived
         w = sim.workload
         return {"arrival_s": w.arrival_s[:k], "input_tokens": w.input_tokens[:k],
                 "output_tokens": w.output_tokens[:k], "tier": w.tier[:k], "model": w.model[:k],
@@ -73,8 +73,8 @@ class PolicyAPI:
         """Hand a request (held by a policy, e.g. a queue manager) to endpoint ``ep`` at time ``t``, paying the
         inter-region network delay when ``ep`` is outside the request's origin region."""
         sim = self.sim
-        if sim.net_all or ep.region_idx != sim.req_region[rid]:
-            sim.push(t + sim.net_delay[rid], EV_DELIVER, rid, ep.eid)
+        if sim.state.net_all or ep.region_idx != sim.state.req_region[rid]:
+            sim.state.push(t + sim.state.net_delay[rid], EV_DELIVER, rid, ep.eid)
         else:
             sim.routing._deliver(rid, ep, t)
 
@@ -84,7 +84,7 @@ class PolicyAPI:
         sim = self.sim
         counts = dict.fromkeys(TIERS, 0)
         for rid in inst.running:
-            counts[TIERS[sim.req_tier[rid]]] += 1
+            counts[TIERS[sim.state.req_tier[rid]]] += 1
         return counts
 
     def queued_prompt_tokens(self, inst: Instance) -> int:
@@ -94,7 +94,7 @@ class PolicyAPI:
         total = 0
         for entry in inst.waiting:
             rid = entry[2]
-            total += sim.req_inp[rid] + sim.gen[rid]
+            total += sim.state.req_inp[rid] + sim.state.gen[rid]
         for entry in inst.prefilling:
             total += entry[1]
         return int(total)
@@ -109,7 +109,7 @@ class PolicyAPI:
     def kv_used(self, inst: Instance, now: float | None = None) -> int:
         """KV tokens in use on ``inst`` at ``now`` (exact inside a fast-mode decode run, as in reference mode)."""
         sim = self.sim
-        now = sim.now if now is None else now
+        now = sim.state.now if now is None else now
         return int(inst.kv + (inst.seg_B * decode_iters_done(inst, now)
                               if inst.phase == DECODE and inst.seg_n > 1 else 0))
 
@@ -120,31 +120,31 @@ class PolicyAPI:
     def tokens_generated(self, rid: int, now: float | None = None) -> int:
         """Output tokens request ``rid`` has produced by ``now`` (exact in both modes)."""
         sim = self.sim
-        now = sim.now if now is None else now
-        if sim.t_done[rid] == sim.t_done[rid]:
-            return int(sim.req_out[rid])
-        iid = sim.served_inst[rid]
+        now = sim.state.now if now is None else now
+        if sim.state.t_done[rid] == sim.state.t_done[rid]:
+            return int(sim.state.req_out[rid])
+        iid = sim.state.served_inst[rid]
         if iid < 0:
             return 0
         inst = sim.instances[iid]
         if rid not in inst.running or (inst.phase in (PREFILL, SWAPIN) and rid in inst.batch):
-            return int(sim.gen[rid])  # waiting, swapped out or (re)starting: what it had before
-        return int(sim.req_out[rid] - (sim.fin[rid] - self._clock_at(inst, now)))
+            return int(sim.state.gen[rid])  # waiting, swapped out or (re)starting: what it had before
+        return int(sim.state.req_out[rid] - (sim.state.fin[rid] - self._clock_at(inst, now)))
 
     def remaining_decode_tokens(self, inst: Instance, now: float | None = None, predicted: bool = False) -> int:
         """Output tokens the running requests of ``inst`` still have to produce at ``now``. With ``predicted``,
         from the workload's predicted output lengths (``predicted_output_tokens``; what a real scheduler knows),
         at least 1 per running request; else from the true lengths (an oracle)."""
         sim = self.sim
-        now = sim.now if now is None else now
-        pred = sim.req_pred_out if predicted else None
+        now = sim.state.now if now is None else now
+        pred = sim.state.req_pred_out if predicted else None
         if predicted and pred is None:
             raise ValueError("remaining_decode_tokens(predicted=True): the workload has no predicted_output_tokens")
         total = 0
         for rid in inst.running:
             done = self.tokens_generated(rid, now)
             if pred is None:
-                total += int(sim.req_out[rid]) - done
+                total += int(sim.state.req_out[rid]) - done
             else:
                 total += max(int(pred[rid]) - done, 1)
         return total
@@ -153,16 +153,16 @@ class PolicyAPI:
         """(prompt tokens, predicted output tokens or -1 without ``predicted_output_tokens``) of request ``rid``:
         what a router knows of an arriving request (never its true output length)."""
         sim = self.sim
-        pred = sim.req_pred_out
-        return int(sim.req_inp[rid]), (int(pred[rid]) if pred is not None else -1)
+        pred = sim.state.req_pred_out
+        return int(sim.state.req_inp[rid]), (int(pred[rid]) if pred is not None else -1)
 
     def running_requests(self, inst: Instance, now: float | None = None) -> list:
         """``(rid, prompt tokens, tokens generated by now, predicted output tokens or -1)`` for each running
         request of ``inst`` (exact inside a fast-mode decode run): the input of a load anticipator."""
         sim = self.sim
-        now = sim.now if now is None else now
-        pred = sim.req_pred_out
-        return [(rid, int(sim.req_inp[rid]), self.tokens_generated(rid, now),
+        now = sim.state.now if now is None else now
+        pred = sim.state.req_pred_out
+        return [(rid, int(sim.state.req_inp[rid]), self.tokens_generated(rid, now),
                  int(pred[rid]) if pred is not None else -1) for rid in inst.running]
 
     # ------------------------------------------------------------------ control
@@ -172,31 +172,31 @@ class PolicyAPI:
         sim = self.sim
         if inst.state != SERVING:
             raise ValueError(f"dispatch: instance {inst.iid} is not serving (state {inst.state})")
-        sim.served_ep[rid] = inst.endpoint.eid
+        sim.state.served_ep[rid] = inst.endpoint.eid
         sim.routing._enqueue(inst, rid, now)
 
     def drop(self, rid: int, reason: str) -> None:
         """Drop a request that is held by the policy, waiting in an instance's queue or swapped out, with a reason
         (counted as an SLO miss and under ``dropped`` by reason). A running request must be evicted first."""
         sim = self.sim
-        iid = sim.served_inst[rid]
-        if iid >= 0 and sim.t_done[rid] != sim.t_done[rid]:
+        iid = sim.state.served_inst[rid]
+        if iid >= 0 and sim.state.t_done[rid] != sim.state.t_done[rid]:
             inst = sim.instances[iid]
             if rid in inst.running:
                 raise ValueError(f"drop: request {rid} is running on instance {iid}; evict it first")
             kept = [e for e in inst.waiting if e[2] != rid]
             if len(kept) != len(inst.waiting):
-                if not sim.sched_dynamic:
+                if not sim.instance_engine.sched_dynamic:
                     heapify(kept)
                 inst.waiting = kept
-                inst.work -= sim.req_inp[rid] + sim.req_out[rid]
-                inst.q_tok -= sim.req_inp[rid] + sim.gen[rid]
+                inst.work -= sim.state.req_inp[rid] + sim.state.req_out[rid]
+                inst.q_tok -= sim.state.req_inp[rid] + sim.state.gen[rid]
             elif rid in inst.swapped:  # its KV is in host memory: forget it (it never resumes)
                 inst.swapped.remove(rid)
-                inst.work -= sim.req_out[rid] - sim.gen[rid]
+                inst.work -= sim.state.req_out[rid] - sim.state.gen[rid]
             if inst.endpoint.ix is not None:
-                inst.endpoint.ix.touch(inst, sim.now)
-        sim._drop(rid, str(reason))
+                inst.endpoint.ix.touch(inst, sim.state.now)
+        sim.state._drop(rid, str(reason))
 
     def set_max_batch(self, inst: Instance, n: int, now: float) -> None:
         """Change the instance's maximum batch size. Admission reads it at every iteration boundary; raising it
@@ -209,7 +209,7 @@ class PolicyAPI:
         raised = n > inst.max_b
         inst.max_b = n
         if raised and (inst.waiting or inst.swapped):
-            sim._boundary(inst, now)
+            sim.instance_engine._boundary(inst, now)
             if inst.endpoint.ix is not None:
                 inst.endpoint.ix.touch(inst, now)
 
@@ -223,12 +223,12 @@ class PolicyAPI:
         if rid not in inst.running:
             raise ValueError(f"evict: request {rid} is not running on instance {inst.iid}")
         if mode == "swap":
-            if sim.chunked or inst.v1:
+            if sim.instance_engine.chunked or inst.v1:
                 raise ValueError("evict(mode='swap') is not supported with engine.chunked_prefill or vllm_v1")
             if not inst.spec.kv_bytes_per_token > 0:
                 raise ValueError(f"evict(mode='swap'): deployment {inst.spec.name} has no kv_bytes_per_token")
         inst.pending.append((rid, mode == "swap"))
-        sim._boundary(inst, now)
+        sim.instance_engine._boundary(inst, now)
         if inst.endpoint.ix is not None:
             inst.endpoint.ix.touch(inst, now)
 
@@ -246,8 +246,8 @@ class PolicyAPI:
         out = []
         for entry in taken:
             rid = entry[2]
-            inst.work -= sim.req_inp[rid] + sim.req_out[rid]
-            inst.q_tok -= sim.req_inp[rid] + sim.gen[rid]  # scaling-signal counter (entities.signal_tokens)
+            inst.work -= sim.state.req_inp[rid] + sim.state.req_out[rid]
+            inst.q_tok -= sim.state.req_inp[rid] + sim.state.gen[rid]  # scaling-signal counter (entities.signal_tokens)
             out.append(rid)
         return out
 
@@ -259,7 +259,7 @@ class PolicyAPI:
         if rid not in inst.swapped:
             raise ValueError(f"take_swapped: request {rid} is not swapped out on instance {inst.iid}")
         inst.swapped.remove(rid)
-        inst.work -= sim.req_out[rid] - sim.gen[rid]
+        inst.work -= sim.state.req_out[rid] - sim.state.gen[rid]
 
     def resume_swapped(self, inst: Instance, rid: int, now: float) -> None:
         """Give a request taken with ``take_swapped`` back to the instance whose host memory holds its KV: it
@@ -267,13 +267,13 @@ class PolicyAPI:
         sim = self.sim
         if inst.state != SERVING:
             raise ValueError(f"resume_swapped: instance {inst.iid} is not serving (state {inst.state})")
-        if sim.t_done[rid] == sim.t_done[rid]:
+        if sim.state.t_done[rid] == sim.state.t_done[rid]:
             raise ValueError(f"resume_swapped: request {rid} has finished")
-        if sim.served_inst[rid] != inst.iid or rid in inst.running or rid in inst.swapped:
+        if sim.state.served_inst[rid] != inst.iid or rid in inst.running or rid in inst.swapped:
             raise ValueError(f"resume_swapped: request {rid} was not taken off instance {inst.iid}")
         inst.swapped.append(rid)
-        inst.work += sim.req_out[rid] - sim.gen[rid]
-        sim._boundary(inst, now)
+        inst.work += sim.state.req_out[rid] - sim.state.gen[rid]
+        sim.instance_engine._boundary(inst, now)
 
     # ------------------------------------------------------------------ live migration
     # Llumnix-like live migration of a RUNNING request (Sun et al., OSDI'24 sec. 4.2). Transfer-time model: the
@@ -289,9 +289,9 @@ class PolicyAPI:
         ``inst`` that is not running: waiting (in queue order), in chunked prefill, swapped out. PreServe's router
         reads their predicted decode (preserve/router.py)."""
         sim = self.sim
-        pred = sim.req_pred_out
+        pred = sim.state.req_pred_out
         rids = [e[2] for e in sorted(inst.waiting)] + [e[0] for e in inst.prefilling] + list(inst.swapped)
-        return [(rid, int(sim.req_inp[rid]), int(sim.gen[rid]), int(pred[rid]) if pred is not None else -1)
+        return [(rid, int(sim.state.req_inp[rid]), int(sim.state.gen[rid]), int(pred[rid]) if pred is not None else -1)
                 for rid in rids]
 
     def migration_copy_s(self, inst: Instance, tokens: int, bandwidth_gb_s: float) -> float:
@@ -307,63 +307,63 @@ class PolicyAPI:
         iteration boundary; it resumes on ``dst`` (before waiting requests, when its KV fits) after
         ``downtime_s``. If ``dst`` stopped serving by then, the request resumes on its source instead."""
         sim = self.sim
-        iid = sim.served_inst[rid]
+        iid = sim.state.served_inst[rid]
         src = sim.instances[iid] if iid >= 0 else None
-        if src is None or rid not in src.running or sim.t_done[rid] == sim.t_done[rid]:
+        if src is None or rid not in src.running or sim.state.t_done[rid] == sim.state.t_done[rid]:
             raise ValueError(f"migrate_running: request {rid} is not running")
         if dst.state != SERVING:
             raise ValueError(f"migrate_running: instance {dst.iid} is not serving (state {dst.state})")
         if dst is src or dst.endpoint is not src.endpoint:
             raise ValueError(f"migrate_running: instance {dst.iid} is not another instance of the same endpoint")
-        if sim.chunked or src.v1:
+        if sim.instance_engine.chunked or src.v1:
             raise ValueError("migrate_running is not supported with engine.chunked_prefill or vllm_v1")
-        if sim._migrating is None:
-            sim._migrating, sim._mig_down = {}, {}
-        if rid in sim._migrating:
+        if sim.instance_engine._migrating is None:
+            sim.instance_engine._migrating, sim.instance_engine._mig_down = {}, {}
+        if rid in sim.instance_engine._migrating:
             raise ValueError(f"migrate_running: request {rid} is already migrating")
-        sim._migrating[rid] = (dst.iid, max(0.0, float(downtime_s)))
+        sim.instance_engine._migrating[rid] = (dst.iid, max(0.0, float(downtime_s)))
         src.pending.append((rid, True))
-        sim._boundary(src, now)
+        sim.instance_engine._boundary(src, now)
         if src.endpoint.ix is not None:
             src.endpoint.ix.touch(src, now)
 
     def migrating(self, rid: int) -> bool:
         """True while request ``rid`` waits for its switch-over (``migrate_running`` called, boundary not reached)."""
         sim = self.sim
-        return sim._migrating is not None and rid in sim._migrating
+        return sim.instance_engine._migrating is not None and rid in sim.instance_engine._migrating
 
     def migrations(self) -> int:
         """Live migrations completed so far (switch-overs done)."""
         sim = self.sim
-        return int(sim._mig_count)
+        return int(sim.instance_engine._mig_count)
 
     def _land_migration(self, src: Instance, rid: int, t: float) -> None:
         """Called by the KV manager right after the source evicted ``rid`` (swap mode) for a migration."""
         sim = self.sim
-        dst_iid, down = sim._migrating.pop(rid)
+        dst_iid, down = sim.instance_engine._migrating.pop(rid)
         dst = sim.instances[dst_iid]
         if dst.state != SERVING:
             return  # the destination went away: the request stays swapped out on its source and resumes there
         src.swapped.remove(rid)
-        src.work -= sim.req_out[rid] - sim.gen[rid]
-        sim.preempted[rid] -= 1  # a migration is not a preemption
-        sim.served_inst[rid] = dst.iid
+        src.work -= sim.state.req_out[rid] - sim.state.gen[rid]
+        sim.state.preempted[rid] -= 1  # a migration is not a preemption
+        sim.state.served_inst[rid] = dst.iid
         dst.swapped.append(rid)
-        dst.work += sim.req_out[rid] - sim.gen[rid]
-        sim._mig_down[rid] = down
-        sim._mig_count += 1
-        sim._boundary(dst, t)
+        dst.work += sim.state.req_out[rid] - sim.state.gen[rid]
+        sim.instance_engine._mig_down[rid] = down
+        sim.instance_engine._mig_count += 1
+        sim.instance_engine._boundary(dst, t)
         if dst.endpoint.ix is not None:
             dst.endpoint.ix.touch(dst, t)
 
     def _after_instance_event(self, inst: Instance, t: float, b0: int) -> None:
         """Run the hooks a policy asked for, once the instance's event is fully processed."""
         sim = self.sim
-        done = sim._done_buf
+        done = sim.state._done_buf
         if done:
-            sim._done_buf = []
-            if sim._h_complete:
+            sim.state._done_buf = []
+            if sim.state._h_complete:
                 for rid in done:
                     sim.autoscaler.on_complete(sim.policy_view, inst, rid, t)
-        if sim._h_batch and (inst.B != b0 or done):
+        if sim.state._h_batch and (inst.B != b0 or done):
             sim.autoscaler.on_batch_change(sim.policy_view, inst, t)

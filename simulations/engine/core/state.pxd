@@ -1,15 +1,15 @@
 # Cython declarations for state.py (used only when the engine is compiled; see simulations/engine/build.py).
-# RunState is the base extension type of the Simulator (loop.py): the loop's hot state lives in C fields, the
-# per-request arrays are typed memoryviews over the same numpy buffers the Python attributes view. Anything not
-# declared here or in a subclass's .pxd (policies' attributes, plain Python state) goes to __dict__, so policies
-# see the same object either way.
+# RunState is a part the Simulator owns (``sim.state``); the parts that read it hold it typed (``cdef RunState st``),
+# so ``st._gen[rid]`` is a C read. The loop's hot state lives in C fields, the per-request arrays are typed
+# memoryviews over the same numpy buffers the Python attributes view; the rest (req_arr, dropped, ...) is in
+# its __dict__.
 
 from simulations.engine.core.evq cimport InstanceEvents
 
 
 cdef class RunState:
     cdef dict __dict__
-    cdef public bint fast, chunked, sched_dynamic, net_all, _in_arrival
+    cdef public bint net_all, _in_arrival
     cdef public list heap
     cdef public InstanceEvents iq
     cdef public long long seq, n_done, n_arrived, events
@@ -24,13 +24,8 @@ cdef class RunState:
     cdef signed char[:] _prio
     cdef int[:] _gen, _join, _fin, _served_ep, _served_inst, _preempted
     cdef double[:] _t_first, _t_done, _t_admit, _tok_t, _tbt_max
-    cdef object _sched_key
     # the policy API's hooks (switched on only when the policy asks: control.py)
     cdef public bint _h_batch, _h_complete, _h_release, _h_any
     cdef public list _done_buf
-    # the one object policies receive (view.py)
-    cdef public object policy_view
-    # prefill/decode disaggregation (disagg.py), None when no endpoint is disaggregated
-    cdef public object _pd
 
     cpdef _bind_views(self)

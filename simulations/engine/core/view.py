@@ -96,12 +96,12 @@ class PolicyView:
     @property
     def now(self) -> float:
         """The current simulated time (s)."""
-        return self._sim.now
+        return self._sim.state.now
 
     @property
     def n_arrived(self) -> int:
         """Requests arrived so far (ids ``0 .. n_arrived - 1``; ids are in arrival order)."""
-        return int(self._sim.n_arrived)
+        return int(self._sim.state.n_arrived)
 
     @property
     def endpoints(self) -> list:
@@ -125,37 +125,37 @@ class PolicyView:
     # ------------------------------------------------------------------ requests (read-only)
     def tier_of(self, rid: int) -> int:
         """Tier index of request ``rid`` (``config.TIERS``: 0 IW-F, 1 IW-N, 2 NIW)."""
-        return int(self._sim.req_tier[rid])
+        return int(self._sim.state.req_tier[rid])
 
     def model_of(self, rid: int) -> int:
         """Model index of request ``rid`` (into ``model_names``)."""
-        return int(self._sim.req_model[rid])
+        return int(self._sim.state.req_model[rid])
 
     def region_of(self, rid: int) -> int:
         """Origin region index of request ``rid`` (into ``region_names``)."""
-        return int(self._sim.req_region[rid])
+        return int(self._sim.state.req_region[rid])
 
     def arrival_s(self, rid: int) -> float:
         """Arrival time of request ``rid`` (s)."""
-        return float(self._sim.req_arr[rid])
+        return float(self._sim.state.req_arr[rid])
 
     def prompt_tokens(self, rid: int) -> int:
         """Prompt tokens of request ``rid``."""
-        return int(self._sim.req_inp[rid])
+        return int(self._sim.state.req_inp[rid])
 
     def output_tokens(self, rid: int) -> int:
         """Output tokens of a *finished* request (before it finishes its length is unknown to a real system:
         use ``request_tokens`` for the predicted length, ``tokens_generated`` for the tokens so far)."""
         sim = self._sim
-        if sim.t_done[rid] != sim.t_done[rid]:
+        if sim.state.t_done[rid] != sim.state.t_done[rid]:
             raise ValueError(f"output_tokens: request {rid} has not finished")
-        return int(sim.req_out[rid])
+        return int(sim.state.req_out[rid])
 
     def request_slo(self, rid: int) -> tuple:
         """``(ttft_s, itl_s)`` targets of request ``rid``: its own (the workload's ``ttft_slo_s`` / ``tpot_slo_s``
         columns), else its tier's in the scenario's ``slo`` block, else None."""
         sim = self._sim
-        tier = ("IW-F", "IW-N", "NIW")[int(sim.req_tier[rid])]
+        tier = ("IW-F", "IW-N", "NIW")[int(sim.state.req_tier[rid])]
         slo = sim.scenario.slo
         w = sim.workload
         ttft, itl = slo.ttft_s.get(tier), slo.itl_s.get(tier)
@@ -169,7 +169,7 @@ class PolicyView:
     def set_priority(self, rid: int, priority: int) -> None:
         """Set request ``rid``'s scheduler priority (0 first, 1 otherwise; the NIW queue manager escalates an
         old request to 0). Takes effect when the request next joins a waiting queue."""
-        self._sim.req_prio[rid] = int(priority)
+        self._sim.state.req_prio[rid] = int(priority)
 
     def record_scaling(self, now: float, endpoint: Any, action: str, **fields: Any) -> None:
         """Record a scaling decision the fleet verbs do not record themselves (a drain the policy chose, a plan):

@@ -1,7 +1,8 @@
 # Cython declarations for arrivals.py (used only when the engine is compiled; see simulations/engine/build.py).
-# The request path is a part the Simulator owns; it holds the instance engine typed, so the fused arrival path's
-# calls into it (_join_queue, the per-request arrays) are C calls.
+# The request path is a part the Simulator owns; it holds the run state and the instance engine typed, so the fused
+# arrival path's reads and calls (the per-request arrays, _join_queue) are C reads and calls.
 
+from simulations.engine.core.state cimport RunState
 from simulations.engine.instance.batching cimport InstanceEngine
 from simulations.engine.core.entities cimport Endpoint, Instance
 from simulations.engine.fleet.fleetindex cimport EndpointIndex
@@ -9,7 +10,9 @@ from simulations.engine.fleet.fleetindex cimport EndpointIndex
 
 cdef class RequestPath:
     cdef dict __dict__
-    cdef public InstanceEngine sim
+    cdef public object sim
+    cdef public RunState st
+    cdef public InstanceEngine ie
     cdef public dict _cands
     # the fused arrival path's bindings (set by _setup_fast_arrive)
     cdef object _rr_cache, _ep_choose, _inst_choose, _autoscaler, _act, _net_delay, _generic_arrive

@@ -14,9 +14,9 @@ import os
 import cython
 
 from simulations.engine.core.entities import Endpoint, Instance
-from simulations.engine.core.state import EV_DELIVER
+from simulations.engine.core.state import EV_DELIVER, RunState  # noqa: F401 - RunState types a field when compiled
 from simulations.engine.fleet.fleetindex import EndpointIndex, jsq_scan
-from simulations.engine.instance.batching import InstanceEngine
+from simulations.engine.instance.batching import InstanceEngine  # noqa: F401 - types a field when compiled
 from simulations.engine.scenario.config import TIER_INDEX, TIERS
 
 NIW = TIER_INDEX["NIW"]
@@ -57,11 +57,13 @@ class NetworkDelays:
 
 class RequestPath:
     """The request path: ``_arrive`` (or the fused ``_arrive_fast``) -> ``_deliver`` -> ``_enqueue``; a part the
-    Simulator owns (``sim.routing``). It admits requests into the instance engine (``sim``, typed when compiled, so
-    the fused path's calls into it stay C calls)."""
+    Simulator owns (``sim.routing``). It reads the run state (``st``) and admits requests into the instance engine
+    (``ie``), both typed when compiled, so the fused path's reads and calls stay C reads and calls."""
 
-    def __init__(self, sim: InstanceEngine) -> None:
+    def __init__(self, sim) -> None:
         self.sim = sim
+        self.st = sim.state
+        self.ie = sim.instance_engine
         self._bind_views()
         self._build_candidates()
         self._route_ctx = sim.engine.over_context == "route" and any(ep.spec.max_model_len for ep in sim.endpoints)
@@ -69,10 +71,9 @@ class RequestPath:
 
     def _bind_views(self):
         """The fused path's own handles on the per-request arrays it reads (the instance engine's typed views: the
-        same buffers); rebound whenever the simulator rebinds its own (``RunState._bind_views``)."""
-        sim = self.sim
-        self._region, self._model, self._tier = sim._region, sim._model, sim._tier
-        self._inp, self._gen, self._served_ep = sim._inp, sim._gen, sim._served_ep
+        same buffers); rebound whenever the simulator rebinds the state's (``Simulator._bind_views``)."""
+        self._region, self._model, self._tier = self.st._region, self.st._model, self.st._tier
+        self._inp, self._gen, self._served_ep = self.st._inp, self.st._gen, self.st._served_ep
 
     def _build_candidates(self):
         """(region, model, tier) -> endpoints eligible for that tier (siloed pools split IW / NIW)."""
@@ -90,16 +91,16 @@ class RequestPath:
 
     def _arrive(self, rid: int, t: float) -> None:
         sim = self.sim
-        origin = sim.req_region[rid]
-        eps = sim.region_router.choose(sim.req_model[rid], origin, sim.req_tier[rid])
+        origin = self.st.req_region[rid]
+        eps = sim.region_router.choose(self.st.req_model[rid], origin, self.st.req_tier[rid])
         if not eps:
-            sim._drop(rid, "no_endpoint")
+            self.st._drop(rid, "no_endpoint")
             return
         if self._route_ctx:
             eps = self._route_by_context(rid, eps, origin)
         ep = eps[0] if len(eps) == 1 else sim.endpoint_router.choose(eps)
-        if sim.net_all or ep.region_idx != origin:
-            sim.push(t + sim.net_delay[rid], EV_DELIVER, rid, ep.eid)
+        if self.st.net_all or ep.region_idx != origin:
+            self.st.push(t + self.st.net_delay[rid], EV_DELIVER, rid, ep.eid)
         else:
             self._deliver(rid, ep, t)
 
@@ -122,7 +123,7 @@ class RequestPath:
         self._thr = rr.threshold
         self._ep_choose = sim.endpoint_router.choose
         self._inst_choose = sim.instance_router.choose
-        self._net_delay = sim.net_delay
+        self._net_delay = self.st.net_delay
         self._autoscaler = autoscaler
         self._hook = bool(autoscaler.wants_request_hook)
         # the reactive heuristic's decision inline (ReactiveSiloed only changes the fleet it starts from)
@@ -137,7 +138,7 @@ class RequestPath:
         self._n_models = len(sim.model_names)
         self._lists_by_key = [None] * (len(sim.region_names) * self._n_models * 3)
         for ep in sim.endpoints:  # the per-endpoint indexes (fleetindex.py), kept current from here on
-            ep.ix = EndpointIndex(ep, sim.now)
+            ep.ix = EndpointIndex(ep, self.st.now)
         return True
 
     @cython.locals(ep=Endpoint, ix=EndpointIndex, lo=cython.double, hi=cython.double, v=cython.double)
@@ -160,13 +161,12 @@ class RequestPath:
     @cython.locals(origin=cython.int, model=cython.int, tier=cython.int, ep=Endpoint, ix=EndpointIndex,
                    inst=Instance, u=cython.double, v=cython.double, best_u=cython.double, lo=cython.double,
                    hi=cython.double, k_inst=cython.longlong, need=cython.longlong, n_ev=cython.Py_ssize_t,
-                   below=cython.bint, serving=list, sim=InstanceEngine, other=Instance)
+                   below=cython.bint, serving=list, other=Instance)
     def _arrive_fast(self, rid, t: float):
         """``_arrive`` -> ``_deliver`` -> ``_enqueue`` for the stock policy stack with the endpoints' indexes
         (fleetindex.py): the region router's threshold test and the reactive autoscaler's band test are settled by
         O(1) utilisation bounds when they can (else the exact value), JSQ walks the endpoint's heap. Same decisions
         as the scans they replace (``PLANNER_ENGINE_INDEX_CHECK=1`` verifies every one)."""
-        sim = self.sim
         origin = self._region[rid]
         model = self._model[rid]
         tier = self._tier[rid]
@@ -202,11 +202,11 @@ class RequestPath:
                     if u < best_u:
                         eps, best_u = cand, u
         if not eps:
-            sim._drop(rid, "no_endpoint")
+            self.st._drop(rid, "no_endpoint")
             return
         ep = eps[0] if len(eps) == 1 else self._ep_choose(eps)
-        if sim.net_all or ep.region_idx != origin:
-            sim.push(t + self._net_delay[rid], EV_DELIVER, rid, ep.eid)
+        if self.st.net_all or ep.region_idx != origin:
+            self.st.push(t + self._net_delay[rid], EV_DELIVER, rid, ep.eid)
             return
         # _deliver
         self._served_ep[rid] = ep.eid
@@ -225,13 +225,13 @@ class RequestPath:
         if need >= inst.adm:
             self._refuse(inst, rid, need)
             return
-        if sim._pd is not None:  # Splitwise's mixed pool may give the prompt to a decode instance (disagg.py)
-            other = sim._pd.route(inst, rid, need, t)
+        if self.ie._pd is not None:  # Splitwise's mixed pool may give the prompt to a decode instance (disagg.py)
+            other = self.ie._pd.route(inst, rid, need, t)
             if other is not inst:
-                sim._join_queue(other, rid, t, need, -1)
+                self.ie._join_queue(other, rid, t, need, -1)
                 other.endpoint.ix.touch(other, t)
                 return
-        sim._join_queue(inst, rid, t, need, k_inst)
+        self.ie._join_queue(inst, rid, t, need, k_inst)
         ix.touch(inst, t)
 
 
@@ -276,7 +276,7 @@ class RequestPath:
 
     def _deliver(self, rid: int, ep: Endpoint, t: float) -> None:
         sim = self.sim
-        sim.served_ep[rid] = ep.eid
+        self.st.served_ep[rid] = ep.eid
         if sim.autoscaler.wants_request_hook:
             sim.autoscaler.on_request(sim.policy_view, ep, t, rid)
         if not ep.serving:
@@ -284,16 +284,14 @@ class RequestPath:
             return
         self._enqueue(sim.instance_router.choose(ep), rid, t)
 
-    @cython.locals(sim=InstanceEngine)
     def _enqueue(self, inst: Instance, rid: int, t: float) -> None:
-        sim = self.sim
-        need = sim.req_inp[rid] + sim.gen[rid]
+        need = self.st.req_inp[rid] + self.st.gen[rid]
         if need >= inst.adm:
             self._refuse(inst, rid, need)
             return
-        if sim._pd is not None:  # Splitwise's mixed pool (disagg.py)
-            inst = sim._pd.route(inst, rid, need, t)
-        sim._join_queue(inst, rid, t, need, -1)
+        if self.ie._pd is not None:  # Splitwise's mixed pool (disagg.py)
+            inst = self.ie._pd.route(inst, rid, need, t)
+        self.ie._join_queue(inst, rid, t, need, -1)
         if inst.endpoint.ix is not None:
             inst.endpoint.ix.touch(inst, t)
 
@@ -301,12 +299,11 @@ class RequestPath:
         """A request ``inst`` can never serve (``need >= inst.adm``): beyond the deployment's context limit
         (``engine.over_context`` reject / route; vLLM refuses a prompt longer than max_model_len), or beyond what the
         KV cache can hold above the admission watermark (vLLM's AllocStatus.NEVER)."""
-        sim = self.sim
-        if need >= inst.cap or need > inst.cap - sim.wm_tokens(inst) or (
-                sim._pd is not None and sim._pd.beyond_decode(inst, need)):
-            sim._drop(rid, "prompt_exceeds_kv_capacity")
+        if need >= inst.cap or need > inst.cap - self.ie.wm_tokens(inst) or (
+                self.ie._pd is not None and self.ie._pd.beyond_decode(inst, need)):
+            self.st._drop(rid, "prompt_exceeds_kv_capacity")
         else:
-            sim._drop(rid, "prompt_exceeds_max_model_len")
+            self.st._drop(rid, "prompt_exceeds_max_model_len")
 
     def _setup_admission_bounds(self) -> None:
         """Each endpoint's ``adm``: the smallest prompt (+ generated) tokens refused at routing (``_refuse``)."""
@@ -314,7 +311,7 @@ class RequestPath:
         over = sim.engine.over_context
         for ep in sim.endpoints:
             cap = ep.spec.kv_capacity_tokens
-            w = int(sim.kv_wm * cap)
+            w = int(self.ie.kv_wm * cap)
             adm = cap if w == 0 else min(cap, cap - w + 1)
             lim = ep.spec.max_model_len
             if lim and over in ("reject", "route") and lim + 1 < adm:
@@ -326,11 +323,11 @@ class RequestPath:
         fits the request; if none, every endpoint of the model and tier (any region) that fits, in region order;
         if none fits, the router's choice (the request is then refused there)."""
         sim = self.sim
-        need = sim.req_inp[rid]
+        need = self.st.req_inp[rid]
         fit = [ep for ep in eps if not ep.spec.max_model_len or need <= ep.spec.max_model_len]
         if fit:
             return fit
-        model, tier = sim.req_model[rid], sim.req_tier[rid]
+        model, tier = self.st.req_model[rid], self.st.req_tier[rid]
         fit = [ep for ep in sim.endpoints if ep.model_idx == model and ep.pool != "decode" and (ep.pool in ("all", "prefill") or (ep.pool == "niw") == (
             tier == NIW)) and (not ep.spec.max_model_len or need <= ep.spec.max_model_len)]
         return fit[:1] if fit else eps

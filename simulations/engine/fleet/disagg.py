@@ -125,22 +125,22 @@ class Disaggregation:
                 if dec.adm < ep.adm:
                     ep.adm = dec.adm
         self._any_mixed = bool(self.mixed_of)
-        n = sim.n
+        n = sim.state.n
         self.t_xfer = np.full(n, np.nan)  # transfer duration
         self.t_land = np.full(n, np.nan)  # landing time on the decode instance
         self.t_join = np.full(n, np.nan)  # joined the decode batch
         self._xfer, self._land, self._joinv = memoryview(self.t_xfer), memoryview(self.t_land), memoryview(self.t_join)
-        self._inp, self._out, self._gen = sim.req_inp, sim.req_out, sim.gen
-        self._served_inst = sim.served_inst
+        self._inp, self._out, self._gen = sim.state.req_inp, sim.state.req_out, sim.state.gen
+        self._served_inst = sim.state.served_inst
         self.xfer_tokens = 0
         self.xfer_bytes = 0.0
         self.inflight = {}  # rid -> (src instance, dst instance or None, tokens)
         self.parked = {}  # decode endpoint id -> [rid] waiting for a serving decode instance
-        if sim._mig_down is None:
-            sim._mig_down = {}  # the swap-in path's "KV already here" marks (kvcache._swap_in)
-        self._mig_down = sim._mig_down
-        self._push = sim.push
-        self._boundary = sim._boundary
+        if sim.instance_engine._mig_down is None:
+            sim.instance_engine._mig_down = {}  # the swap-in path's "KV already here" marks (kvcache._swap_in)
+        self._mig_down = sim.instance_engine._mig_down
+        self._push = sim.state.push
+        self._boundary = sim.instance_engine._boundary
 
     def beyond_decode(self, inst, need) -> bool:
         """Whether ``need`` tokens exceed what the decode pool of prefill instance ``inst`` can ever hold."""

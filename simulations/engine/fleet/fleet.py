@@ -42,12 +42,12 @@ class FleetLifecycle:
         sim = self.sim
         inst = Instance(len(sim.instances), ep, now, now + delay_s, source)
         sim.instances.append(inst)
-        sim.iq.add_instance()
+        sim.state.iq.add_instance()
         if delay_s <= 0:
             self._ready(inst, now)
         else:
             ep.provisioning.append(inst)
-            sim.push(now + delay_s, EV_READY, inst)
+            sim.state.push(now + delay_s, EV_READY, inst)
         return inst
 
     def scale_out(self, ep: Endpoint, now: float, source: str = "auto") -> Instance | None:
@@ -126,7 +126,7 @@ class FleetLifecycle:
         else:
             self.vm_free[ep.region_idx] += 1
         sim = self.sim
-        if sim._h_release:
+        if sim.state._h_release:
             sim.autoscaler.on_instance_release(sim.policy_view, inst, now)
 
     def _ready(self, inst: Instance, now: float) -> None:
@@ -146,7 +146,7 @@ class FleetLifecycle:
         sim = self.sim
         if ep.backlog:
             backlog, ep.backlog = ep.backlog, []
-            sim.cold_started.update(backlog)
+            sim.state.cold_started.update(backlog)
             for rid in backlog:
                 sim.routing._enqueue(sim.instance_router.choose(ep), rid, now)
         if sim._pd is not None and ep.pool == "decode":

@@ -1,5 +1,6 @@
 """The instance engine (vLLM-like): KV-cache management (``kvcache``), chunked prefill (``chunked``) and batching
-(``batching``), each the base of the next; the latency model and its fitter (``perf``).
+(``batching``), each the base of the next: together ``InstanceEngine``, the one part the Simulator owns for every
+instance (``sim.instance_engine``); the latency model and its fitter (``perf``).
 
 Compiled with Cython (``simulations.engine.build``); ``accel.extend`` puts a fresh build first on this
 package's path.

@@ -1,5 +1,5 @@
 # Cython declarations for batching.py (used only when the engine is compiled; see simulations/engine/build.py).
-# The instance engine's internal steps are C methods of the Simulator's fourth base type.
+# The instance engine's internal steps: its third and last type, the one the Simulator and the request path hold.
 
 from simulations.engine.core.codes cimport *
 from simulations.engine.core.entities cimport Instance, IntHeap, RunLog, decode_iters_done

@@ -1,5 +1,7 @@
 """The instance batching engine (vLLM-like): waiting queue, admission and prefill, decode runs, KV
-preemption; chunked prefill is its base class (chunked.py), above the KV manager and the run state.
+preemption; chunked prefill is its base class (chunked.py), above the KV manager (kvcache.py). The instance
+engine is a part the Simulator owns (``sim.instance_engine``); it reads and writes the run state it holds typed
+(``self.st``, core/state.py).
 
 Fast mode: between two events an instance's decode batch is fixed, so a whole run of decode iterations
 (until the next completion or KV exhaustion) is one event whose duration is summed analytically:
@@ -70,33 +72,33 @@ class InstanceEngine(ChunkedPrefill):
         instant's other arrivals (they batch together); a decoding instance ends its run at the end of the
         iteration in progress if the request could join then. ``k_done``: decode iterations of the current run
         done by ``t`` when the caller already knows them, else -1."""
-        self.seq += 1
-        self._served_inst[rid] = inst.iid
-        inst.last_arr = self._arr[rid]
+        self.st.seq += 1
+        self.st._served_inst[rid] = inst.iid
+        inst.last_arr = self.st._arr[rid]
         if self._key_fcfs:  # FCFS.key, inline (same float expression)
-            key = self._prio[rid] * _PRIO_SHIFT + self._arr[rid]
-            entry = (key, self.seq, rid)
+            key = self.st._prio[rid] * _PRIO_SHIFT + self.st._arr[rid]
+            entry = (key, self.st.seq, rid)
         else:
-            entry = (self._sched_key(self._arr[rid], self._tier[rid], self._prio[rid]), self.seq, rid)
+            entry = (self._sched_key(self.st._arr[rid], self.st._tier[rid], self.st._prio[rid]), self.st.seq, rid)
         if self.sched_dynamic:
             insort(inst.waiting, entry)  # a dynamic scheduler reads the waiting list fully sorted
         else:
             heappush(inst.waiting, entry)
-        inst.work += need + self._out[rid] - self._gen[rid]
+        inst.work += need + self.st._out[rid] - self.st._gen[rid]
         inst.q_tok += need  # scaling-signal counter (entities.signal_tokens)
         phase = inst.phase
         if phase == IDLE:
-            heap = self.heap
-            if self._in_arrival and self.next_arr > t and (not heap or heap[0][0] > t) and self.iq.top_time() > t:
+            heap = self.st.heap
+            if self.st._in_arrival and self.st.next_arr > t and (not heap or heap[0][0] > t) and self.st.iq.top_time() > t:
                 B = inst.B
                 self._step(inst, t)
-                if self._h_any:
+                if self.st._h_any:
                     self.control._after_instance_event(inst, t, B)
                 return
             inst.phase = WAKE
             inst.seg_t0 = t
-            self.seq += 1
-            self.iq.schedule(inst.iid, t, self.seq)
+            self.st.seq += 1
+            self.st.iq.schedule(inst.iid, t, self.st.seq)
         elif phase == DECODE and inst.seg_n > 1:
             B = inst.seg_B
             if inst.B >= inst.max_b:
@@ -110,8 +112,8 @@ class InstanceEngine(ChunkedPrefill):
                 return  # would not fit at that boundary; KV only grows during the run
             inst.seg_n = k
             inst.seg_end = inst.seg_t0 + k * d0 + a * k * (k - 1)
-            self.seq += 1
-            self.iq.schedule(inst.iid, inst.seg_end, self.seq)
+            self.st.seq += 1
+            self.st.iq.schedule(inst.iid, inst.seg_end, self.st.seq)
 
 
     # The typed locals (cython.locals) only matter to the compiled build; as Python they are plain names.
@@ -157,25 +159,25 @@ class InstanceEngine(ChunkedPrefill):
                     fe = fh.pop()
                     f = fe // _FIN_RID
                     rid = fe - f * _FIN_RID
-                    if self._fin[rid] != f:
+                    if self.st._fin[rid] != f:
                         continue  # stale: preempted or re-admitted since
                     orid = rid  # boxed once for the two dict operations
                     if orid in running:
                         if inst.pfx is not None:
                             self._pfx_release(inst, rid)
                         # _complete(inst, rid, t) with _close_stint inlined
-                        j = self._join[rid]
+                        j = self.st._join[rid]
                         if it != j:
-                            m = runs.gap_since(j, self._tok_t[rid])
-                            if m > self._tbt_max[rid]:
-                                self._tbt_max[rid] = m
+                            m = runs.gap_since(j, self.st._tok_t[rid])
+                            if m > self.st._tbt_max[rid]:
+                                self.st._tbt_max[rid] = m
                         inst.S -= running.pop(orid)
                         inst.B -= 1
-                        inst.res_tok -= self._inp[rid] + self._out[rid]
-                        self._t_done[rid] = t
-                        self.n_done += 1
-                        if self._h_complete:
-                            self._done_buf.append(orid)
+                        inst.res_tok -= self.st._inp[rid] + self.st._out[rid]
+                        self.st._t_done[rid] = t
+                        self.st.n_done += 1
+                        if self.st._h_complete:
+                            self.st._done_buf.append(orid)
         self._step(inst, t)
 
     @cython.locals(B=cython.longlong, ctx=cython.longlong, kv_used=cython.longlong, admit=cython.bint)
@@ -226,7 +228,7 @@ class InstanceEngine(ChunkedPrefill):
             order = self.scheduler.order(waiting, t, self.policy_view)
             taken = 0
             for _key, _seq, rid in order:
-                need = self._inp[rid] + self._gen[rid]
+                need = self.st._inp[rid] + self.st._gen[rid]
                 if need > free or len(batch) >= room_b or (batch and tokens + need > max_bt):
                     break
                 batch.append(rid)
@@ -241,7 +243,7 @@ class InstanceEngine(ChunkedPrefill):
             while waiting:
                 orid = waiting[0][2]
                 rid = orid
-                need = self._inp[rid] + self._gen[rid]
+                need = self.st._inp[rid] + self.st._gen[rid]
                 if need > free or len(batch) >= room_b or (batch and tokens + need > max_bt):
                     break
                 heappop(waiting)
@@ -254,14 +256,14 @@ class InstanceEngine(ChunkedPrefill):
         running = inst.running
         for orid in batch:
             rid = orid
-            ctx = self._inp[rid] + self._gen[rid]
+            ctx = self.st._inp[rid] + self.st._gen[rid]
             running[orid] = ctx - it
             inst.S += ctx - it
             inst.q_tok -= ctx
-            inst.res_tok += self._inp[rid] + self._out[rid]
-            self._join[rid] = it
-            if self._t_admit[rid] != self._t_admit[rid]:
-                self._t_admit[rid] = t
+            inst.res_tok += self.st._inp[rid] + self.st._out[rid]
+            self.st._join[rid] = it
+            if self.st._t_admit[rid] != self.st._t_admit[rid]:
+                self.st._t_admit[rid] = t
         inst.B += len(batch)
         inst.batch = batch
         inst.phase = PREFILL
@@ -275,8 +277,8 @@ class InstanceEngine(ChunkedPrefill):
         if inst.state == SERVING:
             inst.endpoint.kv_sum += kv - inst.kv
         inst.kv = kv
-        self.seq += 1
-        self.iq.schedule(inst.iid, t + dur, self.seq)
+        self.st.seq += 1
+        self.st.iq.schedule(inst.iid, t + dur, self.st.seq)
         return True
 
     @cython.locals(room=cython.longlong, f=cython.longlong, n=cython.longlong, n_kv=cython.longlong,
@@ -296,7 +298,7 @@ class InstanceEngine(ChunkedPrefill):
             fe = fh.top()
             f = fe // _FIN_RID
             rid = fe - f * _FIN_RID
-            if self._fin[rid] == f and rid in running:
+            if self.st._fin[rid] == f and rid in running:
                 break
             fh.pop()
         d0 = inst.dc0 + inst.dcb * B + inst.dcc * ctx
@@ -328,15 +330,15 @@ class InstanceEngine(ChunkedPrefill):
         if inst.state == SERVING:
             inst.endpoint.kv_sum += kv_used - inst.kv
         inst.kv = kv_used
-        self.seq += 1
-        self.iq.schedule(inst.iid, t + dur, self.seq)
+        self.st.seq += 1
+        self.st.iq.schedule(inst.iid, t + dur, self.st.seq)
 
     @cython.locals(rid=cython.longlong, rem=cython.longlong, it=cython.longlong)
     def _swap_in_end(self, inst: Instance, t: float):
         it = inst.it
         for rid in inst.batch:
-            rem = self._out[rid] - self._gen[rid]
-            self._fin[rid] = it + rem
+            rem = self.st._out[rid] - self.st._gen[rid]
+            self.st._fin[rid] = it + rem
             inst.fin_heap.push((it + rem) * _FIN_RID + rid)
         inst.batch = []
         self._step(inst, t)
@@ -351,12 +353,12 @@ class InstanceEngine(ChunkedPrefill):
         if inst.phase == IDLE:
             inst.phase = WAKE
             inst.seg_t0 = t
-            self.seq += 1
-            self.iq.schedule(inst.iid, t, self.seq)
+            self.st.seq += 1
+            self.st.iq.schedule(inst.iid, t, self.st.seq)
         elif inst.phase == DECODE and inst.seg_n > 1:
             k = decode_iters_done(inst, t) + 1
             if k < inst.seg_n:
                 inst.seg_n = k
                 inst.seg_end = inst.seg_t0 + k * inst.seg_d0 + inst.seg_a * k * (k - 1)
-                self.seq += 1
-                self.iq.schedule(inst.iid, inst.seg_end, self.seq)
+                self.st.seq += 1
+                self.st.iq.schedule(inst.iid, inst.seg_end, self.st.seq)

@@ -30,11 +30,8 @@ class ChunkedPrefill(KVManager):
     def _step(self, inst: Instance, t: float):
         raise NotImplementedError("InstanceEngine._step (batching.py) overrides this")
 
-    @cython.locals(B=cython.longlong, ctx=cython.longlong, free=cython.longlong, need=cython.longlong,
-                   rid=cython.longlong, budget=cython.longlong, tokens=cython.longlong, take=cython.longlong,
-                   dur=cython.double, sq=cython.double, done=cython.longlong, reserve=cython.longlong,
-                   left=cython.longlong, hit=cython.longlong, adj=cython.longlong,
-                   waiting=list, prefilling=list, taken=list, plan=list)
+    @cython.locals(B=cython.longlong, ctx=cython.longlong, free=cython.longlong, reserve=cython.longlong,
+                   left=cython.longlong, prefilling=list)
     def _mixed_step(self, inst: Instance, t: float, admit):
         """Chunked prefill (Sarathi-style): one iteration = one decode step of the running batch plus prompt
         chunks filling the token budget (max_batch_tokens - B). Its time is prefill(T) + decode(B, C) with the
@@ -53,68 +50,87 @@ class ChunkedPrefill(KVManager):
         ctx = inst.S + B * inst.it
         free = inst.cap - ctx - inst.kv_prefill
         prefilling = inst.prefilling
-        waiting = inst.waiting
         reserve = self.wm_tokens(inst) + (B if self.pre_vllm else 0)
         left = 1
         if inst.v1:  # V1 admits waiting requests only while the step's token budget lasts, after the running ones
             left = max(inst.max_bt - B, 1)
             for entry in prefilling:
                 left -= entry[1]
-        if waiting and admit and left > 0:
-            inp, gen = self._inp, self._gen
-            if self.sched_dynamic:
-                order = self.scheduler.order(waiting, t, self.policy_view)
-            else:
-                order = None
-            taken = []
-            while True:
-                if order is not None:
-                    entry = next(order, None)
-                    if entry is None:
-                        break
-                else:
-                    if not waiting:
-                        break
-                    entry = waiting[0]
-                rid = entry[2]
-                need = inp[rid] + gen[rid]
-                hit = 0
-                adj = 0
-                if inst.pfx is not None:
-                    hit, adj = self._pfx_plan(inst, rid)
-                if need + adj > free - reserve or B + len(prefilling) >= inst.max_b or self._late(inst, rid):
-                    break
-                if order is None:
-                    heappop(waiting)
-                taken.append(rid)
-                prefilling.append([rid, need - hit, need])  # a prefix-cache hit is not prefilled again
-                inst.kv_prefill += need
-                if inst.pfx is not None:
-                    self._pfx_acquire(inst, rid, hit)
-                    inst.work -= hit
-                inst.q_tok -= need
-                inst.res_tok += inp[rid] + self._out[rid]
-                free -= need + adj
-                if self._t_admit[rid] != self._t_admit[rid]:
-                    self._t_admit[rid] = t
-                if inst.v1:
-                    left -= need - hit
-                    if left <= 0:
-                        break
-            if order is not None and taken:  # keep the rest sorted (the order a dynamic scheduler reads)
-                chosen = set(taken)
-                inst.waiting = [e for e in waiting if e[2] not in chosen]
+        if inst.waiting and admit and left > 0:
+            free = self._mixed_admit(inst, t, free, reserve, left)
         if not prefilling:
             return False
         if B and free < B:  # the decode step needs one KV slot per running request
             self._preempt(inst, t)
             self._step(inst, t)
             return True
+        self._mixed_start(inst, t, B, ctx)
+        return True
+
+    @cython.locals(B=cython.longlong, need=cython.longlong, rid=cython.longlong, hit=cython.longlong,
+                   adj=cython.longlong, waiting=list, prefilling=list, taken=list)
+    def _mixed_admit(self, inst: Instance, t: float, free, reserve, left):
+        """Move waiting requests, in scheduler order, to the instance's prefilling list while their prompt fits in
+        ``free`` KV tokens above ``reserve`` and the batch has room (with V1, while the step's token budget
+        ``left`` lasts); returns the free KV tokens left."""
+        B = inst.B
+        waiting = inst.waiting
+        prefilling = inst.prefilling
+        inp, gen = self.st._inp, self.st._gen
+        if self.sched_dynamic:
+            order = self.scheduler.order(waiting, t, self.policy_view)
+        else:
+            order = None
+        taken = []
+        while True:
+            if order is not None:
+                entry = next(order, None)
+                if entry is None:
+                    break
+            else:
+                if not waiting:
+                    break
+                entry = waiting[0]
+            rid = entry[2]
+            need = inp[rid] + gen[rid]
+            hit = 0
+            adj = 0
+            if inst.pfx is not None:
+                hit, adj = self._pfx_plan(inst, rid)
+            if need + adj > free - reserve or B + len(prefilling) >= inst.max_b or self._late(inst, rid):
+                break
+            if order is None:
+                heappop(waiting)
+            taken.append(rid)
+            prefilling.append([rid, need - hit, need])  # a prefix-cache hit is not prefilled again
+            inst.kv_prefill += need
+            if inst.pfx is not None:
+                self._pfx_acquire(inst, rid, hit)
+                inst.work -= hit
+            inst.q_tok -= need
+            inst.res_tok += inp[rid] + self.st._out[rid]
+            free -= need + adj
+            if self.st._t_admit[rid] != self.st._t_admit[rid]:
+                self.st._t_admit[rid] = t
+            if inst.v1:
+                left -= need - hit
+                if left <= 0:
+                    break
+        if order is not None and taken:  # keep the rest sorted (the order a dynamic scheduler reads)
+            chosen = set(taken)
+            inst.waiting = [e for e in waiting if e[2] not in chosen]
+        return free
+
+    @cython.locals(budget=cython.longlong, tokens=cython.longlong, take=cython.longlong, dur=cython.double,
+                   sq=cython.double, done=cython.longlong, plan=list)
+    def _mixed_start(self, inst: Instance, t: float, B, ctx):
+        """Start the mixed iteration: the prompt chunks that fill the token budget beside the running batch's
+        ``B`` decodes over ``ctx`` context tokens, and its duration."""
         budget = max(inst.max_bt - B, 1)
         tokens = 0
         sq = 0.0
         plan = []
-        for entry in prefilling:
+        for entry in inst.prefilling:
             if tokens >= budget:
                 break
             take = min(entry[1], budget - tokens)
@@ -138,9 +154,8 @@ class ChunkedPrefill(KVManager):
         inst.seg_B = B
         inst.seg_end = t + dur
         self._sync(inst)
-        self.seq += 1
-        self.iq.schedule(inst.iid, t + dur, self.seq)
-        return True
+        self.st.seq += 1
+        self.st.iq.schedule(inst.iid, t + dur, self.st.seq)
 
     def _late(self, inst: Instance, rid):
         """Whether waiting request ``rid`` arrived too late for the step being built now: with vLLM's async
@@ -151,7 +166,7 @@ class ChunkedPrefill(KVManager):
         at once). The waiting queue is FCFS-ordered, so the first late request ends the admission."""
         if not inst.v1_async:
             return False
-        return self._arr[rid] > self._async_cut(inst)
+        return self.st._arr[rid] > self._async_cut(inst)
 
     @cython.locals(k=cython.longlong)
     def _async_cut(self, inst: Instance):
@@ -183,7 +198,7 @@ class ChunkedPrefill(KVManager):
                 fe = fh.pop()
                 f = fe // _FIN_RID
                 rid = fe - f * _FIN_RID
-                if rid in running and self._fin[rid] == f:
+                if rid in running and self.st._fin[rid] == f:
                     self._complete(inst, rid, t)
         it = inst.it
         finished = []
@@ -199,7 +214,7 @@ class ChunkedPrefill(KVManager):
             inst.running[rid] = need - it
             inst.S += need - it
             inst.B += 1
-            self._join[rid] = it
+            self.st._join[rid] = it
             self._first_token(inst, rid, t, it)
         inst.batch = []
         self._step(inst, t)

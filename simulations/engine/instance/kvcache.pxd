@@ -1,12 +1,18 @@
 # Cython declarations for kvcache.py (used only when the engine is compiled; see simulations/engine/build.py).
-# The KV-cache management of an instance: C methods of the Simulator's second base type.
+# The KV-cache management of an instance: the root type of the instance engine, the part the Simulator owns
+# (``sim.instance_engine``); it holds the run state typed, so ``self.st._gen[rid]`` is a C read.
 
 from simulations.engine.core.codes cimport *
 from simulations.engine.core.entities cimport Instance
 from simulations.engine.core.state cimport RunState
 
 
-cdef class KVManager(RunState):
+cdef class KVManager:
+    cdef dict __dict__
+    cdef public RunState st
+    cdef public object config, scheduler, control, lifecycle, policy_view, _pd
+    cdef public bint fast, chunked, sched_dynamic
+    cdef object _sched_key
     cdef public double kv_wm
     cdef public bint pre_vllm, pre_swap, victim_by_key, _key_fcfs
     cdef public bint pfx_on

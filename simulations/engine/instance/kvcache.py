@@ -56,7 +56,7 @@ from simulations.engine.core.entities import Instance
 
 if not cython.compiled:  # compiled: C constants from codes.pxd
     from simulations.engine.core.entities import SERVING, SWAPIN
-from simulations.engine.core.state import RunState
+from simulations.engine.core.state import RunState  # noqa: F401 - types the state field when compiled
 
 # An instance's finish heap holds one int per running request, ``fin * FIN_RID + rid`` (fin = decode clock of its
 # last token, rid < FIN_RID): ordered exactly as the (fin, rid) pairs, without a tuple per entry
@@ -72,8 +72,27 @@ _PFX_BLOCK = cython.declare(cython.longlong, PFX_BLOCK)
 _PFX_REF = cython.declare(cython.longlong, PFX_REF)
 
 
-class KVManager(RunState):
+class KVManager:
     """An instance's KV cache: admission room, preemption (victim and mode), swap-in, finished requests."""
+
+    def __init__(self, st: RunState, engine, scheduler) -> None:
+        """The instance engine of one run over run state ``st``, with the options of ``engine``
+        (config.EngineConfig) and the run's scheduler."""
+        self.st = st
+        self.config = engine
+        self.fast = engine.mode == "fast"
+        self.chunked = bool(engine.chunked_prefill)
+        self.scheduler = scheduler
+        self._sched_key = scheduler.key
+        self.sched_dynamic = type(scheduler).dynamic
+        # the parts the engine calls back, bound by the Simulator once they exist (``bind``)
+        self.control = self.lifecycle = self.policy_view = self._pd = None
+        self._setup_kv(engine, scheduler)
+
+    def bind(self, control, lifecycle, policy_view, pd) -> None:
+        """The policy API (hooks, live migrations), the fleet life cycle (release of a drained instance), the view
+        a dynamic scheduler reads and the disaggregation part (None without disaggregated endpoints)."""
+        self.control, self.lifecycle, self.policy_view, self._pd = control, lifecycle, policy_view, pd
 
     def _setup_kv(self, engine, scheduler) -> None:
         """Bind the admission / preemption options of ``engine`` (config.EngineConfig)."""
@@ -88,15 +107,15 @@ class KVManager(RunState):
         self._mig_count = 0
         # FCFS's key (prio * PRIO_SHIFT + arrival) computed inline by _join_queue: no Python call per request
         self._key_fcfs = type(scheduler) is FCFS
-        if self.n >= FIN_RID:
-            raise ValueError(f"{self.n} requests in one run: at most {FIN_RID - 1} (finish-heap encoding)")
+        if self.st.n >= FIN_RID:
+            raise ValueError(f"{self.st.n} requests in one run: at most {FIN_RID - 1} (finish-heap encoding)")
 
     def _setup_prefix(self, workload, endpoints) -> None:
         """Bind the workload's prefix ids (CSR: request i's ids are ``prefix_ids[prefix_off[i]:prefix_off[i+1]]``) when
         a deployment caches prefixes; counters of looked-up and hit prompt tokens."""
         off = getattr(workload, "prefix_off", None)
         self.pfx_on = any(getattr(ep.spec, "prefix_caching", False) for ep in endpoints)
-        n = self.n
+        n = self.st.n
         if not self.pfx_on or off is None:
             off = np.zeros(n + 1, dtype=np.int64)
             ids = np.zeros(0, dtype=np.int64)
@@ -121,7 +140,7 @@ class KVManager(RunState):
         what its admission adds to the KV in use besides its own prompt + generated tokens (negative: shared chunks
         already held by others; positive: a chunk cached longer than this request's part of it)."""
         chunk = self.pfx_chunk
-        own = ((self._inp[rid] - 1) // _PFX_BLOCK) * _PFX_BLOCK  # full blocks, leaving the last token to compute
+        own = ((self.st._inp[rid] - 1) // _PFX_BLOCK) * _PFX_BLOCK  # full blocks, leaving the last token to compute
         o = self._pfx_off[rid]
         e = self._pfx_off[rid + 1]
         cache = inst.pfx
@@ -155,7 +174,7 @@ class KVManager(RunState):
         """Admit ``rid``'s prefix on ``inst`` (after ``_pfx_plan``): reference every chunk of it, cache the missing
         ones, count the hit; then evict free cached chunks (LRU) the KV in use now needs."""
         chunk = self.pfx_chunk
-        own = ((self._inp[rid] - 1) // _PFX_BLOCK) * _PFX_BLOCK
+        own = ((self.st._inp[rid] - 1) // _PFX_BLOCK) * _PFX_BLOCK
         o = self._pfx_off[rid]
         e = self._pfx_off[rid + 1]
         cache = inst.pfx
@@ -188,7 +207,7 @@ class KVManager(RunState):
         self._pfx_n[rid] = k
         self._pfx_hit[rid] += hit
         self.pfx_hit_tok += hit
-        self.pfx_query_tok += self._inp[rid]
+        self.pfx_query_tok += self.st._inp[rid]
         self._pfx_evict(inst)
 
     @cython.locals(room=cython.longlong, v=cython.longlong)
@@ -211,7 +230,7 @@ class KVManager(RunState):
         if k == 0:
             return
         chunk = self.pfx_chunk
-        own = ((self._inp[rid] - 1) // _PFX_BLOCK) * _PFX_BLOCK
+        own = ((self.st._inp[rid] - 1) // _PFX_BLOCK) * _PFX_BLOCK
         o = self._pfx_off[rid]
         cache = inst.pfx
         lru = inst.pfx_lru
@@ -246,7 +265,7 @@ class KVManager(RunState):
         """Forget decode runs older than every running request's join clock (bounded memory; entities.RunLog)."""
         oldest = inst.it
         for r in inst.running:
-            j = self._join[r]
+            j = self.st._join[r]
             if j < oldest:
                 oldest = j
         inst.runs.trim(oldest)
@@ -254,30 +273,30 @@ class KVManager(RunState):
     @cython.locals(m=cython.double)
     def _close_stint(self, inst: Instance, rid):
         """Fold the token gaps of the request's decode iterations since it joined into tbt_max."""
-        if inst.it == self._join[rid]:
+        if inst.it == self.st._join[rid]:
             return  # no decode iteration since joining
-        m = inst.runs.gap_since(self._join[rid], self._tok_t[rid])
-        if m > self._tbt_max[rid]:
-            self._tbt_max[rid] = m
+        m = inst.runs.gap_since(self.st._join[rid], self.st._tok_t[rid])
+        if m > self.st._tbt_max[rid]:
+            self.st._tbt_max[rid] = m
 
     @cython.locals(prev=cython.double, rem=cython.longlong)
     def _first_token(self, inst: Instance, rid, t: float, it):
         """Request ``rid``'s prefill ended at ``t`` (decode clock ``it``): its first token (or, after a recompute,
         its next one: the gap since its last token is a token gap), then completion if that was its last token,
         else its finish iteration on the instance's finish heap."""
-        if self._t_first[rid] != self._t_first[rid]:
-            self._t_first[rid] = t
-        prev = self._tok_t[rid]
-        if prev == prev and t - prev > self._tbt_max[rid]:  # recomputed after a preemption
-            self._tbt_max[rid] = t - prev
-        self._tok_t[rid] = t
-        rem = self._out[rid] - (self._gen[rid] + 1)
+        if self.st._t_first[rid] != self.st._t_first[rid]:
+            self.st._t_first[rid] = t
+        prev = self.st._tok_t[rid]
+        if prev == prev and t - prev > self.st._tbt_max[rid]:  # recomputed after a preemption
+            self.st._tbt_max[rid] = t - prev
+        self.st._tok_t[rid] = t
+        rem = self.st._out[rid] - (self.st._gen[rid] + 1)
         if rem <= 0:
             self._complete(inst, rid, t)
         elif self._pd is not None and self._pd.hand_off(inst, rid, t):
             pass  # a prefill pool's instance: the KV moves to a decode instance (disagg.py)
         else:
-            self._fin[rid] = it + rem
+            self.st._fin[rid] = it + rem
             inst.fin_heap.push((it + rem) * _FIN_RID + rid)
 
     def _complete(self, inst: Instance, rid, t: float):
@@ -286,11 +305,11 @@ class KVManager(RunState):
             self._pfx_release(inst, rid)
         inst.S -= inst.running.pop(rid)
         inst.B -= 1
-        inst.res_tok -= self._inp[rid] + self._out[rid]  # scaling-signal counter (entities.signal_tokens)
-        self._t_done[rid] = t
-        self.n_done += 1
-        if self._h_complete:
-            self._done_buf.append(rid)
+        inst.res_tok -= self.st._inp[rid] + self.st._out[rid]  # scaling-signal counter (entities.signal_tokens)
+        self.st._t_done[rid] = t
+        self.st.n_done += 1
+        if self.st._h_complete:
+            self.st._done_buf.append(rid)
 
     @cython.locals(best=cython.longlong, best_t=cython.double, r=cython.longlong)
     def _victim(self, inst: Instance):
@@ -302,11 +321,11 @@ class KVManager(RunState):
             best_k = None
             best = -1
             for r in inst.running:  # V1 PRIORITY: max by (priority, arrival); later admission wins ties
-                k = key(self._arr[r], self._tier[r], self._prio[r])
+                k = key(self.st._arr[r], self.st._tier[r], self.st._prio[r])
                 if best < 0 or not k < best_k:
                     best, best_k = r, k
             return best
-        arr = self._arr
+        arr = self.st._arr
         best = -1
         best_t = 0.0
         for r in inst.running:  # legacy: max by (arrival, rid)
@@ -334,33 +353,33 @@ class KVManager(RunState):
         preemption): back to the waiting queue, prefilled again later over prompt + generated tokens. Swap: its KV
         (prompt + generated tokens but the last) goes to host memory; it resumes before any waiting request, without
         a prefill, once ``ctx * kv_bytes_per_token / swap_bandwidth`` has been paid (``_swap_in``)."""
-        arr = self._arr
-        gen_now = self._gen[rid] + 1 + (inst.it - self._join[rid])
+        arr = self.st._arr
+        gen_now = self.st._gen[rid] + 1 + (inst.it - self.st._join[rid])
         self._close_stint(inst, rid)
-        if inst.it > self._join[rid]:
-            self._tok_t[rid] = inst.last_dec_end  # its last token came from the last decode iteration
+        if inst.it > self.st._join[rid]:
+            self.st._tok_t[rid] = inst.last_dec_end  # its last token came from the last decode iteration
         if inst.pfx is not None:
             self._pfx_release(inst, rid)
         inst.S -= inst.running.pop(rid)
         inst.B -= 1
-        inst.res_tok -= self._inp[rid] + self._out[rid]
-        self._preempted[rid] += 1
-        self._gen[rid] = gen_now
+        inst.res_tok -= self.st._inp[rid] + self.st._out[rid]
+        self.st._preempted[rid] += 1
+        self.st._gen[rid] = gen_now
         if swap:
             inst.swapped.append(rid)
             return
-        if (inst.B == 0 and self._inp[rid] + gen_now >= inst.cap) or (
-                self.kv_wm > 0 and self._inp[rid] + gen_now > inst.cap - self.wm_tokens(inst)):
-            self._drop(rid, "context_exceeds_kv_capacity")  # could never be admitted again (vLLM: NEVER)
+        if (inst.B == 0 and self.st._inp[rid] + gen_now >= inst.cap) or (
+                self.kv_wm > 0 and self.st._inp[rid] + gen_now > inst.cap - self.wm_tokens(inst)):
+            self.st._drop(rid, "context_exceeds_kv_capacity")  # could never be admitted again (vLLM: NEVER)
             return
-        self.seq += 1
-        entry = (self.scheduler.key(arr[rid], self._tier[rid], self._prio[rid]), self.seq, rid)
+        self.st.seq += 1
+        entry = (self.scheduler.key(arr[rid], self.st._tier[rid], self.st._prio[rid]), self.st.seq, rid)
         if self.sched_dynamic:
             insort(inst.waiting, entry)
         else:
             heappush(inst.waiting, entry)
-        inst.work += self._inp[rid] + gen_now
-        inst.q_tok += self._inp[rid] + gen_now
+        inst.work += self.st._inp[rid] + gen_now
+        inst.q_tok += self.st._inp[rid] + gen_now
 
     @cython.locals(B=cython.longlong, free=cython.longlong, need=cython.longlong, tokens=cython.longlong,
                    rid=cython.longlong, it=cython.longlong, dur=cython.double, down=cython.double, batch=list,
@@ -377,7 +396,7 @@ class KVManager(RunState):
         down = 0.0
         while swapped and B + len(batch) < inst.max_b:
             rid = swapped[0]
-            need = self._inp[rid] + self._gen[rid] - 1
+            need = self.st._inp[rid] + self.st._gen[rid] - 1
             if need > free:
                 break
             swapped.pop(0)
@@ -391,11 +410,11 @@ class KVManager(RunState):
             return False
         it = inst.it
         for rid in batch:
-            need = self._inp[rid] + self._gen[rid] - 1
+            need = self.st._inp[rid] + self.st._gen[rid] - 1
             inst.running[rid] = need - it
             inst.S += need - it
-            inst.res_tok += self._inp[rid] + self._out[rid]
-            self._join[rid] = it
+            inst.res_tok += self.st._inp[rid] + self.st._out[rid]
+            self.st._join[rid] = it
             if self._pd is not None:
                 self._pd.joined(rid, t)
         inst.B += len(batch)
@@ -403,11 +422,11 @@ class KVManager(RunState):
         inst.phase = SWAPIN
         inst.seg_t0 = t
         inst.seg_n = 0
-        dur = tokens * inst.spec.kv_bytes_per_token / (self.engine.swap_bandwidth_gb_s * 1e9) + down
+        dur = tokens * inst.spec.kv_bytes_per_token / (self.config.swap_bandwidth_gb_s * 1e9) + down
         inst.seg_end = t + dur
         self._sync(inst)
-        self.seq += 1
-        self.iq.schedule(inst.iid, t + dur, self.seq)
+        self.st.seq += 1
+        self.st.iq.schedule(inst.iid, t + dur, self.st.seq)
         return True
 
     def _apply_pending(self, inst: Instance, t: float):

@@ -101,13 +101,13 @@ class _PerRequest:
 
 def _per_request(sim, w) -> _PerRequest:
     arr = w.arrival_s
-    t_first = np.asarray(sim.t_first, dtype=np.float64)
-    t_done = np.asarray(sim.t_done, dtype=np.float64)
-    t_admit = np.asarray(sim.t_admit, dtype=np.float64)
+    t_first = np.asarray(sim.state.t_first, dtype=np.float64)
+    t_done = np.asarray(sim.state.t_done, dtype=np.float64)
+    t_admit = np.asarray(sim.state.t_admit, dtype=np.float64)
     out = w.output_tokens
     dropped = np.zeros(len(w), dtype=bool)
-    if sim.dropped:
-        dropped[np.fromiter(sim.dropped.keys(), dtype=np.int64)] = True
+    if sim.state.dropped:
+        dropped[np.fromiter(sim.state.dropped.keys(), dtype=np.int64)] = True
     done = ~np.isnan(t_done) & ~dropped
     unfinished = ~done & ~dropped
     # derived per-request arrays, computed in place to keep the peak memory low (10M requests: 80 MB each)
@@ -115,7 +115,7 @@ def _per_request(sim, w) -> _PerRequest:
     e2e = np.subtract(t_done, arr)
     queueing = np.subtract(t_admit, arr)
     del t_admit
-    sim.t_admit = None
+    sim.state.t_admit = None
     multi = out > 1
     tbt = np.subtract(t_done, t_first)
     denom = out - 1
@@ -124,7 +124,7 @@ def _per_request(sim, w) -> _PerRequest:
         np.divide(tbt, denom, out=tbt)
     del denom
     tbt[~multi] = np.nan
-    tbt_max = np.array(sim.tbt_max, dtype=np.float64)
+    tbt_max = np.array(sim.state.tbt_max, dtype=np.float64)
     tbt_max[~(done & multi)] = np.nan
     met = slo_met(sim, w.tier, arr, w.deadline_s, done, ttft, e2e, t_done)
     return _PerRequest(t_first, t_done, dropped, done, unfinished, ttft, e2e, queueing, tbt, tbt_max, met)
@@ -137,7 +137,7 @@ def _block(sim, r: _PerRequest, multi: np.ndarray, mask: np.ndarray, pct: float 
     d = r.done & mask
     total = int(mask.sum())
     reasons: dict[str, int] = {}
-    for rid, why in sim.dropped.items():
+    for rid, why in sim.state.dropped.items():
         if mask[rid]:
             reasons[why] = reasons.get(why, 0) + 1
     unfinished = int(np.count_nonzero(r.unfinished[mask]))
@@ -154,7 +154,7 @@ def _block(sim, r: _PerRequest, multi: np.ndarray, mask: np.ndarray, pct: float 
         "ttft": _pcts(tt), "e2e": _pcts(r.e2e[d]), "queueing": _pcts(r.queueing[d]),
         "tbt_mean": _pcts(r.tbt[dm]), "tbt_max": _pcts(r.tbt_max[dm]),
         "slo_attainment": float(r.met[mask].sum() / total) if total else None,
-        "preempted_requests": int((np.asarray(sim.preempted)[mask] > 0).sum()),
+        "preempted_requests": int((np.asarray(sim.state.preempted)[mask] > 0).sum()),
     }
     if pct is not None:  # a percentile _pcts computed is the same number (same interpolation of the same values)
         b["ttft_pct"] = q if q is not None else b["ttft"][f"p{int(pct)}"]
@@ -190,8 +190,8 @@ def _summary(sim, w, r: _PerRequest, end: float, tot: dict, wall_s: float) -> di
         "spot_instance_hours": spot_hours,
         "scale_outs": sum(1 for e in sim.scaling_events if e["action"] == "scale_out"),
         "scale_ins": sum(1 for e in sim.scaling_events if e["action"] == "scale_in"),
-        "preemptions": int(np.sum(sim.preempted)),
-        "mode": sim.engine.mode, "engine_build": _engine_build(), "events": sim.events, "wall_s": wall_s,
+        "preemptions": int(np.sum(sim.state.preempted)),
+        "mode": sim.engine.mode, "engine_build": _engine_build(), "events": sim.state.events, "wall_s": wall_s,
         "requests_per_wall_s": len(w) / wall_s if wall_s > 0 else None,
         "strategy": sim.scenario.policy.autoscaler, "scheduler": sim.scenario.policy.scheduler,
         "seed": sim.engine.seed,
@@ -211,7 +211,7 @@ def build_result(sim, wall_s: float) -> SimulationResult:
     arr = w.arrival_s
     r = _per_request(sim, w)
     tiers = _tiers(sim, w, r)
-    end = max(sim.t_work, float(arr[-1]) if len(arr) else 0.0)
+    end = max(sim.state.t_work, float(arr[-1]) if len(arr) else 0.0)
     usage, tot = usage_block(sim, end, nominal_provisioning(sim, sim.scaling_events))
     summary = _summary(sim, w, r, end, tot, wall_s)
     done, ttft, e2e = r.done, r.ttft, r.e2e
@@ -223,11 +223,11 @@ def build_result(sim, wall_s: float) -> SimulationResult:
             sel &= done
             hist[name] = {"ttft": _hist(ttft[sel]), "e2e": _hist(e2e[sel])}
     requests = {"arrival_s": arr, "ttft_s": ttft, "e2e_s": e2e, "queueing_s": r.queueing, "tbt_mean_s": r.tbt,
-                "tbt_max_s": r.tbt_max, "completed": done, "endpoint": np.asarray(sim.served_ep),
-                "instance": np.asarray(sim.served_inst), "first_token_s": r.t_first, "done_s": r.t_done,
-                "preemptions": np.asarray(sim.preempted), "tier": w.tier}
-    if getattr(sim, "pfx_on", False):
-        requests["cached_tokens"] = np.asarray(sim.pfx_hit)
+                "tbt_max_s": r.tbt_max, "completed": done, "endpoint": np.asarray(sim.state.served_ep),
+                "instance": np.asarray(sim.state.served_inst), "first_token_s": r.t_first, "done_s": r.t_done,
+                "preemptions": np.asarray(sim.state.preempted), "tier": w.tier}
+    if sim.instance_engine.pfx_on:
+        requests["cached_tokens"] = np.asarray(sim.instance_engine.pfx_hit)
     slo_block = None
     if rich_slo_wanted(sim):  # richer SLOs and metrics; default outputs unchanged
         slo_block, extra = rich_slo(sim, ttft=ttft, e2e=e2e, itl_mean=r.tbt, itl_max=r.tbt_max, done=done,
@@ -295,18 +295,18 @@ def usage_block(sim, end: float, nominal: dict | None = None) -> tuple[list, dic
 def prefix_cache_summary(sim) -> dict:
     """``prefix_cache``: prompt tokens looked up in and served from the prefix caches (every admission, recomputed
     ones included, as vLLM counts its queries and hits) and their ratio; {} when no deployment caches prefixes."""
-    if not getattr(sim, "pfx_on", False):
+    if not sim.instance_engine.pfx_on:
         return {}
-    q, h = int(sim.pfx_query_tok), int(sim.pfx_hit_tok)
+    q, h = int(sim.instance_engine.pfx_query_tok), int(sim.instance_engine.pfx_hit_tok)
     return {"prefix_cache": {"hit_rate": h / q if q else 0.0, "hit_tokens": h, "queried_tokens": q,
-                             "requests_with_hits": int((np.asarray(sim.pfx_hit) > 0).sum())}}
+                             "requests_with_hits": int((np.asarray(sim.instance_engine.pfx_hit) > 0).sum())}}
 
 
 def preemption_summary(sim) -> dict:
     """Preemptions per request: the largest count any single request suffered, the 99th percentile over
     all requests, how many requests were preempted at least once; and what ``engine.over_context`` did
     (limits.py)."""
-    p = np.asarray(sim.preempted)
+    p = np.asarray(sim.state.preempted)
     return {
         "preemptions_per_request": {
             "max": int(p.max()) if p.size else 0,
@@ -356,7 +356,7 @@ def _timeline(sim, done, end) -> dict:
         m[tl[:, 1].astype(int), idx_t] = tl[:, col]
         series[name] = m.round(4).tolist()
     w = sim.workload
-    ep_of = np.asarray(sim.served_ep)
+    ep_of = np.asarray(sim.state.served_ep)
     ok = ep_of >= 0
     flat = np.floor_divide(w.arrival_s[ok], step).astype(np.int64)
     np.minimum(flat, nb - 1, out=flat)

@@ -80,8 +80,8 @@ def rich_slo(sim, *, ttft, e2e, itl_mean, itl_max, done, dropped) -> tuple[dict,
     if w.ttft_slo_s is not None:
         own = ~np.isnan(w.ttft_slo_s)
         ttft_t[own] = w.ttft_slo_s[own]
-    if cfg.cold_start_grace_s and sim.cold_started:
-        cold = np.fromiter(sim.cold_started, dtype=np.int64)
+    if cfg.cold_start_grace_s and sim.state.cold_started:
+        cold = np.fromiter(sim.state.cold_started, dtype=np.int64)
         ttft_t[cold] += cfg.cold_start_grace_s
     # ITL target
     itl_t = np.full(n, np.nan)
@@ -98,7 +98,7 @@ def rich_slo(sim, *, ttft, e2e, itl_mean, itl_max, done, dropped) -> tuple[dict,
         x_t[tier == TIERS.index(name)] = v
     iso = np.full(n, np.nan)
     if not np.isnan(x_t).all():
-        ep_of = np.asarray(sim.served_ep)
+        ep_of = np.asarray(sim.state.served_ep)
         for ep in sim.endpoints:  # a request never routed is judged against the first endpoint of its model
             sel = (ep_of == ep.eid) | ((ep_of < 0) & (w.model == ep.model_idx) & np.isnan(iso))
             iso[sel] = isolated_e2e(ep.spec, inp[sel], out[sel])
@@ -113,7 +113,7 @@ def rich_slo(sim, *, ttft, e2e, itl_mean, itl_max, done, dropped) -> tuple[dict,
         total = int(mask.sum())
         d = done & mask
         reasons: dict[str, int] = {}
-        for rid, why in sim.dropped.items():
+        for rid, why in sim.state.dropped.items():
             if mask[rid]:
                 reasons[why] = reasons.get(why, 0) + 1
         late = d & (lateness > 0)

@@ -7,7 +7,7 @@ half speed (static partition; slot_compute "shared": the slots alternate on the 
 have one instance per node. Iteration times come from the measured tables (perf.py). Instances cold-start (no
 compute), serve, go idle and are reclaimed after the keep-alive. Memory operations go through the node's
 hazard-aware budget (state.py) and every change re-checks the no-OOM invariant. Dispatch is in policies.py.
-Django-free; independent of the fleet loop (simulations/engine/core/loop.py).
+Django-free; independent of the fleet loop (simulations/engine/simulator/loop.py).
 """
 
 from __future__ import annotations

@@ -24,10 +24,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from simulations.engine.core.loop import Simulator
 from simulations.engine.results.sketch import HI, LO, REL_ERR, LogHistogram, Stat  # noqa: F401  (re-exported)
 from simulations.engine.scenario.config import ScenarioError
 from simulations.engine.scenario.scenario import build_workload
+from simulations.engine.simulator.loop import Simulator
 from simulations.engine.streaming import window
 from simulations.engine.streaming.streamacc import ChunkInfo, StreamAccumulator, StreamResult
 from simulations.engine.workload.traceio import iter_parquet_chunks
@@ -77,9 +77,9 @@ def _count_unsimulated(sim, acc, nxt, i: int, on_chunk) -> None:
     acc.chunks += 1
     if on_chunk is not None:
         on_chunk(i, nxt[0], ChunkInfo({
-            "requests": len(nxt[1]), "t0": nxt[0], "t1": nxt[0], "sim_time_s": sim.now,
-            "folded": acc.requests, "completed": acc.completed, "window": int(sim.n),
-            "in_flight": window.in_flight(sim), "events": int(sim.events), "past_time_limit": True}))
+            "requests": len(nxt[1]), "t0": nxt[0], "t1": nxt[0], "sim_time_s": sim.state.now,
+            "folded": acc.requests, "completed": acc.completed, "window": int(sim.state.n),
+            "in_flight": window.in_flight(sim), "events": int(sim.state.events), "past_time_limit": True}))
 
 
 def _run_to(sim, nxt, i: int, limit: float):
@@ -88,10 +88,10 @@ def _run_to(sim, nxt, i: int, limit: float):
     if nxt is None:
         sim.more_arrivals = False
         sim.run()
-        return sim.now, None, False
+        return sim.state.now, None, False
     w_next = _absolute(nxt[1], nxt[0])
     t1 = min(nxt[0], float(w_next.arrival_s[0])) if len(w_next) else nxt[0]
-    last = float(sim.workload.arrival_s[-1]) if sim.n else -math.inf
+    last = float(sim.workload.arrival_s[-1]) if sim.state.n else -math.inf
     if len(w_next) and float(w_next.arrival_s[0]) < last:
         raise ValueError(f"simulate_stream: chunk {i + 1} (t0={nxt[0]:g}) starts at "
                          f"{float(w_next.arrival_s[0]):g} s, before the previous chunk's last arrival "
@@ -101,7 +101,7 @@ def _run_to(sim, nxt, i: int, limit: float):
     # it did not reach count as dropped "unfinished"; their rows never enter the window)
     stopped = limit < t1
     if not stopped:
-        sim.events -= 1  # the loop counts the iteration that stopped it; an unstreamed run does not
+        sim.state.events -= 1  # the loop counts the iteration that stopped it; an unstreamed run does not
     return t1, w_next, stopped
 
 
@@ -149,7 +149,7 @@ def simulate_stream(scenario, *, trace=None, chunk_s: float = 3600.0, workload_c
             continue
         t1, w_next, stopped = _run_to(sim, nxt, i, limit)
         acc.chunks += 1
-        acc.max_window = max(acc.max_window, int(sim.n))
+        acc.max_window = max(acc.max_window, int(sim.state.n))
         if stopped:
             pending = nxt  # counted at the top of the loop
         elif nxt is not None:
@@ -162,8 +162,8 @@ def simulate_stream(scenario, *, trace=None, chunk_s: float = 3600.0, workload_c
         w_next = None
         if on_chunk is not None:
             on_chunk(i, t0, ChunkInfo({
-                "requests": n_chunk, "t0": t0, "t1": t1, "sim_time_s": sim.now, "folded": acc.requests,
-                "completed": acc.completed, "window": int(sim.n), "in_flight": window.in_flight(sim), "events": int(sim.events)}))
+                "requests": n_chunk, "t0": t0, "t1": t1, "sim_time_s": sim.state.now, "folded": acc.requests,
+                "completed": acc.completed, "window": int(sim.state.n), "in_flight": window.in_flight(sim), "events": int(sim.state.events)}))
         if nxt is None:
             break
         i += 1

@@ -57,13 +57,13 @@ class StreamAccumulator:
         arr = w.arrival_s[rows]
         tier = np.asarray(w.tier[rows], dtype=np.int64)
         out = w.output_tokens[rows]
-        t_first = np.asarray(sim.t_first)[rows]
-        t_done = np.asarray(sim.t_done)[rows]
+        t_first = np.asarray(sim.state.t_first)[rows]
+        t_done = np.asarray(sim.state.t_done)[rows]
         dropped = np.zeros(hi, dtype=bool)
         why_of = {}
-        if sim.dropped:
+        if sim.state.dropped:
             pos = {int(r): j for j, r in enumerate(rows.tolist())} if not final else None
-            for rid, why in sim.dropped.items():
+            for rid, why in sim.state.dropped.items():
                 j = rid if final else pos.get(rid)
                 if j is not None:
                     dropped[j] = True
@@ -73,13 +73,13 @@ class StreamAccumulator:
             raise AssertionError("fold_requests: a request still in flight was to leave the window")
         ttft = t_first - arr
         e2e = t_done - arr
-        queueing = np.asarray(sim.t_admit)[rows] - arr
+        queueing = np.asarray(sim.state.t_admit)[rows] - arr
         multi = out > 1
         with np.errstate(invalid="ignore", divide="ignore"):
             tbt = (t_done - t_first) / np.maximum(out - 1, 1)
-        tbt_max = np.asarray(sim.tbt_max)[rows]
+        tbt_max = np.asarray(sim.state.tbt_max)[rows]
         met = self._slo_met(sim, w, rows, done, ttft, e2e, t_done)
-        pre = np.asarray(sim.preempted)[rows]
+        pre = np.asarray(sim.state.preempted)[rows]
         self.requests += hi
         self.completed += int(done.sum())
         self.slo_met += int(met.sum())
@@ -110,7 +110,7 @@ class StreamAccumulator:
                 left = int((sel & ~done & ~dropped).sum())
                 if left:
                     reasons["unfinished"] = reasons.get("unfinished", 0) + left
-        self._hourly(arr, np.asarray(sim.served_ep)[rows], tier, done, met, ttft, e2e)
+        self._hourly(arr, np.asarray(sim.state.served_ep)[rows], tier, done, met, ttft, e2e)
 
     def fold_unsimulated(self, w) -> None:
         """Requests of a chunk that starts after the run's time limit (``engine.max_time_s``): never simulated,
@@ -201,10 +201,10 @@ class StreamAccumulator:
         from simulations.engine.results.energy import add_energy
         from simulations.engine.results.metrics import _floors, usage_block
 
-        self.fold_requests(sim, np.arange(int(sim.n)), final=True)
+        self.fold_requests(sim, np.arange(int(sim.state.n)), final=True)
         self.fold_events(sim, final=True)
         self.fold_timeline(sim)
-        end = max(sim.t_work, self.last_arrival)
+        end = max(sim.state.t_work, self.last_arrival)
         usage, tot = usage_block(sim, end, self.nominal)
         sim.lifecycle.spot_flush(end)
         summary = {
@@ -218,7 +218,7 @@ class StreamAccumulator:
             "scale_outs": self.scale_outs, "scale_ins": self.scale_ins, "preemptions": self.preemptions,
             "preemptions_per_request": {"max": self.max_preemptions, "requests_preempted": self.requests_preempted},
             "context_limits": getattr(sim, "context_limits", None),
-            "events": int(sim.events), "mode": sim.engine.mode, "strategy": sim.scenario.policy.autoscaler,
+            "events": int(sim.state.events), "mode": sim.engine.mode, "strategy": sim.scenario.policy.autoscaler,
             "scheduler": sim.scenario.policy.scheduler, "seed": sim.engine.seed,
         }
         holder = SimpleNamespace(usage=usage, summary=summary)

@@ -81,19 +81,19 @@ def history_s(sim) -> float:
 
 def prepare(sim) -> None:
     """Before the first ``run``: global-id network delays, later chunks announced (ticks and samples go on)."""
-    sim.net_delay = GlobalDelays(sim.net_delay)
-    sim.net_delay.gid = np.arange(int(sim.n), dtype=np.int64)
-    sim.next_gid = int(sim.n)
+    sim.state.net_delay = GlobalDelays(sim.state.net_delay)
+    sim.state.net_delay.gid = np.arange(int(sim.state.n), dtype=np.int64)
+    sim.next_gid = int(sim.state.n)
     sim.rows_dropped = 0
     sim.more_arrivals = True
 
 
 def finished(sim) -> np.ndarray:
     """Per arrived window row: finished (completed or dropped)."""
-    k = int(sim.n_arrived)
-    fin = ~np.isnan(np.asarray(sim.t_done)[:k])
-    if sim.dropped:
-        ids = np.fromiter(sim.dropped.keys(), dtype=np.int64, count=len(sim.dropped))
+    k = int(sim.state.n_arrived)
+    fin = ~np.isnan(np.asarray(sim.state.t_done)[:k])
+    if sim.state.dropped:
+        ids = np.fromiter(sim.state.dropped.keys(), dtype=np.int64, count=len(sim.state.dropped))
         fin[ids[ids < k]] = True
     return fin
 
@@ -101,12 +101,12 @@ def finished(sim) -> np.ndarray:
 def keep_mask(sim) -> np.ndarray:
     """Window rows to keep now: requests not finished (or not arrived yet), and the arrivals a policy still reads
     through ``observed()`` (``history_s``)."""
-    n, k = int(sim.n), int(sim.n_arrived)
+    n, k = int(sim.state.n), int(sim.state.n_arrived)
     keep = np.ones(n, dtype=bool)
     keep[:k] = ~finished(sim)
     h = history_s(sim)
     if h > 0:
-        cut = int(np.searchsorted(np.asarray(sim.req_arr)[:k], sim.now - h, side="left"))
+        cut = int(np.searchsorted(np.asarray(sim.state.req_arr)[:k], sim.state.now - h, side="left"))
         keep[cut:k] = True
     return keep
 
@@ -144,7 +144,7 @@ def extend(sim, chunk, keep: np.ndarray | None = None) -> None:
     order, and append ``chunk`` (a Workload from ``prepare_chunk``, arrivals at or after the run's stop time)."""
     from simulations.engine.workload.workload import Workload
 
-    n = int(sim.n)
+    n = int(sim.state.n)
     idx = np.flatnonzero(keep) if keep is not None and not keep.all() else None
     sel = idx if idx is not None else slice(0, n)
     n_kept = int(idx.size) if idx is not None else n
@@ -166,23 +166,23 @@ def extend(sim, chunk, keep: np.ndarray | None = None) -> None:
     m = len(nw)
     sim.workload = nw
     for attr, dtype, col in REQUEST_ARRAYS:
-        setattr(sim, attr, memoryview(np.ascontiguousarray(getattr(nw, col), dtype=dtype)))
-    prio = np.asarray(sim.req_prio)[sel]  # may have been escalated by a queue manager
-    sim.req_prio = memoryview(np.concatenate([prio, (chunk.tier == TIER_INDEX["NIW"]).astype(np.int8)]))
+        setattr(sim.state, attr, memoryview(np.ascontiguousarray(getattr(nw, col), dtype=dtype)))
+    prio = np.asarray(sim.state.req_prio)[sel]  # may have been escalated by a queue manager
+    sim.state.req_prio = memoryview(np.concatenate([prio, (chunk.tier == TIER_INDEX["NIW"]).astype(np.int8)]))
     for attr, dtype, fill in STATE_ARRAYS:
         a = np.empty(m, dtype=dtype)
-        a[:n_kept] = np.asarray(getattr(sim, attr))[sel]
+        a[:n_kept] = np.asarray(getattr(sim.state, attr))[sel]
         a[n_kept:] = fill
-        setattr(sim, attr, memoryview(a))
-    delays = sim.net_delay
+        setattr(sim.state, attr, memoryview(a))
+    delays = sim.state.net_delay
     delays.gid = np.concatenate([delays.gid[sel], np.arange(sim.next_gid, sim.next_gid + len(chunk), dtype=np.int64)])
     sim.next_gid += len(chunk)
-    sim.req_pred_out = nw.predicted_output_tokens
-    sim.n = m
+    sim.state.req_pred_out = nw.predicted_output_tokens
+    sim.state.n = m
     if idx is not None:
         remap = np.full(n, -1, dtype=np.int64)
         remap[idx] = np.arange(n_kept, dtype=np.int64)
-        sim.n_arrived = int(np.count_nonzero(keep[:int(sim.n_arrived)]))
+        sim.state.n_arrived = int(np.count_nonzero(keep[:int(sim.state.n_arrived)]))
         sim.rows_dropped += n - n_kept
         _remap_ids(sim, remap)
     sim._bind_views()
@@ -218,14 +218,14 @@ def _remap_ids(sim, remap: np.ndarray) -> None:
     for ep in sim.endpoints:
         if ep.backlog:
             ep.backlog[:] = [new[r] for r in ep.backlog]
-    heap = sim.heap
+    heap = sim.state.heap
     for j, ev in enumerate(heap):
         if ev[2] == EV_DELIVER:  # (t, seq, kind, rid, endpoint): ordered by (t, seq), the id is never compared
             heap[j] = (ev[0], ev[1], ev[2], new[ev[3]], ev[4])
-    sim.dropped = {new[r]: why for r, why in sim.dropped.items() if new[r] >= 0}
-    sim.cold_started = {new[r] for r in sim.cold_started if new[r] >= 0}
-    if sim._done_buf:
-        sim._done_buf = [new[r] for r in sim._done_buf if new[r] >= 0]
+    sim.state.dropped = {new[r]: why for r, why in sim.state.dropped.items() if new[r] >= 0}
+    sim.state.cold_started = {new[r] for r in sim.state.cold_started if new[r] >= 0}
+    if sim.state._done_buf:
+        sim.state._done_buf = [new[r] for r in sim.state._done_buf if new[r] >= 0]
     for slot in POLICY_SLOTS:
         policy = getattr(sim, slot)
         if hasattr(policy, "rebase"):
