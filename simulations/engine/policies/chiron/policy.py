@@ -112,18 +112,23 @@ class Chiron(BatchScaling, Autoscaler):
         self._next_int = 0.0
         self._next_batch = 0.0
         self._ep = None
-        self._slos: dict = {}  # rid -> (TTFT SLO, ITL SLO) while the request is in the system
+        self._slos: dict = {}  # rid -> (tier, TTFT SLO, ITL SLO) while the request is in the system
         self._origin: dict = {}  # (region index, model index) -> its endpoints
 
     # ------------------------------------------------------------------ helpers
     def _slo(self, sim, rid):
-        """(TTFT SLO, ITL SLO) of a request: its own (workload columns), else its tier's, else the paper's. Kept
-        from its first read until it completes (a request's targets do not change)."""
+        """(TTFT SLO, ITL SLO) of a request: its own (workload columns), else its tier's, else the paper's."""
+        _, ttft, itl = self._info(sim, rid)
+        return ttft, itl
+
+    def _info(self, sim, rid):
+        """(tier, TTFT SLO, ITL SLO) of a request, kept from its first read until it completes (they do not
+        change)."""
         got = self._slos.get(rid)
         if got is None:
             tier = sim.tier_of(rid)
             ttft, itl = sim.request_slo(rid)
-            got = self._slos[rid] = (float(DEFAULT_TTFT[tier] if ttft is None else ttft),
+            got = self._slos[rid] = (tier, float(DEFAULT_TTFT[tier] if ttft is None else ttft),
                                      float(DEFAULT_ITL[tier] if itl is None else itl))
         return got
 
@@ -191,9 +196,9 @@ class Chiron(BatchScaling, Autoscaler):
             inst = min(ep.serving, key=lambda i: (sim.request_count(i), i.iid))
             self._dispatch(sim, inst, rid, now)
             return True
-        if sim.tier_of(rid) != NIW:
+        tier, ttft, _ = self._info(sim, rid)
+        if tier != NIW:
             return self._route_interactive(sim, ep, rid, now)
-        ttft, _ = self._slo(sim, rid)
         self.queue.push(rid, sim.arrival_s(rid), ttft)
         self._pump_all(sim, now)
         return True
@@ -228,12 +233,12 @@ class Chiron(BatchScaling, Autoscaler):
 
     def _dispatch(self, sim, inst, rid, now):
         st = self._state(inst)
-        batch = sim.tier_of(rid) == NIW
+        tier, _, itl = self._info(sim, rid)
+        batch = tier == NIW
         if batch:
             st["nb"] += 1
         else:
             st["ni"] += 1
-        _, itl = self._slo(sim, rid)
         st["itl"][itl] = st["itl"].get(itl, 0) + 1
         if self._first_batch_t is None and batch:
             self._first_batch_t = now
@@ -257,7 +262,7 @@ class Chiron(BatchScaling, Autoscaler):
                 break
             if n >= self.max_evict_per_change:
                 break
-            if sim.tier_of(rid) != NIW or rid in self.evicting:
+            if self._info(sim, rid)[0] != NIW or rid in self.evicting:
                 continue
             sim.evict(inst, rid, "swap", now)
             self.evicting[rid] = inst
@@ -272,13 +277,13 @@ class Chiron(BatchScaling, Autoscaler):
     # ------------------------------------------------------------------ hooks
     def on_complete(self, sim, inst, rid, now):
         st = self._state(inst)
-        batch = sim.tier_of(rid) == NIW
+        tier, _, itl = self._info(sim, rid)
+        self._slos.pop(rid, None)
+        batch = tier == NIW
         if batch:
             st["nb"] -= 1
         else:
             st["ni"] -= 1
-        _, itl = self._slo(sim, rid)
-        self._slos.pop(rid, None)
         c = st["itl"].get(itl, 0) - 1
         if c > 0:
             st["itl"][itl] = c

@@ -16,8 +16,8 @@ req/s 1.69 vs 1.09 s/token, docs/reproduction_preserve.md): not the default.
 When every routable instance is potentially overloaded (the scaler's predicate: more than 10 % of the next 100 iterations above 95 % KV) the request is held; held
 requests are retried in arrival order whenever a request completes and at every tick, and an arrival finding the
 hold queue full (``hold_capacity``, the paper gives no value: default 256) is dropped with reason
-``router_queue_full`` (an SLO miss). Uses only the public policy API (``request_tokens``, ``running_requests``
-through the anticipator, ``queued_prompt_tokens``, ``dispatch``, ``drop``).
+``router_queue_full`` (an SLO miss). Uses only the public policy API (``request_tokens``, ``running_generated``
+and ``kv_used`` through the projection cache, ``queued_prompt_tokens``, ``dispatch``, ``drop``).
 """
 
 from __future__ import annotations
@@ -53,6 +53,10 @@ class LoadAwareRouter:
             return [Projection.of(sim, inst, now, self.horizon, self.extension) for inst in instances]
         get = self._cache.get
         return [get(sim, inst, now) for inst in instances]
+
+    def forget(self, rid: int) -> None:
+        """A request completed: the projection cache drops what it kept of it."""
+        self._cache.forget(rid)
 
     def projection(self, sim, inst, now: float):
         return self.projections(sim, [inst], now)[0]

@@ -127,6 +127,7 @@ class PreServeBase(Autoscaler):
         return True
 
     def on_complete(self, sim, inst, rid, now):
+        self.router.forget(rid)
         if self.router.held:
             self.router.release(sim, inst.endpoint, now)
 

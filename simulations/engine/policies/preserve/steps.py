@@ -228,19 +228,22 @@ class ProjectionCache:
     d = (KV now - KV then) / B the contexts and generated counts are the cached ones + d (no per-request loop);
     d = 0 reuses the projection, and while the shift is exact (``Steps.shifted``) the advanced projection is the
     cached steps moved by d. Past that, the steps are rebuilt from the cached requests + d; any other change (a
-    new key, KV not a multiple of B) rebuilds from ``running_requests``. Counts its reuses and advances in
-    ``stats`` (``cache_hits``, ``cache_advances``). A first key without phase and iteration was not exact: a
-    prefill's first token changes generated counts, not KV."""
+    new key, KV not a multiple of B) rebuilds from the tokens generated of the running batch
+    (``running_generated``, one lean read) and each request's prompt and prediction (``request_tokens``, read once
+    per request): the numbers of ``running_requests``, without building its tuples at every rebuild. Counts its
+    reuses and advances in ``stats`` (``cache_hits``, ``cache_advances``). A first key without phase and iteration
+    was not exact: a prefill's first token changes generated counts, not KV."""
 
-    __slots__ = ("horizon", "extension", "entries", "stats")
+    __slots__ = ("horizon", "extension", "entries", "stats", "tokens")
 
     def __init__(self, horizon: int, extension: float, stats: dict) -> None:
         self.horizon, self.extension, self.stats = horizon, extension, stats
         # instance id -> ((running ids, phase, iteration), KV, Steps, (contexts, generated, predicted), offset)
         self.entries: dict = {}
+        self.tokens: dict = {}  # rid -> (prompt, predicted output): request_tokens, read once per request
 
     @cython.locals(kv=cython.longlong, kv0=cython.longlong, b=cython.Py_ssize_t, d=cython.longlong,
-                   offset=cython.longlong)
+                   offset=cython.longlong, i=cython.Py_ssize_t)
     def get(self, sim, inst, now: float) -> Steps:
         """The projection of ``inst`` at ``now`` (``Projection.of``'s U_j, as ``Steps``)."""
         key = (tuple(inst.running), inst.phase, inst.it)
@@ -265,11 +268,21 @@ class ProjectionCache:
                     moved, offset = Steps.build(inst.cap, *reqs, self.horizon, self.extension), 0
                 self.entries[inst.iid] = (key, kv, moved, reqs, offset)
                 return moved
-        ctx, gen, pred = [], [], []
-        for _rid, p, g, d in sim.running_requests(inst, now):
-            ctx.append(p + g)
-            gen.append(g)
-            pred.append(d)
+        rids = key[0]
+        gen = sim.running_generated(inst, now)  # in the order of inst.running, as rids
+        tokens = self.tokens
+        ctx, pred = [], []
+        for i in range(len(rids)):
+            rid = rids[i]
+            t = tokens.get(rid)
+            if t is None:
+                t = tokens[rid] = sim.request_tokens(rid)
+            ctx.append(t[0] + gen[i])
+            pred.append(t[1])
         proj = Steps.build(inst.cap, ctx, gen, pred, self.horizon, self.extension)
         self.entries[inst.iid] = (key, kv, proj, (ctx, gen, pred), 0)
         return proj
+
+    def forget(self, rid: int) -> None:
+        """Drop a finished request's prompt and predicted output (kept while it may run)."""
+        self.tokens.pop(rid, None)
