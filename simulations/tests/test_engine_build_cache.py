@@ -10,9 +10,9 @@ def test_a_cached_build_of_the_same_sources_is_copied_in_and_another_digest_find
     monkeypatch.setenv("PLANNER_ENGINE_CACHE", str(tmp_path / "cache"))
     first, second = tmp_path / "clone1" / "_compiled", tmp_path / "clone2" / "_compiled"
     first.mkdir(parents=True)
-    for name in build.MODULES:  # the build folder mirrors the package tree: core/loop.*.so
+    for name in build.MODULES:  # the build folder mirrors the package tree: core/loop.*.so, policies/chiron/...
         so = build.source(name, ".cpython-311-x86_64-linux-gnu.so", first)
-        so.parent.mkdir(exist_ok=True)
+        so.parent.mkdir(parents=True, exist_ok=True)
         so.write_bytes(name.encode())
     monkeypatch.setattr(build, "COMPILED_DIR", first)
     build.save_to_cache("d1")

@@ -7,7 +7,8 @@ cases cover each path the compiled loop types separately: the fused arrival path
 scale-outs under a burst, chunked prefill, the richer prefill form (with and without chunking), the reference
 mode, dynamic schedulers (DPA, EDF) with siloed pools, live migration of running requests, vLLM V1 scheduling with and
 without prefix caching, an LT-UA day slice with the NIW queue manager (hourly ILP, arrival hook), and
-disaggregated prefill / decode pools (static, with the mixed pool, and under the Dynamo planner).
+disaggregated prefill / decode pools (static, with the mixed pool, and under the Dynamo planner), and the compiled
+policies: PreServe (its projection cache, router and scaler) and Chiron (its global queue and local autoscalers).
 """
 
 from __future__ import annotations
@@ -82,6 +83,14 @@ for r in d["fleet"]["regions"]:
     r["vm_capacity"] = 0
 out["cases"]["disaggregated_dynamo"] = run(d)  # split scaling: pools scale apart, parked hand-offs
 
+d = load("preserve_routing"); d["workload"]["synthetic"].update(rate_rps=14.0, duration_s=240.0)
+d["strategy"].update(autoscaler="preserve", predictor="table2-noise")
+d["strategy"]["params"] = {"mu_p": 480.0, "mu_d": 560.0, "mu_t": 1040.0, "window_s": 20.0}
+d["fleet"]["endpoints"][0].update(initial=2, min=1, max=6)
+out["cases"]["preserve"] = run(d)  # PreServe: the router's projection cache (steps.py), its scaler and router
+d = load("chiron_fig19_small"); d["workload"]["limit"] = 4000
+out["cases"]["chiron"] = run(d)  # Chiron: interactive routing, the global queue's batch dump, local autoscalers
+
 from planner.comparisons.core.runner import run_variant
 d = load("sageserve_day"); d["workload"]["spec_overrides"]["total_rps"] = 1.5
 d["engine"]["max_time_s"] = 3 * 3600.0
@@ -118,6 +127,7 @@ def test_the_compiled_build_gives_the_same_results_as_the_python_source():
         assert (h_c, outs_c) == (h_p, outs_p), f"{name}: compiled and Python builds differ"
     # the cases do exercise scaling (otherwise the autoscaler paths were not compared)
     assert compiled["cases"]["burst"][2] > 0 and compiled["cases"]["lt_ua_niw_queue"][2] > 0
+    assert compiled["cases"]["preserve"][2] > 0 and compiled["cases"]["chiron"][2] > 0
 
 
 def test_a_stale_build_is_not_used(tmp_path, monkeypatch):

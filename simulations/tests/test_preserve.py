@@ -367,3 +367,35 @@ def test_the_per_endpoint_capacity_sizes_each_endpoint_from_its_own_traffic():
     bad = dict(d, strategy=dict(d["strategy"], params=dict(d["strategy"]["params"], capacity={"r1/llama-2-7b": [1.0]})))
     with pytest.raises(Exception, match="mu_p, mu_d, mu_t"):
         simulate(parse_scenario(bad), w)
+
+
+@pytest.mark.parametrize("mode,chunked", [("fast", False), ("reference", False), ("fast", True)])
+def test_running_generated_is_tokens_generated_of_the_running_batch(mode, chunked):
+    """The policy API's lean read (``running_generated``, one call for the batch, typed in the compiled build) gives
+    ``tokens_generated(rid, now)`` of every running request in the order of ``inst.running``, and
+    ``running_requests`` the same counts in its tuples: checked at every projection the router and the scaler ask
+    for (prefills, decodes in fast-mode runs, chunked prefill)."""
+    from simulations.engine.policies.preserve.router import LoadAwareRouter
+
+    orig = LoadAwareRouter.projections
+    seen = {"n": 0, "running": 0}
+
+    def spy(self, sim, instances, now):
+        for inst in instances:
+            want = [sim.tokens_generated(rid, now) for rid in inst.running]
+            assert sim.running_generated(inst, now) == want
+            assert [(r, g) for r, _, g, _ in sim.running_requests(inst, now)] == list(zip(inst.running, want))
+            seen["n"] += 1
+            seen["running"] += len(want)
+        return orig(self, sim, instances, now)
+
+    LoadAwareRouter.projections = spy
+    try:
+        d = _scenario(rate=13.0, duration=60.0, autoscaler="preserve-router", predictor="table2-noise")
+        d["engine"]["mode"] = mode
+        d["engine"]["chunked_prefill"] = chunked
+        sc = parse_scenario(d)
+        simulate(sc, build_workload(sc))
+    finally:
+        LoadAwareRouter.projections = orig
+    assert seen["n"] > 1000 and seen["running"] > 5 * seen["n"]

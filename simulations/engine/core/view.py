@@ -16,7 +16,7 @@ Members (docs/simulator.md, "Policy view", has the full contract):
   (its own or its tier's TTFT / ITL targets), ``output_tokens`` (a finished request only), ``tokens_generated``,
   ``observed()`` (the arrivals so far, as arrays);
 - instances (read-only): ``kv_used``, ``request_count``, ``queued_prompt_tokens``, ``remaining_decode_tokens``,
-  ``running_requests``, ``queued_requests``, ``running_by_tier``, ``migration_copy_s``, ``migrating``,
+  ``running_requests``, ``running_generated``, ``queued_requests``, ``running_by_tier``, ``migration_copy_s``, ``migrating``,
   ``migrations``; the ``Endpoint`` and ``Instance`` objects themselves are read-only except
   ``instance.kind``, ``instance.policy_state`` and ``endpoint.last_scale_t``;
 - control verbs: ``dispatch``, ``send``, ``drop``, ``evict``, ``set_max_batch``, ``withdraw_waiting``,
@@ -38,8 +38,8 @@ VERBS = (
     "endpoints_for", "candidates", "spot_count", "scale_out", "scale_in", "drain", "add_instance",
     # requests and instances: reads
     "observed", "request_tokens", "tokens_generated", "kv_used", "request_count", "queued_prompt_tokens",
-    "remaining_decode_tokens", "running_requests", "queued_requests", "running_by_tier", "migration_copy_s",
-    "migrating", "migrations",
+    "remaining_decode_tokens", "running_requests", "running_generated", "queued_requests", "running_by_tier",
+    "migration_copy_s", "migrating", "migrations",
     # requests and instances: control
     "dispatch", "send", "drop", "evict", "set_max_batch", "withdraw_waiting", "take_swapped", "resume_swapped",
     "migrate_running",
@@ -71,6 +71,7 @@ class PolicyView:
     queued_prompt_tokens: Callable
     remaining_decode_tokens: Callable
     running_requests: Callable
+    running_generated: Callable
     queued_requests: Callable
     running_by_tier: Callable
     migration_copy_s: Callable

@@ -32,19 +32,9 @@ from __future__ import annotations
 
 import math
 
-from simulations.engine.policies.params import PolicyParams, knob
+from simulations.engine.policies.chiron.knobs import LocalParams
 
 SAT, T0, IT0, TOK, ITL_SLO, LAST_T, LAST_IT, LAST_B, PREV_THR, LAST_UP, LIMIT = range(11)
-
-
-class LocalParams(PolicyParams):
-    alpha: float = knob(0.5, "Algorithm 1's multiplicative step of the batch size", gt=0)
-    window_s: float = knob(1.0, "measurement window of the local autoscaler (s)", gt=0)
-    min_batch: int = knob(1, "smallest batch size the local autoscaler sets", ge=1)
-    max_batch: int = knob(4096, "largest batch size the local autoscaler sets", ge=1)
-    local: bool = knob(True, "false: no local autoscaler (a static batch size, ablation)")
-    static_batch: int | None = knob(None, "with local false: the fixed batch size (none: the deployment's)", ge=1)
-    log_local_steps: bool = knob(False, "record every local step (for reports)")
 
 
 class LocalAutoscaler:

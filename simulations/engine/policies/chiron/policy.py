@@ -42,14 +42,13 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Literal
 
 from simulations.engine.core.entities import SERVING
 from simulations.engine.policies.autoscalers import Autoscaler
 from simulations.engine.policies.chiron.batch_scaling import BATCH, INTERACTIVE, MIXED, BatchScaling
-from simulations.engine.policies.chiron.local import LocalAutoscaler, LocalParams
+from simulations.engine.policies.chiron.knobs import ChironParams
+from simulations.engine.policies.chiron.local import LocalAutoscaler
 from simulations.engine.policies.chiron.queue import GlobalQueue, OutputStats
-from simulations.engine.policies.params import knob
 from simulations.engine.policies.registry import PolicyKind, register
 from simulations.engine.scenario.config import TIER_INDEX
 
@@ -67,29 +66,7 @@ class Chiron(BatchScaling, Autoscaler):
     wants_batch_hook = True
     wants_completion_hook = True
 
-    class Params(LocalParams):
-        theta: float = knob(1.0 / 3.0, "IBP threshold of the interactive autoscaler", gt=0, le=1)
-        delta: float = knob(0.1, "hysteresis around theta", ge=0)
-        interactive_tick_s: float = knob(10.0, "period of the interactive autoscaler (s)", gt=0)
-        batch_tick_s: float = knob(10.0, "period of the batch autoscaler (s)", gt=0)
-        local_queue: int = knob(4, "requests kept in an instance's local queue", ge=0)
-        prefill_budget: int = knob(2048, "prompt tokens dispatched to an instance per pump", ge=1)
-        z: float = knob(0.0, "z-score of the waiting-time estimate (0: its mean)")
-        kv_room: float = knob(0.95, "share of an instance's KV the global queue may fill", gt=0, le=1)
-        max_evict_per_change: int = knob(64, "batch requests evicted per batch change at most", ge=0)
-        global_: Literal["chiron", "utilisation"] = knob(
-            "chiron", "'chiron': the global queue; 'utilisation': a utilisation autoscaler (ablation)", alias="global")
-        scale_out_above: float = knob(0.7, "'utilisation' ablation: scale out above this utilisation", ge=0)
-        scale_in_below: float = knob(0.3, "'utilisation' ablation: scale in below this utilisation", ge=0)
-        record_estimates: bool = knob(False, "record the waiting-time estimates (for reports)")
-        interactive_autoscaler: bool = knob(True, "false: a fixed interactive / mixed fleet")
-        batch_autoscaler: bool = knob(True, "false: no batch instances (estimator studies)")
-        k_groups: int = knob(3, "request groups of the global queue", ge=1)
-        theta_window_s: float = knob(60.0, "window of the measured batch throughput (s)", gt=0)
-        measure_first_s: float = knob(900.0, "wait for a measured throughput while every deadline is further than "
-                                             "this (s); 0: act on the prior at once", ge=0)
-        theta_from: Literal["generated", "completed"] = knob(
-            "completed", "measure throughput from tokens of completed batch requests or tokens generated")
+    Params = ChironParams  # knobs.py (kept apart: this module is compiled with Cython)
 
     @classmethod
     def kv_bytes_use(cls, knobs) -> str:
@@ -135,13 +112,25 @@ class Chiron(BatchScaling, Autoscaler):
         self._next_int = 0.0
         self._next_batch = 0.0
         self._ep = None
+        self._slos: dict = {}  # rid -> (tier, TTFT SLO, ITL SLO) while the request is in the system
+        self._origin: dict = {}  # (region index, model index) -> its endpoints
 
     # ------------------------------------------------------------------ helpers
     def _slo(self, sim, rid):
         """(TTFT SLO, ITL SLO) of a request: its own (workload columns), else its tier's, else the paper's."""
-        tier = sim.tier_of(rid)
-        ttft, itl = sim.request_slo(rid)
-        return float(DEFAULT_TTFT[tier] if ttft is None else ttft), float(DEFAULT_ITL[tier] if itl is None else itl)
+        _, ttft, itl = self._info(sim, rid)
+        return ttft, itl
+
+    def _info(self, sim, rid):
+        """(tier, TTFT SLO, ITL SLO) of a request, kept from its first read until it completes (they do not
+        change)."""
+        got = self._slos.get(rid)
+        if got is None:
+            tier = sim.tier_of(rid)
+            ttft, itl = sim.request_slo(rid)
+            got = self._slos[rid] = (tier, float(DEFAULT_TTFT[tier] if ttft is None else ttft),
+                                     float(DEFAULT_ITL[tier] if itl is None else itl))
+        return got
 
     def _state(self, inst):
         ps = inst.policy_state
@@ -166,6 +155,7 @@ class Chiron(BatchScaling, Autoscaler):
     # ------------------------------------------------------------------ life cycle
     def on_start(self, sim, now):
         self._ep = sim.endpoints[0]
+        self._slos, self._origin = {}, {}
         for ep in sim.endpoints:
             n_int = max(1, round(self.theta * len(ep.serving)))
             for k, inst in enumerate(ep.serving):
@@ -195,17 +185,20 @@ class Chiron(BatchScaling, Autoscaler):
 
     # ------------------------------------------------------------------ arrivals and routing
     def on_arrival(self, sim, rid, now):
-        ep = sim.endpoints_for(sim.region_names[sim.region_of(rid)], sim.model_names[sim.model_of(rid)])
-        ep = ep[0] if ep else self._ep
+        key = (sim.region_of(rid), sim.model_of(rid))
+        eps = self._origin.get(key)
+        if eps is None:  # the fleet's endpoints are fixed for the run
+            eps = self._origin[key] = sim.endpoints_for(sim.region_names[key[0]], sim.model_names[key[1]])
+        ep = eps[0] if eps else self._ep
         if self.global_mode == "utilisation":
             if not ep.serving:
                 return False  # the endpoint's backlog holds it until an instance is ready
             inst = min(ep.serving, key=lambda i: (sim.request_count(i), i.iid))
             self._dispatch(sim, inst, rid, now)
             return True
-        if sim.tier_of(rid) != NIW:
+        tier, ttft, _ = self._info(sim, rid)
+        if tier != NIW:
             return self._route_interactive(sim, ep, rid, now)
-        ttft, _ = self._slo(sim, rid)
         self.queue.push(rid, sim.arrival_s(rid), ttft)
         self._pump_all(sim, now)
         return True
@@ -240,13 +233,14 @@ class Chiron(BatchScaling, Autoscaler):
 
     def _dispatch(self, sim, inst, rid, now):
         st = self._state(inst)
-        if sim.tier_of(rid) == NIW:
+        tier, _, itl = self._info(sim, rid)
+        batch = tier == NIW
+        if batch:
             st["nb"] += 1
         else:
             st["ni"] += 1
-        _, itl = self._slo(sim, rid)
         st["itl"][itl] = st["itl"].get(itl, 0) + 1
-        if self._first_batch_t is None and sim.tier_of(rid) == NIW:
+        if self._first_batch_t is None and batch:
             self._first_batch_t = now
         if self.record_estimates and rid not in self.dispatched_at:
             self.dispatched_at[rid] = now
@@ -268,7 +262,7 @@ class Chiron(BatchScaling, Autoscaler):
                 break
             if n >= self.max_evict_per_change:
                 break
-            if sim.tier_of(rid) != NIW or rid in self.evicting:
+            if self._info(sim, rid)[0] != NIW or rid in self.evicting:
                 continue
             sim.evict(inst, rid, "swap", now)
             self.evicting[rid] = inst
@@ -283,29 +277,35 @@ class Chiron(BatchScaling, Autoscaler):
     # ------------------------------------------------------------------ hooks
     def on_complete(self, sim, inst, rid, now):
         st = self._state(inst)
-        if sim.tier_of(rid) == NIW:
+        tier, _, itl = self._info(sim, rid)
+        self._slos.pop(rid, None)
+        batch = tier == NIW
+        if batch:
             st["nb"] -= 1
         else:
             st["ni"] -= 1
-        _, itl = self._slo(sim, rid)
         c = st["itl"].get(itl, 0) - 1
         if c > 0:
             st["itl"][itl] = c
         else:
             st["itl"].pop(itl, None)
-        self.out_stats.add(float(sim.output_tokens(rid)))
-        if sim.tier_of(rid) == NIW and self.theta_from == "completed":
-            self._done_tok.append((now, float(sim.output_tokens(rid))))
+        out = float(sim.output_tokens(rid))
+        self.out_stats.add(out)
+        if batch and self.theta_from == "completed":
+            self._done_tok.append((now, out))
 
     def on_batch_change(self, sim, inst, now):
-        st = self._state(inst)
+        st = inst.policy_state
+        if "ni" not in st:
+            self._state(inst)
         if self.evicting:
             self._collect_evicted(sim, inst, now)
-        itl_slo = min(st["itl"]) if st["itl"] else math.inf
+        itl = st["itl"]
+        itl_slo = min(itl) if itl else math.inf
         saturated = bool(inst.waiting) or bool(inst.swapped) or inst.B >= LocalAutoscaler.limit(inst) or (
             inst.kind != INTERACTIVE and len(self.queue) > 0) or st.pop("refused", False)
         new = self.local.observe(inst, now, itl_slo, saturated)
-        win = inst.policy_state.get("win")
+        win = st.get("win")
         if win is not None and win is not st.get("win_seen"):
             st["win_seen"] = win
             if inst.kind != INTERACTIVE and st["nb"] > 0 and self.theta_from == "generated":  # batch share of the window's tokens, by request count
@@ -315,7 +315,7 @@ class Chiron(BatchScaling, Autoscaler):
             thr = inst.policy_state["local"][8]
             if thr > 0:
                 self.r_new = max(self.r_new * 0.9, thr) if self.r_new else thr
-        pending = any(i is inst for i in self.evicting.values())
+        pending = bool(self.evicting) and any(i is inst for i in self.evicting.values())
         if (not pending and inst.kind == MIXED and st["ni"] > 0 and st["nb"] > 0 and inst.B > limit
                 and self.global_mode == "chiron"):
             # a mixed instance running interactive requests holds the batch size Alg. 1 sets for the interactive

@@ -2,8 +2,9 @@
 and the proactive scaler, plus its RQ2 scaling baselines. Django-free; uses the simulator's public policy API only.
 
 - ``anticipator.py``: the projected KV fractions U_j of the next l iterations, on demand (fast mode stays exact)
-- ``steps.py``: the same U_j kept as a few linear steps in plain Python (the router's cache; exact)
+- ``steps.py``: the same U_j kept as a few linear steps (the router's cache; exact; compiled with Cython)
 - ``router.py``: the load-aware router with its hold queue
+- ``knobs.py``: the router's and the autoscalers' knobs (pydantic models, not compiled)
 - ``forecast.py``: window forecasters (``oracle-noise`` calibrated to Table 1, or ``forecasts.core`` methods)
 - ``scaler.py``: the registered autoscalers ``preserve``, ``preserve-router``, ``preserve-forecast``,
   ``preserve-hybrid``, ``preserve-reactive``
@@ -12,4 +13,8 @@ and the proactive scaler, plus its RQ2 scaling baselines. Django-free; uses the 
   ``bucket-median``; engine/workload/predictors.py, plug-in via ``PREDICTORS``)
 """
 
-from simulations.engine.policies.preserve import scaler  # noqa: F401  (registers)
+from simulations.engine import accel as _accel
+
+_accel.extend(__name__, __path__)  # steps.py, router.py and scaler.py are compiled with Cython (accel.MODULES)
+
+from simulations.engine.policies.preserve import scaler  # noqa: E402, F401  (registers)

@@ -16,31 +16,17 @@ req/s 1.69 vs 1.09 s/token, docs/reproduction_preserve.md): not the default.
 When every routable instance is potentially overloaded (the scaler's predicate: more than 10 % of the next 100 iterations above 95 % KV) the request is held; held
 requests are retried in arrival order whenever a request completes and at every tick, and an arrival finding the
 hold queue full (``hold_capacity``, the paper gives no value: default 256) is dropped with reason
-``router_queue_full`` (an SLO miss). Uses only the public policy API (``request_tokens``, ``running_requests``
-through the anticipator, ``queued_prompt_tokens``, ``dispatch``, ``drop``).
+``router_queue_full`` (an SLO miss). Uses only the public policy API (``request_tokens``, ``running_generated``
+and ``kv_used`` through the projection cache, ``queued_prompt_tokens``, ``dispatch``, ``drop``).
 """
 
 from __future__ import annotations
 
 from collections import deque
 
-from simulations.engine.policies.params import PolicyParams, knob
-from simulations.engine.policies.preserve.anticipator import EXTENSION, HORIZON, Projection
-from simulations.engine.policies.preserve.steps import Steps
-
-T_MEM = 0.8
-BETA = 1.0
-
-
-class LoadAwareParams(PolicyParams):
-    beta: float = knob(BETA, "weight of the projected decode load against the current one", ge=0)
-    t_mem: float = knob(T_MEM, "projected KV use above which an instance is potentially overloaded", gt=0)
-    horizon: int = knob(HORIZON, "iterations the load anticipator projects ahead", ge=1)
-    extension: float = knob(EXTENSION, "late-finish extension of the predicted decode length", ge=0)
-    hold_capacity: int = knob(256, "requests the router may hold while every instance is overloaded", ge=0)
-    hold: bool = knob(True, "hold requests while every instance is overloaded (false: route anyway)")
-    queued_decode: bool = knob(False, "the current decode load also counts queued requests' predicted decode")
-    projection_cache: bool = knob(True, "keep each instance's projection incrementally (false: recompute)")
+from simulations.engine.policies.preserve.anticipator import Projection
+from simulations.engine.policies.preserve.knobs import LoadAwareParams
+from simulations.engine.policies.preserve.steps import ProjectionCache
 
 
 class LoadAwareRouter:
@@ -56,59 +42,33 @@ class LoadAwareRouter:
         self.queued_decode = k.queued_decode
         self.held: deque = deque()
         self.stats = {"routed": 0, "held": 0, "dropped_queue_full": 0, "cache_hits": 0, "cache_advances": 0}
-        # instance id -> ((running ids, phase, iteration), KV, Steps, (contexts, generated, predicted), offset)
-        self._cache: dict = {}
+        self._cache = ProjectionCache(self.horizon, self.extension, self.stats)
         self.use_cache = k.projection_cache
 
     def projections(self, sim, instances, now: float) -> list:
-        """``Projection.of`` for each of ``instances``, maintained incrementally per instance (``_cached``) as
-        ``Steps`` (the same U_j, bit for bit)."""
+        """``Projection.of`` for each of ``instances``, maintained incrementally per instance as ``Steps`` (the
+        same U_j, bit for bit: ``steps.ProjectionCache``; exact: test_preserve.py compares whole runs with
+        ``projection_cache: false``)."""
         if not self.use_cache:
             return [Projection.of(sim, inst, now, self.horizon, self.extension) for inst in instances]
-        return [self._cached(sim, inst, now) for inst in instances]
+        get = self._cache.get
+        return [get(sim, inst, now) for inst in instances]
+
+    def forget(self, rid: int) -> None:
+        """A request completed: the projection cache drops what it kept of it."""
+        self._cache.forget(rid)
 
     def projection(self, sim, inst, now: float):
         return self.projections(sim, [inst], now)[0]
-
-    def _cached(self, sim, inst, now: float) -> Steps:
-        """An instance's projection, kept between calls. Key: the running set, the phase and the iteration counter
-        at the segment's start. Under one key no request joins or leaves and every running request gains one token
-        per decode iteration while the KV in use grows by the batch size, so with d = (KV now - KV then) / B the
-        contexts and generated counts are the cached ones + d (no per-request loop); d = 0 reuses the projection,
-        and while the shift is exact (``Steps.shifted``) the advanced projection is the cached steps moved by d.
-        Past that, the steps are rebuilt from the cached requests + d; any other change (a new key, KV not a
-        multiple of B) rebuilds from ``running_requests``. Exact: test_preserve.py compares whole runs with
-        ``projection_cache: false`` (a first key without phase and iteration was not exact: a prefill's first
-        token changes generated counts, not KV)."""
-        key = (tuple(inst.running), inst.phase, inst.it)
-        kv = sim.kv_used(inst, now)
-        hit = self._cache.get(inst.iid)
-        if hit is not None and hit[0] == key:
-            _, kv0, proj, reqs, offset = hit
-            if kv == kv0:
-                self.stats["cache_hits"] += 1
-                return proj
-            d, r = divmod(kv - kv0, len(key[0])) if key[0] else (0, 1)
-            if r == 0 and d > 0:
-                self.stats["cache_advances"] += 1
-                offset += d
-                moved = proj.shifted(d)
-                if moved is None:  # past the exact shift: rebuild from the advanced requests
-                    ctx, gen, pred = reqs
-                    reqs = ([c + offset for c in ctx], [g + offset for g in gen], pred)
-                    moved, offset = Steps.build(inst.cap, *reqs, self.horizon, self.extension), 0
-                self._cache[inst.iid] = (key, kv, moved, reqs, offset)
-                return moved
-        running = sim.running_requests(inst, now)
-        reqs = ([p + g for _, p, g, _ in running], [g for _, _, g, _ in running], [d for _, _, _, d in running])
-        proj = Steps.build(inst.cap, *reqs, self.horizon, self.extension)
-        self._cache[inst.iid] = (key, kv, proj, reqs, 0)
-        return proj
 
     def choose(self, sim, rid: int, instances: list, now: float, projs: list | None = None):
         """The instance for ``rid`` or None when every instance is potentially overloaded."""
         if not instances:
             return None
+        if len(instances) == 1:  # nothing to score: the one instance unless it is overloaded (and we hold)
+            if self.hold_enabled and (projs or self.projections(sim, instances, now))[0].overloaded():
+                return None
+            return instances[0]
         prompt, pred = sim.request_tokens(rid)
         projs = projs if projs is not None else self.projections(sim, instances, now)
         if self.hold_enabled and all(p.overloaded() for p in projs):

@@ -28,15 +28,14 @@ forecast.py), capacity ``mu_p`` / ``mu_d`` / ``mu_t`` (tokens/s per instance: pr
 from __future__ import annotations
 
 import math
-from typing import Literal
 
 import numpy as np
 
 from simulations.engine.policies.autoscalers import Autoscaler
-from simulations.engine.policies.params import knob
 from simulations.engine.policies.preserve.anticipator import Projection, instance_count
-from simulations.engine.policies.preserve.forecast import TABLE1_CODE, make_forecaster
-from simulations.engine.policies.preserve.router import LoadAwareParams, LoadAwareRouter
+from simulations.engine.policies.preserve.forecast import make_forecaster
+from simulations.engine.policies.preserve.knobs import PreServeParams
+from simulations.engine.policies.preserve.router import LoadAwareRouter
 from simulations.engine.policies.registry import PolicyKind, register
 from simulations.engine.scenario.config import ScenarioError
 
@@ -48,31 +47,7 @@ class PreServeBase(Autoscaler):
     reactive = False        # KV-threshold rules
     default_router = "preserve"
 
-    class Params(LoadAwareParams):
-        tick_s: float = knob(1.0, "control tick (s)", gt=0)
-        window_s: float = knob(600.0, "forecast window (s)", gt=0)
-        t_f: float = knob(0.3, "low-load threshold of the once-per-window scale-down", gt=0, le=1)
-        up_kv: float = knob(0.8, "reactive rules: +1 instance above this KV use", ge=0)
-        down_kv: float = knob(0.3, "reactive rules: -1 instance below this KV use", ge=0)
-        down_cooldown_s: float = knob(60.0, "reactive rules: at most one scale-in per this many seconds", ge=0)
-        donate_to_spot: bool = knob(True, "a removed instance joins the region's spot pool (else its VM is freed)")
-        router: Literal["preserve", "scenario"] | None = knob(
-            None, "'preserve': the load-aware router; 'scenario': the scenario's instance router (default per "
-                  "autoscaler)")
-        mu_p: float | None = knob(None, "prefill capacity of one instance (tokens/s; profile.py measures it)", gt=0)
-        mu_d: float | None = knob(None, "decode capacity of one instance (tokens/s)", gt=0)
-        mu_t: float | None = knob(None, "total token capacity of one instance (tokens/s)", gt=0)
-        capacity: dict[str, list[float]] | None = knob(
-            None, "per endpoint ('region/model'): [mu_p, mu_d, mu_t] of its deployment; sizes each endpoint from "
-                  "its own origin traffic's forecast (oracle-noise only) instead of one profile and the total")
-        forecaster: str = knob("oracle-noise", "'oracle-noise' or a forecasts.core method fitted on history")
-        history: dict[str, list[float]] | None = knob(None, "{'p': [...], 'd': [...]}: prompt / decode tokens/s "
-                                                            "per past window (series forecasters)")
-        series_resolution_s: int | None = knob(None, "series forecasters' resolution (s; default window_s)", ge=1)
-        ape_p: float = knob(TABLE1_CODE["ape_p"], "oracle-noise: mean absolute error of the prompt forecast", ge=0)
-        ape_d: float = knob(TABLE1_CODE["ape_d"], "oracle-noise: mean absolute error of the decode forecast", ge=0)
-        max_ape_p: float = knob(TABLE1_CODE["max_ape_p"], "oracle-noise: largest prompt forecast error", ge=0)
-        max_ape_d: float = knob(TABLE1_CODE["max_ape_d"], "oracle-noise: largest decode forecast error", ge=0)
+    Params = PreServeParams  # knobs.py (kept apart: this module is compiled with Cython)
 
     def __init__(self, params, rng):
         super().__init__(params, rng)
@@ -117,6 +92,7 @@ class PreServeBase(Autoscaler):
         self.targets: list = []    # (window, P^, D^, N target)
         self.window_target: dict = {}  # endpoint id -> this window's target N (the low-load rule's floor)
         self._obs_k = 0
+        self._origin: dict = {}  # (region index, model index) -> endpoint
         self._win_p = self._win_d = 0.0
 
     # ---------------------------------------------------------------- life cycle
@@ -141,6 +117,7 @@ class PreServeBase(Autoscaler):
         return fleet
 
     def on_start(self, sim, now):
+        self._origin = {}
         if self.window_mode:
             self._window_start(sim, now, 0)
 
@@ -150,6 +127,7 @@ class PreServeBase(Autoscaler):
         return True
 
     def on_complete(self, sim, inst, rid, now):
+        self.router.forget(rid)
         if self.router.held:
             self.router.release(sim, inst.endpoint, now)
 
@@ -171,10 +149,14 @@ class PreServeBase(Autoscaler):
                 self.router.release(sim, ep, now)
 
     # ---------------------------------------------------------------- helpers
-    @staticmethod
-    def _endpoint(sim, rid):
-        obs = sim.observed()
-        return sim.endpoints_for(obs["region_names"][obs["region"][rid]], obs["model_names"][obs["model"][rid]])[0]
+    def _endpoint(self, sim, rid):
+        """The endpoint of a request's origin (region, model): looked up once per pair (the fleet's endpoints are
+        fixed for the run)."""
+        key = (sim.region_of(rid), sim.model_of(rid))
+        ep = self._origin.get(key)
+        if ep is None:
+            ep = self._origin[key] = sim.endpoints_for(sim.region_names[key[0]], sim.model_names[key[1]])[0]
+        return ep
 
     def _observe_until(self, sim, w: int) -> None:
         """Feed the forecaster the observed P and D (tokens/s) of every window that ended before window ``w``."""
