@@ -384,7 +384,7 @@ def test_running_generated_is_tokens_generated_of_the_running_batch(mode, chunke
         for inst in instances:
             want = [sim.tokens_generated(rid, now) for rid in inst.running]
             assert sim.running_generated(inst, now) == want
-            assert [(r, g) for r, _, g, _ in sim.running_requests(inst, now)] == list(zip(inst.running, want))
+            assert [(r, g) for r, _, g, _ in sim.running_requests(inst, now)] == list(zip(inst.running, want, strict=True))
             seen["n"] += 1
             seen["running"] += len(want)
         return orig(self, sim, instances, now)

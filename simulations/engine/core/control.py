@@ -163,7 +163,7 @@ class PolicyAPI:
         st = self.sim.state
         pred = st.req_pred_out
         return [(rid, int(st.req_inp[rid]), g, int(pred[rid]) if pred is not None else -1)
-                for rid, g in zip(inst.running, self.running_generated(inst, now))]
+                for rid, g in zip(inst.running, self.running_generated(inst, now), strict=True)]
 
     @cython.locals(st=RunState, r=cython.Py_ssize_t, iid=cython.Py_ssize_t, own=cython.Py_ssize_t,
                    g=cython.longlong, starting=cython.bint)
