@@ -29,9 +29,6 @@ cdef class EndpointIndex:
     cpdef _grow(self, Py_ssize_t want)
     cdef void _up(self, Py_ssize_t p) noexcept
     cdef void _down(self, Py_ssize_t p) noexcept
-    cdef void _eup(self, Py_ssize_t p) noexcept
-    cdef void _edown(self, Py_ssize_t p) noexcept
-    cdef void _expire_at(self, Py_ssize_t s, double h) noexcept
     cdef _set(self, Instance inst, bint run)
     cdef _unset(self, Instance inst)
     cdef int _key(self, Py_ssize_t s, Instance inst, double t) except -1
@@ -45,3 +42,8 @@ cdef class EndpointIndex:
     cpdef (double, double) util_bounds(self, double t)
     cpdef tuple jsq(self, double t)
     cdef _visit(self, Py_ssize_t p, double t)
+
+
+cdef void _eup(EndpointIndex ix, Py_ssize_t p) noexcept
+cdef void _edown(EndpointIndex ix, Py_ssize_t p) noexcept
+cdef void _expire_at(EndpointIndex ix, Py_ssize_t s, double h) noexcept

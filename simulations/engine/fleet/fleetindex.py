@@ -163,69 +163,6 @@ class EndpointIndex:
         self.hs[p] = s
         self.pos[s] = p
 
-    # -- expiry heap of slots on h -------------------------------------------------------------------------------
-    @cython.locals(p=cython.Py_ssize_t, parent=cython.Py_ssize_t, s=cython.Py_ssize_t, o=cython.Py_ssize_t)
-    def _eup(self, p):
-        s = self.es[p]
-        while p > 0:
-            parent = (p - 1) >> 1
-            o = self.es[parent]
-            if not self.h[s] < self.h[o]:
-                break
-            self.es[p] = o
-            self.epos[o] = p
-            p = parent
-        self.es[p] = s
-        self.epos[s] = p
-
-    @cython.locals(p=cython.Py_ssize_t, c=cython.Py_ssize_t, n=cython.Py_ssize_t, s=cython.Py_ssize_t,
-                   o=cython.Py_ssize_t)
-    def _edown(self, p):
-        n = self.en
-        s = self.es[p]
-        while True:
-            c = 2 * p + 1
-            if c >= n:
-                break
-            if c + 1 < n and self.h[self.es[c + 1]] < self.h[self.es[c]]:
-                c += 1
-            o = self.es[c]
-            if not self.h[o] < self.h[s]:
-                break
-            self.es[p] = o
-            self.epos[o] = p
-            p = c
-        self.es[p] = s
-        self.epos[s] = p
-
-    @cython.locals(s=cython.Py_ssize_t, h=cython.double, p=cython.Py_ssize_t, old=cython.double,
-                   last=cython.Py_ssize_t)
-    def _expire_at(self, s, h):
-        """Slot ``s``'s key holds until ``h`` (``1e300``: as long as its segment): its place in the expiry heap."""
-        p = self.epos[s]
-        old = self.h[s]
-        self.h[s] = h
-        if h < 1e300:
-            if p < 0:
-                p = self.en
-                self.en += 1
-                self.es[p] = s
-                self.epos[s] = p
-                self._eup(p)
-            elif h < old:
-                self._eup(p)
-            elif h > old:
-                self._edown(p)
-        elif p >= 0:
-            self.en -= 1
-            last = self.es[self.en]
-            self.epos[s] = -1
-            if last != s:
-                self.es[p] = last
-                self.epos[last] = p
-                self._eup(p)
-                self._edown(self.epos[last])
-
     # -- per-instance contribution -------------------------------------------------------------------------------
     @cython.locals(inst=Instance, n=cython.longlong, B=cython.longlong, d0=cython.double, dmax=cython.double,
                    x0=cython.double)
@@ -302,7 +239,7 @@ class EndpointIndex:
             lb = inst.work
         self.lb[s] = lb
         if h < 1e300 or self.epos[s] >= 0:
-            self._expire_at(s, h)
+            _expire_at(self, s, h)
         return 0
 
     @cython.locals(s=cython.Py_ssize_t, inst=Instance, old=cython.longlong)
@@ -351,7 +288,7 @@ class EndpointIndex:
         if s < 0:
             return
         self._unset(inst)
-        self._expire_at(s, 1e300)
+        _expire_at(self, s, 1e300)
         p = self.pos[s]
         self.n -= 1
         last = self.hs[self.n]
@@ -473,6 +410,70 @@ class EndpointIndex:
             o = self.hs[c]
             if self.lb[o] < self._best_w or (self.lb[o] == self._best_w and self.seq[o] < self._best_seq):
                 self._visit(c, t)
+
+
+# -- the expiry heap of an index: its slots with a key that expires, a binary min-heap on h ----------------------
+@cython.locals(ix=EndpointIndex, p=cython.Py_ssize_t, parent=cython.Py_ssize_t, s=cython.Py_ssize_t, o=cython.Py_ssize_t)
+def _eup(ix, p):
+    s = ix.es[p]
+    while p > 0:
+        parent = (p - 1) >> 1
+        o = ix.es[parent]
+        if not ix.h[s] < ix.h[o]:
+            break
+        ix.es[p] = o
+        ix.epos[o] = p
+        p = parent
+    ix.es[p] = s
+    ix.epos[s] = p
+
+@cython.locals(ix=EndpointIndex, p=cython.Py_ssize_t, c=cython.Py_ssize_t, n=cython.Py_ssize_t, s=cython.Py_ssize_t,
+               o=cython.Py_ssize_t)
+def _edown(ix, p):
+    n = ix.en
+    s = ix.es[p]
+    while True:
+        c = 2 * p + 1
+        if c >= n:
+            break
+        if c + 1 < n and ix.h[ix.es[c + 1]] < ix.h[ix.es[c]]:
+            c += 1
+        o = ix.es[c]
+        if not ix.h[o] < ix.h[s]:
+            break
+        ix.es[p] = o
+        ix.epos[o] = p
+        p = c
+    ix.es[p] = s
+    ix.epos[s] = p
+
+@cython.locals(ix=EndpointIndex, s=cython.Py_ssize_t, h=cython.double, p=cython.Py_ssize_t, old=cython.double,
+               last=cython.Py_ssize_t)
+def _expire_at(ix, s, h):
+    """Slot ``s`` of ``ix``: its key holds until ``h`` (``1e300``: as long as its segment): its place in the expiry heap."""
+    p = ix.epos[s]
+    old = ix.h[s]
+    ix.h[s] = h
+    if h < 1e300:
+        if p < 0:
+            p = ix.en
+            ix.en += 1
+            ix.es[p] = s
+            ix.epos[s] = p
+            _eup(ix, p)
+        elif h < old:
+            _eup(ix, p)
+        elif h > old:
+            _edown(ix, p)
+    elif p >= 0:
+        ix.en -= 1
+        last = ix.es[ix.en]
+        ix.epos[s] = -1
+        if last != s:
+            ix.es[p] = last
+            ix.epos[last] = p
+            _eup(ix, p)
+            _edown(ix, ix.epos[last])
 
 
 def _grown(a, code: str, n: int):
