@@ -107,7 +107,7 @@ def stream_source(scenario, trace_path=None, span_s: float | None = None, chunk_
     row batches), ``("daily", None, horizon)`` for a multi-day diurnal synthetic workload (drawn one day at a time,
     ``engine/streaming/dailysynth.py``), else ``(workload, None, horizon)``: the workload materialised at once, within
     ``materialise_cap()``."""
-    from simulations.engine.scenario.scenario import build_workload
+    from simulations.engine.simulator.scenario import build_workload
     from simulations.engine.streaming.dailysynth import is_daily
 
     wl = scenario.workload_spec

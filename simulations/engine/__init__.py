@@ -22,16 +22,16 @@ _LAZY = {
     "SimulationResult": "simulations.engine.results.metrics",
     "DeploymentSpec": "simulations.engine.scenario.config",
     "ScenarioError": "simulations.engine.scenario.config",
-    "Scenario": "simulations.engine.scenario.scenario",
-    "build_workload": "simulations.engine.scenario.scenario",
-    "parse_scenario": "simulations.engine.scenario.scenario",
+    "Scenario": "simulations.engine.simulator.scenario",
+    "build_workload": "simulations.engine.simulator.scenario",
+    "parse_scenario": "simulations.engine.simulator.scenario",
     "Workload": "simulations.engine.workload.workload",
 }
 
 if TYPE_CHECKING:
     from simulations.engine.results.metrics import SimulationResult
     from simulations.engine.scenario.config import DeploymentSpec, ScenarioError  # noqa: F401
-    from simulations.engine.scenario.scenario import Scenario, build_workload, parse_scenario  # noqa: F401
+    from simulations.engine.simulator.scenario import Scenario, build_workload, parse_scenario  # noqa: F401
     from simulations.engine.workload.workload import Workload
 
 
@@ -52,8 +52,8 @@ def simulate(scenario: Scenario, workload: Workload | None = None, *, progress=N
     from simulations.engine.results.energy import add_energy
     from simulations.engine.results.metrics import build_result
     from simulations.engine.results.validity import add_validity
-    from simulations.engine.scenario.scenario import build_workload
     from simulations.engine.simulator.loop import Simulator
+    from simulations.engine.simulator.scenario import build_workload
 
     start = time.perf_counter()
     if workload is None:

@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     start = time.perf_counter()
     from simulations.engine import ScenarioError, parse_scenario, simulate
-    from simulations.engine.scenario.scenario import build_workload
+    from simulations.engine.simulator.scenario import build_workload
 
     try:
         data = json.loads(Path(args.scenario).read_text())

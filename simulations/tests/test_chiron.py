@@ -13,8 +13,8 @@ from simulations.engine import simulate
 from simulations.engine.policies.chiron import scenarios as S
 from simulations.engine.policies.chiron.local import LIMIT, LocalAutoscaler
 from simulations.engine.policies.chiron.queue import GlobalQueue, OutputStats, estimate_wait, kmeans_1d
-from simulations.engine.scenario.scenario import build_workload, parse_scenario
 from simulations.engine.simulator.loop import Simulator
+from simulations.engine.simulator.scenario import build_workload, parse_scenario
 from simulations.tests.engine_helpers import FakeView, scenario, workload
 from simulations.tests.test_policy_api import MODES, _policy
 

@@ -11,8 +11,8 @@ from simulations.engine.policies.chiron import scenarios as S
 from simulations.engine.policies.chiron.baselines import MeanPrompt
 from simulations.engine.results.metrics import build_result
 from simulations.engine.scenario.config import ScenarioError
-from simulations.engine.scenario.scenario import build_workload, parse_scenario
 from simulations.engine.simulator.loop import Simulator
+from simulations.engine.simulator.scenario import build_workload, parse_scenario
 from simulations.tests.engine_helpers import FakeView
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from simulations.engine import simulate
-from simulations.engine.results.energy import DevicePower, energy_of, parse_device
+from simulations.engine.results.energy import DevicePower, energy_of
 from simulations.engine.scenario.config import ScenarioError
+from simulations.engine.scenario.power import parse_device
 from simulations.tests.engine_helpers import scenario, workload
 
 DEVICE = {"kind": "gpu", "idle_w": 50.0, "busy_w": 400.0, "source": "test", "assumed": True}

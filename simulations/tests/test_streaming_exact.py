@@ -172,7 +172,7 @@ def test_a_parquet_trace_read_in_batches_streams_like_the_whole_file(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from simulations.engine.scenario.scenario import build_workload
+    from simulations.engine.simulator.scenario import build_workload
     from simulations.engine.workload.traceio import read_trace_arrays
 
     cols = read_trace_arrays(ROOT / "fixtures" / "traces" / "azure_code_2023.csv")

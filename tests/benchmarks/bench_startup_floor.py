@@ -48,7 +48,7 @@ STEPS = {
     "read_trace": "from simulations.engine.workload.traceio import read_trace_arrays\nread_trace_arrays(TRACE)",
     "engine_imports": "from simulations.engine import parse_scenario, simulate\nimport simulations.engine.simulator.loop\n"
                       "import simulations.engine.results.metrics, simulations.engine.results.validity",
-    "parsed": "import json\nfrom simulations.engine.scenario.scenario import build_workload\n"
+    "parsed": "import json\nfrom simulations.engine.simulator.scenario import build_workload\n"
               "s = parse_scenario(json.load(open(SCENARIO))).with_strategy(None)\nbuild_workload(s, trace=TRACE)",
 }
 

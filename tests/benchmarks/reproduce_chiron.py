@@ -60,8 +60,8 @@ sys.path.insert(0, str(ROOT))
 
 from simulations.engine.policies.chiron import scenarios as S  # noqa: E402
 from simulations.engine.results.metrics import build_result  # noqa: E402
-from simulations.engine.scenario.scenario import build_workload, parse_scenario  # noqa: E402
 from simulations.engine.simulator.loop import Simulator  # noqa: E402
+from simulations.engine.simulator.scenario import build_workload, parse_scenario  # noqa: E402
 
 CACHE = ROOT / "var" / "reproduce_chiron"
 DOC = ROOT / "docs" / "reproduction_chiron.md"

@@ -153,7 +153,7 @@ def deployment_of(base: Mapping, name_or_spec) -> dict:
     named = (base.get("deployments") or {}).get(name_or_spec)
     if named is not None:
         return named
-    from simulations.engine.scenario.scenario import _catalogue_lookup  # the catalogue's built-in deployments
+    from simulations.engine.simulator.scenario import _catalogue_lookup  # the catalogue's built-in deployments
 
     return _catalogue_lookup(name_or_spec) or {}
 

@@ -167,7 +167,7 @@ def test_the_builtin_json_is_what_the_build_script_produces():
 
 
 def test_the_engine_finds_builtin_names_through_the_package_level_lookup():
-    scenario = pytest.importorskip("simulations.engine.scenario.scenario")
+    scenario = pytest.importorskip("simulations.engine.simulator.scenario")
     spec = scenario._catalogue_lookup("bloom-176b/h100-80gb/tp8")
     assert spec == engine_spec("bloom-176b/h100-80gb/tp8")
     assert scenario._catalogue_lookup("no-such/gpu/tp1") is None

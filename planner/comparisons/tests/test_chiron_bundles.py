@@ -10,7 +10,7 @@ from planner.comparisons.core.chiron_bundles import LLUMNIX_TUNE_GRID
 from planner.comparisons.core.runner import engine_scenario_dict
 from planner.comparisons.core.variants import build_variants
 from simulations.engine import simulate
-from simulations.engine.scenario.scenario import parse_scenario
+from simulations.engine.simulator.scenario import parse_scenario
 
 TINY = json.loads((Path(__file__).resolve().parent / "chiron_tiny_scenario.json").read_text())
 NAMES = ["chiron.default", "chiron.static-batch", "chiron.utilisation", "chiron.llumnix", "chiron.llumnix-queued",

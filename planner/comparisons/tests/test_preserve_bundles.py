@@ -13,7 +13,7 @@ from planner.comparisons.core.runner import engine_scenario_dict
 from planner.comparisons.core.variants import build_variants
 from simulations.engine import simulate
 from simulations.engine.scenario.config import ScenarioError
-from simulations.engine.scenario.scenario import parse_scenario
+from simulations.engine.simulator.scenario import parse_scenario
 
 BASE = json.loads((Path(__file__).resolve().parents[3] / "fixtures/scenarios/preserve_routing.json").read_text())
 

@@ -10,8 +10,8 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from simulations.engine.results.energy import parse_device
 from simulations.engine.scenario.errors import ScenarioError
+from simulations.engine.scenario.power import parse_device
 
 TIERS = ("IW-F", "IW-N", "NIW")
 TIER_INDEX = {name: i for i, name in enumerate(TIERS)}
@@ -108,7 +108,7 @@ class DeploymentSpec:
     signal_reserve_output: bool = False
     signal_queued: bool = False
     kv_bytes_per_token: float = 0.0  # KV-cache bytes per token (all layers); needed only to swap KV to host memory
-    device: Any = None  # energy.DevicePower: device kind and idle / busy watts per device (None = unknown)
+    device: Any = None  # power.DevicePower: device kind and idle / busy watts per device (None = unknown)
     # context limit (vLLM --max-model-len): prompt + output tokens one request may hold; 0 = no limit. What happens
     # to a longer request is the scenario's ``engine.over_context`` (batching / arrivals; docs/simulator.md)
     max_model_len: int = 0

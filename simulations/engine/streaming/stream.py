@@ -26,8 +26,8 @@ import numpy as np
 
 from simulations.engine.results.sketch import HI, LO, REL_ERR, LogHistogram, Stat  # noqa: F401  (re-exported)
 from simulations.engine.scenario.config import ScenarioError
-from simulations.engine.scenario.scenario import build_workload
 from simulations.engine.simulator.loop import Simulator
+from simulations.engine.simulator.scenario import build_workload
 from simulations.engine.streaming import window
 from simulations.engine.streaming.streamacc import ChunkInfo, StreamAccumulator, StreamResult
 from simulations.engine.workload.traceio import iter_parquet_chunks

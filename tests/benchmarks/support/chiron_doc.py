@@ -200,7 +200,7 @@ def write_doc(results: dict, path, args) -> None:
 def model_facts() -> dict:
     """Figures of the 8B / 70B latency models and the Fig. 19 lengths the prose quotes (computed, not typed)."""
     from simulations.engine.policies.chiron import scenarios as S
-    from simulations.engine.scenario.scenario import build_workload, parse_scenario
+    from simulations.engine.simulator.scenario import build_workload, parse_scenario
 
     dep = S.deployment("8b")
     d = S.scenario(parts=[S.batch_part(dep["model"], 200_000, 0.0)], dep=dep, initial=1, cap=1,

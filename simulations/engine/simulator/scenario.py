@@ -14,7 +14,6 @@ from simulations.engine.fleet.pools import check_kind, check_pool_scaling, expan
 from simulations.engine.policies import AUTOSCALERS, get_policy
 from simulations.engine.policies.params import check_params
 from simulations.engine.policies.registry import PolicyKind
-from simulations.engine.results.energy import EnergyConfig
 from simulations.engine.scenario.config import (
     DeploymentSpec,
     EndpointConfig,
@@ -26,6 +25,7 @@ from simulations.engine.scenario.config import (
     ScenarioError,
     SLOConfig,
 )
+from simulations.engine.scenario.power import EnergyConfig
 from simulations.engine.scenario.schema import (
     Limits,
     Synthetic,
