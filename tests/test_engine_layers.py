@@ -17,6 +17,8 @@ import ast
 from collections.abc import Iterable
 from pathlib import Path
 
+from simulations.tests.test_import_cycles import cycles as module_cycles
+
 ENGINE = Path(__file__).resolve().parents[1] / "simulations" / "engine"
 PACKAGE = "simulations.engine"
 
@@ -60,42 +62,13 @@ def package_edges(sources: dict[str, str]) -> dict[tuple[str, str], list[str]]:
 
 
 def cycles(edges: Iterable[tuple[str, str]]) -> list[list[str]]:
-    """The strongly connected components of more than one node (Tarjan), each sorted."""
+    """The strongly connected components of more than one node, each sorted (the project's import-cycle test's
+    Tarjan on the package graph)."""
     graph: dict[str, set[str]] = {}
     for a, b in edges:
         graph.setdefault(a, set()).add(b)
         graph.setdefault(b, set())
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    out: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in sorted(graph[v]):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                out.append(sorted(comp))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return out
+    return sorted(sorted(c) for c in module_cycles(graph))
 
 
 def engine_sources() -> dict[str, str]:
