@@ -70,7 +70,7 @@ cdef class Instance:
     cdef public str kind
     cdef public dict policy_state
     cdef public long long adm
-    cdef public long long ix_pos, ix_seq, ix_lb
+    cdef public long long ix_pos, ix_seq
     cdef public bint ix_run
     cdef public double ix_r, ix_rt, ix_q, ix_qt
     cdef public long long ix_b, ix_bn

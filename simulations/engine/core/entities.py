@@ -314,7 +314,7 @@ class Instance:
         "seg_B", "seg_end", "batch", "busy_s", "t_requested", "t_ready", "t_released", "source",
         "rr", "donate_on_release", "seg_a", "runs",
         "last_dec_end", "prefilling", "kv_prefill", "swapped", "pending", "kind", "policy_state", "adm", "res_tok", "q_tok",
-        "ix_pos", "ix_seq", "ix_lb", "ix_run", "ix_r", "ix_rt", "ix_q", "ix_qt", "ix_b", "ix_bn",
+        "ix_pos", "ix_seq", "ix_run", "ix_r", "ix_rt", "ix_q", "ix_qt", "ix_b", "ix_bn",
         "v1", "pfx", "pfx_lru", "pfx_lru_tok", "v1_async", "last_arr",
     )
 
@@ -366,11 +366,10 @@ class Instance:
         self.pending: list = []
         self.kind = "mixed"
         self.policy_state: dict = {}
-        # the endpoint's index (fleetindex.py): heap position (-1: not indexed), serving order, work lower bound,
+        # the endpoint's index (fleetindex.py): its slot (-1: not indexed), serving order,
         # and the current decode run's share of the utilisation bounds
         self.ix_pos = -1
         self.ix_seq = 0
-        self.ix_lb = 0
         self.ix_run = False
         self.ix_r = self.ix_rt = self.ix_q = self.ix_qt = 0.0
         self.ix_b = self.ix_bn = 0
