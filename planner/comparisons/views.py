@@ -155,7 +155,7 @@ def comparison_detail(request, pk: int):
         "disaggregated": any((r.metrics or {}).get("disaggregation") for r in comp.results.all()),
         "failures": outcome.failures_of(comp), "progress": outcome.progress_of(comp),
         "wall_s": outcome.wall_s_of(comp), "scenario_pretty": json.dumps(comp.scenario, indent=1)[:20000],
-        "validation_badges": badges_for(team_of(request.user), comp.scenario),
+        "validation_badges": badges_for(team_of(request.user), comp.scenario), "answer": kind.answer(comp),
         **kind.page_context(comp, selectors.summaries_of(comp)),
     })
 

@@ -114,6 +114,9 @@ class FleetKind(ComparisonKind):
         return {"answer": answer["key"], "verdict": answer["verdict"],
                 "note": f"{answer['saving_words']} over the simulated {kpis['span']} against {comp.baseline}"}
 
+    def answer(self, comp) -> dict | None:
+        return selectors.fleet_answer(comp)
+
     def page_context(self, comp, summaries: dict[str, dict]) -> dict:
         from planner.comparisons.fleet_page import page_context
 
@@ -131,7 +134,5 @@ class FleetKind(ComparisonKind):
 
         aggregate = {**comp.summary, "variants": comp.variants or [], "extra_story": operator_level_story(
             comp.team, (comp.scenario.get("workload") or {}).get("trace_id"))}
-        from planner.comparisons.selectors import fleet_answer
-
         return build_pdf(title=f"Cost report: {comp}", assumptions=describe_assumptions(comp.scenario, summaries),
-                         aggregate=aggregate, summaries=summaries, failures=failures, answer=fleet_answer(comp))
+                         aggregate=aggregate, summaries=summaries, failures=failures, answer=self.answer(comp))
