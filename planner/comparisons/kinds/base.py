@@ -92,6 +92,12 @@ class ComparisonKind:
         and page 1 of the PDF show; None when the kind has none or before the aggregate."""
         return None
 
+    def catalogue_ref(self, scenario: dict) -> dict | None:
+        """{"label", "model", "gpu", "tp", "kind", "text"}: the catalogue deployment a scenario whose latencies come
+        from its paper's own tables stands for, and where they come from in words (its validation badge says so,
+        planner/benchmarks/badges.py); None for a scenario whose deployments are the catalogue's own."""
+        return None
+
     def page_context(self, comp, summaries: dict[str, dict]) -> dict:
         """Extra context for the comparison page (the template ``comparisons/<kind>_result.html``)."""
         return {}

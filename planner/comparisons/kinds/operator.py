@@ -15,7 +15,7 @@ from planner.comparisons.kinds.base import ComparisonKind, ComparisonRequest, Re
 from planner.comparisons.models import Comparison, VariantResult
 from planner.jobs.models import Job
 from planner.jobs.services import create_job
-from planner.opscale.spec import CATALOGUE_GPUS, CATALOGUE_MODELS, SpecError, parse_spec
+from planner.opscale.spec import CATALOGUE_GPUS, CATALOGUE_MODELS, SpecError, catalogue_name, parse_spec
 
 KIND = "operator-level"
 BASELINE = "model-level"
@@ -142,6 +142,18 @@ class OperatorLevelKind(ComparisonKind):
         if answer is not None:
             answer["failed"] = {f["key"]: f for f in failures_of(comp)}
         return answer
+
+    def catalogue_ref(self, scenario: dict) -> dict | None:
+        """Vidur's per-operator profiles stand for the scenario's model on its GPU, at its model-level TP."""
+        if not isinstance(scenario.get("model"), str):
+            return None
+        model = catalogue_name(scenario["model"], CATALOGUE_MODELS)
+        gpu = catalogue_name(str(scenario.get("gpu") or ""), CATALOGUE_GPUS)
+        options = scenario.get("options") if isinstance(scenario.get("options"), dict) else {}
+        tp = options.get("model_tp") if isinstance(options.get("model_tp"), int) else None
+        return {"label": f"{model} on {gpu}, operator by operator", "model": model, "gpu": gpu, "tp": tp,
+                "kind": self.name, "text": "operator latencies from Vidur's per-operator profiles, not a catalogue "
+                                           "deployment: not checked against real runs"}
 
     def page_context(self, comp, summaries: dict[str, dict]) -> dict:
         from planner.comparisons.kind_pages import operator_context

@@ -75,6 +75,17 @@ class ServerlessKind(ComparisonKind):
             answer["failed"] = {f["key"]: f for f in failures_of(comp)}
         return answer
 
+    def catalogue_ref(self, scenario: dict) -> dict | None:
+        """SLINFER's measured tables stand for the scenario's model on the catalogue's A100-80GB."""
+        from simulations.engine.serverless.spec import CATALOGUE_MODELS
+
+        if not isinstance(scenario.get("model"), str):
+            return None
+        model = {v: k for k, v in CATALOGUE_MODELS.items()}.get(scenario["model"], scenario["model"])
+        return {"label": f"{model} on SLINFER's GPU nodes", "model": model, "gpu": "a100-80gb", "tp": None,
+                "kind": self.name, "text": "latencies from SLINFER's measured CPU/GPU tables (the paper's artefact), "
+                                           "not a catalogue deployment: not checked against real runs"}
+
     def page_context(self, comp, summaries: dict[str, dict]) -> dict:
         from planner.comparisons.serverless_page import page_context
 
