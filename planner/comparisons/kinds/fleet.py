@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from planner.comparisons import selectors
 from planner.comparisons.core.variants import VariantError
+from planner.comparisons.families import DEFAULT_STRATEGIES
 from planner.comparisons.kinds.base import ComparisonKind, ComparisonRequest, RequestError
 from planner.comparisons.services import start_comparison, team_trace, validate_scenario
 
@@ -34,7 +35,7 @@ class FleetKind(ComparisonKind):
     name = "fleet"
     label = "Fleet autoscaling strategies"
     noun = "strategy"
-    default_choices = ("reactive-unified", "lt-i", "lt-u", "lt-ua")
+    default_choices = DEFAULT_STRATEGIES
     template = "comparisons/detail.html"
 
     def matches(self, scenario: dict) -> bool:
