@@ -161,9 +161,11 @@ def test_the_compare_command_prints_a_serverless_card_and_the_pdf_leads_with_it(
     comp = Comparison.objects.latest("pk")
     answer = answer_of(comp)
     text = out.getvalue()
+    # 78 requests in 30 s on 2 + 2 nodes: sllm drops some waiting for a GPU, SLINFER serves them all in time
+    assert answer["status"] == "answer" and answer["choice"]["key"] == "slinfer"
     assert f"decision: {answer['headline']}" in text
-    assert "  monthly cost: not known: the serverless scenario carries no node prices" in text or \
-        answer["status"] == "no_fleet"
-    assert "SLO requests within their SLO (target 99.0%): attainment" in text or answer["status"] == "no_fleet"
+    assert "  monthly cost: not known: the serverless scenario carries no node prices" in text
+    assert "  requests within their SLO (target 99.0%): attainment 100.00% (one draw, no band)" in text
+    assert "  cheapest rejected alternative: sllm: misses the SLO target" in text
     page1 = PdfReader(pdf).pages[0].extract_text()
     assert "Decision: " + answer["headline"][:40] in " ".join(page1.split())

@@ -154,7 +154,7 @@ class Command(BaseCommand):
                                                     answer.get("cost_note") or "not known"))
             for s in choice["slo"]:
                 att = fmt_band(s["attainment"], "{:.2%}")
-                self.stdout.write(f"  SLO {s['tier']} (target {s['target']:.1%}): attainment {att}"
+                self.stdout.write(f"  {s['tier']} (target {s['target']:.1%}): attainment {att}"
                                   + ("" if answer.get("single_run") else
                                      f", P(meets) {s['probability']['p']:.2f} over {s['probability']['n']}"))
             for u in choice.get("usage") or []:
