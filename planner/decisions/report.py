@@ -67,7 +67,7 @@ def _single_run(answer: Mapping, choice: Mapping) -> str:
     usage = "; ".join(f"{u['label']} {u['value']:,.{sig_decimals({'median': u['value']})}f} {u['unit']}"
                       for u in choice.get("usage") or [] if u.get("value") is not None)
     return (f"What to run: <b>{choice.get('what') or choice['strategy']}</b>. SLO attainment over one "
-            f"{answer.get('draws_label') or 'run'}: {slo}. {usage}. Cost: {answer.get('cost_note') or 'not known'}.")
+            f"{answer.get('draws_label') or 'run'}: {slo}. {usage}. Cost: not known ({answer.get('cost_note') or 'no prices'}).")
 
 
 def serving_rows(serving: Mapping) -> list[list]:

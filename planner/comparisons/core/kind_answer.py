@@ -1,7 +1,7 @@
 """The decision card's ``answer`` (the shape of planner/decisions/answer.py) of a serverless and an operator-level
 comparison, from their aggregates. Django-free.
 
-Neither kind's result holds prices, so the cost is not known: the card says so (``cost_note``) and gives what the
+Neither kind's result holds prices, so the cost is not known: the card says so and why (``cost_note``) and gives what the
 result measures instead (node-hours or GPU-hours over the simulated span, energy). Both run each system or plan
 once on a recorded trace (no workload seeds), so attainment is a single figure, not a band (``single_run``).
 
@@ -147,12 +147,16 @@ def serverless_answer(summary: Mapping, scenario: Mapping) -> dict | None:
     span_s = float(summary.get("run_length_s") or 0.0)
     minutes = f"{_num(span_s / 60.0, 1)} simulated minutes"
     out = _base(span_s, SERVERLESS_TIER, SLO_TARGET, "run of the recorded trace (no workload seeds, so no band)",
-                f"not known: the serverless scenario carries no node prices; node-hours over the {minutes} instead")
+                f"the serverless scenario carries no node prices; node-hours over the {minutes} instead")
     cands = [_serverless_candidate(r, scenario, span_s) for r in rows]
     by_key = {c["key"]: c for c in cands}
     out["candidates"] = cands
     row, meets = serverless_choice(summary)
     choice = by_key[row["key"]]
+    sens = _target_sensitivity(summary, choice["key"] if meets else None)
+    top = max(sens, key=lambda s: (s["changes_answer"], -s["magnitude"]))
+    out.update(sensitivity=sens, most_sensitive=top["input"] if top["changes_answer"] else
+               f"none of the targets tried changes it; nearest: {top['input']}")
     if not meets:
         headline = (f"no system meets the {_pct(SLO_TARGET, 0)} SLO target; the closest is {choice['key']} with "
                     f"{_pct(row['slo_attainment'])} of requests within their SLO (one run, no band)")
@@ -161,12 +165,8 @@ def serverless_answer(summary: Mapping, scenario: Mapping) -> dict | None:
         f", {row['slo_met_vs_baseline']:.2f}x the SLO-met requests of {summary.get('baseline')}")
     headline = (f"run {choice['key']}: {_pct(row['slo_attainment'])} of requests within their SLO (one run) on "
                 f"{_nodes_words(row)}{versus}; cost not known (no prices)")
-    sens = _target_sensitivity(summary, choice["key"])
-    top = max(sens, key=lambda s: (s["changes_answer"], -s["magnitude"]), default=None)
-    most = (top["input"] if top["changes_answer"] else
-            f"none of the targets tried changes it; nearest: {top['input']}") if top else None
     return {**out, "status": "answer", "choice": choice, "rejected": _serverless_rejected(choice, cands),
-            "headline": headline, "sensitivity": sens, "most_sensitive": most}
+            "headline": headline}
 
 
 # --- operator-level against model-level scaling ----------------------------------------------------------------
@@ -228,7 +228,7 @@ def operator_answer(summary: Mapping, scenario: Mapping) -> dict | None:
         return None
     span_s = float(summary.get("windows") or 0) * float(summary.get("window_s") or 0.0)
     out = _base(span_s, OPERATOR_TIER, 1.0, "plan of the recorded trace (no workload seeds, so no band)",
-                "not known: the plan carries no GPU prices; GPU-hours over the trace instead")
+                "the plan carries no GPU prices; GPU-hours over the trace instead")
     cands = {k: _operator_candidate(r, summary, scenario, span_s) for k, r in rows.items()
              if k in ("model-level", "operator-level")}
     out["candidates"] = [cands["model-level"], cands["operator-level"]]
@@ -240,7 +240,12 @@ def operator_answer(summary: Mapping, scenario: Mapping) -> dict | None:
         headline = (f"some windows cannot meet their SLO under either plan; of the rest, {words}: {gpu_h} against "
                     f"{_num(other['gpu_hours']['median'])} ({other['key']})")
         return {**out, "status": "no_fleet", "choice": None, "best": choice, "headline": headline}
-    headline = (f"{words}: {gpu_h} against {_num(other['gpu_hours']['median'])} for {other['key']}, every "
-                f"window within its SLO; cost not known (no prices)")
+    versus = f" against {_num(other['gpu_hours']['median'])} for {other['key']}"
+    e_choice, e_other = choice["energy_kwh"]["median"], other["energy_kwh"]["median"]
+    if abs(other["gpu_hours"]["median"] - choice["gpu_hours"]["median"]) < 1e-9:
+        versus = f", as many as {other['key']}" + (f", with {_num(e_other - e_choice, 3)} kWh less energy"
+                                                 if e_choice is not None and e_other is not None
+                                                 and e_other > e_choice else "")
+    headline = f"{words}: {gpu_h}{versus}, every window within its SLO; cost not known (no prices)"
     return {**out, "status": "answer", "choice": choice, "rejected": _operator_rejected(choice, other),
             "headline": headline}

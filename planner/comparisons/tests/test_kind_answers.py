@@ -70,6 +70,9 @@ def test_the_serverless_card_says_when_no_system_meets_the_target():
     assert a["status"] == "no_fleet" and a["choice"] is None and a["best"]["key"] == "sllm+c"
     assert a["headline"].startswith("no system meets the 99 % SLO target; the closest is sllm+c with 98.5 %")
     assert "15 of 1,000 requests dropped" in a["best"]["why"]
+    # which input would change it: at 98 % sllm+c meets the target
+    assert a["most_sensitive"] == "SLO target 98.0 % (looser, twice the misses allowed)"
+    assert a["sensitivity"][1]["effect"] == "at 98.0 % the answer is sllm+c"
     assert serverless_answer({"rows": []}, SCENARIO) is None
 
 
@@ -95,6 +98,13 @@ def test_the_operator_level_card_picks_the_plan_with_fewer_gpu_hours():
                              "usage": "10.00 GPU-hours over the trace"}
     same = operator_answer({**summary, "rows": _op_rows(10.0, 10.0)}, {})
     assert same["choice"]["key"] == "model-level" and same["rejected"]["why"].startswith("needs the same GPU-hours")
+    rows = _op_rows(10.0, 10.0)
+    rows[1]["energy_kwh"] = 0.9  # the same GPU-hours, less energy: operator level
+    tie = operator_answer({**summary, "rows": rows}, {})
+    assert tie["choice"]["key"] == "operator-level" and tie["rejected"]["why"] == ("needs the same GPU-hours and "
+                                                                                   "0.100 kWh more energy")
+    assert tie["headline"].startswith("scale per operator: 10.00 GPU-hours over the 1.0 h of the trace, as many as "
+                                      "model-level, with 0.100 kWh less energy")
 
 
 def test_the_operator_level_card_warns_when_windows_cannot_meet_their_slo():
@@ -164,7 +174,7 @@ def test_the_compare_command_prints_a_serverless_card_and_the_pdf_leads_with_it(
     # 78 requests in 30 s on 2 + 2 nodes: sllm drops some waiting for a GPU, SLINFER serves them all in time
     assert answer["status"] == "answer" and answer["choice"]["key"] == "slinfer"
     assert f"decision: {answer['headline']}" in text
-    assert "  monthly cost: not known: the serverless scenario carries no node prices" in text
+    assert "  monthly cost: not known (the serverless scenario carries no node prices; node-hours over" in text
     assert "  requests within their SLO (target 99.0%): attainment 100.00% (one draw, no band)" in text
     assert "  cheapest rejected alternative: sllm: misses the SLO target" in text
     page1 = PdfReader(pdf).pages[0].extract_text()

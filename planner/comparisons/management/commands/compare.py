@@ -151,7 +151,7 @@ class Command(BaseCommand):
             cost = choice["monthly_cost_usd"]
             self.stdout.write("  monthly cost: " + (fmt_band(cost, "${:,.0f}") + " (extrapolated)"
                                                     if cost.get("median") is not None else
-                                                    answer.get("cost_note") or "not known"))
+                                                    f"not known ({answer.get('cost_note') or 'no prices'})"))
             for s in choice["slo"]:
                 att = fmt_band(s["attainment"], "{:.2%}")
                 self.stdout.write(f"  {s['tier']} (target {s['target']:.1%}): attainment {att}"
