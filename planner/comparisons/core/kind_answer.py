@@ -1,9 +1,9 @@
 """The decision card's ``answer`` (the shape of planner/decisions/answer.py) of a serverless and an operator-level
 comparison, from their aggregates. Django-free.
 
-Neither kind's result holds prices, so the cost is not known: the card says so and why (``cost_note``) and gives what the
-result measures instead (node-hours or GPU-hours over the simulated span, energy). Both run each system or plan
-once on a recorded trace (no workload seeds), so attainment is a single figure, not a band (``single_run``).
+Neither kind's result holds prices, so the cost is not known: the card says so and why (``cost_note``) and gives
+what the result measures instead (node-hours or GPU-hours over the simulated span, energy). Both run each system or
+plan once on a recorded trace (no workload seeds), so attainment is a single figure, not a band (``single_run``).
 
 Fields beyond the fleet card's: ``single_run``, ``cost_note``; per candidate ``what`` (what to run, in words),
 ``plan`` ({"columns", "rows"}: the table that stands for the fleet table) and ``usage`` ([{"key", "label",
@@ -38,9 +38,9 @@ def _base(span_s: float, tier: str, target: float, draws_label: str, cost_note: 
 
 
 def _slo(tier: str, target: float, share: float | None) -> tuple[list[dict], dict]:
-    met = [share is not None and share >= target]
-    return [{"tier": tier, "target": target, "probability": probability(met), "attainment": band([share])}], \
-        probability(met)
+    """The one tier's row and "meets every SLO" of a single run whose ``share`` of requests met their SLO."""
+    met = probability([share is not None and share >= target])
+    return [{"tier": tier, "target": target, "probability": met, "attainment": band([share])}], met
 
 
 # --- serverless (SLINFER against ServerlessLLM) ----------------------------------------------------------------
@@ -112,16 +112,20 @@ def _serverless_rejected(choice: Mapping, cands: list[dict]) -> dict | None:
     rejected = cheaper[0] if cheaper else (accepted[0] if accepted else (others[0] if others else None))
     if rejected is None:
         return None
-    why = rejected["why"]
-    if not why:
-        more = rejected["gpu_hours"]["median"] - choice["gpu_hours"]["median"]
-        more_cpu = rejected["cpu_hours"]["median"] - choice["cpu_hours"]["median"]
-        why = (f"meets the target too but needs {_num(more, 3)} more GPU node-hours"
-               + (f" and {_num(more_cpu, 3)} more CPU node-hours" if more_cpu > 1e-9 else "")
-               if more > 1e-9 else f"meets the target too on as many GPU nodes, with {_num(more_cpu, 3)} more CPU "
-                                   "node-hours or more energy")
-    return {"key": rejected["key"], "monthly_cost_usd": rejected["monthly_cost_usd"], "why": why,
-            "usage": _nodes_words(rejected)}
+    return {"key": rejected["key"], "monthly_cost_usd": rejected["monthly_cost_usd"],
+            "why": rejected["why"] or _needs_more(rejected, choice), "usage": _nodes_words(rejected)}
+
+
+def _needs_more(other: Mapping, choice: Mapping) -> str:
+    """Why a system that meets the target too lost: the node-hours (or energy) it needs beyond the choice's."""
+    extra = {k: (other[k]["median"] or 0.0) - (choice[k]["median"] or 0.0)
+             for k in ("gpu_hours", "cpu_hours", "energy_kwh")}
+    parts = [f"{_num(extra['gpu_hours'], 3)} more GPU node-hours"] if extra["gpu_hours"] > 1e-9 else []
+    if extra["cpu_hours"] > 1e-9:
+        parts.append(f"{_num(extra['cpu_hours'], 3)} more CPU node-hours")
+    if not parts:
+        parts.append(f"{_num(extra['energy_kwh'], 3)} kWh more energy on as many nodes")
+    return "meets the target too but needs " + " and ".join(parts)
 
 
 def _target_sensitivity(summary: Mapping, choice_key: str | None) -> list[dict]:
