@@ -131,18 +131,15 @@ def test_the_top_bar_keeps_the_workflow_in_line_and_the_rest_under_more(client_o
 
 
 def test_operator_level_labels_speak_plain_words_and_keep_the_equation_as_a_note():
-    from types import SimpleNamespace
-
-    from planner.comparisons.kind_pages import operator_context
+    from planner.comparisons.core.kind_answer import operator_answer
     from planner.opscaling.charts import savings_by_phase
 
     rows = [{"key": key, "is_baseline": key == "model-level", "gpu_hours": 2.0, "energy_kwh": kwh,
              "prefill_gpu_hours": 1.0, "decode_gpu_hours": 1.0, "memory_gb_hours": 16.0} for key, kwh in (("model-level", 0.2),
                                                                                   ("operator-level", 0.17))]
-    comp = SimpleNamespace(summary={"rows": rows, "windows": 12, "window_s": 300.0, "infeasible_windows": 0})
-    card = operator_context(comp)["card"]
-    energy = next(k for k in card["kpis"] if k["key"] == "energy")
-    assert energy["label"] == "Energy" and "Eq. 9" in energy["note"]
+    answer = operator_answer({"rows": rows, "windows": 12, "window_s": 300.0, "infeasible_windows": 0}, {})
+    energy = next(k for k in answer["choice"]["usage"] if k["key"] == "energy")
+    assert "Eq." not in energy["label"] and "Eq. 9" in energy["note"]
     saving = {"gpu_s": 0.0, "energy_j": 0.4, "memory_gb_s": 0.04}
     phase = {"operator_level": {"savings_vs_model_level": saving}}
     fig = savings_by_phase({"totals": {"prefill": phase, "decode": phase}})

@@ -7,6 +7,7 @@ from django.db.models import Q
 from django.urls import reverse
 
 from planner.benchmarks.selectors import validation_badge
+from planner.comparisons.kinds import RequestError, kind_of
 from planner.hardware.models import Deployment
 
 
@@ -58,50 +59,20 @@ def _catalogue_match(team, ref: dict) -> Deployment | None:
     return None
 
 
-# pages whose latencies come from their paper's own measured tables, not from a catalogue deployment
-_OWN_TABLES = {
-    "serverless": "latencies from SLINFER's measured CPU/GPU tables (the paper's artefact), not a catalogue "
-                  "deployment: not checked against real runs",
-    "operator-level": "operator latencies from Vidur's per-operator profiles, not a catalogue deployment: not "
-                      "checked against real runs",
-}
-
-
-def _catalogue_name(name: str, aliases: dict[str, str]) -> str:
-    """The catalogue's name of a model or GPU type a paper module spells its own way (``aliases``: catalogue ->
-    its name)."""
-    back = {v: k for k, v in aliases.items()}
-    return back.get(name, name)
-
-
 def own_tables_ref(scenario: dict | None) -> dict | None:
-    """A serverless (SLINFER) scenario or an operator-level one (a comparison's scenario or an operator-level
-    plan's spec with its kind): {"label", "model", "gpu", "tp", "kind"} naming the catalogue deployment it stands for, or None
-    for any other scenario."""
-    if not isinstance(scenario, dict) or not isinstance(scenario.get("model"), str):
+    """A scenario whose latencies come from its paper's own tables (a serverless or an operator-level comparison's
+    scenario, an operator-level plan's spec with its kind): its kind's ``catalogue_ref``, {"label", "model", "gpu",
+    "tp", "kind", "text"} naming the catalogue deployment it stands for; None for any other scenario."""
+    try:
+        return kind_of(scenario).catalogue_ref(scenario) if isinstance(scenario, dict) else None
+    except RequestError:  # not a comparison scenario of a known kind (a capacity plan's names none)
         return None
-    if scenario.get("kind") == "serverless":
-        from simulations.engine.serverless.spec import CATALOGUE_MODELS as SL_MODELS
-
-        model = _catalogue_name(scenario["model"], SL_MODELS)
-        return {"label": f"{model} on SLINFER's GPU nodes", "model": model, "gpu": "a100-80gb", "tp": None,
-                "kind": "serverless"}
-    if scenario.get("kind") == "operator-level":
-        from planner.opscale.spec import CATALOGUE_GPUS, CATALOGUE_MODELS
-
-        model = _catalogue_name(scenario["model"], CATALOGUE_MODELS)
-        gpu = _catalogue_name(str(scenario.get("gpu") or ""), CATALOGUE_GPUS)
-        options = scenario.get("options") if isinstance(scenario.get("options"), dict) else {}
-        tp = options.get("model_tp") if isinstance(options.get("model_tp"), int) else None
-        return {"label": f"{model} on {gpu}, operator by operator", "model": model, "gpu": gpu, "tp": tp,
-                "kind": "operator-level"}
-    return None
 
 
 def _own_tables_badge(team, ref: dict) -> dict:
     """This page's own tables are not checked; the catalogue deployment of the same model and GPU type is named
     with its own badge, so the reader sees how far the planner's other pages are checked."""
-    text = _OWN_TABLES[ref["kind"]]
+    text = ref["text"]
     dep = _catalogue_match(team, {"name": "", "model": ref["model"], "gpu": ref["gpu"], "tp": ref["tp"]}) \
         if team is not None else None
     if dep is None:

@@ -20,9 +20,9 @@ import re
 from django import forms
 
 from planner.comparisons.core.variants import SCHEDULERS, STRATEGIES
+from planner.comparisons.families import DEFAULT_STRATEGIES
 from planner.schemaforms import SchemaForm, field_for_path, initial_from
 
-DEFAULT_STRATEGIES = ["reactive-unified", "lt-i", "lt-u", "lt-ua"]
 SLO_MAIN = ("ttft_s", "e2e_s", "percentile")  # shown first; the other SLO fields under "more targets"
 # the builder's own starting values (not bounds: those come from the schema only)
 SLO_START = {"ttft_s.IW-F": 1.0, "ttft_s.IW-N": 60.0, "e2e_s.NIW": 86400.0}
@@ -121,7 +121,7 @@ class ScenarioBuilderForm(SchemaForm):
                                    + [(k, k) for k in STREAM_FORMS], initial="diurnal", label="Synthesiser",
                                    help_text="which generator; its knobs are below")
     strategies = forms.MultipleChoiceField(choices=[(k, k) for k in STRATEGIES], widget=forms.CheckboxSelectMultiple,
-                                           initial=DEFAULT_STRATEGIES, required=False)
+                                           initial=list(DEFAULT_STRATEGIES), required=False)
     bundles = forms.MultipleChoiceField(choices=(), widget=forms.CheckboxSelectMultiple, required=False,
                                         help_text="registered strategy bundles (manage.py compare --list-bundles)")
     schedulers = forms.MultipleChoiceField(choices=[(s, s) for s in SCHEDULERS], required=False,

@@ -10,6 +10,9 @@ from planner.comparisons.core.serverless import DEFAULT_SYSTEMS, DESCRIPTIONS
 from planner.comparisons.core.variants import STRATEGIES
 
 BASELINES = ("static", "reactive-siloed", "reactive-unified")
+# the strategies a fleet comparison runs when the request names none (form, API and CLI): the baseline and
+# SageServe's three long-term scalers
+DEFAULT_STRATEGIES = ("reactive-unified", "lt-i", "lt-u", "lt-ua")
 FLEET_FAMILIES = (
     ("baselines", "Baselines", "what a fleet does without a forecast: fixed counts or utilisation thresholds"),
     ("sageserve", "SageServe", "hourly forecasts and an ILP set the instance counts per region and model"),

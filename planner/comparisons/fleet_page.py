@@ -30,7 +30,7 @@ def page_context(comp, summaries: dict[str, dict]) -> dict:
     rows = [display_row(r) for r in summary.get("rows", [])]
     figures = selectors.figures_json(comp) if rows else {}
     return {
-        "rows": rows, "kpis": selectors.kpis(comp), "answer": selectors.fleet_answer(comp) if rows else None,
+        "rows": rows, "kpis": selectors.kpis(comp),
         "breakdown": summary.get("breakdown", []), "projection": summary.get("projection", {}),
         "figures": [(name, FIGURE_TITLES.get(name, name), embed(fig)) for name, fig in figures.items()],
         "summary_error": summary.get("error"), "energy": summary.get("energy", []),

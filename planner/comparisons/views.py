@@ -22,9 +22,6 @@ from planner.comparisons.models import Comparison
 from planner.labels import label_view
 from planner.opscale.spec import CATALOGUE_GPUS, CATALOGUE_MODELS
 
-DEFAULT_STRATEGIES = ["reactive-unified", "lt-i", "lt-u", "lt-ua"]
-
-
 STATUSES = ["queued", "running", "succeeded", "partial", "failed", "cancelled"]
 SORTS = {"created": "created", "name": "name", "baseline": "baseline", "id": "id"}
 
@@ -43,7 +40,7 @@ def _status_filter(qs, status):
     return qs.filter(job__status=status)
 
 
-FORM_DEFAULTS = {"kind": "fleet", "fixture": "demo_day", "strategies": DEFAULT_STRATEGIES, "bundles": [],
+FORM_DEFAULTS = {"kind": "fleet", "fixture": "demo_day", "strategies": list(families.DEFAULT_STRATEGIES), "bundles": [],
                  "schedulers": [], "baseline": "reactive-unified", "name": "", "scenario_json": "",
                  "systems": list(DEFAULT_SYSTEMS), "serverless_baseline": "sllm", "op_trace": "",
                  "op_model": "llama3.1-8b", "op_gpu": "a100-80gb", "op_window_s": "60"}
@@ -85,7 +82,7 @@ def comparison_list(request):
 
         run = runs_for(request.user).filter(pk=int(sim)).first()
         if run is not None:
-            form = {"fixture": "", "strategies": DEFAULT_STRATEGIES, "schedulers": [], "baseline": "reactive-unified",
+            form = {"fixture": "", "strategies": list(families.DEFAULT_STRATEGIES), "schedulers": [], "baseline": "reactive-unified",
                     "name": f"strategies on simulation #{run.pk}", "scenario_json": json.dumps(run.scenario, indent=1)}
     return _list_page(request, form=form)
 
@@ -155,7 +152,7 @@ def comparison_detail(request, pk: int):
         "disaggregated": any((r.metrics or {}).get("disaggregation") for r in comp.results.all()),
         "failures": outcome.failures_of(comp), "progress": outcome.progress_of(comp),
         "wall_s": outcome.wall_s_of(comp), "scenario_pretty": json.dumps(comp.scenario, indent=1)[:20000],
-        "validation_badges": badges_for(team_of(request.user), comp.scenario),
+        "validation_badges": badges_for(team_of(request.user), comp.scenario), "answer": kind.answer(comp),
         **kind.page_context(comp, selectors.summaries_of(comp)),
     })
 

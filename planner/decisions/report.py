@@ -12,7 +12,7 @@ from reportlab.lib.styles import getSampleStyleSheet
 from reportlab.lib.units import cm
 from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
-from planner.capacity.core.bands import fmt_band, fmt_sig_band
+from planner.capacity.core.bands import fmt_band, fmt_sig_band, sig_decimals
 
 
 def _prob(p: Mapping | None) -> str:
@@ -33,7 +33,9 @@ def compact_card(answer: Mapping, small, heading) -> list:
     """The decision card in a few lines, to lead another report's page 1 (a comparison's cost report)."""
     story = [Paragraph("Decision: " + str(answer.get("headline", "")), heading)]
     choice = answer.get("choice")
-    if choice:
+    if choice and answer.get("single_run"):
+        story.append(Paragraph(_single_run(answer, choice), small))
+    elif choice:
         draws = f"{choice['draws']} {answer.get('draws_label') or 'workload seeds'}"
         slo = "; ".join(f"{s['tier']} {_prob(s['probability'])}" for s in choice["slo"])
         fleet = ", ".join(f"{r['region']}/{r['model']}" + (f" {r['pool']}" if r.get("pool") else "") + f" {r['count']}"
@@ -49,12 +51,23 @@ def compact_card(answer: Mapping, small, heading) -> list:
         story.append(Paragraph(f"Aggregated or disaggregated: {answer['serving']['verdict']}.", small))
     if answer.get("rejected"):
         rej = answer["rejected"]
-        story.append(Paragraph(f"Cheapest rejected alternative: {rej['key']} "
-                               f"({fmt_band(rej['monthly_cost_usd'], '${:,.0f}')} a month, extrapolated): {rej['why']}.", small))
+        cost = (f"{fmt_band(rej['monthly_cost_usd'], '${:,.0f}')} a month, extrapolated"
+                if (rej.get("monthly_cost_usd") or {}).get("median") is not None else rej.get("usage", ""))
+        story.append(Paragraph(f"Cheapest rejected alternative: {rej['key']} ({cost}): {rej['why']}.", small))
     if answer.get("most_sensitive"):
         story.append(Paragraph(f"What would change the answer most: {answer['most_sensitive']}. " + "; ".join(
             f"{s['input']}: {s['effect']}" for s in answer.get("sensitivity") or []) + ".", small))
     return story + [Spacer(1, 6)]
+
+
+def _single_run(answer: Mapping, choice: Mapping) -> str:
+    """A choice measured on one run (no seeds, no prices): its attainment, resources and what it would cost."""
+    slo = "; ".join(f"{s['tier']} {s['attainment']['median']:.1%} (target {s['target']:.1%})" for s in choice["slo"]
+                    if s["attainment"]["median"] is not None)
+    usage = "; ".join(f"{u['label']} {u['value']:,.{sig_decimals({'median': u['value']})}f} {u['unit']}"
+                      for u in choice.get("usage") or [] if u.get("value") is not None)
+    return (f"What to run: <b>{choice.get('what') or choice['strategy']}</b>. SLO attainment over one "
+            f"{answer.get('draws_label') or 'run'}: {slo}. {usage}. Cost: not known ({answer.get('cost_note') or 'no prices'}).")
 
 
 def serving_rows(serving: Mapping) -> list[list]:

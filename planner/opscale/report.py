@@ -20,6 +20,7 @@ from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet  # noqa: E4
 from reportlab.lib.units import cm  # noqa: E402
 from reportlab.platypus import Image, PageBreak, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle  # noqa: E402
 
+from planner.decisions.report import compact_card  # noqa: E402
 from planner.opscale.spec import CATALOGUE_GPUS, CATALOGUE_MODELS, catalogue_name  # noqa: E402
 
 LABELS = {
@@ -150,8 +151,8 @@ def section(result: dict | None, name: str = "") -> list:
     return story
 
 
-def build_pdf(result: dict, title: str) -> bytes:
-    """A standalone operator-level report."""
+def build_pdf(result: dict, title: str, answer: dict | None = None) -> bytes:
+    """A standalone operator-level report; a comparison's leads with its decision card (``answer``)."""
     styles = getSampleStyleSheet()
     story = [
         Paragraph(title, styles["Title"]),
@@ -159,6 +160,9 @@ def build_pdf(result: dict, title: str) -> bytes:
             f"Generated {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by the LLM fleet capacity planner.", styles["BodyText"]
         ),
     ]
+    if answer:
+        small = ParagraphStyle("small", parent=styles["BodyText"], fontSize=8.5, leading=11)
+        story += compact_card(answer, small, ParagraphStyle("card", parent=styles["Heading3"], spaceAfter=2))
     story += section(result)[1:]  # no page break before the first section
     buf = io.BytesIO()
     SimpleDocTemplate(buf, pagesize=A4, title=title, leftMargin=1.6 * cm, rightMargin=1.6 * cm).build(story)

@@ -143,3 +143,11 @@ def test_a_deployment_page_names_the_validated_version_beside_the_built_in_one(c
         assert "median E2E error 4400.0 %" in table and "engine vllm 0.15.1" in table, url
     builtin.refresh_from_db()
     assert {f: getattr(builtin, f) for f in before} == before  # the built-in one is untouched
+
+
+def test_a_scenario_of_no_known_kind_gets_the_badges_of_the_deployments_it_names(cast):
+    """Which scenarios have their own tables is each comparison kind's to say; a plan naming another kind is not
+    refused here, its deployments get their badges."""
+    badges = badges_for(cast.owner.team, {"kind": "elsewhere", "deployments": [
+        {"model": "llama2-70b", "gpu": "h100-80gb", "tp": 4}]})
+    assert [b["label"] for b in badges] == ["llama2-70b/h100-80gb/tp4"]

@@ -25,8 +25,8 @@ class ComparisonSerializer(serializers.ModelSerializer):
     job = JobSerializer(read_only=True)
     results = VariantResultSerializer(many=True, read_only=True)
     status = serializers.CharField(read_only=True)
-    answer = serializers.SerializerMethodField(help_text="the decision card of a fleet comparison with results "
-                                               "(docs/capacity.md describes its shape); null otherwise")
+    answer = serializers.SerializerMethodField(help_text="the decision card of a comparison of any kind with results "
+                                               "(docs/capacity.md describes its shape); null before the aggregate")
 
     class Meta:
         model = Comparison

@@ -21,6 +21,7 @@ from reportlab.platypus import Image, PageBreak, Paragraph, Spacer  # noqa: E402
 
 from planner.comparisons.core.report import _num, _png, _table, failures_story, render_pdf  # noqa: E402
 from planner.comparisons.core.serverless import DESCRIPTIONS  # noqa: E402
+from planner.decisions.report import compact_card  # noqa: E402
 from planner.plotstyle import colour_map  # noqa: E402
 
 
@@ -116,7 +117,8 @@ def _chart_timeline(rows: list[dict], summaries: dict[str, dict]) -> io.BytesIO 
 
 
 def build_pdf(*, title: str, scenario: dict, aggregate: dict, failures: list[dict] | None = None,
-              summaries: dict[str, dict] | None = None) -> bytes:
+              summaries: dict[str, dict] | None = None, answer: dict | None = None) -> bytes:
+    """The serverless report; page 1 leads with the decision card (``answer``, core/kind_answer.py) when given."""
     failures = failures or []
     styles = getSampleStyleSheet()
     small = ParagraphStyle("small", parent=styles["BodyText"], fontSize=8.5, leading=11)
@@ -129,8 +131,10 @@ def build_pdf(*, title: str, scenario: dict, aggregate: dict, failures: list[dic
         f"{aggregate.get('requests') or 0:,} requests of trace {wl.get('trace')} "
         f"({_grouping(wl)}), "
         f"model {scenario.get('model')}, {nodes.get('cpu')} CPU + {nodes.get('gpu')} GPU nodes. "
-        f"Baseline: {aggregate['baseline']}.", small), Spacer(1, 0.3 * cm),
-        Paragraph(_answer(aggregate, failures), small), Spacer(1, 0.3 * cm)]
+        f"Baseline: {aggregate['baseline']}.", small), Spacer(1, 0.3 * cm)]
+    if answer:
+        story += compact_card(answer, small, ParagraphStyle("card", parent=styles["Heading3"], spaceAfter=2))
+    story += [Paragraph(_answer(aggregate, failures), small), Spacer(1, 0.3 * cm)]
     data = [["system", "SLO-met", "SLO %", "x baseline", "dropped", "avg CPU\nnodes", "avg GPU\nnodes", "energy\nkWh",
              "Wh per\nSLO-met", "resizing", "no OOM"]]
     for r in rows:

@@ -18,8 +18,8 @@ from planner.comparisons.kinds.serverless import ServerlessKind
 # the order in which a scenario is matched: the serverless shape before the fleet default
 KINDS: dict[str, ComparisonKind] = {k.name: k for k in (ServerlessKind(), OperatorLevelKind(), FleetKind())}
 
-__all__ = ["KINDS", "ComparisonKind", "ComparisonRequest", "RequestError", "export_csv", "export_pdf", "kind_of",
-           "kind_of_comparison", "parse_request"]
+__all__ = ["KINDS", "ComparisonKind", "ComparisonRequest", "RequestError", "answer_of", "export_csv", "export_pdf",
+           "kind_of", "kind_of_comparison", "parse_request"]
 
 
 def kind_of(scenario) -> ComparisonKind:
@@ -119,11 +119,8 @@ def kind_of_comparison(comp) -> ComparisonKind:
 
 
 def answer_of(comp) -> dict | None:
-    """The decision card's answer of a stored comparison: a fleet comparison's (selectors.fleet_answer); None for
-    the other kinds, which have no card yet."""
-    from planner.comparisons.selectors import fleet_answer
-
-    return fleet_answer(comp) if kind_of_comparison(comp).name == "fleet" else None
+    """The decision card's answer of a stored comparison (its kind's; None before the aggregate)."""
+    return kind_of_comparison(comp).answer(comp)
 
 
 def export_csv(comp) -> str:

@@ -87,6 +87,17 @@ class ComparisonKind:
         """{"answer", "note", "verdict"} in words for the dashboard and lists; None before the aggregate."""
         raise NotImplementedError
 
+    def answer(self, comp) -> dict | None:
+        """The decision card's ``answer`` (the shape of planner/decisions/answer.py) that the page, the API, the CLI
+        and page 1 of the PDF show; None when the kind has none or before the aggregate."""
+        return None
+
+    def catalogue_ref(self, scenario: dict) -> dict | None:
+        """{"label", "model", "gpu", "tp", "kind", "text"}: the catalogue deployment a scenario whose latencies come
+        from its paper's own tables stands for, and where they come from in words (its validation badge says so,
+        planner/benchmarks/badges.py); None for a scenario whose deployments are the catalogue's own."""
+        return None
+
     def page_context(self, comp, summaries: dict[str, dict]) -> dict:
         """Extra context for the comparison page (the template ``comparisons/<kind>_result.html``)."""
         return {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from planner.comparisons import selectors
 from planner.comparisons.core.variants import VariantError
+from planner.comparisons.families import DEFAULT_STRATEGIES
 from planner.comparisons.kinds.base import ComparisonKind, ComparisonRequest, RequestError
 from planner.comparisons.services import start_comparison, team_trace, validate_scenario
 
@@ -34,7 +35,7 @@ class FleetKind(ComparisonKind):
     name = "fleet"
     label = "Fleet autoscaling strategies"
     noun = "strategy"
-    default_choices = ("reactive-unified", "lt-i", "lt-u", "lt-ua")
+    default_choices = DEFAULT_STRATEGIES
     template = "comparisons/detail.html"
 
     def matches(self, scenario: dict) -> bool:
@@ -114,6 +115,9 @@ class FleetKind(ComparisonKind):
         return {"answer": answer["key"], "verdict": answer["verdict"],
                 "note": f"{answer['saving_words']} over the simulated {kpis['span']} against {comp.baseline}"}
 
+    def answer(self, comp) -> dict | None:
+        return selectors.fleet_answer(comp)
+
     def page_context(self, comp, summaries: dict[str, dict]) -> dict:
         from planner.comparisons.fleet_page import page_context
 
@@ -131,7 +135,5 @@ class FleetKind(ComparisonKind):
 
         aggregate = {**comp.summary, "variants": comp.variants or [], "extra_story": operator_level_story(
             comp.team, (comp.scenario.get("workload") or {}).get("trace_id"))}
-        from planner.comparisons.selectors import fleet_answer
-
         return build_pdf(title=f"Cost report: {comp}", assumptions=describe_assumptions(comp.scenario, summaries),
-                         aggregate=aggregate, summaries=summaries, failures=failures, answer=fleet_answer(comp))
+                         aggregate=aggregate, summaries=summaries, failures=failures, answer=self.answer(comp))

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from planner.comparisons.core.kind_answer import operator_answer
 from planner.comparisons.kinds.base import ComparisonKind, ComparisonRequest, RequestError
 from planner.comparisons.models import Comparison, VariantResult
 from planner.jobs.models import Job
 from planner.jobs.services import create_job
-from planner.opscale.spec import CATALOGUE_GPUS, CATALOGUE_MODELS, SpecError, parse_spec
+from planner.opscale.spec import CATALOGUE_GPUS, CATALOGUE_MODELS, SpecError, catalogue_name, parse_spec
 
 KIND = "operator-level"
 BASELINE = "model-level"
@@ -128,14 +129,31 @@ class OperatorLevelKind(ComparisonKind):
                 "infeasible_reason": result.get("infeasible_reason", "")}
 
     def headline(self, comp) -> dict | None:
-        from planner.comparisons.kind_pages import operator_context
-
-        page = operator_context(comp)
-        if not page:
+        answer = self.answer(comp)
+        if answer is None:
             return None
-        answer = next(r for r in page["table"]["rows"] if r["is_answer"])
-        return {"answer": answer["key"], "verdict": "meets" if page["card"]["status"] == "answer" else "misses",
-                "note": page["card"]["headline"]}
+        return {"answer": (answer["choice"] or answer["best"])["key"],
+                "verdict": "meets" if answer["status"] == "answer" else "misses", "note": answer["headline"]}
+
+    def answer(self, comp) -> dict | None:
+        from planner.comparisons.outcome import failures_of
+
+        answer = operator_answer(comp.summary or {}, comp.scenario or {})
+        if answer is not None:
+            answer["failed"] = {f["key"]: f for f in failures_of(comp)}
+        return answer
+
+    def catalogue_ref(self, scenario: dict) -> dict | None:
+        """Vidur's per-operator profiles stand for the scenario's model on its GPU, at its model-level TP."""
+        if not isinstance(scenario.get("model"), str):
+            return None
+        model = catalogue_name(scenario["model"], CATALOGUE_MODELS)
+        gpu = catalogue_name(str(scenario.get("gpu") or ""), CATALOGUE_GPUS)
+        options = scenario.get("options") if isinstance(scenario.get("options"), dict) else {}
+        tp = options.get("model_tp") if isinstance(options.get("model_tp"), int) else None
+        return {"label": f"{model} on {gpu}, operator by operator", "model": model, "gpu": gpu, "tp": tp,
+                "kind": self.name, "text": "operator latencies from Vidur's per-operator profiles, not a catalogue "
+                                           "deployment: not checked against real runs"}
 
     def page_context(self, comp, summaries: dict[str, dict]) -> dict:
         from planner.comparisons.kind_pages import operator_context
@@ -159,4 +177,4 @@ class OperatorLevelKind(ComparisonKind):
     def export_pdf(self, comp, summaries: dict[str, dict], failures: list[dict]) -> bytes:
         from planner.opscale.report import build_pdf
 
-        return build_pdf(summaries[VARIANT], f"Operator-level report: {comp}")
+        return build_pdf(summaries[VARIANT], f"Operator-level report: {comp}", answer=self.answer(comp))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from planner.comparisons import serverless as service
 from planner.comparisons.core import serverless as core
+from planner.comparisons.core.kind_answer import serverless_answer
 from planner.comparisons.kinds.base import ComparisonKind, ComparisonRequest, RequestError
 
 
@@ -60,13 +61,30 @@ class ServerlessKind(ComparisonKind):
         return summary
 
     def headline(self, comp) -> dict | None:
-        from planner.comparisons.kind_pages import serverless_answer, serverless_context
-
-        answer, meets = serverless_answer(comp.summary or {})
+        answer = self.answer(comp)
         if answer is None:
             return None
-        return {"answer": answer["key"], "verdict": "meets" if meets else "misses",
-                "note": serverless_context(comp)["card"]["headline"]}
+        return {"answer": (answer["choice"] or answer["best"])["key"],
+                "verdict": "meets" if answer["status"] == "answer" else "misses", "note": answer["headline"]}
+
+    def answer(self, comp) -> dict | None:
+        from planner.comparisons.outcome import failures_of
+
+        answer = serverless_answer(comp.summary or {}, comp.scenario or {})
+        if answer is not None:
+            answer["failed"] = {f["key"]: f for f in failures_of(comp)}
+        return answer
+
+    def catalogue_ref(self, scenario: dict) -> dict | None:
+        """SLINFER's measured tables stand for the scenario's model on the catalogue's A100-80GB."""
+        from simulations.engine.serverless.spec import CATALOGUE_MODELS
+
+        if not isinstance(scenario.get("model"), str):
+            return None
+        model = {v: k for k, v in CATALOGUE_MODELS.items()}.get(scenario["model"], scenario["model"])
+        return {"label": f"{model} on SLINFER's GPU nodes", "model": model, "gpu": "a100-80gb", "tp": None,
+                "kind": self.name, "text": "latencies from SLINFER's measured CPU/GPU tables (the paper's artefact), "
+                                           "not a catalogue deployment: not checked against real runs"}
 
     def page_context(self, comp, summaries: dict[str, dict]) -> dict:
         from planner.comparisons.serverless_page import page_context
@@ -82,4 +100,4 @@ class ServerlessKind(ComparisonKind):
         from planner.comparisons.core.serverless_report import build_pdf
 
         return build_pdf(title=f"Serverless report: {comp}", scenario=comp.scenario, aggregate=comp.summary,
-                         failures=failures, summaries=summaries)
+                         failures=failures, summaries=summaries, answer=self.answer(comp))

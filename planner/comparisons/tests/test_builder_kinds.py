@@ -95,3 +95,15 @@ def test_an_operator_level_comparison_starts_from_the_builder_and_a_missing_trac
     comp = Comparison.objects.get(name="operator from the builder")
     assert comp.scenario["kind"] == "operator-level" and comp.scenario["model"] == "llama3.1-8b"
     assert comp.scenario["gpu"] == "a100-80gb"
+
+
+def test_the_builder_the_list_form_and_the_fleet_kind_default_to_the_same_strategies():
+    from planner.comparisons.builder import ScenarioBuilderForm
+    from planner.comparisons.families import DEFAULT_STRATEGIES
+    from planner.comparisons.kinds import KINDS
+    from planner.comparisons.views import FORM_DEFAULTS
+
+    assert DEFAULT_STRATEGIES == ("reactive-unified", "lt-i", "lt-u", "lt-ua")
+    assert ScenarioBuilderForm.base_fields["strategies"].initial == list(DEFAULT_STRATEGIES)
+    assert FORM_DEFAULTS["strategies"] == list(DEFAULT_STRATEGIES)
+    assert KINDS["fleet"].default_choices == DEFAULT_STRATEGIES

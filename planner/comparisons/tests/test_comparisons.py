@@ -289,7 +289,8 @@ def test_the_compare_command_prints_one_json_object_and_writes_the_pdf(db, tmp_p
 def test_the_comparison_core_imports_without_django():
     code = ("import sys; import planner.comparisons.core.aggregate, planner.comparisons.core.runner, "
             "planner.comparisons.core.summary, planner.comparisons.core.variants, planner.comparisons.core.export, "
-            "planner.comparisons.core.figures, planner.comparisons.core.report, planner.comparisons.core.decision; "
+            "planner.comparisons.core.figures, planner.comparisons.core.report, planner.comparisons.core.decision, "
+            "planner.comparisons.core.kind_answer, planner.comparisons.core.serverless_report; "
             "assert 'django' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=HERE.parents[2])
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pdfplumber
 import pytest
 
-from planner.comparisons.kinds import export_pdf
+from planner.comparisons.kinds import answer_of, export_pdf
 from planner.comparisons.models import Comparison
 
 HERE = Path(__file__).resolve().parent
@@ -64,7 +64,7 @@ def test_the_fleet_cost_report_fits_the_page_and_fills_prices_and_theta(cast):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_serverless_and_operator_level_reports_fit_the_page(cast):
+def test_the_serverless_and_operator_level_reports_fit_the_page_and_lead_with_the_card(cast, client):
     from planner.traces.services import import_trace_file
 
     serverless = cast.owner.api.post("/api/comparisons/", {"scenario": {
@@ -81,3 +81,10 @@ def test_the_serverless_and_operator_level_reports_fit_the_page(cast):
         pdf = export_pdf(comp)
         assert not layout_problems(pdf, name), layout_problems(pdf, name)
         assert "{}" not in _text(pdf)
+        answer = answer_of(comp)
+        with pdfplumber.open(io.BytesIO(pdf)) as doc:
+            page1 = " ".join((doc.pages[0].extract_text() or "").split())
+        assert "Decision: " + answer["headline"][:40] in page1 and "Cost: not known" in page1, (name, page1[:600])
+        client.force_login(cast.owner.user)
+        html = client.get(f"/comparisons/{comp.pk}/").content.decode()
+        assert "data-decision-card" in html and "data-decision-plan" in html and "not known" in html, name

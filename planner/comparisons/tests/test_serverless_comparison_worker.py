@@ -1,10 +1,11 @@
 """A serverless comparison on a real Celery worker: created through the API, one Celery task per system,
-aggregated by the worker, shown on the comparison page (browser: KPI cards and Plotly figures) and in the PDF."""
+aggregated by the worker, shown on the comparison page (browser: the decision card and Plotly figures) and in the PDF."""
 
 from __future__ import annotations
 
 import pytest
 
+from planner.comparisons import kinds
 from planner.comparisons.models import Comparison
 from tests.integration.conftest import wait_for_job
 
@@ -53,7 +54,10 @@ def test_a_planner_compares_serverless_systems_from_the_page(cast, live_server, 
         # the job poller reloads the page when the worker has finished; then Plotly draws the five figures
         page.wait_for_selector("#fig-nodes .main-svg", timeout=300_000)
         charts = page.locator(".js-plotly-plot").count()
-        cards = page.locator(".kpi[data-kpi]").count()
+        card = page.locator("[data-decision-card]")
+        cards, verdict, card_text = card.locator(".kpi[data-kpi]").count(), card.get_attribute("data-status"), \
+            card.inner_text()
+        card.screenshot(path=str(artifacts / "serverless-decision-card.png"))
         rows = page.locator("#serverless-systems tbody tr").count()
         status = page.locator("[data-comparison-status]").inner_text()
         page.screenshot(path=str(artifacts / "serverless-comparison-page.png"), full_page=True)
@@ -62,6 +66,11 @@ def test_a_planner_compares_serverless_systems_from_the_page(cast, live_server, 
         pdf_status, pdf_body = pdf.status, pdf.body()
         (artifacts / "serverless-comparison.pdf").write_bytes(pdf_body)
     comp = Comparison.objects.get(pk=pk)
-    assert status == "succeeded" and charts == 4 and rows == 4 and cards == 3  # the decision card's three figures
+    assert status == "succeeded" and charts == 4 and rows == 4
+    # the decision card: cost (not known: no prices), SLO attainment, GPU and CPU node-hours, energy; or the closest
+    answer = kinds.answer_of(comp)
+    assert verdict == answer["status"] and answer["headline"] in card_text, card_text
+    assert (cards == 5 and "not known" in card_text) if verdict == "answer" else "Closest candidate" in card_text
+    assert "What would change the answer most" in card_text
     assert [r.key for r in comp.results.all()] == ["sllm", "sllm+c+s", "slinfer", "slinfer-no-cpu"]
     assert pdf_status == 200 and pdf_body[:4] == b"%PDF"

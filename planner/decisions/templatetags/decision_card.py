@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import template
 
-from planner.capacity.core.bands import fmt_band, fmt_sig_band
+from planner.capacity.core.bands import fmt_band, fmt_sig_band, sig_decimals
 
 register = template.Library()
 
@@ -23,6 +23,14 @@ def pct_band(b) -> str:
 def num_band(b) -> str:
     """A quantity's band with three significant digits (GPU-hours of a short span are fractions)."""
     return fmt_sig_band(b or {})
+
+
+@register.filter
+def sig(x) -> str:
+    """A single measured figure with three significant digits (an em dash when unknown)."""
+    if x is None:
+        return "\u2014"
+    return f"{x:,.{sig_decimals({'median': x})}f}"
 
 
 @register.filter

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from planner.capacity.core.bands import fmt_band
 from planner.clirun import add_team_arguments, cli_team
 from planner.comparisons import kinds
 from planner.comparisons.models import Comparison
@@ -121,9 +122,7 @@ class Command(BaseCommand):
         if opts["csv"]:
             Path(opts["csv"]).write_text(kinds.export_csv(comp))
         results = {r.key: {"status": r.status, "error": r.error, "wall_s": r.wall_s} for r in comp.results.all()}
-        from planner.comparisons.kinds import answer_of
-
-        answer = answer_of(comp)
+        answer = kinds.answer_of(comp)
         if opts["json"]:
             self.stdout.write(json.dumps({"comparison": comp.pk, "status": comp.status, "baseline": comp.baseline,
                                           "variants": results, "aggregate": comp.summary, "answer": answer},
@@ -134,25 +133,47 @@ class Command(BaseCommand):
             if r["status"] != "done":
                 self.stdout.write(f"  {key}: {r['status']} {(r['error'] or {}).get('message', '')}")
         rows = comp.summary.get("rows", [])
+        if answer is not None:
+            self._print_card(answer)
         if not rows:
             self.stdout.write(comp.summary.get("error", "no aggregate"))
         elif kind.name != "fleet":
-            self._print_kind_rows(kind, comp, rows)
+            self._print_kind_rows(rows)
         else:
-            self._print_fleet(comp, rows, answer, opts["pdf"])
+            self._print_fleet(comp, rows, opts["pdf"])
 
-    def _print_kind_rows(self, kind, comp, rows) -> None:
-        """Serverless systems, operator-level plans: the kind's answer, then each row."""
-        head = kind.headline(comp) or {}
-        self.stdout.write(f"answer: {head.get('answer')}: {head.get('note', '')}")
+    def _print_card(self, answer: dict) -> None:
+        """The decision card of any kind: the decision, its cost, SLO attainment, the cheapest rejected
+        alternative and the input that would change it most."""
+        self.stdout.write(f"decision: {answer['headline']}")
+        choice = answer.get("choice")
+        if choice:
+            cost = choice["monthly_cost_usd"]
+            self.stdout.write("  monthly cost: " + (fmt_band(cost, "${:,.0f}") + " (extrapolated)"
+                                                    if cost.get("median") is not None else
+                                                    f"not known ({answer.get('cost_note') or 'no prices'})"))
+            for s in choice["slo"]:
+                att = fmt_band(s["attainment"], "{:.2%}")
+                self.stdout.write(f"  {s['tier']} (target {s['target']:.1%}): attainment {att}"
+                                  + ("" if answer.get("single_run") else
+                                     f", P(meets) {s['probability']['p']:.2f} over {s['probability']['n']}"))
+            for u in choice.get("usage") or []:
+                if u.get("value") is not None:
+                    self.stdout.write(f"  {u['label']}: {u['value']:,.3f} {u['unit']}")
+        rej = answer.get("rejected")
+        if rej:
+            self.stdout.write(f"  cheapest rejected alternative: {rej['key']}: {rej['why']}")
+        if answer.get("most_sensitive"):
+            self.stdout.write(f"  would change the answer most: {answer['most_sensitive']}")
+
+    def _print_kind_rows(self, rows) -> None:
+        """Serverless systems, operator-level plans: each row."""
         for r in rows:
             self.stdout.write(f"  {r['key']}: " + ", ".join(f"{k} {v}" for k, v in r.items()
                                                            if k not in ("key", "description")))
 
-    def _print_fleet(self, comp, rows, answer, pdf: str) -> None:
-        """Fleet comparisons: the decision, a table of the variants, the fair comparison and energy."""
-        if answer is not None:
-            self.stdout.write(f"decision: {answer['headline']}")
+    def _print_fleet(self, comp, rows, pdf: str) -> None:
+        """Fleet comparisons: a table of the variants, the fair comparison and energy."""
         self.stdout.write(f"{'variant':24} {'inst-h':>9} {'GPU-h':>9} {'cost $':>10} {'saved%':>7} {'$/week':>10} "
                           f"{'waste':>7} {'IW-F':>6} {'IW-N':>6} {'NIW':>6}")
         for r in rows:
