@@ -296,3 +296,19 @@ def test_early_band_draws_are_spare_work_for_the_found_candidates_none_dominates
                                                mode="floor").__dict__, "search": None}})
     known = {f"static|a/m=2|{s}|1": {"cost_usd": 10.0} for s in (1, 2, 3)}
     assert driver.early_bands(spec, known, state) == [f"static|a/m=2|{s}|1" for s in spec.band_seeds]
+
+
+@pytest.mark.parametrize("upper", [1, 2, 3, 5, 8, 13, 20, 33])
+def test_the_admission_bound_covers_the_worst_count_search(upper):
+    """Every start, every answer (or none within the ceiling), with the hopeless hint, a stall or neither: the
+    fleets one group's search probes never exceed spec.search_fleets_bound, which the request bound uses."""
+    from planner.capacity.core.spec import search_fleets_bound
+
+    worst = 0
+    for start, need, hint in itertools.product(range(1, upper + 1), range(1, upper + 2), ("none", "hopeless", "stall")):
+        ev = attainment_evaluator({"a/m": need}, lambda n: 0.985) if hint == "stall" else threshold_evaluator(
+            {"a/m": need}, hopeless={"a/m"} if hint == "hopeless" else set())
+        search(ev, {"a/m"}, {"a/m": start}, upper=upper, early_miss=True,
+               **({"shortfall": gap} if hint == "stall" else {}))
+        worst = max(worst, len({key for key, _ in ev.known}))
+    assert worst <= search_fleets_bound(upper)
