@@ -73,6 +73,7 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     env["DATABASE_URL"] = f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
     env["DJANGO_SETTINGS_MODULE"] = "planner.settings"
     env["PLANNER_DATA_DIR"] = str(settings.DATA_DIR)
+    env["CAPACITY_SEARCH_WORKERS"] = "2"  # its two processes: capacity searches fill idle ones with spare work
     log_path = worker_log_path()
     log = open(log_path, "a")  # noqa: SIM115
     proc = subprocess.Popen(

@@ -202,6 +202,9 @@ PLANNER_MAX_SIM_REQUESTS = env_int("PLANNER_MAX_SIM_REQUESTS", 20_000_000)  # si
 PLANNER_MAX_SIM_TIME_S = env_int("PLANNER_MAX_SIM_TIME_S", 8 * 86400)  # simulated seconds per run
 # requests one capacity search may simulate in all (its probes' worst case, checked when it starts)
 PLANNER_MAX_SEARCH_REQUESTS = env_int("PLANNER_MAX_SEARCH_REQUESTS", 1_000_000_000)
+# worker processes serving capacity probes: a search keeps up to this many probes in flight, filling the workers its
+# own probes leave idle with those it will probably need next (capacity.core.driver.spare_work); 0 = only what it needs
+CAPACITY_SEARCH_WORKERS = env_int("CAPACITY_SEARCH_WORKERS", 0)
 # streamed runs (result mode "streaming"): memory is one chunk's, so the caps are separate and larger
 PLANNER_MAX_STREAM_REQUESTS = env_int("PLANNER_MAX_STREAM_REQUESTS", 400_000_000)  # simulated requests per streamed run
 PLANNER_MAX_STREAM_TIME_S = env_int("PLANNER_MAX_STREAM_TIME_S", 31 * 86400)  # simulated seconds per streamed run

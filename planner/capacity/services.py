@@ -114,15 +114,29 @@ def check_search(scenario: dict, spec_data: dict, team=None, *, plan_check: bool
 
     check_disaggregated(scenario, spec, validate_scenario,
                         lambda name: strategy_ref(name, bundle_names())["strategy"])
-    upper = max(int(e.get("max", 20)) for e in scenario["fleet"]["endpoints"])
-    options = max([len(v) for v in spec.gpu_options.values()] + [1])
-    total = probes_upper_bound(spec, upper, options, pair_count(spec)) * requests_per_run(scenario, team)
+    total = search_probes_bound(scenario, spec) * requests_per_run(scenario, team)
     limit = int(settings.PLANNER_MAX_SEARCH_REQUESTS)
     if total > limit:
         raise SpecError("spec", f"the search may simulate up to {total:,} requests; the limit is {limit:,}",
                         hint="use fewer strategies, seeds, band_draws, GPU options or disaggregated pairs, a shorter "
                              "workload, or lower the endpoints' max (or ask the operator to raise PLANNER_MAX_SEARCH_REQUESTS)")
     return spec, total
+
+
+def search_probes_bound(scenario: dict, spec: SearchSpec) -> int:
+    """Most probes the search may run: what it can need (spec.probes_upper_bound for the scenario's ceilings and
+    options) and its spare work (``spare_budget``)."""
+    upper = max(int(e.get("max", 20)) for e in scenario["fleet"]["endpoints"])
+    options = max([len(v) for v in spec.gpu_options.values()] + [1])
+    return probes_upper_bound(spec, upper, options, pair_count(spec)) + spare_budget(spec)
+
+
+def spare_budget(spec: SearchSpec) -> int:
+    """Spare probes one search may run in all (CAPACITY_SEARCH_WORKERS > 0): one candidate's band draws and search
+    seeds per strategy; 0 without spare work."""
+    if int(settings.CAPACITY_SEARCH_WORKERS) <= 0:
+        return 0
+    return len(spec.strategies) * (spec.band_draws + len(spec.seeds))
 
 
 @transaction.atomic
@@ -152,9 +166,9 @@ def start_counts(search: CapacitySearch, spec: SearchSpec) -> dict:
     plan = _start_plan(spec, search.team)
     out = {}
     for sub in subs_of(spec, search.scenario, bundle_names()):
-        out[sub.key] = estimate_start(search.scenario, workload, mode=sub.mode)
+        out[sub.key] = estimate_start(search.scenario, workload)
         if plan is not None:  # the ILP's counts where it has them, the goodput estimate elsewhere
-            out[sub.key].update({g: n for g, n in plan_start(plan.result, sub.mode).items() if g in out[sub.key]})
+            out[sub.key].update({g: n for g, n in plan_start(plan.result).items() if g in out[sub.key]})
         out[sub.key] = pool_start(sub, out[sub.key])  # a disaggregated endpoint: both pools start there
     return out
 
@@ -195,6 +209,12 @@ def run_step(search: CapacitySearch, ctx=None) -> dict:
     state_data["probes_done"] = len(known)
     state_data["probes_failed"] = len(failed)
     with transaction.atomic():
+        if not state.done:
+            new = _fan_out(search, state.pending)
+            running = len(state.pending) - new
+            spare = _fan_out(search, _spare_to_run(search, spec, state.spare, int(state_data.get("spare_probes", 0))))
+            state_data["spare_probes"] = int(state_data.get("spare_probes", 0)) + spare
+            new += spare
         CapacitySearch.objects.filter(pk=search.pk).update(state=state_data)
         if state.done:
             claimed = CapacitySearch.objects.filter(pk=search.pk, finishing=False).update(finishing=True,
@@ -202,8 +222,6 @@ def run_step(search: CapacitySearch, ctx=None) -> dict:
             if claimed and search.job_id:
                 mark_and_dispatch(search.job_id)
             return {"round": search.round, "pending": 0, "done": True}
-        new = _fan_out(search, state.pending)
-        running = len(state.pending) - new
         if search.job_id:
             total = len(known) + len(failed) + len(state.pending)
             Job.objects.filter(pk=search.job_id, status=Job.Status.QUEUED).update(
@@ -228,6 +246,18 @@ def _fan_out(search: CapacitySearch, pending: list[str]) -> int:
     return new
 
 
+def _spare_to_run(search: CapacitySearch, spec: SearchSpec, spare: list[str], spent: int) -> list[str]:
+    """The spare work (driver.spare_work) for the workers this search's own probes leave idle: up to
+    CAPACITY_SEARCH_WORKERS probes in flight, and ``spare_budget`` spare probes in all (``spent`` so far), so the
+    probes stay within the bound the search was admitted under. A spare probe still running when the search ends
+    runs to its end; nothing reads it."""
+    slots = int(settings.CAPACITY_SEARCH_WORKERS)
+    if slots <= 0 or not spare:
+        return []
+    inflight = search.probes.filter(status=Probe.Status.PENDING).count()
+    return spare[:max(0, min(slots - inflight, spare_budget(spec) - spent))]
+
+
 def _siblings_final(probe: Probe) -> bool:
     """Whether every probe of ``probe``'s sub-search, fleet and load (its other seeds) is final: only then can a
     replay of the search get further than the last one did (a search asks for the seeds of a fleet together: all
@@ -240,7 +270,7 @@ def _siblings_final(probe: Probe) -> bool:
 def record_probe(probe: Probe, *, status: str, outcome: dict | None = None, error: dict | None = None,
                  wall_s: float | None = None) -> None:
     Probe.objects.filter(pk=probe.pk).update(status=status, outcome=outcome or {}, error=error, wall_s=wall_s)
-    if _siblings_final(probe):
+    if _siblings_final(probe) or settings.CAPACITY_SEARCH_WORKERS > 0:  # with spare work: refill the idle worker
         CapacitySearch.objects.filter(pk=probe.search_id).update(changes=F("changes") + 1)
         maybe_step(probe.search)
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -68,10 +69,12 @@ def _siblings(pid: str) -> str:
     return f"{sub}|{fleet}|{load}"
 
 
-def search(base: dict, spec, workers: int, stepping: str = "probe") -> dict:
+def search(base: dict, spec, workers: int, stepping: str = "probe", spare: bool = True) -> dict:
     """The workers' search on a pool of ``workers`` processes. ``stepping="probe"``: the search is replayed as soon
     as the last seed of a (fleet, load) is in, and whatever it then needs is submitted at once, as the workers do
-    (planner.capacity.services.record_probe); ``"round"``: every round waits for all its probes (the old barrier)."""
+    (planner.capacity.services.record_probe); ``"round"``: every round waits for all its probes (the old barrier).
+    ``spare``: a worker with nothing the search needs runs the next probe of ``state.spare`` (driver.spare_work),
+    as the workers do with CAPACITY_SEARCH_WORKERS set; a submitted probe never waits behind a spare one."""
     from planner.capacity.core.driver import advance, estimate_start, probe_inputs, subs_of
     from planner.comparisons.core.bundles import bundle_names
     from planner.comparisons.core.runner import engine_scenario_dict, load_workload, with_seed
@@ -81,21 +84,31 @@ def search(base: dict, spec, workers: int, stepping: str = "probe") -> dict:
     started = time.perf_counter()
     first = with_seed(base, spec.seeds[0])
     wl = load_workload(first, parse_scenario(engine_scenario_dict(first, {"strategy": "static", "key": "s"})))
-    start = {s.key: estimate_start(base, wl, mode=s.mode) for s in subs_of(spec, base, names)}
+    start = {s.key: estimate_start(base, wl) for s in subs_of(spec, base, names)}
     known: dict[str, dict] = {}
     cpu: dict[str, float] = {}
     flying: dict = {}  # future -> probe id
+    spared: list[str] = []  # probe ids run as spare work
     steps = 0
     with ProcessPoolExecutor(max_workers=workers, initializer=_init, initargs=(base,)) as pool:
+
+        def fill(ids: list[str], limit: float) -> None:
+            for pid in ids:
+                if len(flying) >= limit:
+                    return
+                if pid not in known and pid not in flying.values():
+                    flying[pool.submit(_probe, probe_inputs(state.subs, pid))] = pid
+                    if limit != math.inf:
+                        spared.append(pid)
+
         while True:
             state = advance(spec, base, known, start, names)
             steps += 1
             if state.done:
                 break
-            running = set(flying.values())
-            for pid in state.pending:
-                if pid not in running:
-                    flying[pool.submit(_probe, probe_inputs(state.subs, pid))] = pid
+            fill(state.pending, math.inf)
+            if spare and stepping == "probe":
+                fill(state.spare, workers)
             wanted = "ALL_COMPLETED" if stepping == "round" else "FIRST_COMPLETED"
             while flying:
                 finished, _ = wait(list(flying), return_when=wanted)
@@ -106,34 +119,56 @@ def search(base: dict, spec, workers: int, stepping: str = "probe") -> dict:
                     ready = ready or not any(_siblings(p) == _siblings(pid) for p in flying.values())
                 if ready:  # the last seed of some (fleet, load) is in: the search can move
                     break
+                if spare and stepping == "probe":
+                    fill(state.spare, workers)
             print(f"  workers={workers} step {steps}: {len(known)} probes done, {len(flying)} running, "
                   f"{time.perf_counter() - started:.0f} s", flush=True)
     return {"wall_s": time.perf_counter() - started, "subs": state.subs, "known": known, "cpu": cpu, "steps": steps,
-            "start": start, "names": names}
+            "start": start, "names": names, "spared": spared}
 
 
-def modelled_wall(base: dict, spec, run: dict, workers: int, stepping: str) -> float:
+def _used(pid: str, subs: dict, seeds: list[int]) -> bool:
+    """Whether a probe run as spare work is one the finished search reads: its sub-search's rounds, bands or load
+    check."""
+    sub, fleet, seed, load = pid.split("|")
+    entry = subs.get(sub) or {}
+    rounds = {r["fleet"] for r in (entry.get("search") or {}).get("rounds") or []}
+    if float(load) != 1.0:
+        return bool(entry.get("load"))
+    return fleet in rounds and (int(seed) in seeds or bool(entry.get("bands")))
+
+
+def modelled_wall(base: dict, spec, run: dict, workers: int, stepping: str, spare: bool = True) -> float:
     """The wall time the same search would take on ``workers`` idle cores: the search is replayed with each probe
-    taking its measured CPU seconds (list scheduling, first come first served, the same stepping rule), with no
-    overhead and no other load. A model, not a measurement: it shows what the stepping and the probe mix allow."""
+    taking its measured CPU seconds (list scheduling, first come first served, the same stepping and spare rules:
+    of the spare work only the probes the measured run took), with no overhead and no other load. A model, not a
+    measurement: it shows what the stepping and the probe mix allow."""
     import heapq
 
     from planner.capacity.core.driver import advance
 
     known, cpu, start, names = run["known"], run["cpu"], run["start"], run["names"]
     clock, done, queue, busy = 0.0, {}, [], []  # busy: heap of (finish time, probe id)
+    spare_ids: list[str] = []
 
     def fill() -> None:
         while queue and len(busy) < workers:
             pid = queue.pop(0)
             heapq.heappush(busy, (clock + cpu[pid], pid))
+        for pid in spare_ids:
+            if len(busy) >= workers:
+                break
+            if pid not in done and pid not in {p for _, p in busy} and pid in known:
+                heapq.heappush(busy, (clock + cpu[pid], pid))
 
     while True:
         state = advance(spec, base, done, start, names)
         if state.done:
-            if set(done) != set(known):
-                raise RuntimeError("the modelled search took another path than the measured one")
             return clock
+        missing = [pid for pid in state.pending if pid not in known]
+        if missing:
+            raise RuntimeError(f"the modelled search asked for {missing[0]}, which the measured one did not run")
+        spare_ids = state.spare if spare and stepping == "probe" else []
         inflight = set(queue) | {pid for _, pid in busy}
         queue.extend(pid for pid in state.pending if pid not in inflight)
         fill()
@@ -166,7 +201,7 @@ def probe_costs(base: dict, spec, fleets: list[int]) -> dict:
     out: dict = {"probe": {}, "model": {}}
     subs = subs_of(spec, base, names)
     for sub in subs:
-        fleet = fleet_key(estimate_start(base, wl, mode=sub.mode))
+        fleet = fleet_key(estimate_start(base, wl))
         pid = f"{sub.key}|{fleet}|{spec.seeds[0]}|1"
         inputs = probe_inputs({sub.key: {"sub": sub.__dict__}}, pid)
         load = os.getloadavg()[0]
@@ -204,6 +239,8 @@ def main() -> int:
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--stepping", choices=["probe", "round"], default="probe",
                     help="replay the search after each finished (fleet, load) (the workers' way) or per round")
+    ap.add_argument("--no-spare", action="store_true", help="idle workers wait instead of running the search's "
+                    "likely next probes (driver.spare_work)")
     ap.add_argument("--probe-only", action="store_true", help="no search: the CPU seconds of one probe per strategy "
                     "at its start fleet and a model of the search from them (probe_costs)")
     ap.add_argument("--model-fleets", default="2,3,4,5,6", help="fleets per strategy's count search in the model")
@@ -224,7 +261,7 @@ def main() -> int:
         return 0
     for n in [int(w) for w in args.workers.split(",")]:
         load_before = os.getloadavg()
-        run = search(base, spec, n, args.stepping)
+        run = search(base, spec, n, args.stepping, spare=not args.no_spare)
         load_after = os.getloadavg()
         known, subs = run["known"], run["subs"]
         answer = build_answer(spec, base, subs)
@@ -242,13 +279,16 @@ def main() -> int:
             "pruned": sorted(k for k, e in subs.items() if e.get("pruned")),
             "requests": sum(o["requests"] for o in known.values()), "headline": answer["headline"],
             "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in load_after],
-            "modelled_idle_wall_s": {f"{mode}/{w}": round(modelled_wall(base, spec, run, w, mode), 1)
+            "spare_probes": len(run["spared"]), "spare_probes_used": sum(1 for p in run["spared"] if _used(p, subs, spec.seeds)),
+            "modelled_idle_wall_s": {f"{mode}/{w}": round(modelled_wall(base, spec, run, w, mode, not args.no_spare), 1)
                                      for mode in ("round", "probe") for w in (1, 2)}}
         if args.dump:
             Path(f"{args.dump}.{n}").write_text(json.dumps({"known": known, "cpu": run["cpu"], "subs": subs,
                                                             "start": run["start"]}, default=str))
         print(f"workers={n}: {run['wall_s']:.1f} s wall, {cpu_total:.1f} CPU-s in {len(known)} probes "
-              f"({run['steps']} steps), load average {load_before[0]:.2f} before, {load_after[0]:.2f} after; "
+              f"({run['steps']} steps; {len(run['spared'])} of them spare work, "
+              f"{out['passes'][n]['spare_probes_used']} used), load average {load_before[0]:.2f} before, "
+              f"{load_after[0]:.2f} after; "
               f"{answer['headline']}", flush=True)
         model = out["passes"][n]["modelled_idle_wall_s"]
         print("  modelled on idle cores from these probes' CPU seconds: " + ", ".join(

@@ -7,7 +7,7 @@
 A probe is built exactly as the capacity search builds it (``planner.capacity.core.driver.run_probe_inputs`` on the
 bench day of ``bench_capacity_search.bench_scenario``: the first ``--hours`` hours, the deployments' KV bytes per
 token): the strategy's mode (static for ``static``, the autoscalers' floor otherwise) and the search's first fleet
-(``estimate_start``: the peak 15-minute load / theta for static, the mean for a floor), or ``--count`` instances per
+(``estimate_start``: the peak 15-minute load / theta for static, the mean for a floor: the fleets its recorded digests were taken at), or ``--count`` instances per
 (region, model). The probe runs in this process; its CPU time is ``time.process_time`` around the probe (the
 workload build, the simulation and the reduction), best of ``--repeat``.
 
@@ -62,7 +62,7 @@ def probe_of(base: dict, strategy: str, seed: int, count: int | None) -> dict:
     else:
         first = with_seed(base, seed)
         wl = load_workload(first, parse_scenario(engine_scenario_dict(first, {"strategy": "static", "key": "s"})))
-        fleet = estimate_start(base, wl, mode=mode)
+        fleet = estimate_start(base, wl, statistic="peak" if mode == "static" else "mean")
     return {"strategy": ref, "mode": mode, "deployments": {}, "pools": {}, "fleet": fleet, "seed": seed, "load": 1.0}
 
 

@@ -186,6 +186,14 @@ def group_ok(outcome: Mapping, key: str, targets: Mapping[str, float], meets) ->
     return meets(((outcome.get("pools") or {}).get(group) or {}).get(pool), targets)
 
 
+def group_shortfall(outcome: Mapping, key: str, targets: Mapping[str, float], shortfall):
+    """A group's (gap to its targets, worst tier's attainment) on the signal ``group_ok`` reads."""
+    group, pool = split_group(key)
+    if not pool:
+        return shortfall(outcome["groups"].get(group), targets)
+    return shortfall(((outcome.get("pools") or {}).get(group) or {}).get(pool), targets)
+
+
 def group_hopeless(outcome: Mapping, key: str, targets: Mapping[str, float], hopeless) -> bool:
     """An aggregated group that misses on this seed whatever its count (probe.unfixable_counts: a hint); a pool
     never is (its signal is its own)."""

@@ -22,7 +22,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from planner.capacity.core.disagg import disagg_subs, group_hopeless, group_ok, pool_bounds, pool_order
+from planner.capacity.core.disagg import (
+    disagg_subs,
+    group_hopeless,
+    group_ok,
+    group_shortfall,
+    pool_bounds,
+    pool_order,
+)
 from planner.capacity.core.probe import (
     deployment_of,
     fleet_key,
@@ -32,6 +39,7 @@ from planner.capacity.core.probe import (
     hopeless,
     meets,
     parse_fleet_key,
+    shortfall,
 )
 from planner.capacity.core.search import MemoEvaluator, Pending, min_counts
 from planner.capacity.core.spec import SearchSpec
@@ -110,10 +118,14 @@ def bounds(spec: SearchSpec, base: Mapping, sub: Sub) -> tuple[dict, dict, dict]
     return lower, upper, gpus
 
 
-def estimate_start(base: Mapping, workload, *, bin_s: float = 900.0, mode: str = "static") -> dict[str, int]:
+def estimate_start(base: Mapping, workload, *, bin_s: float = 900.0, statistic: str = "peak") -> dict[str, int]:
     """The first count to probe per group, from the goodput table (the deployments' theta: input tokens/s one
-    instance serves within the TTFT target): the peak 15-minute input TPS (static) or the mean (autoscaled)
-    divided by theta. Groups without theta start at 1."""
+    instance serves within the TTFT target): the peak 15-minute input TPS divided by theta, for a static count and
+    an autoscaler's floor alike (``statistic="mean"``: the mean instead). A high start is the cheaper mistake: below
+    the answer a fleet is settled on its first seed (``min_counts``' early miss), above it every seed must pass, and
+    an autoscaler's floor must carry the load while it provisions (on the bench day every autoscaled answer was at or
+    above the peak start; the mean start fell below it in 8 of the 12 Bloom groups). Groups without theta start at
+    1."""
     deps = group_deployments(base)
     arr = np.asarray(workload.arrival_s)
     tokens = np.asarray(workload.input_tokens, dtype=float)
@@ -129,24 +141,21 @@ def estimate_start(base: Mapping, workload, *, bin_s: float = 900.0, mode: str =
         c = workload.region_names.index(region) * len(workload.model_names) + workload.model_names.index(model)
         sel = code == c
         tps = np.bincount(np.minimum((arr[sel] // bin_s).astype(int), nb - 1), weights=tokens[sel], minlength=nb)
-        load = (tps.max() if mode == "static" else tps.mean()) / bin_s
+        load = (tps.mean() if statistic == "mean" else tps.max()) / bin_s
         theta = float(dep.get("theta_tps") or 0.0)
         out[g] = max(1, math.ceil(load / theta)) if theta > 0 else 1
     return out
 
 
-def plan_start(result: Mapping, mode: str = "static") -> dict[str, int]:
+def plan_start(result: Mapping) -> dict[str, int]:
     """The first count to probe per group from an ILP plan's result: its peak hourly instances per (region, model),
-    all GPU types together (static), or their mean over the hours (an autoscaler's floor)."""
-    hours = max(1, int(result.get("hours") or 1))
+    all GPU types together, for a static count and an autoscaler's floor alike (as ``estimate_start``)."""
     per_hour: dict[str, dict[int, int]] = {}
     for row in result.get("instances") or []:
         g = f"{row['region']}/{row['model']}"
         per_hour.setdefault(g, {})
         per_hour[g][int(row["hour"])] = per_hour[g].get(int(row["hour"]), 0) + int(row["instances"])
-    if mode == "static":
-        return {g: max(1, max(h.values())) for g, h in per_hour.items()}
-    return {g: max(1, math.ceil(sum(h.values()) / hours)) for g, h in per_hour.items()}
+    return {g: max(1, max(h.values())) for g, h in per_hour.items()}
 
 
 def group_ok_for(targets: Mapping[str, float]) -> Callable[[dict, str], bool]:
@@ -161,12 +170,19 @@ def group_hopeless_for(targets: Mapping[str, float]) -> Callable[[dict, str], bo
     return no_count_helps
 
 
+def group_shortfall_for(targets: Mapping[str, float]) -> Callable[[dict, str], tuple[float, float] | None]:
+    def gap(outcome: dict, group: str) -> tuple[float, float] | None:
+        return group_shortfall(outcome, group, targets, shortfall)
+    return gap
+
+
 _NONE: Mapping = {}
 
 
 @dataclass
 class State:
     pending: list[str] = field(default_factory=list)  # probe ids nobody has run yet
+    spare: list[str] = field(default_factory=list)  # probes it will probably need next, best guesses first (spare_work)
     subs: dict = field(default_factory=dict)  # sub key -> {"sub", "search", "bands", "load"}
     done: bool = False
 
@@ -215,7 +231,7 @@ def advance(spec: SearchSpec, base: Mapping, known: Mapping[str, dict], start: M
             found = min_counts(memo, spec.seeds, lower=lower, upper=upper, start=start.get(sub.key) or {},
                                group_ok=ok, probability=spec.probability, max_fixups=spec.max_fixups,
                                after=pool_order(sub), hopeless=group_hopeless_for(spec.targets),
-                               early_miss=EARLY_MISS)
+                               early_miss=EARLY_MISS, shortfall=group_shortfall_for(spec.targets))
         except Pending as p:
             ids = [probe_id(sub.key, k, s) for k, s in p.missing]
             lost = [i for i in ids if i in failed]
@@ -223,6 +239,7 @@ def advance(spec: SearchSpec, base: Mapping, known: Mapping[str, dict], start: M
                 entry["failed"] = {"probe": lost[0], "error": failed[lost[0]]}
             else:
                 state.pending.extend(ids)
+                state.spare.extend(probe_id(sub.key, k, s) for k, s in p.spare)
             continue
         found["gpus"] = {g: found["counts"][g] * gpus[g] for g in gpus}
         entry["search"] = found
@@ -230,9 +247,34 @@ def advance(spec: SearchSpec, base: Mapping, known: Mapping[str, dict], start: M
     _mixes(spec, base, known, state, finished, failed)
     if not state.pending:  # every count search has ended: prune, then replay on new seeds
         replay_new_seeds(spec, known, state, failed, prune=True)
+    else:
+        state.spare.extend(early_bands(spec, known, state))
     state.pending = costliest_first(list(dict.fromkeys(state.pending)), known)
+    state.spare = spare_work(state, known, failed)
     state.done = not state.pending
     return state
+
+
+def early_bands(spec: SearchSpec, known: Mapping[str, dict], state: State) -> list[str]:
+    """While some count searches still run: the band draws of the candidates already found that none of the others
+    found dominates, cheapest first (the likeliest to be replayed on new seeds once every search has ended)."""
+    found = [f for f in _found(spec, known, state) if f.feasible]
+    dominated = dominated_by(found)
+    out = []
+    for f in sorted(found, key=lambda f: (f.cost, f.order)):
+        if f.key not in dominated:
+            fleet = state.subs[f.key]["search"]["fleet"]
+            out.extend(probe_id(f.sub.key, fleet, s) for s in spec.band_seeds)
+    return out
+
+
+def spare_work(state: State, known: Mapping[str, dict], failed: Mapping[str, dict]) -> list[str]:
+    """``state.spare`` without what is known, failed or pending: work for a worker that would otherwise idle, the
+    next fleets of climbing count searches first (they shorten the search's longest chain), then early band
+    draws. Running them never changes the answer (the search asks for the same probes; a spare one it asks for is
+    a memo hit), only how many probes run."""
+    taken = set(known) | set(failed) | set(state.pending)
+    return [pid for pid in dict.fromkeys(state.spare) if pid not in taken]
 
 
 def costliest_first(pending: list[str], known: Mapping[str, dict]) -> list[str]:

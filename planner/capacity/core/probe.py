@@ -250,6 +250,17 @@ def attainment(counts: Mapping[str, list] | None, tier: str) -> float | None:
     return None if not nk or not nk[0] else nk[1] / nk[0]
 
 
+def shortfall(counts: Mapping[str, list] | None, targets: Mapping[str, float]) -> tuple[float, float] | None:
+    """(the largest target - attainment over the tiers with requests, that tier's attainment): how far the group is
+    from meeting its targets (<= 0: it meets them); None when no tier had requests."""
+    worst = None
+    for tier, target in targets.items():
+        a = attainment(counts, tier)
+        if a is not None and (worst is None or float(target) - a > worst[0]):
+            worst = (float(target) - a, a)
+    return worst
+
+
 def meets(counts: Mapping[str, list] | None, targets: Mapping[str, float]) -> bool:
     """Every tier with requests attains its target share (a group or the whole run)."""
     return all(a is None or a >= float(t) for a, t in ((attainment(counts, tier), t) for tier, t in targets.items()))

@@ -27,11 +27,14 @@ from planner.capacity.core.probe import fleet_key
 
 
 class Pending(Exception):  # noqa: N818  (a control-flow signal, not an error)
-    """The search needs probes nobody has run yet: ``missing`` = [(key, seed), ...]."""
+    """The search needs probes nobody has run yet: ``missing`` = [(key, seed), ...]. ``spare``: those it will
+    probably ask for next (``min_counts``: the next fleet if every open group misses), for a worker that would
+    otherwise idle; a wrong guess costs that worker's time, never the answer."""
 
     def __init__(self, missing: list[tuple[str, int]]) -> None:
         super().__init__(f"{len(missing)} probes to run")
         self.missing = missing
+        self.spare: list[tuple[str, int]] = []
 
 
 @dataclass
@@ -62,13 +65,19 @@ def share_meeting(outcomes: Sequence[dict], ok: Callable[[dict], bool]) -> float
 class _Bracket:
     """One group's knowledge: ``lo`` the highest count known to miss (lower - 1: none yet), ``hi`` the lowest known
     to meet, ``misses`` and ``passes`` how many probes missed and met, ``hopeless`` whether its last miss was one no
-    count fixes (by the ``hopeless`` hint on too many seeds)."""
+    count fixes (by the ``hopeless`` hint on too many seeds, or a stall: ``stalled``)."""
 
     lo: int
     hi: int | None = None
     misses: int = 0
     passes: int = 0
     hopeless: bool = False
+    gap: float | None = None  # the mean shortfall from the targets at ``lo`` (``shortfall``), None if unknown
+
+
+STALL_GROWTH = 1.5  # a stall: the count grew by at least this factor between two misses ...
+STALL_CLOSED = 0.25  # ... and closed less than this share of the gap to the targets ...
+STALL_MOSTLY_MET = 0.5  # ... while at least this share of the worst tier's requests met their SLO (not overloaded)
 
 
 def next_count(b: _Bracket, *, lower: int, upper: int, start: int | None) -> int:
@@ -89,11 +98,28 @@ def _never(outcome: dict, group: str) -> bool:
     return False
 
 
+def _unknown(outcome: dict, group: str) -> None:
+    return None
+
+
+def stalled(before: tuple[int, float | None], after: tuple[int, float | None], attained: float | None) -> bool:
+    """Two misses of a group, (count, mean shortfall) ``before`` and ``after``: more instances (``STALL_GROWTH`` x)
+    closed less than ``STALL_CLOSED`` of the gap to the targets although most requests of the worst tier already
+    met their SLO (``attained``). What still misses does not depend on the count (a policy's own delays, prompts
+    too long for the TTFT target): the next probe goes to the ceiling. An overloaded group (most requests missing)
+    also gains little from its first extra instances, so it keeps galloping."""
+    (n0, gap0), (n1, gap1) = before, after
+    if gap0 is None or gap1 is None or attained is None or gap0 <= 0 or n1 < STALL_GROWTH * n0:
+        return False
+    return attained >= STALL_MOSTLY_MET and gap0 - gap1 < STALL_CLOSED * gap0
+
+
 def min_counts(evaluate: Callable[[str, Sequence[int]], list[dict]], seeds: Sequence[int], *,
                lower: Mapping[str, int], upper: Mapping[str, int], start: Mapping[str, int] | None = None,
                group_ok: Callable[[dict, str], bool], probability: float, max_fixups: int = 3,
                after: Mapping[str, str] | None = None,
-               hopeless: Callable[[dict, str], bool] = _never, early_miss: bool = False) -> dict:
+               hopeless: Callable[[dict, str], bool] = _never, early_miss: bool = False,
+               shortfall: Callable[[dict, str], tuple[float, float] | None] = _unknown) -> dict:
     """Fewest instances per group meeting ``group_ok`` on at least ``probability`` of ``seeds``.
 
     Each group starts at ``start`` (default its lower bound) and gallops from it (``next_count``) until a miss at
@@ -101,6 +127,7 @@ def min_counts(evaluate: Callable[[str, Sequence[int]], list[dict]], seeds: Sequ
     infeasible). ``hopeless(outcome, g)``: a hint that group g misses on that seed at any count (its prompts too
     long to prefill within the TTFT target, probe.unfixable_counts); a group that misses with the hint true on too
     many seeds to meet is probed at its upper bound next. A wrong hint costs probes, never the answer.
+    ``shortfall(outcome, g)``: (gap to the targets, worst tier's attainment) or None: a ``stalled`` group, too.
 
     ``early_miss``: a searched fleet is replayed on its first ``allowed + 1`` seeds first (``allowed``: the seeds
     a group may miss on and still meet the probability); if every open group misses on all of them, each of them
@@ -130,7 +157,12 @@ def min_counts(evaluate: Callable[[str, Sequence[int]], list[dict]], seeds: Sequ
     def shares(fleet: dict[str, int], open_groups: list[str] | None = None) -> tuple[dict[str, float], list[dict]]:
         outcomes = None
         if open_groups and allowed + 1 < len(seeds):
-            head = evaluate(fleet_key(fleet), seeds[:allowed + 1])
+            try:
+                head = evaluate(fleet_key(fleet), seeds[:allowed + 1])
+            except Pending as p:  # a climb's probes usually miss: the next fleet's head is worth an idle worker
+                nxt = fleet_key(_if_missed(fleet, open_groups, brackets, lower, upper))
+                p.spare = [(nxt, int(s)) for s in seeds[:allowed + 1]]
+                raise
             if all(not any(group_ok(o, g) for o in head) for g in open_groups):
                 outcomes = head  # every open group misses on more seeds than it may
         if outcomes is None:
@@ -154,8 +186,7 @@ def min_counts(evaluate: Callable[[str, Sequence[int]], list[dict]], seeds: Sequ
             if passed[g] >= probability:
                 b.hi, b.passes = probe[g], b.passes + 1
             else:
-                b.lo, b.misses = probe[g], b.misses + 1
-                b.hopeless = sum(1 for o in outcomes if hopeless(o, g)) > allowed
+                _missed(b, probe[g], outcomes, g, shortfall, hopeless, allowed)
                 if probe[g] >= int(upper[g]):
                     infeasible.add(g)
                     best_share[g] = passed[g]
@@ -163,6 +194,31 @@ def min_counts(evaluate: Callable[[str, Sequence[int]], list[dict]], seeds: Sequ
     verified = _replay_answer(shares, answer, groups, upper, infeasible, best_share, probability, max_fixups)
     return {"counts": answer, "feasible": {g: g not in infeasible for g in groups}, "verified": verified,
             "fleet": fleet_key(answer), "rounds": rounds, "best_share": best_share}
+
+
+def _if_missed(fleet: dict[str, int], open_groups: list[str], brackets: Mapping[str, _Bracket],
+               lower: Mapping[str, int], upper: Mapping[str, int]) -> dict[str, int]:
+    """The fleet the next round probes if every open group misses on ``fleet`` (the hints unknown)."""
+    nxt = dict(fleet)
+    for g in open_groups:
+        b = brackets[g]
+        if b.hi is not None and b.hi - fleet[g] <= 1:
+            nxt[g] = b.hi  # resolved by that miss
+        elif fleet[g] < int(upper[g]):
+            nxt[g] = next_count(_Bracket(lo=fleet[g], hi=b.hi, misses=b.misses + 1, passes=b.passes),
+                                lower=int(lower[g]), upper=int(upper[g]), start=None)
+    return nxt
+
+
+def _missed(b: _Bracket, count: int, outcomes: Sequence[dict], g: str, shortfall, hopeless, allowed: int) -> None:
+    """Record a miss of group g at ``count``: the bracket's lower end, and whether the next probe goes to the
+    ceiling (a stall, or the hopeless hint on more seeds than may miss)."""
+    pairs = [shortfall(o, g) for o in outcomes]
+    gap, attained = (None, None) if not pairs or any(p is None for p in pairs) else (
+        sum(p[0] for p in pairs) / len(pairs), sum(p[1] for p in pairs) / len(pairs))
+    stall = b.misses > 0 and stalled((b.lo, b.gap), (count, gap), attained)
+    b.lo, b.misses, b.gap = count, b.misses + 1, gap
+    b.hopeless = stall or sum(1 for o in outcomes if hopeless(o, g)) > allowed
 
 
 def _replay_answer(shares, answer: dict, groups: list[str], upper: Mapping[str, int], infeasible: set[str],

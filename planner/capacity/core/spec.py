@@ -114,11 +114,18 @@ def parse_spec(data: dict) -> SearchSpec:
         raise SpecError(where, message, hint) from None
 
 
+def search_fleets_bound(upper: int) -> int:
+    """Most fleets a group's count search probes between 1 and ``upper`` (search.min_counts): galloping away from
+    its start by 1, 2, 4 ... (or jumping to the ceiling) takes up to ceil(log2 upper) fleets, bisecting the last
+    bracket as many again (the exhaustive worst case over every start and answer is checked by a test)."""
+    return max(1, 2 * math.ceil(math.log2(max(1, upper))))
+
+
 def probes_upper_bound(spec: SearchSpec, upper: int, options: int, pairs: int = 0) -> int:
-    """Most probes the search can run: per (strategy, GPU option) the bisection rounds and fix-ups on every search
-    seed, the bands, the load check; plus one checked mix per strategy. A disaggregated pair's sub-search bisects
-    its decode pools after its prefill pools: twice the bisection rounds."""
-    bisect = math.ceil(math.log2(max(2, upper))) + 2
+    """Most probes the search can run: per (strategy, GPU option) the search's fleets, the joint answer and its
+    fix-ups on every search seed, the bands, the load check; plus one checked mix per strategy. A disaggregated
+    pair's sub-search bisects its decode pools after its prefill pools: twice the search's fleets."""
+    bisect = search_fleets_bound(upper)
     extra = spec.band_draws + len(spec.seeds)
     per_sub = (bisect + spec.max_fixups + 1) * len(spec.seeds) + extra
     per_pair = (2 * bisect + spec.max_fixups + 1) * len(spec.seeds) + extra

@@ -69,10 +69,10 @@ def test_the_search_chooses_the_mix_when_it_is_cheapest(searched):
 def test_the_mixed_candidates_count_against_the_request_bound(cast):
     from planner.capacity.services import check_search
 
-    # by hand (test_disagg_search.py): 33 probes aggregated, 51 a pair; three pair sub-searches (both, m, n);
+    # by hand (test_disagg_search.py): 39 probes aggregated, 63 a pair; three pair sub-searches (both, m, n);
     # 1,920 requests a probe (16 req/s x 120 s)
     _, total = check_search(two_models(), SPEC)
-    assert total == (33 + 3 * 51) * 1920
+    assert total == (39 + 3 * 63) * 1920
 
 
 def test_the_mixed_pool_option_reaches_the_probes_scenario():

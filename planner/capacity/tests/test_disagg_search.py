@@ -163,10 +163,10 @@ def test_the_pairs_count_against_the_request_bound(cast, settings):
 
     _, aggregated_only = check_search(base, spec)
     _, with_pairs = check_search(base, SPEC)
-    # by hand: ceiling 16 -> 4 + 2 bisection rounds; 3 seeds, 2 fix-ups, 3 band draws + 3 load-check probes:
-    # aggregated (6 + 2 + 1) x 3 + 6 = 33 probes; the pair bisects its pools one after the other:
-    # (12 + 2 + 1) x 3 + 6 = 51; 960 requests a probe (8 req/s x 120 s)
-    assert aggregated_only == 33 * 960 and with_pairs == (33 + 51) * 960
+    # by hand: ceiling 16 -> 2 x 4 search fleets (spec.search_fleets_bound); 3 seeds, the joint answer and 2 fix-ups,
+    # 3 band draws + 3 load-check probes: aggregated (8 + 2 + 1) x 3 + 6 = 39 probes; the pair searches its pools one
+    # after the other: (16 + 2 + 1) x 3 + 6 = 63; 960 requests a probe (8 req/s x 120 s)
+    assert aggregated_only == 39 * 960 and with_pairs == (39 + 63) * 960
     settings.PLANNER_MAX_SEARCH_REQUESTS = with_pairs - 1  # the aggregated search fits, the pairs do not
     check_search(base, spec)
     with pytest.raises(SpecError) as exc:

@@ -14,7 +14,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 
 def test_a_search_created_through_the_api_is_run_by_the_workers_one_task_per_probe(cast, celery_worker_process):
-    spec = {"strategies": ["static"], "targets": {"IW-F": 0.9}, "probability": 0.66, "seeds": [1, 2, 3],
+    """Two strategies on a worker with CAPACITY_SEARCH_WORKERS=2 (conftest): its idle process may take spare work
+    (early band draws of the first candidate found); the answer is the in-process one's."""
+    spec = {"strategies": ["static", "reactive-unified"], "targets": {"IW-F": 0.9}, "probability": 0.66, "seeds": [1, 2, 3],
             "band_draws": 3}
     resp = cast.owner.api.post("/api/capacity-searches/", {"scenario": two_region_queue(), "spec": spec}, format="json")
     assert resp.status_code == 201, resp.content
@@ -28,3 +30,4 @@ def test_a_search_created_through_the_api_is_run_by_the_workers_one_task_per_pro
     assert set(probes.values_list("worker", flat=True)) != {""}
     assert search.answer["status"] == "answer"
     assert {r["count"] for r in search.answer["choice"]["fleet"]} == {12}
+    assert 0 <= search.state.get("spare_probes", 0) <= 2 * (3 + 3)  # within the spare budget

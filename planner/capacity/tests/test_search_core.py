@@ -182,14 +182,13 @@ def test_a_bundle_searched_runs_with_its_own_params_as_in_a_comparison():
     assert strategy_ref("static", set(bundle_names())) == {"strategy": "static", "key": "static"}
 
 
-def test_the_start_from_an_ilp_plan_is_its_peak_or_mean_hourly_count_over_gpu_types():
+def test_the_start_from_an_ilp_plan_is_its_peak_hourly_count_over_gpu_types():
     from planner.capacity.core.driver import plan_start
 
     result = {"hours": 4, "instances": [{"hour": 0, "region": "a", "model": "m", "gpu": "x", "instances": 2},
                                         {"hour": 0, "region": "a", "model": "m", "gpu": "y", "instances": 1},
                                         {"hour": 2, "region": "a", "model": "m", "gpu": "x", "instances": 6}]}
     assert plan_start(result) == {"a/m": 6}  # hour 2's six (hour 0 has 2 + 1)
-    assert plan_start(result, "floor") == {"a/m": 3}  # (3 + 6) / 4 hours = 2.25 -> 3
 
 
 def test_the_answer_replayed_on_twenty_other_new_seeds_meets_the_slo_at_its_stated_probability():
@@ -241,3 +240,27 @@ def test_the_probes_of_the_costliest_sub_search_are_queued_first_and_the_path_is
     assert costliest_first(pending, known) == ["new|a=1|1|1", "slow|a=2|1|1", "slow|a=2|2|1", "mid|a=2|1|1",
                                                "cheap|a=2|1|1", "cheap|a=2|2|1"]
     assert sorted(costliest_first(pending, known)) == sorted(pending)
+
+
+def test_the_start_from_the_goodput_table_is_the_peak_quarter_hour_over_theta_for_every_mode():
+    """Hand case: one group, theta 100 tokens/s; 900 s bins carrying 90,000 then 450,000 input tokens (100 and 500
+    tokens/s): the peak needs 5 instances, the mean (300 tokens/s) 3."""
+    from types import SimpleNamespace
+
+    from planner.capacity.core.driver import estimate_start
+
+    base = {"deployments": {"d": {"theta_tps": 100.0}},
+            "fleet": {"endpoints": [{"region": "a", "model": "m", "deployment": "d"}]}}
+    workload = SimpleNamespace(arrival_s=[10.0, 950.0, 1000.0], input_tokens=[90_000, 200_000, 250_000],
+                               region=[0, 0, 0], model=[0, 0, 0], region_names=["a"], model_names=["m"])
+    assert estimate_start(base, workload) == {"a/m": 5}
+    assert estimate_start(base, workload, statistic="mean") == {"a/m": 3}
+
+
+def test_the_shortfall_is_the_worst_tiers_gap_to_its_target():
+    from planner.capacity.core.probe import shortfall
+
+    counts = {"IW-F": [1000, 984], "IW-N": [500, 500], "NIW": [0, 0]}
+    gap, attained = shortfall(counts, {"IW-F": 0.99, "IW-N": 0.99, "NIW": 0.99})
+    assert attained == 0.984 and abs(gap - 0.006) < 1e-12
+    assert shortfall({"NIW": [0, 0]}, {"NIW": 0.99}) is None

@@ -109,6 +109,50 @@ def test_the_hint_counts_only_when_it_leaves_too_few_seeds_to_meet():
         assert [parse_fleet_key(f)["a/m"] for f in fleets(found)] == path and found["counts"] == {"a/m": 4}
 
 
+def attainment_evaluator(need: dict[str, int], attained) -> MemoEvaluator:
+    """Group g meets its target (0.99) from ``need[g]`` instances on; below, its worst tier attains ``attained(n)``."""
+    def run(key: str, seed: int) -> dict:
+        fleet = parse_fleet_key(key)
+        share = {g: 1.0 if n >= need[g] else attained(n) for g, n in fleet.items()}
+        return {"seed": seed, "met": {g: n >= need[g] for g, n in fleet.items()},
+                "hopeless": {g: False for g in fleet}, "share": share}
+    return MemoEvaluator(run=run)
+
+
+def gap(outcome: dict, g: str) -> tuple[float, float]:
+    return 0.99 - outcome["share"][g], outcome["share"][g]
+
+
+def test_a_stalled_group_goes_to_its_ceiling_after_its_second_miss():
+    """Chiron's Bloom groups on the bench day: 98.4 % of IW-F at 2 instances, 98.5 % at 3, ... 98.6 % at 20, against
+    99 %. Two misses 1.5x apart that close a tenth of the gap send the group to its ceiling."""
+    stall = attainment_evaluator({"a/m": 99, "b/m": 3}, lambda n: 0.984 + 0.0001 * n)
+    found = search(stall, {"a/m", "b/m"}, {"a/m": 2, "b/m": 2}, shortfall=gap)
+    assert [parse_fleet_key(f)["a/m"] for f in fleets(found)] == [2, 3, 20]
+    assert found["feasible"] == {"a/m": False, "b/m": True} and found["counts"] == {"a/m": 20, "b/m": 3}
+    blind = search(attainment_evaluator({"a/m": 99}, lambda n: 0.984 + 0.0001 * n), {"a/m"}, {"a/m": 2})
+    assert [parse_fleet_key(f)["a/m"] for f in fleets(blind)] == [2, 3, 5, 9, 17, 20]
+
+
+def test_an_overloaded_group_or_one_closing_its_gap_keeps_galloping():
+    # overloaded: most requests miss and the first extra instances close little of the gap
+    overloaded = search(attainment_evaluator({"a/m": 12}, lambda n: 0.02 * n), {"a/m"}, {"a/m": 2}, shortfall=gap)
+    # closing its gap: each extra instance closes more than a quarter of it
+    closing = search(attainment_evaluator({"a/m": 12}, lambda n: 0.99 - 0.5 ** n), {"a/m"}, {"a/m": 2}, shortfall=gap)
+    for found in (overloaded, closing):
+        assert [parse_fleet_key(f)["a/m"] for f in fleets(found)] == [2, 3, 5, 9, 17, 13, 11, 12]
+        assert found["counts"] == {"a/m": 12}
+
+
+@pytest.mark.parametrize("need,start", itertools.product([1, 2, 3, 5, 8, 13, 19, 20, 21], [1, 2, 4, 7, 12, 20]))
+def test_a_wrong_stall_costs_probes_not_the_answer(need, start):
+    """Attainment flat below the answer (every pair of misses a stall): the jumps land on the same minimum."""
+    ev = attainment_evaluator({"a/m": need}, lambda n: 0.985)
+    found = search(ev, {"a/m"}, {"a/m": start}, shortfall=gap)
+    assert found["counts"] == {"a/m": min(need, 20)} and found["feasible"] == {"a/m": need <= 20}
+    assert ev.calls == len(ev.known)
+
+
 def seeded_evaluator(need: int, strict_seed: int) -> MemoEvaluator:
     """One group meeting at ``need`` instances on every seed but ``strict_seed``, which needs one more."""
     def run(key: str, seed: int) -> dict:
@@ -219,3 +263,52 @@ def test_a_whole_search_sends_a_group_its_long_prompts_sink_to_the_ceiling_at_on
     search = state.subs["static"]["search"]
     assert fleets(search) == ["r1/m=2", "r1/m=30"]
     assert search["feasible"] == {"r1/m": False} and search["counts"] == {"r1/m": 30}
+
+
+def test_a_climbs_pending_head_comes_with_the_next_fleet_if_it_misses_as_spare_work():
+    """While a climb's fleet runs on its first seed, the fleet the search asks for next if that seed misses is spare
+    work; replaying with the spare probes known asks for nothing new when the guess was right."""
+    from planner.capacity.core.search import Pending
+
+    full = threshold_evaluator({"a/m": 12})
+    search(full, {"a/m"}, {"a/m": 3}, early_miss=True)  # the climb: 3 (all seeds), 4, 6, 10 (first seed), 18, ...
+    known = {k: v for k, v in full.known.items() if parse_fleet_key(k[0])["a/m"] == 3}
+    with pytest.raises(Pending) as p:
+        search(MemoEvaluator(known=dict(known)), {"a/m"}, {"a/m": 3}, early_miss=True)
+    assert p.value.missing == [("a/m=4", 1)] and p.value.spare == [("a/m=6", 1)]
+    known.update({k: full.known[k] for k in p.value.missing + p.value.spare})
+    with pytest.raises(Pending) as p:
+        search(MemoEvaluator(known=dict(known)), {"a/m"}, {"a/m": 3}, early_miss=True)
+    assert p.value.missing == [("a/m=10", 1)] and p.value.spare == [("a/m=18", 1)]  # 6 was a memo hit
+
+
+def test_early_band_draws_are_spare_work_for_the_found_candidates_none_dominates():
+    from planner.capacity.core import driver
+    from planner.capacity.core.spec import parse_spec
+
+    spec = parse_spec({"strategies": ["static", "reactive-unified"], "seeds": [1, 2, 3], "band_draws": 2})
+    state = driver.State(subs={
+        "static": {"sub": driver.Sub(key="static", strategy={"strategy": "static", "key": "static"},
+                                     mode="static").__dict__,
+                   "search": {"fleet": "a/m=2", "feasible": {"a/m": True}, "rounds": [{"passed": {"a/m": 1.0}}]}},
+        "reactive-unified": {"sub": driver.Sub(key="reactive-unified", strategy={"strategy": "reactive-unified",
+                                                                                  "key": "reactive-unified"},
+                                               mode="floor").__dict__, "search": None}})
+    known = {f"static|a/m=2|{s}|1": {"cost_usd": 10.0} for s in (1, 2, 3)}
+    assert driver.early_bands(spec, known, state) == [f"static|a/m=2|{s}|1" for s in spec.band_seeds]
+
+
+@pytest.mark.parametrize("upper", [1, 2, 3, 5, 8, 13, 20, 33])
+def test_the_admission_bound_covers_the_worst_count_search(upper):
+    """Every start, every answer (or none within the ceiling), with the hopeless hint, a stall or neither: the
+    fleets one group's search probes never exceed spec.search_fleets_bound, which the request bound uses."""
+    from planner.capacity.core.spec import search_fleets_bound
+
+    worst = 0
+    for start, need, hint in itertools.product(range(1, upper + 1), range(1, upper + 2), ("none", "hopeless", "stall")):
+        ev = attainment_evaluator({"a/m": need}, lambda n: 0.985) if hint == "stall" else threshold_evaluator(
+            {"a/m": need}, hopeless={"a/m"} if hint == "hopeless" else set())
+        search(ev, {"a/m"}, {"a/m": start}, upper=upper, early_miss=True,
+               **({"shortfall": gap} if hint == "stall" else {}))
+        worst = max(worst, len({key for key, _ in ev.known}))
+    assert worst <= search_fleets_bound(upper)

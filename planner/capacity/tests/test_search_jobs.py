@@ -280,3 +280,24 @@ def test_a_search_starts_from_the_ilp_plans_counts(cast):
     first = search.probes.order_by("pk").first().pid
     assert first.startswith("static|r1/m=11,r2/m=13|")  # the first fleet probed is the plan's
     assert search.answer["choice"]["fleet"][0]["count"] == 12  # and the search still lands on Erlang C's count
+
+
+@pytest.mark.django_db(transaction=True)
+def test_spare_work_fills_idle_workers_without_changing_the_answer_or_passing_the_bound(cast, settings, monkeypatch):
+    """CAPACITY_SEARCH_WORKERS: the search also runs the probes it will probably need next (the next fleet of a
+    climb, early band draws); the answer is the same, every probe it needs is among them, and the probes in all stay
+    within the bound the search was admitted under."""
+    from planner.capacity import services
+
+    plain = CapacitySearch.objects.get(pk=_start(cast).json()["id"])
+    needed = set(plain.probes.values_list("pid", flat=True))
+    settings.CAPACITY_SEARCH_WORKERS = 4
+    spared = CapacitySearch.objects.get(pk=_start(cast).json()["id"])
+    ran = set(spared.probes.values_list("pid", flat=True))
+    assert spared.job.status == "succeeded" and spared.answer["headline"] == plain.answer["headline"]
+    assert ran >= needed  # everything the search needed ran
+    assert spared.state["spare_probes"] >= len(ran - needed) > 0  # some spare probes may have been needed later
+    monkeypatch.setattr(services, "spare_budget", lambda spec: 2)  # the spare probes one search may run in all
+    capped = CapacitySearch.objects.get(pk=_start(cast).json()["id"])
+    assert capped.answer["headline"] == plain.answer["headline"]
+    assert capped.state["spare_probes"] <= 2 and capped.probes.count() <= len(needed) + 2
