@@ -3,7 +3,7 @@
 # local autoscaler and queue through these declarations.
 
 from simulations.engine.policies.chiron.local cimport InstanceState, LocalAutoscaler, state_of
-from simulations.engine.policies.chiron.queue cimport GlobalQueue, OutputStats
+from simulations.engine.policies.chiron.queue cimport GlobalQueue, OutputStats, RequestSLOs
 
 cpdef long long limit_of(InstanceState st, inst) except? -1
 cpdef bint has_room(sim, inst, InstanceState st, now, long long prompt, long long local_queue,

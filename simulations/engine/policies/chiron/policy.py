@@ -50,13 +50,11 @@ from simulations.engine.policies.autoscalers import Autoscaler
 from simulations.engine.policies.chiron.batch_scaling import BATCH, INTERACTIVE, MIXED, BatchScaling
 from simulations.engine.policies.chiron.knobs import ChironParams
 from simulations.engine.policies.chiron.local import InstanceState, LocalAutoscaler, state_of
-from simulations.engine.policies.chiron.queue import GlobalQueue, OutputStats
+from simulations.engine.policies.chiron.queue import GlobalQueue, OutputStats, RequestSLOs
 from simulations.engine.policies.registry import PolicyKind, register
 from simulations.engine.scenario.config import TIER_INDEX
 
 NIW = TIER_INDEX["NIW"]
-DEFAULT_TTFT = {0: 10.0, 1: 10.0, 2: 3600.0}
-DEFAULT_ITL = {0: 0.2, 1: 0.2, 2: 2.0}
 
 
 def limit_of(st, inst) -> int:
@@ -129,8 +127,8 @@ class Chiron(BatchScaling, Autoscaler):
         self._next_int = 0.0
         self._next_batch = 0.0
         self._ep = None
-        self._slos: dict = {}  # rid -> (tier, TTFT SLO, ITL SLO) while the request is in the system
-        self._origin: dict = {}  # (region index, model index) -> its endpoints
+        self._slos = RequestSLOs()  # tier, TTFT SLO, ITL SLO by request id
+        self._origin: dict = {}  # region index * 65536 + model index -> its endpoints
 
     # ------------------------------------------------------------------ helpers
     def _slo(self, sim, rid):
@@ -138,16 +136,12 @@ class Chiron(BatchScaling, Autoscaler):
         _, ttft, itl = self._info(sim, rid)
         return ttft, itl
 
+    @cython.locals(slos=RequestSLOs)
     def _info(self, sim, rid):
-        """(tier, TTFT SLO, ITL SLO) of a request, kept from its first read until it completes (they do not
-        change)."""
-        got = self._slos.get(rid)
-        if got is None:
-            tier = sim.tier_of(rid)
-            ttft, itl = sim.request_slo(rid)
-            got = self._slos[rid] = (tier, float(DEFAULT_TTFT[tier] if ttft is None else ttft),
-                                     float(DEFAULT_ITL[tier] if itl is None else itl))
-        return got
+        """(tier, TTFT SLO, ITL SLO) of a request (read from the view once: they do not change)."""
+        slos = self._slos
+        tier = slos.read(sim, rid)
+        return tier, slos.ttft_of(rid), slos.itl_of(rid)
 
     def _state(self, inst) -> InstanceState:
         return state_of(inst)
@@ -165,7 +159,7 @@ class Chiron(BatchScaling, Autoscaler):
     # ------------------------------------------------------------------ life cycle
     def on_start(self, sim, now):
         self._ep = sim.endpoints[0]
-        self._slos, self._origin = {}, {}
+        self._slos, self._origin = RequestSLOs(), {}
         for ep in sim.endpoints:
             n_int = max(1, round(self.theta * len(ep.serving)))
             for k, inst in enumerate(ep.serving):
@@ -194,11 +188,13 @@ class Chiron(BatchScaling, Autoscaler):
         return added
 
     # ------------------------------------------------------------------ arrivals and routing
+    @cython.locals(slos=RequestSLOs, tier=cython.int)
     def on_arrival(self, sim, rid, now):
-        key = (sim.region_of(rid), sim.model_of(rid))
+        region, model = sim.region_of(rid), sim.model_of(rid)
+        key = region * 65536 + model
         eps = self._origin.get(key)
         if eps is None:  # the fleet's endpoints are fixed for the run
-            eps = self._origin[key] = sim.endpoints_for(sim.region_names[key[0]], sim.model_names[key[1]])
+            eps = self._origin[key] = sim.endpoints_for(sim.region_names[region], sim.model_names[model])
         ep = eps[0] if eps else self._ep
         if self.global_mode == "utilisation":
             if not ep.serving:
@@ -206,10 +202,11 @@ class Chiron(BatchScaling, Autoscaler):
             inst = min(ep.serving, key=lambda i: (sim.request_count(i), i.iid))
             self._dispatch(sim, inst, rid, now)
             return True
-        tier, ttft, _ = self._info(sim, rid)
+        slos = self._slos
+        tier = slos.read(sim, rid)
         if tier != NIW:
             return self._route_interactive(sim, ep, rid, now)
-        self.queue.push(rid, sim.arrival_s(rid), ttft)
+        self.queue.push(rid, sim.arrival_s(rid), slos.ttft_of(rid))
         self._pump_all(sim, now)
         return True
 
@@ -248,11 +245,12 @@ class Chiron(BatchScaling, Autoscaler):
         self._dispatch(sim, min(pool, key=lambda i: (sim.request_count(i), i.iid)), rid, now)
         return True
 
-    @cython.locals(st=InstanceState, counts=dict)
+    @cython.locals(st=InstanceState, counts=dict, slos=RequestSLOs, batch=cython.bint)
     def _dispatch(self, sim, inst, rid, now):
         st = state_of(inst)
-        tier, _, itl = self._info(sim, rid)
-        batch = tier == NIW
+        slos = self._slos
+        batch = slos.read(sim, rid) == NIW
+        itl = slos.itl_of(rid)
         if batch:
             st.nb += 1
         else:
@@ -294,12 +292,12 @@ class Chiron(BatchScaling, Autoscaler):
         return n
 
     # ------------------------------------------------------------------ hooks
-    @cython.locals(st=InstanceState, counts=dict, out_stats=OutputStats)
+    @cython.locals(st=InstanceState, counts=dict, out_stats=OutputStats, slos=RequestSLOs, batch=cython.bint)
     def on_complete(self, sim, inst, rid, now):
         st = state_of(inst)
-        tier, _, itl = self._info(sim, rid)
-        self._slos.pop(rid, None)
-        batch = tier == NIW
+        slos = self._slos
+        batch = slos.read(sim, rid) == NIW
+        itl = slos.itl_of(rid)
         if batch:
             st.nb -= 1
         else:

@@ -19,3 +19,14 @@ cdef class GlobalQueue:
     cdef public set slos_seen
 
     cpdef Py_ssize_t _group_of(self, double slo)
+
+
+@cython.final
+cdef class RequestSLOs:
+    cdef public signed char[::1] tier
+    cdef public double[::1] ttft, itl
+
+    cdef _grow(self, Py_ssize_t rid)
+    cpdef int read(self, sim, Py_ssize_t rid) except? -2
+    cpdef double ttft_of(self, Py_ssize_t rid) except? -1.0
+    cpdef double itl_of(self, Py_ssize_t rid) except? -1.0
