@@ -24,6 +24,15 @@ def _inst(max_batch=256):
                            spec=SimpleNamespace(max_batch_size=max_batch))
 
 
+def _engine_instance(max_batch=256):
+    """A mixed instance of the engine, serving nothing (the hooks type their instance argument when compiled)."""
+    from simulations.engine.core.entities import SERVING, Instance
+    sim = Simulator(scenario(spec={"max_batch_size": max_batch}), workload([0.0], [100], [5]))
+    inst = Instance(0, sim.endpoints[0], 0.0, 0.0, "on_demand")
+    inst.state = SERVING
+    return inst
+
+
 def _window(la, inst, t, iters, b, itl_slo, sat=True):
     """Advance the fake instance by ``iters`` decode iterations at batch ``b`` ending at ``t``; one observation."""
     inst.it += iters
@@ -334,9 +343,7 @@ def test_theta_is_the_batch_share_of_the_tokens_generated_in_the_last_window():
     # tokens: 800 x 30/40 = 600 batch tokens; two 60 s windows after the first batch dispatch Theta = 600 / 60
     from simulations.engine.policies.chiron.policy import Chiron
     pol = Chiron({"theta_from": "generated"}, np.random.default_rng(0))
-    inst = _inst(256)
-    inst.waiting, inst.swapped, inst.pending = [], [], []
-    inst.state = 1
+    inst = _engine_instance(256)
     st = state_of(inst)
     st.ni, st.nb, st.itl = 10, 30, {0.2: 10, 2.0: 30}
     pol.local.start(inst, 0.0)

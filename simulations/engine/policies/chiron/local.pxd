@@ -29,5 +29,6 @@ cdef class LocalAutoscaler:
     cdef public object static_batch
     cdef public list steps
 
-    cpdef object observe_state(self, InstanceState st, inst, double now, double itl_slo, bint saturated)
+    cpdef object observe_state(self, InstanceState st, inst, long long it, long long running, double now,
+                               double itl_slo, bint saturated)
     cdef object _step(self, InstanceState st, inst, double now, double itl, double thr, double slo, bint sat)

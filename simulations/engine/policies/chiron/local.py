@@ -106,18 +106,18 @@ class LocalAutoscaler:
     def observe(self, inst, now: float, itl_slo: float, saturated: bool):
         """Account the interval since the previous change; at the end of a window apply Algorithm 1 and return
         the new limit (None if unchanged)."""
-        return self.observe_state(state_of(inst), inst, now, itl_slo, saturated)
+        return self.observe_state(state_of(inst), inst, inst.it, inst.B, now, itl_slo, saturated)
 
-    def observe_state(self, st, inst, now, itl_slo, saturated):
-        """``observe`` with the instance's state at hand."""
+    def observe_state(self, st, inst, it, running, now, itl_slo, saturated):
+        """``observe`` with the instance's state, decode iterations (``inst.it``) and running batch (``inst.B``) at
+        hand."""
         if not st.started:
             self.start(inst, now)
             return None
-        it = inst.it
         st.tok += st.last_b * (it - st.last_it)
         st.last_it = it
         st.last_t = now
-        st.last_b = inst.B
+        st.last_b = running
         st.sat = st.sat and saturated
         if itl_slo < st.itl_slo:
             st.itl_slo = itl_slo

@@ -45,7 +45,7 @@ from collections import deque
 
 import cython
 
-from simulations.engine.core.entities import SERVING
+from simulations.engine.core.entities import SERVING, Instance
 from simulations.engine.policies.autoscalers import Autoscaler
 from simulations.engine.policies.chiron.batch_scaling import BATCH, INTERACTIVE, MIXED, BatchScaling
 from simulations.engine.policies.chiron.knobs import ChironParams
@@ -55,6 +55,12 @@ from simulations.engine.policies.registry import PolicyKind, register
 from simulations.engine.scenario.config import TIER_INDEX
 
 NIW = TIER_INDEX["NIW"]
+
+
+def state_on(inst):
+    """``state_of`` for an engine instance (compiled: its ``policy_state`` read as a C field)."""
+    st = inst.policy_state.get("chiron")
+    return st if st is not None else state_of(inst)
 
 
 def limit_of(st, inst) -> int:
@@ -210,7 +216,8 @@ class Chiron(BatchScaling, Autoscaler):
         self._pump_all(sim, now)
         return True
 
-    @cython.locals(st=InstanceState, best=InstanceState, local_queue=cython.longlong, kv_room=cython.double)
+    @cython.locals(i=Instance, chosen=Instance, st=InstanceState, best=InstanceState, local_queue=cython.longlong,
+                   kv_room=cython.double)
     def _route_interactive(self, sim, ep, rid, now):
         prompt = sim.prompt_tokens(rid)
         local_queue, kv_room = self.local_queue, self.kv_room
@@ -221,7 +228,7 @@ class Chiron(BatchScaling, Autoscaler):
             for i in serving:
                 if i.kind != kind:
                     continue
-                st = state_of(i)
+                st = state_on(i)
                 if not has_room(sim, i, st, now, prompt, local_queue, kv_room):
                     st.refused = True  # demand beyond its limit: the instance is saturated
                 elif best is None or st.ni > best.ni or (st.ni == best.ni and i.iid < chosen.iid):
@@ -245,9 +252,9 @@ class Chiron(BatchScaling, Autoscaler):
         self._dispatch(sim, min(pool, key=lambda i: (sim.request_count(i), i.iid)), rid, now)
         return True
 
-    @cython.locals(st=InstanceState, counts=dict, slos=RequestSLOs, batch=cython.bint)
+    @cython.locals(inst=Instance, st=InstanceState, counts=dict, slos=RequestSLOs, batch=cython.bint)
     def _dispatch(self, sim, inst, rid, now):
-        st = state_of(inst)
+        st = state_on(inst)
         slos = self._slos
         batch = slos.read(sim, rid) == NIW
         itl = slos.itl_of(rid)
@@ -314,10 +321,10 @@ class Chiron(BatchScaling, Autoscaler):
         if batch and self.theta_from == "completed":
             self._done_tok.append((now, out))
 
-    @cython.locals(st=InstanceState, local=LocalAutoscaler, queue=GlobalQueue, limit=cython.longlong,
+    @cython.locals(inst=Instance, st=InstanceState, local=LocalAutoscaler, queue=GlobalQueue, limit=cython.longlong,
                    saturated=cython.bint, pending=cython.bint)
     def on_batch_change(self, sim, inst, now):
-        st = state_of(inst)
+        st = state_on(inst)
         if self.evicting:
             self._collect_evicted(sim, inst, now)
         itl = st.itl
@@ -330,7 +337,7 @@ class Chiron(BatchScaling, Autoscaler):
             saturated = st.refused
             st.refused = False
         local = self.local
-        new = local.observe_state(st, inst, now, itl_slo, saturated)
+        new = local.observe_state(st, inst, inst.it, inst.B, now, itl_slo, saturated)
         if st.win_new:
             st.win_new = False
             if kind != INTERACTIVE and st.nb > 0 and self.theta_from == "generated":  # batch share of the window's tokens, by request count
@@ -340,7 +347,12 @@ class Chiron(BatchScaling, Autoscaler):
             thr = st.prev_thr
             if thr > 0:
                 self.r_new = max(self.r_new * 0.9, thr) if self.r_new else thr
-        pending = bool(self.evicting) and any(i is inst for i in self.evicting.values())
+        pending = False
+        if self.evicting:
+            for held in self.evicting.values():
+                if held is inst:
+                    pending = True
+                    break
         if (not pending and kind == MIXED and st.ni > 0 and st.nb > 0 and inst.B > limit
                 and self.global_mode == "chiron"):
             # a mixed instance running interactive requests holds the batch size Alg. 1 sets for the interactive
@@ -376,6 +388,7 @@ class Chiron(BatchScaling, Autoscaler):
             ttft, _ = self._slo(sim, rid)
             self.queue.push(rid, sim.arrival_s(rid), ttft, front=True)
 
+    @cython.locals(inst=Instance, st=InstanceState)
     def _pump(self, sim, inst, now):
         """Fill ``inst`` (batch or mixed) from the global queue while it has room, paced: at most
         ``prefill_budget`` prompt tokens of batch requests per decode iteration of the instance (the engine, as vLLM
@@ -383,12 +396,12 @@ class Chiron(BatchScaling, Autoscaler):
         requests would stall the running batch for tens of seconds)."""
         if inst.kind == INTERACTIVE or inst.state != SERVING:
             return
-        st = state_of(inst)
+        st = state_on(inst)
         if st.pump_it == inst.it and inst.B > 0:
             return
         self._fill(sim, inst, st, now)
 
-    @cython.locals(st=InstanceState, queue=GlobalQueue, tokens=cython.longlong, budget=cython.longlong,
+    @cython.locals(inst=Instance, st=InstanceState, queue=GlobalQueue, tokens=cython.longlong, budget=cython.longlong,
                    local_queue=cython.longlong, kv_room=cython.double)
     def _fill(self, sim, inst, st, now):
         """The pump's work once it is due (``_pump``)."""
@@ -401,7 +414,7 @@ class Chiron(BatchScaling, Autoscaler):
             tokens += sim.prompt_tokens(rid)
             self._dispatch(sim, inst, rid, now)
 
-    @cython.locals(st=InstanceState, queue=GlobalQueue)
+    @cython.locals(inst=Instance, st=InstanceState, queue=GlobalQueue)
     def _pump_all(self, sim, now):
         queue = self.queue
         if not queue.n:
@@ -412,7 +425,7 @@ class Chiron(BatchScaling, Autoscaler):
                 for inst in serving:
                     if inst.kind != kind or inst.state != SERVING:
                         continue
-                    st = state_of(inst)
+                    st = state_on(inst)
                     if st.pump_it == inst.it and inst.B > 0:
                         continue  # pumped at this iteration already (``_pump``)
                     self._fill(sim, inst, st, now)
