@@ -1,3 +1,4 @@
+# cython: annotation_typing=False
 """``PolicyView``: the one object a policy (autoscaler, router, scheduler, queue manager) receives.
 
 Policies never see the simulator. Every hook and every router / scheduler constructor gets a ``PolicyView`` of
@@ -25,7 +26,9 @@ Members (docs/simulator.md, "Policy view", has the full contract):
   ``last_scaling_event``.
 
 The verbs are bound methods of the simulator's parts (control.py, fleet.py, arrivals.py; their docstrings are the
-reference), bound once per run, so a call through the view costs what a direct call costs.
+reference), bound once per run, so a call through the view costs what a direct call costs. The request reads below
+(``tier_of``, ``request_slo``, ...) run once or more per request: the module is compiled with Cython (accel.MODULES),
+its annotations not typing the arguments (a request id may be a numpy integer, as in Python).
 """
 
 from __future__ import annotations
