@@ -447,10 +447,20 @@ class Chiron(BatchScaling, Autoscaler):
                 self._batch_tick(sim, ep, now)
         self._pump_all(sim, now)
 
+    @cython.locals(busy=cython.Py_ssize_t, n=cython.Py_ssize_t)
     def ibp(self, sim, ep):
-        im = [i for i in ep.serving + ep.provisioning if i.kind != BATCH]
-        busy = sum(1 for i in im if i in ep.serving and state_of(i).ni > 0)
-        return busy, len(im)
+        """(interactive / mixed instances running interactive requests, interactive / mixed instances, provisioning
+        ones included)."""
+        busy = n = 0
+        for i in ep.serving:
+            if i.kind != BATCH:
+                n += 1
+                if state_of(i).ni > 0:
+                    busy += 1
+        for i in ep.provisioning:
+            if i.kind != BATCH:
+                n += 1
+        return busy, n
 
     def _interactive_tick(self, sim, ep, now):
         busy, n_im = self.ibp(sim, ep)
