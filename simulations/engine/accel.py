@@ -1,8 +1,8 @@
 """Which build of the engine runs: the compiled one (Cython) when it is fresh, else the pure-Python source.
 
 The hot modules (``MODULES``, dotted below ``simulations.engine``: the entities, the event queue, the instance
-engine, the fleet's routing and life cycle, the loop, and the per-request code of the PreServe and Chiron
-policies, whose pydantic knobs live in modules of their own) are plain Python; ``python -m simulations.engine.build``
+engine, the fleet's routing and life cycle, the loop, the policy view, and the per-request code of the PreServe and
+Chiron policies, whose pydantic knobs live in modules of their own) are plain Python; ``python -m simulations.engine.build``
 (run by ``make install``) compiles them with Cython into ``simulations/engine/_compiled/``, which mirrors the
 package tree (``_compiled/instance/batching.*.so``), and stamps the build with a digest of the sources.
 ``activate`` (run by ``simulations/engine/__init__.py``) decides once per process which build runs; each
@@ -28,7 +28,7 @@ PACKAGE = "simulations.engine"
 COMPILED_DIR = HERE / "_compiled"
 STAMP = COMPILED_DIR / "SOURCES.sha256"
 MODULES = ("core.entities", "fleet.fleetindex", "core.evq", "core.state", "instance.kvcache", "instance.chunked",
-           "instance.batching", "fleet.arrivals", "fleet.fleet", "core.control", "simulator.loop", "fleet.disagg",
+           "instance.batching", "fleet.arrivals", "fleet.fleet", "core.control", "core.view", "simulator.loop", "fleet.disagg",
            "policies.preserve.steps", "policies.preserve.router", "policies.preserve.scaler", "policies.chiron.queue",
            "policies.chiron.local", "policies.chiron.policy")
 DECLARATIONS = ("core.codes",)  # declaration-only .pxd files the modules cimport (C constants)

@@ -11,7 +11,7 @@ import pytest
 
 from simulations.engine import simulate
 from simulations.engine.policies.chiron import scenarios as S
-from simulations.engine.policies.chiron.local import LIMIT, LocalAutoscaler
+from simulations.engine.policies.chiron.local import LocalAutoscaler, state_of
 from simulations.engine.policies.chiron.queue import GlobalQueue, OutputStats, estimate_wait, kmeans_1d
 from simulations.engine.simulator.loop import Simulator
 from simulations.engine.simulator.scenario import build_workload, parse_scenario
@@ -22,6 +22,15 @@ from simulations.tests.test_policy_api import MODES, _policy
 def _inst(max_batch=256):
     return SimpleNamespace(it=0, B=0, iid=0, kind="mixed", policy_state={}, max_b=max_batch,
                            spec=SimpleNamespace(max_batch_size=max_batch))
+
+
+def _engine_instance(max_batch=256):
+    """A mixed instance of the engine, serving nothing (the hooks type their instance argument when compiled)."""
+    from simulations.engine.core.entities import SERVING, Instance
+    sim = Simulator(scenario(spec={"max_batch_size": max_batch}), workload([0.0], [100], [5]))
+    inst = Instance(0, sim.endpoints[0], 0.0, 0.0, "on_demand")
+    inst.state = SERVING
+    return inst
 
 
 def _window(la, inst, t, iters, b, itl_slo, sat=True):
@@ -37,7 +46,7 @@ def test_algorithm_1_grows_by_alpha_over_bp_plus_one_minus_alpha_and_halves_at_b
     inst = _inst(256)
     la.start(inst, 0.0)
     inst.B = 100
-    inst.policy_state["local"][7] = 100  # batch in force since t=0
+    state_of(inst).last_b = 100  # batch in force since t=0
     # 20 iterations in 1 s: ITL 0.05 s against 0.2 -> LBP 0.25; first window: no TBP -> B * (0.5/0.25 + 0.5)
     assert _window(la, inst, 1.0, 20, 100, 0.2) == round(256 * 2.5)
     # next window: 20 iterations, 100 running -> throughput 2,000 tok/s both times -> TBP 1 after an increase: halve
@@ -48,7 +57,7 @@ def test_algorithm_1_grows_by_alpha_over_bp_plus_one_minus_alpha_and_halves_at_b
     assert _window(la, inst, 4.0, 4, 100, 0.2) == 240
     # not saturated: LBP < 1 does not raise the limit (it is not binding) ...
     assert _window(la, inst, 5.0, 20, 100, 0.2, sat=False) is None
-    assert inst.policy_state["local"][LIMIT] == 240
+    assert state_of(inst).limit == 240
     # ... but LBP >= 1 still halves it
     assert _window(la, inst, 6.0, 2, 100, 0.2, sat=False) == 120
 
@@ -58,7 +67,7 @@ def test_the_local_autoscaler_waits_for_a_full_window_and_uses_the_tightest_slo_
     inst = _inst(100)
     la.start(inst, 0.0)
     inst.B = 10
-    inst.policy_state["local"][7] = 10
+    state_of(inst).last_b = 10
     assert _window(la, inst, 0.5, 5, 10, 2.0) is None  # half a window: nothing yet
     # 10 iterations in 1 s = ITL 0.1: against 2 s it would grow x5.5, against 0.2 (seen at 0.5 s... no: at 1.0) x1.5
     assert _window(la, inst, 1.0, 5, 10, 0.2) == 150
@@ -202,7 +211,7 @@ def test_chiron_end_to_end_interactive_never_queued_batch_added_at_once_and_reti
     assert len(pol.queue) == 0
     for inst in sim.instances:
         if inst.kind == "interactive":
-            assert inst.policy_state.get("nb", 0) == 0
+            assert state_of(inst).nb == 0
     # batch requests were preempted on mixed instances for interactive ones and finished anyway
     assert int(np.asarray(sim.state.preempted)[tier == 2].sum()) > 0
     assert not pol.evicting and not pol.home
@@ -223,8 +232,9 @@ def _fake_fleet(free_slots):
     from simulations.engine.core.entities import SERVING
     spec = SimpleNamespace(decode=SimpleNamespace(c0=0.01, c_batch=0.0002, c_ctx=1e-7), max_batch_size=256,
                            startup=SimpleNamespace(spot_reclaim_s=30.0))
-    mixed = SimpleNamespace(kind="mixed", state=SERVING, cap=400_000, spec=spec, iid=0, B=100, it=0,
-                            policy_state={"ni": 0, "nb": 100, "itl": {}, "local": [True] * 8 + [1000.0] + [False, 256]})
+    mixed = SimpleNamespace(kind="mixed", state=SERVING, cap=400_000, spec=spec, iid=0, B=100, it=0, policy_state={})
+    st = state_of(mixed)
+    st.nb, st.started, st.prev_thr, st.limit = 100, True, 1000.0, 256  # measured at 1,000 tok/s
     ep = SimpleNamespace(serving=[mixed], provisioning=[], max_instances=1 + free_slots, n_active=1, spec=spec,
                          name="r1/toy")
     added = []
@@ -333,13 +343,12 @@ def test_theta_is_the_batch_share_of_the_tokens_generated_in_the_last_window():
     # tokens: 800 x 30/40 = 600 batch tokens; two 60 s windows after the first batch dispatch Theta = 600 / 60
     from simulations.engine.policies.chiron.policy import Chiron
     pol = Chiron({"theta_from": "generated"}, np.random.default_rng(0))
-    inst = _inst(256)
-    inst.waiting, inst.swapped, inst.pending = [], [], []
-    inst.state = 1
-    inst.policy_state.update(ni=10, nb=30, itl={0.2: 10, 2.0: 30})
+    inst = _engine_instance(256)
+    st = state_of(inst)
+    st.ni, st.nb, st.itl = 10, 30, {0.2: 10, 2.0: 30}
     pol.local.start(inst, 0.0)
     inst.B = 40
-    inst.policy_state["local"][7] = 40
+    st.last_b = 40
     sim = SimpleNamespace(set_max_batch=lambda *a: None)
     pol._first_batch_t = 0.0
     inst.it = 20
@@ -358,14 +367,15 @@ def test_the_interactive_scale_in_retires_batch_only_mixed_instances_never_one_r
     pol = Chiron({}, np.random.default_rng(0))
 
     def inst(iid, kind, ni, nb):
-        return SimpleNamespace(iid=iid, kind=kind, state=SERVING, swapped=[], policy_state={"ni": ni, "nb": nb,
-                                                                                           "itl": {}})
+        i = SimpleNamespace(iid=iid, kind=kind, state=SERVING, swapped=[], policy_state={})
+        state_of(i).ni, state_of(i).nb = ni, nb
+        return i
     fleet = [inst(0, "interactive", 5, 0), inst(1, "interactive", 0, 0), inst(2, "mixed", 0, 900),
              inst(3, "mixed", 0, 100), inst(4, "mixed", 0, 500), inst(5, "mixed", 0, 300)]
     ep = SimpleNamespace(serving=list(fleet), provisioning=[], min_instances=1, name="r1/toy")
     drained = []
     sim = FakeView(drain=lambda i, now, donate: (drained.append(i.iid), ep.serving.remove(i)),
-                   request_count=lambda i: i.policy_state["ni"] + i.policy_state["nb"])
+                   request_count=lambda i: state_of(i).ni + state_of(i).nb)
     pol._interactive_tick(sim, ep, 0.0)
     assert drained == [1, 3, 5]
     assert pol.events[-1][1:4] == ("remove", "interactive/mixed", 3)
@@ -377,7 +387,8 @@ def test_theta_by_default_is_the_output_tokens_of_batch_requests_completed_in_th
     from simulations.engine.policies.chiron.policy import Chiron
     pol = Chiron({}, np.random.default_rng(0))
     inst = _inst(256)
-    inst.policy_state.update(ni=1, nb=2, itl={0.2: 1, 2.0: 2})
+    st = state_of(inst)
+    st.ni, st.nb, st.itl = 1, 2, {0.2: 1, 2.0: 2}
     sim = FakeView(tiers=[2, 2, 0], outputs=[100, 500, 999])
     pol._first_batch_t = 0.0
     pol.on_complete(sim, inst, 0, 100.0)
@@ -385,4 +396,4 @@ def test_theta_by_default_is_the_output_tokens_of_batch_requests_completed_in_th
     pol.on_complete(sim, inst, 1, 150.0)
     assert pol.observed_theta(150.0) == pytest.approx(10.0)
     assert pol.observed_theta(170.0) == pytest.approx(500 / 60)
-    assert inst.policy_state["nb"] == 0 and inst.policy_state["ni"] == 0
+    assert st.nb == 0 and st.ni == 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from simulations.engine.core.view import MEMBERS, PolicyView
@@ -125,3 +126,14 @@ def test_the_view_reports_request_information_known_at_arrival_and_output_only_o
         view.output_tokens(1)
     sim.run()
     assert view.output_tokens(1) == 7 and view.now == sim.now and view.n_arrived == 2
+
+
+def test_the_view_reads_a_request_by_any_integer_id_numpy_ones_too():
+    from simulations.engine.simulator.loop import Simulator
+
+    sim = Simulator(scenario(), workload([0.0, 1.0], [100, 50], [5, 7], tiers=[0, 2]))
+    view = sim.policy_view
+    for rid in (1, np.int64(1), np.int32(1)):
+        assert (view.tier_of(rid), view.arrival_s(rid), view.prompt_tokens(rid), view.model_of(rid),
+                view.region_of(rid)) == (2, 1.0, 50, 0, 0)
+        assert view.request_slo(rid) == view.request_slo(1)

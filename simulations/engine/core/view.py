@@ -1,3 +1,4 @@
+# cython: annotation_typing=False
 """``PolicyView``: the one object a policy (autoscaler, router, scheduler, queue manager) receives.
 
 Policies never see the simulator. Every hook and every router / scheduler constructor gets a ``PolicyView`` of
@@ -25,13 +26,20 @@ Members (docs/simulator.md, "Policy view", has the full contract):
   ``last_scaling_event``.
 
 The verbs are bound methods of the simulator's parts (control.py, fleet.py, arrivals.py; their docstrings are the
-reference), bound once per run, so a call through the view costs what a direct call costs.
+reference), bound once per run, so a call through the view costs what a direct call costs. The request reads below
+(``tier_of``, ``request_slo``, ...) run once or more per request: the module is compiled with Cython (accel.MODULES),
+its annotations not typing the arguments (a request id may be a numpy integer, as in Python); ``output_tokens`` and
+``request_slo`` read the run state's typed per-request views (view.pxd).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+import cython
+
+from simulations.engine.core.state import RunState
 
 VERBS = (
     # fleet
@@ -144,19 +152,24 @@ class PolicyView:
         """Prompt tokens of request ``rid``."""
         return int(self._sim.state.req_inp[rid])
 
+    @cython.locals(st=RunState, i=cython.Py_ssize_t)
     def output_tokens(self, rid: int) -> int:
         """Output tokens of a *finished* request (before it finishes its length is unknown to a real system:
         use ``request_tokens`` for the predicted length, ``tokens_generated`` for the tokens so far)."""
-        sim = self._sim
-        if sim.state.t_done[rid] != sim.state.t_done[rid]:
+        st = self._sim.state
+        i = rid
+        if st._t_done[i] != st._t_done[i]:
             raise ValueError(f"output_tokens: request {rid} has not finished")
-        return int(sim.state.req_out[rid])
+        return int(st._out[i])
 
+    @cython.locals(st=RunState, i=cython.Py_ssize_t)
     def request_slo(self, rid: int) -> tuple:
         """``(ttft_s, itl_s)`` targets of request ``rid``: its own (the workload's ``ttft_slo_s`` / ``tpot_slo_s``
         columns), else its tier's in the scenario's ``slo`` block, else None."""
         sim = self._sim
-        tier = ("IW-F", "IW-N", "NIW")[int(sim.state.req_tier[rid])]
+        st = sim.state
+        i = rid
+        tier = ("IW-F", "IW-N", "NIW")[st._tier[i]]
         slo = sim.scenario.slo
         w = sim.workload
         ttft, itl = slo.ttft_s.get(tier), slo.itl_s.get(tier)

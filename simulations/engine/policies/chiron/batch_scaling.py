@@ -28,6 +28,7 @@ class BatchScaling:
         return b / (d.c0 + d.c_batch * b + d.c_ctx * b * ctx)
 
     _mean_prompt = 256.0
+    _mean_prompt_t = None  # the time _mean_prompt was taken
 
     def observed_theta(self, now) -> float | None:
         """Theta of eq. 1 over the last ``theta_window_s`` (60 s), once batch work has run for two windows (None
@@ -60,11 +61,10 @@ class BatchScaling:
             if inst.kind == INTERACTIVE:
                 continue
             st = self._state(inst)
-            loc = inst.policy_state.get("local")
             prior = self._rate_prior(inst)
-            thr = loc[8] if loc is not None and loc[8] > 0 else prior
-            share = 1.0 if inst.kind == BATCH else 1.0 - min(1.0, st["ni"] / max(1, st["ni"] + st["nb"])) \
-                if st["nb"] else (0.5 if st["ni"] else 1.0)
+            thr = st.prev_thr if st.started and st.prev_thr > 0 else prior  # the last saturated window's
+            share = 1.0 if inst.kind == BATCH else 1.0 - min(1.0, st.ni / max(1, st.ni + st.nb)) \
+                if st.nb else (0.5 if st.ni else 1.0)
             theta += thr * share
             if not self._fresh(inst, now):
                 equiv += share
@@ -88,12 +88,14 @@ class BatchScaling:
         return load_s + rest / (theta + extra * r_new)
 
     def _batch_tick(self, sim, ep, now):
-        obs_in = sim.observed(now)["input_tokens"]
-        if len(obs_in):
-            self._mean_prompt = float(obs_in[-min(len(obs_in), 5000):].mean())
+        if now != self._mean_prompt_t:  # once a tick, not once an endpoint: the arrivals are the same
+            self._mean_prompt_t = now
+            obs_in = sim.observed(now)["input_tokens"]
+            if len(obs_in):
+                self._mean_prompt = float(obs_in[-min(len(obs_in), 5000):].mean())
         batch_insts = [i for i in ep.serving if i.kind == BATCH]
         if not len(self.queue):
-            idle = [i for i in batch_insts if sim.request_count(i) == 0 and self._state(i)["nb"] <= 0]
+            idle = [i for i in batch_insts if sim.request_count(i) == 0 and self._state(i).nb <= 0]
             for inst in idle:
                 sim.drain(inst, now, donate=True)
                 sim.record_scaling(now, ep, "scale_in", source="spot", delay_s=0.0)

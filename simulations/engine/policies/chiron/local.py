@@ -26,6 +26,10 @@ What is measured, and how (the paper leaves it open):
 - Limits: integer, clamped to [``min_batch``, ``max_batch``] (1 and 4,096: the top of the paper's 2,048-4,096).
   The KV cache bounds the running batch whatever the limit: the engine admits only what fits, and preempts when
   the KV is full (vLLM). The batch actually run is reported next to the limit (``running``).
+
+The state of one instance (``InstanceState``, kept in ``inst.policy_state["chiron"]``) holds Algorithm 1's window
+and what the ``chiron`` policy counts on the instance; compiled, its fields are C fields (local.pxd), so the two
+hooks of every request read them without dictionary or list lookups.
 """
 
 from __future__ import annotations
@@ -34,11 +38,43 @@ import math
 
 from simulations.engine.policies.chiron.knobs import LocalParams
 
-SAT, T0, IT0, TOK, ITL_SLO, LAST_T, LAST_IT, LAST_B, PREV_THR, LAST_UP, LIMIT = range(11)
+
+class InstanceState:
+    """Chiron's state of one instance: its requests by class and ITL SLO (policy.py) and its local window."""
+
+    def __init__(self) -> None:
+        self.ni = 0  # interactive requests on the instance (dispatched, not completed or taken back)
+        self.nb = 0  # batch requests on the instance
+        self.itl: dict = {}  # ITL SLO -> requests on the instance with it
+        self.refused = False  # an interactive request found it full since the last batch change
+        self.pump_it = -1  # decode iteration of the last pump from the global queue (-1: none yet)
+        self.win_new = False  # a local window closed and the policy has not read its tokens yet
+        self.win_tok = 0.0  # output tokens of the last closed window
+        self.started = False  # the local window below is set (``LocalAutoscaler.start``)
+        self.sat = True  # saturated at every batch change of the window so far
+        self.last_up = False  # the last step raised the limit
+        self.t0 = 0.0  # start of the window (s)
+        self.tok = 0.0  # output tokens of the window so far
+        self.itl_slo = math.inf  # tightest ITL SLO seen in the window
+        self.last_t = 0.0
+        self.prev_thr = 0.0  # throughput of the last saturated window (tokens/s)
+        self.it0 = 0  # decode iterations at the start of the window
+        self.last_it = 0  # decode iterations at the last batch change
+        self.last_b = 0  # running batch in force since the last batch change
+        self.limit = 0  # the limit Algorithm 1 set
+
+
+def state_of(inst):
+    """The instance's ``InstanceState``, made on first use."""
+    ps = inst.policy_state
+    st = ps.get("chiron")
+    if st is None:
+        st = ps["chiron"] = InstanceState()
+    return st
 
 
 class LocalAutoscaler:
-    """Algorithm 1 over the instances of one policy (state kept in ``inst.policy_state['local']``)."""
+    """Algorithm 1 over the instances of one policy (state kept in ``state_of(inst)``)."""
 
     def __init__(self, params: dict) -> None:
         k = LocalParams.read(params)
@@ -58,61 +94,73 @@ class LocalAutoscaler:
 
     def start(self, inst, now: float) -> int:
         limit = self.initial_limit(inst)
-        inst.policy_state["local"] = [True, now, inst.it, 0.0, math.inf, now, inst.it, inst.B, 0.0, False, limit]
+        st = state_of(inst)
+        st.started, st.sat, st.last_up = True, True, False
+        st.t0 = st.last_t = now
+        st.it0 = st.last_it = inst.it
+        st.tok, st.itl_slo, st.prev_thr = 0.0, math.inf, 0.0
+        st.last_b = inst.B
+        st.limit = limit
         return limit
 
-    def observe(self, inst, now: float, itl_slo: float, saturated: bool) -> int | None:
+    def observe(self, inst, now: float, itl_slo: float, saturated: bool):
         """Account the interval since the previous change; at the end of a window apply Algorithm 1 and return
         the new limit (None if unchanged)."""
-        st = inst.policy_state.get("local")
-        if st is None:
+        return self.observe_state(state_of(inst), inst, inst.it, inst.B, now, itl_slo, saturated)
+
+    def observe_state(self, st, inst, it, running, now, itl_slo, saturated):
+        """``observe`` with the instance's state, decode iterations (``inst.it``) and running batch (``inst.B``) at
+        hand."""
+        if not st.started:
             self.start(inst, now)
             return None
-        it = inst.it
-        st[TOK] += st[LAST_B] * (it - st[LAST_IT])
-        st[LAST_IT] = it
-        st[LAST_T] = now
-        st[LAST_B] = inst.B
-        st[SAT] = st[SAT] and saturated
-        if itl_slo < st[ITL_SLO]:
-            st[ITL_SLO] = itl_slo
-        span = now - st[T0]
+        st.tok += st.last_b * (it - st.last_it)
+        st.last_it = it
+        st.last_t = now
+        st.last_b = running
+        st.sat = st.sat and saturated
+        if itl_slo < st.itl_slo:
+            st.itl_slo = itl_slo
+        span = now - st.t0
         if span < self.window_s:
             return None
-        iters = it - st[IT0]
-        sat, slo, tokens = st[SAT], st[ITL_SLO], st[TOK]
-        st[SAT], st[T0], st[IT0], st[TOK], st[ITL_SLO] = True, now, it, 0.0, math.inf
-        inst.policy_state["win"] = (now, tokens)  # the closed window's output tokens, for the global autoscaler
+        iters = it - st.it0
+        sat, slo, tokens = st.sat, st.itl_slo, st.tok
+        st.sat, st.t0, st.it0, st.tok, st.itl_slo = True, now, it, 0.0, math.inf
+        st.win_new, st.win_tok = True, tokens  # the closed window's output tokens, for the global autoscaler
         if not self.enabled or not math.isfinite(slo):
             return None
-        itl = span / max(iters, 1)  # a window without a decode iteration (prefill stall) shows its whole length
-        thr = tokens / span
+        return self._step(st, inst, now, span / max(iters, 1), tokens / span, slo, sat)
+
+    def _step(self, st, inst, now, itl, thr, slo, sat):
+        """Algorithm 1 at the end of a window: ITL (a window without a decode iteration, a prefill stall, shows its
+        whole length) and throughput of the window, against the ITL SLO."""
         lbp = itl / slo
         tbp = 0.0
         if sat:
-            if st[LAST_UP] and st[PREV_THR] > 0 and thr > 0:
-                tbp = st[PREV_THR] / thr
-            st[PREV_THR] = thr
+            if st.last_up and st.prev_thr > 0 and thr > 0:
+                tbp = st.prev_thr / thr
+            st.prev_thr = thr
         bp = max(lbp, tbp)
-        old = st[LIMIT]
+        old = st.limit
         if bp < 1.0:
             if not sat:
-                st[LAST_UP] = False
+                st.last_up = False
                 return None
             new = self.alpha * (1.0 / max(bp, 1e-9)) * old + (1.0 - self.alpha) * old
-            st[LAST_UP] = True
+            st.last_up = True
         else:
             new = old / 2.0
-            st[LAST_UP] = False
+            st.last_up = False
         new = int(min(self.max_batch, max(self.min_batch, round(new))))
         if new == old and bp < 1.0:  # rounding: grow by at least one while backpressure allows it
             new = min(self.max_batch, old + 1)
-        st[LIMIT] = new
+        st.limit = new
         if self.log_steps:
             self.steps.append((now, inst.iid, inst.kind, new, lbp, tbp, itl, thr, inst.B))
         return new if new != old else None
 
     @staticmethod
     def limit(inst) -> int:
-        st = inst.policy_state.get("local")
-        return int(st[LIMIT]) if st is not None else int(inst.max_b)
+        st = inst.policy_state.get("chiron")
+        return int(st.limit) if st is not None and st.started else int(inst.max_b)

@@ -43,18 +43,39 @@ from __future__ import annotations
 import math
 from collections import deque
 
-from simulations.engine.core.entities import SERVING
+import cython
+
+from simulations.engine.core.entities import SERVING, Instance
 from simulations.engine.policies.autoscalers import Autoscaler
 from simulations.engine.policies.chiron.batch_scaling import BATCH, INTERACTIVE, MIXED, BatchScaling
 from simulations.engine.policies.chiron.knobs import ChironParams
-from simulations.engine.policies.chiron.local import LocalAutoscaler
-from simulations.engine.policies.chiron.queue import GlobalQueue, OutputStats
+from simulations.engine.policies.chiron.local import InstanceState, LocalAutoscaler, state_of
+from simulations.engine.policies.chiron.queue import GlobalQueue, OutputStats, RequestSLOs
 from simulations.engine.policies.registry import PolicyKind, register
 from simulations.engine.scenario.config import TIER_INDEX
 
 NIW = TIER_INDEX["NIW"]
-DEFAULT_TTFT = {0: 10.0, 1: 10.0, 2: 3600.0}
-DEFAULT_ITL = {0: 0.2, 1: 0.2, 2: 2.0}
+
+
+def state_on(inst):
+    """``state_of`` for an engine instance (compiled: its ``policy_state`` read as a C field)."""
+    st = inst.policy_state.get("chiron")
+    return st if st is not None else state_of(inst)
+
+
+def limit_of(st, inst) -> int:
+    """The batch limit the local autoscaler set on ``inst`` (the instance's own before it started)."""
+    return st.limit if st.started else inst.max_b
+
+
+def has_room(sim, inst, st, now, prompt, local_queue, kv_room) -> bool:
+    """``inst`` takes one more request: below its limit, and the prompt fits in ``kv_room`` of its KV (an
+    interactive request, ``prompt`` > 0) or its local queue is shorter than ``local_queue`` (a batch request)."""
+    if sim.request_count(inst) >= limit_of(st, inst):
+        return False
+    if prompt:
+        return sim.kv_used(inst, now) + sim.queued_prompt_tokens(inst) + prompt <= kv_room * inst.cap
+    return len(inst.waiting) < local_queue
 
 
 @register(PolicyKind.AUTOSCALER, "chiron")
@@ -112,8 +133,8 @@ class Chiron(BatchScaling, Autoscaler):
         self._next_int = 0.0
         self._next_batch = 0.0
         self._ep = None
-        self._slos: dict = {}  # rid -> (tier, TTFT SLO, ITL SLO) while the request is in the system
-        self._origin: dict = {}  # (region index, model index) -> its endpoints
+        self._slos = RequestSLOs()  # tier, TTFT SLO, ITL SLO by request id
+        self._origin: dict = {}  # region index * 65536 + model index -> its endpoints
 
     # ------------------------------------------------------------------ helpers
     def _slo(self, sim, rid):
@@ -121,22 +142,15 @@ class Chiron(BatchScaling, Autoscaler):
         _, ttft, itl = self._info(sim, rid)
         return ttft, itl
 
+    @cython.locals(slos=RequestSLOs)
     def _info(self, sim, rid):
-        """(tier, TTFT SLO, ITL SLO) of a request, kept from its first read until it completes (they do not
-        change)."""
-        got = self._slos.get(rid)
-        if got is None:
-            tier = sim.tier_of(rid)
-            ttft, itl = sim.request_slo(rid)
-            got = self._slos[rid] = (tier, float(DEFAULT_TTFT[tier] if ttft is None else ttft),
-                                     float(DEFAULT_ITL[tier] if itl is None else itl))
-        return got
+        """(tier, TTFT SLO, ITL SLO) of a request (read from the view once: they do not change)."""
+        slos = self._slos
+        tier = slos.read(sim, rid)
+        return tier, slos.ttft_of(rid), slos.itl_of(rid)
 
-    def _state(self, inst):
-        ps = inst.policy_state
-        if "ni" not in ps:
-            ps.update(ni=0, nb=0, itl={})
-        return ps
+    def _state(self, inst) -> InstanceState:
+        return state_of(inst)
 
     def _im(self, ep):
         return [i for i in ep.serving if i.kind != BATCH]
@@ -146,16 +160,12 @@ class Chiron(BatchScaling, Autoscaler):
         self._state(inst)
 
     def _room(self, sim, inst, now, prompt=0):
-        if sim.request_count(inst) >= LocalAutoscaler.limit(inst):
-            return False
-        if prompt:
-            return sim.kv_used(inst, now) + sim.queued_prompt_tokens(inst) + prompt <= self.kv_room * inst.cap
-        return len(inst.waiting) < self.local_queue
+        return has_room(sim, inst, state_of(inst), now, prompt, self.local_queue, self.kv_room)
 
     # ------------------------------------------------------------------ life cycle
     def on_start(self, sim, now):
         self._ep = sim.endpoints[0]
-        self._slos, self._origin = {}, {}
+        self._slos, self._origin = RequestSLOs(), {}
         for ep in sim.endpoints:
             n_int = max(1, round(self.theta * len(ep.serving)))
             for k, inst in enumerate(ep.serving):
@@ -184,11 +194,13 @@ class Chiron(BatchScaling, Autoscaler):
         return added
 
     # ------------------------------------------------------------------ arrivals and routing
+    @cython.locals(slos=RequestSLOs, tier=cython.int)
     def on_arrival(self, sim, rid, now):
-        key = (sim.region_of(rid), sim.model_of(rid))
+        region, model = sim.region_of(rid), sim.model_of(rid)
+        key = region * 65536 + model
         eps = self._origin.get(key)
         if eps is None:  # the fleet's endpoints are fixed for the run
-            eps = self._origin[key] = sim.endpoints_for(sim.region_names[key[0]], sim.model_names[key[1]])
+            eps = self._origin[key] = sim.endpoints_for(sim.region_names[region], sim.model_names[model])
         ep = eps[0] if eps else self._ep
         if self.global_mode == "utilisation":
             if not ep.serving:
@@ -196,32 +208,41 @@ class Chiron(BatchScaling, Autoscaler):
             inst = min(ep.serving, key=lambda i: (sim.request_count(i), i.iid))
             self._dispatch(sim, inst, rid, now)
             return True
-        tier, ttft, _ = self._info(sim, rid)
+        slos = self._slos
+        tier = slos.read(sim, rid)
         if tier != NIW:
             return self._route_interactive(sim, ep, rid, now)
-        self.queue.push(rid, sim.arrival_s(rid), ttft)
+        self.queue.push(rid, sim.arrival_s(rid), slos.ttft_of(rid))
         self._pump_all(sim, now)
         return True
 
+    @cython.locals(i=Instance, chosen=Instance, st=InstanceState, best=InstanceState, local_queue=cython.longlong,
+                   kv_room=cython.double)
     def _route_interactive(self, sim, ep, rid, now):
         prompt = sim.prompt_tokens(rid)
-        ints = [i for i in ep.serving if i.kind == INTERACTIVE]
-        mixed = [i for i in ep.serving if i.kind == MIXED]
-        for group in (ints, mixed):
-            ok = []
-            for i in group:
-                if self._room(sim, i, now, prompt):
-                    ok.append(i)
-                else:
-                    self._state(i)["refused"] = True  # demand beyond its limit: the instance is saturated
-            if ok:
-                self._dispatch(sim, max(ok, key=lambda i: (self._state(i)["ni"], -i.iid)), rid, now)
+        local_queue, kv_room = self.local_queue, self.kv_room
+        serving = ep.serving
+        for kind in (INTERACTIVE, MIXED):
+            # the instance with room already running the most interactive requests (packed), the lowest iid on a tie
+            chosen, best = None, None
+            for i in serving:
+                if i.kind != kind:
+                    continue
+                st = state_on(i)
+                if not has_room(sim, i, st, now, prompt, local_queue, kv_room):
+                    st.refused = True  # demand beyond its limit: the instance is saturated
+                elif best is None or st.ni > best.ni or (st.ni == best.ni and i.iid < chosen.iid):
+                    chosen, best = i, st
+            if chosen is not None:
+                self._dispatch(sim, chosen, rid, now)
                 return True
-        victims = [i for i in mixed if self._state(i)["nb"] > 0]
+        ints = [i for i in serving if i.kind == INTERACTIVE]
+        mixed = [i for i in serving if i.kind == MIXED]
+        victims = [i for i in mixed if state_of(i).nb > 0]
         if victims:
             # packed as above: the mixed instance already running the most interactive requests gives way first,
             # so a spike occupies as few mixed instances as it needs (IBP counts instances, not requests)
-            inst = max(victims, key=lambda i: (self._state(i)["ni"], self._state(i)["nb"], -i.iid))
+            inst = max(victims, key=lambda i: (state_of(i).ni, state_of(i).nb, -i.iid))
             self._evict_batch(sim, inst, now, need_kv=prompt, at_least=1)
             self._dispatch(sim, inst, rid, now)
             return True
@@ -231,20 +252,23 @@ class Chiron(BatchScaling, Autoscaler):
         self._dispatch(sim, min(pool, key=lambda i: (sim.request_count(i), i.iid)), rid, now)
         return True
 
+    @cython.locals(inst=Instance, st=InstanceState, counts=dict, slos=RequestSLOs, batch=cython.bint)
     def _dispatch(self, sim, inst, rid, now):
-        st = self._state(inst)
-        tier, _, itl = self._info(sim, rid)
-        batch = tier == NIW
+        st = state_on(inst)
+        slos = self._slos
+        batch = slos.read(sim, rid) == NIW
+        itl = slos.itl_of(rid)
         if batch:
-            st["nb"] += 1
+            st.nb += 1
         else:
-            st["ni"] += 1
-        st["itl"][itl] = st["itl"].get(itl, 0) + 1
+            st.ni += 1
+        counts = st.itl
+        counts[itl] = counts.get(itl, 0) + 1
         if self._first_batch_t is None and batch:
             self._first_batch_t = now
         if self.record_estimates and rid not in self.dispatched_at:
             self.dispatched_at[rid] = now
-        home = self.home.pop(rid, None)
+        home = self.home.pop(rid, None) if self.home else None
         if home is inst:
             sim.resume_swapped(inst, rid, now)
         else:
@@ -275,48 +299,61 @@ class Chiron(BatchScaling, Autoscaler):
         return n
 
     # ------------------------------------------------------------------ hooks
+    @cython.locals(st=InstanceState, counts=dict, out_stats=OutputStats, slos=RequestSLOs, batch=cython.bint)
     def on_complete(self, sim, inst, rid, now):
-        st = self._state(inst)
-        tier, _, itl = self._info(sim, rid)
-        self._slos.pop(rid, None)
-        batch = tier == NIW
+        st = state_of(inst)
+        slos = self._slos
+        batch = slos.read(sim, rid) == NIW
+        itl = slos.itl_of(rid)
         if batch:
-            st["nb"] -= 1
+            st.nb -= 1
         else:
-            st["ni"] -= 1
-        c = st["itl"].get(itl, 0) - 1
+            st.ni -= 1
+        counts = st.itl
+        c = counts.get(itl, 0) - 1
         if c > 0:
-            st["itl"][itl] = c
+            counts[itl] = c
         else:
-            st["itl"].pop(itl, None)
+            counts.pop(itl, None)
         out = float(sim.output_tokens(rid))
-        self.out_stats.add(out)
+        out_stats = self.out_stats
+        out_stats.add(out)
         if batch and self.theta_from == "completed":
             self._done_tok.append((now, out))
 
+    @cython.locals(inst=Instance, st=InstanceState, local=LocalAutoscaler, queue=GlobalQueue, limit=cython.longlong,
+                   saturated=cython.bint, pending=cython.bint)
     def on_batch_change(self, sim, inst, now):
-        st = inst.policy_state
-        if "ni" not in st:
-            self._state(inst)
+        st = state_on(inst)
         if self.evicting:
             self._collect_evicted(sim, inst, now)
-        itl = st["itl"]
+        itl = st.itl
         itl_slo = min(itl) if itl else math.inf
-        saturated = bool(inst.waiting) or bool(inst.swapped) or inst.B >= LocalAutoscaler.limit(inst) or (
-            inst.kind != INTERACTIVE and len(self.queue) > 0) or st.pop("refused", False)
-        new = self.local.observe(inst, now, itl_slo, saturated)
-        win = st.get("win")
-        if win is not None and win is not st.get("win_seen"):
-            st["win_seen"] = win
-            if inst.kind != INTERACTIVE and st["nb"] > 0 and self.theta_from == "generated":  # batch share of the window's tokens, by request count
-                self._gen_tok.append((now, win[1] * st["nb"] / (st["nb"] + max(0, st["ni"]))))
-        limit = LocalAutoscaler.limit(inst)
-        if new is not None and inst.kind == BATCH:
-            thr = inst.policy_state["local"][8]
+        kind = inst.kind  # only the policy relabels an instance, never inside this hook
+        queue = self.queue
+        if inst.waiting or inst.swapped or inst.B >= limit_of(st, inst) or (kind != INTERACTIVE and queue.n > 0):
+            saturated = True
+        else:
+            saturated = st.refused
+            st.refused = False
+        local = self.local
+        new = local.observe_state(st, inst, inst.it, inst.B, now, itl_slo, saturated)
+        if st.win_new:
+            st.win_new = False
+            if kind != INTERACTIVE and st.nb > 0 and self.theta_from == "generated":  # batch share of the window's tokens, by request count
+                self._gen_tok.append((now, st.win_tok * st.nb / (st.nb + max(0, st.ni))))
+        limit = limit_of(st, inst)
+        if new is not None and kind == BATCH:
+            thr = st.prev_thr
             if thr > 0:
                 self.r_new = max(self.r_new * 0.9, thr) if self.r_new else thr
-        pending = bool(self.evicting) and any(i is inst for i in self.evicting.values())
-        if (not pending and inst.kind == MIXED and st["ni"] > 0 and st["nb"] > 0 and inst.B > limit
+        pending = False
+        if self.evicting:
+            for held in self.evicting.values():
+                if held is inst:
+                    pending = True
+                    break
+        if (not pending and kind == MIXED and st.ni > 0 and st.nb > 0 and inst.B > limit
                 and self.global_mode == "chiron"):
             # a mixed instance running interactive requests holds the batch size Alg. 1 sets for the interactive
             # ITL SLO: the batch requests above it are preempted (swapped, back to the global queue; sec. 3
@@ -324,9 +361,10 @@ class Chiron(BatchScaling, Autoscaler):
             pending = self._evict_batch(sim, inst, now, at_least=inst.B - limit) > 0
         if not pending and inst.max_b != limit:
             sim.set_max_batch(inst, limit, now)
-        if inst.kind != INTERACTIVE and self.global_mode == "chiron" and len(self.queue):
+        if kind != INTERACTIVE and queue.n and self.global_mode == "chiron":
             self._pump(sim, inst, now)
 
+    @cython.locals(st=InstanceState)
     def _collect_evicted(self, sim, inst, now):
         """Evictions the engine has applied on ``inst``: swapped-out requests go back to the global queue (head
         of their group; their KV stays in ``inst``'s host memory). One the engine resumed at once (the batch had
@@ -338,18 +376,19 @@ class Chiron(BatchScaling, Autoscaler):
             if rid not in inst.swapped:
                 continue
             sim.take_swapped(inst, rid)
-            st = self._state(inst)
-            st["nb"] -= 1
+            st = state_of(inst)
+            st.nb -= 1
             _, itl = self._slo(sim, rid)
-            c = st["itl"].get(itl, 0) - 1
+            c = st.itl.get(itl, 0) - 1
             if c > 0:
-                st["itl"][itl] = c
+                st.itl[itl] = c
             else:
-                st["itl"].pop(itl, None)
+                st.itl.pop(itl, None)
             self.home[rid] = inst
             ttft, _ = self._slo(sim, rid)
             self.queue.push(rid, sim.arrival_s(rid), ttft, front=True)
 
+    @cython.locals(inst=Instance, st=InstanceState)
     def _pump(self, sim, inst, now):
         """Fill ``inst`` (batch or mixed) from the global queue while it has room, paced: at most
         ``prefill_budget`` prompt tokens of batch requests per decode iteration of the instance (the engine, as vLLM
@@ -357,26 +396,41 @@ class Chiron(BatchScaling, Autoscaler):
         requests would stall the running batch for tens of seconds)."""
         if inst.kind == INTERACTIVE or inst.state != SERVING:
             return
-        st = self._state(inst)
-        if st.get("pump_it") == inst.it and inst.B > 0:
+        st = state_on(inst)
+        if st.pump_it == inst.it and inst.B > 0:
             return
-        st["pump_it"] = inst.it
+        self._fill(sim, inst, st, now)
+
+    @cython.locals(inst=Instance, st=InstanceState, queue=GlobalQueue, tokens=cython.longlong, budget=cython.longlong,
+                   local_queue=cython.longlong, kv_room=cython.double)
+    def _fill(self, sim, inst, st, now):
+        """The pump's work once it is due (``_pump``)."""
+        st.pump_it = inst.it
+        queue = self.queue
+        budget, local_queue, kv_room = self.prefill_budget, self.local_queue, self.kv_room
         tokens = 0
-        while len(self.queue) and tokens < self.prefill_budget and self._room(sim, inst, now):
-            rid, _, _ = self.queue.pop()
+        while queue.n and tokens < budget and has_room(sim, inst, st, now, 0, local_queue, kv_room):
+            rid, _, _ = queue.pop()
             tokens += sim.prompt_tokens(rid)
             self._dispatch(sim, inst, rid, now)
 
+    @cython.locals(inst=Instance, st=InstanceState, queue=GlobalQueue)
     def _pump_all(self, sim, now):
-        if not len(self.queue):
+        queue = self.queue
+        if not queue.n:
             return
         for ep in sim.endpoints:
+            serving = ep.serving
             for kind in (BATCH, MIXED):
-                for inst in ep.serving:
-                    if inst.kind == kind:
-                        self._pump(sim, inst, now)
-                        if not len(self.queue):
-                            return
+                for inst in serving:
+                    if inst.kind != kind or inst.state != SERVING:
+                        continue
+                    st = state_on(inst)
+                    if st.pump_it == inst.it and inst.B > 0:
+                        continue  # pumped at this iteration already (``_pump``)
+                    self._fill(sim, inst, st, now)
+                    if not queue.n:
+                        return
 
     # ------------------------------------------------------------------ global autoscalers
     def on_tick(self, sim, now):
@@ -393,10 +447,20 @@ class Chiron(BatchScaling, Autoscaler):
                 self._batch_tick(sim, ep, now)
         self._pump_all(sim, now)
 
+    @cython.locals(busy=cython.Py_ssize_t, n=cython.Py_ssize_t)
     def ibp(self, sim, ep):
-        im = [i for i in ep.serving + ep.provisioning if i.kind != BATCH]
-        busy = sum(1 for i in im if i in ep.serving and self._state(i)["ni"] > 0)
-        return busy, len(im)
+        """(interactive / mixed instances running interactive requests, interactive / mixed instances, provisioning
+        ones included)."""
+        busy = n = 0
+        for i in ep.serving:
+            if i.kind != BATCH:
+                n += 1
+                if state_of(i).ni > 0:
+                    busy += 1
+        for i in ep.provisioning:
+            if i.kind != BATCH:
+                n += 1
+        return busy, n
 
     def _interactive_tick(self, sim, ep, now):
         busy, n_im = self.ibp(sim, ep)
@@ -417,7 +481,7 @@ class Chiron(BatchScaling, Autoscaler):
             # running interactive requests; idle ones first, then mixed instances that only run batch requests
             # (drained: their batch requests finish there, nothing new is routed to them). Retiring only idle
             # instances let the mixed count ratchet up: mixed instances always hold batch work during a dump.
-            spare = sorted((i for i in ep.serving if i.kind != BATCH and self._state(i)["ni"] == 0),
+            spare = sorted((i for i in ep.serving if i.kind != BATCH and state_of(i).ni == 0),
                            key=lambda i: (sim.request_count(i) > 0 or bool(i.swapped), i.kind == INTERACTIVE,
                                           sim.request_count(i), -i.iid))
             removed = 0

@@ -9,6 +9,9 @@ paper's experiments, there is one group).
 **Estimator** (QLM, eq. 1 and the CLT): the wait of the request at position q is
 W_q ~ Normal((q - 1) mu_o / Theta_tok, (q - 1) sigma_o^2 / Theta_tok^2), mu_o and sigma_o the mean and standard
 deviation of the output lengths of requests completed so far (Welford), Theta_tok the batch token throughput.
+
+**Requests' SLOs** (``RequestSLOs``): every request's tier and TTFT / ITL SLO, read from the policy view once and
+kept in arrays by request id for the hooks that read them again (dispatch, completion, eviction).
 """
 
 from __future__ import annotations
@@ -16,6 +19,13 @@ from __future__ import annotations
 import bisect
 import math
 from collections import deque
+
+import cython
+import numpy as np
+
+# the paper's SLOs (s) by tier index (config.TIERS: IW-F, IW-N, NIW) for a request without its own or its tier's
+DEFAULT_TTFT = (10.0, 10.0, 3600.0)
+DEFAULT_ITL = (0.2, 0.2, 2.0)
 
 
 def kmeans_1d(values: list[float], k: int, iters: int = 50) -> list[float]:
@@ -66,6 +76,45 @@ def estimate_wait(ahead: int, mu: float, sigma: float, theta_tok: float) -> tupl
     if theta_tok <= 0:
         return math.inf, math.inf
     return ahead * mu / theta_tok, math.sqrt(ahead) * sigma / theta_tok
+
+
+class RequestSLOs:
+    """Tier, TTFT SLO and ITL SLO of every request seen, by request id (ids are dense, in arrival order): arrays
+    that double when an id passes their end, so a hook reads them without a dictionary lookup or a tuple."""
+
+    def __init__(self, n: int = 4096) -> None:
+        self.tier = np.full(n, -1, np.int8)  # -1: not read yet
+        self.ttft = np.zeros(n)
+        self.itl = np.zeros(n)
+
+    def _grow(self, rid) -> None:
+        extra = max(self.tier.shape[0], rid + 1 - self.tier.shape[0])
+        self.tier = np.concatenate([self.tier, np.full(extra, -1, np.int8)])
+        self.ttft = np.concatenate([self.ttft, np.zeros(extra)])
+        self.itl = np.concatenate([self.itl, np.zeros(extra)])
+
+    @cython.locals(tier=cython.int)
+    def read(self, sim, rid) -> int:
+        """The tier of request ``rid``; on first use its SLOs are read from the view (its own, else its tier's, else
+        the paper's)."""
+        if rid >= self.tier.shape[0]:
+            self._grow(rid)
+        tier = self.tier[rid]
+        if tier < 0:
+            tier = sim.tier_of(rid)
+            ttft, itl = sim.request_slo(rid)
+            self.ttft[rid] = float(DEFAULT_TTFT[tier] if ttft is None else ttft)
+            self.itl[rid] = float(DEFAULT_ITL[tier] if itl is None else itl)
+            self.tier[rid] = tier
+        return int(tier)
+
+    def ttft_of(self, rid) -> float:
+        """TTFT SLO (s) of a request already ``read``."""
+        return float(self.ttft[rid])
+
+    def itl_of(self, rid) -> float:
+        """ITL SLO (s) of a request already ``read``."""
+        return float(self.itl[rid])
 
 
 class GlobalQueue:
