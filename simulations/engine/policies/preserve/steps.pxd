@@ -1,0 +1,27 @@
+# Cython declarations for steps.py (used only when the engine is compiled; see simulations/engine/build.py).
+# Steps, the projection cache and its per-instance entries become extension types whose integers are C long longs
+# and whose requests and steps live in flat 64-bit buffers (typed memoryviews): no boxed int per request or step.
+
+cimport cython
+
+
+@cython.final
+cdef class Steps:
+    cdef public long long cap, horizon, off, rem_sum, n, m, x
+    cdef long long[::1] buf
+
+
+@cython.final
+cdef class _Entry:
+    cdef public long long n, phase, it, kv, offset, x
+    cdef public object cap
+    cdef long long[::1] rids, ctx, gen, pred
+    cdef public object steps
+
+
+@cython.final
+cdef class ProjectionCache:
+    cdef public long long horizon
+    cdef public object extension
+    cdef public dict entries, stats, tokens
+    cdef long long[::1] scratch
