@@ -11,6 +11,15 @@ cdef class Steps:
     cdef long long[::1] buf
 
 
+@cython.locals(i=cython.Py_ssize_t, j=cython.Py_ssize_t, v=cython.longlong)
+cdef int _sort(long long[::1] a, Py_ssize_t n) except -1
+
+@cython.locals(s=Steps, i=cython.Py_ssize_t, m=cython.Py_ssize_t, step=cython.Py_ssize_t, e=cython.longlong,
+               c=cython.longlong, k=cython.longlong)
+cdef Steps _steps_from(long long[::1] packed, Py_ssize_t n, long long cap, long long horizon, long long total,
+                       long long rem_sum, long long x)
+
+
 @cython.final
 cdef class _Entry:
     cdef public long long n, phase, it, kv, offset, x
@@ -23,5 +32,5 @@ cdef class _Entry:
 cdef class ProjectionCache:
     cdef public long long horizon
     cdef public object extension
-    cdef public dict entries, stats, tokens
-    cdef long long[::1] scratch
+    cdef public dict entries, stats
+    cdef long long[::1] scratch, orid, oprompt, opred

@@ -80,10 +80,9 @@ def _longs(n: int) -> array:
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-@cython.locals(a=cython.longlong[::1], n=cython.Py_ssize_t, i=cython.Py_ssize_t, j=cython.Py_ssize_t,
-               v=cython.longlong)
-def _sort(a, n: int) -> None:
-    """Sort ``a[:n]`` ascending in place (any correct sort gives the same ints)."""
+def _sort(a, n):
+    """Sort ``a[:n]`` ascending in place (any correct sort gives the same ints). A C function when compiled
+    (steps.pxd)."""
     if cython.compiled and n <= _INSERTION:
         for i in range(1, n):
             v = a[i]
@@ -92,10 +91,11 @@ def _sort(a, n: int) -> None:
                 a[j + 1] = a[j]
                 j -= 1
             a[j + 1] = v
-        return
+        return 0
     vals = sorted([a[i] for i in range(n)])
     for i in range(n):
         a[i] = vals[i]
+    return 0
 
 
 class Steps:
@@ -281,14 +281,10 @@ class Steps:
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-@cython.locals(packed=cython.longlong[::1], n=cython.Py_ssize_t, s=Steps, i=cython.Py_ssize_t,
-               m=cython.Py_ssize_t, step=cython.Py_ssize_t, e=cython.longlong, c=cython.longlong,
-               k=cython.longlong, cap=cython.longlong, horizon=cython.longlong, total=cython.longlong,
-               rem_sum=cython.longlong, x=cython.longlong)
-def _steps_from(packed, n: int, cap: int, horizon: int, total: int, rem_sum: int, x: int) -> Steps:
+def _steps_from(packed, n, cap, horizon, total, rem_sum, x):
     """The steps of ``n`` requests packed as remaining << 42 | context in ``packed`` (sorted here, in place),
     whose contexts sum to ``total`` and remaining lengths to ``rem_sum``; ``x``: ``_first_over`` of the default
-    threshold, or -1."""
+    threshold, or -1. A C function when compiled (steps.pxd)."""
     _sort(packed, n)
     m = 0  # distinct remaining lengths
     for i in range(n):
@@ -296,7 +292,7 @@ def _steps_from(packed, n: int, cap: int, horizon: int, total: int, rem_sum: int
             m += 1
     s = Steps.__new__(Steps)
     s.cap, s.horizon, s.off, s.rem_sum, s.n, s.m, s.x = cap, horizon, 0, rem_sum, n, m, x
-    s.buf = _longs(3 * m + 2)  # ends[0:m], csum[0:m + 1] from m, cnt[0:m + 1] from 2m + 1
+    s.buf = _ZERO * (3 * m + 2)  # ends[0:m], csum[0:m + 1] from m, cnt[0:m + 1] from 2m + 1
     c = total
     k = n
     s.buf[m] = c
@@ -459,19 +455,25 @@ class ProjectionCache:
     d = 0 reuses the projection, and while the shift is exact (``Steps.shifted``) the advanced projection is the
     cached steps moved by d. Past that, the steps are rebuilt from the cached requests + d; any other change (a
     new key, KV not a multiple of B) rebuilds from the tokens generated of the running batch
-    (``running_generated``, one lean read) and each request's prompt and prediction (``request_tokens``, read once
-    per request): the numbers of ``running_requests``, without building its tuples at every rebuild. The key is
-    compared with the running ids in place (no tuple per read). Counts its reuses and advances in ``stats``
+    (``running_generated``, one lean read) and each request's prompt and prediction: the numbers of
+    ``running_requests``, without building its tuples at every rebuild. A request's prompt and prediction never
+    change, so a rebuild takes them from the entry's previous rows for the requests still running (found in order:
+    the running dict keeps its order, and admissions append) and reads ``request_tokens`` only for the others. The
+    key is compared with the running ids in place (no tuple per read). Counts its reuses and advances in ``stats``
     (``cache_hits``, ``cache_advances``). A first key without phase and iteration was not exact: a prefill's first
     token changes generated counts, not KV."""
 
-    __slots__ = ("horizon", "extension", "entries", "stats", "tokens", "scratch")
+    __slots__ = ("horizon", "extension", "entries", "stats", "scratch", "orid", "oprompt", "opred")
 
     def __init__(self, horizon: int, extension: float, stats: dict) -> None:
         self.horizon, self.extension, self.stats = horizon, extension, stats
         self.entries: dict = {}  # instance id -> _Entry
-        self.tokens: dict = {}  # rid -> (prompt, predicted output): request_tokens, read once per request
         self.scratch = _longs(64)  # the packed requests of a build (sorted in place)
+        self._room(64)
+
+    def _room(self, rows: int) -> None:
+        """Room for ``rows`` previous rows (ids, prompts, predictions) while a rebuild rewrites an entry."""
+        self.orid, self.oprompt, self.opred = _longs(rows), _longs(rows), _longs(rows)
 
     @cython.boundscheck(False)
     @cython.wraparound(False)
@@ -511,26 +513,43 @@ class ProjectionCache:
 
     @cython.boundscheck(False)
     @cython.wraparound(False)
-    @cython.locals(e=_Entry, n=cython.Py_ssize_t, i=cython.Py_ssize_t, g=cython.longlong, kv=cython.longlong,
-                   gen=list, tokens=dict, t=tuple)
+    @cython.locals(e=_Entry, n=cython.Py_ssize_t, m=cython.Py_ssize_t, i=cython.Py_ssize_t, j=cython.Py_ssize_t,
+                   k=cython.Py_ssize_t, r=cython.longlong, g=cython.longlong, p=cython.longlong,
+                   pr=cython.longlong, kv=cython.longlong, gen=list)
     def _read(self, sim, inst, now: float, kv: int, e: _Entry) -> Steps | PairSteps:
         """Read the running requests of ``inst`` into its entry, under the key of now, and build their steps."""
         running = inst.running
         n = len(running)
         gen = sim.running_generated(inst, now)  # in the order of inst.running
+        if len(gen) != n:
+            raise ValueError("running_generated: one count per running request expected")
+        m = e.n  # the previous rows: ids, prompts (context - generated), predictions
+        if m > len(self.orid):
+            self._room(2 * m)
+        for i in range(m):
+            self.orid[i] = e.rids[i]
+            self.oprompt[i] = e.ctx[i] - e.gen[i]
+            self.opred[i] = e.pred[i]
         if n > len(e.rids):
             e.reserve(2 * n)
-        tokens = self.tokens
         i = 0
+        j = 0  # previous rows before j are used or gone
         for rid in running:
-            t = tokens.get(rid)
-            if t is None:
-                t = tokens[rid] = sim.request_tokens(rid)
+            r = rid
+            k = j
+            while k < m and self.orid[k] != r:
+                k += 1
+            if k < m:
+                p = self.oprompt[k]
+                pr = self.opred[k]
+                j = k + 1
+            else:
+                p, pr = sim.request_tokens(rid)
             g = gen[i]
-            e.rids[i] = rid
-            e.ctx[i] = t[0] + g
+            e.rids[i] = r
+            e.ctx[i] = p + g
             e.gen[i] = g
-            e.pred[i] = t[1]
+            e.pred[i] = pr
             i += 1
         e.n, e.phase, e.it, e.kv, e.offset = n, inst.phase, inst.it, kv, 0
         e.steps = self._build(e, 0)
@@ -567,7 +586,3 @@ class ProjectionCache:
         n = e.n
         return PairSteps.build(e.cap, [e.ctx[i] + offset for i in range(n)], [e.gen[i] + offset for i in range(n)],
                                [e.pred[i] for i in range(n)], self.horizon, self.extension)
-
-    def forget(self, rid: int) -> None:
-        """Drop a finished request's prompt and predicted output (kept while it may run)."""
-        self.tokens.pop(rid, None)
