@@ -203,7 +203,7 @@ class PolicyAPI:
                         g = st._gen[r]
                     else:
                         g = st._out[r] - (st._fin[r] - self._clock_at(host, now))
-            out.append(int(g))
+            out.append(g if cython.compiled else int(g))  # compiled: g is a C int (int() would call the type)
         return out
 
     # ------------------------------------------------------------------ control

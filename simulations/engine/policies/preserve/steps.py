@@ -73,9 +73,10 @@ def remaining(predicted: int, generated: int, extension: float) -> int:
     return r if r > 1 else 1
 
 
-def _longs(n: int) -> array:
-    """A zeroed buffer of ``n`` 64-bit ints (read through a typed memoryview when compiled)."""
-    return _ZERO * n
+def _longs(n: int) -> array | list:
+    """A zeroed buffer of ``n`` 64-bit ints: an array read through a typed memoryview when compiled, a list of
+    ints as Python (indexed faster there than an array)."""
+    return _ZERO * n if cython.compiled else [0] * n
 
 
 @cython.boundscheck(False)
@@ -292,7 +293,8 @@ def _steps_from(packed, n, cap, horizon, total, rem_sum, x):
             m += 1
     s = Steps.__new__(Steps)
     s.cap, s.horizon, s.off, s.rem_sum, s.n, s.m, s.x = cap, horizon, 0, rem_sum, n, m, x
-    s.buf = _ZERO * (3 * m + 2)  # ends[0:m], csum[0:m + 1] from m, cnt[0:m + 1] from 2m + 1
+    s.buf = _ZERO * (3 * m + 2) if cython.compiled else [0] * (3 * m + 2)  # ends[0:m], csum[0:m + 1] from m,
+    # cnt[0:m + 1] from 2m + 1 (as _longs, inline: this runs at every build)
     c = total
     k = n
     s.buf[m] = c
