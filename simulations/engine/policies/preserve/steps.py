@@ -431,7 +431,8 @@ class _Entry:
     """One instance's cached projection: the key it was read under (the running ids in order, the phase, the
     iteration counter), the KV then, each running request's context, tokens generated and prediction then
     (``n`` rows of typed buffers), the iterations advanced since (``offset``), the steps now, and the capacity
-    with its ``_first_over`` for the default threshold (-1 when outside the typed domain)."""
+    (an instance's is fixed for its life) with its ``_first_over`` for the default threshold (-1 when outside the
+    typed domain)."""
 
     __slots__ = ("n", "phase", "it", "kv", "offset", "x", "cap", "rids", "ctx", "gen", "pred", "steps")
 
