@@ -293,8 +293,8 @@ def _steps_from(packed, n, cap, horizon, total, rem_sum, x):
             m += 1
     s = Steps.__new__(Steps)
     s.cap, s.horizon, s.off, s.rem_sum, s.n, s.m, s.x = cap, horizon, 0, rem_sum, n, m, x
-    s.buf = _ZERO * (3 * m + 2) if cython.compiled else [0] * (3 * m + 2)  # ends[0:m], csum[0:m + 1] from m,
-    # cnt[0:m + 1] from 2m + 1 (as _longs, inline: this runs at every build)
+    # ends[0:m], csums[0:m + 1] from m, counts[0:m + 1] from 2m + 1 (``_longs`` inline: this runs at every build)
+    s.buf = _ZERO * (3 * m + 2) if cython.compiled else [0] * (3 * m + 2)
     c = total
     k = n
     s.buf[m] = c
@@ -453,7 +453,9 @@ class _Entry:
 class ProjectionCache:
     """Each instance's projection kept between reads (the router's and the scaler's), exact. Key: the running set,
     the phase and the iteration counter at the segment's start. Under one key no request joins or leaves and every
-    running request gains one token per decode iteration while the KV in use grows by the batch size, so with
+    running request gains one token per decode iteration while the KV in use grows by the batch size (the engine's
+    guarantee, instance/batching.py: between two events the running batch is fixed, and a decode run moves the
+    instance's decode clock, which every running request's context and generated count follow), so with
     d = (KV now - KV then) / B the contexts and generated counts are the cached ones + d (no per-request loop);
     d = 0 reuses the projection, and while the shift is exact (``Steps.shifted``) the advanced projection is the
     cached steps moved by d. Past that, the steps are rebuilt from the cached requests + d; any other change (a
@@ -462,7 +464,11 @@ class ProjectionCache:
     ``running_requests``, without building its tuples at every rebuild. A request's prompt and prediction never
     change, so a rebuild takes them from the entry's previous rows for the requests still running (found in order:
     the running dict keeps its order, and admissions append) and reads ``request_tokens`` only for the others. The
-    key is compared with the running ids in place (no tuple per read). Counts its reuses and advances in ``stats``
+    key is compared with the running ids in place (no tuple per read). A join or a leave rebuilds rather than
+    updating the steps: between two reads a request still running may have had its prefill's first token or been
+    preempted and admitted again (vLLM preempts the latest admitted, so the running order can look unchanged),
+    which moves its generated count off the clock, and the policy view does not tell these apart from a request
+    that only decoded. Counts its reuses and advances in ``stats``
     (``cache_hits``, ``cache_advances``). A first key without phase and iteration was not exact: a prefill's first
     token changes generated counts, not KV."""
 
