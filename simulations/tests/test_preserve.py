@@ -290,6 +290,22 @@ def test_shifted_steps_are_the_advanced_requests_while_exact_and_refused_after()
         _steps_reads_equal(rest.shifted(d), Projection.from_arrays(50_000, ctx[3:] + d, gen[3:] + d, pred[3:]), 5, 3)
 
 
+def test_steps_outside_the_typed_domain_read_the_same_over_python_ints():
+    """A remaining length of 2^20 iterations or more (or a context of 2^42 tokens) does not pack into the typed
+    steps: ``Steps.build`` hands the requests to ``PairSteps``, whose reads are still ``Projection``'s."""
+    from simulations.engine.policies.preserve.steps import PairSteps, Steps
+
+    rng = np.random.default_rng(11)
+    ctx, gen, pred = _random_requests(rng, 12, late=3)
+    assert isinstance(Steps.build(60_000, ctx.tolist(), gen.tolist(), pred.tolist()), Steps)
+    pred[5] = gen[5] + (1 << 20)  # one request 2^20 iterations from its end
+    steps = Steps.build(60_000, ctx.tolist(), gen.tolist(), pred.tolist())
+    assert isinstance(steps, PairSteps)
+    for d in (0, steps.rem_min - 1):  # built, and shifted as far as a shift goes
+        want = Projection.from_arrays(60_000, ctx + d, gen + d, pred)
+        _steps_reads_equal(steps.shifted(d), want, 900, 60)
+
+
 def test_projected_remaining_array_equals_the_scalar_rule():
     from simulations.engine.policies.preserve.anticipator import projected_remaining_array
 

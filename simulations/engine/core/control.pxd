@@ -4,3 +4,5 @@
 
 # the run state's typed per-request views (running_requests reads them)
 from simulations.engine.core.state cimport RunState
+# the instance type and its decode clock (kv_used and running_generated read its fields as C members)
+from simulations.engine.core.entities cimport Instance, decode_iters_done

@@ -107,12 +107,15 @@ class PolicyAPI:
             it += decode_iters_done(inst, now)
         return it
 
+    @cython.locals(ins=Instance, kv=cython.longlong)
     def kv_used(self, inst: Instance, now: float | None = None) -> int:
         """KV tokens in use on ``inst`` at ``now`` (exact inside a fast-mode decode run, as in reference mode)."""
-        sim = self.sim
-        now = sim.state.now if now is None else now
-        return int(inst.kv + (inst.seg_B * decode_iters_done(inst, now)
-                              if inst.phase == DECODE and inst.seg_n > 1 else 0))
+        ins = inst  # typed when compiled: its fields read as C members
+        now = self.sim.state.now if now is None else now
+        kv = ins.kv
+        if ins.phase == DECODE and ins.seg_n > 1:
+            kv += ins.seg_B * decode_iters_done(ins, now)
+        return int(kv)
 
     def request_count(self, inst: Instance) -> int:
         """Requests on ``inst``: running, waiting, in chunked prefill and swapped out."""
@@ -166,7 +169,7 @@ class PolicyAPI:
                 for rid, g in zip(inst.running, self.running_generated(inst, now), strict=True)]
 
     @cython.locals(st=RunState, r=cython.Py_ssize_t, iid=cython.Py_ssize_t, own=cython.Py_ssize_t,
-                   g=cython.longlong, starting=cython.bint)
+                   g=cython.longlong, clock=cython.longlong, starting=cython.bint, ins=Instance)
     def running_generated(self, inst: Instance, now: float | None = None) -> list:
         """``tokens_generated(rid, now)`` of each running request of ``inst``, in the order of ``inst.running``
         (one read for the whole batch, through the run state's typed views: PreServe's projections read it for
@@ -174,11 +177,12 @@ class PolicyAPI:
         sim = self.sim
         st = sim.state
         now = st.now if now is None else now
-        own = inst.iid
-        starting = inst.phase in (PREFILL, SWAPIN)  # (re)starting requests keep what they had before
-        clock = None
+        ins = inst  # typed when compiled: its fields read as C members
+        own = ins.iid
+        starting = ins.phase == PREFILL or ins.phase == SWAPIN  # (re)starting requests keep what they had before
+        clock = -1  # the instance's decode clock (never negative), read at the first request that needs it
         out = []
-        for rid in inst.running:
+        for rid in ins.running:
             r = rid
             if st._t_done[r] == st._t_done[r]:
                 g = st._out[r]
@@ -187,11 +191,11 @@ class PolicyAPI:
                 if iid < 0:
                     g = 0
                 elif iid == own:  # the usual case: served here (so running here; sim.instances[iid] is inst)
-                    if starting and rid in inst.batch:
+                    if starting and rid in ins.batch:
                         g = st._gen[r]
                     else:
-                        if clock is None:
-                            clock = self._clock_at(inst, now)
+                        if clock < 0:
+                            clock = self._clock_at(ins, now)
                         g = st._out[r] - (st._fin[r] - clock)
                 else:
                     host = sim.instances[iid]
@@ -199,7 +203,7 @@ class PolicyAPI:
                         g = st._gen[r]
                     else:
                         g = st._out[r] - (st._fin[r] - self._clock_at(host, now))
-            out.append(int(g))
+            out.append(g if cython.compiled else int(g))  # compiled: g is a C int (int() would call the type)
         return out
 
     # ------------------------------------------------------------------ control

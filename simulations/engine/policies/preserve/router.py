@@ -54,10 +54,6 @@ class LoadAwareRouter:
         get = self._cache.get
         return [get(sim, inst, now) for inst in instances]
 
-    def forget(self, rid: int) -> None:
-        """A request completed: the projection cache drops what it kept of it."""
-        self._cache.forget(rid)
-
     def projection(self, sim, inst, now: float):
         return self.projections(sim, [inst], now)[0]
 

@@ -127,7 +127,6 @@ class PreServeBase(Autoscaler):
         return True
 
     def on_complete(self, sim, inst, rid, now):
-        self.router.forget(rid)
         if self.router.held:
             self.router.release(sim, inst.endpoint, now)
 
