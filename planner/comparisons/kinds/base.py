@@ -83,14 +83,30 @@ class ComparisonKind:
         raise NotImplementedError
 
     # --- reads
+    # staticmethod((summary, scenario) -> the card's answer or None): a kind whose card comes from its aggregate
+    card_from_summary: Any = None
+
     def headline(self, comp) -> dict | None:
-        """{"answer", "note", "verdict"} in words for the dashboard and lists; None before the aggregate."""
-        raise NotImplementedError
+        """{"answer", "note", "verdict"} in words for the dashboard and lists; None before the aggregate. Here: the
+        decision card's choice (or, when nothing meets the target, its best) and headline."""
+        answer = self.answer(comp)
+        if answer is None:
+            return None
+        return {"answer": (answer["choice"] or answer["best"])["key"],
+                "verdict": "meets" if answer["status"] == "answer" else "misses", "note": answer["headline"]}
 
     def answer(self, comp) -> dict | None:
         """The decision card's ``answer`` (the shape of planner/decisions/answer.py) that the page, the API, the CLI
-        and page 1 of the PDF show; None when the kind has none or before the aggregate."""
-        return None
+        and page 1 of the PDF show; None when the kind has none or before the aggregate. Here: from
+        ``card_from_summary``, with the variants that failed."""
+        if self.card_from_summary is None:
+            return None
+        from planner.comparisons.outcome import failures_of
+
+        answer = self.card_from_summary(comp.summary or {}, comp.scenario or {})
+        if answer is not None:
+            answer["failed"] = {f["key"]: f for f in failures_of(comp)}
+        return answer
 
     def catalogue_ref(self, scenario: dict) -> dict | None:
         """{"label", "model", "gpu", "tp", "kind", "text"}: the catalogue deployment a scenario whose latencies come

@@ -55,6 +55,7 @@ def _totals(result: dict, phase: str, level: str) -> dict:
 class OperatorLevelKind(ComparisonKind):
     name = KIND
     label = "Operator-level scaling against model-level scaling"
+    card_from_summary = staticmethod(operator_answer)
     noun = "plan"
     template = "comparisons/operator_detail.html"
 
@@ -127,21 +128,6 @@ class OperatorLevelKind(ComparisonKind):
                 "windows": result.get("windows"), "window_s": result.get("window_s"),
                 "infeasible_windows": result.get("infeasible_windows", 0),
                 "infeasible_reason": result.get("infeasible_reason", "")}
-
-    def headline(self, comp) -> dict | None:
-        answer = self.answer(comp)
-        if answer is None:
-            return None
-        return {"answer": (answer["choice"] or answer["best"])["key"],
-                "verdict": "meets" if answer["status"] == "answer" else "misses", "note": answer["headline"]}
-
-    def answer(self, comp) -> dict | None:
-        from planner.comparisons.outcome import failures_of
-
-        answer = operator_answer(comp.summary or {}, comp.scenario or {})
-        if answer is not None:
-            answer["failed"] = {f["key"]: f for f in failures_of(comp)}
-        return answer
 
     def catalogue_ref(self, scenario: dict) -> dict | None:
         """Vidur's per-operator profiles stand for the scenario's model on its GPU, at its model-level TP."""

@@ -17,6 +17,7 @@ def _spec_error(exc) -> RequestError:
 class ServerlessKind(ComparisonKind):
     name = core.KIND
     label = "Serverless systems on shared CPU/GPU nodes (SLINFER)"
+    card_from_summary = staticmethod(serverless_answer)
     noun = "system"
     template = "comparisons/serverless_detail.html"
 
@@ -59,21 +60,6 @@ class ServerlessKind(ComparisonKind):
         if not summary["rows"]:
             summary["error"] = "no system run finished"
         return summary
-
-    def headline(self, comp) -> dict | None:
-        answer = self.answer(comp)
-        if answer is None:
-            return None
-        return {"answer": (answer["choice"] or answer["best"])["key"],
-                "verdict": "meets" if answer["status"] == "answer" else "misses", "note": answer["headline"]}
-
-    def answer(self, comp) -> dict | None:
-        from planner.comparisons.outcome import failures_of
-
-        answer = serverless_answer(comp.summary or {}, comp.scenario or {})
-        if answer is not None:
-            answer["failed"] = {f["key"]: f for f in failures_of(comp)}
-        return answer
 
     def catalogue_ref(self, scenario: dict) -> dict | None:
         """SLINFER's measured tables stand for the scenario's model on the catalogue's A100-80GB."""
