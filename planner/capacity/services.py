@@ -212,8 +212,9 @@ def run_step(search: CapacitySearch, ctx=None) -> dict:
         if not state.done:
             new = _fan_out(search, state.pending)
             running = len(state.pending) - new
-            spare = _fan_out(search, _spare_to_run(search, spec, state.spare, int(state_data.get("spare_probes", 0))))
-            state_data["spare_probes"] = int(state_data.get("spare_probes", 0)) + spare
+            spent = int(state_data.get("spare_probes", 0))
+            spare = _fan_out(search, _spare_to_run(search, spec, state.spare, spent))
+            state_data["spare_probes"] = spent + spare
             new += spare
         CapacitySearch.objects.filter(pk=search.pk).update(state=state_data)
         if state.done:
@@ -270,7 +271,7 @@ def _siblings_final(probe: Probe) -> bool:
 def record_probe(probe: Probe, *, status: str, outcome: dict | None = None, error: dict | None = None,
                  wall_s: float | None = None) -> None:
     Probe.objects.filter(pk=probe.pk).update(status=status, outcome=outcome or {}, error=error, wall_s=wall_s)
-    if _siblings_final(probe) or settings.CAPACITY_SEARCH_WORKERS > 0:  # with spare work: refill the idle worker
+    if settings.CAPACITY_SEARCH_WORKERS > 0 or _siblings_final(probe):  # with spare work: refill the idle worker
         CapacitySearch.objects.filter(pk=probe.search_id).update(changes=F("changes") + 1)
         maybe_step(probe.search)
 
