@@ -26,6 +26,8 @@ cdef class RunLog:
     cdef public Py_ssize_t lo, hi, mlo, mhi, cap, trim_at
 
     cpdef _alloc(self, Py_ssize_t cap)
+    cdef void _compact(self) noexcept
+    cdef _copy_to(self, i0, t0, d0, rest, vold, mx)
     cpdef Py_ssize_t count(self)
     cpdef clear(self)
     cpdef append(self, long long i0, double t0, double d0, double rest, double old)

@@ -120,7 +120,7 @@ class InstanceEngine(ChunkedPrefill):
     @cython.locals(phase=cython.int, it=cython.longlong, n=cython.longlong, d0=cython.double, rest=cython.double,
                    prev=cython.double, old=cython.double, rem=cython.longlong, f=cython.longlong,
                    rid=cython.longlong, j=cython.longlong, m=cython.double, runs=RunLog, orid=object,
-                   fh=IntHeap, running=dict, fe=cython.longlong)
+                   fh=IntHeap, running=dict, fe=cython.longlong, held=object)
     def _segment_end(self, inst: Instance, t: float):
         inst.busy_s += t - inst.seg_t0
         phase = inst.phase
@@ -161,8 +161,9 @@ class InstanceEngine(ChunkedPrefill):
                     rid = fe - f * _FIN_RID
                     if self.st._fin[rid] != f:
                         continue  # stale: preempted or re-admitted since
-                    orid = rid  # boxed once for the two dict operations
-                    if orid in running:
+                    orid = rid  # boxed once for the dict operation and the completion buffer
+                    held = running.pop(orid, None)  # one look-up: None when not running (values are ints)
+                    if held is not None:
                         if inst.pfx is not None:
                             self._pfx_release(inst, rid)
                         # _complete(inst, rid, t) with _close_stint inlined
@@ -171,7 +172,7 @@ class InstanceEngine(ChunkedPrefill):
                             m = runs.gap_since(j, self.st._tok_t[rid])
                             if m > self.st._tbt_max[rid]:
                                 self.st._tbt_max[rid] = m
-                        inst.S -= running.pop(orid)
+                        inst.S -= held
                         inst.B -= 1
                         inst.res_tok -= self.st._inp[rid] + self.st._out[rid]
                         self.st._t_done[rid] = t
