@@ -81,10 +81,11 @@ RUNS_TRIM_MIN = 4096
 _EMPTY = {"l": array("l"), "d": array("d")}  # clone templates: C long (what the typed views declare), double
 
 
-def _zeros(code: str, n: int) -> array:
-    """A zeroed ``array`` of ``n`` items of type ``code`` (compiled: one zeroed allocation, no temporary)."""
+def _rows(code: str, n: int) -> array:
+    """An ``array`` of ``n`` items of type ``code`` for a log's rows: compiled, one allocation left uninitialised
+    (a row is written before it is read: rows at and above ``hi`` are never read); as Python, zeroed."""
     if cython.compiled:
-        return _clone(_EMPTY[code], n, True)
+        return _clone(_EMPTY[code], n, False)
     return array(code, bytes(array(code).itemsize * n))
 
 
@@ -104,15 +105,15 @@ class RunLog:
         self._alloc(cap)
 
     def _alloc(self, cap) -> None:
-        """Fresh arrays of ``cap`` rows holding the live runs (and the stack) at the front: zeroed ``array`` buffers
-        filled by typed copies (a fleet of 80 instances grows its logs hundreds of times a run; numpy's calls cost
+        """Fresh arrays of ``cap`` rows holding the live runs (and the stack) at the front: ``array`` buffers filled
+        by typed copies (a fleet of 80 instances grows its logs hundreds of times a run; numpy's calls cost
         more than the copying)."""
         if self.hi > self.lo:
             self._compact()  # the live rows at the front of the old arrays
         else:
             self.lo = self.hi = self.mlo = self.mhi = 0
-        i0, mx = _zeros("l", cap), _zeros("l", cap)
-        t0, d0, rest, vold = _zeros("d", cap), _zeros("d", cap), _zeros("d", cap), _zeros("d", cap)
+        i0, mx = _rows("l", cap), _rows("l", cap)
+        t0, d0, rest, vold = _rows("d", cap), _rows("d", cap), _rows("d", cap), _rows("d", cap)
         if self.hi > 0:
             self._copy_to(i0, t0, d0, rest, vold, mx)
         self.i0, self.t0, self.d0, self.rest, self.old, self.mx = i0, t0, d0, rest, vold, mx

@@ -24,8 +24,14 @@ def _pcts(x: np.ndarray) -> dict:
 
 
 def _hist(x: np.ndarray, lo=1e-3, hi=1e5, bins=64) -> dict:
+    """Counts of ``x`` (clipped to [lo, hi]) in log-spaced bins: ``numpy.histogram``'s counts (bins closed on the
+    left, the last closed on both sides, values outside the edges left out), each value placed by a binary search
+    of the edges instead of numpy's sort of the values."""
     edges = np.logspace(math.log10(lo), math.log10(hi), bins + 1)
-    counts, _ = np.histogram(np.clip(x, lo, hi), bins=edges)
+    v = np.clip(x, lo, hi)
+    j = np.searchsorted(edges, v, side="right") - 1
+    j[v == edges[-1]] = bins - 1
+    counts = np.bincount(j[(j >= 0) & (j < bins)], minlength=bins)
     return {"edges": edges.tolist(), "counts": counts.tolist()}
 
 
@@ -133,28 +139,30 @@ def _per_request(sim, w) -> _PerRequest:
 def _block(sim, r: _PerRequest, multi: np.ndarray, mask: np.ndarray, pct: float | None = None) -> dict:
     """Counts, drop reasons, latency percentiles and SLO attainment of the requests in ``mask`` (``multi``: more
     than one output token); with ``pct``, also that TTFT percentile of the completed ones (``"ttft_pct"``, inf
-    when none completed)."""
-    d = r.done & mask
-    total = int(mask.sum())
+    when none completed). The block's requests are taken once by index (ascending: every selection keeps the
+    requests' order, so the means sum the same values in the same order as a mask over the whole run)."""
+    idx = np.flatnonzero(mask)
+    d = r.done[idx]
+    total = len(idx)
     reasons: dict[str, int] = {}
     for rid, why in sim.state.dropped.items():
         if mask[rid]:
             reasons[why] = reasons.get(why, 0) + 1
-    unfinished = int(np.count_nonzero(r.unfinished[mask]))
+    unfinished = int(np.count_nonzero(r.unfinished[idx]))
     if unfinished:
         reasons["unfinished"] = unfinished
-    tt = r.ttft[d]
+    tt = r.ttft[idx][d]
     q = None
     if pct is not None:
         q = math.inf if not tt.size else (float(np.percentile(tt, pct)) if pct not in PCTS else None)
-    dm = d & multi
+    dm = d & multi[idx]
     completed = int(np.count_nonzero(d))
     b = {
         "requests": total, "completed": completed, "dropped": total - completed, "drop_reasons": reasons,
-        "ttft": _pcts(tt), "e2e": _pcts(r.e2e[d]), "queueing": _pcts(r.queueing[d]),
-        "tbt_mean": _pcts(r.tbt[dm]), "tbt_max": _pcts(r.tbt_max[dm]),
-        "slo_attainment": float(r.met[mask].sum() / total) if total else None,
-        "preempted_requests": int((np.asarray(sim.state.preempted)[mask] > 0).sum()),
+        "ttft": _pcts(tt), "e2e": _pcts(r.e2e[idx][d]), "queueing": _pcts(r.queueing[idx][d]),
+        "tbt_mean": _pcts(r.tbt[idx][dm]), "tbt_max": _pcts(r.tbt_max[idx][dm]),
+        "slo_attainment": float(r.met[idx].sum() / total) if total else None,
+        "preempted_requests": int((np.asarray(sim.state.preempted)[idx] > 0).sum()),
     }
     if pct is not None:  # a percentile _pcts computed is the same number (same interpolation of the same values)
         b["ttft_pct"] = q if q is not None else b["ttft"][f"p{int(pct)}"]
@@ -217,10 +225,11 @@ def build_result(sim, wall_s: float) -> SimulationResult:
     done, ttft, e2e = r.done, r.ttft, r.e2e
     timeline = _timeline(sim, done, end)
     hist = {}
+    done_idx = np.flatnonzero(done)
+    done_tier = w.tier[done_idx]
     for i, name in enumerate(TIERS):
-        sel = w.tier == i
-        if sel.any():
-            sel &= done
+        if (w.tier == i).any():
+            sel = done_idx[done_tier == i]
             hist[name] = {"ttft": _hist(ttft[sel]), "e2e": _hist(e2e[sel])}
     requests = {"arrival_s": arr, "ttft_s": ttft, "e2e_s": e2e, "queueing_s": r.queueing, "tbt_mean_s": r.tbt,
                 "tbt_max_s": r.tbt_max, "completed": done, "endpoint": np.asarray(sim.state.served_ep),
