@@ -322,6 +322,24 @@ def test_chiron_takes_the_same_decisions_in_fast_and_reference_mode():
     np.testing.assert_allclose(out["fast"][0], out["reference"][0], rtol=0, atol=1e-9)
 
 
+def test_algorithm_2_adds_one_batch_instance_for_a_short_queue_on_an_endpoint_with_no_batch_capacity():
+    # the endpoint's only instance is interactive (Theta 0): 10 requests queued, due in 1 h. One new batch instance
+    # serves the head after its 30 s load and the tail 9 x 100 tokens later (BBP(1) = 0): one is added, not every
+    # free slot (the head's wait was read as infinite whatever was added)
+    from simulations.engine.policies.chiron.policy import Chiron
+    pol = Chiron({"z": 0.0, "measure_first_s": 0}, np.random.default_rng(0))
+    sim, ep, added = _fake_fleet(5)
+    ep.serving[0].kind = "interactive"
+    eb = pol.batch_of(ep)
+    for _ in range(30):
+        eb.out_stats.add(100.0)
+    for rid in range(10):
+        eb.queue.push(rid, 0.0, 3600.0)
+    pol._batch_tick(sim, ep, 0.0)
+    assert len(added) == 1 and added[0].kind == "batch"
+    assert pol._wait(0.0, 0.0, 1, 1000.0, 30.0) == 30.0 and pol._wait(0.0, 0.0, 0, 1000.0, 30.0) == math.inf
+
+
 @pytest.mark.parametrize("ttft, expected", [(3600.0, 0), (600.0, 3)])
 def test_algorithm_2_waits_for_a_measured_theta_unless_a_deadline_is_near(ttft, expected):
     # Theta not measured yet (no batch dispatched): with every deadline more than measure_first_s (900 s) away

@@ -87,11 +87,15 @@ class BatchScaling:
         return inst.kind == BATCH and now - inst.t_ready < self.theta_window_s
 
     def _wait(self, tokens, theta, extra, r_new, load_s):
-        """Time to process ``tokens`` with ``theta`` now and ``extra`` instances at ``r_new`` after ``load_s``."""
-        if theta * load_s >= tokens or extra == 0:
+        """Time to process ``tokens`` with ``theta`` now and ``extra`` instances at ``r_new`` after ``load_s``. With no
+        batch capacity now (``theta`` 0: an endpoint whose instances are all interactive) even the head of the queue
+        waits for the first new instance to load (``load_s``), and forever without one."""
+        if extra == 0 or (theta > 0 and theta * load_s >= tokens):
             return tokens / theta if theta > 0 else math.inf
-        rest = tokens - theta * load_s
-        return load_s + rest / (theta + extra * r_new)
+        rate = theta + extra * r_new
+        if rate <= 0:
+            return math.inf
+        return load_s + (tokens - theta * load_s) / rate
 
     def _batch_tick(self, sim, ep, now):
         """Alg. 2 for endpoint ``ep`` on its own queue (its batch instances serve only its requests)."""
