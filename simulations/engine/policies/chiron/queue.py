@@ -1,9 +1,11 @@
 """Chiron's global queue of batch requests, its request groups and the waiting-time estimator (sec. 5.3).
 
-**One queue per endpoint** (``EndpointBatch``): an instance serves its own model only (sec. 2.2: an instance is a
-serving system and the model it serves), so the fleet's batch requests wait in the queue of their endpoint (their
-region and model), filled into that endpoint's instances and sized by Alg. 2 for that endpoint, with the
-output-length statistics and the batch throughput Alg. 2 reads measured on that endpoint's instances.
+**One queue per endpoint** (``EndpointBatch``). The paper speaks of "a global queue" (sec. 3) and does not say how
+its mixed-model configuration (8B and 70B, sec. 6) shares it; but an instance is a serving system and the model it
+serves (definition 2.2), so a request can only run on its own model's instances. Batch requests therefore wait in
+the queue of their endpoint (their region and model), are filled into that endpoint's instances only, and Alg. 2
+sizes each endpoint from its own queue, with the output-length statistics and the batch throughput it reads
+measured on that endpoint's instances.
 
 **Groups.** Queued batch requests are grouped by their TTFT SLO with one-dimensional k-means (Lloyd's
 algorithm, ``k`` = min(``k_groups`` (3), number of distinct SLOs), centres started at SLO quantiles); a request
