@@ -21,7 +21,7 @@ from simulations.tests.test_policy_api import MODES, _policy
 
 def _inst(max_batch=256):
     return SimpleNamespace(it=0, B=0, iid=0, kind="mixed", policy_state={}, max_b=max_batch,
-                           spec=SimpleNamespace(max_batch_size=max_batch))
+                           spec=SimpleNamespace(max_batch_size=max_batch), endpoint=SimpleNamespace(eid=0))
 
 
 def _engine_instance(max_batch=256):
@@ -208,7 +208,7 @@ def test_chiron_end_to_end_interactive_never_queued_batch_added_at_once_and_reti
     assert any(e[1] == "remove" and e[2] == "batch" for e in pol.events)
     assert not [i for i in sim.endpoints[0].serving if i.kind == "batch"]
     # interactive requests never sat in the global queue; batch ones never ran on interactive instances
-    assert len(pol.queue) == 0
+    assert pol.queued() == 0
     for inst in sim.instances:
         if inst.kind == "interactive":
             assert state_of(inst).nb == 0
@@ -219,7 +219,7 @@ def test_chiron_end_to_end_interactive_never_queued_batch_added_at_once_and_reti
 
 def test_without_the_global_queue_batch_requests_are_dispatched_at_once():
     sim = _small("chiron-utilisation", batch=2000, minutes=10)
-    assert len(sim.autoscaler.queue) == 0 and not [e for e in sim.autoscaler.events if e[2] == "batch"]
+    assert sim.autoscaler.queued() == 0 and not [e for e in sim.autoscaler.events if e[2] == "batch"]
     assert {i.kind for i in sim.instances} <= {"interactive", "mixed"}
 
 
@@ -236,7 +236,7 @@ def _fake_fleet(free_slots):
     st = state_of(mixed)
     st.nb, st.started, st.prev_thr, st.limit = 100, True, 1000.0, 256  # measured at 1,000 tok/s
     ep = SimpleNamespace(serving=[mixed], provisioning=[], max_instances=1 + free_slots, n_active=1, spec=spec,
-                         name="r1/toy")
+                         name="r1/toy", eid=0)
     added = []
 
     def scale_out(ep_, now):
@@ -258,12 +258,13 @@ def test_algorithm_2_adds_the_smallest_number_of_batch_instances_that_clears_bbp
     # + 30 <= 3,600 needs 1 + n >= 5.59 -> n = 5 new instances (each 1,000 tok/s after their 30 s load), at once
     from simulations.engine.policies.chiron.policy import Chiron
     pol = Chiron({"z": 0.0, "measure_first_s": 0}, np.random.default_rng(0))
-    for _ in range(30):
-        pol.out_stats.add(100.0)
-    pol.r_new = 1000.0
-    for rid in range(200_000):
-        pol.queue.push(rid, 0.0, 3600.0)
     sim, ep, added = _fake_fleet(free_slots)
+    eb = pol.batch_of(ep)
+    for _ in range(30):
+        eb.out_stats.add(100.0)
+    eb.r_new = 1000.0
+    for rid in range(200_000):
+        eb.queue.push(rid, 0.0, 3600.0)
     pol._batch_tick(sim, ep, 0.0)
     assert len(added) == expected and {i.kind for i in added} == {"batch"}
     assert [e[3] for e in pol.events if e[1] == "add"] == [expected]  # one step
@@ -321,6 +322,24 @@ def test_chiron_takes_the_same_decisions_in_fast_and_reference_mode():
     np.testing.assert_allclose(out["fast"][0], out["reference"][0], rtol=0, atol=1e-9)
 
 
+def test_algorithm_2_adds_one_batch_instance_for_a_short_queue_on_an_endpoint_with_no_batch_capacity():
+    # the endpoint's only instance is interactive (Theta 0): 10 requests queued, due in 1 h. One new batch instance
+    # serves the head after its 30 s load and the tail 9 x 100 tokens later (BBP(1) = 0): one is added, not every
+    # free slot (the head's wait was read as infinite whatever was added)
+    from simulations.engine.policies.chiron.policy import Chiron
+    pol = Chiron({"z": 0.0, "measure_first_s": 0}, np.random.default_rng(0))
+    sim, ep, added = _fake_fleet(5)
+    ep.serving[0].kind = "interactive"
+    eb = pol.batch_of(ep)
+    for _ in range(30):
+        eb.out_stats.add(100.0)
+    for rid in range(10):
+        eb.queue.push(rid, 0.0, 3600.0)
+    pol._batch_tick(sim, ep, 0.0)
+    assert len(added) == 1 and added[0].kind == "batch"
+    assert pol._wait(0.0, 0.0, 1, 1000.0, 30.0) == 30.0 and pol._wait(0.0, 0.0, 0, 1000.0, 30.0) == math.inf
+
+
 @pytest.mark.parametrize("ttft, expected", [(3600.0, 0), (600.0, 3)])
 def test_algorithm_2_waits_for_a_measured_theta_unless_a_deadline_is_near(ttft, expected):
     # Theta not measured yet (no batch dispatched): with every deadline more than measure_first_s (900 s) away
@@ -328,12 +347,13 @@ def test_algorithm_2_waits_for_a_measured_theta_unless_a_deadline_is_near(ttft, 
     # cannot be done in 600 s by 4 instances at 1,000 tok/s)
     from simulations.engine.policies.chiron.policy import Chiron
     pol = Chiron({"z": 0.0}, np.random.default_rng(0))
-    for _ in range(30):
-        pol.out_stats.add(100.0)
-    pol.r_new = 1000.0
-    for rid in range(200_000):
-        pol.queue.push(rid, 0.0, ttft)
     sim, ep, added = _fake_fleet(3)
+    eb = pol.batch_of(ep)
+    for _ in range(30):
+        eb.out_stats.add(100.0)
+    eb.r_new = 1000.0
+    for rid in range(200_000):
+        eb.queue.push(rid, 0.0, ttft)
     pol._batch_tick(sim, ep, 0.0)
     assert len(added) == expected
 
@@ -350,13 +370,14 @@ def test_theta_is_the_batch_share_of_the_tokens_generated_in_the_last_window():
     inst.B = 40
     st.last_b = 40
     sim = SimpleNamespace(set_max_batch=lambda *a: None)
-    pol._first_batch_t = 0.0
+    eb = pol.batch_of(inst.endpoint)
+    eb.first_batch_t = 0.0
     inst.it = 20
     pol.on_batch_change(sim, inst, 119.5)
-    assert pol._gen_tok and pol._gen_tok[-1] == (119.5, 600.0)
-    assert pol.observed_theta(119.9) is None  # not two windows yet
-    assert pol.observed_theta(120.0) == pytest.approx(10.0)
-    assert pol.observed_theta(180.0) == 0.0  # the window slid past it
+    assert eb.gen_tok and eb.gen_tok[-1] == (119.5, 600.0)
+    assert pol.observed_theta(eb, 119.9) is None  # not two windows yet
+    assert pol.observed_theta(eb, 120.0) == pytest.approx(10.0)
+    assert pol.observed_theta(eb, 180.0) == 0.0  # the window slid past it
 
 
 def test_the_interactive_scale_in_retires_batch_only_mixed_instances_never_one_running_interactive_requests():
@@ -390,10 +411,11 @@ def test_theta_by_default_is_the_output_tokens_of_batch_requests_completed_in_th
     st = state_of(inst)
     st.ni, st.nb, st.itl = 1, 2, {0.2: 1, 2.0: 2}
     sim = FakeView(tiers=[2, 2, 0], outputs=[100, 500, 999])
-    pol._first_batch_t = 0.0
+    eb = pol.batch_of(inst.endpoint)
+    eb.first_batch_t = 0.0
     pol.on_complete(sim, inst, 0, 100.0)
     pol.on_complete(sim, inst, 2, 120.0)
     pol.on_complete(sim, inst, 1, 150.0)
-    assert pol.observed_theta(150.0) == pytest.approx(10.0)
-    assert pol.observed_theta(170.0) == pytest.approx(500 / 60)
+    assert pol.observed_theta(eb, 150.0) == pytest.approx(10.0)
+    assert pol.observed_theta(eb, 170.0) == pytest.approx(500 / 60)
     assert st.nb == 0 and st.ni == 0

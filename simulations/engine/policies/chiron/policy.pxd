@@ -4,7 +4,7 @@
 
 from simulations.engine.core.entities cimport Instance
 from simulations.engine.policies.chiron.local cimport InstanceState, LocalAutoscaler, state_of
-from simulations.engine.policies.chiron.queue cimport GlobalQueue, OutputStats, RequestSLOs
+from simulations.engine.policies.chiron.queue cimport EndpointBatch, GlobalQueue, OutputStats, RequestSLOs
 
 cpdef InstanceState state_on(Instance inst)
 cpdef long long limit_of(InstanceState st, Instance inst) except? -1

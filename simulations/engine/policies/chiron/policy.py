@@ -1,21 +1,23 @@
 """Chiron (Patke et al., "Hierarchical Autoscaling for LLM Serving with Chiron"): registered as autoscaler ``chiron``.
 
 Uses the simulator's public policy API only (docs/simulator.md, "Policy API"). Every arrival is held
-(``on_arrival``) by one global queue:
+(``on_arrival``) by the global queue of its endpoint (its region and model: an instance serves only its own model,
+so each endpoint has its own queue, request groups, Alg. 2 and throughput measurement; ``EndpointBatch``,
+queue.py):
 
 - **Interactive** requests (tiers IW-F / IW-N) are never queued: dispatched at once to an interactive instance with
   room (packed: the one already running the most interactive requests, so "instances running interactive
   requests" measures the need), else a mixed instance with room, else a mixed instance after preempting batch
-  requests (swapped to host memory, back to the head of the global queue), else the least loaded interactive or
+  requests (swapped to host memory, back to the head of the endpoint's queue), else the least loaded interactive or
   mixed instance (its local queue).
-- **Batch** requests (tier NIW) wait in the global queue (request groups by TTFT SLO, queue.py) and fill batch
-  instances first, then mixed instances, whenever they have room (running + local queue < the local autoscaler's
-  limit, local queue < ``local_queue`` (4)), paced at ``prefill_budget`` (2,048) prompt tokens per decode
-  iteration of the instance (see ``_pump``). An evicted request returns to the instance holding its KV (resumed
-  without a prefill) when that instance has room, else it is recomputed where it lands.
+- **Batch** requests (tier NIW) wait in their endpoint's queue (request groups by TTFT SLO, queue.py) and fill the
+  endpoint's batch instances first, then its mixed instances, whenever they have room (running + local queue < the
+  local autoscaler's limit, local queue < ``local_queue`` (4)), paced at ``prefill_budget`` (2,048) prompt tokens
+  per decode iteration of the instance (see ``_pump``). An evicted request returns to the instance holding its KV
+  (resumed without a prefill) when that instance has room, else it is recomputed where it lands.
 - **Local autoscaler** (local.py, Algorithm 1) on every batch change. Lowering the limit does not evict on
   interactive or batch instances (the batch shrinks as requests finish); on a mixed instance running interactive
-  requests, batch requests above the limit are preempted (swapped, back to the global queue), and an interactive
+  requests, batch requests above the limit are preempted (swapped, back to the endpoint's queue), and an interactive
   request placed on a full mixed instance preempts batch ones (the mixed instance already running the most
   interactive requests first).
 - **Interactive autoscaler**, every ``interactive_tick_s`` (10 s): IBP = interactive/mixed instances running
@@ -23,15 +25,17 @@ Uses the simulator's public policy API only (docs/simulator.md, "Policy API"). E
   theta + delta] (theta 1/3, delta 0.1) the count moves to ceil(busy / theta) (scale-in: never an instance running
   interactive requests; idle ones first, then mixed ones running only batch requests, drained). New instances are
   typed to keep ~theta of them interactive, the rest mixed.
-- **Batch autoscaler** (Algorithm 2), every ``batch_tick_s`` (10 s): BBP(n) = groups whose estimated wait (mean +
-  ``z`` std, z = 0) with n more batch instances exceeds their deadline; the smallest n with BBP(n) = 0 is added at
-  once (capped by the endpoint's max); batch instances with no requests are retired while the queue is empty.
-  The wait solves Theta_now * T + n * r_new * max(0, T - L) = tokens ahead (L = the instance start-up time):
-  Theta_now = batch output tokens completed per second over the last 60 s (before that: the batch share of the
-  instances' measured throughput, the latency model's at the KV-bound batch until measured), r_new = Theta_now per
-  batch-equivalent instance. Until Theta_now is measured (two 60 s windows after the first batch dispatch), Alg. 2
-  adds nothing unless a group's deadline is within ``measure_first_s`` (900 s): an instance added on a ramp's
-  under-read stays for the whole dump (batch instances retire only when the queue is empty).
+- **Batch autoscaler** (Algorithm 2), every ``batch_tick_s`` (10 s), per endpoint on its own queue: BBP(n) = groups
+  whose estimated wait (mean + ``z`` std, z = 0) with n more batch instances exceeds their deadline; the smallest n
+  with BBP(n) = 0 is added at once (capped by the endpoint's max); the endpoint's batch instances with no requests
+  are retired while its queue is empty.
+  The wait solves Theta_now * T + n * r_new * max(0, T - L) = tokens ahead (L = the instance start-up time), all
+  of the endpoint: Theta_now = batch output tokens completed per second over the last 60 s (before that: the batch
+  share of the instances' measured throughput, the latency model's at the KV-bound batch until measured), r_new =
+  Theta_now per batch-equivalent instance, mu_o and sigma_o from the requests its instances completed. Until
+  Theta_now is measured (two 60 s windows after the endpoint's first batch dispatch), Alg. 2 adds nothing unless a
+  group's deadline is within ``measure_first_s`` (900 s): an instance added on a ramp's under-read stays for the
+  whole dump (batch instances retire only when their endpoint's queue is empty).
 
 Ablations (params): ``local: false`` (+ ``static_batch``) replaces the local autoscaler by a static batch size;
 ``global: "utilisation"`` replaces the global autoscaler and queue by a KV-utilisation autoscaler (every 10 s:
@@ -41,7 +45,6 @@ Ablations (params): ``local: false`` (+ ``static_batch``) replaces the local aut
 from __future__ import annotations
 
 import math
-from collections import deque
 
 import cython
 
@@ -50,7 +53,7 @@ from simulations.engine.policies.autoscalers import Autoscaler
 from simulations.engine.policies.chiron.batch_scaling import BATCH, INTERACTIVE, MIXED, BatchScaling
 from simulations.engine.policies.chiron.knobs import ChironParams
 from simulations.engine.policies.chiron.local import InstanceState, LocalAutoscaler, state_of
-from simulations.engine.policies.chiron.queue import GlobalQueue, OutputStats, RequestSLOs
+from simulations.engine.policies.chiron.queue import EndpointBatch, GlobalQueue, OutputStats, RequestSLOs
 from simulations.engine.policies.registry import PolicyKind, register
 from simulations.engine.scenario.config import TIER_INDEX
 
@@ -80,8 +83,8 @@ def has_room(sim, inst, st, now, prompt, local_queue, kv_room) -> bool:
 
 @register(PolicyKind.AUTOSCALER, "chiron")
 class Chiron(BatchScaling, Autoscaler):
-    """Chiron's global queue, routing, local and interactive autoscalers; Alg. 2 (the batch autoscaler and its
-    throughput measurement) is the ``BatchScaling`` base (batch_scaling.py)."""
+    """Chiron's global queues (one per endpoint), routing, local and interactive autoscalers; Alg. 2 (the batch
+    autoscaler and its throughput measurement) is the ``BatchScaling`` base (batch_scaling.py)."""
 
     wants_arrival_hook = True
     wants_batch_hook = True
@@ -114,11 +117,10 @@ class Chiron(BatchScaling, Autoscaler):
         self.scale_interactive = k.interactive_autoscaler  # off: fixed interactive/mixed fleet
         self.scale_batch = k.batch_autoscaler  # off: no batch instances (estimator studies)
         self.local = LocalAutoscaler(p)
-        self.queue = GlobalQueue(k.k_groups)
-        self.out_stats = OutputStats()
+        self.k_groups = k.k_groups
+        self.by_ep: dict = {}  # endpoint id -> its EndpointBatch (global queue, output stats, Theta, r_new)
         self.home: dict = {}  # rid -> instance whose host memory holds its swapped KV
         self.evicting: dict = {}  # rid -> instance, evictions asked for and not yet applied
-        self.r_new = 0.0  # measured saturated throughput of one batch instance (tokens/s), 0 = not yet
         self.events: list = []  # (t, action, kind, n, detail) for reports
         self.estimates: list = []  # (t, rid, ahead, mean, std) when record_estimates
         self.dispatched_at: dict = {}  # rid -> first time it left the global queue (record_estimates)
@@ -126,10 +128,7 @@ class Chiron(BatchScaling, Autoscaler):
         # Alg. 2 adds batch instances for good (they retire only once the queue is empty), so it waits for a
         # measured Theta while every group's deadline is further than this (s); 0 = act on the prior at once
         self.measure_first_s = k.measure_first_s
-        self._done_tok: deque = deque()  # (t, output tokens) of batch requests completed in the last window
-        self._gen_tok: deque = deque()  # (t, batch output tokens generated) per closed local window
         self.theta_from = k.theta_from
-        self._first_batch_t = None  # first time a batch request left the global queue
         self._next_int = 0.0
         self._next_batch = 0.0
         self._ep = None
@@ -149,6 +148,17 @@ class Chiron(BatchScaling, Autoscaler):
         tier = slos.read(sim, rid)
         return tier, slos.ttft_of(rid), slos.itl_of(rid)
 
+    def batch_of(self, ep) -> EndpointBatch:
+        """The batch side of endpoint ``ep`` (its global queue, ...), made on first use."""
+        eb = self.by_ep.get(ep.eid)
+        if eb is None:
+            eb = self.by_ep[ep.eid] = EndpointBatch(self.k_groups)
+        return eb
+
+    def queued(self) -> int:
+        """Batch requests waiting in every endpoint's queue."""
+        return sum(eb.queue.n for eb in self.by_ep.values())
+
     def _state(self, inst) -> InstanceState:
         return state_of(inst)
 
@@ -167,6 +177,7 @@ class Chiron(BatchScaling, Autoscaler):
         self._ep = sim.endpoints[0]
         self._slos, self._origin = RequestSLOs(), {}
         for ep in sim.endpoints:
+            self.batch_of(ep)
             n_int = max(1, round(self.theta * len(ep.serving)))
             for k, inst in enumerate(ep.serving):
                 self._label(inst, INTERACTIVE if k < n_int else MIXED, now)
@@ -175,9 +186,9 @@ class Chiron(BatchScaling, Autoscaler):
     def on_instance_ready(self, sim, inst, now):
         self._state(inst)
         sim.set_max_batch(inst, self.local.start(inst, now), now)
-        self._pump(sim, inst, now)
+        self._pump(sim, inst, self.batch_of(inst.endpoint).queue, now)
         if self.global_mode == "chiron":
-            self._pump_all(sim, now)
+            self._pump_ep(sim, inst.endpoint, now)
 
     def _add(self, sim, ep, kind, n, now, why):
         added = 0
@@ -194,7 +205,7 @@ class Chiron(BatchScaling, Autoscaler):
         return added
 
     # ------------------------------------------------------------------ arrivals and routing
-    @cython.locals(slos=RequestSLOs, tier=cython.int)
+    @cython.locals(slos=RequestSLOs, tier=cython.int, eb=EndpointBatch)
     def on_arrival(self, sim, rid, now):
         region, model = sim.region_of(rid), sim.model_of(rid)
         key = region * 65536 + model
@@ -212,8 +223,9 @@ class Chiron(BatchScaling, Autoscaler):
         tier = slos.read(sim, rid)
         if tier != NIW:
             return self._route_interactive(sim, ep, rid, now)
-        self.queue.push(rid, sim.arrival_s(rid), slos.ttft_of(rid))
-        self._pump_all(sim, now)
+        eb = self.by_ep[ep.eid]
+        eb.queue.push(rid, sim.arrival_s(rid), slos.ttft_of(rid))
+        self._pump_ep(sim, ep, now)
         return True
 
     @cython.locals(i=Instance, chosen=Instance, st=InstanceState, best=InstanceState, local_queue=cython.longlong,
@@ -252,7 +264,8 @@ class Chiron(BatchScaling, Autoscaler):
         self._dispatch(sim, min(pool, key=lambda i: (sim.request_count(i), i.iid)), rid, now)
         return True
 
-    @cython.locals(inst=Instance, st=InstanceState, counts=dict, slos=RequestSLOs, batch=cython.bint)
+    @cython.locals(inst=Instance, st=InstanceState, counts=dict, slos=RequestSLOs, batch=cython.bint,
+                   eb=EndpointBatch)
     def _dispatch(self, sim, inst, rid, now):
         st = state_on(inst)
         slos = self._slos
@@ -264,8 +277,10 @@ class Chiron(BatchScaling, Autoscaler):
             st.ni += 1
         counts = st.itl
         counts[itl] = counts.get(itl, 0) + 1
-        if self._first_batch_t is None and batch:
-            self._first_batch_t = now
+        if batch:
+            eb = self.by_ep[inst.endpoint.eid]
+            if eb.first_batch_t is None:
+                eb.first_batch_t = now
         if self.record_estimates and rid not in self.dispatched_at:
             self.dispatched_at[rid] = now
         home = self.home.pop(rid, None) if self.home else None
@@ -276,7 +291,7 @@ class Chiron(BatchScaling, Autoscaler):
 
     def _evict_batch(self, sim, inst, now, need_kv=0, at_least=0):
         """Preempt batch requests on a mixed instance (swap to host): enough to free ``need_kv`` KV tokens and at
-        least ``at_least`` slots; they go back to the global queue once the engine has swapped them out."""
+        least ``at_least`` slots; they go back to the endpoint's queue once the engine has swapped them out."""
         if inst.state != SERVING:
             return 0
         free = inst.cap * self.kv_room - sim.kv_used(inst, now) - sim.queued_prompt_tokens(inst)
@@ -299,7 +314,8 @@ class Chiron(BatchScaling, Autoscaler):
         return n
 
     # ------------------------------------------------------------------ hooks
-    @cython.locals(st=InstanceState, counts=dict, out_stats=OutputStats, slos=RequestSLOs, batch=cython.bint)
+    @cython.locals(st=InstanceState, counts=dict, out_stats=OutputStats, slos=RequestSLOs, batch=cython.bint,
+                   eb=EndpointBatch)
     def on_complete(self, sim, inst, rid, now):
         st = state_of(inst)
         slos = self._slos
@@ -316,13 +332,14 @@ class Chiron(BatchScaling, Autoscaler):
         else:
             counts.pop(itl, None)
         out = float(sim.output_tokens(rid))
-        out_stats = self.out_stats
+        eb = self.by_ep[inst.endpoint.eid]
+        out_stats = eb.out_stats
         out_stats.add(out)
         if batch and self.theta_from == "completed":
-            self._done_tok.append((now, out))
+            eb.done_tok.append((now, out))
 
     @cython.locals(inst=Instance, st=InstanceState, local=LocalAutoscaler, queue=GlobalQueue, limit=cython.longlong,
-                   saturated=cython.bint, pending=cython.bint)
+                   saturated=cython.bint, pending=cython.bint, eb=EndpointBatch)
     def on_batch_change(self, sim, inst, now):
         st = state_on(inst)
         if self.evicting:
@@ -330,7 +347,8 @@ class Chiron(BatchScaling, Autoscaler):
         itl = st.itl
         itl_slo = min(itl) if itl else math.inf
         kind = inst.kind  # only the policy relabels an instance, never inside this hook
-        queue = self.queue
+        eb = self.by_ep[inst.endpoint.eid]
+        queue = eb.queue  # the queue of the instance's endpoint: the only requests it can serve
         if inst.waiting or inst.swapped or inst.B >= limit_of(st, inst) or (kind != INTERACTIVE and queue.n > 0):
             saturated = True
         else:
@@ -341,12 +359,12 @@ class Chiron(BatchScaling, Autoscaler):
         if st.win_new:
             st.win_new = False
             if kind != INTERACTIVE and st.nb > 0 and self.theta_from == "generated":  # batch share of the window's tokens, by request count
-                self._gen_tok.append((now, st.win_tok * st.nb / (st.nb + max(0, st.ni))))
+                eb.gen_tok.append((now, st.win_tok * st.nb / (st.nb + max(0, st.ni))))
         limit = limit_of(st, inst)
         if new is not None and kind == BATCH:
             thr = st.prev_thr
             if thr > 0:
-                self.r_new = max(self.r_new * 0.9, thr) if self.r_new else thr
+                eb.r_new = max(eb.r_new * 0.9, thr) if eb.r_new else thr
         pending = False
         if self.evicting:
             for held in self.evicting.values():
@@ -356,19 +374,19 @@ class Chiron(BatchScaling, Autoscaler):
         if (not pending and kind == MIXED and st.ni > 0 and st.nb > 0 and inst.B > limit
                 and self.global_mode == "chiron"):
             # a mixed instance running interactive requests holds the batch size Alg. 1 sets for the interactive
-            # ITL SLO: the batch requests above it are preempted (swapped, back to the global queue; sec. 3
+            # ITL SLO: the batch requests above it are preempted (swapped, back to the endpoint's queue; sec. 3
             # "mixed instances are preemptible"), instead of waiting for them to finish at the batch-sized ITL
             pending = self._evict_batch(sim, inst, now, at_least=inst.B - limit) > 0
         if not pending and inst.max_b != limit:
             sim.set_max_batch(inst, limit, now)
         if kind != INTERACTIVE and queue.n and self.global_mode == "chiron":
-            self._pump(sim, inst, now)
+            self._pump(sim, inst, queue, now)
 
-    @cython.locals(st=InstanceState)
+    @cython.locals(st=InstanceState, queue=GlobalQueue)
     def _collect_evicted(self, sim, inst, now):
-        """Evictions the engine has applied on ``inst``: swapped-out requests go back to the global queue (head
-        of their group; their KV stays in ``inst``'s host memory). One the engine resumed at once (the batch had
-        room) or that finished first is simply forgotten."""
+        """Evictions the engine has applied on ``inst``: swapped-out requests go back to the queue of ``inst``'s
+        endpoint (head of their group; their KV stays in ``inst``'s host memory). One the engine resumed at once (the
+        batch had room) or that finished first is simply forgotten."""
         asked = {p[0] for p in inst.pending}
         done = [rid for rid, i in self.evicting.items() if i is inst and rid not in asked]
         for rid in done:
@@ -386,11 +404,12 @@ class Chiron(BatchScaling, Autoscaler):
                 st.itl.pop(itl, None)
             self.home[rid] = inst
             ttft, _ = self._slo(sim, rid)
-            self.queue.push(rid, sim.arrival_s(rid), ttft, front=True)
+            queue = self.by_ep[inst.endpoint.eid].queue
+            queue.push(rid, sim.arrival_s(rid), ttft, front=True)
 
     @cython.locals(inst=Instance, st=InstanceState)
-    def _pump(self, sim, inst, now):
-        """Fill ``inst`` (batch or mixed) from the global queue while it has room, paced: at most
+    def _pump(self, sim, inst, queue, now):
+        """Fill ``inst`` (batch or mixed) from ``queue`` (its endpoint's) while it has room, paced: at most
         ``prefill_budget`` prompt tokens of batch requests per decode iteration of the instance (the engine, as vLLM
         without chunked prefill, pauses decodes for every admission prefill; an unpaced ramp of hundreds of
         requests would stall the running batch for tens of seconds)."""
@@ -399,14 +418,13 @@ class Chiron(BatchScaling, Autoscaler):
         st = state_on(inst)
         if st.pump_it == inst.it and inst.B > 0:
             return
-        self._fill(sim, inst, st, now)
+        self._fill(sim, inst, st, queue, now)
 
     @cython.locals(inst=Instance, st=InstanceState, queue=GlobalQueue, tokens=cython.longlong, budget=cython.longlong,
                    local_queue=cython.longlong, kv_room=cython.double)
-    def _fill(self, sim, inst, st, now):
-        """The pump's work once it is due (``_pump``)."""
+    def _fill(self, sim, inst, st, queue, now):
+        """The pump's work once it is due (``_pump``); ``queue`` is the global queue of ``inst``'s endpoint."""
         st.pump_it = inst.it
-        queue = self.queue
         budget, local_queue, kv_room = self.prefill_budget, self.local_queue, self.kv_room
         tokens = 0
         while queue.n and tokens < budget and has_room(sim, inst, st, now, 0, local_queue, kv_room):
@@ -414,23 +432,28 @@ class Chiron(BatchScaling, Autoscaler):
             tokens += sim.prompt_tokens(rid)
             self._dispatch(sim, inst, rid, now)
 
-    @cython.locals(inst=Instance, st=InstanceState, queue=GlobalQueue)
-    def _pump_all(self, sim, now):
-        queue = self.queue
+    @cython.locals(inst=Instance, st=InstanceState, queue=GlobalQueue, eb=EndpointBatch)
+    def _pump_ep(self, sim, ep, now):
+        """Fill the batch, then the mixed instances of endpoint ``ep`` from its queue, each paced as in ``_pump``."""
+        eb = self.by_ep[ep.eid]
+        queue = eb.queue
         if not queue.n:
             return
+        serving = ep.serving
+        for kind in (BATCH, MIXED):
+            for inst in serving:
+                if inst.kind != kind or inst.state != SERVING:
+                    continue
+                st = state_on(inst)
+                if st.pump_it == inst.it and inst.B > 0:
+                    continue  # pumped at this iteration already (``_pump``)
+                self._fill(sim, inst, st, queue, now)
+                if not queue.n:
+                    return
+
+    def _pump_all(self, sim, now):
         for ep in sim.endpoints:
-            serving = ep.serving
-            for kind in (BATCH, MIXED):
-                for inst in serving:
-                    if inst.kind != kind or inst.state != SERVING:
-                        continue
-                    st = state_on(inst)
-                    if st.pump_it == inst.it and inst.B > 0:
-                        continue  # pumped at this iteration already (``_pump``)
-                    self._fill(sim, inst, st, now)
-                    if not queue.n:
-                        return
+            self._pump_ep(sim, ep, now)
 
     # ------------------------------------------------------------------ global autoscalers
     def on_tick(self, sim, now):

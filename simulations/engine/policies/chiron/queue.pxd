@@ -1,5 +1,6 @@
 # Cython declarations for queue.py (used only when the engine is compiled; see simulations/engine/build.py).
-# The output statistics and the global queue become extension types with C fields; every field stays public.
+# The output statistics, the global queue and an endpoint's batch side become extension types with C fields; every
+# field stays public.
 
 cimport cython
 
@@ -19,6 +20,14 @@ cdef class GlobalQueue:
     cdef public set slos_seen
 
     cpdef Py_ssize_t _group_of(self, double slo)
+
+
+@cython.final
+cdef class EndpointBatch:
+    cdef public GlobalQueue queue
+    cdef public OutputStats out_stats
+    cdef public object done_tok, gen_tok, first_batch_t
+    cdef public double r_new
 
 
 @cython.final

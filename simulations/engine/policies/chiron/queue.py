@@ -1,5 +1,12 @@
 """Chiron's global queue of batch requests, its request groups and the waiting-time estimator (sec. 5.3).
 
+**One queue per endpoint** (``EndpointBatch``). The paper speaks of "a global queue" (sec. 3) and does not say how
+its mixed-model configuration (8B and 70B, sec. 6) shares it; but an instance is a serving system and the model it
+serves (definition 2.2), so a request can only run on its own model's instances. Batch requests therefore wait in
+the queue of their endpoint (their region and model), are filled into that endpoint's instances only, and Alg. 2
+sizes each endpoint from its own queue, with the output-length statistics and the batch throughput it reads
+measured on that endpoint's instances.
+
 **Groups.** Queued batch requests are grouped by their TTFT SLO with one-dimensional k-means (Lloyd's
 algorithm, ``k`` = min(``k_groups`` (3), number of distinct SLOs), centres started at SLO quantiles); a request
 joins the group whose centre is nearest its SLO. Groups are served tightest centre first, FCFS within a group.
@@ -183,3 +190,18 @@ class GlobalQueue:
 
     def order(self) -> list[int]:
         return [x[0] for g in self.groups for x in g]
+
+
+class EndpointBatch:
+    """The batch side of one endpoint: its global queue and what Alg. 2 reads for it, all measured on the
+    endpoint's instances: the output lengths of the requests they completed (mu_o, sigma_o), the batch output
+    tokens behind Theta (completed or generated, by time), the first time a batch request was dispatched to one
+    of them, and the measured saturated throughput of one of its batch instances (``r_new``, 0 = not yet)."""
+
+    def __init__(self, k_groups: int = 3) -> None:
+        self.queue = GlobalQueue(k_groups)
+        self.out_stats = OutputStats()
+        self.done_tok: deque = deque()  # (t, output tokens) of batch requests completed in the last window
+        self.gen_tok: deque = deque()  # (t, batch output tokens generated) per closed local window
+        self.first_batch_t = None  # first time a batch request left the queue for one of the endpoint's instances
+        self.r_new = 0.0
