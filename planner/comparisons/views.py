@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -16,7 +15,7 @@ from planner.accounts.access import get_for_user_or_404, team_of, visible_to
 from planner.benchmarks.badges import badges_for
 from planner.comparisons import families, kinds, selectors
 from planner.comparisons.core.serverless import DEFAULT_SYSTEMS
-from planner.comparisons.core.variants import SCHEDULERS, STRATEGIES
+from planner.comparisons.core.variants import SCHEDULERS
 from planner.comparisons.kinds import RequestError, kind_of_comparison, parse_request
 from planner.comparisons.models import Comparison
 from planner.labels import label_view
@@ -128,10 +127,8 @@ def comparison_create(request):
             **{k: post.getlist(k) for k in ("strategies", "schedulers", "bundles", "systems")}}
     try:
         kind, req = parse_request(_form_request(post))
-        if kind.name != "fleet" and (post.get("kind") or "fleet") == "fleet":
-            # a pasted serverless or operator-level scenario: the fleet panel's strategies are not its variants
-            req = replace(req, choices=(), bundles=(),
-                          baseline="" if req.baseline in STRATEGIES else req.baseline)
+        if (post.get("kind") or "fleet") == "fleet":  # the fleet panel sent it, whatever the pasted scenario's kind
+            req = kind.from_fleet_panel(req)
         comp = kind.start(team=team, user=request.user, request=req)
     except RequestError as exc:
         hint = f" How to fix: {exc.hint}" if exc.hint else ""

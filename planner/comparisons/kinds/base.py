@@ -9,7 +9,7 @@ and never branch on it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 
@@ -119,6 +119,19 @@ class ComparisonKind:
         return {}
 
     template: str = "comparisons/detail.html"
+
+    def from_fleet_panel(self, request: ComparisonRequest) -> ComparisonRequest:
+        """The request as this kind reads it when the form's fleet panel sent it (a scenario of this kind pasted
+        there): the fleet panel's strategies, bundles and strategy baseline are not this kind's variants."""
+        from planner.comparisons.core.variants import STRATEGIES
+
+        return replace(request, choices=(), bundles=(),
+                       baseline="" if request.baseline in STRATEGIES else request.baseline)
+
+    def text_lines(self, comp) -> list[str]:
+        """The comparison's rows as plain text lines (the CLI): here, each row's figures."""
+        return [f"  {r['key']}: " + ", ".join(f"{k} {v}" for k, v in r.items() if k not in ("key", "description"))
+                for r in (comp.summary or {}).get("rows", [])]
 
     def export_csv(self, comp, summaries: dict[str, dict]) -> str:
         raise NotImplementedError

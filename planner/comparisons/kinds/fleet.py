@@ -137,3 +137,54 @@ class FleetKind(ComparisonKind):
             comp.team, (comp.scenario.get("workload") or {}).get("trace_id"))}
         return build_pdf(title=f"Cost report: {comp}", assumptions=describe_assumptions(comp.scenario, summaries),
                          aggregate=aggregate, summaries=summaries, failures=failures, answer=self.answer(comp))
+
+    def from_fleet_panel(self, request: ComparisonRequest) -> ComparisonRequest:
+        return request  # the panel's own kind
+
+    def text_lines(self, comp) -> list[str]:
+        """A table of the variants, the fair comparison over seeds and the energy of each variant."""
+        summary = comp.summary or {}
+        pct = lambda x: "   -  " if x is None else f"{100 * x:5.1f}%"  # noqa: E731
+        lines = [f"{'variant':24} {'inst-h':>9} {'GPU-h':>9} {'cost $':>10} {'saved%':>7} {'$/week':>10} "
+                 f"{'waste':>7} {'IW-F':>6} {'IW-N':>6} {'NIW':>6}"]
+        for r in summary.get("rows", []):
+            att = [pct((r["tiers"].get(t) or {}).get("attainment")) for t in ("IW-F", "IW-N", "NIW")]
+            saved = r["saved_gpu_hours_pct"]
+            lines.append(f"{r['key']:24} {r['instance_hours']:9.1f} {r['gpu_hours']:9.1f} {r['cost_usd']:10.0f} "
+                         f"{(saved if saved is not None else 0):6.1f}% {r['saved_usd_per_week']:10.0f} "
+                         f"{r['waste_gpu_hours']:7.2f} {' '.join(att)}")
+        lines += _fair_lines(summary.get("fair"))
+        for e in summary.get("energy") or []:  # energy per variant: kWh and its cost
+            kwh = e.get("energy_kwh")
+            lines.append(f"  energy {e['key']}: " + (f"{_amount(kwh)} kWh, ${_amount(e['energy_cost_usd'])}"
+                                                     if kwh is not None else
+                                                     "no power figures for " + ", ".join(e.get("missing_power") or [])))
+        return lines
+
+
+def _amount(x: float) -> str:
+    """Thousands with one decimal; a small figure with three significant digits (0.0397, not 0.0)."""
+    return f"{x:,.1f}" if abs(x) >= 10 or x == 0 else f"{x:.3g}"
+
+
+def _fair_lines(fair: dict | None) -> list[str]:
+    """The fair comparison over seeds (mean [min, max]) as text lines; none without seeds."""
+    if not fair:
+        return []
+
+    def rng(st, scale=1.0, fmt="{:+.1f}"):
+        if not st:
+            return "-"
+        lo, mid, hi = (scale * st[k] for k in ("min", "mean", "max"))
+        return f"{fmt.format(mid)} [{fmt.format(lo)}, {fmt.format(hi)}]"
+
+    lines = ["", f"over seeds (mean [min, max]); {fair['rule']}",
+             f"{'variant':34} {'GPU-h':>22} {'saved% vs untuned':>26} {'saved% vs tuned':>26} "
+             f"{'tuned baseline':>28} IW-F attainment"]
+    for r in fair["rows"]:
+        t = r["vs_tuned"]
+        lines.append(f"{r['key']:34} {rng(r['gpu_hours'], fmt='{:.0f}'):>22} "
+                     f"{rng(r['vs_untuned']['saved_gpu_hours_pct']):>26} {rng(t.get('saved_gpu_hours_pct')):>26} "
+                     f"{(t.get('baseline') or t.get('why') or '-')[:28]:>28} "
+                     f"{rng(r['attainment'].get('IW-F'), 100.0, '{:.1f}')}")
+    return lines

@@ -59,6 +59,6 @@ def test_a_real_comparison_reports_energy_on_its_page(cast, client):
 
 def test_the_cli_prints_small_energy_figures_with_significant_digits():
     """A 0.1 h test comparison uses ~0.04 kWh: the CLI said "0.0 kWh, $0.00" (rounded to one decimal)."""
-    from planner.comparisons.management.commands.compare import _amount
+    from planner.comparisons.kinds.fleet import _amount
 
     assert [_amount(x) for x in (0.039654, 0.00317, 5.5, 0.0, 1234.56)] == ["0.0397", "0.00317", "5.5", "0.0", "1,234.6"]

@@ -23,11 +23,6 @@ from planner.comparisons.models import Comparison
 from planner.jobs.cliwait import wait_for
 
 
-def _amount(x: float) -> str:
-    """Thousands with one decimal; a small figure with three significant digits (0.0397, not 0.0)."""
-    return f"{x:,.1f}" if abs(x) >= 10 or x == 0 else f"{x:.3g}"
-
-
 def _csv_list(value: str) -> list[str]:
     return [x.strip() for x in (value or "").split(",") if x.strip()]
 
@@ -137,10 +132,11 @@ class Command(BaseCommand):
             self._print_card(answer)
         if not rows:
             self.stdout.write(comp.summary.get("error", "no aggregate"))
-        elif kind.name != "fleet":
-            self._print_kind_rows(rows)
-        else:
-            self._print_fleet(comp, rows, opts["pdf"])
+            return
+        for line in kind.text_lines(comp):
+            self.stdout.write(line)
+        if opts["pdf"]:
+            self.stdout.write(f"PDF cost report: {opts['pdf']}")
 
     def _print_card(self, answer: dict) -> None:
         """The decision card of any kind: the decision, its cost, SLO attainment, the cheapest rejected
@@ -165,50 +161,3 @@ class Command(BaseCommand):
             self.stdout.write(f"  cheapest rejected alternative: {rej['key']}: {rej['why']}")
         if answer.get("most_sensitive"):
             self.stdout.write(f"  would change the answer most: {answer['most_sensitive']}")
-
-    def _print_kind_rows(self, rows) -> None:
-        """Serverless systems, operator-level plans: each row."""
-        for r in rows:
-            self.stdout.write(f"  {r['key']}: " + ", ".join(f"{k} {v}" for k, v in r.items()
-                                                           if k not in ("key", "description")))
-
-    def _print_fleet(self, comp, rows, pdf: str) -> None:
-        """Fleet comparisons: a table of the variants, the fair comparison and energy."""
-        self.stdout.write(f"{'variant':24} {'inst-h':>9} {'GPU-h':>9} {'cost $':>10} {'saved%':>7} {'$/week':>10} "
-                          f"{'waste':>7} {'IW-F':>6} {'IW-N':>6} {'NIW':>6}")
-        for r in rows:
-            att = {t: (r["tiers"].get(t) or {}).get("attainment") for t in ("IW-F", "IW-N", "NIW")}
-            fmt = lambda x: "   -  " if x is None else f"{100 * x:5.1f}%"  # noqa: E731
-            saved = r["saved_gpu_hours_pct"]
-            self.stdout.write(f"{r['key']:24} {r['instance_hours']:9.1f} {r['gpu_hours']:9.1f} {r['cost_usd']:10.0f} "
-                              f"{(saved if saved is not None else 0):6.1f}% {r['saved_usd_per_week']:10.0f} "
-                              f"{r['waste_gpu_hours']:7.2f} {fmt(att['IW-F'])} {fmt(att['IW-N'])} {fmt(att['NIW'])}")
-        self._print_fair(comp.summary.get("fair"))
-        for e in comp.summary.get("energy") or []:  # energy per variant: kWh and its cost
-            kwh = e.get("energy_kwh")
-            self.stdout.write(f"  energy {e['key']}: " + (f"{_amount(kwh)} kWh, ${_amount(e['energy_cost_usd'])}"
-                                                          if kwh is not None else
-                                                          "no power figures for " + ", ".join(e.get("missing_power") or [])))
-        if pdf:
-            self.stdout.write(f"PDF cost report: {pdf}")
-
-    def _print_fair(self, fair):
-        if not fair:
-            return
-
-        def rng(st, scale=1.0, fmt="{:+.1f}"):
-            if not st:
-                return "-"
-            lo, mid, hi = (scale * st[k] for k in ("min", "mean", "max"))
-            return f"{fmt.format(mid)} [{fmt.format(lo)}, {fmt.format(hi)}]"
-
-        self.stdout.write(f"\nover seeds (mean [min, max]); {fair['rule']}")
-        self.stdout.write(f"{'variant':34} {'GPU-h':>22} {'saved% vs untuned':>26} {'saved% vs tuned':>26} "
-                          f"{'tuned baseline':>28} IW-F attainment")
-        for r in fair["rows"]:
-            t = r["vs_tuned"]
-            self.stdout.write(
-                f"{r['key']:34} {rng(r['gpu_hours'], fmt='{:.0f}'):>22} "
-                f"{rng(r['vs_untuned']['saved_gpu_hours_pct']):>26} {rng(t.get('saved_gpu_hours_pct')):>26} "
-                f"{(t.get('baseline') or t.get('why') or '-')[:28]:>28} "
-                f"{rng(r['attainment'].get('IW-F'), 100.0, '{:.1f}')}")
