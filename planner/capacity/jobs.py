@@ -9,6 +9,9 @@ from planner.capacity.services import finish_search, maybe_step, record_probe, r
 from planner.jobs.models import Job
 from planner.jobs.registry import JobCancelled, JobError, Partial, handler
 
+SEARCH_ENDED = {"type": "SearchEnded", "message": "the search had ended before this probe started, so it did not run",
+                "where": "probe", "hint": "nothing to do: the search's answer did not need it (spare work)"}
+
 
 def _search(job) -> CapacitySearch:
     try:
@@ -67,6 +70,10 @@ def probe_job(job, ctx):
     if probe.status == Probe.Status.DONE:
         return {"probe": probe.pk, "memo": True}
     search = probe.search
+    if not Job.objects.filter(pk=search.job_id, status__in=Job.ACTIVE).exists():
+        # the search has its answer (or was stopped) before this probe started: spare work nobody will read
+        record_probe(probe, status=Probe.Status.CANCELLED, error=SEARCH_ENDED)
+        return {"probe": probe.pk, "skipped": SEARCH_ENDED["message"]}
     started = time.perf_counter()
     try:
         inputs = probe_inputs((search.state or {}).get("subs") or {}, probe.pid)

@@ -251,7 +251,7 @@ def _spare_to_run(search: CapacitySearch, spec: SearchSpec, spare: list[str], sp
     """The spare work (driver.spare_work) for the workers this search's own probes leave idle: up to
     CAPACITY_SEARCH_WORKERS probes in flight, and ``spare_budget`` spare probes in all (``spent`` so far), so the
     probes stay within the bound the search was admitted under. A spare probe still running when the search ends
-    runs to its end; nothing reads it."""
+    runs to its end, nothing reading it; one not yet started is skipped (jobs.probe_job)."""
     slots = int(settings.CAPACITY_SEARCH_WORKERS)
     if slots <= 0 or not spare:
         return []

@@ -124,7 +124,8 @@ def search_create(request):
 @login_required
 def search_detail(request, pk: int):
     search = get_for_user_or_404(request.user, CapacitySearch.objects.select_related("job"), pk=pk)
-    failed = list(search.probes.filter(status__in=["failed", "cancelled"]).values("pid", "status", "error")[:20])
+    failed = list(search.probes.filter(status__in=["failed", "cancelled"]).exclude(error__type="SearchEnded")
+                  .values("pid", "status", "error")[:20])  # spare work skipped after the answer is no failure
     return render(request, "capacity/detail.html", {
         "search": search, "answer": search.answer or None, "probes": selectors.probe_counts(search),
         "failed": failed, "spec_pretty": json.dumps(search.spec, indent=1),

@@ -301,3 +301,30 @@ def test_spare_work_fills_idle_workers_without_changing_the_answer_or_passing_th
     capped = CapacitySearch.objects.get(pk=_start(cast).json()["id"])
     assert capped.answer["headline"] == plain.answer["headline"]
     assert capped.state["spare_probes"] <= 2 and capped.probes.count() <= len(needed) + 2
+
+
+def test_a_probe_that_starts_after_its_search_ended_is_not_run(cast, monkeypatch, django_capture_on_commit_callbacks):
+    """Spare work still queued when the search answers (CAPACITY_SEARCH_WORKERS): the probe ends cancelled with
+    the reason, and no simulation runs for it."""
+    from planner.capacity.core import driver
+    from planner.capacity.services import run_step
+    from planner.jobs.tasks import execute
+
+    with django_capture_on_commit_callbacks(execute=False):
+        search = CapacitySearch.objects.get(pk=_start(cast).json()["id"])
+        run_step(search)
+        first, *_ = search.probes.all()
+        Job.objects.filter(pk=search.job_id).update(status="succeeded")  # the search has answered
+        ran = []
+        monkeypatch.setattr(driver, "run_probe_inputs", lambda *a, **k: ran.append(a) or {})
+        execute(first.job_id)
+    first.refresh_from_db()
+    assert first.status == "cancelled" and first.error["type"] == "SearchEnded" and not ran
+    assert Job.objects.get(pk=first.job_id).status == "succeeded"  # the probe's job ended, with its reason
+    assert "did not run" in Job.objects.get(pk=first.job_id).result["skipped"]
+    from django.test import Client
+
+    browser = Client()
+    browser.force_login(cast.owner.user)
+    page = browser.get(f"/capacity/{search.pk}/").content.decode()
+    assert "did not finish" not in page  # spare work skipped after the answer is not shown as a failure
