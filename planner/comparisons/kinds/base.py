@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from planner.comparisons.core.variants import STRATEGIES
+
 
 class RequestError(ValueError):
     """Bad input to a comparison, from any entry point: ``field`` (dotted path), a sentence, how to fix it."""
@@ -123,8 +125,6 @@ class ComparisonKind:
     def from_fleet_panel(self, request: ComparisonRequest) -> ComparisonRequest:
         """The request as this kind reads it when the form's fleet panel sent it (a scenario of this kind pasted
         there): the fleet panel's strategies, bundles and strategy baseline are not this kind's variants."""
-        from planner.comparisons.core.variants import STRATEGIES
-
         return replace(request, choices=(), bundles=(),
                        baseline="" if request.baseline in STRATEGIES else request.baseline)
 

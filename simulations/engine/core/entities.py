@@ -139,8 +139,7 @@ class RunLog:
     @cython.wraparound(False)
     @cython.locals(lo=cython.Py_ssize_t, mlo=cython.Py_ssize_t, i=cython.Py_ssize_t)
     def _compact(self):
-        """Move the live runs (and the stack) to the front of the same arrays: no allocation, no fresh pages (a
-        fleet of long-lived instances compacts its logs thousands of times a run)."""
+        """Move the live runs (and the stack) to the front of the same arrays: no allocation, no fresh pages."""
         lo = self.lo
         mlo = self.mlo
         for i in range(self.hi - lo):  # forward: the destination row is never above the source
